@@ -1,0 +1,1 @@
+"""The PySpark audit pipeline and its release report."""

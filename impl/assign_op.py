@@ -1,0 +1,159 @@
+"""The ``assign`` request of the JSON-lines contract: one rebalance, as Kafka's leader runs it.
+
+``mode: client`` builds each member's subscription the way a consumer configured with this
+single assignor would (its own assignor instance for user data; eager members send no owned
+partitions; the subscription goes through the codec at ``subscriptionVersion``, default 3, so
+an old version loses what it cannot carry). ``mode: raw`` hands the fields over as given.
+The leader's assignor is a fresh instance; each member then receives its assignment (through
+the assignment codec with ``wireAssignment``) and reports the user data of its next join.
+"""
+
+from __future__ import annotations
+
+import base64
+import time
+from typing import Any
+
+from .assignors import make_assignor
+from .consumer_protocol import (
+    HIGHEST_VERSION,
+    decode_assignment,
+    decode_subscription,
+    encode_assignment,
+    encode_subscription,
+)
+from .errors import InvalidRequestError
+from .types import Assignment, Assignor, Cluster, RebalanceProtocol, Subscription, TopicPartition
+
+
+def b64(data: bytes | None) -> str | None:
+    return None if data is None else base64.b64encode(data).decode("ascii")
+
+
+def unb64(text: Any, what: str) -> bytes | None:
+    if text is None:
+        return None
+    try:
+        return base64.b64decode(str(text), validate=True)
+    except ValueError as exc:
+        raise InvalidRequestError(f"{what} is not valid base64: {exc}") from None
+
+
+def partition_list(raw: Any, what: str) -> list[TopicPartition]:
+    """``[[topic, p], ...]`` as tuples, checked."""
+    if raw is None:
+        return []
+    if not isinstance(raw, list):
+        raise InvalidRequestError(f"{what} must be a list of [topic, partition] pairs")
+    out: list[TopicPartition] = []
+    for item in raw:
+        if (not isinstance(item, list) or len(item) != 2 or not isinstance(item[0], str)
+                or not isinstance(item[1], int) or isinstance(item[1], bool)):
+            raise InvalidRequestError(f"{what}: {item!r} is not a [topic, partition] pair")
+        out.append((item[0], item[1]))
+    return out
+
+
+def protocol_of(assignor: Assignor) -> RebalanceProtocol:
+    """A single-assignor consumer runs the highest protocol its assignor supports (KIP-429)."""
+    return max(assignor.supported_protocols)
+
+
+def _cluster(request: dict[str, Any]) -> Cluster:
+    partitions = request.get("partitions") or {}
+    if not isinstance(partitions, dict) or not all(
+            isinstance(k, str) and isinstance(v, int) and v >= 0 for k, v in partitions.items()):
+        raise InvalidRequestError("partitions must map topic names to partition counts >= 0")
+    racks = request.get("racks") or {}
+    if not isinstance(racks, dict):
+        raise InvalidRequestError("racks must map topic names to per-partition rack lists")
+    return Cluster(dict(partitions), {t: [list(r) for r in rs] for t, rs in racks.items()})
+
+
+def _client_subscription(name: str, member: dict[str, Any], version: int) -> Subscription:
+    """Build, encode and decode one member's subscription as a real consumer would."""
+    instance = make_assignor(name)
+    topics = [str(t) for t in member.get("topics") or []]
+    owned = partition_list(member.get("owned"), "owned")
+    generation = member.get("generation")
+    if generation is not None:
+        instance.on_assignment(Assignment(list(owned)), int(generation))
+    user_data = unb64(member.get("userData"), "userData")
+    if user_data is None:
+        user_data = instance.subscription_user_data(set(topics))
+    sent_owned: list[TopicPartition] = []
+    if generation is not None and protocol_of(instance) is RebalanceProtocol.COOPERATIVE:
+        subscribed = set(topics)
+        sent_owned = [tp for tp in owned if tp[0] in subscribed]
+    rack = member.get("rack")
+    wire = encode_subscription(
+        Subscription(topics, user_data, sent_owned,
+                     -1 if generation is None else int(generation), rack or None),
+        version)
+    return decode_subscription(wire).to_api(member.get("groupInstanceId"))
+
+
+def _raw_subscription(member: dict[str, Any]) -> Subscription:
+    generation = member.get("generation")
+    return Subscription(
+        topics=[str(t) for t in member.get("topics") or []],
+        user_data=unb64(member.get("userData"), "userData"),
+        owned_partitions=partition_list(member.get("owned"), "owned"),
+        generation_id=generation if generation is not None and generation >= 0 else None,
+        rack_id=member.get("rack"),
+        group_instance_id=member.get("groupInstanceId"),
+    )
+
+
+def _new_generation(request: dict[str, Any], members: dict[str, Any]) -> int:
+    if request.get("newGeneration") is not None:
+        return int(request["newGeneration"])
+    generations = [m.get("generation") for m in members.values()]
+    return max([g for g in generations if g is not None], default=0) + 1
+
+
+def run_assign(request: dict[str, Any]) -> dict[str, Any]:
+    """Answer one ``assign`` request (see the vectors README for every field)."""
+    name = request.get("assignor")
+    if not isinstance(name, str):
+        raise InvalidRequestError("assign needs an 'assignor' name")
+    members = request.get("members")
+    if not isinstance(members, dict):
+        raise InvalidRequestError("assign needs 'members', an object keyed by member id")
+    mode = request.get("mode", "client")
+    version = int(request.get("subscriptionVersion", HIGHEST_VERSION))
+    subscriptions: dict[str, Subscription] = {}
+    for member_id, member in members.items():
+        if not isinstance(member, dict):
+            raise InvalidRequestError(f"member {member_id!r} must be an object")
+        if mode == "client":
+            subscriptions[member_id] = _client_subscription(name, member, version)
+        elif mode == "raw":
+            subscriptions[member_id] = _raw_subscription(member)
+        else:
+            raise InvalidRequestError(f"mode must be 'client' or 'raw', not {mode!r}")
+    leader = make_assignor(name)
+    cluster = _cluster(request)
+    started = time.perf_counter()
+    result = leader.assign(cluster, subscriptions)
+    elapsed_ms = (time.perf_counter() - started) * 1000.0
+    generation = _new_generation(request, members)
+    user_data: dict[str, str | None] = {}
+    assignment_user_data: dict[str, str | None] = {}
+    for member_id, assignment in result.items():
+        received = assignment
+        if request.get("wireAssignment"):
+            received = decode_assignment(encode_assignment(assignment)).to_api()
+        member_instance = make_assignor(name)
+        member_instance.on_assignment(received, generation)
+        topics = members.get(member_id, {}).get("topics") or []
+        user_data[member_id] = b64(member_instance.subscription_user_data(set(topics)))
+        assignment_user_data[member_id] = b64(assignment.user_data)
+    return {
+        "assignment": {m: [[t, p] for t, p in a.partitions] for m, a in result.items()},
+        "userData": user_data,
+        "assignmentUserData": assignment_user_data,
+        "generation": generation,
+        "protocol": protocol_of(leader).name,
+        "ms": round(elapsed_ms, 3),
+    }

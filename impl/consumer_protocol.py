@@ -1,0 +1,169 @@
+"""ConsumerProtocolSubscription and ConsumerProtocolAssignment, versions 0 to 3.
+
+Rules (spec §1): big-endian, non-flexible; ``int16 version`` then the body. The writer
+sorts topics and owned partitions (KAFKA-12898) and silently drops fields the version
+lacks; versions above 3 are written as 3 and read with the v3 layout; trailing bytes are
+ignored; a negative version is rejected. Decoding returns the raw message (`SubscriptionData`,
+`AssignmentData`); ``to_api()`` gives what the group leader sees (generation < 0 and an
+empty rack read as absent). Every malformed input raises `CodecError`, nothing else.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from itertools import groupby
+
+from .errors import CodecError
+from .types import Assignment, Subscription, TopicPartition
+from .wire import Reader, Writer
+
+HIGHEST_VERSION = 3
+
+TopicPartitions = tuple[str, list[int]]
+
+
+def java_string_key(s: str) -> bytes:
+    """Sort key equal to Java's ``String.compareTo`` (UTF-16 code units)."""
+    return s.encode("utf-16-be", "surrogatepass")
+
+
+def _check_version(version: int, what: str) -> int:
+    if version < 0:
+        raise CodecError(f"Unsupported {what} version: {version}", offset=0, field="version",
+                         version=version)
+    return min(version, HIGHEST_VERSION)
+
+
+def group_by_topic(partitions: Iterable[TopicPartition]) -> list[TopicPartitions]:
+    """Consecutive runs of one topic become one entry (order kept, duplicates kept)."""
+    return [(t, [p for _, p in run]) for t, run in groupby(partitions, key=lambda tp: tp[0])]
+
+
+def canonical_owned(owned: Iterable[TopicPartition]) -> list[TopicPartitions]:
+    """Owned partitions sorted by (topic, partition) and grouped per topic (KAFKA-12898)."""
+    return group_by_topic(sorted(owned, key=lambda tp: (java_string_key(tp[0]), tp[1])))
+
+
+def _write_topic_partitions(w: Writer, entries: list[TopicPartitions]) -> None:
+    w.int32(len(entries))
+    for topic, partitions in entries:
+        w.string(topic, "topic")
+        w.int32_array(partitions)
+
+
+def encode_subscription(sub: Subscription, version: int = HIGHEST_VERSION) -> bytes:
+    """Kafka's writer: canonical order, newer fields dropped for older versions."""
+    v = _check_version(version, "subscription")
+    w = Writer()
+    w.int16(v)
+    topics = sorted(sub.topics, key=java_string_key)
+    w.int32(len(topics))
+    for t in topics:
+        w.string(t, "topicsElement")
+    w.bytes_(sub.user_data)
+    if v >= 1:
+        _write_topic_partitions(w, canonical_owned(sub.owned_partitions))
+    if v >= 2:
+        w.int32(-1 if sub.generation_id is None else sub.generation_id)
+    if v >= 3:
+        w.string(sub.rack_id, "rackId")
+    return w.getvalue()
+
+
+def encode_assignment(assignment: Assignment, version: int = HIGHEST_VERSION) -> bytes:
+    """Entries in first-appearance order of their topic, partitions in list order."""
+    v = _check_version(version, "assignment")
+    by_topic: dict[str, list[int]] = {}
+    for t, p in assignment.partitions:
+        by_topic.setdefault(t, []).append(p)
+    w = Writer()
+    w.int16(v)
+    _write_topic_partitions(w, list(by_topic.items()))
+    w.bytes_(assignment.user_data)
+    return w.getvalue()
+
+
+@dataclass
+class SubscriptionData:
+    """The raw message as read: ``generation_id`` -1 by default, ``rack_id`` "" kept."""
+
+    version: int
+    topics: list[str]
+    user_data: bytes | None
+    owned_partitions: list[TopicPartitions] = field(default_factory=list)
+    generation_id: int = -1
+    rack_id: str | None = None
+    remaining: int = 0
+
+    def to_api(self, group_instance_id: str | None = None) -> Subscription:
+        """What the leader's assignor sees (ConsumerProtocol.deserializeSubscription)."""
+        return Subscription(
+            topics=list(self.topics),
+            user_data=self.user_data,
+            owned_partitions=[(t, p) for t, ps in self.owned_partitions for p in ps],
+            generation_id=self.generation_id if self.generation_id >= 0 else None,
+            rack_id=self.rack_id or None,
+            group_instance_id=group_instance_id,
+        )
+
+
+@dataclass
+class AssignmentData:
+    """The raw assignment message as read."""
+
+    version: int
+    assigned_partitions: list[TopicPartitions]
+    user_data: bytes | None
+    remaining: int = 0
+
+    def to_api(self) -> Assignment:
+        return Assignment([(t, p) for t, ps in self.assigned_partitions for p in ps],
+                          self.user_data)
+
+
+def _read_header(r: Reader, what: str) -> int:
+    saved, r.context = r.context, "header"
+    version = r.int16("version")
+    r.context = saved
+    r.version = version
+    _check_version(version, what)
+    return version
+
+
+def _read_topic_partitions(r: Reader, field_name: str) -> list[TopicPartitions]:
+    n = r.count(field_name, 6)  # int16 topic length + int32 partition count at least
+    out: list[TopicPartitions] = []
+    for _ in range(n):
+        topic = r.text("topic")
+        k = r.count("partitions", 4)
+        out.append((topic, r.int32_array(k, "partitions")))
+    return out
+
+
+def decode_subscription(data: bytes | bytearray | memoryview) -> SubscriptionData:
+    """Read a subscription of any version; versions above 3 use the v3 layout."""
+    r = Reader(data, "subscription")
+    version = _read_header(r, "subscription")
+    layout = min(version, HIGHEST_VERSION)
+    n = r.count("topics", 2)
+    topics = [r.text("topics element") for _ in range(n)]
+    user_data = r.bytes_("userData")
+    result = SubscriptionData(version, topics, user_data)
+    if layout >= 1:
+        result.owned_partitions = _read_topic_partitions(r, "ownedPartitions")
+    if layout >= 2:
+        result.generation_id = r.int32("generationId")
+    if layout >= 3:
+        result.rack_id = r.string("rackId", nullable=True)
+    result.remaining = r.remaining
+    return result
+
+
+def decode_assignment(data: bytes | bytearray | memoryview) -> AssignmentData:
+    """Read an assignment of any version (the layout is the same in all of them)."""
+    r = Reader(data, "assignment")
+    version = _read_header(r, "assignment")
+    assigned = _read_topic_partitions(r, "assignedPartitions")
+    user_data = r.bytes_("userData")
+    return AssignmentData(version, assigned, user_data, r.remaining)

@@ -1,0 +1,178 @@
+"""The JSON-lines service: one JSON request per line in, one JSON answer per line out.
+
+Ops: ``ping``, ``encode_subscription``, ``decode_subscription``, ``encode_assignment``,
+``decode_assignment``, ``user_data`` and ``assign``. Wire bytes travel as lowercase hex,
+user data as base64, a partition as ``[topic, p]``. Any bad request is answered with
+``{"error": "<Class>: <message>"}`` and the service goes on.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from typing import IO, Any
+
+from .assign_op import b64, partition_list, run_assign, unb64
+from .assignors import make_assignor
+from .consumer_protocol import (
+    AssignmentData,
+    SubscriptionData,
+    decode_assignment,
+    decode_subscription,
+    encode_assignment,
+    encode_subscription,
+)
+from .errors import AssignorError, CodecError, InvalidRequestError
+from .types import Assignment, Subscription
+
+Handler = Callable[[dict[str, Any]], dict[str, Any]]
+
+
+def _hex_input(request: dict[str, Any]) -> bytes:
+    text = request.get("hex")
+    if not isinstance(text, str):
+        raise InvalidRequestError("'hex' must be a string of hex digits")
+    try:
+        return bytes.fromhex(text)
+    except ValueError:
+        raise InvalidRequestError("'hex' is not valid hex") from None
+
+
+def _version(request: dict[str, Any]) -> int:
+    v = request.get("version", 3)
+    if not isinstance(v, int) or isinstance(v, bool):
+        raise InvalidRequestError("'version' must be an integer")
+    return v
+
+
+def _op_encode_subscription(req: dict[str, Any]) -> dict[str, Any]:
+    generation = req.get("generation")
+    sub = Subscription(
+        topics=[str(t) for t in req.get("topics") or []],
+        user_data=unb64(req.get("userData"), "userData"),
+        owned_partitions=partition_list(req.get("owned"), "owned"),
+        generation_id=-1 if generation is None else int(generation),
+        rack_id=req.get("rack"),
+    )
+    return {"hex": encode_subscription(sub, _version(req)).hex()}
+
+
+def _op_encode_assignment(req: dict[str, Any]) -> dict[str, Any]:
+    assignment = Assignment(partition_list(req.get("partitions"), "partitions"),
+                            unb64(req.get("userData"), "userData"))
+    return {"hex": encode_assignment(assignment, _version(req)).hex()}
+
+
+def subscription_views(data: SubscriptionData) -> dict[str, Any]:
+    """The leader's view at top level and the raw message under ``data``."""
+    api = data.to_api()
+    return {
+        "version": data.version,
+        "topics": api.topics,
+        "userData": b64(api.user_data),
+        "owned": [[t, p] for t, p in api.owned_partitions],
+        "generation": api.generation_id,
+        "rack": api.rack_id,
+        "remaining": data.remaining,
+        "data": {
+            "topics": data.topics,
+            "userData": b64(data.user_data),
+            "ownedPartitions": [{"topic": t, "partitions": ps} for t, ps in data.owned_partitions],
+            "generationId": data.generation_id,
+            "rackId": data.rack_id,
+        },
+    }
+
+
+def assignment_views(data: AssignmentData) -> dict[str, Any]:
+    return {
+        "version": data.version,
+        "partitions": [[t, p] for t, p in data.to_api().partitions],
+        "userData": b64(data.user_data),
+        "remaining": data.remaining,
+        "data": {
+            "assignedPartitions": [{"topic": t, "partitions": ps}
+                                   for t, ps in data.assigned_partitions],
+            "userData": b64(data.user_data),
+        },
+    }
+
+
+def _decode_op(decoder: Callable[[bytes], Any], views: Callable[[Any], dict[str, Any]]
+               ) -> Handler:
+    def op(req: dict[str, Any]) -> dict[str, Any]:
+        try:
+            return views(decoder(_hex_input(req)))
+        except CodecError as exc:
+            text = error_text(exc)
+            return {"error": text, "dataError": text}
+    return op
+
+
+def _op_user_data(req: dict[str, Any]) -> dict[str, Any]:
+    name = req.get("assignor")
+    if not isinstance(name, str):
+        raise InvalidRequestError("user_data needs an 'assignor' name")
+    assignor = make_assignor(name)
+    generation = req.get("generation")
+    if generation is not None:
+        assignor.on_assignment(Assignment(partition_list(req.get("owned"), "owned")),
+                               int(generation))
+    topics = {str(t) for t in req.get("topics") or []}
+    return {"userData": b64(assignor.subscription_user_data(topics))}
+
+
+OPS: dict[str, Handler] = {
+    "ping": lambda req: {"pong": True},
+    "encode_subscription": _op_encode_subscription,
+    "decode_subscription": _decode_op(decode_subscription, subscription_views),
+    "encode_assignment": _op_encode_assignment,
+    "decode_assignment": _decode_op(decode_assignment, assignment_views),
+    "user_data": _op_user_data,
+    "assign": run_assign,
+}
+
+
+def error_text(exc: BaseException) -> str:
+    """``"<Class>: <message>"``, naming Kafka's exception where we mirror one."""
+    kafka_class = getattr(exc, "kafka_class", None)
+    name = type(exc).__name__
+    label = f"{name} ({kafka_class})" if kafka_class else name
+    return f"{label}: {exc}"
+
+
+def handle(request: Any) -> dict[str, Any]:
+    """Answer one decoded request; never raises."""
+    try:
+        if not isinstance(request, dict):
+            raise InvalidRequestError("a request must be a JSON object")
+        op = request.get("op")
+        handler = OPS.get(op) if isinstance(op, str) else None
+        if handler is None:
+            raise InvalidRequestError(f"unknown op {op!r}; expected one of {', '.join(OPS)}")
+        return handler(request)
+    except (CodecError, AssignorError, InvalidRequestError) as exc:
+        return {"error": error_text(exc)}
+    except (ValueError, TypeError, KeyError, AttributeError, RecursionError) as exc:
+        return {"error": f"InvalidRequestError: {type(exc).__name__}: {exc}"}
+    except Exception as exc:  # the service outlives any one request
+        return {"error": f"InternalError: {type(exc).__name__}: {exc}"}
+
+
+def handle_line(line: str) -> str:
+    """One line in, one line out."""
+    try:
+        request = json.loads(line)
+    except ValueError as exc:
+        return json.dumps({"error": f"InvalidRequestError: line is not JSON: {exc}"})
+    return json.dumps(handle(request), ensure_ascii=False, separators=(",", ":"))
+
+
+def serve(stdin: IO[str], stdout: IO[str]) -> int:
+    """Answer every non-blank line of ``stdin``; returns 0 at end of input."""
+    for line in stdin:
+        if not line.strip():
+            continue
+        stdout.write(handle_line(line) + "\n")
+        stdout.flush()
+    return 0

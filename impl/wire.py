@@ -1,0 +1,185 @@
+"""Big-endian primitives of Kafka's non-flexible protocol types.
+
+A `Reader` walks a `memoryview` and checks every length and count against the bytes
+that remain *before* allocating, so a hostile length field costs nothing. Every failure
+is a `CodecError` carrying the offset and the field being read.
+"""
+
+from __future__ import annotations
+
+import codecs
+import struct
+
+from .errors import CodecError
+
+
+def _java_replace(exc: UnicodeError) -> tuple[str, int]:
+    """Replace malformed UTF-8 as Java's decoder does: like Python's maximal-subpart rule,
+    except that an encoded surrogate (ED A0..BF 80..BF, CESU-8) is one U+FFFD, not three."""
+    if not isinstance(exc, UnicodeDecodeError):
+        raise exc
+    obj, start = exc.object, exc.start
+    if (start + 2 < len(obj) and obj[start] == 0xED and 0xA0 <= obj[start + 1] <= 0xBF
+            and 0x80 <= obj[start + 2] <= 0xBF):
+        return "\ufffd", start + 3
+    return "\ufffd", exc.end
+
+
+codecs.register_error("groupcheck-java-replace", _java_replace)
+
+_I16 = struct.Struct(">h")
+_I32 = struct.Struct(">i")
+
+
+class Reader:
+    """Sequential reader over bytes; ``version`` is reported in errors."""
+
+    __slots__ = ("_buf", "pos", "version", "context")
+
+    def __init__(self, data: bytes | bytearray | memoryview, context: str) -> None:
+        self._buf = memoryview(data)
+        self.pos = 0
+        self.version: int | None = None
+        self.context = context
+
+    @property
+    def remaining(self) -> int:
+        return len(self._buf) - self.pos
+
+    def fail(self, field: str, message: str | None = None,
+             kafka_class: str = "SchemaException") -> CodecError:
+        """A `CodecError` at the current offset; by default Kafka's buffer-underflow error."""
+        text = message or f"Buffer underflow while parsing consumer protocol's {self.context}"
+        return CodecError(text, offset=self.pos, field=field, version=self.version,
+                          kafka_class=kafka_class)
+
+    def null_field(self, field: str) -> CodecError:
+        return self.fail(field, f"non-nullable field {field} was serialized as null",
+                         "RuntimeException")
+
+    def _need(self, n: int, field: str) -> None:
+        if n > len(self._buf) - self.pos:
+            raise self.fail(field)
+
+    def int16(self, field: str) -> int:
+        self._need(2, field)
+        (v,) = _I16.unpack_from(self._buf, self.pos)
+        self.pos += 2
+        return int(v)
+
+    def int32(self, field: str) -> int:
+        self._need(4, field)
+        (v,) = _I32.unpack_from(self._buf, self.pos)
+        self.pos += 4
+        return int(v)
+
+    def int32_array(self, count: int, field: str) -> list[int]:
+        """``count`` int32 values in one unpack (the count is already validated >= 0)."""
+        self._need(4 * count, field)
+        values = struct.unpack_from(f">{count}i", self._buf, self.pos)
+        self.pos += 4 * count
+        return list(values)
+
+    def string(self, field: str, nullable: bool = False, strict_utf8: bool = False) -> str | None:
+        """int16 length + UTF-8. Malformed UTF-8 becomes U+FFFD as in Java's ``new String``,
+        or a `CodecError` with ``strict_utf8``."""
+        start = self.pos
+        n = self.int16(field)
+        if n < 0:  # Java reads any negative length as null
+            if nullable:
+                return None
+            self.pos = start
+            raise self.null_field(field)
+        if n > self.remaining:
+            self.pos = start
+            raise self.fail(field, f"Error reading byte array of {n} byte(s): only "
+                            f"{self.remaining - 2} byte(s) available", "RuntimeException")
+        raw = self._buf[self.pos:self.pos + n]
+        try:
+            text = str(raw, "utf-8", "strict" if strict_utf8 else "groupcheck-java-replace")
+        except UnicodeDecodeError as exc:
+            raise self.fail(field, f"invalid UTF-8 in {field}: {exc.reason}") from None
+        self.pos += n
+        return text
+
+    def text(self, field: str) -> str:
+        """A non-nullable string."""
+        value = self.string(field)
+        if value is None:  # unreachable: string() raises on null unless nullable
+            raise self.null_field(field)
+        return value
+
+    def bytes_(self, field: str, nullable: bool = True) -> bytes | None:
+        start = self.pos
+        n = self.int32(field)
+        if n < 0:  # Java reads any negative length as null
+            if nullable:
+                return None
+            self.pos = start
+            raise self.null_field(field)
+        if n > self.remaining:
+            left, self.pos = self.remaining, start
+            raise self.fail(field, f"bytes field {field} of {n} byte(s) overruns the "
+                            f"{left} byte(s) left", "IllegalArgumentException")
+        out = bytes(self._buf[self.pos:self.pos + n])
+        self.pos += n
+        return out
+
+    def count(self, field: str, min_item_size: int) -> int:
+        """A non-nullable array count, checked against the bytes that remain: more items than
+        bytes is Kafka's "Tried to allocate" error; fewer than ``count * min_item_size`` bytes
+        is an underflow. Either way nothing is allocated."""
+        start = self.pos
+        n = self.int32(field)
+        if n < 0:
+            self.pos = start
+            raise self.null_field(field)
+        left = self.remaining
+        if n > left or n * min_item_size > left:
+            self.pos = start
+            if n > left:
+                raise self.fail(field, f"Tried to allocate a collection of size {n}, but "
+                                f"there are only {left} bytes remaining", "RuntimeException")
+            raise self.fail(field)
+        return n
+
+
+class Writer:
+    """Accumulates big-endian fields into one bytearray."""
+
+    __slots__ = ("buf",)
+
+    def __init__(self) -> None:
+        self.buf = bytearray()
+
+    def int16(self, v: int) -> None:
+        self.buf += _I16.pack(v)
+
+    def int32(self, v: int) -> None:
+        self.buf += _I32.pack(v)
+
+    def int32_array(self, values: list[int]) -> None:
+        self.buf += _I32.pack(len(values))
+        self.buf += struct.pack(f">{len(values)}i", *values)
+
+    def string(self, s: str | None, field: str = "string") -> None:
+        if s is None:
+            self.buf += _I16.pack(-1)
+            return
+        raw = s.encode("utf-8", "replace")  # Java writes '?' for an unpaired surrogate
+        if len(raw) > 0x7FFF:
+            raise CodecError(f"'{field}' field is too long to be serialized ({len(raw)} bytes)",
+                             offset=len(self.buf), field=field, version=None,
+                             kafka_class="RuntimeException")
+        self.buf += _I16.pack(len(raw))
+        self.buf += raw
+
+    def bytes_(self, b: bytes | None) -> None:
+        if b is None:
+            self.buf += _I32.pack(-1)
+            return
+        self.buf += _I32.pack(len(b))
+        self.buf += b
+
+    def getvalue(self) -> bytes:
+        return bytes(self.buf)

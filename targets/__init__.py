@@ -1,0 +1,1 @@
+"""Adapters that make anything checkable: the builtin impl, user assignors, peers."""
