@@ -1,0 +1,155 @@
+"""Domain events: the one vocabulary shared by the state machine, replay files and stories.
+
+An event is a small JSON object, e.g. ``{"op": "join", "member": "c1", "topics": ["t0"],
+"assignors": ["sticky"]}``. `apply_event` performs it on a target, keeps the reference
+model in step, and returns the violations the model sees along the way (protocol steps are
+observed one by one). Replay is nothing but `apply_event` over a saved list.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..properties import membership as M
+from .spec import ReferenceModel
+from .target import GroupTarget, GroupView, MemberSpec, TopicPartition
+
+Event = dict[str, Any]
+
+#: protocol steps a ``settle`` event may take before I11 calls the group unsettled
+SETTLE_BUDGET = 400
+#: generations a settle may add: eager needs 1 rebalance, cooperative 1 + 2 follow-ups
+#: (DESIGN I11), plus one for a leader that notices new metadata
+MAX_SETTLE_GENERATIONS = 4
+
+
+def _parts(raw: Any) -> tuple[TopicPartition, ...]:
+    return tuple((str(t), int(p)) for t, p in raw)
+
+
+def spec_of(event: Event) -> MemberSpec:
+    return MemberSpec(
+        topics=tuple(event["topics"]),
+        assignors=tuple(event["assignors"]),
+        profile=event.get("profile", "kip"),
+        subscription_version=int(event.get("subscription_version", 3)),
+        user_data_version=int(event.get("user_data_version", 1)),
+        group_instance_id=event.get("group_instance_id"),
+    )
+
+
+def _observe(model: ReferenceModel, target: GroupTarget) -> tuple[GroupView, list[str]]:
+    view = target.view()
+    return view, model.observe(view)
+
+
+def _steps(model: ReferenceModel, target: GroupTarget, count: int) -> list[str]:
+    out: list[str] = []
+    for _ in range(count):
+        if not target.step():
+            break
+        out += _observe(model, target)[1]
+        if out:
+            break
+    return out
+
+
+def _settle(model: ReferenceModel, target: GroupTarget) -> list[str]:
+    """I11: with no membership change the group settles within a bounded number of
+    rebalances (and protocol steps)."""
+    start, _ = _observe(model, target)
+    out: list[str] = []
+    for _ in range(SETTLE_BUDGET):
+        view, problems = _observe(model, target)
+        out += problems
+        if out or view.settled:
+            break
+        if not target.step():
+            view, problems = _observe(model, target)
+            out += problems
+            if not view.settled and not out:
+                out.append("I11: the group is idle but not settled")
+            break
+    else:
+        return out + [f"I11: not settled after {SETTLE_BUDGET} protocol steps"]
+    end = target.view()
+    if end.settled and end.generation - start.generation > MAX_SETTLE_GENERATIONS:
+        out.append(f"I11: settling took {end.generation - start.generation} rebalances "
+                   f"(at most {MAX_SETTLE_GENERATIONS} allowed)")
+    return out
+
+
+def _subscribe(model: ReferenceModel, target: GroupTarget, event: Event) -> list[str]:
+    member = event["member"]
+    before = target.view().members.get(member)
+    target.subscribe(member, tuple(event["topics"]))
+    model.subscribed(member, tuple(event["topics"]))
+    view, out = _observe(model, target)
+    after = view.members.get(member)
+    if before is not None and after is not None:
+        out += [f"{member}: {v}" for v in M.subscription_change(set(before.owned),
+                                                                set(after.owned))]
+    return out
+
+
+def _unsubscribe(model: ReferenceModel, target: GroupTarget, event: Event) -> list[str]:
+    member = event["member"]
+    before = target.view().members.get(member)
+    target.unsubscribe(member)
+    model.subscribed(member, ())
+    view = target.view()
+    out = model.observe(view)
+    after = view.members.get(member)
+    if before is not None and after is not None:
+        released = {tp for cb in view.callbacks if cb.member == member
+                    and cb.kind in ("revoked", "lost") for tp in cb.partitions}
+        out += [f"{member}: {v}" for v in M.unsubscribe(
+            set(before.owned), set(after.owned), released, before.commits, after.commits)]
+    return out
+
+
+def apply_event(event: Event, target: GroupTarget, model: ReferenceModel) -> list[str]:
+    """Perform one event on the target and the model; return what the model objects to."""
+    op = event["op"]
+    member = event.get("member", "")
+    if op == "join":
+        spec = spec_of(event)
+        target.join(member, spec)
+        model.joined(member, spec)
+    elif op == "leave":
+        target.leave(member)
+        model.left(member)
+    elif op == "crash":
+        target.crash(member)
+        model.left(member)
+    elif op == "stall":
+        target.stall(member)
+    elif op == "wake":
+        target.wake(member)
+    elif op == "subscribe":
+        return _subscribe(model, target, event)
+    elif op == "unsubscribe":
+        return _unsubscribe(model, target, event)
+    elif op == "partitions":
+        target.set_partitions(event["topic"], int(event["count"]))
+        model.metadata(event["topic"], int(event["count"]))
+    elif op == "delete_topic":
+        target.delete_topic(event["topic"])
+        model.metadata(event["topic"], None)
+    elif op == "pause":
+        target.pause(member, _parts(event["partitions"]))
+        model.paused(member, _parts(event["partitions"]))
+    elif op == "resume":
+        target.resume(member, _parts(event["partitions"]))
+        model.resumed(member, _parts(event["partitions"]))
+    elif op == "error":
+        target.inject_error(member, event["api"], event["error"])
+    elif op == "produce":
+        target.produce(event["topic"], int(event["partition"]))
+    elif op == "poll":
+        return _steps(model, target, int(event.get("steps", 1)))
+    elif op == "settle":
+        return _settle(model, target)
+    else:
+        raise ValueError(f"unknown event op {op!r}")
+    return _observe(model, target)[1]

@@ -1,0 +1,72 @@
+"""Running the state machine: settings profiles, seeding, progress, and the shrunk result.
+
+`fuzz` runs Hypothesis over a target factory and returns either nothing (every example
+held) or the shrunk failure as events plus violations, ready to be saved as a replay file.
+The same seed gives the same examples.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from hypothesis import HealthCheck, Phase, Verbosity, seed, settings
+from hypothesis.stateful import run_state_machine_as_test
+
+from .events import Event
+from .machine import MachineConfig, ViolationFound, make_machine
+from .target import GroupTarget
+
+#: name -> (examples, steps per example)
+PROFILES: dict[str, tuple[int, int]] = {"ci": (60, 40), "dev": (300, 50), "deep": (1500, 60)}
+
+
+@dataclass
+class FuzzResult:
+    examples: int
+    seconds: float
+    steps: int
+    violations: list[str] = field(default_factory=list)
+    events: list[Event] = field(default_factory=list)
+
+    @property
+    def failed(self) -> bool:
+        return bool(self.violations)
+
+
+def fuzz(target_factory: Callable[[], GroupTarget], config: MachineConfig, *,
+         profile: str = "ci", max_examples: int | None = None, seed_value: int = 0,
+         progress: Callable[[int, int], None] | None = None) -> FuzzResult:
+    """Run the machine; ``progress(examples, steps)`` is called as examples finish."""
+    examples, steps = PROFILES[profile]
+    if max_examples is not None:
+        examples = max_examples
+    counters = {"examples": 0, "steps": 0}
+
+    def counted_factory() -> GroupTarget:
+        counters["examples"] += 1
+        if progress is not None:
+            progress(counters["examples"], counters["steps"])
+        return target_factory()
+
+    machine = make_machine(counted_factory, config)
+    original_run = machine.run  # type: ignore[attr-defined]
+
+    def counting_run(self: object, event: Event) -> None:
+        counters["steps"] += 1
+        original_run(self, event)
+
+    machine.run = counting_run  # type: ignore[attr-defined]
+    seeded = seed(seed_value)(machine)
+    chosen = settings(max_examples=examples, stateful_step_count=steps, deadline=None,
+                      database=None, print_blob=False, report_multiple_bugs=False,
+                      phases=(Phase.generate, Phase.target, Phase.shrink),
+                      suppress_health_check=list(HealthCheck), verbosity=Verbosity.quiet)
+    started = time.perf_counter()
+    try:
+        run_state_machine_as_test(seeded, settings=chosen)
+    except ViolationFound as failure:
+        return FuzzResult(counters["examples"], time.perf_counter() - started,
+                          counters["steps"], failure.violations, failure.events)
+    return FuzzResult(counters["examples"], time.perf_counter() - started, counters["steps"])

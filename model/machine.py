@@ -1,0 +1,252 @@
+"""The Hypothesis state machine: domain events against a target, judged by the model.
+
+Rules are named after what happens to a group (`member_joins`, `member_stalls`, …); each
+draws one event, applies it through `apply_event` (so a failure is exactly a replayable
+list of events), and the invariants — one small named function per invariant id — fail
+when the model saw a violation of theirs in that step. Hypothesis then shrinks the list.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from hypothesis import strategies as st
+from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, precondition, rule
+
+from .events import Event, apply_event
+from .spec import ReferenceModel
+from .target import GroupTarget
+
+NAMES = ("c1", "c2", "c3", "c4", "c5")
+ERRORS = {"sync": ("ILLEGAL_GENERATION", "UNKNOWN_MEMBER_ID", "REBALANCE_IN_PROGRESS"),
+          "heartbeat": ("ILLEGAL_GENERATION", "UNKNOWN_MEMBER_ID", "REBALANCE_IN_PROGRESS")}
+
+
+@dataclass(frozen=True)
+class MachineConfig:
+    """What the machine may do. ``strategies``: assignor lists a joining member may use;
+    ``upgrades``: lists a bouncing member may move to (KIP-429 rolling upgrade)."""
+
+    strategies: tuple[tuple[str, ...], ...]
+    upgrades: tuple[tuple[str, ...], ...] = ()
+    profiles: tuple[str, ...] = ("kip",)
+    user_data_versions: tuple[int, ...] = (1,)
+    subscription_versions: tuple[int, ...] = (3,)
+    topics: dict[str, int] = field(default_factory=lambda: {"t0": 3, "t1": 2})
+    max_members: int = 4
+    faults: bool = True  # stalls, crashes and injected errors
+    pauses: bool = True
+
+
+class ViolationFound(AssertionError):
+    """The model objected; ``events`` replays it, ``violations`` says what broke."""
+
+    def __init__(self, violations: list[str], events: list[Event]) -> None:
+        self.violations = violations
+        self.events = [dict(e) for e in events]
+        super().__init__(f"{violations[0]} (after {len(events)} events)")
+
+
+def make_machine(target_factory: Callable[[], GroupTarget],
+                 config: MachineConfig) -> type[RuleBasedStateMachine]:
+    """A state-machine class driving fresh targets from ``target_factory``."""
+
+    class GroupMachine(RuleBasedStateMachine):
+        def __init__(self) -> None:
+            super().__init__()
+            self.target = target_factory()
+            self.model = ReferenceModel()
+            self.events: list[Event] = []
+            self.last: list[str] = []
+            self.stalled: set[str] = set()
+
+        def teardown(self) -> None:
+            self.target.close()
+
+        def run(self, event: Event) -> None:
+            self.events.append(event)
+            self.last = apply_event(event, self.target, self.model)
+
+        def present(self) -> list[str]:
+            return [n for n in NAMES if n in self.model.members]
+
+        def owned(self, member: str) -> list[tuple[str, int]]:
+            view = self.target.view().members.get(member)
+            return sorted(view.owned) if view else []
+
+        @initialize()
+        def topics_exist(self) -> None:
+            for topic, count in sorted(config.topics.items()):
+                self.run({"op": "partitions", "topic": topic, "count": count})
+
+        # --- membership ------------------------------------------------------------------
+
+        @precondition(lambda self: len(self.present()) < config.max_members)
+        @rule(data=st.data())
+        def member_joins(self, data: st.DataObject) -> None:
+            free = [n for n in NAMES if n not in self.model.members][:1]
+            topics = data.draw(st.lists(st.sampled_from(sorted(self.model.partitions)),
+                                        min_size=1, unique=True).map(sorted), label="topics")
+            event: dict[str, Any] = {
+                "op": "join", "member": free[0], "topics": topics,
+                "assignors": list(data.draw(st.sampled_from(config.strategies), label="as")),
+                "profile": data.draw(st.sampled_from(config.profiles), label="profile"),
+                "subscription_version": data.draw(
+                    st.sampled_from(config.subscription_versions), label="sv"),
+                "user_data_version": data.draw(
+                    st.sampled_from(config.user_data_versions), label="uv")}
+            self.run(event)
+
+        @precondition(lambda self: bool(self.present()))
+        @rule(data=st.data())
+        def member_leaves(self, data: st.DataObject) -> None:
+            member = data.draw(st.sampled_from(self.present()), label="member")
+            self.stalled.discard(member)
+            self.run({"op": "leave", "member": member})
+
+        @precondition(lambda self: config.faults and bool(self.present()))
+        @rule(data=st.data())
+        def member_crashes(self, data: st.DataObject) -> None:
+            member = data.draw(st.sampled_from(self.present()), label="member")
+            self.stalled.discard(member)
+            self.run({"op": "crash", "member": member})
+
+        @precondition(lambda self: config.faults and bool(set(self.present()) - self.stalled))
+        @rule(data=st.data())
+        def member_stalls(self, data: st.DataObject) -> None:
+            member = data.draw(st.sampled_from(sorted(set(self.present()) - self.stalled)))
+            self.stalled.add(member)
+            self.run({"op": "stall", "member": member})
+
+        @precondition(lambda self: bool(self.stalled))
+        @rule(data=st.data())
+        def member_wakes(self, data: st.DataObject) -> None:
+            member = data.draw(st.sampled_from(sorted(self.stalled)), label="member")
+            self.stalled.discard(member)
+            self.run({"op": "wake", "member": member})
+
+        @precondition(lambda self: bool(config.upgrades) and bool(self.present()))
+        @rule(data=st.data())
+        def member_bounces(self, data: st.DataObject) -> None:
+            """A rolling restart moves one member to another assignor list (KIP-429)."""
+            member = data.draw(st.sampled_from(self.present()), label="member")
+            spec = self.model.members[member].spec
+            self.stalled.discard(member)
+            self.run({"op": "leave", "member": member})
+            self.run({"op": "join", "member": member, "topics": sorted(spec.topics),
+                      "assignors": list(data.draw(st.sampled_from(config.upgrades))),
+                      "profile": spec.profile,
+                      "subscription_version": spec.subscription_version,
+                      "user_data_version": spec.user_data_version})
+
+        @precondition(lambda self: bool(self.present()))
+        @rule(data=st.data())
+        def member_changes_subscription(self, data: st.DataObject) -> None:
+            member = data.draw(st.sampled_from(self.present()), label="member")
+            topics = data.draw(st.lists(st.sampled_from(sorted(self.model.partitions)),
+                                        min_size=1, unique=True).map(sorted), label="topics")
+            self.run({"op": "subscribe", "member": member, "topics": topics})
+
+        # --- metadata --------------------------------------------------------------------
+
+        @precondition(lambda self: bool(self.model.partitions))
+        @rule(data=st.data())
+        def topic_grows(self, data: st.DataObject) -> None:
+            topic = data.draw(st.sampled_from(sorted(self.model.partitions)), label="topic")
+            count = self.model.partitions[topic] + data.draw(st.integers(1, 2), label="more")
+            self.run({"op": "partitions", "topic": topic, "count": count})
+
+        @precondition(lambda self: len(self.model.partitions) > 1)
+        @rule(data=st.data())
+        def topic_is_deleted(self, data: st.DataObject) -> None:
+            topic = data.draw(st.sampled_from(sorted(self.model.partitions)), label="topic")
+            self.run({"op": "delete_topic", "topic": topic})
+
+        # --- pause, records, faults ------------------------------------------------------
+
+        @precondition(lambda self: config.pauses and bool(self.present()))
+        @rule(data=st.data())
+        def member_pauses(self, data: st.DataObject) -> None:
+            member = data.draw(st.sampled_from(self.present()), label="member")
+            owned = self.owned(member)
+            if owned:
+                parts = data.draw(st.lists(st.sampled_from(owned), min_size=1, unique=True))
+                self.run({"op": "pause", "member": member, "partitions": sorted(parts)})
+
+        @precondition(lambda self: config.pauses and bool(self.present()))
+        @rule(data=st.data())
+        def member_resumes(self, data: st.DataObject) -> None:
+            member = data.draw(st.sampled_from(self.present()), label="member")
+            marks = sorted(self.model.members[member].pause_marks)
+            if marks:
+                parts = data.draw(st.lists(st.sampled_from(marks), min_size=1, unique=True))
+                self.run({"op": "resume", "member": member, "partitions": sorted(parts)})
+
+        @precondition(lambda self: bool(self.model.partitions))
+        @rule(data=st.data())
+        def records_arrive(self, data: st.DataObject) -> None:
+            topic = data.draw(st.sampled_from(sorted(self.model.partitions)), label="topic")
+            partition = data.draw(st.integers(0, self.model.partitions[topic] - 1))
+            self.run({"op": "produce", "topic": topic, "partition": partition})
+
+        @precondition(lambda self: config.faults and bool(self.present()))
+        @rule(data=st.data())
+        def coordinator_answers_with_error(self, data: st.DataObject) -> None:
+            member = data.draw(st.sampled_from(self.present()), label="member")
+            api = data.draw(st.sampled_from(sorted(ERRORS)), label="api")
+            error = data.draw(st.sampled_from(ERRORS[api]), label="error")
+            self.run({"op": "error", "member": member, "api": api, "error": error})
+
+        # --- time ------------------------------------------------------------------------
+
+        @rule(steps=st.integers(1, 12))
+        def protocol_steps(self, steps: int) -> None:
+            self.run({"op": "poll", "steps": steps})
+
+        @rule()
+        def group_settles(self) -> None:
+            self.run({"op": "settle"})
+
+        # --- invariants: one per id --------------------------------------------------------
+
+        def _fail_on(self, *ids: str) -> None:
+            hits = [v for v in self.last if any(f"{i}:" in v for i in ids)]
+            if hits:
+                raise ViolationFound(hits, self.events)
+
+        @invariant()
+        def exclusive_ownership(self) -> None:
+            self._fail_on("I1")
+
+        @invariant()
+        def complete_and_balanced_when_settled(self) -> None:
+            self._fail_on("I2", "I3")
+
+        @invariant()
+        def revoke_before_reassign(self) -> None:
+            self._fail_on("I5")
+
+        @invariant()
+        def generation_hygiene(self) -> None:
+            self._fail_on("I6")
+
+        @invariant()
+        def listener_contract(self) -> None:
+            self._fail_on("I7")
+
+        @invariant()
+        def pause_retention(self) -> None:
+            self._fail_on("I8")
+
+        @invariant()
+        def subscription_change(self) -> None:
+            self._fail_on("I9")
+
+        @invariant()
+        def convergence(self) -> None:
+            self._fail_on("I11")
+
+    GroupMachine.__name__ = "GroupMachine"
+    return GroupMachine

@@ -1,0 +1,124 @@
+"""Replay files: a failure as JSON, run again deterministically against any target.
+
+A replay file holds the target it was found on, the events (see `events`), and the
+violations seen. `replay` applies the events to a fresh target and returns the first
+violations that reproduce (empty when the target now passes), together with a story:
+one numbered line per event with the ownership it left behind.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from .events import Event, apply_event
+from .spec import ReferenceModel
+from .target import GroupTarget, GroupView
+
+FORMAT = "groupcheck-replay/1"
+
+
+@dataclass
+class Outcome:
+    violations: list[str]
+    story: list[str] = field(default_factory=list)
+    events_run: int = 0
+
+
+def _describe(event: Event) -> str:
+    op = event["op"]
+    who = event.get("member", "")
+    if op == "join":
+        return (f"{who} joins, subscribed to {', '.join(event['topics'])} with "
+                f"[{', '.join(event['assignors'])}] ({event.get('profile', 'kip')} profile, "
+                f"subscription v{event.get('subscription_version', 3)}, user data "
+                f"v{event.get('user_data_version', 1)})")
+    if op in ("leave", "crash", "stall", "wake"):
+        return {"leave": f"{who} leaves the group", "crash": f"{who} crashes",
+                "stall": f"{who} stalls (stops polling)",
+                "wake": f"{who} wakes up with its stale state"}[op]
+    if op == "subscribe":
+        return f"{who} subscribes to {', '.join(event['topics'])}"
+    if op == "partitions":
+        return f"topic {event['topic']} has {event['count']} partitions"
+    if op == "delete_topic":
+        return f"topic {event['topic']} is deleted"
+    if op in ("pause", "resume"):
+        parts = ", ".join(f"{t}-{p}" for t, p in event["partitions"])
+        return f"{who} {op}s {parts}"
+    if op == "error":
+        return f"the coordinator answers {who}'s next {event['api']} with {event['error']}"
+    if op == "produce":
+        return f"a record arrives on {event['topic']}-{event['partition']}"
+    if op == "poll":
+        return f"{event.get('steps', 1)} protocol step(s)"
+    if op == "settle":
+        return "the group runs until it settles"
+    return json.dumps(event)
+
+
+def ownership_line(view: GroupView) -> str:
+    """``gen 3 Stable | c1: t0-0 t0-1 | c2 (out): t0-2``."""
+    cells = []
+    for name, m in sorted(view.members.items()):
+        flags = "" if m.in_group else " (out)"
+        flags += "" if m.active else " (stalled)"
+        parts = " ".join(f"{t}-{p}" for t, p in sorted(m.owned)) or "-"
+        paused = f" paused {' '.join(f'{t}-{p}' for t, p in sorted(m.paused))}" if m.paused \
+            else ""
+        cells.append(f"{name}{flags}: {parts}{paused}")
+    return f"gen {view.generation} {view.state} | " + " | ".join(cells)
+
+
+def replay_events(target: GroupTarget, events: list[Event]) -> Outcome:
+    """Run ``events`` on ``target``; stop at the first event that shows a violation."""
+    model = ReferenceModel()
+    story: list[str] = []
+    try:
+        for i, event in enumerate(events, 1):
+            violations = apply_event(event, target, model)
+            story.append(f"{i:>3}. {_describe(event)}")
+            story.append(f"     {ownership_line(target.view())}")
+            if violations:
+                story += [f"     ✗ {v}" for v in violations]
+                return Outcome(violations, story, i)
+        return Outcome([], story, len(events))
+    finally:
+        target.close()
+
+
+def save(directory: str | os.PathLike[str], target_name: str, events: list[Event],
+         violations: list[str], seed: int | None, extra: dict[str, Any] | None = None) -> Path:
+    """Write a replay file; its name says what broke and is stable for the same content."""
+    out = Path(directory)
+    out.mkdir(parents=True, exist_ok=True)
+    invariant = violations[0].split(":")[0].split()[-1] if violations else "none"
+    body = {"format": FORMAT, "target": target_name, "seed": seed, "invariant": invariant,
+            "violations": violations, "events": events, **(extra or {})}
+    text = json.dumps(body, indent=1, ensure_ascii=False)
+    digest = hashlib.sha256(text.encode()).hexdigest()[:10]
+    path = out / f"{target_name.replace(':', '-')}-{invariant}-{digest}.json"
+    path.write_text(text + "\n", encoding="utf-8")
+    return path
+
+
+def load(path: str | os.PathLike[str]) -> dict[str, Any]:
+    """Read and check a replay file."""
+    data = json.loads(Path(path).read_text(encoding="utf-8"))
+    if not isinstance(data, dict) or data.get("format") != FORMAT or not isinstance(
+            data.get("events"), list):
+        raise ValueError(f"{path} is not a groupcheck replay file ({FORMAT})")
+    return data
+
+
+def replay_file(path: str | os.PathLike[str],
+                make_target: Callable[[str], GroupTarget],
+                target_name: str | None = None) -> tuple[dict[str, Any], Outcome]:
+    data = load(path)
+    target = make_target(target_name or data["target"])
+    return data, replay_events(target, data["events"])

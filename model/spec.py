@@ -1,0 +1,136 @@
+"""The reference model of a consumer group: what a correct group may do.
+
+It tracks, per member, what the harness told it (subscription, assignor list, profile,
+codec versions, pause marks) and, for the group, the topic metadata. It never computes an
+assignment: after every step it reads the target's `GroupView` and asks `properties/`
+whether what the target did is allowed. Each check returns violations as sentences that
+start with the invariant id (I1 … I11).
+
+Theory of operation: `observe(view)` is called after every event and every protocol step.
+Safety invariants (I1, I5, I6, I7, I8 for records) hold at every step; state invariants
+(I2, I3) are judged only when the target reports the group settled; pause marks (I8) are
+judged when a member completes a rebalance (its generation changes).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from ..properties import assignment as A
+from ..properties import membership as M
+from .target import GroupView, MemberSpec, MemberView, RebalanceRecord, TopicPartition
+
+STICKY_FAMILY = ("sticky", "cooperative-sticky")
+
+
+@dataclass
+class MemberModel:
+    spec: MemberSpec
+    subscription: frozenset[str]
+    pause_marks: set[TopicPartition] = field(default_factory=set)
+    generation: int = -1
+
+
+@dataclass
+class ReferenceModel:
+    """What the harness knows a correct group must respect."""
+
+    partitions: dict[str, int] = field(default_factory=dict)
+    members: dict[str, MemberModel] = field(default_factory=dict)
+    assignor: str | None = None  # the strategy of the last rebalance
+
+    # --- events the harness applied -------------------------------------------------------
+
+    def joined(self, name: str, spec: MemberSpec) -> None:
+        self.members[name] = MemberModel(spec, frozenset(spec.topics))
+
+    def left(self, name: str) -> None:
+        self.members.pop(name, None)
+
+    def subscribed(self, name: str, topics: tuple[str, ...]) -> None:
+        self.members[name].subscription = frozenset(topics)
+
+    def paused(self, name: str, partitions: tuple[TopicPartition, ...]) -> None:
+        self.members[name].pause_marks |= set(partitions)
+
+    def resumed(self, name: str, partitions: tuple[TopicPartition, ...]) -> None:
+        self.members[name].pause_marks -= set(partitions)
+
+    def metadata(self, topic: str, count: int | None) -> None:
+        if count is None:
+            self.partitions.pop(topic, None)
+        else:
+            self.partitions[topic] = count
+
+    # --- judging --------------------------------------------------------------------------
+
+    def observe(self, view: GroupView) -> list[str]:
+        """All violations visible in this view."""
+        out = self._exclusive(view)
+        for record in view.rebalances:
+            out += self._rebalance(record)
+        for cb in view.callbacks:
+            member = self.members.get(cb.member)
+            profile = member.spec.profile if member else "kip"
+            out += [f"{cb.member}: {v}" for v in M.listener_call(
+                cb.kind, set(cb.partitions), set(cb.owned_before), cb.generation,
+                cb.member_id, profile)]
+        for name, tp in view.records:
+            mv = view.members.get(name)
+            if mv is not None:
+                out += [f"{name}: {v}" for v in M.fetched_record(tp, mv.owned, mv.paused)]
+        for name, mv in view.members.items():
+            out += [f"{name}: {v}" for v in self._pauses(name, mv)]
+        if view.settled:
+            out += self._settled(view)
+        return out
+
+    def _exclusive(self, view: GroupView) -> list[str]:
+        """I1 among the members the coordinator currently lists."""
+        live = {n: m.owned for n, m in view.members.items() if m.in_group}
+        return A.exclusive_ownership(live)
+
+    def _rebalance(self, record: RebalanceRecord) -> list[str]:
+        self.assignor = record.assignor
+        out: list[str] = []
+        subs = {m: c.topics for m, c in record.claims.items()}
+        out += [f"gen {record.generation}: {v}" for v in A.exclusive_ownership(record.assignment)]
+        out += [f"gen {record.generation}: {v}" for v in
+                A.valid_targets(record.assignment, subs, self.partitions)]
+        if record.protocol == "COOPERATIVE":
+            out += [f"gen {record.generation}: {v}" for v in
+                    A.revoke_before_reassign(record.owned, record.assignment)]
+            for m, c in record.claims.items():
+                if c.generation < 0 and c.owned:
+                    out.append(f"gen {record.generation}: I6: {m} claims {len(c.owned)} "
+                               "partition(s) with no generation")
+        return out
+
+    def _pauses(self, name: str, mv: MemberView) -> list[str]:
+        member = self.members.get(name)
+        if member is None:
+            return []
+        if mv.generation != member.generation:
+            member.generation = mv.generation
+            if mv.generation >= 0:
+                member.pause_marks = M.pause_marks(member.spec.profile, mv.protocol,
+                                                   member.pause_marks, mv.owned)
+            else:
+                member.pause_marks &= set(mv.owned)
+            return M.pause_state(set(mv.paused), set(mv.owned), member.pause_marks)
+        problems = [] if mv.paused <= mv.owned else M.pause_state(
+            set(mv.paused), set(mv.owned), member.pause_marks)
+        extra = set(mv.paused) - member.pause_marks
+        if extra:
+            problems.append(f"I8: {sorted(extra)} are paused although nobody paused them")
+        return problems
+
+    def _settled(self, view: GroupView) -> list[str]:
+        """I2 (and I3 for the sticky family) once the group has settled."""
+        live = {n: m for n, m in view.members.items() if m.in_group}
+        owned = {n: m.owned for n, m in live.items()}
+        subs = {n: self.members[n].subscription for n in live if n in self.members}
+        out = A.complete(owned, subs, self.partitions)
+        if self.assignor in STICKY_FAMILY:
+            out += A.balanced(owned, subs, self.partitions)
+        return out

@@ -1,0 +1,138 @@
+"""What the engines see of a target: plain-data views and the `GroupTarget` protocol.
+
+A group target runs real members and a real coordinator (ours, or anything an adapter
+wraps); the engines drive it with domain events and judge the views it returns against
+the reference model. Everything here is plain data, so the spec never touches impl objects.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Protocol
+
+TopicPartition = tuple[str, int]
+
+
+@dataclass(frozen=True)
+class MemberSpec:
+    """How a member is configured when it joins.
+
+    ``assignors``: strategy names in preference order (``partition.assignment.strategy``);
+    ``profile``: the client profile it follows (``kip`` or ``java``);
+    ``subscription_version``: the ConsumerProtocolSubscription version it writes;
+    ``user_data_version``: sticky user data version it writes (1 = KIP-341, 0 = older).
+    """
+
+    topics: tuple[str, ...]
+    assignors: tuple[str, ...]
+    profile: str = "kip"
+    subscription_version: int = 3
+    user_data_version: int = 1
+    group_instance_id: str | None = None
+
+
+@dataclass(frozen=True)
+class CallbackRecord:
+    """One rebalance-listener call, as the member saw it (``owned_before`` is its owned set
+    just before the call; ``generation``/``member_id`` its membership at that moment)."""
+
+    seq: int
+    member: str
+    kind: str  # "revoked" | "assigned" | "lost"
+    partitions: tuple[TopicPartition, ...]
+    owned_before: tuple[TopicPartition, ...]
+    generation: int
+    member_id: str
+
+
+@dataclass(frozen=True)
+class Claim:
+    """What one member told the leader in its JoinGroup subscription."""
+
+    topics: tuple[str, ...]
+    owned: tuple[TopicPartition, ...]
+    generation: int
+
+
+@dataclass(frozen=True)
+class RebalanceRecord:
+    """One run of the leader's assignor: the claims it read, the members' real ownership
+    at that moment, and its result (names are the harness's member names)."""
+
+    generation: int
+    protocol: str  # "EAGER" | "COOPERATIVE"
+    assignor: str
+    claims: dict[str, Claim]
+    owned: dict[str, tuple[TopicPartition, ...]]
+    assignment: dict[str, tuple[TopicPartition, ...]]
+
+
+@dataclass(frozen=True)
+class MemberView:
+    """One member's own state."""
+
+    name: str
+    member_id: str
+    generation: int
+    owned: frozenset[TopicPartition]
+    paused: frozenset[TopicPartition]
+    subscription: frozenset[str]
+    protocol: str
+    profile: str
+    in_group: bool  # the coordinator lists this member id
+    active: bool  # polling (not stalled, not crashed, not closed)
+    commits: int = 0
+
+
+@dataclass(frozen=True)
+class GroupView:
+    """Everything observable after a step; the tuples hold what happened since the last view."""
+
+    generation: int
+    state: str
+    leader: str | None
+    partitions: dict[str, int]
+    members: dict[str, MemberView]
+    settled: bool
+    callbacks: tuple[CallbackRecord, ...] = ()
+    rebalances: tuple[RebalanceRecord, ...] = ()
+    records: tuple[tuple[str, TopicPartition], ...] = ()
+    errors: tuple[tuple[str, str], ...] = field(default=())
+
+
+class GroupTarget(Protocol):
+    """A group of real members the engines can drive, one domain event at a time."""
+
+    name: str
+
+    def join(self, member: str, spec: MemberSpec) -> None: ...
+
+    def leave(self, member: str) -> None: ...
+
+    def crash(self, member: str) -> None: ...
+
+    def stall(self, member: str) -> None: ...
+
+    def wake(self, member: str) -> None: ...
+
+    def subscribe(self, member: str, topics: tuple[str, ...]) -> None: ...
+
+    def unsubscribe(self, member: str) -> None: ...
+
+    def set_partitions(self, topic: str, count: int) -> None: ...
+
+    def delete_topic(self, topic: str) -> None: ...
+
+    def pause(self, member: str, partitions: tuple[TopicPartition, ...]) -> None: ...
+
+    def resume(self, member: str, partitions: tuple[TopicPartition, ...]) -> None: ...
+
+    def inject_error(self, member: str, api: str, error: str) -> None: ...
+
+    def produce(self, topic: str, partition: int) -> None: ...
+
+    def step(self) -> bool: ...
+
+    def view(self) -> GroupView: ...
+
+    def close(self) -> None: ...
