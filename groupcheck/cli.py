@@ -14,6 +14,7 @@ from typing import Any, NoReturn
 
 from .impl import jsonl
 from .impl.errors import AssignorError, CodecError, InvalidRequestError
+from .membership_commands import CommandError
 
 
 class UsageError(Exception):
@@ -88,6 +89,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("request", help="JSON file with one assign request, or - for stdin")
     p.add_argument("--json", action="store_true", help="print the JSON response instead")
     p.set_defaults(func=_cmd_assign)
+    from .membership_commands import add_commands
+
+    add_commands(sub)
     return parser
 
 
@@ -96,7 +100,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         args = build_parser().parse_args(argv)
         code: int = args.func(args)
         return code
-    except UsageError as exc:
+    except (UsageError, CommandError) as exc:
         print(str(exc).splitlines()[0] if str(exc) else "usage error", file=sys.stderr)
         return 2
     except KeyboardInterrupt:

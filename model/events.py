@@ -11,8 +11,8 @@ from __future__ import annotations
 from typing import Any
 
 from ..properties import membership as M
+from ..properties.group import GroupTarget, GroupView, MemberSpec, TopicPartition
 from .spec import ReferenceModel
-from .target import GroupTarget, GroupView, MemberSpec, TopicPartition
 
 Event = dict[str, Any]
 

@@ -14,9 +14,9 @@ from dataclasses import dataclass, field
 from hypothesis import HealthCheck, Phase, Verbosity, seed, settings
 from hypothesis.stateful import run_state_machine_as_test
 
+from ..properties.group import GroupTarget
 from .events import Event
 from .machine import MachineConfig, ViolationFound, make_machine
-from .target import GroupTarget
 
 #: name -> (examples, steps per example)
 PROFILES: dict[str, tuple[int, int]] = {"ci": (60, 40), "dev": (300, 50), "deep": (1500, 60)}
@@ -50,14 +50,10 @@ def fuzz(target_factory: Callable[[], GroupTarget], config: MachineConfig, *,
             progress(counters["examples"], counters["steps"])
         return target_factory()
 
-    machine = make_machine(counted_factory, config)
-    original_run = machine.run  # type: ignore[attr-defined]
-
-    def counting_run(self: object, event: Event) -> None:
+    def count_event() -> None:
         counters["steps"] += 1
-        original_run(self, event)
 
-    machine.run = counting_run  # type: ignore[attr-defined]
+    machine = make_machine(counted_factory, config, on_event=count_event)
     seeded = seed(seed_value)(machine)
     chosen = settings(max_examples=examples, stateful_step_count=steps, deadline=None,
                       database=None, print_blob=False, report_multiple_bugs=False,

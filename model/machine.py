@@ -15,9 +15,9 @@ from typing import Any
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, precondition, rule
 
+from ..properties.group import GroupTarget
 from .events import Event, apply_event
 from .spec import ReferenceModel
-from .target import GroupTarget
 
 NAMES = ("c1", "c2", "c3", "c4", "c5")
 ERRORS = {"sync": ("ILLEGAL_GENERATION", "UNKNOWN_MEMBER_ID", "REBALANCE_IN_PROGRESS"),
@@ -49,9 +49,10 @@ class ViolationFound(AssertionError):
         super().__init__(f"{violations[0]} (after {len(events)} events)")
 
 
-def make_machine(target_factory: Callable[[], GroupTarget],
-                 config: MachineConfig) -> type[RuleBasedStateMachine]:
-    """A state-machine class driving fresh targets from ``target_factory``."""
+def make_machine(target_factory: Callable[[], GroupTarget], config: MachineConfig,
+                 on_event: Callable[[], None] | None = None) -> type[RuleBasedStateMachine]:
+    """A state-machine class driving fresh targets from ``target_factory``;
+    ``on_event`` is told of every event applied (for progress counters)."""
 
     class GroupMachine(RuleBasedStateMachine):
         def __init__(self) -> None:
@@ -66,11 +67,23 @@ def make_machine(target_factory: Callable[[], GroupTarget],
             self.target.close()
 
         def run(self, event: Event) -> None:
+            if on_event is not None:
+                on_event()
             self.events.append(event)
             self.last = apply_event(event, self.target, self.model)
 
         def present(self) -> list[str]:
             return [n for n in NAMES if n in self.model.members]
+
+        def compatible(self, moving: str | None) -> list[tuple[str, ...]]:
+            """Assignor lists within one upgrade step of every other member's list: a
+            direct [range] → [cooperative-sticky] mix is fatal (INCONSISTENT_GROUP_PROTOCOL)."""
+            if not config.upgrades:
+                return list(config.strategies)
+            others = [self.model.members[n].spec.assignors for n in self.present()
+                      if n != moving]
+            return [a for a in config.strategies if all(
+                abs(config.upgrades.index(a) - config.upgrades.index(o)) <= 1 for o in others)]
 
         def owned(self, member: str) -> list[tuple[str, int]]:
             view = self.target.view().members.get(member)
@@ -89,9 +102,10 @@ def make_machine(target_factory: Callable[[], GroupTarget],
             free = [n for n in NAMES if n not in self.model.members][:1]
             topics = data.draw(st.lists(st.sampled_from(sorted(self.model.partitions)),
                                         min_size=1, unique=True).map(sorted), label="topics")
+            choices = self.compatible(None) or list(config.strategies)
             event: dict[str, Any] = {
                 "op": "join", "member": free[0], "topics": topics,
-                "assignors": list(data.draw(st.sampled_from(config.strategies), label="as")),
+                "assignors": list(data.draw(st.sampled_from(choices), label="as")),
                 "profile": data.draw(st.sampled_from(config.profiles), label="profile"),
                 "subscription_version": data.draw(
                     st.sampled_from(config.subscription_versions), label="sv"),
@@ -133,10 +147,15 @@ def make_machine(target_factory: Callable[[], GroupTarget],
             """A rolling restart moves one member to another assignor list (KIP-429)."""
             member = data.draw(st.sampled_from(self.present()), label="member")
             spec = self.model.members[member].spec
+            choices = [a for a in self.compatible(member) if a != spec.assignors
+                       and abs(config.upgrades.index(a) - config.upgrades.index(
+                           spec.assignors)) == 1]
+            if not choices:
+                return
             self.stalled.discard(member)
             self.run({"op": "leave", "member": member})
             self.run({"op": "join", "member": member, "topics": sorted(spec.topics),
-                      "assignors": list(data.draw(st.sampled_from(config.upgrades))),
+                      "assignors": list(data.draw(st.sampled_from(choices), label="as")),
                       "profile": spec.profile,
                       "subscription_version": spec.subscription_version,
                       "user_data_version": spec.user_data_version})
@@ -250,3 +269,19 @@ def make_machine(target_factory: Callable[[], GroupTarget],
 
     GroupMachine.__name__ = "GroupMachine"
     return GroupMachine
+
+
+#: assignor lists a member may move between in a rolling upgrade (KIP-429): first to
+#: [old, cooperative-sticky] (still EAGER), then to [cooperative-sticky]; and back down.
+UPGRADE_PATH = (("range",), ("range", "cooperative-sticky"), ("cooperative-sticky",))
+
+
+def config_for(assignor: str, *, profiles: tuple[str, ...] = ("kip", "java"),
+               user_data_versions: tuple[int, ...] = (1,)) -> MachineConfig:
+    """The machine for a group whose members use ``assignor``; a cooperative-sticky group
+    also sees members bounce along the KIP-429 upgrade path (two bounces up, and down)."""
+    if assignor == "cooperative-sticky":
+        return MachineConfig(strategies=UPGRADE_PATH, upgrades=UPGRADE_PATH,
+                             profiles=profiles, user_data_versions=user_data_versions)
+    return MachineConfig(strategies=((assignor,),), profiles=profiles,
+                         user_data_versions=user_data_versions)

@@ -16,9 +16,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ..properties.group import GroupTarget, GroupView
 from .events import Event, apply_event
 from .spec import ReferenceModel
-from .target import GroupTarget, GroupView
 
 FORMAT = "groupcheck-replay/1"
 

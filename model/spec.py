@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 
 from ..properties import assignment as A
 from ..properties import membership as M
-from .target import GroupView, MemberSpec, MemberView, RebalanceRecord, TopicPartition
+from ..properties.group import GroupView, MemberSpec, MemberView, RebalanceRecord, TopicPartition
 
 STICKY_FAMILY = ("sticky", "cooperative-sticky")
 

@@ -1,1 +1,1 @@
-"""Adapters that make anything checkable: the builtin impl, user assignors, peers."""
+"""Adapters that make anything checkable: the builtin impl, mutants, user assignors, peers."""

@@ -1,8 +1,9 @@
-"""What the engines see of a target: plain-data views and the `GroupTarget` protocol.
+"""The contract between engines and group targets: plain-data views and `GroupTarget`.
 
 A group target runs real members and a real coordinator (ours, or anything an adapter
 wraps); the engines drive it with domain events and judge the views it returns against
-the reference model. Everything here is plain data, so the spec never touches impl objects.
+the reference model. It lives on the lowest floor so that both the engines (model/) and the
+adapters (targets/) can use it; everything here is plain data.
 """
 
 from __future__ import annotations

@@ -1,0 +1,95 @@
+"""``groupcheck fuzz`` and ``groupcheck replay``: the state machine from the command line."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from collections.abc import Callable
+
+from .model.fuzz import PROFILES, fuzz
+from .model.machine import MachineConfig, config_for
+from .model.replay import load, replay_events, save
+from .properties.group import GroupTarget
+from .targets.registry import TargetError, group_target_factory, machine_hints
+
+DEFAULT_FAILURES = "groupcheck-failures"
+
+
+class CommandError(Exception):
+    """Reported as one line with exit code 2."""
+
+
+def _config(target: str) -> MachineConfig:
+    hints = machine_hints(target)
+    return config_for(hints.assignor, profiles=hints.profiles,
+                      user_data_versions=hints.user_data_versions)
+
+
+def _factory(target: str) -> Callable[[], GroupTarget]:
+    try:
+        return group_target_factory(target)
+    except TargetError as exc:
+        raise CommandError(str(exc)) from None
+
+
+def _progress(started: float) -> Callable[[int, int], None]:
+    def show(examples: int, events: int) -> None:
+        if sys.stderr.isatty():
+            print(f"\r  examples {examples:>5}  events {events:>7}  "
+                  f"{time.perf_counter() - started:6.1f}s", end="", file=sys.stderr, flush=True)
+    return show
+
+
+def cmd_fuzz(args: argparse.Namespace) -> int:
+    factory = _factory(args.target)
+    started = time.perf_counter()
+    result = fuzz(factory, _config(args.target), profile=args.settings,
+                  max_examples=args.max_examples, seed_value=args.seed,
+                  progress=_progress(started))
+    if sys.stderr.isatty():
+        print(file=sys.stderr)
+    rate = result.steps / result.seconds if result.seconds else 0.0
+    print(f"{args.target}: {result.examples} examples, {result.steps} events in "
+          f"{result.seconds:.1f}s ({rate:.0f} events/s), settings {args.settings}, "
+          f"seed {args.seed}")
+    if not result.failed:
+        print("every invariant held")
+        return 0
+    path = save(args.failures, args.target, result.events, result.violations, args.seed)
+    outcome = replay_events(factory(), result.events)
+    print(f"VIOLATION {result.violations[0]}")
+    print(f"shrunk to {len(result.events)} events; the story:")
+    print("\n".join(outcome.story))
+    print(f"replay file: {path}  (groupcheck replay {path})")
+    return 1
+
+
+def cmd_replay(args: argparse.Namespace) -> int:
+    try:
+        data = load(args.file)
+    except (OSError, ValueError) as exc:
+        raise CommandError(f"cannot replay {args.file}: {exc}") from None
+    target = args.target or data["target"]
+    outcome = replay_events(_factory(target)(), data["events"])
+    print(f"replaying {args.file} ({len(data['events'])} events) on {target}")
+    print("\n".join(outcome.story))
+    if outcome.violations:
+        print(f"reproduced: {outcome.violations[0]}")
+        return 1
+    print("did not reproduce: every invariant held")
+    return 0
+
+
+def add_commands(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    p = sub.add_parser("fuzz", help="run the stateful model against a target")
+    p.add_argument("--target", required=True, help="builtin:<assignor> or mutant:<name>")
+    p.add_argument("--max-examples", type=int, default=None)
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--settings", choices=sorted(PROFILES), default="ci")
+    p.add_argument("--failures", default=DEFAULT_FAILURES, help="where replay files go")
+    p.set_defaults(func=cmd_fuzz)
+    p = sub.add_parser("replay", help="run a saved counterexample again")
+    p.add_argument("file")
+    p.add_argument("--target", default=None, help="replay on another target")
+    p.set_defaults(func=cmd_replay)

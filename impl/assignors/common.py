@@ -1,0 +1,99 @@
+"""Helpers shared by the range and roundrobin assignors (Kafka's ``AbstractPartitionAssignor``).
+
+* Java string order: ``String.compareTo`` compares UTF-16 code units, which differs from
+  Python's code-point order once astral characters meet U+E000..U+FFFF.
+* MemberInfo order (KAFKA-8355 for range, KAFKA-8356 for roundrobin): static members first,
+  by ``group.instance.id``; then dynamic members by member id. Two static members with the
+  same instance id compare equal, so a stable sort keeps their map order.
+* The leader keeps subscriptions in a ``HashMap<String, Subscription>``; the assignors see
+  members in that map's iteration order (emulated with :mod:`..javahash`).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping
+
+from ..errors import AssignorError
+from ..javahash import string_map_order
+from ..types import Cluster, Subscription
+
+_MAX_PARTITIONS = 2**31 - 1  # partition numbers are Java ints
+_ASTRAL = re.compile("[\U00010000-\U0010ffff]")
+
+
+def _surrogates(match: re.Match[str]) -> str:
+    cp = ord(match.group()) - 0x10000
+    return chr(0xD800 + (cp >> 10)) + chr(0xDC00 + (cp & 0x3FF))
+
+
+def java_string_key(s: str) -> str:
+    """A key whose Python order equals Java ``String.compareTo`` order (UTF-16 code units).
+
+    Astral characters are replaced by their surrogate pair, so every character of the key is
+    one UTF-16 code unit; strings without astral characters are their own key.
+    """
+    return _ASTRAL.sub(_surrogates, s) if _ASTRAL.search(s) else s
+
+
+def member_info_key(member_id: str, group_instance_id: str | None) -> tuple[int, str]:
+    """Sort key of Kafka's ``MemberInfo.compareTo`` (KAFKA-8355 / KAFKA-8356)."""
+    if group_instance_id is not None:
+        return (0, java_string_key(group_instance_id))
+    return (1, java_string_key(member_id))
+
+
+def leader_map_order(subscriptions: Mapping[str, Subscription]) -> list[str]:
+    """Member ids in the iteration order of the leader's ``HashMap<String, Subscription>``."""
+    return string_map_order(subscriptions.keys())
+
+
+def member_info_order(members: Iterable[str],
+                      subscriptions: Mapping[str, Subscription]) -> list[str]:
+    """``members`` (in map order) stably sorted in MemberInfo order."""
+    return sorted(members,
+                  key=lambda m: member_info_key(m, subscriptions[m].group_instance_id))
+
+
+def checked_topics(member_id: str, subscription: Subscription) -> list[str]:
+    """The member's topics without repeats, in subscription order; checks their types."""
+    if not isinstance(subscription, Subscription):
+        raise AssignorError(f"member {member_id!r}: subscription is not a Subscription")
+    topics = subscription.topics
+    if not isinstance(topics, list | tuple) or not all(isinstance(t, str) for t in topics):
+        raise AssignorError(f"member {member_id!r}: topics must be a list of strings")
+    gid = subscription.group_instance_id
+    if gid is not None and not isinstance(gid, str):
+        raise AssignorError(f"member {member_id!r}: group_instance_id must be a string")
+    rack = subscription.rack_id
+    if rack is not None and not isinstance(rack, str):
+        raise AssignorError(f"member {member_id!r}: rack_id must be a string")
+    return list(dict.fromkeys(topics))
+
+
+def check_inputs(cluster: Cluster, subscriptions: Mapping[str, Subscription]) -> None:
+    """Reject malformed metadata or member maps with :class:`AssignorError`."""
+    if not isinstance(cluster, Cluster) or not isinstance(cluster.partitions, dict):
+        raise AssignorError("cluster metadata must be a Cluster with a partitions dict")
+    for topic, count in cluster.partitions.items():
+        if not isinstance(topic, str):
+            raise AssignorError(f"topic name {topic!r} is not a string")
+        if (not isinstance(count, int) or isinstance(count, bool)
+                or not 0 <= count <= _MAX_PARTITIONS):
+            raise AssignorError(
+                f"topic {topic!r}: partition count {count!r} is not an int in 0..2^31-1")
+    if not isinstance(cluster.racks, dict):
+        raise AssignorError("cluster racks must be a dict")
+    for topic, per_partition in cluster.racks.items():
+        if not isinstance(per_partition, list) or not all(
+                isinstance(racks, list | tuple) and all(isinstance(r, str) for r in racks)
+                for racks in per_partition):
+            raise AssignorError(f"topic {topic!r}: racks must be a list of rack-name lists")
+    if not isinstance(subscriptions, Mapping) or not all(
+            isinstance(m, str) for m in subscriptions):
+        raise AssignorError("subscriptions must map member ids (strings) to Subscriptions")
+
+
+def partition_count(cluster: Cluster, topic: str) -> int:
+    """Partitions of ``topic``, 0 when it has no metadata (such topics are skipped)."""
+    return cluster.partitions.get(topic, 0)
