@@ -12,7 +12,6 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from itertools import groupby
 
 from .errors import CodecError
 from .types import Assignment, Subscription, TopicPartition
@@ -37,19 +36,40 @@ def _check_version(version: int, what: str) -> int:
 
 def group_by_topic(partitions: Iterable[TopicPartition]) -> list[TopicPartitions]:
     """Consecutive runs of one topic become one entry (order kept, duplicates kept)."""
-    return [(t, [p for _, p in run]) for t, run in groupby(partitions, key=lambda tp: tp[0])]
+    out: list[TopicPartitions] = []
+    current: list[int] = []
+    for topic, p in partitions:
+        if not out or topic != out[-1][0]:
+            current = []
+            out.append((topic, current))
+        current.append(p)
+    return out
+
+
+def _all_ascii(strings: Iterable[str]) -> bool:
+    """True when every item is an ASCII string; there Python's order is Java's."""
+    try:
+        return "".join(strings).isascii()
+    except TypeError:
+        return False
+
+
+def java_sorted(strings: Iterable[str]) -> list[str]:
+    """Sorted in Java's ``String`` order (UTF-16 code units)."""
+    items = list(strings)
+    return sorted(items) if _all_ascii(items) else sorted(items, key=java_string_key)
 
 
 def canonical_owned(owned: Iterable[TopicPartition]) -> list[TopicPartitions]:
     """Owned partitions sorted by (topic, partition) and grouped per topic (KAFKA-12898)."""
-    return group_by_topic(sorted(owned, key=lambda tp: (java_string_key(tp[0]), tp[1])))
+    items = list(owned)
+    if _all_ascii(tp[0] for tp in items):
+        return group_by_topic(sorted(items))
+    return group_by_topic(sorted(items, key=lambda tp: (java_string_key(tp[0]), tp[1])))
 
 
 def _write_topic_partitions(w: Writer, entries: list[TopicPartitions]) -> None:
-    w.int32(len(entries))
-    for topic, partitions in entries:
-        w.string(topic, "topic")
-        w.int32_array(partitions)
+    w.keyed_int32_arrays(entries, "topic")
 
 
 def encode_subscription(sub: Subscription, version: int = HIGHEST_VERSION) -> bytes:
@@ -57,10 +77,9 @@ def encode_subscription(sub: Subscription, version: int = HIGHEST_VERSION) -> by
     v = _check_version(version, "subscription")
     w = Writer()
     w.int16(v)
-    topics = sorted(sub.topics, key=java_string_key)
+    topics = java_sorted(sub.topics)
     w.int32(len(topics))
-    for t in topics:
-        w.string(t, "topicsElement")
+    w.strings(topics, "topicsElement")
     w.bytes_(sub.user_data)
     if v >= 1:
         _write_topic_partitions(w, canonical_owned(sub.owned_partitions))
@@ -133,12 +152,7 @@ def _read_header(r: Reader, what: str) -> int:
 
 def _read_topic_partitions(r: Reader, field_name: str) -> list[TopicPartitions]:
     n = r.count(field_name, 6)  # int16 topic length + int32 partition count at least
-    out: list[TopicPartitions] = []
-    for _ in range(n):
-        topic = r.text("topic")
-        k = r.count("partitions", 4)
-        out.append((topic, r.int32_array(k, "partitions")))
-    return out
+    return r.keyed_int32_arrays(n, "topic", "partitions")
 
 
 def decode_subscription(data: bytes | bytearray | memoryview) -> SubscriptionData:
@@ -147,7 +161,7 @@ def decode_subscription(data: bytes | bytearray | memoryview) -> SubscriptionDat
     version = _read_header(r, "subscription")
     layout = min(version, HIGHEST_VERSION)
     n = r.count("topics", 2)
-    topics = [r.text("topics element") for _ in range(n)]
+    topics = r.texts(n, "topics element")
     user_data = r.bytes_("userData")
     result = SubscriptionData(version, topics, user_data)
     if layout >= 1:

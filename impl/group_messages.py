@@ -19,6 +19,7 @@ NO_GENERATION = -1
 class Errors(enum.Enum):
     """Kafka error codes the classic group protocol uses."""
 
+    UNKNOWN_SERVER_ERROR = -1
     NONE = 0
     ILLEGAL_GENERATION = 22
     INCONSISTENT_GROUP_PROTOCOL = 23
@@ -29,6 +30,7 @@ class Errors(enum.Enum):
     FENCED_INSTANCE_ID = 82
     MEMBER_ID_REQUIRED = 79
     COORDINATOR_NOT_AVAILABLE = 15
+    NOT_COORDINATOR = 16
 
 
 @dataclass(frozen=True)

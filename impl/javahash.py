@@ -9,8 +9,8 @@ Java iterates a HashMap bucket by bucket; within a bucket, entries keep insertio
 from __future__ import annotations
 
 import struct
-from collections.abc import Iterable, Sequence
-from typing import TypeVar
+from collections.abc import Callable, Iterable, Sequence
+from typing import Any, TypeVar
 
 K = TypeVar("K")
 
@@ -96,3 +96,98 @@ def partition_map_order(keys: Iterable[tuple[str, int]],
             th = topic_hashes[t] = string_hash(t)
         hashes.append(_to_int32(31 * (31 + p) + th))
     return hash_order(ks, hashes, cap)
+
+
+def java_string_key(s: str) -> bytes:
+    """Sort key equal to Java's ``String.compareTo`` (UTF-16 code units, big-endian)."""
+    return s.encode("utf-16-be", "surrogatepass")
+
+
+class HashMapOrder:
+    """The key order of one live Java ``HashMap`` (or ``HashSet``) as it is mutated.
+
+    Within a bucket Java keeps insertion order, a removed key that comes back goes to the
+    end, and ``clear()`` keeps the table length; resizes never reorder a bucket.
+    """
+
+    __slots__ = ("capacity", "_seq", "_keys", "_hash")
+
+    def __init__(self, capacity: int = 16, hash_fn: Callable[[Any], int] | None = None) -> None:
+        self.capacity = capacity
+        self._seq = 0
+        self._keys: dict[Any, int] = {}
+        self._hash = hash_fn or _default_hash
+
+    def __len__(self) -> int:
+        return len(self._keys)
+
+    def __contains__(self, key: object) -> bool:
+        return key in self._keys
+
+    def put(self, key: Any) -> None:
+        """``put``/``add``: a new key joins the end of its bucket; a present one stays."""
+        if key in self._keys:
+            return
+        self._seq += 1
+        self._keys[key] = self._seq
+        if len(self._keys) > self.capacity * 3 // 4 and self.capacity < _MAX_CAPACITY:
+            self.capacity <<= 1
+
+    def remove(self, key: Any) -> None:
+        self._keys.pop(key, None)
+
+    def clear(self) -> None:
+        self._keys.clear()
+
+    def order(self) -> list[Any]:
+        """The keys in the order Java iterates them now."""
+        mask = self.capacity - 1
+        h = self._hash
+        return sorted(self._keys, key=lambda k: (spread(h(k)) & mask, self._keys[k]))
+
+    def first(self) -> Any:
+        """``iterator().next()`` (the map must not be empty)."""
+        mask = self.capacity - 1
+        h = self._hash
+        return min(self._keys, key=lambda k: (spread(h(k)) & mask, self._keys[k]))
+
+
+def _default_hash(key: Any) -> int:
+    if isinstance(key, str):
+        return string_hash(key)
+    topic, partition = key
+    return topic_partition_hash(topic, partition)
+
+
+def compute_if_absent_order(calls: Iterable[str]) -> list[str]:
+    """Key order of a default ``HashMap<String, _>`` filled only by ``computeIfAbsent``.
+
+    Unlike ``put``, ``HashMap.computeIfAbsent`` links a new key at the *head* of its bucket
+    and resizes at the start of a call (when the size already exceeds the threshold), not
+    after the insertion. ``calls`` are the keys of every call, repeats included.
+    """
+    capacity = 16
+    seq: dict[str, int] = {}
+    previous = None
+    for key in calls:
+        if len(seq) > capacity * 3 // 4 and capacity < _MAX_CAPACITY:
+            capacity <<= 1
+        if key == previous:
+            continue
+        previous = key
+        if key not in seq:
+            seq[key] = len(seq)
+    mask = capacity - 1
+    return sorted(seq, key=lambda k: (spread(_cached_string_hash(k)) & mask, -seq[k]))
+
+
+_hash_cache: dict[str, int] = {}
+
+
+def _cached_string_hash(s: str) -> int:
+    h = _hash_cache.get(s)
+    if h is None:
+        if len(_hash_cache) > 100_000:
+            _hash_cache.clear()
+        h = _hash_cache[s] = string_hash(s)
+    return h

@@ -1,8 +1,14 @@
 """Big-endian primitives of Kafka's non-flexible protocol types.
 
-A `Reader` walks a `memoryview` and checks every length and count against the bytes
+A `Reader` walks the input's bytes and checks every length and count against the bytes
 that remain *before* allocating, so a hostile length field costs nothing. Every failure
 is a `CodecError` carrying the offset and the field being read.
+
+Arrays of strings and of ``{string, array of int32}`` have bulk methods (`Reader.texts`,
+`Reader.keyed_int32_arrays`, `Writer.strings`, `Writer.keyed_int32_arrays`) that read or
+write a whole array in one loop with no call per field; whenever that loop meets anything
+out of the ordinary they hand over to the field-by-field methods, so values and errors are
+exactly those of the field-by-field methods.
 """
 
 from __future__ import annotations
@@ -25,10 +31,12 @@ def _java_replace(exc: UnicodeError) -> tuple[str, int]:
     return "\ufffd", exc.end
 
 
-codecs.register_error("groupcheck-java-replace", _java_replace)
+_JAVA_REPLACE = "groupcheck-java-replace"
+codecs.register_error(_JAVA_REPLACE, _java_replace)
 
 _I16 = struct.Struct(">h")
 _I32 = struct.Struct(">i")
+_MAX_STRING = 0x7FFF
 
 
 class Reader:
@@ -37,7 +45,7 @@ class Reader:
     __slots__ = ("_buf", "pos", "version", "context")
 
     def __init__(self, data: bytes | bytearray | memoryview, context: str) -> None:
-        self._buf = memoryview(data)
+        self._buf = data if type(data) is bytes else bytes(data)
         self.pos = 0
         self.version: int | None = None
         self.context = context
@@ -96,7 +104,7 @@ class Reader:
                             f"{self.remaining - 2} byte(s) available", "RuntimeException")
         raw = self._buf[self.pos:self.pos + n]
         try:
-            text = str(raw, "utf-8", "strict" if strict_utf8 else "groupcheck-java-replace")
+            text = raw.decode("utf-8", "strict" if strict_utf8 else _JAVA_REPLACE)
         except UnicodeDecodeError as exc:
             raise self.fail(field, f"invalid UTF-8 in {field}: {exc.reason}") from None
         self.pos += n
@@ -121,7 +129,7 @@ class Reader:
             left, self.pos = self.remaining, start
             raise self.fail(field, f"bytes field {field} of {n} byte(s) overruns the "
                             f"{left} byte(s) left", "IllegalArgumentException")
-        out = bytes(self._buf[self.pos:self.pos + n])
+        out = self._buf[self.pos:self.pos + n]
         self.pos += n
         return out
 
@@ -142,6 +150,81 @@ class Reader:
                                 f"there are only {left} bytes remaining", "RuntimeException")
             raise self.fail(field)
         return n
+
+    def texts(self, n: int, field: str) -> list[str]:
+        """``n`` non-nullable strings: what ``n`` calls of `text` give, values and errors.
+
+        One loop reads them all and checks the bounds once at the end (every length is
+        at least 0, so the end position bounds every string); anything else re-reads the
+        array field by field, which raises the same error `text` raises."""
+        buf, start = self._buf, self.pos
+        pos, out = start, []
+        append = out.append
+        try:
+            for _ in range(n):
+                k = buf[pos] << 8 | buf[pos + 1]
+                if k & 0x8000:
+                    break
+                first = pos + 2
+                pos = first + k
+                append(buf[first:pos].decode("utf-8", _JAVA_REPLACE))
+            else:
+                if pos <= len(buf):
+                    self.pos = pos
+                    return out
+        except IndexError:
+            pass
+        self.pos = start
+        return [self.text(field) for _ in range(n)]
+
+    def keyed_int32_arrays(self, n: int, key_field: str,
+                           values_field: str) -> list[tuple[str, list[int]]]:
+        """``n`` entries of {non-nullable string, array of int32}: what ``n`` rounds of
+        `text`, `count` (4 bytes an item) and `int32_array` give, values and errors.
+
+        The fast loop stops before unpacking any array that would run past the end, so a
+        hostile count costs nothing; anything out of the ordinary re-reads field by field."""
+        buf, start = self._buf, self.pos
+        end = len(buf)
+        pos, out = start, []
+        append = out.append
+        int32 = _I32.unpack_from
+        try:
+            for _ in range(n):
+                k = buf[pos] << 8 | buf[pos + 1]
+                first = pos + 2
+                counted = first + k
+                (c,) = int32(buf, counted)
+                values = counted + 4
+                pos = values + 4 * c
+                if k & 0x8000 or c < 0 or pos > end:
+                    break
+                if c == 1:
+                    items = [int32(buf, values)[0]]
+                else:
+                    items = list(struct.unpack_from(f">{c}i", buf, values))
+                append((buf[first:counted].decode("utf-8", _JAVA_REPLACE), items))
+            else:
+                self.pos = pos
+                return out
+        except (IndexError, struct.error):
+            pass
+        self.pos = start
+        slow: list[tuple[str, list[int]]] = []
+        for _ in range(n):
+            key = self.text(key_field)
+            slow.append((key, self.int32_array(self.count(values_field, 4), values_field)))
+        return slow
+
+
+def _encoded(values: list[str]) -> list[bytes] | None:
+    """The UTF-8 of each value (Java writes '?' for an unpaired surrogate), or None when
+    one is not a string or is too long: those take the field-by-field path."""
+    try:
+        raws = [s.encode("utf-8", "replace") for s in values]
+    except AttributeError:
+        return None
+    return None if raws and max(map(len, raws)) > _MAX_STRING else raws
 
 
 class Writer:
@@ -173,6 +256,35 @@ class Writer:
                              kafka_class="RuntimeException")
         self.buf += _I16.pack(len(raw))
         self.buf += raw
+
+    def strings(self, values: list[str], field: str = "string") -> None:
+        """Each value as by `string` (not the array count), in one go when none is too long."""
+        raws = _encoded(values)
+        if raws is None:
+            for s in values:
+                self.string(s, field)  # raises at the first one too long, as `string` does
+            return
+        pack = _I16.pack
+        self.buf += b"".join([part for raw in raws for part in (pack(len(raw)), raw)])
+
+    def keyed_int32_arrays(self, entries: list[tuple[str, list[int]]],
+                           key_field: str = "string") -> None:
+        """An array of {string, array of int32}: its count, then each entry as by `string`
+        and `int32_array`."""
+        raws = _encoded([key for key, _ in entries])
+        if raws is None:
+            self.int32(len(entries))
+            for key, values in entries:
+                self.string(key, key_field)
+                self.int32_array(values)
+            return
+        i16, i32 = _I16.pack, _I32.pack
+        parts = [i32(len(entries))]
+        for raw, (_, values) in zip(raws, entries, strict=True):
+            n = len(values)
+            parts += (i16(len(raw)), raw, i32(n),
+                      i32(values[0]) if n == 1 else struct.pack(f">{n}i", *values))
+        self.buf += b"".join(parts)
 
     def bytes_(self, b: bytes | None) -> None:
         if b is None:

@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..properties import membership as M
-from ..properties.group import GroupTarget, GroupView, MemberSpec, TopicPartition
+from ..properties.group import GroupTarget, GroupView, MemberSpec, MemberView, TopicPartition
 from .spec import ReferenceModel
 
 Event = dict[str, Any]
@@ -36,6 +36,11 @@ def spec_of(event: Event) -> MemberSpec:
         user_data_version=int(event.get("user_data_version", 1)),
         group_instance_id=event.get("group_instance_id"),
     )
+
+
+def _last(model: ReferenceModel, member: str) -> MemberView | None:
+    """The member as last observed (reading a view again would hand over its events)."""
+    return model.last_view.members.get(member) if model.last_view else None
 
 
 def _observe(model: ReferenceModel, target: GroupTarget) -> tuple[GroupView, list[str]]:
@@ -72,7 +77,7 @@ def _settle(model: ReferenceModel, target: GroupTarget) -> list[str]:
             break
     else:
         return out + [f"I11: not settled after {SETTLE_BUDGET} protocol steps"]
-    end = target.view()
+    end = model.last_view or start
     if end.settled and end.generation - start.generation > MAX_SETTLE_GENERATIONS:
         out.append(f"I11: settling took {end.generation - start.generation} rebalances "
                    f"(at most {MAX_SETTLE_GENERATIONS} allowed)")
@@ -81,7 +86,7 @@ def _settle(model: ReferenceModel, target: GroupTarget) -> list[str]:
 
 def _subscribe(model: ReferenceModel, target: GroupTarget, event: Event) -> list[str]:
     member = event["member"]
-    before = target.view().members.get(member)
+    before = _last(model, member)
     target.subscribe(member, tuple(event["topics"]))
     model.subscribed(member, tuple(event["topics"]))
     view, out = _observe(model, target)
@@ -94,7 +99,7 @@ def _subscribe(model: ReferenceModel, target: GroupTarget, event: Event) -> list
 
 def _unsubscribe(model: ReferenceModel, target: GroupTarget, event: Event) -> list[str]:
     member = event["member"]
-    before = target.view().members.get(member)
+    before = _last(model, member)
     target.unsubscribe(member)
     model.subscribed(member, ())
     view = target.view()
@@ -108,10 +113,24 @@ def _unsubscribe(model: ReferenceModel, target: GroupTarget, event: Event) -> li
     return out
 
 
+def _may_join(model: ReferenceModel, event: Event) -> bool:
+    """A join needs a free name and one assignor in common with every member; the harness
+    does not drive groups into INCONSISTENT_GROUP_PROTOCOL (a configuration error)."""
+    if event["member"] in model.members:
+        return False
+    wanted = set(event["assignors"])
+    specs = [m.spec for m in model.members.values()] + model.crashed
+    return all(wanted & set(spec.assignors) for spec in specs)
+
+
 def apply_event(event: Event, target: GroupTarget, model: ReferenceModel) -> list[str]:
     """Perform one event on the target and the model; return what the model objects to."""
     op = event["op"]
     member = event.get("member", "")
+    if member and op != "join" and member not in model.members:
+        return []  # a member that is gone (a shrunk list may drop its join): nothing happens
+    if op == "join" and not _may_join(model, event):
+        return []
     if op == "join":
         spec = spec_of(event)
         target.join(member, spec)
@@ -121,7 +140,7 @@ def apply_event(event: Event, target: GroupTarget, model: ReferenceModel) -> lis
         model.left(member)
     elif op == "crash":
         target.crash(member)
-        model.left(member)
+        model.crashed_member(member)
     elif op == "stall":
         target.stall(member)
     elif op == "wake":

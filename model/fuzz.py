@@ -17,9 +17,10 @@ from hypothesis.stateful import run_state_machine_as_test
 from ..properties.group import GroupTarget
 from .events import Event
 from .machine import MachineConfig, ViolationFound, make_machine
+from .shrink import invariant_of, minimize
 
 #: name -> (examples, steps per example)
-PROFILES: dict[str, tuple[int, int]] = {"ci": (60, 40), "dev": (300, 50), "deep": (1500, 60)}
+PROFILES: dict[str, tuple[int, int]] = {"ci": (200, 30), "dev": (600, 40), "deep": (2500, 50)}
 
 
 @dataclass
@@ -63,6 +64,9 @@ def fuzz(target_factory: Callable[[], GroupTarget], config: MachineConfig, *,
     try:
         run_state_machine_as_test(seeded, settings=chosen)
     except ViolationFound as failure:
+        events, violations = minimize(failure.events, target_factory,
+                                      invariant_of(failure.violations[0]))
         return FuzzResult(counters["examples"], time.perf_counter() - started,
-                          counters["steps"], failure.violations, failure.events)
+                          counters["steps"], violations or failure.violations,
+                          events if violations else failure.events)
     return FuzzResult(counters["examples"], time.perf_counter() - started, counters["steps"])

@@ -15,7 +15,7 @@ from typing import Any
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, precondition, rule
 
-from ..properties.group import GroupTarget
+from ..properties.group import GroupTarget, MemberView
 from .events import Event, apply_event
 from .spec import ReferenceModel
 
@@ -66,6 +66,12 @@ def make_machine(target_factory: Callable[[], GroupTarget], config: MachineConfi
         def teardown(self) -> None:
             self.target.close()
 
+        def then_maybe_settle(self, data: st.DataObject) -> None:
+            """Half the time the group settles right after an event: rebalances complete
+            often enough to matter, and the shrinker can still drop the settle."""
+            if data.draw(st.booleans(), label="then settle"):
+                self.run({"op": "settle"})
+
         def run(self, event: Event) -> None:
             if on_event is not None:
                 on_event()
@@ -81,12 +87,18 @@ def make_machine(target_factory: Callable[[], GroupTarget], config: MachineConfi
             if not config.upgrades:
                 return list(config.strategies)
             others = [self.model.members[n].spec.assignors for n in self.present()
-                      if n != moving]
+                      if n != moving] + [spec.assignors for spec in self.model.crashed]
             return [a for a in config.strategies if all(
                 abs(config.upgrades.index(a) - config.upgrades.index(o)) <= 1 for o in others)]
 
+        def member_view(self, member: str) -> MemberView | None:
+            """The member as the last observed view showed it (views are not re-read: a
+            view hands over the callbacks and rebalances since the previous one)."""
+            last = self.model.last_view
+            return last.members.get(member) if last else None
+
         def owned(self, member: str) -> list[tuple[str, int]]:
-            view = self.target.view().members.get(member)
+            view = self.member_view(member)
             return sorted(view.owned) if view else []
 
         @initialize()
@@ -112,6 +124,8 @@ def make_machine(target_factory: Callable[[], GroupTarget], config: MachineConfi
                 "user_data_version": data.draw(
                     st.sampled_from(config.user_data_versions), label="uv")}
             self.run(event)
+            self.then_maybe_settle(data)
+
 
         @precondition(lambda self: bool(self.present()))
         @rule(data=st.data())
@@ -119,6 +133,8 @@ def make_machine(target_factory: Callable[[], GroupTarget], config: MachineConfi
             member = data.draw(st.sampled_from(self.present()), label="member")
             self.stalled.discard(member)
             self.run({"op": "leave", "member": member})
+            self.then_maybe_settle(data)
+
 
         @precondition(lambda self: config.faults and bool(self.present()))
         @rule(data=st.data())
@@ -126,6 +142,8 @@ def make_machine(target_factory: Callable[[], GroupTarget], config: MachineConfi
             member = data.draw(st.sampled_from(self.present()), label="member")
             self.stalled.discard(member)
             self.run({"op": "crash", "member": member})
+            self.then_maybe_settle(data)
+
 
         @precondition(lambda self: config.faults and bool(set(self.present()) - self.stalled))
         @rule(data=st.data())
@@ -133,6 +151,8 @@ def make_machine(target_factory: Callable[[], GroupTarget], config: MachineConfi
             member = data.draw(st.sampled_from(sorted(set(self.present()) - self.stalled)))
             self.stalled.add(member)
             self.run({"op": "stall", "member": member})
+            self.then_maybe_settle(data)
+
 
         @precondition(lambda self: bool(self.stalled))
         @rule(data=st.data())
@@ -140,6 +160,8 @@ def make_machine(target_factory: Callable[[], GroupTarget], config: MachineConfi
             member = data.draw(st.sampled_from(sorted(self.stalled)), label="member")
             self.stalled.discard(member)
             self.run({"op": "wake", "member": member})
+            self.then_maybe_settle(data)
+
 
         @precondition(lambda self: bool(config.upgrades) and bool(self.present()))
         @rule(data=st.data())
@@ -169,6 +191,8 @@ def make_machine(target_factory: Callable[[], GroupTarget], config: MachineConfi
             self.run({"op": "subscribe", "member": member, "topics": topics})
 
         # --- metadata --------------------------------------------------------------------
+            self.then_maybe_settle(data)
+
 
         @precondition(lambda self: bool(self.model.partitions))
         @rule(data=st.data())
@@ -176,6 +200,8 @@ def make_machine(target_factory: Callable[[], GroupTarget], config: MachineConfi
             topic = data.draw(st.sampled_from(sorted(self.model.partitions)), label="topic")
             count = self.model.partitions[topic] + data.draw(st.integers(1, 2), label="more")
             self.run({"op": "partitions", "topic": topic, "count": count})
+            self.then_maybe_settle(data)
+
 
         @precondition(lambda self: len(self.model.partitions) > 1)
         @rule(data=st.data())
@@ -184,6 +210,8 @@ def make_machine(target_factory: Callable[[], GroupTarget], config: MachineConfi
             self.run({"op": "delete_topic", "topic": topic})
 
         # --- pause, records, faults ------------------------------------------------------
+            self.then_maybe_settle(data)
+
 
         @precondition(lambda self: config.pauses and bool(self.present()))
         @rule(data=st.data())
@@ -198,7 +226,8 @@ def make_machine(target_factory: Callable[[], GroupTarget], config: MachineConfi
         @rule(data=st.data())
         def member_resumes(self, data: st.DataObject) -> None:
             member = data.draw(st.sampled_from(self.present()), label="member")
-            marks = sorted(self.model.members[member].pause_marks)
+            view = self.member_view(member)
+            marks = sorted(view.paused) if view else []
             if marks:
                 parts = data.draw(st.lists(st.sampled_from(marks), min_size=1, unique=True))
                 self.run({"op": "resume", "member": member, "partitions": sorted(parts)})

@@ -11,6 +11,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -83,7 +84,8 @@ def replay_events(target: GroupTarget, events: list[Event]) -> Outcome:
         for i, event in enumerate(events, 1):
             violations = apply_event(event, target, model)
             story.append(f"{i:>3}. {_describe(event)}")
-            story.append(f"     {ownership_line(target.view())}")
+            if model.last_view is not None:
+                story.append(f"     {ownership_line(model.last_view)}")
             if violations:
                 story += [f"     ✗ {v}" for v in violations]
                 return Outcome(violations, story, i)
@@ -97,7 +99,8 @@ def save(directory: str | os.PathLike[str], target_name: str, events: list[Event
     """Write a replay file; its name says what broke and is stable for the same content."""
     out = Path(directory)
     out.mkdir(parents=True, exist_ok=True)
-    invariant = violations[0].split(":")[0].split()[-1] if violations else "none"
+    found = re.search(r"\bI\d+\b", violations[0]) if violations else None
+    invariant = found.group(0) if found else "none"
     body = {"format": FORMAT, "target": target_name, "seed": seed, "invariant": invariant,
             "violations": violations, "events": events, **(extra or {})}
     text = json.dumps(body, indent=1, ensure_ascii=False)

@@ -28,7 +28,7 @@ class MemberModel:
     spec: MemberSpec
     subscription: frozenset[str]
     pause_marks: set[TopicPartition] = field(default_factory=set)
-    generation: int = -1
+    completed_joins: int = 0
 
 
 @dataclass
@@ -38,6 +38,8 @@ class ReferenceModel:
     partitions: dict[str, int] = field(default_factory=dict)
     members: dict[str, MemberModel] = field(default_factory=dict)
     assignor: str | None = None  # the strategy of the last rebalance
+    last_view: GroupView | None = None  # what the target showed after the last step
+    crashed: list[MemberSpec] = field(default_factory=list)  # may linger until they expire
 
     # --- events the harness applied -------------------------------------------------------
 
@@ -47,11 +49,19 @@ class ReferenceModel:
     def left(self, name: str) -> None:
         self.members.pop(name, None)
 
+    def crashed_member(self, name: str) -> None:
+        member = self.members.pop(name, None)
+        if member is not None:
+            self.crashed.append(member.spec)
+
     def subscribed(self, name: str, topics: tuple[str, ...]) -> None:
         self.members[name].subscription = frozenset(topics)
 
     def paused(self, name: str, partitions: tuple[TopicPartition, ...]) -> None:
-        self.members[name].pause_marks |= set(partitions)
+        """``pause`` marks only partitions the member owns (Kafka raises for the others)."""
+        seen = self.last_view.members.get(name) if self.last_view else None
+        owned = seen.owned if seen else frozenset()
+        self.members[name].pause_marks |= set(partitions) & owned
 
     def resumed(self, name: str, partitions: tuple[TopicPartition, ...]) -> None:
         self.members[name].pause_marks -= set(partitions)
@@ -66,6 +76,7 @@ class ReferenceModel:
 
     def observe(self, view: GroupView) -> list[str]:
         """All violations visible in this view."""
+        self.last_view = view
         out = self._exclusive(view)
         for record in view.rebalances:
             out += self._rebalance(record)
@@ -107,22 +118,24 @@ class ReferenceModel:
         return out
 
     def _pauses(self, name: str, mv: MemberView) -> list[str]:
+        """I8: when the member adopts an assignment its marks follow its profile; at any
+        other moment it has no mark nobody set, and none on a partition it does not own."""
         member = self.members.get(name)
         if member is None:
             return []
-        if mv.generation != member.generation:
-            member.generation = mv.generation
-            if mv.generation >= 0:
-                member.pause_marks = M.pause_marks(member.spec.profile, mv.protocol,
-                                                   member.pause_marks, mv.owned)
-            else:
-                member.pause_marks &= set(mv.owned)
+        if member.spec.profile == "java":  # a mark lives in the partition's state: it goes
+            member.pause_marks &= set(mv.owned)  # as soon as the partition leaves the member
+        if mv.completed_joins != member.completed_joins:
+            member.completed_joins = mv.completed_joins
+            member.pause_marks = M.pause_marks(member.spec.profile, mv.protocol,
+                                               member.pause_marks, mv.owned)
             return M.pause_state(set(mv.paused), set(mv.owned), member.pause_marks)
         problems = [] if mv.paused <= mv.owned else M.pause_state(
             set(mv.paused), set(mv.owned), member.pause_marks)
         extra = set(mv.paused) - member.pause_marks
         if extra:
-            problems.append(f"I8: {sorted(extra)} are paused although nobody paused them")
+            shown = ", ".join(f"{t}-{p}" for t, p in sorted(extra))
+            problems.append(f"I8: [{shown}] are paused although nobody paused them")
         return problems
 
     def _settled(self, view: GroupView) -> list[str]:

@@ -83,6 +83,7 @@ class MemberView:
     in_group: bool  # the coordinator lists this member id
     active: bool  # polling (not stalled, not crashed, not closed)
     commits: int = 0
+    completed_joins: int = 0  # assignments it has adopted (onJoinComplete runs)
 
 
 @dataclass(frozen=True)

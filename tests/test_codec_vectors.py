@@ -12,9 +12,8 @@ import sys
 from typing import Any
 
 import pytest
-from vectors import ROOT, load
-
 from groupcheck.impl.jsonl import handle
+from vectors import ROOT, load
 
 LINES = [line for line in load("codec.jsonl") if line["request"]["op"] != "user_data"]
 

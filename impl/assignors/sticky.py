@@ -1,0 +1,206 @@
+"""``sticky`` (KIP-54, eager) and ``cooperative-sticky`` (KIP-429) assignors.
+
+Both run Kafka's ``AbstractStickyAssignor``: conflict resolution, then the constrained builder
+when all subscriptions are equal, else the general one. They differ in where a member's
+previous partitions come from (``member_data``) and in what the member sends as user data;
+the cooperative assignor also withholds partitions that another member must revoke first.
+"""
+
+from __future__ import annotations
+
+import gc
+
+from ..types import Assignment, Cluster, RebalanceProtocol, Subscription, TopicPartition
+from ..user_data import (
+    DEFAULT_GENERATION,
+    MemberData,
+    decode_cooperative_user_data,
+    decode_sticky_user_data,
+    encode_cooperative_user_data,
+    encode_sticky_user_data,
+)
+from .sticky_common import (
+    OwnedClaims,
+    RackInfo,
+    keep_to_subscribers,
+    member_map,
+    member_order,
+    resolve_owned_partitions,
+)
+from .sticky_constrained import ConstrainedAssignmentBuilder
+from .sticky_general import GeneralAssignmentBuilder
+
+
+class _AbstractStickyAssignor:
+    """What both sticky assignors share; ``max_generation`` lives as long as the instance."""
+
+    name = "abstract-sticky"
+    supported_protocols: tuple[RebalanceProtocol, ...] = (RebalanceProtocol.EAGER,)
+
+    def __init__(self) -> None:
+        self.max_generation = DEFAULT_GENERATION
+        self.partitions_transferring_ownership: dict[TopicPartition, str] | None = {}
+
+    def member_data(self, subscription: Subscription) -> MemberData:
+        raise NotImplementedError
+
+    def assign(self, cluster: Cluster,
+               subscriptions: dict[str, Subscription]) -> dict[str, Assignment]:
+        """Kafka's ``AbstractPartitionAssignor.assign``: every member gets an entry, in the
+        order of Java's result ``HashMap``."""
+        collecting = gc.isenabled()
+        gc.disable()  # millions of acyclic tuples: the cyclic collector only costs time here
+        try:
+            raw = self.assign_partitions(cluster, subscriptions)
+        finally:
+            if collecting:
+                gc.enable()
+        result = member_map()
+        for member in raw:
+            result.put(member)
+        return {m: Assignment(raw[m]) for m in result.order()}
+
+    def assign_partitions(self, cluster: Cluster, subscriptions: dict[str, Subscription]
+                          ) -> dict[str, list[TopicPartition]]:
+        """``AbstractStickyAssignor.assignPartitions``: the raw map, in its own key order."""
+        if not subscriptions:
+            return {}
+        members = member_order(subscriptions)
+        partitions_per_topic: dict[str, int] = {}
+        for topic in set().union(*(s.topics for s in subscriptions.values())):
+            count = cluster.partition_count(topic)
+            if count is not None and count > 0:
+                partitions_per_topic[topic] = count
+        rack_info = RackInfo(cluster, partitions_per_topic, members, subscriptions)
+        member_data = {m: self.member_data(subscriptions[m]) for m in members}
+        claims = self.resolve_claims(partitions_per_topic, members, subscriptions, member_data)
+        if claims.all_equal:
+            constrained = ConstrainedAssignmentBuilder(
+                partitions_per_topic, rack_info, members, claims.owned,
+                claims.partitions_with_multiple_previous_owners)
+            assignment = constrained.build()
+            self.partitions_transferring_ownership = constrained.transferring
+        else:
+            self.partitions_transferring_ownership = None
+            assignment = GeneralAssignmentBuilder(
+                partitions_per_topic, rack_info, members, claims.owned, subscriptions,
+                member_data, self.max_generation).build()
+        self.adjust_assignment(assignment, subscriptions)
+        keep_to_subscribers(assignment, subscriptions, partitions_per_topic)
+        return assignment
+
+    def resolve_claims(self, partitions_per_topic: dict[str, int], members: list[str],
+                       subscriptions: dict[str, Subscription],
+                       member_data: dict[str, MemberData]) -> OwnedClaims:
+        """Which previous claims survive conflicts (KIP-341, KAFKA-12984, KAFKA-14639);
+        raises ``max_generation`` to the highest generation seen."""
+        claims, self.max_generation = resolve_owned_partitions(
+            partitions_per_topic, members, subscriptions, member_data, self.max_generation)
+        return claims
+
+    def adjust_assignment(self, assignment: dict[str, list[TopicPartition]],
+                          subscriptions: dict[str, Subscription]) -> None:
+        """Hook run on the builder's result (the cooperative assignor withholds moves)."""
+
+
+class StickyAssignor(_AbstractStickyAssignor):
+    """The eager sticky assignor: previous partitions travel in user data (KIP-341)."""
+
+    name = "sticky"
+    supported_protocols: tuple[RebalanceProtocol, ...] = (RebalanceProtocol.EAGER,)
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.member_assignment: list[TopicPartition] | None = None
+        self.generation = DEFAULT_GENERATION
+        self._decoded: dict[bytes, MemberData] = {}
+        self._names: dict[bytes, str] = {}
+
+    def on_assignment(self, assignment: Assignment, generation: int) -> None:
+        self.member_assignment = list(assignment.partitions)
+        self.generation = generation
+
+    def subscription_user_data(self, topics: set[str]) -> bytes | None:
+        """Nothing before the first assignment; then (partitions, generation) as v1."""
+        if self.member_assignment is None:
+            return None
+        return encode_sticky_user_data(self.member_assignment, self.generation)
+
+    def member_data(self, subscription: Subscription) -> MemberData:
+        """Always from user data: an eager member revoked everything before joining."""
+        data = subscription.user_data
+        if not data:
+            return MemberData([], None)
+        cached = self._decoded.get(data)
+        if cached is None:
+            cached = self._decoded[data] = decode_sticky_user_data(data, self._names)
+        return cached
+
+    def assign_partitions(self, cluster: Cluster, subscriptions: dict[str, Subscription]
+                          ) -> dict[str, list[TopicPartition]]:
+        """Each member's user data is decoded once per rebalance (Kafka decodes it twice)."""
+        try:
+            return super().assign_partitions(cluster, subscriptions)
+        finally:
+            self._decoded.clear()
+            self._names.clear()
+
+
+class CooperativeStickyAssignor(_AbstractStickyAssignor):
+    """The cooperative sticky assignor (KIP-429): owned partitions come in the subscription,
+    the generation too from v2 on (KIP-792), else from user data (KAFKA-12984)."""
+
+    name = "cooperative-sticky"
+    supported_protocols: tuple[RebalanceProtocol, ...] = (
+        RebalanceProtocol.COOPERATIVE, RebalanceProtocol.EAGER)
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.generation = DEFAULT_GENERATION
+
+    def on_assignment(self, assignment: Assignment, generation: int) -> None:
+        self.generation = generation
+
+    def subscription_user_data(self, topics: set[str]) -> bytes | None:
+        return encode_cooperative_user_data(self.generation)
+
+    def member_data(self, subscription: Subscription) -> MemberData:
+        if subscription.generation_id is not None:
+            return MemberData(subscription.owned_partitions, subscription.generation_id)
+        return MemberData(subscription.owned_partitions,
+                          decode_cooperative_user_data(subscription.user_data))
+
+    def adjust_assignment(self, assignment: dict[str, list[TopicPartition]],
+                          subscriptions: dict[str, Subscription]) -> None:
+        """Withhold every partition that changes owner until its owner has revoked it."""
+        transferring = self.partitions_transferring_ownership
+        if transferring is None:
+            transferring = _compute_transferring(subscriptions, assignment)
+        for tp, member in transferring.items():
+            partitions = assignment[member]
+            if tp in partitions:
+                partitions.remove(tp)
+
+
+def _compute_transferring(subscriptions: dict[str, Subscription],
+                          assignment: dict[str, list[TopicPartition]]
+                          ) -> dict[TopicPartition, str]:
+    """General builder: partitions newly given to a member that some member still owns."""
+    added: dict[TopicPartition, str] = {}
+    revoked: set[TopicPartition] = set()
+    for member, partitions in assignment.items():
+        owned = subscriptions[member].owned_partitions
+        if partitions[:len(owned)] == owned:  # kept everything, in order: only additions
+            for tp in partitions[len(owned):]:
+                added[tp] = member
+            continue
+        owned_set = set(owned)
+        for tp in partitions:
+            if tp not in owned_set:
+                added[tp] = member
+        assigned_set = set(partitions)
+        revoked.update(tp for tp in owned if tp not in assigned_set)
+    return {tp: m for tp, m in added.items() if tp in revoked}
+
+
+__all__ = ["CooperativeStickyAssignor", "StickyAssignor"]

@@ -1,0 +1,246 @@
+"""Pieces shared by both sticky builders (Kafka's ``AbstractStickyAssignor``).
+
+Vocabulary follows Kafka: ``member_data`` (a member's claimed partitions and generation),
+``max_generation`` (KIP-341, kept on the assignor instance for its whole life),
+``partitions_with_multiple_previous_owners`` (KAFKA-12984), ``partitions_transferring_ownership``
+(KIP-429). Iteration orders of Java's ``HashMap`` are emulated with `javahash` wherever an
+output depends on them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from functools import lru_cache
+
+from ..errors import AssignorError
+from ..javahash import HashMapOrder, java_string_key, string_hash
+from ..types import Cluster, Subscription, TopicPartition
+from ..user_data import DEFAULT_GENERATION, MemberData
+
+__all__ = [
+    "DEFAULT_GENERATION", "IllegalStateError", "MemberData", "NullPointerError", "OwnedClaims",
+    "RackInfo", "member_key", "member_order", "partition_key", "resolve_owned_partitions",
+]
+
+
+class IllegalStateError(AssignorError):
+    """The sticky builders' ``IllegalStateException``."""
+
+    kafka_class = "IllegalStateException"
+
+
+class NullPointerError(AssignorError):
+    """Where Kafka's sticky assignor dereferences a missing map entry."""
+
+    kafka_class = "NullPointerException"
+
+
+def null_pointer() -> NullPointerError:
+    return NullPointerError('Cannot invoke "java.util.List.size()" because the return value '
+                            'of "java.util.Map.get(Object)" is null')
+
+
+@lru_cache(maxsize=65536)
+def member_key(member: str) -> bytes:
+    """Java ``String.compareTo`` order for member ids and topics."""
+    return java_string_key(member)
+
+
+@lru_cache(maxsize=65536)
+def cached_string_hash(s: str) -> int:
+    return string_hash(s)
+
+
+def partition_key(tp: TopicPartition) -> tuple[int, bytes]:
+    """KAFKA-16277: owned partitions are kept in (partition, topic) order."""
+    return tp[1], member_key(tp[0])
+
+
+def member_map(capacity: int = 16) -> HashMapOrder:
+    """A live ``HashMap<String, ...>`` keyed by member id."""
+    return HashMapOrder(capacity, cached_string_hash)
+
+
+def member_order(members: Iterable[str]) -> list[str]:
+    """Iteration order of a default ``HashMap`` filled with ``members`` in this order."""
+    m = member_map()
+    for member in members:
+        m.put(member)
+    return m.order()
+
+
+@dataclass
+class OwnedClaims:
+    """Outcome of ``allSubscriptionsEqual``: the claims each member keeps after conflicts."""
+
+    all_equal: bool
+    owned: dict[str, list[TopicPartition]]
+    partitions_with_multiple_previous_owners: set[TopicPartition] = field(default_factory=set)
+
+
+def _same_topics(reference: set[str], topics: list[str]) -> bool:
+    return len(topics) == len(reference) and reference.issuperset(topics)
+
+
+def resolve_owned_partitions(
+        partitions_per_topic: dict[str, int], members: list[str],
+        subscriptions: dict[str, Subscription], member_data: dict[str, MemberData],
+        max_generation: int) -> tuple[OwnedClaims, int]:
+    """``allSubscriptionsEqual``: subscription equality, ``max_generation`` and conflicts.
+
+    Claims on topics without metadata are dropped (KAFKA-7962). Conflicts (KAFKA-12984,
+    KAFKA-14639) compare the claimant's member_data generation with the *subscription*
+    generation of the member recorded so far: equal invalidates the partition for both,
+    higher takes it, lower leaves it.
+
+    As in Kafka, members with an empty subscription seen before the first non-empty one are
+    not compared. Deviation D1 (docs/deviations-sticky.md): claims on partition numbers the
+    metadata lacks are dropped, like claims on topics without metadata.
+    """
+    all_equal = True
+    reference: set[str] = set()
+    owned: dict[str, list[TopicPartition]] = {}
+    multiple: set[TopicPartition] = set()
+    # per topic, the member recorded as each partition's claimant (arrays, not a tuple map)
+    owner_of: dict[str, list[str | None]] = {t: [None] * n for t, n in partitions_per_topic.items()}
+    for member in members:
+        subscription = subscriptions[member]
+        if not reference:
+            reference.update(subscription.topics)
+        elif all_equal and not _same_topics(reference, subscription.topics):
+            all_equal = False
+        data = member_data[member]
+        generation = DEFAULT_GENERATION if data.generation is None else data.generation
+        max_generation = max(max_generation, generation)
+        mine: list[TopicPartition] = []
+        owned[member] = mine
+        for tp in data.partitions:
+            slots = owner_of.get(tp[0])
+            p = tp[1]
+            if slots is None or not 0 <= p < len(slots):
+                continue
+            other = slots[p]
+            if other is None:
+                mine.append(tp)
+                slots[p] = member
+                continue
+            other_generation = subscriptions[other].generation_id
+            if other_generation is None:
+                other_generation = DEFAULT_GENERATION
+            if generation == other_generation:
+                multiple.add(tp)
+                _remove_first(owned[other], tp)
+                slots[p] = member
+            elif generation > other_generation:
+                mine.append(tp)
+                _remove_first(owned[other], tp)
+                slots[p] = member
+    return OwnedClaims(all_equal, owned, multiple), max_generation
+
+
+def _remove_first(items: list[TopicPartition], tp: TopicPartition) -> None:
+    """Java ``List.remove(Object)``: the first occurrence, if any."""
+    try:
+        items.remove(tp)
+    except ValueError:
+        pass
+
+
+class RackInfo:
+    """Consumer and replica racks (KIP-881); rack-aware only when they can matter.
+
+    ``consumer_racks``/``partition_racks`` are empty unless rack-aware assignment is used;
+    ``num_consumers_by_partition`` is filled whenever some consumer has a rack (as in Kafka,
+    it then orders the constrained builder's unassigned partitions even if not rack-aware).
+    """
+
+    def __init__(self, cluster: Cluster, partitions_per_topic: dict[str, int],
+                 members: list[str], subscriptions: dict[str, Subscription]) -> None:
+        consumers_by_rack: dict[str, list[str]] = {}
+        for member in members:
+            rack = subscriptions[member].rack_id
+            if rack:
+                consumers_by_rack.setdefault(rack, []).append(member)
+        racks_of: dict[TopicPartition, set[str]] = {}
+        all_racks: set[str] = set()
+        if consumers_by_rack:
+            for topic, count in partitions_per_topic.items():
+                for p in range(count):
+                    racks = {r for r in cluster.replica_racks(topic, p) if r is not None}
+                    racks_of[(topic, p)] = racks
+                    all_racks |= racks
+        self.consumer_racks: dict[str, str] = {}
+        self.partition_racks: dict[TopicPartition, set[str]] = {}
+        if self._use_rack_aware(set(consumers_by_rack), all_racks, racks_of):
+            self.consumer_racks = {m: r for r, ms in consumers_by_rack.items() for m in ms}
+            self.partition_racks = racks_of
+        self.num_consumers_by_partition = {
+            tp: sum(len(consumers_by_rack.get(r, ())) for r in racks)
+            for tp, racks in racks_of.items()}
+
+    @staticmethod
+    def _use_rack_aware(consumer_racks: set[str], partition_racks: set[str],
+                        racks_of: dict[TopicPartition, set[str]]) -> bool:
+        """KIP-881: some racks match, and not every partition is on every rack."""
+        if not consumer_racks or consumer_racks.isdisjoint(partition_racks):
+            return False
+        return not all(racks == partition_racks for racks in racks_of.values())
+
+    def racks_mismatch(self, consumer: str, tp: TopicPartition) -> bool:
+        rack = self.consumer_racks.get(consumer)
+        if rack is None:
+            return False
+        racks = self.partition_racks.get(tp)
+        return racks is None or rack not in racks
+
+    def sort_by_rack_consumers(self, partitions: list[TopicPartition]) -> list[TopicPartition]:
+        """Stable sort by how many consumers share a rack with the partition's replicas."""
+        if not self.num_consumers_by_partition:
+            return partitions
+        counts = self.num_consumers_by_partition
+        return sorted(partitions, key=lambda tp: counts.get(tp, 0))
+
+    def next_rack_consumer(self, tp: TopicPartition, consumers: list[str], first: int) -> int:
+        """Index of the first consumer from ``first`` (cyclically) on one of tp's racks."""
+        racks = self.partition_racks.get(tp)
+        if not racks:
+            return -1
+        n = len(consumers)
+        for i in range(n):
+            index = (first + i) % n
+            rack = self.consumer_racks.get(consumers[index])
+            if rack is not None and rack in racks:
+                return index
+        return -1
+
+
+def keep_to_subscribers(assignment: dict[str, list[TopicPartition]],
+                        subscriptions: dict[str, Subscription], all_topics: Iterable[str]) -> None:
+    """Deviation D2: a partition handed to a member not subscribed to its topic goes to the
+    subscriber holding the fewest partitions (ties: lowest member id) instead.
+
+    Kafka's constrained builder does this to members with an empty subscription that come
+    before the first non-empty one in the member map (they are never compared).
+    """
+    full = set(all_topics)
+    sets: dict[tuple[str, ...], set[str]] = {}
+    topics_of: dict[str, set[str]] = {}
+    for member in assignment:
+        key = tuple(subscriptions[member].topics)
+        topics = sets.get(key)
+        if topics is None:
+            topics = sets[key] = set(key)
+        topics_of[member] = topics
+    misplaced: list[TopicPartition] = []
+    for member, partitions in assignment.items():
+        topics = topics_of[member]
+        if topics >= full or all(tp[0] in topics for tp in partitions):
+            continue
+        misplaced.extend(tp for tp in partitions if tp[0] not in topics)
+        partitions[:] = [tp for tp in partitions if tp[0] in topics]
+    for tp in misplaced:
+        takers = [m for m in assignment if tp[0] in topics_of[m]]
+        if takers:
+            taker = min(takers, key=lambda m: (len(assignment[m]), member_key(m)))
+            assignment[taker].append(tp)

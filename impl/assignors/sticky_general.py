@@ -1,0 +1,372 @@
+"""The general builder: members subscribe to different topics (KIP-54, KAFKA-12675).
+
+Keep valid owned partitions, give each unassigned one to the least loaded subscriber, then
+move partitions while the assignment is not balanced (KAFKA-15106's ``isBalanced``), preferring
+a partition's previous owner of a lower generation (KIP-341) and undoing earlier moves
+(stickiness). If that did not improve the balance score, the moves are reverted.
+"""
+
+from __future__ import annotations
+
+from itertools import repeat
+
+from ..javahash import HashMapOrder, table_size_for
+from ..types import Subscription, TopicPartition
+from ..user_data import DEFAULT_GENERATION, MemberData
+from .sticky_common import RackInfo, member_key, member_map, null_pointer
+from .sticky_movements import PartitionMovements, SortedMembers
+
+PrevOwner = tuple[str, int, bool]  # (member, generation, generation was reported)
+
+
+class GeneralAssignmentBuilder:
+    """Kafka's ``GeneralAssignmentBuilder`` (``AbstractStickyAssignor``)."""
+
+    def __init__(self, partitions_per_topic: dict[str, int], rack_info: RackInfo,
+                 members: list[str], owned: dict[str, list[TopicPartition]],
+                 subscriptions: dict[str, Subscription],
+                 member_data: dict[str, MemberData], max_generation: int) -> None:
+        self.partitions_per_topic = partitions_per_topic
+        self.total = sum(partitions_per_topic.values())
+        self.rack_info = rack_info
+        self.members = members
+        self.subscriptions = subscriptions
+        self.member_data = member_data
+        self.max_generation = max_generation
+        self.topic_consumers: dict[str, list[str]] = {t: [] for t in partitions_per_topic}
+        self.potential_topics: dict[str, list[str]] = {}
+        self.topics_of: dict[str, set[str]] = {}
+        shared: dict[tuple[str, ...], tuple[list[str], set[str]]] = {}
+        for member in members:
+            key = tuple(subscriptions[member].topics)
+            known = shared.get(key)
+            if known is None:
+                mine = [t for t in key if t in partitions_per_topic]
+                known = shared[key] = (mine, set(mine))
+            self.potential_topics[member], self.topics_of[member] = known
+            for topic in known[0]:
+                self.topic_consumers[topic].append(member)
+        self.current = owned
+        self.order = member_map()
+        for member in members:
+            self.order.put(member)
+        # currentPartitionConsumer, as one array per topic
+        self.holder: dict[str, list[str | None]] = {
+            t: [None] * n for t, n in partitions_per_topic.items()}
+        for member in members:
+            for topic, p in owned[member]:
+                self.holder[topic][p] = member
+        self.sorted_topics = sorted(partitions_per_topic,
+                                    key=lambda t: (len(self.topic_consumers[t]), member_key(t)))
+        self.sorted_all_partitions: list[TopicPartition] = []
+        for topic in self.sorted_topics:
+            self.sorted_all_partitions.extend(
+                zip(repeat(topic), range(partitions_per_topic[topic])))
+        self.sizes: dict[str, int] = {}
+        self.sorted_members = SortedMembers(self.sizes)
+        self.revocation_required = False
+        self.movements = PartitionMovements()
+
+    def build(self) -> dict[str, list[TopicPartition]]:
+        """The assignment, keyed in the order of Kafka's result map."""
+        prev_assignment = self._prev_assignment()
+        assigned = self._assign_owned_partitions()
+        unassigned = self._unassigned_partitions(assigned)
+        for member in self.members:
+            self.sizes[member] = len(self.current[member])
+            self.sorted_members.add(member)
+        self._balance(prev_assignment, unassigned)
+        return {m: self.current[m] for m in self.order.order()}
+
+    def _prev_assignment(self) -> dict[TopicPartition, PrevOwner]:
+        """KIP-341 / KAFKA-14639: claims of older generations, the highest one per partition."""
+        prev: dict[TopicPartition, PrevOwner] = {}
+        for member in self.members:
+            data = self.member_data[member]
+            if data.generation is not None and data.generation < self.max_generation:
+                generation = data.generation
+            elif data.generation is None and self.max_generation > DEFAULT_GENERATION:
+                generation = DEFAULT_GENERATION
+            else:
+                continue
+            reported = data.generation is not None
+            for tp in data.partitions:
+                known = prev.get(tp)
+                if known is None or generation > known[1]:
+                    prev[tp] = (member, generation, reported)
+        return prev
+
+    def _assign_owned_partitions(self) -> dict[str, bytearray]:
+        """Drop claims on topics the member left or on mismatched racks (revocation);
+        returns, per topic, a mark for each partition kept by someone."""
+        kept_marks = {t: bytearray(n) for t, n in self.partitions_per_topic.items()}
+        racks = bool(self.rack_info.consumer_racks)
+        for member in self.members:
+            subscribed = self.topics_of[member]
+            claims = self.current[member]
+            if racks or not {t for t, _ in claims} <= subscribed:
+                kept: list[TopicPartition] = []
+                for tp in claims:
+                    if tp[0] not in subscribed or self.rack_info.racks_mismatch(member, tp):
+                        self.revocation_required = True
+                    else:
+                        kept.append(tp)
+                self.current[member] = claims = kept
+            for topic, p in claims:
+                kept_marks[topic][p] = 1
+        return kept_marks
+
+    def _unassigned_partitions(self, kept: dict[str, bytearray]) -> list[TopicPartition]:
+        """``sortedAllPartitions`` minus the kept ones, in the same order."""
+        out: list[TopicPartition] = []
+        for topic in self.sorted_topics:
+            marks = kept[topic]
+            free = len(marks) - sum(marks)
+            if free == len(marks):
+                out.extend(zip(repeat(topic), range(free)))
+            elif 4 * free > len(marks):
+                out.extend([(topic, p) for p, m in enumerate(marks) if not m])
+            else:
+                p = marks.find(0)
+                while p >= 0:
+                    out.append((topic, p))
+                    p = marks.find(0, p + 1)
+        return out
+
+    # -- sizes and moves -------------------------------------------------------------------
+
+    def _size(self, member: str | None) -> int:
+        """``currentAssignment.get(member).size()``: a member set aside is Java's NPE."""
+        if member is None or member not in self.sorted_members:
+            raise null_pointer()
+        return self.sizes[member]
+
+    def _holder_of(self, tp: TopicPartition) -> str | None:
+        return self.holder[tp[0]][tp[1]]
+
+    def _give(self, tp: TopicPartition, member: str) -> None:
+        self.sorted_members.discard(member)
+        self.current[member].append(tp)
+        self.sizes[member] += 1
+        self.holder[tp[0]][tp[1]] = member
+        self.sorted_members.add(member)
+
+    def _process_partition_movement(self, tp: TopicPartition, new: str) -> None:
+        old = self._holder_of(tp)
+        assert old is not None
+        self.sorted_members.discard(old)
+        self.sorted_members.discard(new)
+        self.movements.move_partition(tp, old, new)
+        self.current[old].remove(tp)
+        self.sizes[old] -= 1
+        self.current[new].append(tp)
+        self.sizes[new] += 1
+        self.holder[tp[0]][tp[1]] = new
+        self.sorted_members.add(new)
+        self.sorted_members.add(old)
+
+    def _reassign_partition(self, tp: TopicPartition, new: str | None = None) -> None:
+        if new is None:
+            new = self.sorted_members.first_subscribed(tp[0], self.topics_of)
+            assert new is not None
+        old = self._holder_of(tp)
+        assert old is not None
+        self._process_partition_movement(self.movements.partition_to_move(tp, old, new), new)
+
+    def _maybe_assign(self, partitions: list[TopicPartition], rack_aware: bool) -> \
+            list[TopicPartition]:
+        """Give each partition to the first member of the set that may take it; returns the
+        partitions left unassigned."""
+        if not rack_aware:
+            return self._fill_by_topic(partitions)
+        left: list[TopicPartition] = []
+        for tp in partitions:
+            if not self.topic_consumers[tp[0]]:
+                left.append(tp)
+                continue
+
+            def reject(member: str, tp: TopicPartition = tp) -> bool:
+                return self.rack_info.racks_mismatch(member, tp)
+
+            member = self.sorted_members.first_subscribed(tp[0], self.topics_of, reject)
+            if member is None:
+                left.append(tp)
+            else:
+                self._give(tp, member)
+        return left
+
+    def _fill_by_topic(self, partitions: list[TopicPartition]) -> list[TopicPartition]:
+        """``_maybe_assign`` without racks, one run of a topic's partitions at a time."""
+        left: list[TopicPartition] = []
+        start = 0
+        while start < len(partitions):
+            takers = self.topic_consumers[partitions[start][0]]
+            end = start + 1  # a run of topics with the same subscribers fills in one go
+            while end < len(partitions) and (
+                    partitions[end][0] == partitions[end - 1][0]
+                    or self.topic_consumers[partitions[end][0]] == takers):
+                end += 1
+            if takers:
+                self._water_fill(partitions[start:end], takers)
+            else:
+                left.extend(partitions[start:end])
+            start = end
+        return left
+
+    def _water_fill(self, partitions: list[TopicPartition], subscribers: list[str]) -> None:
+        """Each partition to the subscriber first in (size, id) order, computed level by level:
+        at size v every subscriber that has at most v takes one, in id order."""
+        takers = list(dict.fromkeys(subscribers))
+        sizes = self.sizes
+        waiting = sorted(takers, key=lambda m: (sizes[m], member_key(m)))
+        active: list[tuple[bytes, str]] = []
+        level, i, pos = sizes[waiting[0]], 0, 0
+        holder = self.holder
+        current = self.current
+        while pos < len(partitions):
+            joined = i
+            while i < len(waiting) and sizes[waiting[i]] <= level:
+                i += 1
+            if i > joined:
+                active.extend((member_key(m), m) for m in waiting[joined:i])
+                active.sort()
+            batch = partitions[pos:pos + len(active)]
+            for (_, member), tp in zip(active, batch, strict=False):
+                current[member].append(tp)
+                holder[tp[0]][tp[1]] = member
+            pos += len(batch)
+            level += 1
+        for member in takers:
+            sizes[member] = len(current[member])
+        self.sorted_members.resize_many(takers)
+
+    # -- balance ---------------------------------------------------------------------------
+
+    def _max_assignment_size(self, member: str) -> int:
+        topics = self.potential_topics[member]
+        if len(topics) == len(self.partitions_per_topic):
+            return self.total
+        return sum(self.partitions_per_topic[t] for t in topics)
+
+    def _can_participate(self, member: str) -> bool:
+        size, most = self.sizes[member], self._max_assignment_size(member)
+        if size < most:
+            return True
+        return any(len(self.topic_consumers[t]) >= 2 for t, _ in self.current[member])
+
+    def _balance(self, prev: dict[TopicPartition, PrevOwner],
+                 unassigned: list[TopicPartition]) -> None:
+        initializing = self.sizes[self.sorted_members.last()] == 0
+        to_assign = unassigned
+        if self.rack_info.consumer_racks:
+            to_assign = self._maybe_assign(unassigned, rack_aware=True)
+        self._maybe_assign(to_assign, rack_aware=False)
+        shared = {t for t, cs in self.topic_consumers.items() if len(cs) >= 2}
+        self.sorted_all_partitions = [tp for tp in self.sorted_all_partitions if tp[0] in shared]
+        unassigned = [tp for tp in unassigned if tp[0] in shared]
+        fixed = self._set_aside_fixed_members()
+        before = {m: list(self.current[m]) for m in self.order.order()}
+        before_order = member_map()
+        for member in self.order.order():
+            before_order.put(member)
+        before_holders = {t: list(h) for t, h in self.holder.items()}
+        if not self.revocation_required:
+            self._perform_reassignments(unassigned, prev)
+        performed = self._perform_reassignments(self.sorted_all_partitions, prev)
+        if not initializing and performed and self._score(self.sizes_of(self.order.order())) \
+                >= self._score([len(ps) for ps in before.values()]):
+            self.order.clear()
+            for member in before_order.order():
+                self.order.put(member)
+                self.current[member] = before[member]
+            self.holder = before_holders
+        for member in fixed.order():
+            self.order.put(member)
+
+    def sizes_of(self, members: list[str]) -> list[int]:
+        return [len(self.current[m]) for m in members]
+
+    def _set_aside_fixed_members(self) -> HashMapOrder:
+        """Members that hold all they can and nothing shared leave the set (and the map)."""
+        potential = member_map(table_size_for(len(self.members)))
+        for member in self.members:
+            potential.put(member)
+        fixed = member_map()
+        for member in potential.order():
+            if not self._can_participate(member):
+                self.sorted_members.discard(member)
+                self.order.remove(member)
+                fixed.put(member)
+        return fixed
+
+    @staticmethod
+    def _score(sizes: list[int]) -> int:
+        """Sum over member pairs of the difference of their sizes."""
+        ordered = sorted(sizes)
+        n = len(ordered)
+        return sum(s * (2 * i - n + 1) for i, s in enumerate(ordered))
+
+    def _is_balanced(self) -> bool:
+        """KAFKA-15106: no member short of its potential can take a partition from a member
+        holding at least two more."""
+        members = self.sorted_members
+        if members.min_size() >= members.max_size() - 1:
+            return True
+        topic_max: dict[str, int] = {}
+        for member in list(members):
+            size = self.sizes[member]
+            if size == self._max_assignment_size(member):
+                continue
+            for topic in self.potential_topics[member]:
+                most = topic_max.get(topic)
+                if most is None:
+                    most = topic_max[topic] = self._largest_holder(topic)
+                if size + 1 < most:
+                    return False
+        return True
+
+    def _largest_holder(self, topic: str) -> int:
+        """The most partitions held by a member (still in the set) holding one of ``topic``."""
+        members = self.sorted_members
+        holders = set(self.holder[topic])
+        return max((self.sizes[h] for h in holders if h is not None and h in members),
+                   default=0)
+
+    def _perform_reassignments(self, partitions: list[TopicPartition],
+                               prev: dict[TopicPartition, PrevOwner]) -> bool:
+        performed = False
+        modified = True
+        while modified:
+            modified = False
+            for tp in partitions:
+                if self._is_balanced():
+                    break
+                if self._reassign_one(tp, prev):
+                    performed = modified = True
+        return performed
+
+    def _reassign_one(self, tp: TopicPartition, prev: dict[TopicPartition, PrevOwner]) -> bool:
+        """One step of ``performReassignments``; True when something moved."""
+        consumer = self._holder_of(tp)
+        previous = prev.get(tp)
+        if previous is not None and previous[2] and tp[0] not in self.topics_of[previous[0]]:
+            previous = None  # deviation D3: a previous owner that left the topic can't take it
+        if previous is not None and self._size(consumer) > self._size(previous[0]) + 1:
+            self._reassign_partition(tp, previous[0])
+            return True
+        consumer_rack = self.rack_info.consumer_racks.get(consumer) if consumer else None
+        partition_racks = self.rack_info.partition_racks.get(tp)
+        candidates = self.topic_consumers[tp[0]]
+        if consumer_rack is not None and partition_racks and consumer_rack in partition_racks:
+            for other in candidates:
+                other_rack = self.rack_info.consumer_racks.get(other)
+                if other_rack is None or other_rack not in partition_racks:
+                    continue
+                if self._size(consumer) > self._size(other) + 1:
+                    self._reassign_partition(tp)
+                    return True
+        for other in candidates:
+            if self._size(consumer) > self._size(other) + 1:
+                self._reassign_partition(tp)
+                return True
+        return False

@@ -1,0 +1,140 @@
+"""Bookkeeping of the general builder: the member ``TreeSet`` and ``PartitionMovements``.
+
+``SortedMembers`` is Kafka's ``sortedCurrentSubscriptions``: members ordered by (number of
+partitions, member id in Java order). ``PartitionMovements`` records where partitions moved in
+this rebalance so that a move back undoes an earlier one (stickiness, KIP-54); when several
+partitions qualify, Kafka takes the first of a ``HashSet``, whose order is emulated.
+"""
+
+from __future__ import annotations
+
+from bisect import bisect_left, insort
+from collections.abc import Callable, Iterator
+
+from ..javahash import HashMapOrder
+from ..types import TopicPartition
+from .sticky_common import member_key
+
+ConsumerPair = tuple[str, str]
+
+
+class SortedMembers:
+    """Members by (size, id); sizes change only between ``discard`` and ``add``."""
+
+    def __init__(self, sizes: dict[str, int]) -> None:
+        self._sizes = sizes
+        self._buckets: dict[int, list[tuple[bytes, str]]] = {}
+        self._where: dict[str, int] = {}
+
+    def __len__(self) -> int:
+        return len(self._where)
+
+    def __contains__(self, member: object) -> bool:
+        return member in self._where
+
+    def add(self, member: str) -> None:
+        if member in self._where:
+            return
+        size = self._sizes[member]
+        insort(self._buckets.setdefault(size, []), (member_key(member), member))
+        self._where[member] = size
+
+    def discard(self, member: str) -> None:
+        size = self._where.pop(member, None)
+        if size is None:
+            return
+        bucket = self._buckets[size]
+        del bucket[bisect_left(bucket, (member_key(member), member))]
+        if not bucket:
+            del self._buckets[size]
+
+    def resize_many(self, members: list[str]) -> None:
+        """Re-file many members whose sizes changed (in bulk, for the first assignment)."""
+        moved = set(members)
+        for size in {self._where[m] for m in moved if m in self._where}:
+            kept = [e for e in self._buckets[size] if e[1] not in moved]
+            if kept:
+                self._buckets[size] = kept
+            else:
+                del self._buckets[size]
+        fresh: dict[int, list[tuple[bytes, str]]] = {}
+        for member in moved:
+            size = self._where[member] = self._sizes[member]
+            fresh.setdefault(size, []).append((member_key(member), member))
+        for size, entries in fresh.items():
+            bucket = self._buckets.setdefault(size, [])
+            bucket.extend(entries)
+            bucket.sort()
+
+    def __iter__(self) -> Iterator[str]:
+        for size in sorted(self._buckets):
+            for _, member in list(self._buckets[size]):
+                yield member
+
+    def first_subscribed(self, topic: str, topics_of: dict[str, set[str]],
+                         reject: Callable[[str], bool] | None = None) -> str | None:
+        """The first member (in set order) that may take ``topic`` and is not rejected."""
+        for size in sorted(self._buckets):
+            for _, member in self._buckets[size]:
+                if topic in topics_of[member] and (reject is None or not reject(member)):
+                    return member
+        return None
+
+    def first(self) -> str:
+        return self._buckets[min(self._buckets)][0][1]
+
+    def last(self) -> str:
+        return self._buckets[max(self._buckets)][-1][1]
+
+    def min_size(self) -> int:
+        return min(self._buckets)
+
+    def max_size(self) -> int:
+        return max(self._buckets)
+
+
+class PartitionMovements:
+    """Kafka's ``PartitionMovements``: per partition its (source, destination) this round."""
+
+    def __init__(self) -> None:
+        self._movements: dict[TopicPartition, ConsumerPair] = {}
+        self._by_topic: dict[str, dict[ConsumerPair, HashMapOrder]] = {}
+
+    def _remove_record(self, tp: TopicPartition) -> ConsumerPair:
+        pair = self._movements.pop(tp)
+        per_topic = self._by_topic[tp[0]]
+        per_topic[pair].remove(tp)
+        if not len(per_topic[pair]):
+            del per_topic[pair]
+        if not per_topic:
+            del self._by_topic[tp[0]]
+        return pair
+
+    def _add_record(self, tp: TopicPartition, pair: ConsumerPair) -> None:
+        self._movements[tp] = pair
+        per_topic = self._by_topic.setdefault(tp[0], {})
+        if pair not in per_topic:
+            per_topic[pair] = HashMapOrder()
+        per_topic[pair].put(tp)
+
+    def move_partition(self, tp: TopicPartition, old: str, new: str) -> None:
+        """Record a move; a move back to where the partition started cancels the record."""
+        if tp in self._movements:
+            source = self._remove_record(tp)[0]
+            if source != new:
+                self._add_record(tp, (source, new))
+        else:
+            self._add_record(tp, (old, new))
+
+    def partition_to_move(self, tp: TopicPartition, old: str, new: str) -> TopicPartition:
+        """``getTheActualPartitionToBeMoved``: prefer undoing a move from ``new`` to ``old``."""
+        per_topic = self._by_topic.get(tp[0])
+        if per_topic is None:
+            return tp
+        if tp in self._movements:
+            old = self._movements[tp][0]
+        reverse = per_topic.get((new, old))
+        if reverse is None:
+            return tp
+        first: TopicPartition = reverse.first()
+        return first

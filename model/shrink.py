@@ -1,0 +1,54 @@
+"""A second, deterministic shrink of a failing event list (delta debugging).
+
+Hypothesis shrinks within its example budget; a long search can leave little of it. This
+pass removes chunks of events, then single events, keeping every removal after which a
+fresh target still shows a violation of the same invariant, until no removal does. The
+result is 1-minimal: dropping any one remaining event makes the violation go away.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+
+from ..properties.group import GroupTarget
+from .events import Event
+from .replay import replay_events
+
+INVARIANT_ID = re.compile(r"\bI\d+\b")
+
+
+def invariant_of(violation: str) -> str:
+    found = INVARIANT_ID.search(violation)
+    return found.group(0) if found else ""
+
+
+def _reproduces(events: list[Event], make_target: Callable[[], GroupTarget],
+                invariant: str) -> list[str]:
+    violations = replay_events(make_target(), events).violations
+    return violations if any(invariant_of(v) == invariant for v in violations) else []
+
+
+def minimize(events: list[Event], make_target: Callable[[], GroupTarget],
+             invariant: str, max_replays: int = 2000) -> tuple[list[Event], list[str]]:
+    """The smallest sub-list found that still violates ``invariant``, and its violations."""
+    current = list(events)
+    violations = _reproduces(current, make_target, invariant)
+    if not violations:
+        return current, []
+    replays = 0
+    chunk = max(1, len(current) // 2)
+    while chunk >= 1 and replays < max_replays:
+        removed_any = False
+        start = 0
+        while start < len(current) and replays < max_replays:
+            candidate = current[:start] + current[start + chunk:]
+            replays += 1
+            found = _reproduces(candidate, make_target, invariant) if candidate else []
+            if found:
+                current, violations, removed_any = candidate, found, True
+            else:
+                start += chunk
+        if not removed_any:
+            chunk //= 2
+    return current, violations
