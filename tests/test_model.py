@@ -1,0 +1,64 @@
+"""The model's plumbing: events, the delta-debugging shrink, stories and determinism."""
+
+from __future__ import annotations
+
+from groupcheck.model.events import apply_event
+from groupcheck.model.fuzz import fuzz
+from groupcheck.model.machine import config_for
+from groupcheck.model.replay import replay_events
+from groupcheck.model.shrink import minimize
+from groupcheck.model.spec import ReferenceModel
+from groupcheck.targets.registry import group_target_factory, make_group_target
+
+JOIN = {"op": "join", "topics": ["t0"], "assignors": ["cooperative-sticky"]}
+STORY = [
+    {"op": "partitions", "topic": "t0", "count": 3},
+    {"op": "partitions", "topic": "t1", "count": 2},
+    {**JOIN, "member": "c1"},
+    {"op": "produce", "topic": "t1", "partition": 0},
+    {"op": "settle"},
+    {"op": "poll", "steps": 3},
+    {"op": "partitions", "topic": "t1", "count": 3},
+    {**JOIN, "member": "c2"},
+    {"op": "settle"},
+]
+
+
+def test_events_for_absent_members_and_incompatible_joins_do_nothing() -> None:
+    """A shrunk list may lose a join; later events of that member must be no-ops, and a
+    join sharing no assignor with the group is refused (INCONSISTENT_GROUP_PROTOCOL is a
+    configuration error, not a finding)."""
+    target, model = make_group_target("builtin:range"), ReferenceModel()
+    assert apply_event({"op": "pause", "member": "c9", "partitions": [["t0", 0]]},
+                       target, model) == []
+    apply_event({"op": "join", "member": "c1", "topics": ["t0"], "assignors": ["range"]},
+                target, model)
+    apply_event({"op": "join", "member": "c2", "topics": ["t0"],
+                 "assignors": ["cooperative-sticky"]}, target, model)
+    assert list(model.members) == ["c1"]
+
+
+def test_minimize_removes_every_event_the_violation_does_not_need() -> None:
+    """The shrunk list still violates I5, and dropping any one of its events loses it."""
+    factory = group_target_factory("mutant:cooperative-no-withhold")
+    events, violations = minimize(STORY, factory, "I5")
+    assert violations and len(events) < len(STORY)
+    for i in range(len(events)):
+        shorter = events[:i] + events[i + 1:]
+        assert not any("I5" in v for v in replay_events(factory(), shorter).violations)
+
+
+def test_story_numbers_each_event_and_shows_ownership() -> None:
+    outcome = replay_events(make_group_target("mutant:cooperative-no-withhold"), STORY)
+    assert outcome.violations
+    assert outcome.story[0].startswith("  1. topic t0 has 3 partitions")
+    assert any("gen " in line and "c1:" in line for line in outcome.story)
+    assert outcome.story[-1].lstrip().startswith("✗")
+
+
+def test_same_seed_gives_the_same_run() -> None:
+    """Every random choice is seeded: two runs with one seed see the same events."""
+    config = config_for("range")
+    runs = [fuzz(group_target_factory("builtin:range"), config, max_examples=15, seed_value=7)
+            for _ in range(2)]
+    assert runs[0].steps == runs[1].steps and runs[0].examples == runs[1].examples
