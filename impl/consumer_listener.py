@@ -17,8 +17,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Protocol
 
-from .consumer_protocol import java_string_key
 from .group_messages import Errors
+from .javahash import java_string_key
 from .types import TopicPartition
 
 ON_PARTITIONS_REVOKED = "on_partitions_revoked"

@@ -14,17 +14,13 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from .errors import CodecError
+from .javahash import java_string_key
 from .types import Assignment, Subscription, TopicPartition
 from .wire import Reader, Writer
 
 HIGHEST_VERSION = 3
 
 TopicPartitions = tuple[str, list[int]]
-
-
-def java_string_key(s: str) -> bytes:
-    """Sort key equal to Java's ``String.compareTo`` (UTF-16 code units)."""
-    return s.encode("utf-16-be", "surrogatepass")
 
 
 def _check_version(version: int, what: str) -> int:

@@ -8,6 +8,7 @@ Java iterates a HashMap bucket by bucket; within a bucket, entries keep insertio
 
 from __future__ import annotations
 
+import re
 import struct
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any, TypeVar
@@ -98,9 +99,21 @@ def partition_map_order(keys: Iterable[tuple[str, int]],
     return hash_order(ks, hashes, cap)
 
 
-def java_string_key(s: str) -> bytes:
-    """Sort key equal to Java's ``String.compareTo`` (UTF-16 code units, big-endian)."""
-    return s.encode("utf-16-be", "surrogatepass")
+_ASTRAL = re.compile("[\U00010000-\U0010ffff]")
+
+
+def _surrogates(match: re.Match[str]) -> str:
+    cp = ord(match.group()) - 0x10000
+    return chr(0xD800 + (cp >> 10)) + chr(0xDC00 + (cp & 0x3FF))
+
+
+def java_string_key(s: str) -> str:
+    """A key whose Python order equals Java ``String.compareTo`` order (UTF-16 code units).
+
+    Astral characters become their surrogate pair, so every character of the key is one
+    UTF-16 code unit; strings without astral characters are their own key.
+    """
+    return _ASTRAL.sub(_surrogates, s) if _ASTRAL.search(s) else s
 
 
 class HashMapOrder:

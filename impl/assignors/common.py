@@ -11,29 +11,13 @@
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable, Mapping
 
 from ..errors import AssignorError
-from ..javahash import string_map_order
+from ..javahash import java_string_key, string_map_order
 from ..types import Cluster, Subscription
 
 _MAX_PARTITIONS = 2**31 - 1  # partition numbers are Java ints
-_ASTRAL = re.compile("[\U00010000-\U0010ffff]")
-
-
-def _surrogates(match: re.Match[str]) -> str:
-    cp = ord(match.group()) - 0x10000
-    return chr(0xD800 + (cp >> 10)) + chr(0xDC00 + (cp & 0x3FF))
-
-
-def java_string_key(s: str) -> str:
-    """A key whose Python order equals Java ``String.compareTo`` order (UTF-16 code units).
-
-    Astral characters are replaced by their surrogate pair, so every character of the key is
-    one UTF-16 code unit; strings without astral characters are their own key.
-    """
-    return _ASTRAL.sub(_surrogates, s) if _ASTRAL.search(s) else s
 
 
 def member_info_key(member_id: str, group_instance_id: str | None) -> tuple[int, str]:

@@ -19,12 +19,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 from itertools import chain, repeat
 
-from ..javahash import string_map_order
+from ..javahash import java_string_key, string_map_order
 from ..types import Assignment, Cluster, RebalanceProtocol, Subscription, TopicPartition
 from .common import (
     check_inputs,
     checked_topics,
-    java_string_key,
     leader_map_order,
     member_info_order,
     partition_count,

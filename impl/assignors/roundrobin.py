@@ -15,11 +15,11 @@ from __future__ import annotations
 from bisect import bisect_left
 from itertools import chain
 
+from ..javahash import java_string_key
 from ..types import Assignment, Cluster, RebalanceProtocol, Subscription, TopicPartition
 from .common import (
     check_inputs,
     checked_topics,
-    java_string_key,
     leader_map_order,
     member_info_order,
     partition_count,

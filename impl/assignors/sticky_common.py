@@ -42,7 +42,7 @@ def null_pointer() -> NullPointerError:
 
 
 @lru_cache(maxsize=65536)
-def member_key(member: str) -> bytes:
+def member_key(member: str) -> str:
     """Java ``String.compareTo`` order for member ids and topics."""
     return java_string_key(member)
 
@@ -52,7 +52,7 @@ def cached_string_hash(s: str) -> int:
     return string_hash(s)
 
 
-def partition_key(tp: TopicPartition) -> tuple[int, bytes]:
+def partition_key(tp: TopicPartition) -> tuple[int, str]:
     """KAFKA-16277: owned partitions are kept in (partition, topic) order."""
     return tp[1], member_key(tp[0])
 

@@ -219,7 +219,7 @@ class GeneralAssignmentBuilder:
         takers = list(dict.fromkeys(subscribers))
         sizes = self.sizes
         waiting = sorted(takers, key=lambda m: (sizes[m], member_key(m)))
-        active: list[tuple[bytes, str]] = []
+        active: list[tuple[str, str]] = []
         level, i, pos = sizes[waiting[0]], 0, 0
         holder = self.holder
         current = self.current

@@ -23,7 +23,7 @@ class SortedMembers:
 
     def __init__(self, sizes: dict[str, int]) -> None:
         self._sizes = sizes
-        self._buckets: dict[int, list[tuple[bytes, str]]] = {}
+        self._buckets: dict[int, list[tuple[str, str]]] = {}
         self._where: dict[str, int] = {}
 
     def __len__(self) -> int:
@@ -57,7 +57,7 @@ class SortedMembers:
                 self._buckets[size] = kept
             else:
                 del self._buckets[size]
-        fresh: dict[int, list[tuple[bytes, str]]] = {}
+        fresh: dict[int, list[tuple[str, str]]] = {}
         for member in moved:
             size = self._where[member] = self._sizes[member]
             fresh.setdefault(size, []).append((member_key(member), member))
