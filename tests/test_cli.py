@@ -1,0 +1,55 @@
+"""The command line: the quick-start job, the assign table, and one-line usage errors."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+from vectors import ROOT
+
+RUN = [sys.executable, "-m", "groupcheck"]
+
+
+def _run(*args: str, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([*RUN, *args], input=stdin, capture_output=True, text=True, cwd=ROOT,
+                          timeout=120)
+
+
+def test_quick_start_job_answers_every_sample_line() -> None:
+    """`groupcheck jsonl examples/requests.jsonl` answers each line, bad lines with an error,
+    and keeps going to the end."""
+    proc = _run("jsonl", "examples/requests.jsonl")
+    assert proc.returncode == 0, proc.stderr
+    requests = [ln for ln in (ROOT / "examples/requests.jsonl").read_text().splitlines()
+                if ln.strip()]
+    answers = [json.loads(ln) for ln in proc.stdout.splitlines()]
+    assert len(answers) == len(requests)
+    assert answers[0] == {"pong": True}
+    assert "error" in answers[-1] and "error" in answers[-2]
+    assert sum("assignment" in a for a in answers) == 2
+
+
+def test_assign_prints_member_table_and_json(tmp_path: Path) -> None:
+    request = {"assignor": "range", "mode": "client", "partitions": {"t0": 3, "t1": 3},
+               "members": {"C0": {"topics": ["t0", "t1"]}, "C1": {"topics": ["t0", "t1"]}}}
+    path = tmp_path / "req.json"
+    path.write_text(json.dumps(request))
+    table = _run("assign", str(path))
+    assert table.returncode == 0
+    assert "C0" in table.stdout and "t0-0, t0-1, t1-0, t1-1" in table.stdout
+    as_json = json.loads(_run("assign", "--json", "-", stdin=json.dumps(request)).stdout)
+    assert as_json["assignment"] == {"C0": [["t0", 0], ["t0", 1], ["t1", 0], ["t1", 1]],
+                                     "C1": [["t0", 2], ["t1", 2]]}
+
+
+def test_bad_input_is_one_line_and_exit_code_2(tmp_path: Path) -> None:
+    missing = _run("assign", str(tmp_path / "nope.json"))
+    bad = tmp_path / "bad.json"
+    bad.write_text('{"assignor": "nope", "members": {}}')
+    unknown = _run("assign", str(bad))
+    usage = _run("no-such-command")
+    for proc in (missing, unknown, usage):
+        assert proc.returncode == 2
+        assert len(proc.stderr.strip().splitlines()) == 1 and "Traceback" not in proc.stderr
