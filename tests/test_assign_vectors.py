@@ -14,10 +14,12 @@ import sys
 from typing import Any
 
 import pytest
+
 from groupcheck.impl.assign_op import run_assign
 from groupcheck.impl.errors import AssignorError
 from groupcheck.impl.jsonl import error_text, handle
 from groupcheck.properties.assignment import exclusive_ownership, valid_targets
+
 from vectors import ROOT, line_id, load
 
 LINES = load("assign.jsonl")

@@ -15,6 +15,17 @@ import tracemalloc
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from groupcheck.impl.consumer_protocol import (
+    decode_assignment,
+    decode_subscription,
+    encode_assignment,
+    encode_subscription,
+)
+from groupcheck.impl.errors import CodecError
+
 from codec_inputs import (
     INT16_MAX,
     INT32_MAX,
@@ -39,16 +50,6 @@ from codec_strategies import (
     to_assignment,
     to_subscription,
 )
-from hypothesis import given, settings
-from hypothesis import strategies as st
-
-from groupcheck.impl.consumer_protocol import (
-    decode_assignment,
-    decode_subscription,
-    encode_assignment,
-    encode_subscription,
-)
-from groupcheck.impl.errors import CodecError
 
 FUZZ = settings(max_examples=300, deadline=None)
 ROUNDS = 4  # mutations tried per generated encoding (generating is the costly part)

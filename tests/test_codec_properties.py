@@ -10,17 +10,6 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from codec_inputs import with_header
-from codec_strategies import (
-    WRITER_VERSIONS,
-    assignment_message,
-    assignments,
-    decoded_or_none,
-    subscription_message,
-    subscriptions,
-    to_assignment,
-    to_subscription,
-)
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -39,6 +28,18 @@ from groupcheck.properties.codec import (
     leader_view,
     project_subscription,
     subscription_size,
+)
+
+from codec_inputs import with_header
+from codec_strategies import (
+    WRITER_VERSIONS,
+    assignment_message,
+    assignments,
+    decoded_or_none,
+    subscription_message,
+    subscriptions,
+    to_assignment,
+    to_subscription,
 )
 
 PAIR_VERSIONS = range(5)  # 0..3 and the first future version

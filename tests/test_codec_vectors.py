@@ -12,7 +12,9 @@ import sys
 from typing import Any
 
 import pytest
+
 from groupcheck.impl.jsonl import handle
+
 from vectors import ROOT, load
 
 LINES = [line for line in load("codec.jsonl") if line["request"]["op"] != "user_data"]

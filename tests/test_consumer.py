@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import pytest
+
 from groupcheck.impl.assignors.range import RangeAssignor
 from groupcheck.impl.consumer import Consumer
 from groupcheck.impl.consumer_fetch import Record

@@ -9,6 +9,9 @@ from __future__ import annotations
 from collections import Counter, defaultdict
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
 from groupcheck.impl.coordinator import GroupCoordinator
 from groupcheck.impl.coordinator_group import ClassicGroup
 from groupcheck.impl.coordinator_state import (
@@ -32,8 +35,6 @@ from groupcheck.impl.group_messages import (
     SyncGroupResponse,
 )
 from groupcheck.impl.javahash import string_map_order
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
 
 RANGE = (("range", b"range-meta"),)
 RESPONSES = (JoinGroupResponse, SyncGroupResponse, HeartbeatResponse, LeaveGroupResponse)

@@ -15,13 +15,14 @@ import time
 from pathlib import Path
 
 import pytest
-from vectors import ROOT
 
 from groupcheck.model.fuzz import fuzz
 from groupcheck.model.machine import MachineConfig, config_for
 from groupcheck.model.replay import replay_events
 from groupcheck.model.shrink import invariant_of
 from groupcheck.targets.registry import group_target_factory, machine_hints
+
+from vectors import ROOT
 
 
 def _fuzz_target(target: str, settings: str = "ci", config: MachineConfig | None = None):

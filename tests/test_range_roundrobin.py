@@ -13,13 +13,15 @@ from collections import Counter
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
 from groupcheck.impl.assignors.common import java_string_key, member_info_key
 from groupcheck.impl.assignors.range import RangeAssignor
 from groupcheck.impl.assignors.roundrobin import RoundRobinAssignor
 from groupcheck.impl.errors import AssignorError
 from groupcheck.impl.types import Assignment, Cluster, Subscription, TopicPartition
-from hypothesis import given, settings
-from hypothesis import strategies as st
+
 from vectors import line_id, load
 
 ASSIGNORS = {"range": RangeAssignor, "roundrobin": RoundRobinAssignor}

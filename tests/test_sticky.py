@@ -13,10 +13,12 @@ import collections
 from typing import Any
 
 import pytest
+
 from groupcheck.impl.assignors.sticky import CooperativeStickyAssignor, StickyAssignor
 from groupcheck.impl.assignors.sticky_common import member_order
 from groupcheck.impl.types import Cluster, Subscription, TopicPartition
 from groupcheck.impl.user_data import encode_sticky_user_data
+
 from sticky_vectors import STICKY_NAMES, run
 from vectors import line_id, load
 

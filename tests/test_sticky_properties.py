@@ -9,11 +9,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
 from groupcheck.impl.assignors.sticky import CooperativeStickyAssignor, StickyAssignor
 from groupcheck.impl.types import Cluster, Subscription, TopicPartition
 from groupcheck.impl.user_data import encode_cooperative_user_data, encode_sticky_user_data
-from hypothesis import given, settings
-from hypothesis import strategies as st
 
 IDS = ["Aa", "BB", "c", "consumer-1", "m2", "AaAa", "BBBB", "z"]
 Assignment = dict[str, list[TopicPartition]]

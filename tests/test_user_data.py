@@ -6,6 +6,7 @@ import base64
 from typing import Any
 
 import pytest
+
 from groupcheck.impl.types import Assignment
 from groupcheck.impl.user_data import (
     MemberData,
@@ -15,6 +16,7 @@ from groupcheck.impl.user_data import (
     encode_sticky_user_data,
     group_partitions_by_topic,
 )
+
 from sticky_vectors import STICKY_NAMES, b64, make, pairs
 from vectors import line_id, load
 

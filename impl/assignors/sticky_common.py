@@ -95,8 +95,8 @@ def resolve_owned_partitions(
     higher takes it, lower leaves it.
 
     As in Kafka, members with an empty subscription seen before the first non-empty one are
-    not compared. Deviation D1 (README, "Where groupcheck differs from Kafka"): claims on partition numbers the
-    metadata lacks are dropped, like claims on topics without metadata.
+    not compared. Deviation D1 (README, "Where groupcheck differs from Kafka"): claims on
+    partition numbers the metadata lacks are dropped, like claims on topics without metadata.
     """
     all_equal = True
     reference: set[str] = set()
