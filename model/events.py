@@ -100,8 +100,9 @@ def _subscribe(model: ReferenceModel, target: GroupTarget, event: Event) -> list
 def _unsubscribe(model: ReferenceModel, target: GroupTarget, event: Event) -> list[str]:
     member = event["member"]
     before = _last(model, member)
+    consumed = set(model.members[member].consumed)
     target.unsubscribe(member)
-    model.subscribed(member, ())
+    model.unsubscribed(member)
     view = target.view()
     out = model.observe(view)
     after = view.members.get(member)
@@ -109,7 +110,8 @@ def _unsubscribe(model: ReferenceModel, target: GroupTarget, event: Event) -> li
         released = {tp for cb in view.callbacks if cb.member == member
                     and cb.kind in ("revoked", "lost") for tp in cb.partitions}
         out += [f"{member}: {v}" for v in M.unsubscribe(
-            set(before.owned), set(after.owned), released, before.commits, after.commits)]
+            set(before.owned), set(after.owned), released, before.commits, after.commits,
+            consumed)]
     return out
 
 

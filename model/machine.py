@@ -190,6 +190,14 @@ def make_machine(target_factory: Callable[[], GroupTarget], config: MachineConfi
                                         min_size=1, unique=True).map(sorted), label="topics")
             self.run({"op": "subscribe", "member": member, "topics": topics})
 
+        @precondition(lambda self: bool(self.present()))
+        @rule(data=st.data())
+        def member_unsubscribes(self, data: st.DataObject) -> None:
+            """KIP-70: commit, release every owned partition through the listener, leave."""
+            member = data.draw(st.sampled_from(self.present()), label="member")
+            self.run({"op": "unsubscribe", "member": member})
+            self.then_maybe_settle(data)
+
         # --- metadata --------------------------------------------------------------------
             self.then_maybe_settle(data)
 

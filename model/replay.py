@@ -45,6 +45,8 @@ def _describe(event: Event) -> str:
                 "wake": f"{who} wakes up with its stale state"}[op]
     if op == "subscribe":
         return f"{who} subscribes to {', '.join(event['topics'])}"
+    if op == "unsubscribe":
+        return f"{who} unsubscribes"
     if op == "partitions":
         return f"topic {event['topic']} has {event['count']} partitions"
     if op == "delete_topic":

@@ -29,6 +29,7 @@ class MemberModel:
     subscription: frozenset[str]
     pause_marks: set[TopicPartition] = field(default_factory=set)
     completed_joins: int = 0
+    consumed: set[TopicPartition] = field(default_factory=set)  # owned, records returned
 
 
 @dataclass
@@ -56,6 +57,13 @@ class ReferenceModel:
 
     def subscribed(self, name: str, topics: tuple[str, ...]) -> None:
         self.members[name].subscription = frozenset(topics)
+
+    def unsubscribed(self, name: str) -> None:
+        """KIP-70: the assignment is cleared, and with it every pause mark and position."""
+        member = self.members[name]
+        member.subscription = frozenset()
+        member.pause_marks.clear()
+        member.consumed.clear()
 
     def paused(self, name: str, partitions: tuple[TopicPartition, ...]) -> None:
         """``pause`` marks only partitions the member owns (Kafka raises for the others)."""
@@ -90,6 +98,11 @@ class ReferenceModel:
             mv = view.members.get(name)
             if mv is not None:
                 out += [f"{name}: {v}" for v in M.fetched_record(tp, mv.owned, mv.paused)]
+                if name in self.members:
+                    self.members[name].consumed.add(tp)
+        for name, member in self.members.items():
+            seen = view.members.get(name)
+            member.consumed &= set(seen.owned) if seen else set()
         for name, mv in view.members.items():
             out += [f"{name}: {v}" for v in self._pauses(name, mv)]
         if view.settled:

@@ -84,15 +84,16 @@ def subscription_change(owned_before: Set[TopicPartition],
 
 def unsubscribe(owned_before: Set[TopicPartition], owned_after: Set[TopicPartition],
                 released: Set[TopicPartition], commits_before: int,
-                commits_after: int) -> list[str]:
-    """I9 (KIP-70, KAFKA-8972): ``unsubscribe`` commits, then revokes (or loses) every owned
-    partition through the listener, then clears the assignment."""
+                commits_after: int, consumed: Set[TopicPartition]) -> list[str]:
+    """I9 (KIP-70, KAFKA-8972): ``unsubscribe`` commits what was consumed (``consumed``: owned
+    partitions it returned records of), then revokes (or loses) every owned partition through
+    the listener, then clears the assignment."""
     out: list[str] = []
     if owned_after:
         out.append(f"I9: unsubscribe left {_fmt(owned_after)} assigned")
     if owned_before and released != owned_before:
         out.append(f"I9: unsubscribe released {_fmt(released)} through the listener, "
                    f"not all of {_fmt(owned_before)}")
-    if owned_before and commits_after <= commits_before:
+    if consumed & owned_before and commits_after <= commits_before:
         out.append("I9: unsubscribe did not commit before releasing its partitions")
     return out

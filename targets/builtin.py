@@ -180,6 +180,8 @@ class BuiltinGroup:
         self._idle.clear()
 
     def leave(self, member: str) -> None:
+        """``close()``; a stalled member wakes up to close (its LeaveGroup must get out)."""
+        self.wake(member)
         self._call(member, lambda c: c.close())
         self.members[member].closed = True
         self.members[member].active = False
@@ -333,7 +335,8 @@ class BuiltinGroup:
 
     def _settled(self) -> bool:
         listed = set(self.coordinator.members)
-        live = [m for m in self.members.values() if m.active and not m.closed]
+        live = [m for m in self.members.values()
+                if m.active and not m.closed and m.consumer.subscription]
         if not live and not listed:
             return self.network.idle()
         if self.coordinator.state is not GroupState.STABLE or not self.network.idle():

@@ -79,6 +79,8 @@ def test_records_of_paused_or_foreign_partitions_are_violations() -> None:
 def test_kip70_subscription_and_unsubscribe_rules() -> None:
     assert M.subscription_change({("t", 0)}, {("t", 0)}) == []
     assert M.subscription_change({("t", 0)}, set()) != []
-    assert M.unsubscribe({("t", 0)}, set(), {("t", 0)}, 0, 1) == []
-    assert M.unsubscribe({("t", 0)}, set(), {("t", 0)}, 0, 0) != []
-    assert M.unsubscribe({("t", 0)}, {("t", 0)}, set(), 0, 1) != []
+    consumed = {("t", 0)}
+    assert M.unsubscribe({("t", 0)}, set(), {("t", 0)}, 0, 1, consumed) == []
+    assert M.unsubscribe({("t", 0)}, set(), {("t", 0)}, 0, 0, consumed) != []
+    assert M.unsubscribe({("t", 0)}, set(), {("t", 0)}, 0, 0, set()) == []
+    assert M.unsubscribe({("t", 0)}, {("t", 0)}, set(), 0, 1, consumed) != []

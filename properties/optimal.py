@@ -1,0 +1,135 @@
+"""The optimal-stickiness solver (I4b): the fewest moves any balanced complete assignment has.
+
+Given the subscriptions, the metadata and the previous ownership, Z3 searches every
+assignment that is complete (I2) and balanced (Kafka's ``isBalanced``, I3) — the very
+formulas of ``z3_encodings`` — and minimises ``moves`` (previously owned entries that end
+with another member or none). An assignor's *gap* on an input is its moves minus this
+optimum; DESIGN.md reports the gap, it does not fail on it.
+
+A complete balanced assignment always exists (one that minimises the sum of squared sizes
+is balanced), so :func:`min_moves` always answers. z3 is imported lazily.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from .z3_encodings import (
+    SymbolicAssignment,
+    balanced_holds,
+    complete_holds,
+    moves_term,
+    z3mod,
+)
+
+TopicPartition = tuple[str, int]
+
+
+@dataclass(frozen=True)
+class Optimum:
+    """The minimum number of moves, and one balanced complete assignment that achieves it."""
+
+    moves: int
+    assignment: dict[str, list[TopicPartition]]
+
+
+def forced_moves(subscriptions: Mapping[str, Iterable[str]], partitions: Mapping[str, int],
+                 owned_before: Mapping[str, Iterable[TopicPartition]]) -> int:
+    """A lower bound on the moves of every complete assignment: entries whose partition left
+    the metadata or whose member does not subscribe to its topic (or is gone), plus, for a
+    partition claimed by several members, every entry but those of one member."""
+    subs = {m: set(ts) for m, ts in subscriptions.items()}
+    forced = 0
+    keepable: dict[TopicPartition, dict[str, int]] = {}
+    for member, parts in owned_before.items():
+        for item in parts:
+            topic, p = item[0], item[1]
+            if topic in subs.get(member, set()) and 0 <= p < partitions.get(topic, 0):
+                per = keepable.setdefault((topic, p), {})
+                per[member] = per.get(member, 0) + 1
+            else:
+                forced += 1
+    for per in keepable.values():
+        forced += sum(per.values()) - max(per.values())
+    return forced
+
+
+def min_moves(subscriptions: Mapping[str, Iterable[str]], partitions: Mapping[str, int],
+              owned_before: Mapping[str, Iterable[TopicPartition]]) -> Optimum:
+    """Ask Z3 for the fewest moves of any complete, balanced assignment."""
+    z3 = z3mod()
+    subs = {m: set(ts) for m, ts in subscriptions.items()}
+    wanted = sorted({t for ts in subs.values() for t in ts if t in partitions})
+    universe = [(t, p) for t in wanted for p in range(partitions[t])]
+    sym = SymbolicAssignment(
+        list(subs), universe, copies=1, name="opt",
+        allowed=lambda m, tp: tp[0] in subs[m])
+    objective = moves_term(sym, owned_before)
+    opt = z3.Optimize()
+    opt.add(complete_holds(sym, subs, partitions), balanced_holds(sym, subs, partitions))
+    opt.minimize(objective)
+    if opt.check() != z3.sat:  # pragma: no cover - a balanced complete assignment exists
+        raise RuntimeError("no complete balanced assignment exists")
+    model = opt.model()
+    return Optimum(model.eval(objective, model_completion=True).as_long(), sym.value(model))
+
+
+class MovesOracle:
+    """The same optimum, for many questions over few (subscriptions, metadata) pairs.
+
+    The complete ∧ balanced formula depends only on the subscriptions and the metadata, so
+    it is built once per pair and kept in an incremental solver; each question adds only
+    its ``moves <= k`` bound. Given ``achieved`` — the moves of an assignment known to be
+    complete and balanced — one unsatisfiable check of ``moves <= achieved - 1`` settles the
+    common case; otherwise the bound rises from :func:`forced_moves` until it is met.
+    """
+
+    def __init__(self) -> None:
+        self._bases: dict[Any, tuple[SymbolicAssignment, Any]] = {}
+        self.checks = 0
+
+    def _base(self, subscriptions: Mapping[str, Iterable[str]],
+              partitions: Mapping[str, int]) -> tuple[SymbolicAssignment, Any]:
+        subs = {m: sorted(set(ts)) for m, ts in subscriptions.items()}
+        key = (tuple((m, tuple(ts)) for m, ts in subs.items()),
+               tuple(sorted(partitions.items())))
+        base = self._bases.get(key)
+        if base is None:
+            z3 = z3mod()
+            wanted = sorted({t for ts in subs.values() for t in ts if t in partitions})
+            universe = [(t, p) for t in wanted for p in range(partitions[t])]
+            sym = SymbolicAssignment(list(subs), universe, copies=1, name="opt",
+                                     allowed=lambda m, tp: tp[0] in subs[m])
+            solver = z3.Solver()
+            solver.add(complete_holds(sym, subs, partitions),
+                       balanced_holds(sym, subs, partitions))
+            base = self._bases[key] = (sym, solver)
+        return base
+
+    def _within(self, solver: Any, objective: Any, bound: int) -> bool:
+        z3 = z3mod()
+        self.checks += 1
+        solver.push()
+        solver.add(objective <= bound)
+        found = solver.check() == z3.sat
+        solver.pop()
+        return bool(found)
+
+    def min_moves(self, subscriptions: Mapping[str, Iterable[str]],
+                  partitions: Mapping[str, int],
+                  owned_before: Mapping[str, Iterable[TopicPartition]],
+                  achieved: int | None = None) -> int:
+        """The fewest moves of any complete balanced assignment (``achieved``: the moves of
+        one such assignment, if known)."""
+        sym, solver = self._base(subscriptions, partitions)
+        objective = moves_term(sym, owned_before)
+        low = forced_moves(subscriptions, partitions, owned_before)
+        if achieved is not None:
+            if achieved <= low or not self._within(solver, objective, achieved - 1):
+                return max(achieved, low)
+        bound = low
+        while not self._within(solver, objective, bound):
+            bound += 1
+        return bound
