@@ -93,7 +93,7 @@ class ReferenceModel:
             profile = member.spec.profile if member else "kip"
             out += [f"{cb.member}: {v}" for v in M.listener_call(
                 cb.kind, set(cb.partitions), set(cb.owned_before), cb.generation,
-                cb.member_id, profile)]
+                cb.member_id, profile, cb.rebalancing)]
         for name, tp in view.records:
             mv = view.members.get(name)
             if mv is not None:

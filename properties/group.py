@@ -35,7 +35,7 @@ class MemberSpec:
 @dataclass(frozen=True)
 class CallbackRecord:
     """One rebalance-listener call, as the member saw it (``owned_before`` is its owned set
-    just before the call; ``generation``/``member_id`` its membership at that moment)."""
+    just before the call; ``generation``/``member_id``/``rebalancing`` its membership then)."""
 
     seq: int
     member: str
@@ -44,6 +44,7 @@ class CallbackRecord:
     owned_before: tuple[TopicPartition, ...]
     generation: int
     member_id: str
+    rebalancing: bool = False  # a rebalance was in progress for the member
 
 
 @dataclass(frozen=True)

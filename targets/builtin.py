@@ -136,7 +136,7 @@ class BuiltinGroup:
         self._seq += 1
         self._callbacks.append(CallbackRecord(
             self._seq, name, kind, tuple(sorted(partitions)), tuple(sorted(before)),
-            m.consumer.generation, m.consumer.member_id))
+            m.consumer.generation, m.consumer.member_id, m.consumer.rebalance_in_progress))
 
     def log_rebalance(self, leader: str, assignor: str, subscriptions: dict[str, Subscription],
                       result: dict[str, Assignment]) -> None:
