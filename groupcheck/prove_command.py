@@ -19,6 +19,7 @@ from typing import Any
 from .membership_commands import DEFAULT_FAILURES, CommandError
 
 AssignFn = Callable[[dict[str, Any]], dict[str, Any]]
+LARGE_SCOPE = 10_000_000
 SCOPE_HELP = ("comma-separated key=value: members (max members), topics, partitions (max per "
               "topic; 0 = no metadata), generations, claims (max claimants per partition), "
               "racks, symmetry (0 checks every labelled configuration); unset keys keep the "
@@ -51,7 +52,7 @@ def _progress(started: float) -> Callable[[int, float], None]:
 
 
 def cmd_prove(args: argparse.Namespace) -> int:
-    from .properties.scope import Scope, prove
+    from .properties.scope import Scope, prove, upper_bound
 
     try:
         scope = Scope.parse(args.scope or "")
@@ -60,6 +61,11 @@ def cmd_prove(args: argparse.Namespace) -> int:
     if args.workers is not None and args.workers < 1:
         raise CommandError("prove: --workers must be at least 1")
     assign, assignor = resolve_target(args.target)
+    bound = upper_bound(scope)
+    if bound > LARGE_SCOPE:
+        print(f"prove: scope {scope.text()} holds up to {bound:,} configurations "
+              "(about 2,000 per second); consider fewer generations or claims",
+              file=sys.stderr)
     started = time.perf_counter()
     report = prove(assign, assignor, scope, target=args.target, workers=args.workers,
                    failures=args.failures, exact=args.exact, progress=_progress(started))

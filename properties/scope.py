@@ -247,6 +247,17 @@ def _tasks(scope: Scope) -> list[tuple[Metadata, int, int]]:
     return [(metadata, n, i) for _, metadata, n, i in sized]
 
 
+def upper_bound(scope: Scope) -> int:
+    """How many member tuples the enumeration visits before pruning claims and symmetry: an
+    upper bound on the configurations (cheap; for warning about scopes too big to run)."""
+    total = 0
+    for metadata in _metadatas(scope):
+        count = len(_descriptors(scope, metadata))
+        for n in range(1, scope.members + 1):
+            total += count ** n if not scope.symmetry else math.comb(count + n - 1, n)
+    return total
+
+
 def _configs_of_task(scope: Scope, task: tuple[Metadata, int, int],
                      descs: list[MemberDesc]) -> Iterator[Config]:
     metadata, n, first = task

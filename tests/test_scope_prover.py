@@ -59,6 +59,8 @@ def test_builtin_assignors_hold_on_a_tiny_scope(assignor: str) -> None:
     assert report.configurations == sum(1 for _ in enumerate_scope(TINY))
     assert report.symmetry_saved > 0 and report.labelled > report.configurations
     assert sum(report.gaps.values()) + report.gap_unjudged == report.configurations
+    assert {g for g in report.gaps if g} == set(report.gap_examples)
+    assert all(ex["moves"] - ex["optimum"] == g for g, ex in report.gap_examples.items())
     if assignor == "sticky":
         assert report.gap_unjudged == 0 and set(report.gaps) == {0}
 

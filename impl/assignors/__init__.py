@@ -6,12 +6,14 @@
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 
 from ..errors import InvalidRequestError
 from ..types import Assignor
 
 
+@functools.cache
 def _registry() -> dict[str, Callable[[], Assignor]]:
     from .range import RangeAssignor
     from .roundrobin import RoundRobinAssignor
