@@ -6,12 +6,13 @@ import argparse
 import sys
 import time
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
-from .model.fuzz import PROFILES, fuzz
-from .model.machine import MachineConfig, config_for
-from .model.replay import load, replay_events, save
-from .properties.group import GroupTarget
-from .targets.registry import TargetError, group_target_factory, machine_hints
+if TYPE_CHECKING:  # the engines load only when a command runs: `jsonl` needs none of them
+    from .model.machine import MachineConfig
+    from .properties.group import GroupTarget
+
+SETTINGS = ("ci", "dev", "deep")  # model.fuzz.PROFILES
 
 DEFAULT_FAILURES = "groupcheck-failures"
 
@@ -21,12 +22,17 @@ class CommandError(Exception):
 
 
 def _config(target: str) -> MachineConfig:
+    from .model.machine import config_for
+    from .targets.registry import machine_hints
+
     hints = machine_hints(target)
     return config_for(hints.assignor, profiles=hints.profiles,
                       user_data_versions=hints.user_data_versions)
 
 
 def _factory(target: str) -> Callable[[], GroupTarget]:
+    from .targets.registry import TargetError, group_target_factory
+
     try:
         return group_target_factory(target)
     except TargetError as exc:
@@ -42,6 +48,9 @@ def _progress(started: float) -> Callable[[int, int], None]:
 
 
 def cmd_fuzz(args: argparse.Namespace) -> int:
+    from .model.fuzz import fuzz
+    from .model.replay import replay_events, save
+
     factory = _factory(args.target)
     started = time.perf_counter()
     result = fuzz(factory, _config(args.target), profile=args.settings,
@@ -66,6 +75,8 @@ def cmd_fuzz(args: argparse.Namespace) -> int:
 
 
 def cmd_replay(args: argparse.Namespace) -> int:
+    from .model.replay import load, replay_events
+
     try:
         data = load(args.file)
     except (OSError, ValueError) as exc:
@@ -86,7 +97,7 @@ def add_commands(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-
     p.add_argument("--target", required=True, help="builtin:<assignor> or mutant:<name>")
     p.add_argument("--max-examples", type=int, default=None)
     p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--settings", choices=sorted(PROFILES), default="ci")
+    p.add_argument("--settings", choices=SETTINGS, default="ci")
     p.add_argument("--failures", default=DEFAULT_FAILURES, help="where replay files go")
     p.set_defaults(func=cmd_fuzz)
     p = sub.add_parser("replay", help="run a saved counterexample again")

@@ -53,3 +53,13 @@ def test_bad_input_is_one_line_and_exit_code_2(tmp_path: Path) -> None:
     for proc in (missing, unknown, usage):
         assert proc.returncode == 2
         assert len(proc.stderr.strip().splitlines()) == 1 and "Traceback" not in proc.stderr
+
+
+def test_quick_start_job_needs_nothing_but_the_standard_library() -> None:
+    """Building the command line loads no engine: `jsonl` runs where only impl/ is usable."""
+    code = ("import sys, groupcheck.cli as c; c.build_parser(); "
+            "print(sorted(m for m in sys.modules if m.startswith(('hypothesis', 'z3', "
+            "'pyspark', 'groupcheck.model', 'groupcheck.targets'))))")
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          cwd=ROOT, timeout=60)
+    assert proc.stdout.strip() == "[]", proc.stdout + proc.stderr
