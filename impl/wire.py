@@ -158,7 +158,8 @@ class Reader:
         at least 0, so the end position bounds every string); anything else re-reads the
         array field by field, which raises the same error `text` raises."""
         buf, start = self._buf, self.pos
-        pos, out = start, []
+        pos = start
+        out: list[str] = []
         append = out.append
         try:
             for _ in range(n):
@@ -186,7 +187,8 @@ class Reader:
         hostile count costs nothing; anything out of the ordinary re-reads field by field."""
         buf, start = self._buf, self.pos
         end = len(buf)
-        pos, out = start, []
+        pos = start
+        out: list[tuple[str, list[int]]] = []
         append = out.append
         int32 = _I32.unpack_from
         try:

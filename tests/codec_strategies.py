@@ -20,9 +20,9 @@ INT16 = st.integers(-(1 << 15), (1 << 15) - 1)
 #: Writer versions: every real one and some future ones (written as 3).
 WRITER_VERSIONS = [0, 1, 2, 3, 4, 5, 100, (1 << 15) - 1]
 
-# Names as Kafka allows them ([a-zA-Z0-9._-]), and characters that matter: 2-, 3- and 4-byte UTF-8, the U+E000..U+FFFF block that Java
-# sorts *after* astral characters (Python sorts it before), and unpaired surrogates, which
-# Java writes as '?'.
+# Names as Kafka allows them ([a-zA-Z0-9._-]), and characters that matter: 2-, 3- and
+# 4-byte UTF-8, the U+E000..U+FFFF block that Java sorts *after* astral characters (Python
+# sorts it before), and unpaired surrogates, which Java writes as '?'.
 _SPECIAL = "ab.-_Z\u00e9\u4e2d\ue000\uffff\U0001f600\U00010000?\ud800\udfff"
 NAMES = st.one_of(st.text(alphabet="abtz019._-", max_size=4),
                   st.text(alphabet=st.one_of(st.sampled_from(_SPECIAL), st.characters()),
