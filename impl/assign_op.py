@@ -39,6 +39,22 @@ def unb64(text: Any, what: str) -> bytes | None:
         raise InvalidRequestError(f"{what} is not valid base64: {exc}") from None
 
 
+INT32_MIN, INT32_MAX = -(2**31), 2**31 - 1
+
+
+def int32(value: Any, what: str) -> int:
+    """A JSON number that must fit Kafka's int32 (generations, partitions)."""
+    if not isinstance(value, int) or isinstance(value, bool):
+        raise InvalidRequestError(f"{what} must be an integer, not {value!r}")
+    if not INT32_MIN <= value <= INT32_MAX:
+        raise InvalidRequestError(f"{what} {value} does not fit in an int32")
+    return value
+
+
+def optional_generation(value: Any) -> int | None:
+    return None if value is None else int32(value, "generation")
+
+
 def partition_list(raw: Any, what: str) -> list[TopicPartition]:
     """``[[topic, p], ...]`` as tuples, checked."""
     if raw is None:
@@ -47,10 +63,9 @@ def partition_list(raw: Any, what: str) -> list[TopicPartition]:
         raise InvalidRequestError(f"{what} must be a list of [topic, partition] pairs")
     out: list[TopicPartition] = []
     for item in raw:
-        if (not isinstance(item, list) or len(item) != 2 or not isinstance(item[0], str)
-                or not isinstance(item[1], int) or isinstance(item[1], bool)):
+        if not isinstance(item, list) or len(item) != 2 or not isinstance(item[0], str):
             raise InvalidRequestError(f"{what}: {item!r} is not a [topic, partition] pair")
-        out.append((item[0], item[1]))
+        out.append((item[0], int32(item[1], f"{what}: partition of {item[0]!r}")))
     return out
 
 
@@ -75,9 +90,9 @@ def _client_subscription(name: str, member: dict[str, Any], version: int) -> Sub
     instance = make_assignor(name)
     topics = [str(t) for t in member.get("topics") or []]
     owned = partition_list(member.get("owned"), "owned")
-    generation = member.get("generation")
+    generation = optional_generation(member.get("generation"))
     if generation is not None:
-        instance.on_assignment(Assignment(list(owned)), int(generation))
+        instance.on_assignment(Assignment(list(owned)), generation)
     user_data = unb64(member.get("userData"), "userData")
     if user_data is None:
         user_data = instance.subscription_user_data(set(topics))
@@ -88,13 +103,13 @@ def _client_subscription(name: str, member: dict[str, Any], version: int) -> Sub
     rack = member.get("rack")
     wire = encode_subscription(
         Subscription(topics, user_data, sent_owned,
-                     -1 if generation is None else int(generation), rack or None),
+                     -1 if generation is None else generation, rack or None),
         version)
     return decode_subscription(wire).to_api(member.get("groupInstanceId"))
 
 
 def _raw_subscription(member: dict[str, Any]) -> Subscription:
-    generation = member.get("generation")
+    generation = optional_generation(member.get("generation"))
     return Subscription(
         topics=[str(t) for t in member.get("topics") or []],
         user_data=unb64(member.get("userData"), "userData"),
@@ -107,7 +122,7 @@ def _raw_subscription(member: dict[str, Any]) -> Subscription:
 
 def _new_generation(request: dict[str, Any], members: dict[str, Any]) -> int:
     if request.get("newGeneration") is not None:
-        return int(request["newGeneration"])
+        return int32(request["newGeneration"], "newGeneration")
     generations = [m.get("generation") for m in members.values()]
     return max([g for g in generations if g is not None], default=0) + 1
 

@@ -12,7 +12,7 @@ import json
 from collections.abc import Callable
 from typing import IO, Any
 
-from .assign_op import b64, partition_list, run_assign, unb64
+from .assign_op import b64, optional_generation, partition_list, run_assign, unb64
 from .assignors import make_assignor
 from .consumer_protocol import (
     AssignmentData,
@@ -46,12 +46,12 @@ def _version(request: dict[str, Any]) -> int:
 
 
 def _op_encode_subscription(req: dict[str, Any]) -> dict[str, Any]:
-    generation = req.get("generation")
+    generation = optional_generation(req.get("generation"))
     sub = Subscription(
         topics=[str(t) for t in req.get("topics") or []],
         user_data=unb64(req.get("userData"), "userData"),
         owned_partitions=partition_list(req.get("owned"), "owned"),
-        generation_id=-1 if generation is None else int(generation),
+        generation_id=-1 if generation is None else generation,
         rack_id=req.get("rack"),
     )
     return {"hex": encode_subscription(sub, _version(req)).hex()}
@@ -114,10 +114,10 @@ def _op_user_data(req: dict[str, Any]) -> dict[str, Any]:
     if not isinstance(name, str):
         raise InvalidRequestError("user_data needs an 'assignor' name")
     assignor = make_assignor(name)
-    generation = req.get("generation")
+    generation = optional_generation(req.get("generation"))
     if generation is not None:
         assignor.on_assignment(Assignment(partition_list(req.get("owned"), "owned")),
-                               int(generation))
+                               generation)
     topics = {str(t) for t in req.get("topics") or []}
     return {"userData": b64(assignor.subscription_user_data(topics))}
 

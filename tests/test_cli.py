@@ -63,3 +63,17 @@ def test_quick_start_job_needs_nothing_but_the_standard_library() -> None:
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                           cwd=ROOT, timeout=60)
     assert proc.stdout.strip() == "[]", proc.stdout + proc.stderr
+
+
+def test_numbers_outside_int32_get_a_request_error_not_a_crash() -> None:
+    """Generations and partitions are Kafka int32s; anything larger is a bad request."""
+    from groupcheck.impl.jsonl import handle
+
+    for request in ({"op": "encode_subscription", "version": 3, "topics": ["t"],
+                     "owned": [["t", 2**31]], "generation": 1},
+                    {"op": "encode_subscription", "version": 3, "topics": ["t"],
+                     "generation": 2**31},
+                    {"op": "user_data", "assignor": "sticky", "topics": ["t"],
+                     "owned": [["t", 0]], "generation": -(2**31) - 1}):
+        answer = handle(request)
+        assert answer["error"].startswith("InvalidRequestError"), answer
