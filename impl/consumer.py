@@ -89,6 +89,7 @@ class Consumer(Membership):
         self._saved_paused: set[TopicPartition] = set()   # KIP-822, "kip" profile only
         self.commit_log: list[CommitRecord] = []
         self.completed_joins = 0  # assignments adopted by onJoinComplete (for the harness)
+        self.joined_assignment: frozenset[TopicPartition] = frozenset()  # the last adopted
 
     # -- guards ---------------------------------------------------------------------
 
@@ -286,6 +287,7 @@ class Consumer(Membership):
         if revoked:
             self._rejoin_needed = True
         self.completed_joins += 1
+        self.joined_assignment = frozenset(self._subs.assigned)
 
     def _restore_pauses(self) -> None:
         """KIP-822: pauses of partitions paused before the rebalance and still assigned."""

@@ -141,7 +141,7 @@ class ReferenceModel:
         if mv.completed_joins != member.completed_joins:
             member.completed_joins = mv.completed_joins
             member.pause_marks = M.pause_marks(member.spec.profile, mv.protocol,
-                                               member.pause_marks, mv.owned)
+                                               member.pause_marks, mv.joined_owned)
             return M.pause_state(set(mv.paused), set(mv.owned), member.pause_marks)
         problems = [] if mv.paused <= mv.owned else M.pause_state(
             set(mv.paused), set(mv.owned), member.pause_marks)

@@ -85,6 +85,7 @@ class MemberView:
     active: bool  # polling (not stalled, not crashed, not closed)
     commits: int = 0
     completed_joins: int = 0  # assignments it has adopted (onJoinComplete runs)
+    joined_owned: frozenset[TopicPartition] = frozenset()  # owned when the last one ended
 
 
 @dataclass(frozen=True)

@@ -301,8 +301,10 @@ class BuiltinGroup:
             try:
                 result = m.consumer.poll(self.now)
                 self._records += [(name, (r.topic, r.partition)) for r in result.records]
-            except ConsumerError as exc:
-                self._errors.append((name, f"{type(exc).__name__}: {exc}"))
+            except Exception as exc:  # noqa: BLE001 - poll raises what the app would see
+                # (a callback's or the leader's assignor's error); the member rejoins, and a
+                # group that cannot get past it fails I11
+                self._errors.append((name, f"poll raised {type(exc).__name__}: {exc}"))
             self._flush(m)
             if self._fingerprint(m) == before and self.network.idle():
                 self._idle.add(name)
@@ -356,7 +358,8 @@ class BuiltinGroup:
                           m.consumer.owned_partitions, m.consumer.paused,
                           m.consumer.subscription, m.consumer.protocol.name, m.spec.profile,
                           m.consumer.member_id in listed, m.active,
-                          len(m.consumer.commit_log), m.consumer.completed_joins)
+                          len(m.consumer.commit_log), m.consumer.completed_joins,
+                          m.consumer.joined_assignment)
             for n, m in self.members.items() if not m.closed}
         view = GroupView(
             self.coordinator.generation_id, self.coordinator.state.value,
