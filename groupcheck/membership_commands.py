@@ -22,12 +22,14 @@ class CommandError(Exception):
 
 
 def _config(target: str) -> MachineConfig:
-    from .model.machine import config_for
-    from .targets.registry import machine_hints
+    from .battery import machine_config
+    from .targets.registry import TargetError, resolve
 
-    hints = machine_hints(target)
-    return config_for(hints.assignor, profiles=hints.profiles,
-                      user_data_versions=hints.user_data_versions)
+    try:
+        chosen: MachineConfig = machine_config(resolve(target))
+    except TargetError as exc:
+        raise CommandError(str(exc)) from None
+    return chosen
 
 
 def _factory(target: str) -> Callable[[], GroupTarget]:

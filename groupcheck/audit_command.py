@@ -1,0 +1,153 @@
+"""``groupcheck audit``: the PySpark audit pipeline from the command line.
+
+    groupcheck audit [--target T ...] [--scenarios N] [--seed S] [--master URL]
+                     [--out DIR] [--chunk-size K] [--corpus DIR] [--fresh]
+
+Exit codes: 0 every invariant held, 1 a violation (the smallest counterexample per
+(target, invariant) is saved under ``DIR/counterexamples``), 2 bad arguments (one line).
+
+This floor resolves ``builtin:<assignor>`` to our ``impl.assign_op.run_assign`` (audit/
+never imports impl); `resolve_audit_target` is shipped to the executors by reference.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import sys
+from typing import Any
+
+from .membership_commands import CommandError
+
+DEFAULT_OUT = "audit-out"
+DEFAULT_SCENARIOS = 100_000
+
+
+class BuiltinCodec:
+    """Our consumer-protocol codec as an I10 codec (plain-data messages)."""
+
+    def __init__(self) -> None:
+        from .impl.errors import CodecError
+
+        self.error: type[Exception] = CodecError
+
+    def encode_subscription(self, x: dict[str, Any], version: int) -> bytes:
+        from .impl.consumer_protocol import encode_subscription
+        from .impl.types import Subscription
+
+        gen = x["generation"]
+        return encode_subscription(
+            Subscription(list(x["topics"]), x["userData"], [(t, p) for t, p in x["owned"]],
+                         None if gen is None or gen < 0 else gen, x["rack"]), version)
+
+    def decode_subscription(self, data: bytes) -> dict[str, Any]:
+        from .impl.consumer_protocol import decode_subscription
+
+        d = decode_subscription(data)
+        return {"topics": d.topics, "userData": d.user_data,
+                "ownedPartitions": d.owned_partitions, "generationId": d.generation_id,
+                "rackId": d.rack_id, "version": d.version, "remaining": d.remaining}
+
+
+def resolve_audit_target(name: str) -> Any:
+    """A target string → an ``audit.targets.AuditTarget``: ``builtin:<assignor>`` (our
+    implementation) or ``pyfn:<module or file.py>:<function>``."""
+    from .audit.targets import AuditTarget, AuditTargetError, resolve_plugin
+
+    kind, _, assignor = name.partition(":")
+    if kind == "builtin":
+        from .impl.assign_op import run_assign
+        from .impl.assignors import ASSIGNOR_NAMES
+
+        if assignor not in ASSIGNOR_NAMES:
+            raise AuditTargetError(f"unknown assignor {assignor!r}; expected one of "
+                                   f"{', '.join(ASSIGNOR_NAMES)}")
+        return AuditTarget(name, assignor, run_assign, BuiltinCodec())
+    return resolve_plugin(name)
+
+
+def cmd_audit(args: argparse.Namespace) -> int:
+    try:
+        import pyarrow  # noqa: F401
+        import pyspark  # noqa: F401
+    except ImportError as exc:
+        raise CommandError(f"audit needs PySpark and PyArrow (pip install "
+                           f"'groupcheck[spark]'): {exc}") from None
+    from .audit.pipeline import AuditConfig, AuditError, run_audit
+    from .audit.targets import DEFAULT_TARGETS
+
+    if args.scenarios is not None and args.scenarios < 1:
+        raise CommandError("audit: --scenarios must be at least 1")
+    if args.chunk_size is not None and args.chunk_size < 1:
+        raise CommandError("audit: --chunk-size must be at least 1")
+    if args.fresh and os.path.isdir(args.out):
+        shutil.rmtree(args.out)
+    config = AuditConfig(targets=list(args.target or DEFAULT_TARGETS),
+                         scenarios=args.scenarios or DEFAULT_SCENARIOS, seed=args.seed,
+                         master=args.master, out=args.out, chunk_size=args.chunk_size or 0,
+                         slices=args.slices or 0, corpus=args.corpus)
+    try:
+        outcome = run_audit(config, resolve_audit_target)
+    except AuditError as exc:
+        raise CommandError(f"audit: {exc}") from None
+    summary = outcome.summary
+    print(f"{summary['scenarios']:,} scenarios x {len(config.targets)} target(s) in "
+          f"{outcome.seconds:.1f}s ({outcome.chunks_run} of {summary['chunks']} chunk(s) run "
+          "now)")
+    for target, per in summary["invariants"].items():
+        bad = {inv: c["violated"] for inv, c in per.items() if c["violated"]}
+        shown = ", ".join(f"{inv} {n}" for inv, n in bad.items()) or "every invariant held"
+        print(f"  {target}: {shown}")
+    for target, per in summary["counterexamples"].items():
+        for inv, c in per.items():
+            print(f"VIOLATION {target} {inv}: {c['violation']}")
+            print(f"  smallest: scenario {c['scenario']} ({c['members']} members, "
+                  f"{c['partitions']} partitions), replay file "
+                  f"{os.path.join(str(outcome.out), c['file'])}")
+    print(f"report: {os.path.abspath(os.path.join(str(outcome.out), 'index.html'))}")
+    return 0 if outcome.ok else 1
+
+
+def add_commands(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    p = sub.add_parser("audit", help="run targets over many scenarios on Spark; write a "
+                                     "report (Parquet, summary.json, index.html)")
+    p.add_argument("--target", action="append", default=None,
+                   help="builtin:<assignor> or pyfn:<module or file.py>:<function>; "
+                        "repeatable (default: the four builtin assignors)")
+    p.add_argument("--scenarios", type=int, default=None,
+                   help=f"random scenarios to run (default {DEFAULT_SCENARIOS:,})")
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--master", default=None,
+                   help="Spark master URL (default local[*], or spark-submit's)")
+    p.add_argument("--out", default=DEFAULT_OUT, help=f"output folder (default {DEFAULT_OUT})")
+    p.add_argument("--chunk-size", type=int, default=None,
+                   help="scenarios per resumable chunk (default: about 20 chunks)")
+    p.add_argument("--slices", type=int, default=None,
+                   help="Spark partitions per chunk (default: 4 per core)")
+    p.add_argument("--corpus", default=None,
+                   help="run the replay files (*.json) in this folder instead of random "
+                        "scenarios")
+    p.add_argument("--fresh", action="store_true",
+                   help="delete --out first instead of resuming the audit in it")
+    p.set_defaults(func=cmd_audit)
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run ``audit`` alone (``python -m groupcheck.audit_command``, or spark-submit)."""
+    from .cli import UsageError, _Parser
+
+    parser = _Parser(prog="groupcheck")
+    sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
+    add_commands(sub)
+    try:
+        args = parser.parse_args(["audit", *(sys.argv[1:] if argv is None else argv)])
+        code: int = args.func(args)
+        return code
+    except (UsageError, CommandError) as exc:
+        print(str(exc).splitlines()[0], file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,590 @@
+"""The bug zoo, alive: mutants that reproduce historical bugs (spec/bug-zoo.md), and how to
+catch each one.
+
+Every mutant is our implementation with one rule changed back to what a real client once
+shipped (a subclass that overrides one method, or one line of a copied method). Each
+`ZooEntry` names the cheapest engine that catches it:
+
+* ``scenario`` — fixed ``assign`` requests (the bug report's trigger, client mode), each run
+  through the target and judged by the scope prover's rules (I1, I2, I3, I4a, I5, I6, I11,
+  follow-up rebalances for cooperative answers), plus an entry-specific expectation where the
+  bug report asserts more (per-topic balance for KAFKA-16277);
+* ``prove`` — the exhaustive scope prover on a small scope;
+* ``codec`` — the I10 codec battery (every writer/reader version pair);
+* ``fuzz`` — the state machine.
+
+The control: the same check must pass on the unmutated builtin (``base``).
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from typing import Any
+
+from ..impl.assignors.common import member_info_order
+from ..impl.assignors.roundrobin import RoundRobinAssignor
+from ..impl.assignors.sticky import CooperativeStickyAssignor, StickyAssignor
+from ..impl.assignors.sticky_common import (
+    DEFAULT_GENERATION,
+    OwnedClaims,
+    RackInfo,
+    keep_to_subscribers,
+    member_order,
+)
+from ..impl.assignors.sticky_constrained import ConstrainedAssignmentBuilder
+from ..impl.assignors.sticky_general import GeneralAssignmentBuilder
+from ..impl.types import (
+    Assignment,
+    Assignor,
+    Cluster,
+    Subscription,
+    TopicPartition,
+)
+from ..impl.user_data import MemberData
+from ..impl.wire import Writer
+from .codecs import BuiltinCodec
+
+# ---------------------------------------------------------------------------------------
+# Assignor mutants
+
+
+def _in_metadata(partitions_per_topic: dict[str, int],
+                 claims: Iterable[TopicPartition]) -> list[TopicPartition]:
+    return [tp for tp in claims if 0 <= tp[1] < partitions_per_topic.get(tp[0], 0)]
+
+
+class TrustingCooperativeStickyAssignor(CooperativeStickyAssignor):
+    """KAFKA-12984 (bug zoo #2a): two members claiming one partition in the same generation
+    both keep their claim; nothing is invalidated, nothing withheld."""
+
+    def resolve_claims(self, partitions_per_topic: dict[str, int], members: list[str],
+                       subscriptions: dict[str, Subscription],
+                       member_data: dict[str, MemberData]) -> OwnedClaims:
+        claims = super().resolve_claims(partitions_per_topic, members, subscriptions,
+                                        member_data)
+        for tp in claims.partitions_with_multiple_previous_owners:
+            for m in members:
+                if tp in member_data[m].partitions and tp not in claims.owned[m]:
+                    claims.owned[m].append(tp)
+        claims.partitions_with_multiple_previous_owners = set()
+        return claims
+
+
+class MaxGenerationOnlyCooperativeStickyAssignor(CooperativeStickyAssignor):
+    """KAFKA-14639 (bug zoo #7): only members at the highest generation keep their claims;
+    everyone else's owned partitions are ignored (and so handed on without a revoke)."""
+
+    def resolve_claims(self, partitions_per_topic: dict[str, int], members: list[str],
+                       subscriptions: dict[str, Subscription],
+                       member_data: dict[str, MemberData]) -> OwnedClaims:
+        claims = super().resolve_claims(partitions_per_topic, members, subscriptions,
+                                        member_data)
+        top = max((member_data[m].generation or DEFAULT_GENERATION for m in members),
+                  default=DEFAULT_GENERATION)
+        for m in members:
+            if (member_data[m].generation or DEFAULT_GENERATION) < top:
+                claims.owned[m] = []
+        return claims
+
+
+class InvertedGenerationCooperativeStickyAssignor(CooperativeStickyAssignor):
+    """KAFKA-10082 (bug zoo #9): the generation filter inverted — when generations differ,
+    the highest-generation members lose their claims and the stale ones keep theirs."""
+
+    def resolve_claims(self, partitions_per_topic: dict[str, int], members: list[str],
+                       subscriptions: dict[str, Subscription],
+                       member_data: dict[str, MemberData]) -> OwnedClaims:
+        claims = super().resolve_claims(partitions_per_topic, members, subscriptions,
+                                        member_data)
+        gens = {m: member_data[m].generation or DEFAULT_GENERATION for m in members}
+        top = max(gens.values(), default=DEFAULT_GENERATION)
+        if len(set(gens.values())) > 1:
+            for m in members:
+                claims.owned[m] = [] if gens[m] == top else _in_metadata(
+                    partitions_per_topic, member_data[m].partitions)
+        return claims
+
+
+def _resolve_put_before_check(partitions_per_topic: dict[str, int], members: list[str],
+                              subscriptions: dict[str, Subscription],
+                              member_data: dict[str, MemberData],
+                              max_generation: int) -> tuple[OwnedClaims, int]:
+    """``sticky_common.resolve_owned_partitions`` with KAFKA-15106 (b) put back: the map of
+    previous owners is updated before the generation check (``put`` returns the old owner
+    and overwrites it, even when the newcomer loses)."""
+    all_equal = True
+    reference: set[str] = set()
+    owned: dict[str, list[TopicPartition]] = {}
+    multiple: set[TopicPartition] = set()
+    owner_of: dict[TopicPartition, str] = {}
+    for member in members:
+        subscription = subscriptions[member]
+        if not reference:
+            reference.update(subscription.topics)
+        elif all_equal and set(subscription.topics) != reference:
+            all_equal = False
+        data = member_data[member]
+        generation = DEFAULT_GENERATION if data.generation is None else data.generation
+        max_generation = max(max_generation, generation)
+        mine: list[TopicPartition] = []
+        owned[member] = mine
+        for tp in _in_metadata(partitions_per_topic, data.partitions):
+            other = owner_of.get(tp)
+            owner_of[tp] = member  # the bug: put before the check
+            if other is None:
+                mine.append(tp)
+                continue
+            other_generation = subscriptions[other].generation_id
+            if other_generation is None:
+                other_generation = DEFAULT_GENERATION
+            if generation == other_generation:
+                multiple.add(tp)
+                if tp in owned[other]:
+                    owned[other].remove(tp)
+            elif generation > other_generation:
+                mine.append(tp)
+                if tp in owned[other]:
+                    owned[other].remove(tp)
+    return OwnedClaims(all_equal, owned, multiple), max_generation
+
+
+class PutBeforeCheckStickyAssignor(StickyAssignor):
+    """KAFKA-15106 (b) (bug zoo #10b): with three claimants of different generations a
+    partition can stay with two of them, so it is assigned twice."""
+
+    def resolve_claims(self, partitions_per_topic: dict[str, int], members: list[str],
+                       subscriptions: dict[str, Subscription],
+                       member_data: dict[str, MemberData]) -> OwnedClaims:
+        claims, self.max_generation = _resolve_put_before_check(
+            partitions_per_topic, members, subscriptions, member_data, self.max_generation)
+        return claims
+
+
+class _SwappableBuilders:
+    """``_AbstractStickyAssignor.assign_partitions`` with the two builders as attributes, so
+    a mutant can replace one of them."""
+
+    constrained_builder: type[ConstrainedAssignmentBuilder] = ConstrainedAssignmentBuilder
+    general_builder: type[GeneralAssignmentBuilder] = GeneralAssignmentBuilder
+
+    def swapped_assign_partitions(self: Any, cluster: Cluster,
+                                  subscriptions: dict[str, Subscription]
+                                  ) -> dict[str, list[TopicPartition]]:
+        if not subscriptions:
+            return {}
+        members = member_order(subscriptions)
+        partitions_per_topic: dict[str, int] = {}
+        for topic in set().union(*(s.topics for s in subscriptions.values())):
+            count = cluster.partition_count(topic)
+            if count is not None and count > 0:
+                partitions_per_topic[topic] = count
+        rack_info = RackInfo(cluster, partitions_per_topic, members, subscriptions)
+        member_data = {m: self.member_data(subscriptions[m]) for m in members}
+        claims = self.resolve_claims(partitions_per_topic, members, subscriptions, member_data)
+        if claims.all_equal:
+            constrained = self.constrained_builder(
+                partitions_per_topic, rack_info, members, claims.owned,
+                claims.partitions_with_multiple_previous_owners)
+            assignment = constrained.build()
+            self.partitions_transferring_ownership = constrained.transferring
+        else:
+            self.partitions_transferring_ownership = None
+            assignment = self.general_builder(
+                partitions_per_topic, rack_info, members, claims.owned, subscriptions,
+                member_data, self.max_generation).build()
+        self.adjust_assignment(assignment, subscriptions)
+        keep_to_subscribers(assignment, subscriptions, partitions_per_topic)
+        return dict(assignment)
+
+
+class _RackTransferMissBuilder(ConstrainedAssignmentBuilder):
+    """KAFKA-15170 (a): an owned partition dropped for a rack mismatch is not recorded as
+    maybe-revoked, so when it goes to another member it is not in the transfer list."""
+
+    def _assign_owned_partitions(self) -> list[TopicPartition]:
+        rack = self.rack_info
+        if rack.consumer_racks:
+            self.owned = {m: [tp for tp in claims if not rack.racks_mismatch(m, tp)]
+                          for m, claims in self.owned.items()}
+        return super()._assign_owned_partitions()
+
+
+class _TopicOrderOwnedBuilder(ConstrainedAssignmentBuilder):
+    """KAFKA-16277: owned partitions kept in (topic, partition) order, not (partition, topic),
+    so a member over its quota keeps whole topics and a joiner receives a whole topic."""
+
+    def _assign_owned_partitions(self) -> list[TopicPartition]:
+        assigned: list[TopicPartition] = []
+        rack = self.rack_info
+        for member in self.members:
+            claims = self.owned[member]
+            if rack.consumer_racks:
+                kept = []
+                for tp in claims:
+                    if rack.racks_mismatch(member, tp):
+                        self.maybe_revoked[tp] = member
+                    else:
+                        kept.append(tp)
+                claims = kept
+            owned = sorted(claims)  # the bug: (topic, partition) order
+            if self.multiple:
+                owned = [tp for tp in owned if tp not in self.multiple]
+            keep = self._quota_for(len(owned), member)
+            self.assignment[member].extend(owned[:keep])
+            assigned.extend(owned[:keep])
+            for tp in owned[keep:]:
+                self.maybe_revoked[tp] = member
+        return assigned
+
+
+class _ConsumerCountBalanceBuilder(GeneralAssignmentBuilder):
+    """librdkafka #3306: ``isBalanced`` skips a member whose partition count equals the
+    number of *consumers* (``RD_MAP_CNT(consumer2AllPotentialPartitions)``) instead of the
+    number of partitions it could hold."""
+
+    def _is_balanced(self) -> bool:
+        members = self.sorted_members
+        if members.min_size() >= members.max_size() - 1:
+            return True
+        topic_max: dict[str, int] = {}
+        for member in list(members):
+            size = self.sizes[member]
+            if size == len(self.members):  # the bug
+                continue
+            for topic in self.potential_topics[member]:
+                most = topic_max.get(topic)
+                if most is None:
+                    most = topic_max[topic] = self._largest_holder(topic)
+                if size + 1 < most:
+                    return False
+        return True
+
+
+class RackTransferMissCooperativeStickyAssignor(_SwappableBuilders, CooperativeStickyAssignor):
+    """KAFKA-15170 (a) (bug zoo #11)."""
+
+    constrained_builder = _RackTransferMissBuilder
+
+    def assign_partitions(self, cluster: Cluster, subscriptions: dict[str, Subscription]
+                          ) -> dict[str, list[TopicPartition]]:
+        return self.swapped_assign_partitions(cluster, subscriptions)
+
+
+class TopicOrderCooperativeStickyAssignor(_SwappableBuilders, CooperativeStickyAssignor):
+    """KAFKA-16277 (bug zoo #12)."""
+
+    constrained_builder = _TopicOrderOwnedBuilder
+
+    def assign_partitions(self, cluster: Cluster, subscriptions: dict[str, Subscription]
+                          ) -> dict[str, list[TopicPartition]]:
+        return self.swapped_assign_partitions(cluster, subscriptions)
+
+
+class ConsumerCountBalanceStickyAssignor(_SwappableBuilders, StickyAssignor):
+    """librdkafka #3306 (bug zoo #22) in the general path of the sticky assignor."""
+
+    general_builder = _ConsumerCountBalanceBuilder
+
+    def assign_partitions(self, cluster: Cluster, subscriptions: dict[str, Subscription]
+                          ) -> dict[str, list[TopicPartition]]:
+        try:
+            return self.swapped_assign_partitions(cluster, subscriptions)
+        finally:
+            self._decoded.clear()
+            self._names.clear()
+
+
+class TopicCursorRoundRobinAssignor(RoundRobinAssignor):
+    """librdkafka #3159 / #2121 (bug zoo #24), reconstructed: the cursor over members wraps
+    modulo the number of the *topic's* subscribers instead of all members, and the scan for
+    the next subscriber runs off the end of the member list (a crash in C, IndexError
+    here) when it starts past the last subscriber."""
+
+    def assign(self, cluster: Cluster,
+               subscriptions: dict[str, Subscription]) -> dict[str, Assignment]:
+        members = member_info_order(list(subscriptions), subscriptions)
+        result: dict[str, list[TopicPartition]] = {m: [] for m in subscriptions}
+        topics = sorted({t for s in subscriptions.values() for t in s.topics
+                         if (cluster.partition_count(t) or 0) > 0})
+        cursor = 0
+        for topic in topics:
+            eligible = [m for m in members if topic in subscriptions[m].topics]
+            for p in range(cluster.partition_count(topic) or 0):
+                while topic not in subscriptions[members[cursor]].topics:
+                    cursor += 1  # no wrap: IndexError past the end
+                result[members[cursor]].append((topic, p))
+                cursor = (cursor + 1) % len(eligible)  # the bug: the topic's count
+        return {m: Assignment(ps) for m, ps in result.items()}
+
+
+class LastWriterCooperativeStickyAssignor(CooperativeStickyAssignor):
+    """kafka-python's CooperativeStickyAssignor (bug zoo A.2-1) as a variant of ours: its
+    consumers send subscription v1 (no generation) with empty user data, and the leader
+    withholds a partition only from members other than its *last* claimant in member order
+    (``currently_owned[tp] = member_id``, last writer wins)."""
+
+    subscription_version = 1
+
+    def subscription_user_data(self, topics: set[str]) -> bytes | None:
+        return b""
+
+    def member_data(self, subscription: Subscription) -> MemberData:
+        return MemberData(subscription.owned_partitions, None)
+
+    def resolve_claims(self, partitions_per_topic: dict[str, int], members: list[str],
+                       subscriptions: dict[str, Subscription],
+                       member_data: dict[str, MemberData]) -> OwnedClaims:
+        self._claims_in_order = [(m, list(subscriptions[m].owned_partitions))
+                                 for m in subscriptions]
+        claims = super().resolve_claims(partitions_per_topic, members, subscriptions,
+                                        member_data)
+        # kafka-python's sticky executor keeps the first claimant when generations tie
+        for tp in claims.partitions_with_multiple_previous_owners:
+            first = next(m for m in members if tp in member_data[m].partitions)
+            claims.owned[first].append(tp)
+        claims.partitions_with_multiple_previous_owners = set()
+        return claims
+
+    def adjust_assignment(self, assignment: dict[str, list[TopicPartition]],
+                          subscriptions: dict[str, Subscription]) -> None:
+        currently_owned: dict[TopicPartition, str] = {}
+        for member, owned in self._claims_in_order:
+            for tp in owned:
+                currently_owned[tp] = member
+        for member, partitions in assignment.items():
+            partitions[:] = [tp for tp in partitions
+                             if currently_owned.get(tp, member) == member]
+
+
+# ---------------------------------------------------------------------------------------
+# Codec mutants
+
+
+class OwnedAtV0RaisesCodec(BuiltinCodec):
+    """KAFKA-10647 (bug zoo #13): the generated writer refused a subscription with owned
+    partitions at version 0 (``OwnedPartitions`` was not ``ignorable``)."""
+
+    name = "codec-v0-owned-raises"
+
+    def encode_subscription(self, x: dict[str, Any], version: int) -> bytes:
+        if version == 0 and x["owned"]:
+            raise RuntimeError("UnsupportedVersionException: Attempted to write a non-default "
+                               "ownedPartitions at version 0")
+        return super().encode_subscription(x, version)
+
+
+class UnsortedCodec(BuiltinCodec):
+    """KAFKA-12898 (bug zoo #14): topics and owned partitions written in the caller's order,
+    so equal subscriptions give different bytes (the broker compares bytes)."""
+
+    name = "codec-unsorted"
+
+    def encode_subscription(self, x: dict[str, Any], version: int) -> bytes:
+        v = min(version, 3)
+        if version < 0:
+            raise ValueError(f"negative version {version}")
+        w = Writer()
+        w.int16(version)
+        w.int32(len(x["topics"]))
+        w.strings(list(x["topics"]), "topicsElement")
+        w.bytes_(x["userData"])
+        if v >= 1:
+            entries: list[tuple[str, list[int]]] = []
+            for t, p in x["owned"]:  # grouped as they come: no sort
+                if entries and entries[-1][0] == t:
+                    entries[-1][1].append(p)
+                else:
+                    entries.append((t, [p]))
+            w.keyed_int32_arrays(entries, "topic")
+        if v >= 2:
+            w.int32(x["generation"])
+        if v >= 3:
+            w.string(x["rack"], "rackId")
+        return w.getvalue()
+
+
+# ---------------------------------------------------------------------------------------
+# Scenarios: fixed assign inputs from the bug reports
+
+
+@dataclass(frozen=True)
+class Scenario:
+    """One rebalance input. ``members``: (topic indexes, generation (0 = none), owned
+    ``(topic index, partition)`` pairs, rack index or -1), named m0, m1, ... in this order
+    (the order the leader received them); ``partitions``: count per topic t0, t1, ...;
+    ``racks``: per topic, the rack index of each partition (empty: no racks)."""
+
+    label: str
+    partitions: tuple[int, ...]
+    members: tuple[tuple[tuple[int, ...], int, tuple[tuple[int, int], ...], int], ...]
+    racks: tuple[tuple[int, ...], ...] = ()
+
+    def config(self) -> Any:
+        from ..properties.scope import Config  # plain data, floor 0
+
+        metadata = tuple((c, self.racks[t] if self.racks else ())
+                         for t, c in enumerate(self.partitions))
+        members = tuple((tuple(topics), gen, rack, tuple(owned))
+                        for topics, gen, owned, rack in self.members)
+        return Config(metadata, members)
+
+
+def _all(topics: int) -> tuple[int, ...]:
+    return tuple(range(topics))
+
+
+def _kafka_15106_scenarios() -> tuple[Scenario, ...]:
+    out = []
+    for g1, g2, g3 in itertools.permutations((1, 2, 3)):
+        out.append(Scenario(
+            f"KAFKA-15106 three claimants, generations {g1},{g2},{g3}", (6, 1),
+            (((0,), g1, ((0, 0), (0, 2)), -1), ((0,), g2, ((0, 1), (0, 2), (0, 3)), -1),
+             ((0,), g3, ((0, 2), (0, 4), (0, 5)), -1), ((1,), 2, ((1, 0),), -1))))
+    return tuple(out)
+
+
+def per_topic_balance(assignment: dict[str, list[TopicPartition]],
+                      subscriptions: dict[str, list[str]]) -> list[str]:
+    """KAFKA-16277's expectation: when every member subscribes to the same topics, each
+    topic's partitions are spread within one of each other."""
+    subs = {frozenset(ts) for ts in subscriptions.values()}
+    if len(subs) != 1:
+        return []
+    out = []
+    for topic in sorted(next(iter(subs))):
+        counts = {m: sum(1 for t, _ in assignment.get(m, []) if t == topic)
+                  for m in subscriptions}
+        if counts and max(counts.values()) - min(counts.values()) > 1:
+            shown = ", ".join(f"{m}: {c}" for m, c in sorted(counts.items()))
+            out.append(f"I3: {topic} is not spread evenly per topic ({shown})")
+    return out
+
+
+# ---------------------------------------------------------------------------------------
+# The zoo
+
+
+@dataclass(frozen=True)
+class ZooEntry:
+    row: str
+    bug: str
+    what: str
+    target: str
+    base: str
+    engine: str  # scenario | prove | codec | fuzz
+    invariant: str
+    budget: float = 60.0
+    scope: str = ""
+    scenarios: tuple[Scenario, ...] = ()
+    expect: Callable[[dict[str, list[TopicPartition]], dict[str, list[str]]],
+                     list[str]] | None = None
+
+
+@dataclass(frozen=True)
+class AssignorMutant:
+    name: str
+    assignor: str
+    cls: Callable[[], Assignor]
+    subscription_version: int | None = None
+
+
+ASSIGNOR_MUTANTS: dict[str, AssignorMutant] = {m.name: m for m in (
+    AssignorMutant("cooperative-trust-claims", "cooperative-sticky",
+                   TrustingCooperativeStickyAssignor),
+    AssignorMutant("cooperative-max-generation-only", "cooperative-sticky",
+                   MaxGenerationOnlyCooperativeStickyAssignor),
+    AssignorMutant("cooperative-inverted-generation", "cooperative-sticky",
+                   InvertedGenerationCooperativeStickyAssignor),
+    AssignorMutant("sticky-put-before-check", "sticky", PutBeforeCheckStickyAssignor),
+    AssignorMutant("cooperative-rack-transfer-miss", "cooperative-sticky",
+                   RackTransferMissCooperativeStickyAssignor),
+    AssignorMutant("cooperative-topic-order-owned", "cooperative-sticky",
+                   TopicOrderCooperativeStickyAssignor),
+    AssignorMutant("sticky-isbalanced-consumer-count", "sticky",
+                   ConsumerCountBalanceStickyAssignor),
+    AssignorMutant("roundrobin-topic-cursor", "roundrobin", TopicCursorRoundRobinAssignor),
+    AssignorMutant("cooperative-last-writer", "cooperative-sticky",
+                   LastWriterCooperativeStickyAssignor, subscription_version=1),
+)}
+
+CODEC_MUTANTS: dict[str, Callable[[], BuiltinCodec]] = {
+    "codec-v0-owned-raises": OwnedAtV0RaisesCodec,
+    "codec-unsorted": UnsortedCodec,
+}
+
+_T = (0, 1, 2)
+
+ZOO: tuple[ZooEntry, ...] = (
+    ZooEntry("1", "KAFKA-7026", "pre-KIP-341 sticky user data (no generation)",
+             "mutant:sticky-user-data-v0", "builtin:sticky", "scenario", "I1", 30,
+             scenarios=(Scenario("KAFKA-7026 G3: c2 claims 3,4,5 (gen 2), c3 returns with 2,5 "
+                                 "(gen 1)", (6,), (((0,), 2, ((0, 3), (0, 4), (0, 5)), -1),
+                                                   ((0,), 1, ((0, 2), (0, 5)), -1))),)),
+    ZooEntry("2", "KAFKA-12984", "same-generation double claims both kept",
+             "mutant:cooperative-trust-claims", "builtin:cooperative-sticky", "scenario", "I1",
+             30, scenarios=(Scenario("c1 owns p0,p1, c2 owns p0,p2, c3 nothing; generation 1",
+                                     (3,), (((0,), 1, ((0, 0), (0, 1)), -1),
+                                            ((0,), 1, ((0, 0), (0, 2)), -1),
+                                            ((0,), 1, (), -1))),)),
+    ZooEntry("7", "KAFKA-14639", "only highest-generation claims honoured",
+             "mutant:cooperative-max-generation-only", "builtin:cooperative-sticky",
+             "scenario", "I5", 30,
+             scenarios=(Scenario("3 topics x 3: c1 gen 10 owns t0p0,t1p0,t2p0; c3 gen 8 "
+                                 "owns t1p1,t2p0,t2p2; c2 gen 9 owns t0p1,t1p1,t2p1", (3, 3, 3), (
+                 (_T, 3, ((0, 0), (1, 0), (2, 0)), -1), (_T, 1, ((1, 1), (2, 0), (2, 2)), -1),
+                 (_T, 2, ((0, 1), (1, 1), (2, 1)), -1))),)),
+    ZooEntry("9", "KAFKA-10082", "generation filter inverted",
+             "mutant:cooperative-inverted-generation", "builtin:cooperative-sticky",
+             "scenario", "I5", 30,
+             scenarios=(Scenario("c0, c1 at generation 2, c2 stale at generation 1", (4,), (
+                 ((0,), 2, ((0, 0), (0, 1)), -1), ((0,), 2, ((0, 2), (0, 3)), -1),
+                 ((0,), 1, ((0, 0),), -1))),)),
+    ZooEntry("10b", "KAFKA-15106", "three-generation claim: put before the check",
+             "mutant:sticky-put-before-check", "builtin:sticky", "scenario", "I1", 30,
+             scenarios=_kafka_15106_scenarios()),
+    ZooEntry("11", "KAFKA-15170", "rack-mismatched owned partition missing from transfers",
+             "mutant:cooperative-rack-transfer-miss", "builtin:cooperative-sticky",
+             "scenario", "I5", 30,
+             scenarios=(Scenario("1 topic x 4, racks r0 r1 r0 r1; c0 (r0) owns p0,p1, "
+                                 "c1 (r1) owns p2,p3", (4,), (
+                                     ((0,), 1, ((0, 0), (0, 1)), 0),
+                                     ((0,), 1, ((0, 2), (0, 3)), 1)),
+                                 racks=((0, 1, 0, 1),)),)),
+    ZooEntry("12", "KAFKA-16277", "owned partitions kept in topic order: whole topics move",
+             "mutant:cooperative-topic-order-owned", "builtin:cooperative-sticky",
+             "scenario", "I3", 30,
+             scenarios=(Scenario("t0, t1 x 12; c1 owns all 24, c2 joins", (12, 12), (
+                 ((0, 1), 1, tuple((t, p) for t in (0, 1) for p in range(12)), -1),
+                 ((0, 1), 0, (), -1))),),
+             expect=per_topic_balance),
+    ZooEntry("13", "KAFKA-10647", "v0 subscription with owned partitions cannot be written",
+             "mutant:codec-v0-owned-raises", "builtin:codec", "codec", "I10", 30),
+    ZooEntry("14", "KAFKA-12898", "non-canonical subscription bytes",
+             "mutant:codec-unsorted", "builtin:codec", "codec", "I10", 30),
+    ZooEntry("22", "librdkafka #3306", "sticky isBalanced compares with the consumer count",
+             "mutant:sticky-isbalanced-consumer-count", "builtin:sticky", "prove", "I3", 90,
+             scope="members=2,topics=2,partitions=3,generations=1,claims=1"),
+    ZooEntry("24", "librdkafka #3159", "roundrobin cursor wraps per topic (asymmetric)",
+             "mutant:roundrobin-topic-cursor", "builtin:roundrobin", "prove", "ERROR", 60,
+             scope="members=2,topics=2,partitions=1,generations=1,claims=1,symmetry=0"),
+    ZooEntry("A.2-1", "kafka-python #A.2-1", "cooperative: v1 subscriptions, last writer wins",
+             "mutant:cooperative-last-writer", "builtin:cooperative-sticky", "scenario", "I6",
+             30, scenarios=(Scenario("order (b, a): b owns t0,t1,t2; a claims t2", (3,), (
+                 ((0,), 1, ((0, 0), (0, 1), (0, 2)), -1), ((0,), 1, ((0, 2),), -1))),)),
+)
+
+#: the real peer behind A.2-1; checked by ``groupcheck zoo --peers``
+PEER_ZOO: tuple[ZooEntry, ...] = (
+    ZooEntry("A.2-1", "kafka-python #A.2-1", "kafka-python's own CooperativeStickyAssignor",
+             "kafka-python:cooperative-sticky", "builtin:cooperative-sticky", "scenario",
+             "I6", 30, scenarios=ZOO[-1].scenarios),
+)
+
+
+def zoo_entry(row: str) -> ZooEntry:
+    for entry in ZOO:
+        if entry.row == row:
+            return entry
+    raise KeyError(row)

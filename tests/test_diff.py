@@ -1,0 +1,68 @@
+"""Differential runs: agreement where two targets are the same assignor, the smallest
+disagreement where they are not, shrinking of a large disagreeing input, the command."""
+
+from __future__ import annotations
+
+import argparse
+
+from groupcheck.check_command import add_commands
+from groupcheck.differential import disagree, request_size, run_diff, shrink
+from groupcheck.targets.registry import resolve
+
+
+def test_the_same_assignor_twice_agrees() -> None:
+    a = resolve("builtin:sticky")
+    b = resolve("python:groupcheck.impl.assignors.sticky:StickyAssignor")
+    result = run_diff(a, b, assignor="sticky", scope="members=2,topics=2,partitions=1",
+                      vectors=False)
+    assert result.agree and result.compared > 100
+
+
+def test_first_disagreement_is_the_smallest() -> None:
+    a, b = resolve("builtin:roundrobin"), resolve("mutant:roundrobin-topic-cursor")
+    result = run_diff(a, b, assignor="roundrobin",
+                      scope="members=2,topics=2,partitions=1,symmetry=0", vectors=False)
+    assert not result.agree and result.request is not None
+    assert request_size(result.request)[:2] == (2, 2)
+    assert disagree(result.a or {}, result.b or {})
+    assert "error" in (result.b or {})
+
+
+def test_shrink_reduces_a_large_disagreement() -> None:
+    a, b = resolve("builtin:sticky"), resolve("mutant:sticky-put-before-check")
+    members = {
+        "c1": {"topics": ["t"], "owned": [["t", 0], ["t", 2]], "generation": 1},
+        "c2": {"topics": ["t"], "owned": [["t", 1], ["t", 2], ["t", 3]], "generation": 2},
+        "c3": {"topics": ["t"], "owned": [["t", 2], ["t", 4], ["t", 5]], "generation": 3},
+        "c4": {"topics": ["u"], "owned": [["u", 0]], "generation": 2},
+        "c5": {"topics": ["t", "u"], "owned": [], "generation": None},
+        "c6": {"topics": ["u", "v"], "owned": [], "generation": None}}
+    request = {"op": "assign", "assignor": "sticky", "mode": "client",
+               "partitions": {"t": 6, "u": 3, "v": 4}, "members": members}
+    assert a.assign is not None and b.assign is not None
+    assert disagree(a.assign(request), b.assign(request))
+    small, got_a, got_b = shrink(request, a.assign, b.assign)
+    assert disagree(got_a, got_b)
+    assert request_size(small) < request_size(request)
+    assert len(small["members"]) <= 4 and sum(small["partitions"].values()) <= 6
+
+
+def _run(argv: list[str]) -> int:
+    parser = argparse.ArgumentParser()
+    sub = parser.add_subparsers(dest="command", required=True)
+    add_commands(sub)
+    args = parser.parse_args(argv)
+    return int(args.func(args))
+
+
+def test_diff_command_exit_codes(tmp_path, capsys) -> None:
+    assert _run(["diff", "--target", "builtin:range", "--target",
+                 "python:groupcheck.impl.assignors.range:RangeAssignor", "--no-vectors",
+                 "--scope", "members=2,topics=1,partitions=2"]) == 0
+    assert "agree" in capsys.readouterr().out
+    assert _run(["diff", "--target", "builtin:roundrobin", "--target",
+                 "mutant:roundrobin-topic-cursor", "--no-vectors", "--scope",
+                 "members=2,topics=2,partitions=1,symmetry=0",
+                 "--failures", str(tmp_path)]) == 1
+    out = capsys.readouterr().out
+    assert "DISAGREE" in out and "IndexError" in out and "saved:" in out

@@ -1,0 +1,74 @@
+"""The bug zoo: every mutant is caught by its engine within its budget, on the invariant
+the bug breaks, while the same check passes the unmutated builtin; and the zoo command."""
+
+from __future__ import annotations
+
+import argparse
+
+import pytest
+
+from groupcheck.check_command import add_commands, run_zoo_entry, zoo_table
+from groupcheck.membership_commands import CommandError
+from groupcheck.targets.registry import group_target_factory, machine_hints, resolve
+from groupcheck.targets.zoo import ASSIGNOR_MUTANTS, CODEC_MUTANTS, PEER_ZOO, ZOO
+
+REQUIRED_ROWS = {"1", "2", "7", "9", "10b", "11", "12", "13", "14", "22", "24", "A.2-1"}
+
+
+def test_the_zoo_covers_the_required_rows() -> None:
+    assert {e.row for e in ZOO} >= REQUIRED_ROWS
+
+
+@pytest.mark.parametrize("entry", ZOO, ids=[f"{e.row}-{e.target}" for e in ZOO])
+def test_mutant_is_caught_and_the_builtin_passes(entry, tmp_path) -> None:
+    outcome = run_zoo_entry(entry, str(tmp_path))
+    assert outcome.caught is not None, f"{entry.target} escaped {entry.engine}"
+    assert outcome.caught.invariant == entry.invariant, outcome.caught.violation
+    assert outcome.seconds <= entry.budget
+    assert outcome.control == "passed", outcome.control
+    assert outcome.caught.file is not None and (tmp_path / outcome.caught.file).exists()
+
+
+@pytest.mark.parametrize("entry", PEER_ZOO, ids=[e.target for e in PEER_ZOO])
+def test_the_real_peer_shows_the_same_bug(entry, tmp_path) -> None:
+    pytest.importorskip("kafka")
+    outcome = run_zoo_entry(entry, str(tmp_path), control=False)
+    assert outcome.caught is not None and outcome.caught.invariant == entry.invariant
+
+
+def test_every_mutant_resolves_with_the_engines_it_needs() -> None:
+    for name, mutant in ASSIGNOR_MUTANTS.items():
+        target = resolve(f"mutant:{name}")
+        assert target.assign is not None and target.group is not None
+        assert target.assignor == mutant.assignor
+    for name in CODEC_MUTANTS:
+        target = resolve(f"mutant:{name}")
+        assert target.codec is not None and target.assign is None
+    # the first three mutants keep their names and hints
+    assert machine_hints("mutant:sticky-user-data-v0").user_data_versions == (0,)
+    assert group_target_factory("mutant:pause-dropper")().name == "mutant:pause-dropper"
+    assert machine_hints("mutant:cooperative-last-writer").subscription_versions == (1,)
+
+
+def _run(argv: list[str]) -> int:
+    parser = argparse.ArgumentParser()
+    sub = parser.add_subparsers(dest="command", required=True)
+    add_commands(sub)
+    args = parser.parse_args(argv)
+    return int(args.func(args))
+
+
+def test_zoo_command_prints_the_table(tmp_path, capsys) -> None:
+    assert _run(["zoo", "--row", "2", "--row", "13", "--failures", str(tmp_path)]) == 0
+    out = capsys.readouterr().out
+    assert "KAFKA-12984" in out and "KAFKA-10647" in out and "2/2 mutants caught" in out
+    with pytest.raises(CommandError):
+        _run(["zoo", "--row", "nope"])
+
+
+def test_an_escaped_mutant_is_reported() -> None:
+    from groupcheck.check_command import ZooOutcome
+
+    table = zoo_table([ZooOutcome("x", "BUG-1", "mutant:m", "scenario", "I1", None, 0.1, 1.0,
+                                  "passed")])
+    assert "ESCAPED" in table and "0/1" in table
