@@ -22,8 +22,9 @@ from .builtin import BuiltinGroup
 
 class PreKip341StickyAssignor(StickyAssignor):
     """KAFKA-7026: the sticky assignor before KIP-341. Its user data carries no generation
-    (v0), and the leader trusts every member's previous partitions, so a member that comes
-    back with a stale assignment keeps partitions that someone else was given since."""
+    (v0), the leader trusts every member's previous partitions, and only the general
+    algorithm exists, so a member that comes back with a stale assignment keeps partitions
+    that someone else was given since."""
 
     def subscription_user_data(self, topics: set[str]) -> bytes | None:
         if self.member_assignment is None:
@@ -33,12 +34,11 @@ class PreKip341StickyAssignor(StickyAssignor):
     def resolve_claims(self, partitions_per_topic: dict[str, int], members: list[str],
                        subscriptions: dict[str, Subscription],
                        member_data: dict[str, MemberData]) -> OwnedClaims:
-        reference = set(subscriptions[members[0]].topics) if members else set()
         owned: dict[str, list[TopicPartition]] = {
             m: [tp for tp in member_data[m].partitions
                 if 0 <= tp[1] < partitions_per_topic.get(tp[0], 0)] for m in members}
-        all_equal = all(set(subscriptions[m].topics) == reference for m in members)
-        return OwnedClaims(all_equal, owned)
+        # before KAFKA-9987 (2020) there was only the general algorithm
+        return OwnedClaims(False, owned)
 
 
 class NoWithholdCooperativeStickyAssignor(CooperativeStickyAssignor):
