@@ -89,6 +89,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("request", help="JSON file with one assign request, or - for stdin")
     p.add_argument("--json", action="store_true", help="print the JSON response instead")
     p.set_defaults(func=_cmd_assign)
+    from .audit_command import add_commands as add_audit
     from .check_command import add_commands as add_check
     from .membership_commands import add_commands
     from .prove_command import add_commands as add_prove
@@ -96,6 +97,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_commands(sub)
     add_prove(sub)
     add_check(sub)
+    add_audit(sub)
     return parser
 
 

@@ -1,0 +1,435 @@
+"""Drive one target through one scenario spec and judge every rebalance.
+
+`run_chain(target, spec)` plays the spec's story as a group would: each rebalance is an
+``assign`` request in client mode (every member's subscription built as a consumer with
+the target's assignor builds it from its topics, owned partitions and generation); a
+COOPERATIVE answer that leaves partitions unassigned gets follow-up rebalances (each member
+now owns what it was given, at the new generation) until the group settles, at most
+`MAX_FOLLOW_UPS`; then the members keep what they were given and the next step's changes
+apply. Stalled members keep their state and come back with it.
+
+Judgement per call (the predicates of ``properties``): I1 exclusive ownership, the validity
+half of I2; COOPERATIVE: I5 over the uncontested claims members still hold when they join,
+and I6 (claim hygiene) over contested ones; I4a for the sticky family when the request's
+claims are one balanced, complete, valid assignment in a single generation without racks.
+Per settled rebalance: I2 complete; I3 balanced (sticky family); I11 when a COOPERATIVE
+group still changes and is incomplete after `MAX_FOLLOW_UPS` follow-ups. I10: every member
+of the first rebalance's subscription through the target's codec at the spec's writer
+version, read with the reader version's header. The story stops at the first rebalance
+with a violation (what follows would build on a wrong assignment); an exception from the
+target is ``ERROR``.
+
+Metrics: moves (previously owned partitions, resolved by generation, that end up
+elsewhere, summed over the story), imbalance (max − min partitions per member; per topic:
+the largest such spread among one topic's subscribers; and whether Kafka's ``isBalanced``
+holds), unowned (the most partitions that were not continuously owned during one
+rebalance of those owned when it started: all of them for EAGER, which revokes everything
+first; for COOPERATIVE those that change owner), assign time.
+"""
+
+from __future__ import annotations
+
+import base64
+import copy
+import hashlib
+import json
+import signal
+import struct
+import threading
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..properties import assignment as A
+from ..properties.codec import codec_violations
+from ..properties.generations import claim_hygiene, resolved, uncontested
+from .targets import AuditTarget
+
+TopicPartition = tuple[str, int]
+INVARIANTS = ("I1", "I2", "I3", "I4", "I5", "I6", "I10", "I11", "ERROR", "TIMEOUT")
+MAX_FOLLOW_UPS = 3
+#: Seconds one assign call may take before the story stops with ``TIMEOUT`` (a hang is a
+#: liveness bug; without a limit one hanging scenario would stall the whole audit).
+CALL_TIMEOUT = 5.0
+
+
+class AssignTimeout(Exception):
+    """An assign call took longer than `CALL_TIMEOUT`."""
+
+
+def _call_with_timeout(fn: Any, request: dict[str, Any], seconds: float) -> Any:
+    """``fn(request)``, interrupted after ``seconds`` by SIGALRM where it can be (the main
+    thread of a POSIX process: Spark's Python workers run the function there)."""
+    if seconds <= 0 or threading.current_thread() is not threading.main_thread() \
+            or not hasattr(signal, "setitimer"):
+        return fn(request)
+
+    def expired(signum: int, frame: Any) -> None:
+        raise AssignTimeout(f"assign did not answer within {seconds:g}s")
+
+    previous = signal.signal(signal.SIGALRM, expired)
+    signal.setitimer(signal.ITIMER_REAL, seconds)
+    try:
+        return fn(request)
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+CHAIN_FORMAT = "groupcheck-audit-chain/1"
+
+
+@dataclass
+class ChainResult:
+    """What one target did on one scenario."""
+
+    verdicts: dict[str, int | None] = field(
+        default_factory=lambda: dict.fromkeys(INVARIANTS))
+    violations: list[str] = field(default_factory=list)
+    calls: int = 0
+    moves: int = 0
+    imbalance: int = 0
+    topic_imbalance: int = 0
+    kafka_balanced: bool = True
+    unowned: int = 0
+    assign_ms: float = 0.0
+    first_assignment: dict[str, frozenset[TopicPartition]] | None = None
+    rounds: list[dict[str, Any]] = field(default_factory=list)
+
+    @property
+    def violated(self) -> bool:
+        return any(v == 1 for v in self.verdicts.values())
+
+    def check(self, invariant: str, found: list[str]) -> None:
+        if found:
+            self.verdicts[invariant] = 1
+            self.violations += found
+        elif self.verdicts[invariant] is None:
+            self.verdicts[invariant] = 0
+
+    def fingerprint(self) -> str:
+        """A digest of the first rebalance's answer, for disagreement between targets."""
+        if self.first_assignment is None:
+            return ""
+        text = json.dumps(sorted((m, sorted(ps)) for m, ps in self.first_assignment.items()))
+        return hashlib.sha1(text.encode()).hexdigest()[:16]
+
+
+@dataclass
+class _Member:
+    topics: list[str]
+    owned: list[TopicPartition]
+    generation: int | None
+    rack: str | None = None
+    instance: str | None = None
+
+
+class _Group:
+    """The state a story evolves: members (in join order), stalled ones, metadata."""
+
+    def __init__(self, spec: Mapping[str, Any]) -> None:
+        self.partitions: dict[str, int] = dict(spec["partitions"])
+        self.racks: dict[str, list[list[str]]] | None = copy.deepcopy(spec.get("racks"))
+        self.members: dict[str, _Member] = {}
+        self.stalled: dict[str, _Member] = {}
+        for m in spec["members"]:
+            self._join(m)
+        gens = [m.generation or 0 for m in self.members.values()]
+        self.generation = max(gens, default=0)
+
+    def _join(self, m: Mapping[str, Any]) -> None:
+        gen = m.get("generation")
+        owned = [(str(t), int(p)) for t, p in m.get("owned") or []] if gen is not None else []
+        self.members[str(m["id"])] = _Member(list(m["topics"]), owned, gen, m.get("rack"),
+                                             m.get("groupInstanceId"))
+
+    def apply(self, op: Mapping[str, Any]) -> None:
+        kind = op["op"]
+        if kind == "join":
+            self._join(op["member"])
+        elif kind == "leave":
+            self.members.pop(op["member"], None)
+        elif kind == "stall":
+            if op["member"] in self.members:
+                self.stalled[op["member"]] = self.members.pop(op["member"])
+        elif kind == "return":
+            if op["member"] in self.stalled:
+                self.members[op["member"]] = self.stalled.pop(op["member"])
+        elif kind == "subscribe":
+            if op["member"] in self.members:
+                self.members[op["member"]].topics = list(op["topics"])
+        elif kind == "grow":
+            self.partitions[op["topic"]] = int(op["count"])
+            if self.racks is not None and op["topic"] in self.racks:
+                racks = self.racks[op["topic"]]
+                racks += [racks[-1] if racks else []] * (op["count"] - len(racks))
+        elif kind == "delete":
+            self.partitions.pop(op["topic"], None)
+            if self.racks is not None:
+                self.racks.pop(op["topic"], None)
+
+    def request(self, assignor: str) -> dict[str, Any]:
+        members: dict[str, Any] = {}
+        for mid, m in self.members.items():
+            entry: dict[str, Any] = {"topics": list(m.topics),
+                                     "owned": [[t, p] for t, p in m.owned],
+                                     "generation": m.generation}
+            if m.rack is not None:
+                entry["rack"] = m.rack
+            if m.instance is not None:
+                entry["groupInstanceId"] = m.instance
+            members[mid] = entry
+        request: dict[str, Any] = {"op": "assign", "assignor": assignor, "mode": "client",
+                                   "partitions": dict(self.partitions), "members": members,
+                                   "newGeneration": self.generation + 1}
+        if self.racks is not None:
+            request["racks"] = copy.deepcopy(self.racks)
+        return request
+
+
+def _claims(request: Mapping[str, Any]) -> dict[str, tuple[list[TopicPartition], int | None]]:
+    return {m: ([(t, p) for t, p in v["owned"]], v["generation"])
+            for m, v in request["members"].items()}
+
+
+def _sent_claims(request: Mapping[str, Any]
+                 ) -> dict[str, tuple[list[TopicPartition], int | None]]:
+    """What a cooperative consumer still owns when it joins: nothing without a generation,
+    and nothing of a topic it no longer subscribes to (it revoked those first)."""
+    out: dict[str, tuple[list[TopicPartition], int | None]] = {}
+    for m, v in request["members"].items():
+        topics = set(v["topics"])
+        owned = ([(t, p) for t, p in v["owned"] if t in topics]
+                 if v["generation"] is not None else [])
+        out[m] = (owned, v["generation"])
+    return out
+
+
+def _assignment_of(response: Any) -> dict[str, list[TopicPartition]]:
+    if not isinstance(response, dict) or not isinstance(response.get("assignment"), dict):
+        raise ValueError("the response has no 'assignment' object")
+    return {str(m): [(str(tp[0]), int(tp[1])) for tp in parts]
+            for m, parts in response["assignment"].items()}
+
+
+def _wanted(subs: Mapping[str, list[str]], partitions: Mapping[str, int]
+            ) -> set[TopicPartition]:
+    topics = {t for ts in subs.values() for t in ts if t in partitions}
+    return {(t, p) for t in topics for p in range(partitions[t])}
+
+
+def _i4a_applies(request: Mapping[str, Any], subs: Mapping[str, list[str]],
+                 partitions: Mapping[str, int]) -> bool:
+    members = request["members"].values()
+    gens = {v["generation"] for v in members}
+    if len(gens) != 1 or None in gens or "racks" in request:
+        return False
+    prev = {m: [(t, p) for t, p in v["owned"]] for m, v in request["members"].items()}
+    return not A.complete(prev, subs, partitions) and not A.balanced(prev, subs, partitions)
+
+
+def balance_metrics(assignment: Mapping[str, list[TopicPartition]],
+                    subs: Mapping[str, list[str]],
+                    partitions: Mapping[str, int]) -> tuple[int, int, bool]:
+    """(max − min partitions per member, the largest per-topic spread among a topic's
+    subscribers, Kafka's ``isBalanced``) in linear time."""
+    sizes = {m: len(assignment.get(m, [])) for m in subs}
+    for m, ps in assignment.items():
+        sizes[m] = len(ps)
+    spread = max(sizes.values()) - min(sizes.values()) if sizes else 0
+    per_topic: dict[str, dict[str, int]] = {}
+    top_owner: dict[str, int] = {}
+    for m, ps in assignment.items():
+        for t, _ in ps:
+            counts = per_topic.setdefault(t, {})
+            counts[m] = counts.get(m, 0) + 1
+            top_owner[t] = max(top_owner.get(t, 0), sizes[m])
+    topic_spread = 0
+    for t in {t for ts in subs.values() for t in ts if partitions.get(t)}:
+        counts = per_topic.get(t, {})
+        values = [counts.get(m, 0) for m, ts in subs.items() if t in ts]
+        topic_spread = max(topic_spread, max(values) - min(values))
+    ok = spread <= 1 or not any(
+        top_owner.get(t, 0) >= sizes[m] + 2 for m, ts in subs.items() for t in ts)
+    return spread, topic_spread, ok
+
+
+def _owner(assignment: Mapping[str, list[TopicPartition]]) -> dict[TopicPartition, str]:
+    return {tp: m for m, ps in assignment.items() for tp in ps}
+
+
+def _as_sets(assignment: Mapping[str, list[TopicPartition]]
+             ) -> dict[str, frozenset[TopicPartition]]:
+    return {m: frozenset(ps) for m, ps in assignment.items() if ps}
+
+
+def check_codec(target: AuditTarget, request: Mapping[str, Any],
+                codec: Mapping[str, Any]) -> list[str]:
+    """I10 over every member of ``request``: written at ``codec['writer']``, read with the
+    header rewritten to ``codec['reader']``."""
+    if target.codec is None:
+        return []
+    w, r = int(codec["writer"]), int(codec["reader"])
+    user_data = codec.get("userData")
+    out: list[str] = []
+    for v in request["members"].values():
+        gen = v["generation"]
+        x = {"topics": list(v["topics"]),
+             "userData": None if user_data is None else base64.b64decode(user_data),
+             "owned": [(t, p) for t, p in v["owned"]],
+             "generation": -1 if gen is None else gen, "rack": v.get("rack")}
+        data = target.codec.encode_subscription(x, w)
+        data = struct.pack(">h", r) + data[2:]
+        try:
+            decoded: dict[str, Any] | None = target.codec.decode_subscription(data)
+        except target.codec.error:
+            decoded = None
+        out += codec_violations(x, w, r, decoded)
+        if out:
+            break
+    return out
+
+
+def _run_rebalance(target: AuditTarget, group: _Group, result: ChainResult,
+                   spec_codec: Mapping[str, Any] | None, timeout: float) -> bool:
+    """One rebalance and its follow-ups; False when the story must stop."""
+    request = group.request(target.assignor)
+    subs = {m: list(v["topics"]) for m, v in request["members"].items()}
+    partitions: dict[str, int] = dict(request["partitions"])
+    first_round = not result.rounds
+    if first_round and spec_codec is not None and target.codec is not None:
+        result.check("I10", check_codec(target, request, spec_codec))
+    wanted = _wanted(subs, partitions)
+    # partitions owned when the rebalance starts (as the members see it)
+    before = {tp: m for m, (ps, _) in _claims(request).items() for tp in ps if tp in wanted}
+    kept = set(before)
+    current = request
+    settled: dict[str, list[TopicPartition]] = {}
+    changed = True
+    protocol = "EAGER"
+    follow_ups = 0
+    response: dict[str, Any] = {}
+    for call in range(MAX_FOLLOW_UPS + 1):
+        started = time.perf_counter()
+        try:
+            response = _call_with_timeout(target.assign, current, timeout)
+            assignment = _assignment_of(response)
+        except Exception as exc:  # noqa: BLE001 - any failure of the target is a finding
+            result.assign_ms += (time.perf_counter() - started) * 1000.0
+            result.calls += 1
+            result.rounds.append({"request": current,
+                                  "response": {"error": f"{type(exc).__name__}: {exc}"}})
+            if isinstance(exc, AssignTimeout):
+                result.check("TIMEOUT", [f"TIMEOUT: {exc}"])
+            else:
+                result.check("ERROR", [f"ERROR: assign raised {type(exc).__name__}: {exc}"])
+            return False
+        result.assign_ms += (time.perf_counter() - started) * 1000.0
+        result.calls += 1
+        result.rounds.append({"request": current, "response": response})
+        if result.first_assignment is None:
+            result.first_assignment = _as_sets(assignment)
+        protocol = str(response.get("protocol") or (
+            "COOPERATIVE" if target.assignor == "cooperative-sticky" else "EAGER"))
+        cooperative = protocol == "COOPERATIVE"
+        result.check("I1", A.exclusive_ownership(assignment))
+        result.check("I2", A.valid_targets(assignment, subs, partitions))
+        if cooperative:
+            sent = _sent_claims(current)
+            result.check("I5", A.revoke_before_reassign(uncontested(sent), assignment))
+            result.check("I6", claim_hygiene(sent, assignment, protocol))
+        if call == 0 and target.sticky and _i4a_applies(current, subs, partitions):
+            prev = {m: [(t, p) for t, p in v["owned"]] for m, v in current["members"].items()}
+            result.check("I4", A.no_moves_when_balanced(prev, assignment))
+        if result.violated:
+            return False
+        owner = _owner(assignment)
+        # EAGER members revoke everything before they join; COOPERATIVE ones keep what
+        # stays theirs
+        kept = {tp for tp in kept if owner.get(tp) == before[tp]} if cooperative else set()
+        changed = call == 0 or _as_sets(assignment) != _as_sets(settled)
+        settled = assignment
+        missing = any(tp not in owner for tp in wanted)
+        if not cooperative or not changed or not missing:
+            break
+        if call < MAX_FOLLOW_UPS:
+            follow_ups += 1
+            generation = response.get("generation")
+            gen = generation if isinstance(generation, int) else group.generation + 1
+            current = json.loads(json.dumps(current))
+            for m, v in current["members"].items():
+                v["owned"] = [[t, p] for t, p in dict.fromkeys(assignment.get(m, []))]
+                v["generation"] = gen
+            current["newGeneration"] = gen + 1
+    complete = A.complete(settled, subs, partitions)
+    if protocol == "COOPERATIVE":
+        if complete and follow_ups and changed:
+            # still changing after every follow-up: not settled (I11), not a gap (I2)
+            result.check("I11", [f"I11: no settled assignment after {follow_ups} follow-up "
+                                 f"rebalance(s); {v.split(': ', 1)[1]}" for v in complete])
+            complete = []
+        else:
+            result.check("I11", [])
+            if complete and follow_ups:
+                complete = [f"{v} (after {follow_ups} follow-up rebalance(s))"
+                            for v in complete]
+    result.check("I2", complete)
+    if target.sticky and result.verdicts["I11"] != 1:  # I3 judges settled groups only
+        result.check("I3", A.balanced(settled, subs, partitions))
+    if result.violated:
+        return False
+    result.moves += A.moves(resolved(_claims(request)), settled)
+    spread, topic_spread, ok = balance_metrics(settled, subs, partitions)
+    result.imbalance = max(result.imbalance, spread)
+    result.topic_imbalance = max(result.topic_imbalance, topic_spread)
+    result.kafka_balanced = result.kafka_balanced and ok
+    result.unowned = max(result.unowned, len(before) - len(kept))
+    generation = response.get("generation")
+    group.generation = generation if isinstance(generation, int) else group.generation + 1
+    for m, member in group.members.items():
+        member.owned = list(dict.fromkeys(settled.get(m, [])))
+        member.generation = group.generation
+    return True
+
+
+def run_chain(target: AuditTarget, spec: Mapping[str, Any],
+              timeout: float = CALL_TIMEOUT) -> ChainResult:
+    """Play ``spec`` on ``target`` (see the module docstring)."""
+    result = ChainResult()
+    if spec.get("kind") == "requests":
+        return _run_requests(target, spec, result, timeout)
+    group = _Group(spec)
+    if not _run_rebalance(target, group, result, spec.get("codec"), timeout):
+        return result
+    for ops in spec.get("steps", []):
+        for op in ops:
+            group.apply(op)
+        if not _run_rebalance(target, group, result, None, timeout):
+            break
+    return result
+
+
+def _run_requests(target: AuditTarget, spec: Mapping[str, Any],
+                  result: ChainResult, timeout: float) -> ChainResult:
+    """A fixed chain (a corpus file without a spec): each request judged on its own."""
+    for request in spec["requests"]:
+        group = _Group({"partitions": request.get("partitions", {}),
+                        "racks": request.get("racks"),
+                        "members": [{"id": m, **v} for m, v in request["members"].items()]})
+        if request.get("newGeneration") is not None:
+            group.generation = int(request["newGeneration"]) - 1
+        if not _run_rebalance(target, group, result, spec.get("codec"), timeout):
+            break
+    return result
+
+
+def replay_record(target: AuditTarget, spec: Mapping[str, Any], result: ChainResult,
+                  scenario: int, seed: int | None) -> dict[str, Any]:
+    """The replay file of a counterexample: its spec (run it again with
+    ``groupcheck audit --corpus``) and the request chain it produced (each request runs on
+    its own with ``groupcheck assign``)."""
+    invariant = next((inv for inv in INVARIANTS if result.verdicts[inv] == 1), "none")
+    return {"format": CHAIN_FORMAT, "target": target.name, "assignor": target.assignor,
+            "seed": seed, "scenario": scenario, "invariant": invariant,
+            "violations": result.violations[:20], "spec": spec,
+            "requests": [r["request"] for r in result.rounds],
+            "responses": [r["response"] for r in result.rounds]}

@@ -1,0 +1,434 @@
+"""The PySpark audit: scenarios → targets on executors → per-scenario rows → aggregates.
+
+Layout of ``--out DIR``::
+
+    run.json                       the parameters (a rerun with others is refused)
+    results/chunk=00007/target=…/  per-scenario rows (Parquet), one folder per chunk
+    results/_done/chunk-00007.json the chunk's marker, written atomically after its rows
+    aggregates/{invariants,by_size,disagreement}/   Parquet, partitioned by target
+    counterexamples/*.json         the smallest counterexample per (target, invariant)
+    summary.json  timings.json  index.html  *.png
+
+Scenarios are processed in chunks of consecutive indexes. A chunk's rows are written to a
+hidden temporary folder, renamed into place, and only then is its marker written (write to a
+temporary file + rename), so after a crash or ``kill -9`` a rerun drops any chunk folder
+without a marker and runs exactly the chunks that lack one: no scenario is counted twice.
+
+Nothing loops over scenarios on the driver and nothing collects per-scenario data: specs
+are made on the executors from (seed, index) (`scenario_frame`), targets run there
+(`run_targets`, a ``mapInArrow`` over Arrow batches), and only aggregates — a few rows per
+target — come back to the driver.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import sys
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from .chain import INVARIANTS, run_chain
+from .chain import replay_record as _replay_record
+from .scenarios import random_spec, spec_size
+from .targets import Resolver, plugin_file, resolve_cached
+
+RUN_FORMAT = "groupcheck-audit-run/1"
+SPEC_COLUMNS = ("scenario", "tier", "members", "topics", "partitions", "rounds", "spec")
+SIZE_BUCKETS = (1, 2, 4, 8, 16, 32, 64, 128)
+DEFAULT_MASTER = "local[*]"
+
+
+class AuditError(Exception):
+    """A problem with the audit's arguments or output folder (exit code 2)."""
+
+
+@dataclass
+class AuditConfig:
+    targets: list[str]
+    scenarios: int = 100_000
+    seed: int = 0
+    master: str | None = None  # None: local[*], or spark-submit's --master
+    out: str = "audit-out"
+    chunk_size: int = 0  # 0: about 20 chunks, at least 2,000 scenarios each
+    slices: int = 0  # Spark partitions per chunk; 0: 4 per core
+    corpus: str | None = None
+    extra_conf: dict[str, str] = field(default_factory=dict)
+
+    def run_params(self) -> dict[str, Any]:
+        """What must match for a rerun to resume (master and slices may change)."""
+        return {"format": RUN_FORMAT, "targets": list(self.targets),
+                "scenarios": self.scenarios, "seed": self.seed,
+                "chunk_size": self.effective_chunk_size(),
+                "corpus": os.path.abspath(self.corpus) if self.corpus else None}
+
+    def effective_chunk_size(self) -> int:
+        if self.chunk_size > 0:
+            return self.chunk_size
+        return max(2000, -(-self.scenarios // 20))
+
+    def chunks(self) -> list[tuple[int, int, int]]:
+        size = self.effective_chunk_size()
+        return [(i, lo, min(self.scenarios, lo + size))
+                for i, lo in enumerate(range(0, self.scenarios, size))]
+
+
+# ---------------------------------------------------------------------------------------
+# Spark session
+
+
+def spark_session(master: str | None, package_dir: str | os.PathLike[str],
+                  extra_conf: dict[str, str] | None = None) -> Any:
+    """A session on ``master`` (or the one ``spark-submit`` made) with the ``groupcheck``
+    package shipped to the executors."""
+    from pyspark.sql import SparkSession
+
+    from .package import package_zip
+
+    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+    builder = (SparkSession.builder.appName("groupcheck-audit")
+               .config("spark.ui.enabled", "false")
+               .config("spark.ui.showConsoleProgress", "false")
+               .config("spark.python.worker.reuse", "true")
+               .config("spark.sql.execution.arrow.maxRecordsPerBatch", "256")
+               .config("spark.sql.shuffle.partitions", "8"))
+    if master or "PYSPARK_GATEWAY_PORT" not in os.environ:
+        # under spark-submit (which sets PYSPARK_GATEWAY_PORT) its --master wins
+        builder = builder.master(master or DEFAULT_MASTER)
+    for key, value in (extra_conf or {}).items():
+        builder = builder.config(key, value)
+    spark = builder.getOrCreate()
+    spark.sparkContext.setLogLevel("ERROR")
+    zip_path = str(package_zip(package_dir))
+    shipped = spark.sparkContext.getConf().get("spark.submit.pyFiles", "") or ""
+    if zip_path not in shipped:
+        spark.sparkContext.addPyFile(zip_path)
+    return spark
+
+
+# ---------------------------------------------------------------------------------------
+# Executor-side functions (mapInArrow)
+
+
+def _spec_schema() -> Any:
+    import pyarrow as pa
+
+    return pa.schema([("scenario", pa.int64()), ("tier", pa.int32()),
+                      ("members", pa.int32()), ("topics", pa.int32()),
+                      ("partitions", pa.int32()), ("rounds", pa.int32()),
+                      ("spec", pa.string())])
+
+
+def make_specs(seed: int) -> Callable[[Iterator[Any]], Iterator[Any]]:
+    """mapInArrow over ``spark.range``: each id becomes the spec of that random scenario."""
+
+    def fn(batches: Iterator[Any]) -> Iterator[Any]:
+        import pyarrow as pa
+
+        schema = _spec_schema()
+        for batch in batches:
+            cols: dict[str, list[Any]] = {name: [] for name in SPEC_COLUMNS}
+            for index in batch.column(0).to_pylist():
+                spec = random_spec(seed, index)
+                _spec_row(cols, index, spec)
+            yield pa.RecordBatch.from_pydict(cols, schema=schema)
+
+    return fn
+
+
+def _spec_row(cols: dict[str, list[Any]], index: int, spec: dict[str, Any]) -> None:
+    size = spec_size(spec)
+    cols["scenario"].append(index)
+    cols["tier"].append(int(spec.get("tier", -1)))
+    for key in ("members", "topics", "partitions", "rounds"):
+        cols[key].append(size[key])
+    cols["spec"].append(json.dumps(spec, separators=(",", ":")))
+
+
+def corpus_specs() -> Callable[[Iterator[Any]], Iterator[Any]]:
+    """mapInArrow over (scenario, path, text) rows of a corpus: each replay file's spec (or
+    its request chain, run as given)."""
+
+    def fn(batches: Iterator[Any]) -> Iterator[Any]:
+        import pyarrow as pa
+
+        schema = _spec_schema()
+        for batch in batches:
+            cols: dict[str, list[Any]] = {name: [] for name in SPEC_COLUMNS}
+            rows = batch.to_pydict()
+            for index, text in zip(rows["scenario"], rows["value"], strict=True):
+                _spec_row(cols, index, corpus_spec(text))
+            yield pa.RecordBatch.from_pydict(cols, schema=schema)
+
+    return fn
+
+
+def corpus_spec(text: str) -> dict[str, Any]:
+    """The spec in a corpus file: an audit replay file (its ``spec``), a chain of requests
+    (``requests``), or a single assign request (e.g. a ``prove`` counterexample)."""
+    try:
+        data = json.loads(text)
+    except ValueError:
+        return {"kind": "requests", "requests": [], "error": "not JSON"}
+    if isinstance(data, dict) and isinstance(data.get("spec"), dict):
+        spec: dict[str, Any] = data["spec"]
+        return spec
+    if isinstance(data, dict) and isinstance(data.get("requests"), list):
+        return {"kind": "requests", "requests": data["requests"]}
+    if isinstance(data, dict) and isinstance(data.get("members"), dict):
+        request = {k: v for k, v in data.items() if k != "groupcheck"}
+        return {"kind": "requests", "requests": [request]}
+    return {"kind": "requests", "requests": []}
+
+
+def result_schema() -> Any:
+    import pyarrow as pa
+
+    fields = [("scenario", pa.int64()), ("target", pa.string()), ("assignor", pa.string()),
+              ("tier", pa.int32()), ("members", pa.int32()), ("topics", pa.int32()),
+              ("partitions", pa.int32()), ("rounds", pa.int32()), ("calls", pa.int32())]
+    fields += [(inv, pa.int8()) for inv in INVARIANTS]
+    fields += [("violated", pa.bool_()), ("violation", pa.string()), ("moves", pa.int64()),
+               ("imbalance", pa.int32()), ("topic_imbalance", pa.int32()),
+               ("kafka_balanced", pa.bool_()), ("unowned", pa.int32()),
+               ("assign_ms", pa.float64()), ("fingerprint", pa.string()),
+               ("differs_from", pa.string()), ("replay", pa.string())]
+    return pa.schema(fields)
+
+
+def run_targets(names: list[str], resolver: Resolver, seed: int | None
+                ) -> Callable[[Iterator[Any]], Iterator[Any]]:
+    """mapInArrow over scenario specs: every target on every scenario, one row each."""
+
+    def fn(batches: Iterator[Any]) -> Iterator[Any]:
+        import pyarrow as pa
+
+        schema = result_schema()
+        targets = [resolve_cached(resolver, name) for name in names]
+        for batch in batches:
+            rows = batch.to_pydict()
+            out: dict[str, list[Any]] = {f.name: [] for f in schema}
+            for i, text in enumerate(rows["spec"]):
+                spec = json.loads(text)
+                results = [run_chain(t, spec) for t in targets]
+                prints = [r.fingerprint() for r in results]
+                for t, r, fp in zip(targets, results, prints, strict=True):
+                    out["scenario"].append(rows["scenario"][i])
+                    out["target"].append(t.name)
+                    out["assignor"].append(t.assignor)
+                    for key in ("tier", "members", "topics", "partitions", "rounds"):
+                        out[key].append(rows[key][i])
+                    out["calls"].append(r.calls)
+                    for inv in INVARIANTS:
+                        out[inv].append(r.verdicts[inv])
+                    out["violated"].append(r.violated)
+                    out["violation"].append(r.violations[0] if r.violations else None)
+                    out["moves"].append(r.moves)
+                    out["imbalance"].append(r.imbalance)
+                    out["topic_imbalance"].append(r.topic_imbalance)
+                    out["kafka_balanced"].append(r.kafka_balanced)
+                    out["unowned"].append(r.unowned)
+                    out["assign_ms"].append(r.assign_ms)
+                    out["fingerprint"].append(fp)
+                    out["differs_from"].append(",".join(
+                        o.name for o, ofp in zip(targets, prints, strict=True)
+                        if o is not t and ofp != fp))
+                    out["replay"].append(json.dumps(
+                        _replay_record(t, spec, r, rows["scenario"][i], seed),
+                        separators=(",", ":")) if r.violated else None)
+            yield pa.RecordBatch.from_pydict(out, schema=schema)
+
+    return fn
+
+
+# ---------------------------------------------------------------------------------------
+# Driver side
+
+
+def scenario_frame(spark: Any, config: AuditConfig, lo: int, hi: int, slices: int) -> Any:
+    """The scenarios [lo, hi) as a DataFrame of specs, made on the executors."""
+    if config.corpus:
+        from pyspark.sql import functions as F
+
+        files = (spark.read.text(os.path.join(os.path.abspath(config.corpus), "*.json"),
+                                 wholetext=True)
+                 .select(F.input_file_name().alias("path"), "value"))
+        indexed = (files.rdd.sortBy(lambda row: row[0], numPartitions=1).zipWithIndex()
+                   .filter(lambda pair: lo <= pair[1] < hi)
+                   .map(lambda pair: (pair[1], pair[0][1])))
+        frame = spark.createDataFrame(indexed, "scenario long, value string")
+        return frame.repartition(slices).mapInArrow(corpus_specs(), _spark(_spec_schema()))
+    return spark.range(lo, hi, 1, slices).mapInArrow(make_specs(config.seed),
+                                                     _spark(_spec_schema()))
+
+
+def corpus_size(spark: Any, corpus: str) -> int:
+    pattern = os.path.join(os.path.abspath(corpus), "*.json")
+    try:
+        return int(spark.read.text(pattern, wholetext=True).count())
+    except Exception as exc:  # noqa: BLE001 - Spark's AnalysisException: no such path
+        raise AuditError(f"cannot read the corpus {corpus}: {str(exc).splitlines()[0]}"
+                         ) from None
+
+
+def _write_json_atomic(path: Path, data: Any) -> None:
+    tmp = path.with_name(f".{path.name}.tmp{os.getpid()}")
+    tmp.write_text(json.dumps(data, indent=1, sort_keys=True) + "\n", encoding="utf-8")
+    os.replace(tmp, path)
+
+
+def _prepare_out(config: AuditConfig) -> tuple[Path, set[int]]:
+    """Create or resume ``config.out``; returns it and the chunks already done."""
+    out = Path(config.out)
+    results = out / "results"
+    done_dir = results / "_done"
+    params = config.run_params()
+    run_file = out / "run.json"
+    if run_file.exists():
+        try:
+            previous = json.loads(run_file.read_text(encoding="utf-8"))
+        except ValueError:
+            previous = None
+        if previous != params:
+            raise AuditError(f"{out} holds an audit with other parameters; use another --out "
+                             "or --fresh")
+    done_dir.mkdir(parents=True, exist_ok=True)
+    if not run_file.exists():
+        _write_json_atomic(run_file, params)
+    done = {int(p.stem.split("-")[1]) for p in done_dir.glob("chunk-*.json")}
+    for child in results.iterdir():  # half-written chunks of an interrupted run
+        if child.name.startswith("_tmp-") or (
+                child.name.startswith("chunk=") and int(child.name[6:]) not in done):
+            shutil.rmtree(child, ignore_errors=True)
+    return out, done
+
+
+class Progress:
+    """A progress bar on stderr (one line per update when stderr is not a terminal)."""
+
+    def __init__(self, total: int, already: int) -> None:
+        self.total = total
+        self.done = already
+        self.started = time.perf_counter()
+        self.fresh = 0
+        self.tty = sys.stderr.isatty()
+
+    def update(self, scenarios: int) -> None:
+        self.done += scenarios
+        self.fresh += scenarios
+        elapsed = time.perf_counter() - self.started
+        rate = self.fresh / elapsed if elapsed > 0 else 0.0
+        left = (self.total - self.done) / rate if rate > 0 else 0.0
+        width = 30
+        filled = int(width * self.done / self.total) if self.total else width
+        line = (f"[{'#' * filled}{'.' * (width - filled)}] {self.done:>9,}/{self.total:,} "
+                f"scenarios  {rate:7.0f}/s  {elapsed:6.1f}s  eta {left:5.0f}s")
+        print(("\r" + line) if self.tty else line, end="" if self.tty else "\n",
+              file=sys.stderr, flush=True)
+
+    def close(self) -> None:
+        if self.tty:
+            print(file=sys.stderr)
+
+
+@dataclass
+class AuditOutcome:
+    out: Path
+    summary: dict[str, Any]
+    seconds: float
+    chunks_run: int
+
+    @property
+    def ok(self) -> bool:
+        return bool(self.summary["ok"])
+
+
+def run_audit(config: AuditConfig, resolver: Resolver, spark: Any | None = None,
+              progress: bool = True) -> AuditOutcome:
+    """Run (or resume) an audit and write its outputs (see the module docstring)."""
+    from . import report
+
+    started = time.perf_counter()
+    if not config.targets:
+        raise AuditError("audit needs at least one --target")
+    if len(set(config.targets)) != len(config.targets):
+        raise AuditError("a --target is given twice")
+    for name in config.targets:  # fail fast, with one line, on the driver
+        try:
+            resolver(name)
+        except ValueError as exc:
+            raise AuditError(str(exc)) from None
+    out = Path(config.out)
+    out.mkdir(parents=True, exist_ok=True)
+    if spark is None:
+        from pyspark.sql import SparkSession
+
+        spark = SparkSession.getActiveSession()
+        own_session = spark is None
+    else:
+        own_session = False
+    if spark is None:
+        spark = spark_session(config.master, out / "_package", config.extra_conf)
+    for name in config.targets:
+        path = plugin_file(name)
+        if path:
+            spark.sparkContext.addFile(path)
+    try:
+        if config.corpus:
+            config.scenarios = corpus_size(spark, config.corpus)
+        out, done = _prepare_out(config)
+        chunks = config.chunks()
+        slices = config.slices or max(2, 4 * int(spark.sparkContext.defaultParallelism))
+        bar = Progress(config.scenarios, sum(hi - lo for i, lo, hi in chunks if i in done))
+        results = out / "results"
+        fn = run_targets(list(config.targets), resolver,
+                         None if config.corpus else config.seed)
+        chunks_run = 0
+        for index, lo, hi in chunks:
+            if index in done:
+                continue
+            frame = scenario_frame(spark, config, lo, hi, min(slices, hi - lo))
+            rows = frame.mapInArrow(fn, _spark(result_schema()))
+            tmp = results / f"_tmp-chunk={index:05d}"
+            shutil.rmtree(tmp, ignore_errors=True)
+            rows.write.partitionBy("target").parquet(str(tmp))
+            final = results / f"chunk={index:05d}"
+            shutil.rmtree(final, ignore_errors=True)
+            os.replace(tmp, final)
+            _write_json_atomic(results / "_done" / f"chunk-{index:05d}.json",
+                               {"chunk": index, "first": lo, "end": hi,
+                                "scenarios": hi - lo, "targets": list(config.targets)})
+            chunks_run += 1
+            if progress:
+                bar.update(hi - lo)
+        if progress:
+            bar.close()
+        chunks_done = time.perf_counter()
+        summary, timings = report.aggregate(spark, out, config)
+        aggregated = time.perf_counter()
+        timings["chunks_seconds"] = round(chunks_done - started, 3)
+        timings["aggregate_seconds"] = round(aggregated - chunks_done, 3)
+        timings["chunks_run"] = chunks_run
+        report.write_summary(out, summary)
+        report.write_html(out, summary, timings)
+        timings["wall_seconds"] = round(time.perf_counter() - started, 3)
+        _write_json_atomic(out / "timings.json", timings)
+        return AuditOutcome(out, summary, time.perf_counter() - started, chunks_run)
+    finally:
+        if own_session:
+            spark.stop()
+
+
+def _spark(arrow_schema: Any) -> Any:
+    """The Spark schema of an Arrow schema."""
+    from pyspark.sql.pandas.types import from_arrow_schema
+
+    return from_arrow_schema(arrow_schema)
+
+
+def config_dict(config: AuditConfig) -> dict[str, Any]:
+    return asdict(config)

@@ -1,0 +1,232 @@
+"""The PySpark audit end to end on ``local[2]`` (one shared session), resumption after
+``kill -9``, determinism, a broken target, and (slow) a ``local-cluster`` run."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+pytest.importorskip("pyspark")
+pytest.importorskip("pyarrow")
+pytest.importorskip("matplotlib")
+
+from groupcheck.audit.pipeline import AuditConfig, AuditError, run_audit  # noqa: E402
+from groupcheck.audit_command import main as audit_main  # noqa: E402
+from groupcheck.audit_command import resolve_audit_target  # noqa: E402
+
+ROOT = Path(__file__).resolve().parent.parent
+BROKEN = ROOT / "tests" / "audit_targets.py"
+PASSING = ["builtin:range", "builtin:roundrobin", "builtin:sticky"]
+
+
+@pytest.fixture(scope="module")
+def spark(tmp_path_factory: pytest.TempPathFactory) -> Any:
+    from groupcheck.audit.pipeline import spark_session
+
+    session = spark_session("local[2]", tmp_path_factory.mktemp("pkg"))
+    yield session
+    session.stop()
+
+
+def _audit(spark: Any, out: Path, **kw: Any) -> Any:
+    config = AuditConfig(targets=kw.pop("targets", PASSING), out=str(out), **kw)
+    return run_audit(config, resolve_audit_target, spark=spark, progress=False)
+
+
+def _rows(spark: Any, out: Path) -> Any:
+    return spark.read.parquet(str(out / "results"))
+
+
+def test_tiny_audit_end_to_end(spark: Any, tmp_path: Path) -> None:
+    out = tmp_path / "a"
+    outcome = _audit(spark, out, scenarios=160, seed=5, chunk_size=60,
+                     targets=[*PASSING, "builtin:cooperative-sticky"])
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary == outcome.summary
+    assert summary["chunks"] == 3
+    for t in summary["targets"]:
+        assert summary["rows"][t] == summary["scenarios_per_target"][t] == 160
+        assert summary["invariants"][t]["I1"]["checked"] == 160
+        assert summary["invariants"][t]["I10"]["checked"] == 160
+        for inv in PASSING_INVARIANTS:
+            if t in PASSING:
+                assert summary["invariants"][t][inv]["violated"] == 0, (t, inv)
+    assert summary["invariants"]["builtin:range"]["I3"]["checked"] == 0  # range: no I3
+    assert summary["invariants"]["builtin:sticky"]["I3"]["checked"] > 0
+    assert summary["invariants"]["builtin:sticky"]["I5"]["checked"] == 0  # eager
+    assert summary["invariants"]["builtin:cooperative-sticky"]["I5"]["checked"] > 80
+    assert summary["invariants"]["builtin:cooperative-sticky"]["I11"]["checked"] > 80
+    # range and roundrobin differ on some first rebalances, symmetrically
+    d = summary["disagreement"]
+    assert d["builtin:range"]["builtin:roundrobin"] == d["builtin:roundrobin"][
+        "builtin:range"] > 0
+    assert sum(b["scenarios"] for b in summary["by_size"]["builtin:range"]) == 160
+    for name in ("index.html", "timings.json", "moves_vs_size.png", "time_vs_size.png",
+                 "imbalance_vs_size.png", "disagreement.png"):
+        assert (out / name).stat().st_size > 0, name
+    html = (out / "index.html").read_text()
+    assert "disagreement.png" in html and "builtin:sticky" in html
+    for agg in ("invariants", "by_size", "disagreement"):
+        assert any((out / "aggregates" / agg).glob("target=*"))
+    assert sorted(p.name for p in (out / "results" / "chunk=00000").glob("target=*")) == \
+        sorted(f"target={t}".replace(":", "%3A") for t in summary["targets"])
+    rows = _rows(spark, out)
+    assert rows.count() == 160 * 4
+    violated = sum(c["violated"] for per in summary["invariants"].values()
+                   for c in per.values())
+    assert summary["violations"] == violated >= rows.filter("violated").count()
+
+
+PASSING_INVARIANTS = ("I1", "I2", "I3", "I4", "I10", "ERROR", "TIMEOUT")
+
+
+def test_same_seed_gives_identical_summary_whatever_the_partitioning(spark: Any,
+                                                                     tmp_path: Path) -> None:
+    _audit(spark, tmp_path / "a", scenarios=80, seed=9, chunk_size=40, slices=2)
+    _audit(spark, tmp_path / "b", scenarios=80, seed=9, chunk_size=40, slices=7)
+    _audit(spark, tmp_path / "c", scenarios=80, seed=10, chunk_size=40)
+    a = (tmp_path / "a" / "summary.json").read_bytes()
+    assert a == (tmp_path / "b" / "summary.json").read_bytes()
+    assert a != (tmp_path / "c" / "summary.json").read_bytes()
+
+
+def test_a_rerun_with_other_parameters_is_refused(spark: Any, tmp_path: Path) -> None:
+    _audit(spark, tmp_path / "a", scenarios=20, chunk_size=10, targets=["builtin:range"])
+    with pytest.raises(AuditError, match="other parameters"):
+        _audit(spark, tmp_path / "a", scenarios=30, chunk_size=10, targets=["builtin:range"])
+
+
+def test_kill_and_rerun_counts_every_scenario_once(spark: Any, tmp_path: Path) -> None:
+    out = tmp_path / "killed"
+    args = ["--target", "builtin:range", "--target", "builtin:sticky", "--scenarios", "240",
+            "--chunk-size", "30", "--seed", "3", "--master", "local[2]", "--out", str(out)]
+    env = {**os.environ, "PYTHONPATH": str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH",
+                                                                               "")}
+    proc = subprocess.Popen([sys.executable, "-m", "groupcheck.audit_command", *args],
+                            cwd=ROOT, env=env, stdout=subprocess.DEVNULL,
+                            stderr=subprocess.DEVNULL, start_new_session=True)
+    done = out / "results" / "_done"
+    deadline = time.monotonic() + 240
+    try:
+        while time.monotonic() < deadline and proc.poll() is None:
+            if done.is_dir() and len(list(done.glob("chunk-*.json"))) >= 2:
+                break
+            time.sleep(0.2)
+        assert proc.poll() is None, "the audit finished before it could be killed"
+        os.killpg(proc.pid, signal.SIGKILL)  # the driver and its JVM, mid-chunk
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait()
+    finished = len(list(done.glob("chunk-*.json")))
+    assert 2 <= finished < 8
+    outcome = _audit(spark, out, scenarios=240, chunk_size=30, seed=3,
+                     targets=["builtin:range", "builtin:sticky"])
+    assert outcome.chunks_run == 8 - finished
+    rows = _rows(spark, out)
+    assert rows.count() == 480
+    assert rows.select("scenario", "target").distinct().count() == 480
+    assert not list((out / "results").glob("_tmp-*"))
+    _audit(spark, tmp_path / "whole", scenarios=240, chunk_size=30, seed=3,
+           targets=["builtin:range", "builtin:sticky"])
+    assert (out / "summary.json").read_bytes() == \
+        (tmp_path / "whole" / "summary.json").read_bytes()
+
+
+def test_a_broken_target_fails_the_audit_with_its_smallest_counterexample(
+        spark: Any, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    out = tmp_path / "broken"
+    code = audit_main(["--target", f"pyfn:{BROKEN}:assign_twice", "--target",
+                       "builtin:range", "--scenarios", "120", "--chunk-size", "60",
+                       "--out", str(out)])
+    printed = capsys.readouterr().out
+    assert code == 1
+    assert "VIOLATION" in printed and "report: " in printed
+    summary = json.loads((out / "summary.json").read_text())
+    broken = f"pyfn:{BROKEN}:assign_twice"
+    assert summary["invariants"][broken]["I1"]["violated"] > 0
+    assert summary["invariants"]["builtin:range"]["I1"]["violated"] == 0
+    cex = summary["counterexamples"][broken]["I1"]
+    record = json.loads((out / cex["file"]).read_text())
+    assert record["invariant"] == "I1" and record["target"] == broken
+    # smallest: no violating scenario has fewer members
+    rows = _rows(spark, out).filter("I1 = 1")
+    assert cex["members"] == rows.agg({"members": "min"}).collect()[0][0]
+    # the replay file is a corpus: running it again reproduces the violation
+    corpus = tmp_path / "corpus"
+    corpus.mkdir()
+    (corpus / "cex.json").write_text(json.dumps(record))
+    again = _audit(spark, tmp_path / "again", corpus=str(corpus), targets=[broken])
+    assert again.summary["scenarios"] == 1
+    assert again.summary["invariants"][broken]["I1"]["violated"] == 1
+
+
+def test_usage_errors_exit_2(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    assert audit_main(["--target", "builtin:nope", "--out", str(tmp_path / "x")]) == 2
+    assert "unknown assignor" in capsys.readouterr().err
+    assert audit_main(["--scenarios", "0", "--out", str(tmp_path / "x")]) == 2
+
+
+PROBE = """
+import json, os, sys
+sys.path.insert(0, sys.argv[1])  # the driver imports the checkout; executors get the zip
+from groupcheck.audit.pipeline import AuditConfig, run_audit, spark_session
+from groupcheck.audit_command import resolve_audit_target
+
+spark = spark_session(sys.argv[2], sys.argv[3] + "/_package")
+
+
+def probe(_):
+    import groupcheck.audit
+    daemon = os.getppid()
+    jvm = open(f"/proc/{daemon}/stat").read().split(")")[1].split()[1]
+    cmd = open(f"/proc/{jvm}/cmdline").read().split("\\0")
+    executor = cmd[cmd.index("--executor-id") + 1] if "--executor-id" in cmd else "driver"
+    return [(executor, int(jvm), groupcheck.audit.__file__)]
+
+
+seen = spark.sparkContext.parallelize(range(8), 8).flatMap(probe).collect()
+config = AuditConfig(targets=["builtin:range", "builtin:cooperative-sticky"], scenarios=200,
+                     chunk_size=100, out=sys.argv[3])
+outcome = run_audit(config, resolve_audit_target, spark=spark, progress=False)
+print(json.dumps({"seen": seen, "driver": os.getpid(), "chunks": outcome.chunks_run}))
+spark.stop()
+"""
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not os.environ.get("GROUPCHECK_AUDIT_CLUSTER"),
+                    reason="about 2 minutes: set GROUPCHECK_AUDIT_CLUSTER=1 (tox -e audit)")
+def test_local_cluster_runs_distributed_and_agrees_with_local(spark: Any,
+                                                              tmp_path: Path) -> None:
+    """Two executor JVMs (``local-cluster[2,1,1024]``) that import ``groupcheck`` from the
+    shipped zip; the summary equals the in-process ``local[2]`` one."""
+    import pyspark
+
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    env["SPARK_HOME"] = os.path.dirname(pyspark.__file__)
+    script = tmp_path / "probe.py"
+    script.write_text(PROBE)
+    out = tmp_path / "cluster"
+    proc = subprocess.run([sys.executable, str(script), str(ROOT), "local-cluster[2,1,1024]",
+                           str(out)], cwd=tmp_path, env=env, capture_output=True, text=True,
+                          timeout=600)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    report = json.loads(proc.stdout.strip().splitlines()[-1])
+    executors = {e for e, _, _ in report["seen"]}
+    assert executors == {"0", "1"}, report["seen"]  # two separate executor JVMs
+    assert len({jvm for _, jvm, _ in report["seen"]}) == 2
+    assert all(".zip" in f for _, _, f in report["seen"]), report["seen"]
+    assert report["chunks"] == 2
+    _audit(spark, tmp_path / "local", scenarios=200, chunk_size=100,
+           targets=["builtin:range", "builtin:cooperative-sticky"])
+    assert (out / "summary.json").read_bytes() == \
+        (tmp_path / "local" / "summary.json").read_bytes()
