@@ -29,6 +29,7 @@ from .sticky_common import (
 )
 from .sticky_constrained import ConstrainedAssignmentBuilder
 from .sticky_general import GeneralAssignmentBuilder
+from .sticky_movements import ReassignmentStats
 
 
 class _AbstractStickyAssignor:
@@ -40,6 +41,8 @@ class _AbstractStickyAssignor:
     def __init__(self) -> None:
         self.max_generation = DEFAULT_GENERATION
         self.partitions_transferring_ownership: dict[TopicPartition, str] | None = {}
+        #: the general builder's loop figures of the last assignment (None: constrained)
+        self.reassignment_stats: ReassignmentStats | None = None
 
     def member_data(self, subscription: Subscription) -> MemberData:
         raise NotImplementedError
@@ -80,11 +83,14 @@ class _AbstractStickyAssignor:
                 claims.partitions_with_multiple_previous_owners)
             assignment = constrained.build()
             self.partitions_transferring_ownership = constrained.transferring
+            self.reassignment_stats = None
         else:
             self.partitions_transferring_ownership = None
-            assignment = GeneralAssignmentBuilder(
+            general = GeneralAssignmentBuilder(
                 partitions_per_topic, rack_info, members, claims.owned, subscriptions,
-                member_data, self.max_generation).build()
+                member_data, self.max_generation)
+            assignment = general.build()
+            self.reassignment_stats = general.stats()
         self.adjust_assignment(assignment, subscriptions)
         keep_to_subscribers(assignment, subscriptions, partitions_per_topic)
         return assignment

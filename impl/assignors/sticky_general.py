@@ -4,6 +4,18 @@ Keep valid owned partitions, give each unassigned one to the least loaded subscr
 move partitions while the assignment is not balanced (KAFKA-15106's ``isBalanced``), preferring
 a partition's previous owner of a lower generation (KIP-341) and undoing earlier moves
 (stickiness). If that did not improve the balance score, the moves are reverted.
+
+Termination (deviation D4). A plain move takes a partition from a member holding at least
+two more than its new holder, so the sum of squared sizes falls by at least 2 each time.
+Kafka's swap rule breaks that: when the chosen partition already moved from ``o`` this
+round and some partition once moved from the new holder to ``o``, that other partition goes
+back instead, and it is taken from ``o``, not from the overloaded holder. Two such moves can
+undo each other forever (Kafka's ``performReassignments`` then never returns). Every pass
+starts from a state Kafka's loop is a function of, so when a pass would start from an
+assignment seen at the start of an earlier pass, Kafka would loop; from then on the swap rule
+is off and only plain moves are made, which ends within the bound above. ``passes``,
+``moves`` and ``swap_rule_dropped`` tell what a build did; exceeding a bound raises
+`ReassignmentLimitError` (it would be a bug here, never a hang).
 """
 
 from __future__ import annotations
@@ -14,10 +26,16 @@ from ..javahash import HashMapOrder, table_size_for
 from ..types import Subscription, TopicPartition
 from ..user_data import DEFAULT_GENERATION, MemberData
 from .sticky_common import RackInfo, member_key, member_map, null_pointer
-from .sticky_movements import PartitionMovements, SortedMembers
+from .sticky_movements import (
+    MAX_SWAP_PASSES,
+    PartitionMovements,
+    ReassignmentLimitError,
+    ReassignmentStats,
+    SortedMembers,
+    state_key,
+)
 
 PrevOwner = tuple[str, int, bool]  # (member, generation, generation was reported)
-
 
 class GeneralAssignmentBuilder:
     """Kafka's ``GeneralAssignmentBuilder`` (``AbstractStickyAssignor``)."""
@@ -66,6 +84,14 @@ class GeneralAssignmentBuilder:
         self.sorted_members = SortedMembers(self.sizes)
         self.revocation_required = False
         self.movements = PartitionMovements()
+        self.passes = 0
+        self.moves = 0
+        self.swap_rule_dropped = False
+        self._fingerprint = 0  # XOR of the state keys moved so far (relative to the start)
+        self._plain_budget = 0  # plain moves left once the swap rule is off
+
+    def stats(self) -> ReassignmentStats:
+        return ReassignmentStats(self.passes, self.moves, self.swap_rule_dropped)
 
     def build(self) -> dict[str, list[TopicPartition]]:
         """The assignment, keyed in the order of Kafka's result map."""
@@ -154,6 +180,8 @@ class GeneralAssignmentBuilder:
     def _process_partition_movement(self, tp: TopicPartition, new: str) -> None:
         old = self._holder_of(tp)
         assert old is not None
+        self.moves += 1
+        self._fingerprint ^= state_key(tp, old) ^ state_key(tp, new)
         self.sorted_members.discard(old)
         self.sorted_members.discard(new)
         self.movements.move_partition(tp, old, new)
@@ -171,6 +199,13 @@ class GeneralAssignmentBuilder:
             assert new is not None
         old = self._holder_of(tp)
         assert old is not None
+        if self.swap_rule_dropped:
+            if self._plain_budget <= 0:
+                raise ReassignmentLimitError(
+                    f"plain moves exceed their bound (half the sum of squared sizes) at {tp}")
+            self._plain_budget -= 1
+            self._process_partition_movement(tp, new)
+            return
         self._process_partition_movement(self.movements.partition_to_move(tp, old, new), new)
 
     def _maybe_assign(self, partitions: list[TopicPartition], rack_aware: bool) -> \
@@ -334,9 +369,19 @@ class GeneralAssignmentBuilder:
 
     def _perform_reassignments(self, partitions: list[TopicPartition],
                                prev: dict[TopicPartition, PrevOwner]) -> bool:
+        """Passes over ``partitions`` until one moves nothing; see D4 for termination."""
         performed = False
         modified = True
+        seen: set[int] = set()
         while modified:
+            self.passes += 1
+            if not self.swap_rule_dropped:
+                if self._fingerprint in seen:
+                    self._drop_swap_rule()
+                elif len(seen) >= MAX_SWAP_PASSES:
+                    raise ReassignmentLimitError(
+                        f"{MAX_SWAP_PASSES} reassignment passes without a repeated state")
+                seen.add(self._fingerprint)
             modified = False
             for tp in partitions:
                 if self._is_balanced():
@@ -344,6 +389,12 @@ class GeneralAssignmentBuilder:
                 if self._reassign_one(tp, prev):
                     performed = modified = True
         return performed
+
+    def _drop_swap_rule(self) -> None:
+        """D4: Kafka would repeat its passes forever; plain moves only from now on, each
+        lowering the sum of squared sizes by at least 2."""
+        self.swap_rule_dropped = True
+        self._plain_budget = sum(self.sizes[m] ** 2 for m in self.sorted_members) // 2
 
     def _reassign_one(self, tp: TopicPartition, prev: dict[TopicPartition, PrevOwner]) -> bool:
         """One step of ``performReassignments``; True when something moved."""

@@ -4,18 +4,57 @@
 partitions, member id in Java order). ``PartitionMovements`` records where partitions moved in
 this rebalance so that a move back undoes an earlier one (stickiness, KIP-54); when several
 partitions qualify, Kafka takes the first of a ``HashSet``, whose order is emulated.
+``state_key`` fingerprints who holds what, for the loop guard of deviation D4.
 """
 
 from __future__ import annotations
 
 from bisect import bisect_left, insort
 from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from functools import lru_cache
+from hashlib import blake2b
 
+from ..errors import AssignorError
 from ..javahash import HashMapOrder
 from ..types import TopicPartition
 from .sticky_common import member_key
 
 ConsumerPair = tuple[str, str]
+
+#: Passes of one ``performReassignments`` call with the swap rule on before the build gives
+#: up (Kafka's runs take a handful; a loop is caught as a repeated state long before).
+MAX_SWAP_PASSES = 1000
+_MASK64 = (1 << 64) - 1
+
+
+class ReassignmentLimitError(AssignorError):
+    """The reassignment loop went past a bound it provably stays within (D4)."""
+
+
+@dataclass(frozen=True)
+class ReassignmentStats:
+    """What one general build's reassignment loop did (D4)."""
+
+    passes: int  # passes over the reassignable partitions, both calls together
+    moves: int  # partitions moved
+    swap_rule_dropped: bool  # a pass would have repeated: Kafka's loop would never end
+
+
+@lru_cache(maxsize=65536)
+def _name_code(name: str) -> int:
+    """64 bits of a member id or topic (Java's ``hashCode`` collides too easily: "Aa"/"BB")."""
+    return int.from_bytes(blake2b(name.encode("utf-8", "surrogatepass"), digest_size=8).digest())
+
+
+def state_key(tp: TopicPartition, member: str) -> int:
+    """A 64-bit key of "``tp`` is held by ``member``" (the XOR of the keys of an assignment
+    fingerprints it; deterministic, unlike Python's salted ``hash``)."""
+    h = (_name_code(tp[0]) * 0x9E3779B97F4A7C15 + tp[1] * 0xBF58476D1CE4E5B9
+         + _name_code(member) * 0x94D049BB133111EB) & _MASK64
+    h ^= h >> 31
+    h = (h * 0xD6E8FEB86659FD93) & _MASK64
+    return h ^ (h >> 32)
 
 
 class SortedMembers:
