@@ -29,9 +29,6 @@ from ..impl.assignors.sticky import CooperativeStickyAssignor, StickyAssignor
 from ..impl.assignors.sticky_common import (
     DEFAULT_GENERATION,
     OwnedClaims,
-    RackInfo,
-    keep_to_subscribers,
-    member_order,
 )
 from ..impl.assignors.sticky_constrained import ConstrainedAssignmentBuilder
 from ..impl.assignors.sticky_general import GeneralAssignmentBuilder
@@ -162,43 +159,6 @@ class PutBeforeCheckStickyAssignor(StickyAssignor):
         return claims
 
 
-class _SwappableBuilders:
-    """``_AbstractStickyAssignor.assign_partitions`` with the two builders as attributes, so
-    a mutant can replace one of them."""
-
-    constrained_builder: type[ConstrainedAssignmentBuilder] = ConstrainedAssignmentBuilder
-    general_builder: type[GeneralAssignmentBuilder] = GeneralAssignmentBuilder
-
-    def swapped_assign_partitions(self: Any, cluster: Cluster,
-                                  subscriptions: dict[str, Subscription]
-                                  ) -> dict[str, list[TopicPartition]]:
-        if not subscriptions:
-            return {}
-        members = member_order(subscriptions)
-        partitions_per_topic: dict[str, int] = {}
-        for topic in set().union(*(s.topics for s in subscriptions.values())):
-            count = cluster.partition_count(topic)
-            if count is not None and count > 0:
-                partitions_per_topic[topic] = count
-        rack_info = RackInfo(cluster, partitions_per_topic, members, subscriptions)
-        member_data = {m: self.member_data(subscriptions[m]) for m in members}
-        claims = self.resolve_claims(partitions_per_topic, members, subscriptions, member_data)
-        if claims.all_equal:
-            constrained = self.constrained_builder(
-                partitions_per_topic, rack_info, members, claims.owned,
-                claims.partitions_with_multiple_previous_owners)
-            assignment = constrained.build()
-            self.partitions_transferring_ownership = constrained.transferring
-        else:
-            self.partitions_transferring_ownership = None
-            assignment = self.general_builder(
-                partitions_per_topic, rack_info, members, claims.owned, subscriptions,
-                member_data, self.max_generation).build()
-        self.adjust_assignment(assignment, subscriptions)
-        keep_to_subscribers(assignment, subscriptions, partitions_per_topic)
-        return dict(assignment)
-
-
 class _RackTransferMissBuilder(ConstrainedAssignmentBuilder):
     """KAFKA-15170 (a): an owned partition dropped for a rack mismatch is not recorded as
     maybe-revoked, so when it goes to another member it is not in the transfer list."""
@@ -262,38 +222,22 @@ class _ConsumerCountBalanceBuilder(GeneralAssignmentBuilder):
         return True
 
 
-class RackTransferMissCooperativeStickyAssignor(_SwappableBuilders, CooperativeStickyAssignor):
+class RackTransferMissCooperativeStickyAssignor(CooperativeStickyAssignor):
     """KAFKA-15170 (a) (bug zoo #11)."""
 
     constrained_builder = _RackTransferMissBuilder
 
-    def assign_partitions(self, cluster: Cluster, subscriptions: dict[str, Subscription]
-                          ) -> dict[str, list[TopicPartition]]:
-        return self.swapped_assign_partitions(cluster, subscriptions)
 
-
-class TopicOrderCooperativeStickyAssignor(_SwappableBuilders, CooperativeStickyAssignor):
+class TopicOrderCooperativeStickyAssignor(CooperativeStickyAssignor):
     """KAFKA-16277 (bug zoo #12)."""
 
     constrained_builder = _TopicOrderOwnedBuilder
 
-    def assign_partitions(self, cluster: Cluster, subscriptions: dict[str, Subscription]
-                          ) -> dict[str, list[TopicPartition]]:
-        return self.swapped_assign_partitions(cluster, subscriptions)
 
-
-class ConsumerCountBalanceStickyAssignor(_SwappableBuilders, StickyAssignor):
+class ConsumerCountBalanceStickyAssignor(StickyAssignor):
     """librdkafka #3306 (bug zoo #22) in the general path of the sticky assignor."""
 
     general_builder = _ConsumerCountBalanceBuilder
-
-    def assign_partitions(self, cluster: Cluster, subscriptions: dict[str, Subscription]
-                          ) -> dict[str, list[TopicPartition]]:
-        try:
-            return self.swapped_assign_partitions(cluster, subscriptions)
-        finally:
-            self._decoded.clear()
-            self._names.clear()
 
 
 class TopicCursorRoundRobinAssignor(RoundRobinAssignor):

@@ -20,11 +20,13 @@ from ..user_data import (
     encode_sticky_user_data,
 )
 from .sticky_common import (
+    Misplaced,
     OwnedClaims,
     RackInfo,
     keep_to_subscribers,
     member_map,
     member_order,
+    misplaced_partitions,
     resolve_owned_partitions,
 )
 from .sticky_constrained import ConstrainedAssignmentBuilder
@@ -37,6 +39,9 @@ class _AbstractStickyAssignor:
 
     name = "abstract-sticky"
     supported_protocols: tuple[RebalanceProtocol, ...] = (RebalanceProtocol.EAGER,)
+    #: the builders (the bug zoo's mutants swap in altered ones)
+    constrained_builder: type[ConstrainedAssignmentBuilder] = ConstrainedAssignmentBuilder
+    general_builder: type[GeneralAssignmentBuilder] = GeneralAssignmentBuilder
 
     def __init__(self) -> None:
         self.max_generation = DEFAULT_GENERATION
@@ -77,23 +82,41 @@ class _AbstractStickyAssignor:
         rack_info = RackInfo(cluster, partitions_per_topic, members, subscriptions)
         member_data = {m: self.member_data(subscriptions[m]) for m in members}
         claims = self.resolve_claims(partitions_per_topic, members, subscriptions, member_data)
+        transferring: dict[TopicPartition, str] | None = None
         if claims.all_equal:
-            constrained = ConstrainedAssignmentBuilder(
+            constrained = self.constrained_builder(
                 partitions_per_topic, rack_info, members, claims.owned,
                 claims.partitions_with_multiple_previous_owners)
             assignment = constrained.build()
-            self.partitions_transferring_ownership = constrained.transferring
+            transferring = constrained.transferring
             self.reassignment_stats = None
         else:
-            self.partitions_transferring_ownership = None
-            general = GeneralAssignmentBuilder(
+            general = self.general_builder(
                 partitions_per_topic, rack_info, members, claims.owned, subscriptions,
                 member_data, self.max_generation)
             assignment = general.build()
             self.reassignment_stats = general.stats()
+        self.partitions_transferring_ownership = transferring
+        misplaced = misplaced_partitions(assignment, subscriptions, partitions_per_topic)
+        if misplaced and self._kafka_leaves_misplaced(misplaced, assignment, subscriptions):
+            keep_to_subscribers(assignment, subscriptions, misplaced, claims.owned,
+                                transferring)
         self.adjust_assignment(assignment, subscriptions)
-        keep_to_subscribers(assignment, subscriptions, partitions_per_topic)
         return assignment
+
+    def _kafka_leaves_misplaced(self, misplaced: Misplaced,
+                                assignment: dict[str, list[TopicPartition]],
+                                subscriptions: dict[str, Subscription]) -> bool:
+        """Whether Kafka's answer keeps a partition on a non-subscriber (breaks I2): D2 then
+        applies. When every misplaced partition is withheld anyway, Kafka's answer is valid
+        and stays as it is."""
+        withheld = self.withheld_moves(assignment, subscriptions)
+        return any(withheld.get(tp) != member for tp, member in misplaced)
+
+    def withheld_moves(self, assignment: dict[str, list[TopicPartition]],
+                       subscriptions: dict[str, Subscription]) -> dict[TopicPartition, str]:
+        """What ``adjust_assignment`` would withhold: partition → member (eager: nothing)."""
+        return {}
 
     def resolve_claims(self, partitions_per_topic: dict[str, int], members: list[str],
                        subscriptions: dict[str, Subscription],
@@ -176,13 +199,17 @@ class CooperativeStickyAssignor(_AbstractStickyAssignor):
         return MemberData(subscription.owned_partitions,
                           decode_cooperative_user_data(subscription.user_data))
 
-    def adjust_assignment(self, assignment: dict[str, list[TopicPartition]],
-                          subscriptions: dict[str, Subscription]) -> None:
-        """Withhold every partition that changes owner until its owner has revoked it."""
+    def withheld_moves(self, assignment: dict[str, list[TopicPartition]],
+                       subscriptions: dict[str, Subscription]) -> dict[TopicPartition, str]:
         transferring = self.partitions_transferring_ownership
         if transferring is None:
             transferring = _compute_transferring(subscriptions, assignment)
-        for tp, member in transferring.items():
+        return transferring
+
+    def adjust_assignment(self, assignment: dict[str, list[TopicPartition]],
+                          subscriptions: dict[str, Subscription]) -> None:
+        """Withhold every partition that changes owner until its owner has revoked it."""
+        for tp, member in self.withheld_moves(assignment, subscriptions).items():
             partitions = assignment[member]
             if tp in partitions:
                 partitions.remove(tp)

@@ -215,32 +215,61 @@ class RackInfo:
         return -1
 
 
-def keep_to_subscribers(assignment: dict[str, list[TopicPartition]],
-                        subscriptions: dict[str, Subscription], all_topics: Iterable[str]) -> None:
-    """Deviation D2: a partition handed to a member not subscribed to its topic goes to the
-    subscriber holding the fewest partitions (ties: lowest member id) instead.
+Misplaced = list[tuple[TopicPartition, str]]
+
+
+def misplaced_partitions(assignment: dict[str, list[TopicPartition]],
+                         subscriptions: dict[str, Subscription],
+                         all_topics: Iterable[str]) -> Misplaced:
+    """Partitions handed to a member not subscribed to their topic, with that member.
 
     Kafka's constrained builder does this to members with an empty subscription that come
     before the first non-empty one in the member map (they are never compared).
     """
     full = set(all_topics)
-    sets: dict[tuple[str, ...], set[str]] = {}
-    topics_of: dict[str, set[str]] = {}
-    for member in assignment:
-        key = tuple(subscriptions[member].topics)
-        topics = sets.get(key)
-        if topics is None:
-            topics = sets[key] = set(key)
-        topics_of[member] = topics
-    misplaced: list[TopicPartition] = []
+    partial: dict[tuple[str, ...], set[str] | None] = {}  # None: every topic is subscribed
+    out: Misplaced = []
     for member, partitions in assignment.items():
-        topics = topics_of[member]
-        if topics >= full or all(tp[0] in topics for tp in partitions):
-            continue
-        misplaced.extend(tp for tp in partitions if tp[0] not in topics)
-        partitions[:] = [tp for tp in partitions if tp[0] in topics]
-    for tp in misplaced:
+        key = tuple(subscriptions[member].topics)
+        if key not in partial:
+            partial[key] = None if full.issubset(key) else set(key)
+        subscribed = partial[key]
+        if subscribed is not None and partitions:
+            out.extend((tp, member) for tp in partitions if tp[0] not in subscribed)
+    return out
+
+
+def keep_to_subscribers(assignment: dict[str, list[TopicPartition]],
+                        subscriptions: dict[str, Subscription], misplaced: Misplaced,
+                        owners: dict[str, list[TopicPartition]],
+                        transferring: dict[TopicPartition, str] | None) -> None:
+    """Deviation D2: each misplaced partition goes to a subscriber instead: its valid
+    previous owner when that one holds no more than the least-loaded subscriber (so a
+    balanced previous assignment stays put, I4a), else the least-loaded subscriber (ties:
+    lowest member id).
+
+    It runs before the cooperative assignor withholds moves, and ``transferring`` (the
+    constrained builder's map; None for the general one, whose map is computed from the
+    result) follows each partition: one back with its previous owner is not withheld, so
+    the group settles (I11).
+    """
+    topics_of = {m: set(s.topics) for m, s in subscriptions.items() if m in assignment}
+    gone = set(misplaced)
+    for member in {m for _, m in misplaced}:
+        assignment[member][:] = [tp for tp in assignment[member] if (tp, member) not in gone]
+    previous = {tp: m for m, claims in owners.items() for tp in claims
+                if tp[0] in topics_of.get(m, ())}
+    for tp, _ in misplaced:
         takers = [m for m in assignment if tp[0] in topics_of[m]]
-        if takers:
-            taker = min(takers, key=lambda m: (len(assignment[m]), member_key(m)))
-            assignment[taker].append(tp)
+        if not takers:
+            continue
+        taker = min(takers, key=lambda m: (len(assignment[m]), member_key(m)))
+        owner = previous.get(tp)
+        if owner is not None and len(assignment[owner]) <= len(assignment[taker]):
+            taker = owner
+        assignment[taker].append(tp)
+        if transferring is not None:
+            if owner is None or owner == taker:
+                transferring.pop(tp, None)
+            else:
+                transferring[tp] = taker
