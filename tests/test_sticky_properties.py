@@ -1,15 +1,16 @@
 """Hypothesis properties of the sticky assignors over random groups.
 
 Groups: 1-4 topics of 1-8 partitions, 1-6 members (some ids colliding in Java's hash), equal
-or unequal subscriptions, optional racks, optional static members, and a previous assignment
-that members report at the current generation, plus stale claims at older generations.
+or unequal subscriptions (some members may subscribe to nothing), optional racks, optional
+static members, and a previous assignment that members report at the current generation, plus
+stale claims at older generations.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from hypothesis import given, settings
+from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 from groupcheck.impl.assignors.sticky import CooperativeStickyAssignor, StickyAssignor
@@ -32,7 +33,10 @@ class Group:
 
 
 @st.composite
-def groups(draw: st.DrawFn, stale: bool = True, racks: bool = True) -> Group:
+def groups(draw: st.DrawFn, stale: bool = True, racks: bool = True,
+           empty: bool = True) -> Group:
+    """A random group; with ``empty``, members of unequal subscriptions may subscribe to
+    nothing (about one in six)."""
     names = [f"t{i}" for i in range(draw(st.integers(1, 4)))]
     counts = {t: draw(st.integers(1, 8)) for t in names}
     members = draw(st.lists(st.sampled_from(IDS), min_size=1, max_size=6, unique=True))
@@ -41,7 +45,9 @@ def groups(draw: st.DrawFn, stale: bool = True, racks: bool = True) -> Group:
         same = draw(topic_sets)
         topics = {m: list(same) for m in members}
     else:
-        topics = {m: draw(topic_sets) for m in members}
+        some = st.one_of(st.just([]), topic_sets, topic_sets, topic_sets, topic_sets,
+                         topic_sets) if empty else topic_sets
+        topics = {m: draw(some) for m in members}
     rack_names = ["r0", "r1"]
     partition_racks: dict[str, list[list[str]]] = {}
     member_racks: dict[str, str | None] = {m: None for m in members}
@@ -184,14 +190,57 @@ def test_cooperative_never_gives_away_what_is_still_owned(group: Group) -> None:
                 assert other == member or tp not in parts, (tp, member, other)
 
 
+def _kept(group: Group, cooperative: bool, previous: Assignment) -> None:
+    again = run(group, cooperative, previous, group.generation + 1)
+    assert {m: set(ps) for m, ps in again.items()} == {m: set(ps) for m, ps in previous.items()}
+
+
 @settings(max_examples=150, deadline=None)
 @given(groups(stale=False, racks=False), st.booleans())
 def test_balanced_previous_assignment_is_kept(group: Group, cooperative: bool) -> None:
-    """I4a: a complete, balanced, valid previous assignment with the same members is kept
-    as it is (sets of partitions per member)."""
-    previous = run(group, cooperative)
+    """I4a: the assignor's own settled answer (complete, balanced, valid), reported back by
+    the same members, is kept as it is (sets of partitions per member). Cooperative groups
+    with an empty subscription are left out: there Kafka revokes a partition of a balanced
+    assignment and withholds it, an answer that keeps I1 and I2 and is reproduced (D2)."""
     if cooperative:
-        previous = settle(group)
+        assume(all(group.topics.values()))
+    previous = settle(group) if cooperative else run(group, False)
     assert is_balanced(group, previous) and not unassigned(group, previous)
-    again = run(group, cooperative, previous, group.generation + 1)
-    assert {m: set(ps) for m, ps in again.items()} == {m: set(ps) for m, ps in previous.items()}
+    _kept(group, cooperative, previous)
+
+
+@st.composite
+def balanced_previous(draw: st.DrawFn, empty: bool) -> tuple[Group, Assignment]:
+    """A group without racks or stale claims and a complete, valid previous assignment made
+    at random (each partition, in a random order, to one of its least-loaded subscribers)
+    and kept only when balanced by Kafka's rule."""
+    group = draw(groups(stale=False, racks=False, empty=empty))
+    previous: Assignment = {m: [] for m in group.topics}
+    order = [(t, p) for t, n in group.cluster.partitions.items() for p in range(n)]
+    for t, p in draw(st.permutations(order)):
+        takers = [m for m, ts in group.topics.items() if t in ts]
+        if takers:
+            least = min(len(previous[m]) for m in takers)
+            previous[draw(st.sampled_from([m for m in takers
+                                            if len(previous[m]) == least]))].append((t, p))
+    assume(is_balanced(group, previous))
+    return group, previous
+
+
+@settings(max_examples=150, deadline=None)
+@given(balanced_previous(empty=True))
+def test_sticky_keeps_any_balanced_valid_assignment(case: tuple[Group, Assignment]) -> None:
+    """I4a, eager sticky: any complete, valid assignment balanced by Kafka's rule, reported
+    by the same members at one generation (empty subscriptions included), moves nothing."""
+    group, previous = case
+    _kept(group, False, previous)
+
+
+@settings(max_examples=150, deadline=None)
+@given(balanced_previous(empty=False))
+def test_cooperative_keeps_any_balanced_valid_assignment(
+        case: tuple[Group, Assignment]) -> None:
+    """I4a, cooperative-sticky: the same, for members that all subscribe to something (see
+    D2 for empty subscriptions)."""
+    group, previous = case
+    _kept(group, True, previous)
