@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import base64
 import time
+from collections.abc import Callable
 from typing import Any
 
 from .assignors import make_assignor
@@ -85,9 +86,10 @@ def _cluster(request: dict[str, Any]) -> Cluster:
     return Cluster(dict(partitions), {t: [list(r) for r in rs] for t, rs in racks.items()})
 
 
-def _client_subscription(name: str, member: dict[str, Any], version: int) -> Subscription:
-    """Build, encode and decode one member's subscription as a real consumer would."""
-    instance = make_assignor(name)
+def client_subscription(instance: Assignor, member: dict[str, Any],
+                        version: int) -> Subscription:
+    """One member's subscription as a consumer configured with this assignor (``instance``,
+    the member's own) builds it, sent through the codec at ``version`` and read back."""
     topics = [str(t) for t in member.get("topics") or []]
     owned = partition_list(member.get("owned"), "owned")
     generation = optional_generation(member.get("generation"))
@@ -108,7 +110,7 @@ def _client_subscription(name: str, member: dict[str, Any], version: int) -> Sub
     return decode_subscription(wire).to_api(member.get("groupInstanceId"))
 
 
-def _raw_subscription(member: dict[str, Any]) -> Subscription:
+def raw_subscription(member: dict[str, Any]) -> Subscription:
     generation = optional_generation(member.get("generation"))
     return Subscription(
         topics=[str(t) for t in member.get("topics") or []],
@@ -128,26 +130,41 @@ def _new_generation(request: dict[str, Any], members: dict[str, Any]) -> int:
 
 
 def run_assign(request: dict[str, Any]) -> dict[str, Any]:
-    """Answer one ``assign`` request (see the vectors README for every field)."""
+    """Answer one ``assign`` request with the builtin assignor it names (see the vectors
+    README for every field)."""
     name = request.get("assignor")
     if not isinstance(name, str):
         raise InvalidRequestError("assign needs an 'assignor' name")
+
+    def make() -> Assignor:
+        return make_assignor(name)
+
+    return assign_with(make, request)
+
+
+def assign_with(make: Callable[[], Assignor], request: dict[str, Any], *,
+                subscription_version: int | None = None) -> dict[str, Any]:
+    """Answer one ``assign`` request with assignors from ``make``: one instance per member
+    (client mode) and a fresh one for the leader. The request's ``assignor`` is not
+    consulted; ``subscription_version`` overrides its ``subscriptionVersion`` (an old client
+    always sends its own)."""
     members = request.get("members")
     if not isinstance(members, dict):
         raise InvalidRequestError("assign needs 'members', an object keyed by member id")
     mode = request.get("mode", "client")
-    version = int(request.get("subscriptionVersion", HIGHEST_VERSION))
+    version = subscription_version if subscription_version is not None else int(
+        request.get("subscriptionVersion", HIGHEST_VERSION))
     subscriptions: dict[str, Subscription] = {}
     for member_id, member in members.items():
         if not isinstance(member, dict):
             raise InvalidRequestError(f"member {member_id!r} must be an object")
         if mode == "client":
-            subscriptions[member_id] = _client_subscription(name, member, version)
+            subscriptions[member_id] = client_subscription(make(), member, version)
         elif mode == "raw":
-            subscriptions[member_id] = _raw_subscription(member)
+            subscriptions[member_id] = raw_subscription(member)
         else:
             raise InvalidRequestError(f"mode must be 'client' or 'raw', not {mode!r}")
-    leader = make_assignor(name)
+    leader = make()
     cluster = _cluster(request)
     started = time.perf_counter()
     result = leader.assign(cluster, subscriptions)
@@ -159,7 +176,7 @@ def run_assign(request: dict[str, Any]) -> dict[str, Any]:
         received = assignment
         if request.get("wireAssignment"):
             received = decode_assignment(encode_assignment(assignment)).to_api()
-        member_instance = make_assignor(name)
+        member_instance = make()
         member_instance.on_assignment(received, generation)
         topics = members.get(member_id, {}).get("topics") or []
         user_data[member_id] = b64(member_instance.subscription_user_data(set(topics)))

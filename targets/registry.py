@@ -102,14 +102,14 @@ def _mutant(name: str, **_: Any) -> Target:
         m = MUTANTS[name]
         assign = None
         if name == "sticky-user-data-v0":
+            from ..impl.assign_op import assign_with
             from .mutants import PreKip341StickyAssignor
-            from .python_target import assign_with
 
             def assign(request: dict[str, Any]) -> dict[str, Any]:
                 return assign_with(PreKip341StickyAssignor, request)
         elif name == "cooperative-no-withhold":
+            from ..impl.assign_op import assign_with
             from .mutants import NoWithholdCooperativeStickyAssignor
-            from .python_target import assign_with
 
             def assign(request: dict[str, Any]) -> dict[str, Any]:
                 return assign_with(NoWithholdCooperativeStickyAssignor, request)
