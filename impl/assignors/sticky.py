@@ -20,7 +20,6 @@ from ..user_data import (
     encode_sticky_user_data,
 )
 from .sticky_common import (
-    Misplaced,
     OwnedClaims,
     RackInfo,
     keep_to_subscribers,
@@ -98,20 +97,16 @@ class _AbstractStickyAssignor:
             self.reassignment_stats = general.stats()
         self.partitions_transferring_ownership = transferring
         misplaced = misplaced_partitions(assignment, subscriptions, partitions_per_topic)
-        if misplaced and self._kafka_leaves_misplaced(misplaced, assignment, subscriptions):
-            keep_to_subscribers(assignment, subscriptions, misplaced, claims.owned,
-                                transferring)
+        if misplaced:
+            withheld = self.withheld_moves(assignment, subscriptions)
+            # D2 applies where Kafka's answer keeps a partition on a non-subscriber (breaks
+            # I2); when every misplaced partition is withheld anyway, Kafka's answer is
+            # valid and stays as it is.
+            if any(withheld.get(tp) != member for tp, member in misplaced):
+                keep_to_subscribers(assignment, subscriptions, misplaced, claims.owned,
+                                    transferring, withheld)
         self.adjust_assignment(assignment, subscriptions)
         return assignment
-
-    def _kafka_leaves_misplaced(self, misplaced: Misplaced,
-                                assignment: dict[str, list[TopicPartition]],
-                                subscriptions: dict[str, Subscription]) -> bool:
-        """Whether Kafka's answer keeps a partition on a non-subscriber (breaks I2): D2 then
-        applies. When every misplaced partition is withheld anyway, Kafka's answer is valid
-        and stays as it is."""
-        withheld = self.withheld_moves(assignment, subscriptions)
-        return any(withheld.get(tp) != member for tp, member in misplaced)
 
     def withheld_moves(self, assignment: dict[str, list[TopicPartition]],
                        subscriptions: dict[str, Subscription]) -> dict[TopicPartition, str]:

@@ -242,11 +242,13 @@ def misplaced_partitions(assignment: dict[str, list[TopicPartition]],
 def keep_to_subscribers(assignment: dict[str, list[TopicPartition]],
                         subscriptions: dict[str, Subscription], misplaced: Misplaced,
                         owners: dict[str, list[TopicPartition]],
-                        transferring: dict[TopicPartition, str] | None) -> None:
+                        transferring: dict[TopicPartition, str] | None,
+                        withheld: dict[TopicPartition, str]) -> None:
     """Deviation D2: each misplaced partition goes to a subscriber instead: its valid
     previous owner when that one holds no more than the least-loaded subscriber (so a
     balanced previous assignment stays put, I4a), else the least-loaded subscriber (ties:
-    lowest member id).
+    lowest member id). A member's load is what it keeps: partitions about to be
+    ``withheld`` from it (cooperative) do not count.
 
     It runs before the cooperative assignor withholds moves, and ``transferring`` (the
     constrained builder's map; None for the general one, whose map is computed from the
@@ -259,15 +261,20 @@ def keep_to_subscribers(assignment: dict[str, list[TopicPartition]],
         assignment[member][:] = [tp for tp in assignment[member] if (tp, member) not in gone]
     previous = {tp: m for m, claims in owners.items() for tp in claims
                 if tp[0] in topics_of.get(m, ())}
+    load = {m: len(ps) for m, ps in assignment.items()}
+    for tp, member in withheld.items():
+        if member in load and (tp, member) not in gone:
+            load[member] -= 1
     for tp, _ in misplaced:
         takers = [m for m in assignment if tp[0] in topics_of[m]]
         if not takers:
             continue
-        taker = min(takers, key=lambda m: (len(assignment[m]), member_key(m)))
+        taker = min(takers, key=lambda m: (load[m], member_key(m)))
         owner = previous.get(tp)
-        if owner is not None and len(assignment[owner]) <= len(assignment[taker]):
+        if owner is not None and load[owner] <= load[taker]:
             taker = owner
         assignment[taker].append(tp)
+        load[taker] += 1
         if transferring is not None:
             if owner is None or owner == taker:
                 transferring.pop(tp, None)
