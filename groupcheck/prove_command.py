@@ -54,6 +54,16 @@ def _progress(started: float) -> Callable[[int, float], None]:
 def cmd_prove(args: argparse.Namespace) -> int:
     from .properties.scope import Scope, prove, upper_bound
 
+    if args.bmc and args.matrix:
+        raise CommandError("prove: --bmc and --matrix are separate runs; choose one")
+    if args.bmc or args.matrix:
+        from .bmc_command import cmd_bmc, cmd_matrix
+
+        return cmd_bmc(args) if args.bmc else cmd_matrix(args)
+    if args.target is None:
+        raise CommandError("prove: --target is required (or use --bmc / --matrix)")
+    if args.depth is not None or args.out or args.codecs:
+        raise CommandError("prove: --depth, --codecs and --out go with --bmc or --matrix")
     try:
         scope = Scope.parse(args.scope or "")
     except ValueError as exc:
@@ -81,8 +91,21 @@ def cmd_prove(args: argparse.Namespace) -> int:
 def add_commands(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p = sub.add_parser("prove", help="check every configuration of a small scope; Z3 measures "
                                      "the stickiness gap")
-    p.add_argument("--target", required=True, help="builtin:<assignor>")
-    p.add_argument("--scope", default="", help=SCOPE_HELP)
+    p.add_argument("--target", default=None,
+                   help="builtin:<assignor> or mutant:<name> (with --bmc: the replay target, "
+                        "whose codec versions bound the search)")
+    p.add_argument("--scope", default="", help=SCOPE_HELP + "; with --bmc/--matrix: "
+                   "members,topics,partitions (default members=3,topics=1,partitions=3)")
+    p.add_argument("--bmc", action="store_true",
+                   help="bounded model checking of the protocol (I1, I5, I6) up to --depth")
+    p.add_argument("--matrix", action="store_true",
+                   help="the codec-version compatibility matrix (I1, I5, I6 per mix)")
+    p.add_argument("--depth", type=int, default=None, help="BMC depth in steps (default 6)")
+    p.add_argument("--codecs", default=None,
+                   help="with --bmc: codec versions members may speak, e.g. "
+                        "subscription_version=0-3,user_data_version=0-1,"
+                        "cooperative_user_data=0-1")
+    p.add_argument("--out", default=None, help="with --matrix: write the matrix as JSON")
     p.add_argument("--failures", default=DEFAULT_FAILURES,
                    help="where counterexample files go (default %(default)s)")
     p.add_argument("--json", action="store_true", help="print the report as one JSON object")
