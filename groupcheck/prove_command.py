@@ -1,6 +1,7 @@
-"""``groupcheck prove``: the exhaustive-scope prover from the command line.
+"""``groupcheck prove``: the exhaustive-scope prover from the command line (``--bmc`` and
+``--matrix``: bounded model checking, see ``bmc_command``).
 
-    groupcheck prove --target builtin:sticky [--scope members=3,topics=2,partitions=2]
+    groupcheck prove --target builtin:sticky|mutant:<name> [--scope members=3,topics=2,partitions=2]
                      [--failures DIR] [--json] [--workers N] [--exact]
 
 Exit codes: 0 every invariant held, 1 a violation (the smallest counterexample per
@@ -26,20 +27,22 @@ SCOPE_HELP = ("comma-separated key=value: members (max members), topics, partiti
               "default members=3,topics=2,partitions=2,generations=2,claims=2,racks=0")
 
 
-def resolve_target(target: str) -> tuple[AssignFn, str]:
-    """``builtin:<assignor>`` → (our ``run_assign``, the assignor name)."""
-    from .impl.assignors import ASSIGNOR_NAMES
+def resolve_target(target: str) -> tuple[AssignFn, str, bool, bool]:
+    """``builtin:<assignor>`` or ``mutant:<name>`` → (assign, assignor name, judge balance,
+    may fork workers). Other kinds run the prover through ``groupcheck check``."""
+    from .targets.registry import TargetError, resolve
 
-    kind, _, name = target.partition(":")
-    if kind != "builtin" or not name:
+    if target.partition(":")[0] not in ("builtin", "mutant"):
         raise CommandError(f"prove: unsupported target {target!r}; expected builtin:<assignor> "
-                           f"with <assignor> one of {', '.join(ASSIGNOR_NAMES)}")
-    if name not in ASSIGNOR_NAMES:
-        raise CommandError(f"prove: unknown assignor {name!r}; expected one of "
-                           f"{', '.join(ASSIGNOR_NAMES)}")
-    from .impl.assign_op import run_assign
-
-    return run_assign, name
+                           "or mutant:<name> (groupcheck check proves any other target)")
+    try:
+        resolved = resolve(target)
+    except TargetError as exc:
+        raise CommandError(f"prove: {exc}") from None
+    if resolved.assign is None or resolved.assignor is None:
+        raise CommandError(f"prove: {target} has no assign function for the scope prover; "
+                           "its bugs show in groupcheck fuzz (or prove --bmc for codec mixes)")
+    return resolved.assign, resolved.assignor, resolved.balanced, resolved.fork_safe
 
 
 def _progress(started: float) -> Callable[[int, float], None]:
@@ -70,15 +73,17 @@ def cmd_prove(args: argparse.Namespace) -> int:
         raise CommandError(f"prove: {exc}") from None
     if args.workers is not None and args.workers < 1:
         raise CommandError("prove: --workers must be at least 1")
-    assign, assignor = resolve_target(args.target)
+    assign, assignor, balanced, fork_safe = resolve_target(args.target)
+    workers = args.workers if fork_safe else 1
     bound = upper_bound(scope)
     if bound > LARGE_SCOPE:
         print(f"prove: scope {scope.text()} holds up to {bound:,} configurations "
               "(about 2,000 per second); consider fewer generations or claims",
               file=sys.stderr)
     started = time.perf_counter()
-    report = prove(assign, assignor, scope, target=args.target, workers=args.workers,
-                   failures=args.failures, exact=args.exact, progress=_progress(started))
+    report = prove(assign, assignor, scope, target=args.target, workers=workers,
+                   failures=args.failures, exact=args.exact, sticky=balanced,
+                   progress=_progress(started))
     if sys.stderr.isatty():
         print(file=sys.stderr)
     if args.json:
