@@ -23,6 +23,11 @@ wake       stalled                                    rejoins (last in the leade
                                                       its partitions were lost)
 =========  =========================================  ====================================
 
+Besides, in any step one other member of the group may miss the rebalance: its SyncGroup
+fails (REBALANCE_IN_PROGRESS), so it keeps its partitions and generation and rejoins at
+once with that stale state; a second rebalance follows in the same step, where the others
+claim what the first one gave them (KAFKA-7026's story; KIP-792's stale owned partitions).
+
 The rebalance: the leader (the earliest-joined member in the group) reads every member's
 claim and computes a complete assignment.
 
@@ -124,16 +129,65 @@ class Frame:
 
 
 @dataclass
-class StepTerms:
-    """The terms of one step that a trace reads back."""
+class Round:
+    """One run of the leader: the claims it read, its assignment, what it handed out
+    (cooperative: minus the withheld partitions) and the violations it may show."""
 
-    do: dict[str, list[Any]]
-    in_group: list[Any]
-    leader: list[Any]
     claim: list[list[Any]]
     assigned: list[list[Any]]
-    handed: list[list[Any]]  # what the first rebalance hands out (cooperative: withheld)
+    handed: list[list[Any]]
     bad: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass
+class StepTerms:
+    """The terms of one step that a trace reads back; ``second`` is the rebalance a member
+    that missed ``first`` forces when it rejoins with its stale state (``miss``)."""
+
+    do: dict[str, list[Any]]
+    miss: list[Any]
+    in_group: list[Any]
+    leader: list[Any]
+    first: Round
+    second: Round
+    bad: dict[str, Any] = field(default_factory=dict)
+
+
+class InContext:
+    """The z3 module bound to one private `Context`: constants, values and n-ary And/Or are
+    made in it, everything else is the module's. A fresh context per encoding keeps a run's
+    answer independent of whatever else the process asked Z3 before (determinism)."""
+
+    def __init__(self, z3: Any) -> None:
+        self._z3, self.ctx = z3, z3.Context()
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._z3, name)
+
+    def Bool(self, name: str) -> Any:  # noqa: N802 - z3's names
+        return self._z3.Bool(name, self.ctx)
+
+    def Int(self, name: str) -> Any:  # noqa: N802
+        return self._z3.Int(name, self.ctx)
+
+    def IntVal(self, value: int) -> Any:  # noqa: N802
+        return self._z3.IntVal(value, self.ctx)
+
+    def BoolVal(self, value: bool) -> Any:  # noqa: N802
+        return self._z3.BoolVal(value, self.ctx)
+
+    def Solver(self) -> Any:  # noqa: N802
+        return self._z3.Solver(ctx=self.ctx)
+
+    def Or(self, *args: Any) -> Any:  # noqa: N802
+        return self._z3.Or(*_flat(args), self.ctx)
+
+    def And(self, *args: Any) -> Any:  # noqa: N802
+        return self._z3.And(*_flat(args), self.ctx)
+
+
+def _flat(args: tuple[Any, ...]) -> list[Any]:
+    return list(args[0]) if len(args) == 1 and isinstance(args[0], list) else list(args)
 
 
 def _exactly_one(z3: Any, terms: list[Any]) -> Any:
@@ -143,11 +197,13 @@ def _exactly_one(z3: Any, terms: list[Any]) -> Any:
 class Encoding:
     """The transition relation unrolled step by step on one incremental solver."""
 
-    def __init__(self, scope: BmcScope, protocol: str, mix: CodecMix) -> None:
+    def __init__(self, scope: BmcScope, protocol: str, mix: CodecMix,
+                 missed_syncs: bool = True) -> None:
         if protocol not in PROTOCOLS:
             raise ValueError(f"protocol must be one of {', '.join(PROTOCOLS)}")
-        z3 = self.z3 = z3mod()
+        z3 = self.z3 = InContext(z3mod())
         self.scope, self.protocol, self.mix = scope, protocol, mix
+        self.missed_syncs = missed_syncs  # False: a stale rejoin only by stall and wake
         self.solver = z3.Solver()
         self.m_range = range(scope.members)
         self.p_range = range(len(scope.universe()))
@@ -204,14 +260,33 @@ class Encoding:
         for m in self.m_range:
             self.solver.add(in_group[m] == z3.And(frame.joined[m], z3.Not(frame.left[m]),
                                                   z3.Not(frame.stalled[m])))
+        miss = [z3.Bool(f"miss_{m}@{k}") for m in self.m_range]
+        self.solver.add(z3.AtMost(*miss, 1) if self.missed_syncs
+                        else z3.Not(z3.Or(miss)))
+        for m in self.m_range:
+            actor = z3.Or([do[a][m] for a in ACTIONS])
+            self.solver.add(z3.Implies(miss[m], z3.And(in_group[m], z3.Not(actor))))
+        missed = z3.Or(miss)
         claim, claim_gen = self._claims(prev, do, in_group)
         leader = [z3.And(in_group[m], *[z3.Implies(in_group[o], frame.rank[m] < frame.rank[o])
                                         for o in self.m_range if o != m]) for m in self.m_range]
-        step = self._rebalance(k, do, in_group, leader, claim, claim_gen)
-        frame.held = [[z3.If(in_group[m], step.assigned[m][p],
+        first = self._rebalance(f"{k}a", in_group, leader, claim, claim_gen)
+        # a member whose SyncGroup failed keeps its state and rejoins at once; the others
+        # come back with what the first rebalance gave them (KAFKA-7026, KIP-792)
+        given = first.assigned if self.eager else first.handed
+        claim2 = [[z3.And(in_group[m], z3.If(miss[m], claim[m][p], given[m][p]))
+                   for p in self.p_range] for m in self.m_range]
+        gen2 = [z3.If(miss[m], claim_gen[m], 2 * k) for m in self.m_range]
+        second = self._rebalance(f"{k}b", in_group, leader, claim2, gen2)
+        step = StepTerms(do, miss, in_group, leader, first, second)
+        step.bad = {i: z3.Or(first.bad[i], z3.And(missed, second.bad[i])) for i in first.bad}
+        final = [[z3.If(missed, second.assigned[m][p], first.assigned[m][p])
+                  for p in self.p_range] for m in self.m_range]
+        frame.held = [[z3.If(in_group[m], final[m][p],
                              z3.And(z3.Not(frame.left[m]), prev.held[m][p]))
                        for p in self.p_range] for m in self.m_range]
-        frame.generation = [z3.If(in_group[m], k, prev.generation[m]) for m in self.m_range]
+        frame.generation = [z3.If(in_group[m], z3.If(missed, 2 * k + 1, 2 * k),
+                                  prev.generation[m]) for m in self.m_range]
         self.frames.append(frame)
         self.steps.append(step)
         return step
@@ -242,9 +317,8 @@ class Encoding:
                    for m in self.m_range]
         return seen, gen
 
-    def _rebalance(self, k: int, do: dict[str, list[Any]], in_group: list[Any],
-                   leader: list[Any], claim: list[list[Any]], claim_gen: list[Any]
-                   ) -> StepTerms:
+    def _rebalance(self, k: str, in_group: list[Any], leader: list[Any],
+                   claim: list[list[Any]], claim_gen: list[Any]) -> Round:
         z3, s = self.z3, self.solver
         seen, gen = self._visibility(claim, claim_gen)
         ud = self.codec["user_data_version"]
@@ -278,11 +352,11 @@ class Encoding:
             handed = [[z3.And(assigned[m][p], z3.Or(seen[m][p], z3.Not(z3.Or(
                 [z3.And(in_group[o], seen[o][p]) for o in self.m_range if o != m]))))
                 for p in self.p_range] for m in self.m_range]
-        step = StepTerms(do, in_group, leader, claim, assigned, handed)
-        step.bad = self._bad(step, claim_gen)
-        return step
+        done = Round(claim, assigned, handed)
+        done.bad = self._bad(done, in_group)
+        return done
 
-    def _bad(self, step: StepTerms, claim_gen: list[Any]) -> dict[str, Any]:
+    def _bad(self, step: Round, in_group: list[Any]) -> dict[str, Any]:
         z3 = self.z3
         pairs = [(m, o) for m in self.m_range for o in self.m_range if m != o]
         bad = {"I1": z3.Or([z3.And(step.assigned[m][p], step.assigned[o][p])
@@ -290,23 +364,29 @@ class Encoding:
         if self.eager:
             return bad
         sv, cud = self.codec["subscription_version"], self.codec["cooperative_user_data"]
-        bad["I5"] = z3.Or([z3.And(step.handed[m][p], step.in_group[o], step.claim[o][p])
+        bad["I5"] = z3.Or([z3.And(step.handed[m][p], in_group[o], step.claim[o][p])
                            for m, o in pairs for p in self.p_range])
-        bad["I6"] = z3.Or([z3.And(step.in_group[m], sv[m] == 1, cud[m] == 0,
+        bad["I6"] = z3.Or([z3.And(in_group[m], sv[m] == 1, cud[m] == 0,
                                   z3.Or(step.claim[m])) for m in self.m_range])
         return bad
 
     def block(self, depth: int) -> None:
-        """Exclude the event sequence and codec choice of the current model (up to depth)."""
+        """Exclude the current model's events up to ``depth``: its event sequence and the
+        codec versions of the members that joined (what a replay file holds)."""
         z3, model = self.z3, self.solver.model()
-        same = [var == model.eval(var, model_completion=True)
-                for name in CODEC_FIELDS for var in self.codec[name]]
+
+        def value(term: Any) -> Any:
+            return model.eval(term, model_completion=True)
+
+        joined = [m for m in self.m_range if z3.is_true(value(self.frames[depth].joined[m]))]
+        same = [self.codec[name][m] == value(self.codec[name][m])
+                for name in CODEC_FIELDS for m in joined]
         for step in self.steps[:depth]:
-            same += [v == model.eval(v, model_completion=True)
-                     for a in ACTIONS for v in step.do[a]]
+            same += [v == value(v) for v in [*step.miss, *(v for a in ACTIONS
+                                                           for v in step.do[a])]]
         self.solver.add(z3.Not(z3.And(same)))
 
 
 def invariants_for(protocol: str) -> tuple[str, ...]:
+    """I5 and I6 are cooperative rules (KIP-429, KIP-792); I1 applies to both protocols."""
     return ("I1",) if protocol == "EAGER" else INVARIANTS
-

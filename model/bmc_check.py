@@ -60,12 +60,19 @@ class BmcResult:
 
 def check(scope: BmcScope, protocol: str, mix: CodecMix, depth: int,
           confirm: Confirm | None = None, invariants: tuple[str, ...] | None = None,
-          max_refinements: int = MAX_REFINEMENTS) -> BmcResult:
+          max_refinements: int = MAX_REFINEMENTS, first: bool = True,
+          missed_syncs: bool = True) -> BmcResult:
     """Iterative deepening up to ``depth``: the first (shortest) counterexample of any of
-    ``invariants`` (default: all that apply to the protocol) wins."""
+    ``invariants`` (default: all that apply to the protocol) wins.
+
+    With a subset, a trace breaks a wanted invariant *first*: the other invariants hold
+    before its last step and in that step's first rebalance unless a wanted one breaks
+    there too (a replay stops at the first violation, so only such a trace can show the
+    wanted one). ``first=False`` drops that condition (for a model-only search)."""
     wanted = [i for i in invariants_for(protocol) if invariants is None or i in invariants]
+    others = [i for i in invariants_for(protocol) if i not in wanted] if first else []
     started = time.perf_counter()
-    enc = Encoding(scope, protocol, mix)
+    enc = Encoding(scope, protocol, mix, missed_syncs)
     result = BmcResult(protocol, scope, depth)
     z3 = enc.z3
     for k in range(1, depth + 1):
@@ -73,10 +80,15 @@ def check(scope: BmcScope, protocol: str, mix: CodecMix, depth: int,
         result.depth_reached = k
         enc.solver.push()
         enc.solver.add(z3.Or([step.bad[i] for i in wanted]))
+        first_wanted = z3.Or([step.first.bad[i] for i in wanted])
+        for j in others:
+            enc.solver.add(z3.Implies(step.first.bad[j], first_wanted))
         found = _search_depth(enc, k, confirm, max_refinements, result, wanted)
         enc.solver.pop()
         if found:
             break
+        for j in others:
+            enc.solver.add(z3.Not(step.bad[j]))
     result.seconds = time.perf_counter() - started
     return result
 

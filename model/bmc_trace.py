@@ -17,6 +17,7 @@ from .events import Event
 TopicPartition = tuple[str, int]
 ASSIGNOR = {"EAGER": "sticky", "COOPERATIVE": "cooperative-sticky"}
 HELD = {"EAGER": "claims  ", "COOPERATIVE": "owns    "}  # user data claim / owned partitions
+MISS_ERROR = "REBALANCE_IN_PROGRESS"  # keeps the generation and the partitions
 EVENT_TEXT = {"join": "{m} joins", "leave": "{m} leaves", "stall": "{m} stalls and drops out",
               "wake": "{m} wakes and rejoins with its stale state"}
 
@@ -38,13 +39,21 @@ class Codecs:
 
 
 @dataclass
+class RoundView:
+    """One leader run: the claims it read, its assignment, what it handed out."""
+
+    claims: dict[str, list[TopicPartition]]
+    assignment: dict[str, list[TopicPartition]]
+    handed: dict[str, list[TopicPartition]]
+
+
+@dataclass
 class TraceStep:
     event: str
     member: str
     leader: str | None
-    claims: dict[str, list[TopicPartition]]
-    assignment: dict[str, list[TopicPartition]]
-    handed: dict[str, list[TopicPartition]]
+    rounds: list[RoundView]
+    missed: str | None = None  # its SyncGroup failed in the first rebalance
 
 
 @dataclass
@@ -55,6 +64,7 @@ class Trace:
     steps: list[TraceStep]
     invariant: str
     replayed: list[str] = field(default_factory=list)  # what the implementation showed
+    at_second: bool = False  # the violation shows in the last step's follow-up rebalance
 
     def joined(self) -> list[str]:
         return [s.member for s in self.steps if s.event == "join"]
@@ -65,6 +75,9 @@ class Trace:
                              "count": self.scope.partitions} for t in range(self.scope.topics)]
         topics = [f"t{t}" for t in range(self.scope.topics)]
         for step in self.steps:
+            if step.missed:
+                out.append({"op": "error", "member": step.missed, "api": "sync",
+                            "error": MISS_ERROR})
             if step.event == "join":
                 c = self.codecs[step.member]
                 out.append({"op": "join", "member": step.member, "topics": topics,
@@ -83,19 +96,29 @@ class Trace:
                  f"{self.scope.text()}"]
         lines += [f"  {m} speaks {self.codecs[m].text(self.protocol)}" for m in self.joined()]
         for i, step in enumerate(self.steps, 1):
-            lines.append(f"{i:>3}. {EVENT_TEXT[step.event].format(m=step.member)}; "
+            missing = f", and {step.missed}'s SyncGroup fails ({MISS_ERROR})" \
+                if step.missed else ""
+            lines.append(f"{i:>3}. {EVENT_TEXT[step.event].format(m=step.member)}{missing}; "
                          f"leader {step.leader or '-'}")
-            claims = _cells(step.claims)
-            if claims:
-                lines.append(f"     {HELD[self.protocol]} {claims}")
-            lines.append(f"     assigned {_cells(step.assignment) or '-'}")
-            if step.handed != step.assignment:
-                lines.append(f"     handed   {_cells(step.handed) or '-'} (the rest withheld)")
+            for j, view in enumerate(step.rounds):
+                if j:
+                    lines.append(f"     {step.missed} rejoins with its stale state")
+                lines += self._round(view)
         lines.append(f"     ✗ {self.invariant}: {self.sentence()}")
         return lines
 
+    def _round(self, view: RoundView) -> list[str]:
+        lines = []
+        claims = _cells(view.claims)
+        if claims:
+            lines.append(f"     {HELD[self.protocol]} {claims}")
+        lines.append(f"     assigned {_cells(view.assignment) or '-'}")
+        if view.handed != view.assignment:
+            lines.append(f"     handed   {_cells(view.handed) or '-'} (the rest withheld)")
+        return lines
+
     def sentence(self) -> str:
-        last = self.steps[-1]
+        last = self._violating_round()
         if self.invariant == "I1":
             owners: dict[TopicPartition, list[str]] = {}
             for m, parts in last.assignment.items():
@@ -112,6 +135,11 @@ class Trace:
         bare = [m for m, ps in last.claims.items() if ps and self.codecs[m].subscription_version
                 == 1 and not self.codecs[m].cooperative_user_data]
         return f"{', '.join(bare)} claimed owned partitions with no generation (KIP-792)"
+
+    def _violating_round(self) -> RoundView:
+        """The last step's first rebalance, unless only its follow-up shows the violation."""
+        step = self.steps[-1]
+        return step.rounds[-1] if self.at_second else step.rounds[0]
 
     def to_dict(self) -> dict[str, Any]:
         return {"protocol": self.protocol, "scope": self.scope.text(),
@@ -147,11 +175,14 @@ def read_trace(enc: Encoding, depth: int, wanted: list[str] | None = None) -> Tr
                              for m, v in enumerate(vs) if true(v))
         group = [m for m in enc.m_range if true(term.in_group[m])]
         leader = next((names[m] for m in group if true(term.leader[m])), None)
-        steps.append(TraceStep(event, member, leader,
-                               {names[m]: parts(term.claim, m) for m in group},
-                               {names[m]: parts(term.assigned, m) for m in group},
-                               {names[m]: parts(term.handed, m) for m in group}))
+        missed = next((names[m] for m in enc.m_range if true(term.miss[m])), None)
+        rounds = [RoundView({names[m]: parts(r.claim, m) for m in group},
+                            {names[m]: parts(r.assigned, m) for m in group},
+                            {names[m]: parts(r.handed, m) for m in group})
+                  for r in ([term.first, term.second] if missed else [term.first])]
+        steps.append(TraceStep(event, member, leader, rounds, missed))
     last = enc.steps[depth - 1]
     invariant = next(i for i in INVARIANTS if i in last.bad and true(last.bad[i])
                      and (wanted is None or i in wanted))
-    return Trace(enc.protocol, enc.scope, codecs, steps, invariant)
+    at_second = not true(last.first.bad[invariant])
+    return Trace(enc.protocol, enc.scope, codecs, steps, invariant, at_second=at_second)

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from .bmc import BmcScope, CodecMix, invariants_for
@@ -58,13 +58,20 @@ CELLS: tuple[Cell, ...] = (
 
 @dataclass
 class CellResult:
+    """Per invariant: the search for a trace on which it breaks first (replayed), and, when
+    there is none, ``masked``: a model trace on which it breaks after another one."""
+
     cell: Cell
     results: dict[str, BmcResult]
+    masked: dict[str, BmcResult] = field(default_factory=dict)
 
     def mark(self, invariant: str) -> str:
         result = self.results.get(invariant)
         if result is None:
             return "n/a"
+        late = self.masked.get(invariant)
+        if result.holds and late is not None and late.trace is not None:
+            return f"after other@{len(late.trace.steps)}"
         if result.holds:
             return f"proved ≤{result.depth}"
         if result.trace is not None:
@@ -102,9 +109,15 @@ class Matrix:
                 "cells": [{"protocol": c.cell.protocol, "codecs": c.cell.label,
                            "every": {k: list(v) for k, v in c.cell.mix.every},
                            "some_member": {k: list(v) for k, v in c.cell.mix.some},
-                           "invariants": {i: {**r.to_dict(), "mark": c.mark(i)}
+                           "invariants": {i: {**r.to_dict(), "mark": c.mark(i),
+                                              "after_another": _late(c, i)}
                                           for i, r in c.results.items()}}
                           for c in self.cells]}
+
+
+def _late(cell: CellResult, invariant: str) -> dict[str, Any] | None:
+    late = cell.masked.get(invariant)
+    return late.trace.to_dict() if late is not None and late.trace is not None else None
 
 
 def compatibility_matrix(scope: BmcScope, depth: int,
@@ -117,5 +130,8 @@ def compatibility_matrix(scope: BmcScope, depth: int,
         confirm = confirm_for(cell.protocol)
         results = {i: check(scope, cell.protocol, cell.mix, depth, confirm, invariants=(i,))
                    for i in invariants_for(cell.protocol)}
-        out.append(CellResult(cell, results))
+        masked = {i: check(scope, cell.protocol, cell.mix, depth, None, invariants=(i,),
+                           first=False)
+                  for i, r in results.items() if r.holds and len(results) > 1}
+        out.append(CellResult(cell, results, masked))
     return Matrix(scope, depth, out, time.perf_counter() - started)
