@@ -7,8 +7,9 @@ the protocol across codec versions, and the compatibility matrix.
 
 Every trace is replayed on an implementation (the target, else ``builtin:sticky`` for eager
 groups and ``builtin:cooperative-sticky`` for cooperative ones) and saved as a replay file.
-Exit codes: 0 no counterexample up to the depth, 1 a counterexample (printed as a numbered
-story), 2 bad arguments.
+Exit codes: ``--bmc`` 0 no counterexample up to the depth, 1 a counterexample (printed as a
+numbered story); ``--matrix`` 0 when every cell's traces replayed, 1 when the model found a
+trace the implementation never reproduced; 2 bad arguments.
 """
 
 from __future__ import annotations
@@ -122,14 +123,25 @@ def cmd_matrix(args: argparse.Namespace) -> int:
         assert result.trace is not None
         print(f"\n{cell.cell.protocol.lower()} / {cell.cell.label} / {invariant}:")
         print("\n".join(result.trace.story()))
+        shown = result.trace.replayed[0] if result.trace.replayed else "not replayed"
+        print(f"on {TARGET_OF[cell.cell.protocol]}: {shown}")
         print(f"replay file: {_save(result.trace, TARGET_OF[cell.cell.protocol], args.failures)}")
     if args.out:
         body = matrix.to_dict()
         body["command"] = f"groupcheck prove --matrix --depth {depth} --scope {scope.text()}"
-        Path(args.out).write_text(json.dumps(body, indent=1, ensure_ascii=False) + "\n",
-                                  encoding="utf-8")
+        out = Path(args.out)
+        try:
+            out.parent.mkdir(parents=True, exist_ok=True)
+            out.write_text(json.dumps(body, indent=1, ensure_ascii=False) + "\n",
+                           encoding="utf-8")
+        except OSError as exc:
+            raise CommandError(f"prove: cannot write {args.out}: {exc.strerror}") from None
         print(f"matrix written to {args.out}")
-    return 0
+    unconfirmed = [f"{c.cell.label} / {i}" for c in matrix.cells for i in c.results
+                   if c.mark(i) == "unconfirmed"]
+    for cell_name in unconfirmed:
+        print(f"model and implementation disagree: {cell_name} (no trace replayed)")
+    return 1 if unconfirmed else 0
 
 
 def _depth(depth: int | None) -> int:
