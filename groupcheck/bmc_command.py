@@ -24,7 +24,7 @@ from .membership_commands import CommandError
 PROTOCOL_OF = {"sticky": "EAGER", "cooperative-sticky": "COOPERATIVE"}
 TARGET_OF = {"EAGER": "builtin:sticky", "COOPERATIVE": "builtin:cooperative-sticky"}
 DEFAULT_BMC_SCOPE = "members=3,topics=1,partitions=3"
-MAX_DEPTH = 12
+MAX_DEPTH = 24
 
 
 def replayer(target: str) -> Any:

@@ -62,7 +62,7 @@ PROTOCOLS = ("EAGER", "COOPERATIVE")
 INVARIANTS = ("I1", "I5", "I6")
 CODEC_FIELDS = {"subscription_version": (0, 1, 2, 3), "user_data_version": (0, 1),
                 "cooperative_user_data": (0, 1)}
-_LIMITS = {"members": (1, 4), "topics": (1, 2), "partitions": (1, 4)}
+_LIMITS = {"members": (1, 5), "topics": (1, 3), "partitions": (1, 6)}
 
 
 @dataclass(frozen=True)
@@ -104,10 +104,11 @@ class BmcScope:
 class CodecMix:
     """Which codec versions a group's members may speak: ``every`` member's fields within
     the given values, and at least one member (``some``) with all of its fields within them
-    (``some`` empty: no such requirement)."""
+    (``some`` empty: no such requirement; ``exactly``: one member and no other)."""
 
     every: tuple[tuple[str, tuple[int, ...]], ...] = ()
     some: tuple[tuple[str, tuple[int, ...]], ...] = ()
+    exactly: bool = False
 
     def allowed(self, name: str) -> tuple[int, ...]:
         for key, values in self.every:
@@ -232,9 +233,11 @@ class Encoding:
             for var in self.codec[name]:
                 self.solver.add(z3.Or([var == v for v in values]))
         if self.mix.some:
-            self.solver.add(z3.Or([z3.And([z3.Or([self.codec[name][m] == v for v in values])
-                                           for name, values in self.mix.some])
-                                   for m in self.m_range]))
+            matches = [z3.And([z3.Or([self.codec[name][m] == v for v in values])
+                               for name, values in self.mix.some]) for m in self.m_range]
+            self.solver.add(z3.Or(matches))
+            if self.mix.exactly:
+                self.solver.add(z3.AtMost(*matches, 1))
 
     # --- one step ---------------------------------------------------------------------------
 
@@ -341,11 +344,14 @@ class Encoding:
                     if m < o:
                         s.add(z3.Implies(z3.And(assigned[m][p], assigned[o][p]),
                                          z3.And(trusted[m][p], trusted[o][p])))
+        # balanced; a pre-KIP-341 leader's duplicates may unbalance it by as many
+        doubled = z3.Sum([z3.If(z3.AtLeast(*[assigned[m][p] for m in self.m_range], 2), 1, 0)
+                          for p in self.p_range]) if len(self.m_range) > 1 else 0
         for m in self.m_range:
             for o in self.m_range:
                 if m != o:
-                    s.add(z3.Implies(z3.And(z3.Not(pre341), in_group[m], in_group[o]),
-                                     count[m] - count[o] <= 1))
+                    s.add(z3.Implies(z3.And(in_group[m], in_group[o]),
+                                     count[m] - count[o] <= 1 + doubled))
         if self.eager:
             handed = assigned
         else:

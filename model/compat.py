@@ -29,9 +29,9 @@ class Cell:
     mix: CodecMix
 
 
-def _mix(every: dict[str, tuple[int, ...]], some: dict[str, tuple[int, ...]] | None = None
-         ) -> CodecMix:
-    return CodecMix(tuple(every.items()), tuple((some or {}).items()))
+def _mix(every: dict[str, tuple[int, ...]], some: dict[str, tuple[int, ...]] | None = None,
+         exactly: bool = False) -> CodecMix:
+    return CodecMix(tuple(every.items()), tuple((some or {}).items()), exactly)
 
 
 CELLS: tuple[Cell, ...] = (
@@ -39,6 +39,8 @@ CELLS: tuple[Cell, ...] = (
          _mix({"user_data_version": (1,)})),
     Cell("EAGER", "any member on sticky user data v0, the rest on v0 or v1",
          _mix({}, {"user_data_version": (0,)})),
+    Cell("EAGER", "one member on sticky user data v0, the others on v1",
+         _mix({}, {"user_data_version": (0,)}, exactly=True)),
     Cell("EAGER", "every member on sticky user data v0 (pre-KIP-341)",
          _mix({"user_data_version": (0,)})),
     Cell("COOPERATIVE", "every member on subscription v2+ (generation in the subscription)",
@@ -109,6 +111,7 @@ class Matrix:
                 "cells": [{"protocol": c.cell.protocol, "codecs": c.cell.label,
                            "every": {k: list(v) for k, v in c.cell.mix.every},
                            "some_member": {k: list(v) for k, v in c.cell.mix.some},
+                           "exactly_one": c.cell.mix.exactly,
                            "invariants": {i: {**r.to_dict(), "mark": c.mark(i),
                                               "after_another": _late(c, i)}
                                           for i, r in c.results.items()}}
