@@ -119,15 +119,21 @@ def cmd_matrix(args: argparse.Namespace) -> int:
     scope = _scope(args.scope)
     matrix = compatibility_matrix(scope, depth, lambda p: replayer(TARGET_OF[p]))
     print(matrix.table())
+    files: dict[tuple[str, str], str] = {}
     for cell, invariant, result in matrix.traces():
         assert result.trace is not None
         print(f"\n{cell.cell.protocol.lower()} / {cell.cell.label} / {invariant}:")
         print("\n".join(result.trace.story()))
         shown = result.trace.replayed[0] if result.trace.replayed else "not replayed"
         print(f"on {TARGET_OF[cell.cell.protocol]}: {shown}")
-        print(f"replay file: {_save(result.trace, TARGET_OF[cell.cell.protocol], args.failures)}")
+        path = str(_save(result.trace, TARGET_OF[cell.cell.protocol], args.failures))
+        files[(cell.cell.label, invariant)] = path
+        print(f"replay file: {path}")
     if args.out:
         body = matrix.to_dict()
+        for row in body["cells"]:
+            for invariant, entry in row["invariants"].items():
+                entry["replay_file"] = files.get((row["codecs"], invariant))
         body["command"] = f"groupcheck prove --matrix --depth {depth} --scope {scope.text()}"
         out = Path(args.out)
         try:
