@@ -103,6 +103,10 @@ def cmd_bmc(args: argparse.Namespace) -> int:
               f"call(s))")
         trace = result.trace or (result.unconfirmed[0] if result.unconfirmed else None)
         if trace is None:
+            if not target.startswith("builtin:"):
+                print(f"note: the model's leader follows the protocol for the codec versions "
+                      f"{target} speaks; its own assignor or consumer rules are checked by "
+                      f"prove --target {target} (scope prover) and fuzz")
             continue
         failed = True
         print("\n".join(trace.story()))
