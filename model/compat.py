@@ -99,7 +99,7 @@ class Matrix:
                          "  ".join(f"{c.mark(i):<11}" for i in COLUMNS))
         lines.append(f"scope {self.scope.text()}, depth {self.depth}, "
                      f"{self.seconds:.1f}s")
-        return "\n".join(lines)
+        return "\n".join(line.rstrip() for line in lines)
 
     def traces(self) -> list[tuple[CellResult, str, BmcResult]]:
         return [(c, i, r) for c in self.cells for i, r in c.results.items()
