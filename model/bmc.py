@@ -55,6 +55,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..properties.scope import parse_bounds
 from ..properties.z3_encodings import z3mod
 
 ACTIONS = ("join", "leave", "stall", "wake")
@@ -75,20 +76,7 @@ class BmcScope:
 
     @classmethod
     def parse(cls, text: str) -> BmcScope:
-        values: dict[str, int] = {}
-        for item in filter(None, (part.strip() for part in text.split(","))):
-            key, sep, raw = item.partition("=")
-            if not sep or key not in _LIMITS:
-                raise ValueError(f"bad scope item {item!r}; keys: {', '.join(_LIMITS)}")
-            try:
-                value = int(raw)
-            except ValueError:
-                raise ValueError(f"scope {key} must be an integer, not {raw!r}") from None
-            low, high = _LIMITS[key]
-            if not low <= value <= high:
-                raise ValueError(f"scope {key} must be in {low}..{high}, not {value}")
-            values[key] = value
-        return cls(**values)
+        return cls(**parse_bounds(text, _LIMITS))
 
     def text(self) -> str:
         return f"members={self.members},topics={self.topics},partitions={self.partitions}"
