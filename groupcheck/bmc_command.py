@@ -1,7 +1,8 @@
 """``groupcheck prove --bmc`` and ``groupcheck prove --matrix``: bounded model checking of
 the protocol across codec versions, and the compatibility matrix.
 
-    groupcheck prove --bmc --depth K [--target T] [--scope members=3,topics=1,partitions=3]
+    groupcheck prove --bmc --depth K [--target T | --protocol eager|cooperative]
+                     [--scope members=3,topics=1,partitions=3]
                      [--codecs subscription_version=0-3,user_data_version=0-1,...]
     groupcheck prove --matrix [--depth K] [--scope S] [--out FILE]
 
@@ -64,8 +65,10 @@ def parse_codecs(text: str) -> dict[str, tuple[int, ...]]:
 def _plan(args: argparse.Namespace) -> list[tuple[str, str, dict[str, tuple[int, ...]]]]:
     """(protocol, replay target, codec domain) per run: the target's hints, else all."""
     codecs = parse_codecs(args.codecs or "")
+    wanted = args.protocol.upper() if args.protocol else None
     if args.target is None:
-        return [(p, TARGET_OF[p], codecs) for p in ("EAGER", "COOPERATIVE")]
+        return [(p, TARGET_OF[p], codecs) for p in ("EAGER", "COOPERATIVE")
+                if wanted in (None, p)]
     from .targets.registry import TargetError, machine_hints
 
     try:
@@ -78,7 +81,11 @@ def _plan(args: argparse.Namespace) -> list[tuple[str, str, dict[str, tuple[int,
     domain = {"subscription_version": hints.subscription_versions,
               "user_data_version": hints.user_data_versions, "cooperative_user_data": (1,)}
     domain.update(codecs)
-    return [(PROTOCOL_OF[hints.assignor], args.target, domain)]
+    protocol = PROTOCOL_OF[hints.assignor]
+    if wanted not in (None, protocol):
+        raise CommandError(f"prove: {args.target} runs {hints.assignor}, a "
+                           f"{protocol.lower()} protocol, not {args.protocol}")
+    return [(protocol, args.target, domain)]
 
 
 def _save(trace: Any, target: str, failures: str) -> Path:

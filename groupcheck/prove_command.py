@@ -65,8 +65,9 @@ def cmd_prove(args: argparse.Namespace) -> int:
         return cmd_bmc(args) if args.bmc else cmd_matrix(args)
     if args.target is None:
         raise CommandError("prove: --target is required (or use --bmc / --matrix)")
-    if args.depth is not None or args.out or args.codecs:
-        raise CommandError("prove: --depth, --codecs and --out go with --bmc or --matrix")
+    if args.depth is not None or args.out or args.codecs or args.protocol:
+        raise CommandError("prove: --depth, --codecs, --protocol and --out go with --bmc or "
+                           "--matrix")
     try:
         scope = Scope.parse(args.scope or "")
     except ValueError as exc:
@@ -110,6 +111,8 @@ def add_commands(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-
                    help="with --bmc: codec versions members may speak, e.g. "
                         "subscription_version=0-3,user_data_version=0-1,"
                         "cooperative_user_data=0-1")
+    p.add_argument("--protocol", choices=("eager", "cooperative"), default=None,
+                   help="with --bmc: only this protocol (default: both, or the target's)")
     p.add_argument("--out", default=None, help="with --matrix: write the matrix as JSON")
     p.add_argument("--failures", default=DEFAULT_FAILURES,
                    help="where counterexample files go (default %(default)s)")

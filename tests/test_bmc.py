@@ -131,11 +131,25 @@ def test_cli_bmc_prints_a_story_and_saves_a_replay_file(tmp_path: Path) -> None:
     ["--bmc", "--depth", "0"], ["--bmc", "--scope", "members=9"],
     ["--bmc", "--codecs", "user_data_version=2"], ["--bmc", "--target", "builtin:range"],
     ["--bmc", "--matrix"], ["--depth", "3", "--target", "builtin:sticky"],
+    ["--bmc", "--target", "builtin:sticky", "--protocol", "cooperative"],
+    ["--bmc", "--target", "nope:x"],
 ])
 def test_cli_bmc_usage_errors_are_one_line_and_exit_2(argv: list[str]) -> None:
     proc = subprocess.run([sys.executable, "-m", "groupcheck", "prove", *argv],
                           capture_output=True, text=True, cwd=ROOT, timeout=120)
     assert proc.returncode == 2 and len(proc.stderr.strip().splitlines()) == 1, proc.stderr
+
+
+def test_cli_bmc_protocol_and_codecs_choose_what_is_proved() -> None:
+    """`--protocol eager --codecs user_data_version=1`: the v1 proof alone, exit 0;
+    `--protocol cooperative --codecs subscription_version=2-3`: also proved."""
+    base = [sys.executable, "-m", "groupcheck", "prove", "--bmc", "--depth", "6"]
+    for extra in (["--protocol", "eager", "--codecs", "user_data_version=1"],
+                  ["--protocol", "cooperative", "--codecs", "subscription_version=2-3"]):
+        proc = subprocess.run(base + extra, capture_output=True, text=True, cwd=ROOT,
+                              timeout=300)
+        assert proc.returncode == 0 and proc.stdout.count("no counterexample") == 1, \
+            proc.stdout + proc.stderr
 
 
 def test_a_trace_the_target_does_not_reproduce_is_excluded_and_reported() -> None:
