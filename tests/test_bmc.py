@@ -55,10 +55,12 @@ def test_v0_refutation_replays_on_the_pre_kip_341_mutant(tmp_path: Path) -> None
     assert any(s.missed for s in trace.steps) or "wake" in {s.event for s in trace.steps}
     path = save(tmp_path, target, trace.events(), trace.replayed, None)
     assert load(path)["events"] == trace.events()
-    proc = subprocess.run([sys.executable, "-m", "groupcheck", "replay", str(path)],
-                          capture_output=True, text=True, cwd=ROOT, timeout=300)
-    assert proc.returncode == 1 and "reproduced" in proc.stdout, proc.stdout + proc.stderr
-    assert "I1:" in proc.stdout.split("reproduced:")[1]
+    for where in (target, "builtin:sticky"):  # builtin members speak v0 when told to
+        proc = subprocess.run([sys.executable, "-m", "groupcheck", "replay", str(path),
+                               "--target", where],
+                              capture_output=True, text=True, cwd=ROOT, timeout=300)
+        assert proc.returncode == 1 and "reproduced" in proc.stdout, proc.stdout + proc.stderr
+        assert "I1:" in proc.stdout.split("reproduced:")[1]
 
 
 def test_any_v0_member_refutes_i1_only_when_a_v0_client_leads() -> None:
