@@ -1,6 +1,7 @@
-"""``groupcheck prove``: the exhaustive-scope prover from the command line.
+"""``groupcheck prove``: the exhaustive-scope prover from the command line (``--bmc`` and
+``--matrix``: bounded model checking, see ``bmc_command``).
 
-    groupcheck prove --target builtin:sticky [--scope members=3,topics=2,partitions=2]
+    groupcheck prove --target builtin:sticky|mutant:<name> [--scope members=3,topics=2,partitions=2]
                      [--failures DIR] [--json] [--workers N] [--exact]
 
 Exit codes: 0 every invariant held, 1 a violation (the smallest counterexample per
@@ -26,20 +27,22 @@ SCOPE_HELP = ("comma-separated key=value: members (max members), topics, partiti
               "default members=3,topics=2,partitions=2,generations=2,claims=2,racks=0")
 
 
-def resolve_target(target: str) -> tuple[AssignFn, str]:
-    """``builtin:<assignor>`` → (our ``run_assign``, the assignor name)."""
-    from .impl.assignors import ASSIGNOR_NAMES
+def resolve_target(target: str) -> tuple[AssignFn, str, bool, bool]:
+    """``builtin:<assignor>`` or ``mutant:<name>`` → (assign, assignor name, judge balance,
+    may fork workers). Other kinds run the prover through ``groupcheck check``."""
+    from .targets.registry import TargetError, resolve
 
-    kind, _, name = target.partition(":")
-    if kind != "builtin" or not name:
+    if target.partition(":")[0] not in ("builtin", "mutant"):
         raise CommandError(f"prove: unsupported target {target!r}; expected builtin:<assignor> "
-                           f"with <assignor> one of {', '.join(ASSIGNOR_NAMES)}")
-    if name not in ASSIGNOR_NAMES:
-        raise CommandError(f"prove: unknown assignor {name!r}; expected one of "
-                           f"{', '.join(ASSIGNOR_NAMES)}")
-    from .impl.assign_op import run_assign
-
-    return run_assign, name
+                           "or mutant:<name> (groupcheck check proves any other target)")
+    try:
+        resolved = resolve(target)
+    except TargetError as exc:
+        raise CommandError(f"prove: {exc}") from None
+    if resolved.assign is None or resolved.assignor is None:
+        raise CommandError(f"prove: {target} has no assign function for the scope prover; "
+                           "its bugs show in groupcheck fuzz (or prove --bmc for codec mixes)")
+    return resolved.assign, resolved.assignor, resolved.balanced, resolved.fork_safe
 
 
 def _progress(started: float) -> Callable[[int, float], None]:
@@ -54,21 +57,34 @@ def _progress(started: float) -> Callable[[int, float], None]:
 def cmd_prove(args: argparse.Namespace) -> int:
     from .properties.scope import Scope, prove, upper_bound
 
+    if args.bmc and args.matrix:
+        raise CommandError("prove: --bmc and --matrix are separate runs; choose one")
+    if args.bmc or args.matrix:
+        from .bmc_command import cmd_bmc, cmd_matrix
+
+        return cmd_bmc(args) if args.bmc else cmd_matrix(args)
+    if args.target is None:
+        raise CommandError("prove: --target is required (or use --bmc / --matrix)")
+    if args.depth is not None or args.out or args.codecs or args.protocol:
+        raise CommandError("prove: --depth, --codecs, --protocol and --out go with --bmc or "
+                           "--matrix")
     try:
         scope = Scope.parse(args.scope or "")
     except ValueError as exc:
         raise CommandError(f"prove: {exc}") from None
     if args.workers is not None and args.workers < 1:
         raise CommandError("prove: --workers must be at least 1")
-    assign, assignor = resolve_target(args.target)
+    assign, assignor, balanced, fork_safe = resolve_target(args.target)
+    workers = args.workers if fork_safe else 1
     bound = upper_bound(scope)
     if bound > LARGE_SCOPE:
         print(f"prove: scope {scope.text()} holds up to {bound:,} configurations "
               "(about 2,000 per second); consider fewer generations or claims",
               file=sys.stderr)
     started = time.perf_counter()
-    report = prove(assign, assignor, scope, target=args.target, workers=args.workers,
-                   failures=args.failures, exact=args.exact, progress=_progress(started))
+    report = prove(assign, assignor, scope, target=args.target, workers=workers,
+                   failures=args.failures, exact=args.exact, sticky=balanced,
+                   progress=_progress(started))
     if sys.stderr.isatty():
         print(file=sys.stderr)
     if args.json:
@@ -81,8 +97,23 @@ def cmd_prove(args: argparse.Namespace) -> int:
 def add_commands(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p = sub.add_parser("prove", help="check every configuration of a small scope; Z3 measures "
                                      "the stickiness gap")
-    p.add_argument("--target", required=True, help="builtin:<assignor>")
-    p.add_argument("--scope", default="", help=SCOPE_HELP)
+    p.add_argument("--target", default=None,
+                   help="builtin:<assignor> or mutant:<name> (with --bmc: the replay target, "
+                        "whose codec versions bound the search)")
+    p.add_argument("--scope", default="", help=SCOPE_HELP + "; with --bmc/--matrix: "
+                   "members,topics,partitions (default members=3,topics=1,partitions=3)")
+    p.add_argument("--bmc", action="store_true",
+                   help="bounded model checking of the protocol (I1, I5, I6) up to --depth")
+    p.add_argument("--matrix", action="store_true",
+                   help="the codec-version compatibility matrix (I1, I5, I6 per mix)")
+    p.add_argument("--depth", type=int, default=None, help="BMC depth in steps (default 6)")
+    p.add_argument("--codecs", default=None,
+                   help="with --bmc: codec versions members may speak, e.g. "
+                        "subscription_version=0-3,user_data_version=0-1,"
+                        "cooperative_user_data=0-1")
+    p.add_argument("--protocol", choices=("eager", "cooperative"), default=None,
+                   help="with --bmc: only this protocol (default: both, or the target's)")
+    p.add_argument("--out", default=None, help="with --matrix: write the matrix as JSON")
     p.add_argument("--failures", default=DEFAULT_FAILURES,
                    help="where counterexample files go (default %(default)s)")
     p.add_argument("--json", action="store_true", help="print the report as one JSON object")

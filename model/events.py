@@ -35,6 +35,7 @@ def spec_of(event: Event) -> MemberSpec:
         subscription_version=int(event.get("subscription_version", 3)),
         user_data_version=int(event.get("user_data_version", 1)),
         group_instance_id=event.get("group_instance_id"),
+        cooperative_user_data=bool(event.get("cooperative_user_data", True)),
     )
 
 

@@ -62,7 +62,7 @@ def fuzz(target_factory: Callable[[], GroupTarget], config: MachineConfig, *,
                       suppress_health_check=list(HealthCheck), verbosity=Verbosity.quiet)
     started = time.perf_counter()
     try:
-        run_state_machine_as_test(seeded, settings=chosen)
+        run_state_machine_as_test(seeded, settings=chosen)  # type: ignore[no-untyped-call]
     except ViolationFound as failure:
         events, violations = minimize(failure.events, target_factory,
                                       invariant_of(failure.violations[0]))

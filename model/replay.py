@@ -35,10 +35,12 @@ def _describe(event: Event) -> str:
     op = event["op"]
     who = event.get("member", "")
     if op == "join":
+        no_ud = "" if event.get("cooperative_user_data", True) else ", no cooperative user data"
         return (f"{who} joins, subscribed to {', '.join(event['topics'])} with "
                 f"[{', '.join(event['assignors'])}] ({event.get('profile', 'kip')} profile, "
                 f"subscription v{event.get('subscription_version', 3)}, user data "
-                f"v{event.get('user_data_version', 1)})")
+                f"v{event.get('user_data_version', 1)}"
+                f"{no_ud})")
     if op in ("leave", "crash", "stall", "wake"):
         return {"leave": f"{who} leaves the group", "crash": f"{who} crashes",
                 "stall": f"{who} stalls (stops polling)",

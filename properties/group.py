@@ -21,7 +21,9 @@ class MemberSpec:
     ``assignors``: strategy names in preference order (``partition.assignment.strategy``);
     ``profile``: the client profile it follows (``kip`` or ``java``);
     ``subscription_version``: the ConsumerProtocolSubscription version it writes;
-    ``user_data_version``: sticky user data version it writes (1 = KIP-341, 0 = older).
+    ``user_data_version``: sticky user data version it writes (1 = KIP-341, 0 = older);
+    ``cooperative_user_data``: a cooperative-sticky member sends its generation in user data
+    (Kafka's client does; without it only a v2+ subscription carries one, KIP-792).
     """
 
     topics: tuple[str, ...]
@@ -30,6 +32,7 @@ class MemberSpec:
     subscription_version: int = 3
     user_data_version: int = 1
     group_instance_id: str | None = None
+    cooperative_user_data: bool = True
 
 
 @dataclass(frozen=True)

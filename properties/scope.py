@@ -105,6 +105,27 @@ _LIMITS = {"members": (1, 6), "topics": (1, 4), "partitions": (0, 8), "generatio
            "racks": (0, 3), "claims": (1, 6), "symmetry": (0, 1)}
 
 
+def parse_bounds(text: str, limits: Mapping[str, tuple[int, int]]) -> dict[str, int]:
+    """``"key=value,..."`` with each key in ``limits`` and its value within (low, high);
+    raises ValueError with a one-line reason."""
+    values: dict[str, int] = {}
+    for item in filter(None, (part.strip() for part in text.split(","))):
+        key, sep, raw = item.partition("=")
+        key = key.strip()
+        if not sep or key not in limits:
+            raise ValueError(f"bad scope item {item!r}; expected key=value with key one "
+                             f"of {', '.join(limits)}")
+        try:
+            value = int(raw)
+        except ValueError:
+            raise ValueError(f"scope {key} must be an integer, not {raw.strip()!r}") from None
+        low, high = limits[key]
+        if not low <= value <= high:
+            raise ValueError(f"scope {key} must be between {low} and {high}, not {value}")
+        values[key] = value
+    return values
+
+
 @dataclass(frozen=True)
 class Scope:
     """The bounds of the enumeration (see the module docstring)."""
@@ -122,19 +143,7 @@ class Scope:
         """``"members=3,topics=2,partitions=3"``; keys not given keep ``base`` (the default
         scope). Raises ValueError with a one-line reason."""
         values: dict[str, Any] = asdict(base or cls())
-        for item in filter(None, (part.strip() for part in text.split(","))):
-            key, sep, raw = item.partition("=")
-            key = key.strip()
-            if not sep or key not in _LIMITS:
-                raise ValueError(f"bad scope item {item!r}; expected key=value with key one "
-                                 f"of {', '.join(_LIMITS)}")
-            try:
-                value = int(raw)
-            except ValueError:
-                raise ValueError(f"scope {key} must be an integer, not {raw.strip()!r}") from None
-            low, high = _LIMITS[key]
-            if not low <= value <= high:
-                raise ValueError(f"scope {key} must be between {low} and {high}, not {value}")
+        for key, value in parse_bounds(text, _LIMITS).items():
             values[key] = bool(value) if key == "symmetry" else value
         return cls(**values)
 

@@ -28,6 +28,7 @@ from ..impl.group_messages import (
 )
 from ..impl.network import COORDINATOR, Network
 from ..impl.types import Assignment, Assignor, Cluster, Subscription, TopicPartition
+from ..impl.user_data import decode_cooperative_user_data
 from ..properties.group import (
     CallbackRecord,
     Claim,
@@ -36,6 +37,7 @@ from ..properties.group import (
     MemberView,
     RebalanceRecord,
 )
+from .legacy import NoUserDataCooperativeStickyAssignor, PreKip341StickyAssignor
 
 AssignorFactory = Callable[[str, MemberSpec], Assignor]
 ConsumerFactory = Callable[..., Consumer]
@@ -50,7 +52,24 @@ ERROR_RESPONSES = {"sync": SyncGroupResponse, "heartbeat": HeartbeatResponse}
 
 
 def builtin_assignor(name: str, spec: MemberSpec) -> Assignor:
+    """The assignor a member configured by ``spec`` runs: an older client's when the spec
+    asks for sticky user data v0 or for no cooperative user data (`legacy`)."""
+    if name == "sticky" and spec.user_data_version == 0:
+        return PreKip341StickyAssignor()
+    if name == "cooperative-sticky" and not spec.cooperative_user_data:
+        return NoUserDataCooperativeStickyAssignor()
     return make_assignor(name)
+
+
+def claim_generation(assignor: str, subscription: Subscription) -> int:
+    """The generation the leader reads with a claim: the subscription's (v2+), else, for
+    cooperative-sticky, the one in its user data (KAFKA-12984); -1 when none travels."""
+    if subscription.generation_id is not None:
+        return subscription.generation_id
+    if assignor == "cooperative-sticky":
+        found = decode_cooperative_user_data(subscription.user_data)
+        return -1 if found is None else found
+    return -1
 
 
 class _Recorder(RebalanceListener):
@@ -143,7 +162,7 @@ class BuiltinGroup:
         names = {m.consumer.member_id: n for n, m in self.members.items() if not m.closed}
         in_group = set(self.coordinator.members)
         claims = {names.get(mid, mid): Claim(tuple(s.topics), tuple(s.owned_partitions),
-                                             -1 if s.generation_id is None else s.generation_id)
+                                             claim_generation(assignor, s))
                   for mid, s in subscriptions.items()}
         owned = {n: tuple(sorted(m.consumer.owned_partitions)) for n, m in self.members.items()
                  if not m.closed and m.consumer.member_id in in_group}

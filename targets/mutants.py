@@ -11,34 +11,15 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from ..impl.assignors import make_assignor
-from ..impl.assignors.sticky import CooperativeStickyAssignor, StickyAssignor
-from ..impl.assignors.sticky_common import OwnedClaims
+from ..impl.assignors.sticky import CooperativeStickyAssignor
 from ..impl.consumer import Consumer
 from ..impl.types import Assignor, Subscription, TopicPartition
-from ..impl.user_data import MemberData, encode_sticky_user_data
 from ..properties.group import GroupTarget, MemberSpec
 from .builtin import BuiltinGroup
+from .legacy import PreKip341StickyAssignor
 
-
-class PreKip341StickyAssignor(StickyAssignor):
-    """KAFKA-7026: the sticky assignor before KIP-341. Its user data carries no generation
-    (v0), the leader trusts every member's previous partitions, and only the general
-    algorithm exists, so a member that comes back with a stale assignment keeps partitions
-    that someone else was given since."""
-
-    def subscription_user_data(self, topics: set[str]) -> bytes | None:
-        if self.member_assignment is None:
-            return None
-        return encode_sticky_user_data(self.member_assignment, None)
-
-    def resolve_claims(self, partitions_per_topic: dict[str, int], members: list[str],
-                       subscriptions: dict[str, Subscription],
-                       member_data: dict[str, MemberData]) -> OwnedClaims:
-        owned: dict[str, list[TopicPartition]] = {
-            m: [tp for tp in member_data[m].partitions
-                if 0 <= tp[1] < partitions_per_topic.get(tp[0], 0)] for m in members}
-        # before KAFKA-9987 (2020) there was only the general algorithm
-        return OwnedClaims(False, owned)
+__all__ = ["MUTANTS", "Mutant", "NoWithholdCooperativeStickyAssignor", "PauseDroppingConsumer",
+           "PreKip341StickyAssignor"]
 
 
 class NoWithholdCooperativeStickyAssignor(CooperativeStickyAssignor):

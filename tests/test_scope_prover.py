@@ -206,7 +206,7 @@ def test_prove_command_exit_codes_and_json(capsys: pytest.CaptureFixture[str],
     assert _run(base + ["--json"]) == 0
     data = json.loads(capsys.readouterr().out)
     assert data["ok"] and data["configurations"] > 0 and data["symmetrySaved"] > 0
-    with pytest.raises(CommandError, match="unknown assignor"):
+    with pytest.raises(CommandError, match="unknown builtin assignor"):
         _run(["prove", "--target", "builtin:nope"])
     with pytest.raises(CommandError, match="unsupported target"):
         _run(["prove", "--target", "jsonl:cat"])
