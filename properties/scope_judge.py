@@ -1,0 +1,266 @@
+"""One configuration of the scope prover: its request, its rounds, and their judgement.
+
+**Requests: client mode.** Each configuration becomes a ``mode: client`` request: every
+member's subscription is built as a real consumer configured with this one assignor would
+build it from (topics, owned, generation) — ``sticky`` puts its previous partitions and
+generation in v1 user data, ``cooperative-sticky`` sends owned partitions and the
+generation, eager members send no owned partitions. Stale and conflicting claims are
+states real consumers reach, so every request is an input a correct client sends and every
+violation is an assignor bug, not garbage in. (Raw mode would hand ``sticky`` owned
+partitions it ignores — it reads claims from user data — and feed inputs no client sends.)
+
+**Judgement.** Every round: I1 (``exclusive_ownership``) and the validity half of I2
+(``valid_targets``); COOPERATIVE also I5 over the uncontested claims a member still holds
+when it joins (its owned partitions of topics it still subscribes to) and I6
+(``generations.claim_hygiene``) over the contested ones. A COOPERATIVE answer that leaves
+partitions unassigned (they are being revoked) gets follow-up rebalances, as a real group
+runs them (each member now owns what it was given, at the new generation) until the
+answer is complete or stops changing, at most 2; an answer still changing and incomplete
+after that is I11 (convergence), one that stopped changing while incomplete is I2. The
+settled assignment must be complete (I2). For the sticky family (as in the reference
+model: range and roundrobin promise no balance across topics) it must also be balanced
+(I3), and I4a applies: when every member holds the same generation and the claims form a
+complete, balanced, disjoint assignment (no racks), the first round moves nothing. An
+exception from ``assign`` is reported as ``ERROR``.
+
+**Gap (I4b).** Moves are counted from the *resolved* previous ownership (each partition to
+its claimant with the strictly highest generation; a tie drops every claim) to the settled
+assignment, for configurations whose settled assignment is complete (and, for the sticky
+family, balanced). The optimum comes from Z3 (``optimal.MovesOracle``); when the answer is
+itself complete and balanced its moves bound the optimum from above, so one unsatisfiable
+``moves <= achieved - 1`` settles it, and when they also meet the trivial lower bound
+(``optimal.forced_moves``) no solver call is needed (``exact=True`` always asks Z3). The
+gap of range and roundrobin may be negative: they need not balance.
+
+"""
+
+from __future__ import annotations
+
+import importlib
+import json
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from . import assignment as A
+from .generations import claim_hygiene, resolved, uncontested
+from .scope_space import AssignFn, Config, TopicPartition
+
+STICKY_FAMILY = frozenset({"sticky", "cooperative-sticky"})
+COOPERATIVE_ASSIGNORS = frozenset({"cooperative-sticky"})
+MAX_FOLLOW_UPS = 2
+
+
+
+
+def topic_name(t: int) -> str:
+    return f"t{t}"
+
+
+def member_name(i: int) -> str:
+    return f"m{i}"
+
+
+def build_request(assignor: str, config: Config) -> dict[str, Any]:
+    """The ``assign`` request (client mode) for one configuration."""
+    members: dict[str, Any] = {}
+    for i, (topics, gen, rack, owned) in enumerate(config.members):
+        entry: dict[str, Any] = {
+            "topics": [topic_name(t) for t in topics],
+            "owned": [[topic_name(t), p] for t, p in owned],
+            "generation": gen if gen else None,
+        }
+        if rack >= 0:
+            entry["rack"] = f"r{rack}"
+        members[member_name(i)] = entry
+    request: dict[str, Any] = {
+        "op": "assign", "assignor": assignor, "mode": "client",
+        "partitions": {topic_name(t): c for t, (c, _) in enumerate(config.metadata) if c},
+        "members": members,
+    }
+    if any(racks for _, racks in config.metadata):
+        request["racks"] = {topic_name(t): [[f"r{r}"] for r in racks]
+                            for t, (c, racks) in enumerate(config.metadata) if c}
+    return request
+
+
+def _claims(request: dict[str, Any]) -> dict[str, tuple[list[TopicPartition], int | None]]:
+    return {m: ([(t, p) for t, p in v["owned"]], v["generation"])
+            for m, v in request["members"].items()}
+
+
+def _sent_claims(request: dict[str, Any]) -> dict[str, tuple[list[TopicPartition], int | None]]:
+    """What a cooperative consumer still owns when it joins: nothing without a generation,
+    and no partition of a topic it no longer subscribes to (it revoked those first)."""
+    out: dict[str, tuple[list[TopicPartition], int | None]] = {}
+    for m, v in request["members"].items():
+        topics = set(v["topics"])
+        owned = [(t, p) for t, p in v["owned"] if t in topics] if v["generation"] else []
+        out[m] = (owned, v["generation"])
+    return out
+
+
+def assignment_of(response: Any) -> dict[str, list[TopicPartition]]:
+    if not isinstance(response, dict) or not isinstance(response.get("assignment"), dict):
+        raise ValueError("the response has no 'assignment' object")
+    out: dict[str, list[TopicPartition]] = {}
+    for m, parts in response["assignment"].items():
+        out[str(m)] = [(str(tp[0]), int(tp[1])) for tp in parts]
+    return out
+
+
+def _missing(assignment: Mapping[str, list[TopicPartition]], subs: Mapping[str, list[str]],
+             partitions: Mapping[str, int]) -> bool:
+    held = {tp for ps in assignment.values() for tp in ps}
+    wanted = {t for ts in subs.values() for t in ts if t in partitions}
+    return any((t, p) not in held for t in wanted for p in range(partitions[t]))
+
+
+def _as_sets(assignment: Mapping[str, list[TopicPartition]]) -> dict[str, set[TopicPartition]]:
+    return {m: set(ps) for m, ps in assignment.items() if ps}
+
+
+def _follow_up(request: dict[str, Any], response: dict[str, Any],
+               assignment: Mapping[str, list[TopicPartition]]) -> dict[str, Any]:
+    generation = response.get("generation")
+    if not isinstance(generation, int):
+        generation = max([v["generation"] or 0 for v in request["members"].values()],
+                         default=0) + 1
+    nxt: dict[str, Any] = json.loads(json.dumps(request))
+    for m, v in nxt["members"].items():
+        v["owned"] = [[t, p] for t, p in dict.fromkeys(assignment.get(m, []))]
+        v["generation"] = generation
+    return nxt
+
+
+def _i4a_applies(request: dict[str, Any], subs: Mapping[str, list[str]],
+                 partitions: Mapping[str, int]) -> bool:
+    members = request["members"].values()
+    gens = {v["generation"] for v in members}
+    if len(gens) != 1 or None in gens or "racks" in request:
+        return False
+    prev = {m: [(t, p) for t, p in v["owned"]] for m, v in request["members"].items()}
+    return not A.complete(prev, subs, partitions) and not A.balanced(prev, subs, partitions)
+
+
+@dataclass
+class Judgement:
+    """What one configuration showed."""
+
+    violations: list[str]
+    rounds: list[tuple[dict[str, Any], Any]]
+    first_round_of: dict[str, int] = field(default_factory=dict)
+    moves: int | None = None
+    optimum: int | None = None
+    optimum_by: str = ""
+    assign_seconds: float = 0.0
+
+
+class Optimiser:
+    """Z3's optimum (``optimal.MovesOracle``), memoised per input; no solver call when the
+    assignor's balanced complete answer meets the lower bound (``forced_moves``)."""
+
+    def __init__(self, exact: bool) -> None:
+        self.exact = exact
+        self.cache: dict[Any, int] = {}
+        self.available = True
+        self.oracle: Any = None
+        try:
+            importlib.import_module("z3")
+        except ImportError:
+            self.available = False
+
+    def optimum(self, subs: Mapping[str, list[str]], partitions: Mapping[str, int],
+                prev: Mapping[str, list[TopicPartition]],
+                achieved: int | None) -> tuple[int, str]:
+        """``achieved``: the moves of the assignor's answer when it is complete and
+        balanced (an upper bound on the optimum), else None."""
+        from .optimal import MovesOracle, forced_moves
+
+        if (not self.exact and achieved is not None
+                and achieved == forced_moves(subs, partitions, prev)):
+            return achieved, "bound"
+        key = (tuple((m, tuple(ts)) for m, ts in subs.items()),
+               tuple(sorted(partitions.items())),
+               tuple((m, tuple(sorted(ps))) for m, ps in prev.items()))
+        if key in self.cache:
+            return self.cache[key], "cache"
+        if self.oracle is None:
+            self.oracle = MovesOracle()
+        value = int(self.oracle.min_moves(subs, partitions, prev,
+                                          None if self.exact else achieved))
+        self.cache[key] = value
+        return value, "z3"
+
+
+def judge(assign: AssignFn, assignor: str, config: Config, optimiser: Optimiser | None,
+          sticky: bool) -> Judgement:
+    """Run one configuration (and its cooperative follow-ups) and judge it."""
+    request = build_request(assignor, config)
+    subs = {m: list(v["topics"]) for m, v in request["members"].items()}
+    partitions: dict[str, int] = dict(request["partitions"])
+    out = Judgement([], [])
+
+    def note(round_no: int, found: list[str]) -> None:
+        for v in found:
+            out.first_round_of.setdefault(v.split(":")[0], round_no)
+        out.violations += found
+
+    current = request
+    settled: dict[str, list[TopicPartition]] = {}
+    for round_no in range(MAX_FOLLOW_UPS + 1):
+        started = time.perf_counter()
+        try:
+            response = assign(current)
+            assignment = assignment_of(response)
+        except Exception as exc:  # noqa: BLE001 - any failure of the target is a finding
+            out.assign_seconds += time.perf_counter() - started
+            out.rounds.append((current, {"error": f"{type(exc).__name__}: {exc}"}))
+            note(round_no, [f"ERROR: assign raised {type(exc).__name__}: {exc}"])
+            return out
+        out.assign_seconds += time.perf_counter() - started
+        out.rounds.append((current, response))
+        protocol = str(response.get("protocol") or (
+            "COOPERATIVE" if assignor in COOPERATIVE_ASSIGNORS else "EAGER"))
+        found = A.exclusive_ownership(assignment) + A.valid_targets(assignment, subs, partitions)
+        if protocol == "COOPERATIVE":
+            sent = _sent_claims(current)
+            found += A.revoke_before_reassign(uncontested(sent), assignment)
+            found += claim_hygiene(sent, assignment, protocol)
+        if round_no == 0 and sticky and _i4a_applies(current, subs, partitions):
+            prev = {m: [(t, p) for t, p in v["owned"]] for m, v in current["members"].items()}
+            found += A.no_moves_when_balanced(prev, assignment)
+        note(round_no, found)
+        changed = round_no == 0 or _as_sets(assignment) != _as_sets(settled)
+        settled = assignment
+        if (found or protocol != "COOPERATIVE" or not changed
+                or not _missing(assignment, subs, partitions)):
+            break
+        if round_no < MAX_FOLLOW_UPS:
+            current = _follow_up(current, response, assignment)
+    if out.violations:
+        return out
+    last = len(out.rounds) - 1
+    settled_found = A.complete(settled, subs, partitions)
+    if settled_found and last > 0:
+        if changed:
+            # still changing: the group has not settled (I11), not a settled gap (I2)
+            settled_found = [f"I11: no settled assignment after {last} follow-up "
+                             f"rebalance(s); {v.split(': ', 1)[1]}" for v in settled_found]
+        else:
+            settled_found = [f"{v} (after {last} follow-up rebalance(s))"
+                             for v in settled_found]
+    unbalanced = A.balanced(settled, subs, partitions)
+    if sticky:
+        settled_found += unbalanced
+    note(last, settled_found)
+    if settled_found:
+        return out
+    prev = resolved(_claims(request))
+    out.moves = A.moves(prev, settled)
+    if optimiser is not None and optimiser.available:
+        # the answer bounds the optimum only when it is itself complete and balanced
+        out.optimum, out.optimum_by = optimiser.optimum(
+            subs, partitions, prev, None if unbalanced else out.moves)
+    return out
