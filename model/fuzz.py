@@ -20,7 +20,8 @@ from .machine import MachineConfig, ViolationFound, make_machine
 from .shrink import invariant_of, minimize
 
 #: name -> (examples, steps per example)
-PROFILES: dict[str, tuple[int, int]] = {"ci": (200, 30), "dev": (600, 40), "deep": (2500, 50)}
+PROFILES: dict[str, tuple[int, int]] = {"ci": (200, 30), "dev": (600, 40), "deep": (2500, 50),
+                                        "wire": (4, 14)}  # real clients: seconds per event
 
 
 @dataclass
@@ -38,8 +39,11 @@ class FuzzResult:
 
 def fuzz(target_factory: Callable[[], GroupTarget], config: MachineConfig, *,
          profile: str = "ci", max_examples: int | None = None, seed_value: int = 0,
-         progress: Callable[[int, int], None] | None = None) -> FuzzResult:
-    """Run the machine; ``progress(examples, steps)`` is called as examples finish."""
+         progress: Callable[[int, int], None] | None = None,
+         shrink_seconds: float | None = None) -> FuzzResult:
+    """Run the machine; ``progress(examples, steps)`` is called as examples finish.
+    ``shrink_seconds`` bounds the shrinking for slow targets: Hypothesis's own shrink phase
+    is then skipped and the delta-debugging pass stops when the time is up."""
     examples, steps = PROFILES[profile]
     if max_examples is not None:
         examples = max_examples
@@ -58,14 +62,16 @@ def fuzz(target_factory: Callable[[], GroupTarget], config: MachineConfig, *,
     seeded = seed(seed_value)(machine)
     chosen = settings(max_examples=examples, stateful_step_count=steps, deadline=None,
                       database=None, print_blob=False, report_multiple_bugs=False,
-                      phases=(Phase.generate, Phase.target, Phase.shrink),
+                      phases=(Phase.generate, Phase.target) if shrink_seconds is not None
+                      else (Phase.generate, Phase.target, Phase.shrink),
                       suppress_health_check=list(HealthCheck), verbosity=Verbosity.quiet)
     started = time.perf_counter()
     try:
         run_state_machine_as_test(seeded, settings=chosen)
     except ViolationFound as failure:
         events, violations = minimize(failure.events, target_factory,
-                                      invariant_of(failure.violations[0]))
+                                      invariant_of(failure.violations[0]),
+                                      seconds=shrink_seconds)
         return FuzzResult(counters["examples"], time.perf_counter() - started,
                           counters["steps"], violations or failure.violations,
                           events if violations else failure.events)

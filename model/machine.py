@@ -38,6 +38,10 @@ class MachineConfig:
     max_members: int = 4
     faults: bool = True  # stalls, crashes and injected errors
     pauses: bool = True
+    stalls: bool = True  # with faults: members stop polling and wake up later
+    metadata: bool = True  # topics grow and are deleted
+    unsubscribes: bool = True
+    slow_revokes: bool = False  # a revoke callback outlasts the rebalance (wire targets)
 
 
 class ViolationFound(AssertionError):
@@ -145,7 +149,8 @@ def make_machine(target_factory: Callable[[], GroupTarget], config: MachineConfi
             self.then_maybe_settle(data)
 
 
-        @precondition(lambda self: config.faults and bool(set(self.present()) - self.stalled))
+        @precondition(lambda self: config.faults and config.stalls
+                      and bool(set(self.present()) - self.stalled))
         @rule(data=st.data())
         def member_stalls(self, data: st.DataObject) -> None:
             member = data.draw(st.sampled_from(sorted(set(self.present()) - self.stalled)))
@@ -190,7 +195,7 @@ def make_machine(target_factory: Callable[[], GroupTarget], config: MachineConfi
                                         min_size=1, unique=True).map(sorted), label="topics")
             self.run({"op": "subscribe", "member": member, "topics": topics})
 
-        @precondition(lambda self: bool(self.present()))
+        @precondition(lambda self: config.unsubscribes and bool(self.present()))
         @rule(data=st.data())
         def member_unsubscribes(self, data: st.DataObject) -> None:
             """KIP-70: commit, release every owned partition through the listener, leave."""
@@ -202,7 +207,7 @@ def make_machine(target_factory: Callable[[], GroupTarget], config: MachineConfi
             self.then_maybe_settle(data)
 
 
-        @precondition(lambda self: bool(self.model.partitions))
+        @precondition(lambda self: config.metadata and bool(self.model.partitions))
         @rule(data=st.data())
         def topic_grows(self, data: st.DataObject) -> None:
             topic = data.draw(st.sampled_from(sorted(self.model.partitions)), label="topic")
@@ -211,7 +216,7 @@ def make_machine(target_factory: Callable[[], GroupTarget], config: MachineConfi
             self.then_maybe_settle(data)
 
 
-        @precondition(lambda self: len(self.model.partitions) > 1)
+        @precondition(lambda self: config.metadata and len(self.model.partitions) > 1)
         @rule(data=st.data())
         def topic_is_deleted(self, data: st.DataObject) -> None:
             topic = data.draw(st.sampled_from(sorted(self.model.partitions)), label="topic")
@@ -254,6 +259,14 @@ def make_machine(target_factory: Callable[[], GroupTarget], config: MachineConfi
             api = data.draw(st.sampled_from(sorted(ERRORS)), label="api")
             error = data.draw(st.sampled_from(ERRORS[api]), label="error")
             self.run({"op": "error", "member": member, "api": api, "error": error})
+
+        @precondition(lambda self: config.slow_revokes and bool(self.present()))
+        @rule(data=st.data())
+        def member_revokes_slowly(self, data: st.DataObject) -> None:
+            """The member's next revoke callback outlasts the rebalance (wire targets)."""
+            member = data.draw(st.sampled_from(self.present()), label="member")
+            self.run({"op": "slow_revoke", "member": member})
+            self.then_maybe_settle(data)
 
         # --- time ------------------------------------------------------------------------
 
@@ -322,3 +335,12 @@ def config_for(assignor: str, *, profiles: tuple[str, ...] = ("kip", "java"),
                              profiles=profiles, user_data_versions=user_data_versions)
     return MachineConfig(strategies=((assignor,),), profiles=profiles,
                          user_data_versions=user_data_versions)
+
+
+def wire_config(assignor: str, *, adversarial: bool = False) -> MachineConfig:
+    """Real clients on a mock cluster (librdkafka): one strategy per group (mixed lists
+    crash the mock), fixed topics, no unsubscribe; ``adversarial`` adds stalls past
+    ``max.poll.interval.ms`` and revoke callbacks slower than the rebalance."""
+    return MachineConfig(strategies=((assignor,),), profiles=("librdkafka",), max_members=3,
+                         stalls=adversarial, metadata=False, unsubscribes=False,
+                         slow_revokes=adversarial)

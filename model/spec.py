@@ -7,7 +7,10 @@ whether what the target did is allowed. Each check returns violations as sentenc
 start with the invariant id (I1 … I11).
 
 Theory of operation: `observe(view)` is called after every event and every protocol step.
-Safety invariants (I1, I5, I6, I7, I8 for records) hold at every step; state invariants
+Safety invariants (I1, I5, I6, I7, I8 for records) hold at every step — for a target that
+logs when each callback starts and ends (the wire), I5 is also judged on the recorded
+ownership intervals: a partition's next owner starts its assign callback only after the
+previous owner's revoke or lost callback has ended; state invariants
 (I2, I3) are judged only when the target reports the group settled; pause marks (I8) are
 judged when a member completes a rebalance (its generation changes).
 """
@@ -18,7 +21,14 @@ from dataclasses import dataclass, field
 
 from ..properties import assignment as A
 from ..properties import membership as M
-from ..properties.group import GroupView, MemberSpec, MemberView, RebalanceRecord, TopicPartition
+from ..properties.group import (
+    CallbackRecord,
+    GroupView,
+    MemberSpec,
+    MemberView,
+    RebalanceRecord,
+    TopicPartition,
+)
 
 STICKY_FAMILY = ("sticky", "cooperative-sticky")
 
@@ -41,6 +51,8 @@ class ReferenceModel:
     assignor: str | None = None  # the strategy of the last rebalance
     last_view: GroupView | None = None  # what the target showed after the last step
     crashed: list[MemberSpec] = field(default_factory=list)  # may linger until they expire
+    released: dict[TopicPartition, tuple[str, int]] = field(default_factory=dict)  # by, seq
+    reported: list[tuple[str, str]] = field(default_factory=list)  # errors members saw
 
     # --- events the harness applied -------------------------------------------------------
 
@@ -85,6 +97,7 @@ class ReferenceModel:
     def observe(self, view: GroupView) -> list[str]:
         """All violations visible in this view."""
         self.last_view = view
+        self.reported += view.errors
         out = self._exclusive(view)
         for record in view.rebalances:
             out += self._rebalance(record)
@@ -94,6 +107,10 @@ class ReferenceModel:
             out += [f"{cb.member}: {v}" for v in M.listener_call(
                 cb.kind, set(cb.partitions), set(cb.owned_before), cb.generation,
                 cb.member_id, profile, cb.rebalancing)]
+            out += self._handover(cb)
+        for call in view.subscribe_calls:
+            out += [f"{call.member}: {v}" for v in M.subscription_change(call.before,
+                                                                         call.after)]
         for name, tp in view.records:
             mv = view.members.get(name)
             if mv is not None:
@@ -107,6 +124,23 @@ class ReferenceModel:
             out += [f"{name}: {v}" for v in self._pauses(name, mv)]
         if view.settled:
             out += self._settled(view)
+        return out
+
+    def _handover(self, cb: CallbackRecord) -> list[str]:
+        """I5 on intervals (callbacks with both ends logged): the taker's assign callback
+        began after the previous owner's release had ended (KIP-429)."""
+        if cb.started < 0:
+            return []
+        if cb.kind in ("revoked", "lost"):
+            for tp in cb.partitions:
+                self.released[tp] = (cb.member, cb.seq)
+            return []
+        out = []
+        for tp in cb.partitions:
+            by, seq = self.released.get(tp, (cb.member, -1))
+            if by != cb.member and seq > cb.started:
+                out.append(f"I5: {cb.member}'s assign of {tp[0]}-{tp[1]} began (#{cb.started}) "
+                           f"before {by} had released it (#{seq})")
         return out
 
     def _exclusive(self, view: GroupView) -> list[str]:

@@ -45,6 +45,7 @@ class CallbackRecord:
     generation: int
     member_id: str
     rebalancing: bool = False  # a rebalance was in progress for the member
+    started: int = -1  # seq when the call began, for targets that log both ends (else -1)
 
 
 @dataclass(frozen=True)
@@ -67,6 +68,15 @@ class RebalanceRecord:
     claims: dict[str, Claim]
     owned: dict[str, tuple[TopicPartition, ...]]
     assignment: dict[str, tuple[TopicPartition, ...]]
+
+
+@dataclass(frozen=True)
+class SubscribeCall:
+    """One ``subscribe`` call and the client's own assignment just before and after it."""
+
+    member: str
+    before: frozenset[TopicPartition]
+    after: frozenset[TopicPartition]
 
 
 @dataclass(frozen=True)
@@ -102,6 +112,7 @@ class GroupView:
     rebalances: tuple[RebalanceRecord, ...] = ()
     records: tuple[tuple[str, TopicPartition], ...] = ()
     errors: tuple[tuple[str, str], ...] = field(default=())
+    subscribe_calls: tuple[SubscribeCall, ...] = ()
 
 
 class GroupTarget(Protocol):
