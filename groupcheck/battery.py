@@ -157,10 +157,21 @@ def machine_config(target: Target) -> Any:
     return config
 
 
+def is_wire(name: str) -> bool:
+    """A target of real clients on a real wire (slow: seconds per event)."""
+    from .targets.registry import TargetError, resolve
+
+    try:
+        hints = resolve(name).hints
+    except TargetError:
+        return False
+    return hints is not None and hints.wire
+
+
 def run_fuzz(target: Target, budget: float, failures: str, *, seed: int = 0,
              chunk: int = 40, profile: str = "ci") -> EngineResult:
     """Chunks of examples with successive seeds until ``budget`` is spent. A wire target
-    (real clients: seconds per event) runs one example per chunk, starts no chunk the
+    (real clients: seconds per event) runs five examples per chunk, starts no chunk the
     budget cannot hold (judged by the slowest chunk so far), and shrinks within the rest."""
     from .model.fuzz import fuzz
     from .model.replay import replay_events, save
@@ -172,7 +183,7 @@ def run_fuzz(target: Target, budget: float, failures: str, *, seed: int = 0,
     config = machine_config(target)
     wire = target.hints is not None and target.hints.wire
     if wire:
-        chunk, profile = 1, "wire"
+        chunk, profile = 5, "wire"
         result.checked = ("I1", "I2", "I5", "I6", "I7", "I8", "I9", "I11")
     started = time.perf_counter()
     examples = 0

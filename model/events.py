@@ -172,12 +172,14 @@ def apply_event(event: Event, target: GroupTarget, model: ReferenceModel) -> lis
     elif op == "delete_topic":
         target.delete_topic(event["topic"])
         model.metadata(event["topic"], None)
-    elif op == "pause":
+    elif op == "pause":  # a target that shows its pause calls in order tells the model then
         target.pause(member, _parts(event["partitions"]))
-        model.paused(member, _parts(event["partitions"]))
+        if not getattr(target, "shows_pause_calls", False):
+            model.paused(member, _parts(event["partitions"]))
     elif op == "resume":
         target.resume(member, _parts(event["partitions"]))
-        model.resumed(member, _parts(event["partitions"]))
+        if not getattr(target, "shows_pause_calls", False):
+            model.resumed(member, _parts(event["partitions"]))
     elif op == "error":
         target.inject_error(member, event["api"], event["error"])
     elif op == "slow_revoke":

@@ -21,7 +21,7 @@ from .shrink import invariant_of, minimize
 
 #: name -> (examples, steps per example)
 PROFILES: dict[str, tuple[int, int]] = {"ci": (200, 30), "dev": (600, 40), "deep": (2500, 50),
-                                        "wire": (4, 14)}  # real clients: seconds per event
+                                        "wire": (5, 14)}  # real clients: seconds per event
 
 
 @dataclass

@@ -113,6 +113,8 @@ class GroupView:
     records: tuple[tuple[str, TopicPartition], ...] = ()
     errors: tuple[tuple[str, str], ...] = field(default=())
     subscribe_calls: tuple[SubscribeCall, ...] = ()
+    #: (member, "pause" | "resume", partitions) calls, for targets that show them in order
+    pause_calls: tuple[tuple[str, str, tuple[TopicPartition, ...]], ...] = ()
 
 
 class GroupTarget(Protocol):

@@ -59,6 +59,8 @@ class _Member:
 class WireGroup:
     """A `GroupTarget` of librdkafka consumers on a mock cluster of its own."""
 
+    shows_pause_calls = True  # pause / resume reach the model when their entry is shown
+
     def __init__(self, name: str, assignor: str) -> None:
         self.name, self.assignor = name, assignor
         self.cooperative = assignor == "cooperative-sticky"
@@ -70,7 +72,7 @@ class WireGroup:
         self.rounds = 0
         self._producer: Any = None
         self._pending: dict[str, list[Any]] = {"callbacks": [], "records": [], "errors": [],
-                                               "subscribes": []}
+                                               "subscribes": [], "pauses": []}
 
     # --- membership events --------------------------------------------------------------
 
@@ -183,10 +185,10 @@ class WireGroup:
             self._pending["records"].append((e.member, e.partitions[0]))
         elif e.kind == "error":
             self._pending["errors"].append((e.member, f"librdkafka: {e.text}"))
-        elif e.kind == "pause":
-            m.marks |= set(e.partitions)
-        elif e.kind == "resume":
-            m.marks -= set(e.partitions)
+        elif e.kind in ("pause", "resume"):
+            m.marks = m.marks | set(e.partitions) if e.kind == "pause" \
+                else m.marks - set(e.partitions)
+            self._pending["pauses"].append((e.member, e.kind, e.partitions))
         elif e.kind == "subscribe":
             self._pending["subscribes"].append(
                 SubscribeCall(e.member, frozenset(e.before), frozenset(e.after)))
@@ -239,7 +241,8 @@ class WireGroup:
                              dict(self.cluster.topics), members, settled,
                              tuple(self._pending["callbacks"]), (),
                              tuple(self._pending["records"]), tuple(self._pending["errors"]),
-                             subscribe_calls=tuple(self._pending["subscribes"]))
+                             subscribe_calls=tuple(self._pending["subscribes"]),
+                             pause_calls=tuple(self._pending["pauses"]))
             for kept in self._pending.values():
                 kept.clear()
         return view
