@@ -92,6 +92,8 @@ def cmd_replay(args: argparse.Namespace) -> int:
     target = args.target or data["target"]
     outcome = replay_events(_factory(target)(), data["events"])
     print(f"replaying {args.file} ({len(data['events'])} events) on {target}")
+    if data.get("note"):
+        print(f"note: {data['note']}")
     print("\n".join(outcome.story))
     if outcome.violations:
         print(f"reproduced: {outcome.violations[0]}")

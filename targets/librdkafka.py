@@ -98,8 +98,7 @@ class WireGroup:
         (librdkafka's, at the final close) are not the application's."""
         m = self.members.pop(member)
         m.thread.call("polling", False)
-        with self.log.cond:
-            self.log.ignored.add(member)
+        m.thread.muted = True
         self.gone.append(m.thread)
 
     def stall(self, member: str) -> None:
@@ -168,6 +167,8 @@ class WireGroup:
             ready = self.log.cond.wait_for(
                 lambda: len(self.log.entries) > self.applied or self._settled(), STEP_WAIT)
             if not ready:
+                self._pending["errors"].append(
+                    ("group", f"nothing happened for {STEP_WAIT:.0f}s; {self._unsettled()}"))
                 return False
             if len(self.log.entries) > self.applied:
                 entry = self.log.entries[self.applied]
@@ -177,7 +178,7 @@ class WireGroup:
 
     def _apply(self, e: Entry) -> None:
         m = self.members.get(e.member)
-        if m is None:
+        if m is None or m.thread.source != e.source:
             return  # a member that left or crashed: its interval ended then
         if e.kind in ("assigned", "revoked", "lost") and e.phase == "end":
             self._apply_callback(m, e)
@@ -212,21 +213,30 @@ class WireGroup:
     # --- observation --------------------------------------------------------------------
 
     def _settled(self) -> bool:
-        """Called with the log's lock held."""
+        return not self._unsettled()
+
+    def _unsettled(self) -> str:
+        """Why the group is not settled ('' when it is); called with the log's lock held."""
         entries = len(self.log.entries)
         if entries > self.applied:
-            return False
+            return "entries to show"
         live = [(n, m) for n, m in self.members.items() if m.polling]
         topics = set().union(*(m.subscription for _, m in live)) if live else set()
         for name, m in live:
-            stats = self.log.stats.get(name)
-            if m.subscription and (m.needs_assign or stats is None or stats.seq_at < entries
-                                   or stats.t < m.commanded_at or stats.state != "up"
-                                   or stats.join_state != "steady"):
-                return False
+            stats = self.log.stats.get(m.thread.source)
+            if not m.subscription:
+                continue
+            if m.needs_assign:
+                return f"{name} has had no assign callback since it (re)subscribed"
+            if stats is None or stats.seq_at < entries or stats.t < m.commanded_at:
+                return f"{name} has no statistics newer than the last entry"
+            if (stats.state, stats.join_state) != ("up", "steady"):
+                return f"{name}'s group is {stats.state}/{stats.join_state}"
         owned = [tp for _, m in live for tp in m.owned]
         wanted = {(t, p) for t in topics for p in range(self.cluster.topics.get(t, 0))}
-        return len(owned) == len(set(owned)) and set(owned) == wanted
+        if len(owned) != len(set(owned)) or set(owned) != wanted:
+            return "the polling members do not own their topics' partitions exactly once"
+        return ""
 
     def view(self) -> GroupView:
         with self.log.cond:
@@ -251,8 +261,8 @@ class WireGroup:
         """Close every consumer (bounded), then the producer and the mock cluster."""
         threads = [m.thread for m in self.members.values()] + self.gone
         self.members.clear()
-        with self.log.cond:
-            self.log.ignored.update(t.member for t in threads)
+        for thread in threads:
+            thread.muted = True
         for thread in threads:
             if thread.is_alive():
                 try:

@@ -43,6 +43,7 @@ class Entry:
     seq: int
     t: float
     member: str
+    source: int  # which incarnation of the member (a name comes back after leave or crash)
     kind: str
     partitions: tuple[TopicPartition, ...] = ()
     phase: str = ""
@@ -69,21 +70,24 @@ class WireLog:
     def __init__(self) -> None:
         self.cond = threading.Condition()
         self.entries: list[Entry] = []
-        self.stats: dict[str, Stats] = {}
-        self.ignored: set[str] = set()  # members whose later entries are dropped (crashed)
+        self.stats: dict[int, Stats] = {}  # by source
+        self.sources = 0
 
-    def add(self, member: str, kind: str, **fields: Any) -> int:
+    def new_source(self) -> int:
         with self.cond:
-            if member in self.ignored:
-                return -1
+            self.sources += 1
+            return self.sources
+
+    def add(self, member: str, source: int, kind: str, **fields: Any) -> int:
+        with self.cond:
             seq = len(self.entries)
-            self.entries.append(Entry(seq, time.monotonic(), member, kind, **fields))
+            self.entries.append(Entry(seq, time.monotonic(), member, source, kind, **fields))
             self.cond.notify_all()
             return seq
 
-    def add_stats(self, member: str, state: str, join_state: str) -> None:
+    def add_stats(self, source: int, state: str, join_state: str) -> None:
         with self.cond:
-            self.stats[member] = Stats(len(self.entries), time.monotonic(), state, join_state)
+            self.stats[source] = Stats(len(self.entries), time.monotonic(), state, join_state)
             self.cond.notify_all()
 
     def wait_for(self, predicate: Callable[[], bool], timeout: float) -> bool:
@@ -115,6 +119,8 @@ class WireMember(threading.Thread):
                  cooperative: bool) -> None:
         super().__init__(name=f"groupcheck-{name}", daemon=True)
         self.member, self.conf, self.log, self.cooperative = name, dict(conf), log, cooperative
+        self.source = log.new_source()
+        self.muted = False  # a crashed process: what librdkafka does later is no app's doing
         self.commands: queue.Queue[_Command] = queue.Queue()
         self.polling = True
         self.slow_revoke = False
@@ -129,7 +135,10 @@ class WireMember(threading.Thread):
         if not command.done.wait(timeout):
             raise TimeoutError(f"librdkafka: {self.member} did not finish {op} in {timeout:.0f}s")
         if command.error:
-            self.log.add(self.member, "error", text=f"{op}: {command.error}")
+            self._add("error", text=f"{op}: {command.error}")
+
+    def _add(self, kind: str, **fields: Any) -> int:
+        return -1 if self.muted else self.log.add(self.member, self.source, kind, **fields)
 
     # --- the member's thread ----------------------------------------------------------------
 
@@ -169,11 +178,9 @@ class WireMember(threading.Thread):
         if message is None:
             return
         if message.error() is not None:
-            self.log.add(self.member, "error", text=str(message.error().str()),
-                         member_id=self._member_id())
+            self._add("error", text=str(message.error().str()), member_id=self._member_id())
         else:
-            self.log.add(self.member, "record",
-                         partitions=((message.topic(), message.partition()),))
+            self._add("record", partitions=((message.topic(), message.partition()),))
 
     def _close(self) -> None:
         if self.consumer is not None:
@@ -181,7 +188,7 @@ class WireMember(threading.Thread):
             try:
                 consumer.close()
             except Exception as exc:  # noqa: BLE001 - closing twice or after a fatal error
-                self.log.add(self.member, "error", text=f"close: {exc}")
+                self._add("error", text=f"close: {exc}")
 
     # --- commands ---------------------------------------------------------------------------
 
@@ -190,20 +197,21 @@ class WireMember(threading.Thread):
         self.consumer.subscribe(list(topics), on_assign=self._on_assign,
                                 on_revoke=self._on_revoke, on_lost=self._on_lost)
         after = _parts(self.consumer.assignment())
-        self.log.add(self.member, "subscribe", before=before, after=after,
-                     text=",".join(topics))
+        self._add("subscribe", before=before, after=after, text=",".join(topics))
 
     def _do_pause(self, partitions: tuple[TopicPartition, ...]) -> None:
         from confluent_kafka import TopicPartition as KafkaTopicPartition
 
-        self.consumer.pause([KafkaTopicPartition(t, p) for t, p in partitions])
-        self.log.add(self.member, "pause", partitions=partitions)
+        owned = set(_parts(self.consumer.assignment()))  # an application pauses what it has
+        mine = tuple(tp for tp in partitions if tp in owned)
+        self.consumer.pause([KafkaTopicPartition(t, p) for t, p in mine])
+        self._add("pause", partitions=mine)
 
     def _do_resume(self, partitions: tuple[TopicPartition, ...]) -> None:
         from confluent_kafka import TopicPartition as KafkaTopicPartition
 
         self.consumer.resume([KafkaTopicPartition(t, p) for t, p in partitions])
-        self.log.add(self.member, "resume", partitions=partitions)
+        self._add("resume", partitions=partitions)
 
     def _do_polling(self, on: bool) -> None:
         self.polling = on
@@ -221,14 +229,13 @@ class WireMember(threading.Thread):
 
     def _stats(self, text: str) -> None:
         group = json.loads(text).get("cgrp") or {}
-        self.log.add_stats(self.member, str(group.get("state", "")),
+        self.log.add_stats(self.source, str(group.get("state", "")),
                            str(group.get("join_state", "")))
 
     def _callback(self, kind: str, consumer: Any, parts: list[Any]) -> None:
         partitions = _parts(parts)
         member_id = self._member_id()
-        started = self.log.add(self.member, kind, partitions=partitions, phase="start",
-                               member_id=member_id)
+        started = self._add(kind, partitions=partitions, phase="start", member_id=member_id)
         if kind == "revoked" and self.slow_revoke and partitions:
             self.slow_revoke = False  # slower than the rebalance: until someone else has them
             wanted = set(partitions)
@@ -240,8 +247,8 @@ class WireMember(threading.Thread):
             consumer.incremental_unassign(parts)
         else:
             consumer.unassign()
-        self.log.add(self.member, kind, partitions=partitions, phase="end",
-                     member_id=member_id, started=started)
+        self._add(kind, partitions=partitions, phase="end", member_id=member_id,
+                  started=started)
 
     def _on_assign(self, consumer: Any, parts: list[Any]) -> None:
         self._callback("assigned", consumer, parts)
