@@ -52,6 +52,7 @@ class ReferenceModel:
     last_view: GroupView | None = None  # what the target showed after the last step
     crashed: list[MemberSpec] = field(default_factory=list)  # may linger until they expire
     released: dict[TopicPartition, tuple[str, int]] = field(default_factory=dict)  # by, seq
+    holders: dict[TopicPartition, str] = field(default_factory=dict)  # open intervals
     reported: list[tuple[str, str]] = field(default_factory=list)  # errors members saw
 
     # --- events the harness applied -------------------------------------------------------
@@ -61,8 +62,13 @@ class ReferenceModel:
 
     def left(self, name: str) -> None:
         self.members.pop(name, None)
+        self._drop_holds(name)
+
+    def _drop_holds(self, name: str) -> None:
+        self.holders = {tp: h for tp, h in self.holders.items() if h != name}
 
     def crashed_member(self, name: str) -> None:
+        self._drop_holds(name)
         member = self.members.pop(name, None)
         if member is not None:
             self.crashed.append(member.spec)
@@ -130,20 +136,30 @@ class ReferenceModel:
         return out
 
     def _handover(self, cb: CallbackRecord) -> list[str]:
-        """I5 on intervals (callbacks with both ends logged): the taker's assign callback
-        began after the previous owner's release had ended (KIP-429)."""
+        """I1 and I5 on ownership intervals (targets that log both ends of a callback): an
+        interval runs from the end of an assign callback to the end of the revoke or lost
+        callback; no two members' intervals of a partition overlap (I1), and the taker's
+        assign callback began after the previous owner's release had ended (KIP-429)."""
         if cb.started < 0:
             return []
         if cb.kind in ("revoked", "lost"):
             for tp in cb.partitions:
                 self.released[tp] = (cb.member, cb.seq)
+                if self.holders.get(tp) == cb.member:
+                    del self.holders[tp]
             return []
         out = []
         for tp in cb.partitions:
+            name = f"{tp[0]}-{tp[1]}"
+            holder = self.holders.get(tp)
+            if holder is not None and holder != cb.member and holder in self.members:
+                out.append(f"I1: {name} went to {cb.member} (#{cb.seq}) while {holder} still "
+                           "owned it (no revoke or lost callback yet)")
             by, seq = self.released.get(tp, (cb.member, -1))
-            if by != cb.member and seq > cb.started:
-                out.append(f"I5: {cb.member}'s assign of {tp[0]}-{tp[1]} began (#{cb.started}) "
-                           f"before {by} had released it (#{seq})")
+            if holder is None and by != cb.member and seq > cb.started:
+                out.append(f"I5: {cb.member}'s assign of {name} began (#{cb.started}) before "
+                           f"{by} had released it (#{seq})")
+            self.holders[tp] = cb.member
         return out
 
     def _exclusive(self, view: GroupView) -> list[str]:

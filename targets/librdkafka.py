@@ -9,7 +9,9 @@ back, a stalled one wakes later), pause / resume / subscribe are the client's ca
 writes a record with a Producer, and an injected error fails the group's next request of
 that API on the mock. `step()` shows the next log entry (waiting for it, with a deadline,
 when there is none yet), so the engines judge the group after every callback end and every
-record, in the order they happened: ownership is exactly the recorded intervals. The group
+record, in the order they happened: ownership is exactly the recorded intervals (a member
+that stopped polling is shown out of the group, but its intervals stay open until its own
+revoke or lost callback ends, so the model's interval check sees any overlap). The group
 is settled when nothing is waiting to be shown, every polling member's latest statistics
 (newer than the last entry) say its group is up and steady, each has finished an assign
 callback since it joined or changed its subscription, and the polling members own every
@@ -245,7 +247,7 @@ class WireGroup:
                 n: MemberView(n, m.member_id, m.assigns, frozenset(m.owned),
                               frozenset(m.marks & m.owned), m.subscription,
                               "COOPERATIVE" if self.cooperative else "EAGER", m.spec.profile,
-                              True, m.polling, 0, m.assigns, m.joined_owned)
+                              m.polling, m.polling, 0, m.assigns, m.joined_owned)
                 for n, m in self.members.items()}
             view = GroupView(self.rounds, "Stable" if settled else "Rebalancing", None,
                              dict(self.cluster.topics), members, settled,
