@@ -220,6 +220,7 @@ class WireMember(threading.Thread):
         self.slow_revoke = True
 
     def _do_close(self) -> None:
+        self.slow_revoke = False  # nobody takes over before the LeaveGroup that close sends
         self._close()
 
     # --- callbacks (inside poll, on this thread) --------------------------------------------
