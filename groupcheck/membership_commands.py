@@ -51,10 +51,9 @@ def _progress(started: float) -> Callable[[int, int], None]:
 
 
 def cmd_fuzz(args: argparse.Namespace) -> int:
+    from .battery import is_wire
     from .model.fuzz import fuzz
     from .model.replay import replay_events, save
-
-    from .battery import is_wire
 
     factory = _factory(args.target)
     wire = is_wire(args.target)

@@ -104,9 +104,9 @@ class ReferenceModel:
         """All violations visible in this view."""
         self.last_view = view
         self.reported += view.errors
-        for name, call, partitions in view.pause_calls:
+        for name, verb, partitions in view.pause_calls:
             if name in self.members:
-                (self.paused if call == "pause" else self.resumed)(name, partitions)
+                (self.paused if verb == "pause" else self.resumed)(name, partitions)
         out = self._exclusive(view)
         for record in view.rebalances:
             out += self._rebalance(record)
