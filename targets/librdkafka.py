@@ -51,6 +51,7 @@ class _Member:
     owned: set[tuple[str, int]] = field(default_factory=set)
     marks: set[tuple[str, int]] = field(default_factory=set)  # the app's pause marks
     member_id: str = ""
+    generation: int = -1  # librdkafka's, as its last callback saw it
     assigns: int = 0  # assign callbacks finished (completed joins)
     joined_owned: frozenset[tuple[str, int]] = frozenset()
     needs_assign: bool = True  # joined or changed subscription, no assign callback since
@@ -71,7 +72,7 @@ class WireGroup:
         self.members: dict[str, _Member] = {}
         self.gone: list[WireMember] = []  # crashed members, closed at the end
         self.applied = 0
-        self.rounds = 0
+        self.generation = 0  # the highest generation any member's callback saw
         self._producer: Any = None
         self._pending: dict[str, list[Any]] = {"callbacks": [], "records": [], "errors": [],
                                                "subscribes": [], "pauses": []}
@@ -198,18 +199,17 @@ class WireGroup:
 
     def _apply_callback(self, m: _Member, e: Entry) -> None:
         before = tuple(sorted(m.owned))
-        generation = m.assigns if e.member_id else -1
         if e.kind == "assigned":
             m.owned |= set(e.partitions)
             m.assigns += 1
             m.needs_assign = False
             m.joined_owned = frozenset(m.owned)
-            self.rounds = max(self.rounds, m.assigns)
         else:
             m.owned -= set(e.partitions)
-        m.member_id = e.member_id
+        m.member_id, m.generation = e.member_id, e.generation
+        self.generation = max(self.generation, e.generation)
         self._pending["callbacks"].append(CallbackRecord(
-            e.seq, e.member, e.kind, e.partitions, before, generation, e.member_id,
+            e.seq, e.member, e.kind, e.partitions, before, e.generation, e.member_id,
             started=e.started))
 
     # --- observation --------------------------------------------------------------------
@@ -244,12 +244,12 @@ class WireGroup:
         with self.log.cond:
             settled = self._settled()
             members = {
-                n: MemberView(n, m.member_id, m.assigns, frozenset(m.owned),
+                n: MemberView(n, m.member_id, m.generation, frozenset(m.owned),
                               frozenset(m.marks & m.owned), m.subscription,
                               "COOPERATIVE" if self.cooperative else "EAGER", m.spec.profile,
                               m.polling, m.polling, 0, m.assigns, m.joined_owned)
                 for n, m in self.members.items()}
-            view = GroupView(self.rounds, "Stable" if settled else "Rebalancing", None,
+            view = GroupView(self.generation, "Stable" if settled else "Rebalancing", None,
                              dict(self.cluster.topics), members, settled,
                              tuple(self._pending["callbacks"]), (),
                              tuple(self._pending["records"]), tuple(self._pending["errors"]),

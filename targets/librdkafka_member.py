@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import json
 import queue
+import sys
 import threading
 import time
 from collections.abc import Callable
@@ -48,6 +49,7 @@ class Entry:
     partitions: tuple[TopicPartition, ...] = ()
     phase: str = ""
     member_id: str = ""
+    generation: int = -1
     started: int = -1
     text: str = ""
     before: tuple[TopicPartition, ...] = ()
@@ -98,6 +100,19 @@ class WireLog:
         """Another member finished an assign callback naming one of ``partitions``."""
         return any(e.kind == "assigned" and e.phase == "end" and e.member != member
                    and partitions & set(e.partitions) for e in self.entries[since:])
+
+
+def group_metadata(consumer: Any) -> tuple[int, str]:
+    """The generation and member id librdkafka holds right now, read from its serialized
+    consumer group metadata (``CGMDv2:``, a native int32 generation, then NUL-terminated
+    group id and member id) — the Python client has no accessor for the generation."""
+    raw = bytes(consumer.consumer_group_metadata())
+    if not raw.startswith(b"CGMDv2:") or len(raw) < 11:
+        return -1, str(consumer.memberid() or "")
+    generation = int.from_bytes(raw[7:11], sys.byteorder, signed=True)
+    _group, _, rest = raw[11:].partition(b"\0")
+    member_id, _, _ = rest.partition(b"\0")
+    return generation, member_id.decode("utf-8", "replace")
 
 
 def _parts(parts: list[Any]) -> tuple[TopicPartition, ...]:
@@ -228,6 +243,9 @@ class WireMember(threading.Thread):
     def _member_id(self) -> str:
         return str(self.consumer.memberid() or "") if self.consumer is not None else ""
 
+    def _membership(self) -> tuple[int, str]:
+        return group_metadata(self.consumer) if self.consumer is not None else (-1, "")
+
     def _stats(self, text: str) -> None:
         group = json.loads(text).get("cgrp") or {}
         self.log.add_stats(self.source, str(group.get("state", "")),
@@ -235,8 +253,9 @@ class WireMember(threading.Thread):
 
     def _callback(self, kind: str, consumer: Any, parts: list[Any]) -> None:
         partitions = _parts(parts)
-        member_id = self._member_id()
-        started = self._add(kind, partitions=partitions, phase="start", member_id=member_id)
+        generation, member_id = self._membership()
+        started = self._add(kind, partitions=partitions, phase="start", member_id=member_id,
+                            generation=generation)
         if kind == "revoked" and self.slow_revoke and partitions:
             self.slow_revoke = False  # slower than the rebalance: until someone else has them
             wanted = set(partitions)
@@ -249,7 +268,7 @@ class WireMember(threading.Thread):
         else:
             consumer.unassign()
         self._add(kind, partitions=partitions, phase="end", member_id=member_id,
-                  started=started)
+                  generation=generation, started=started)
 
     def _on_assign(self, consumer: Any, parts: list[Any]) -> None:
         self._callback("assigned", consumer, parts)
