@@ -11,7 +11,10 @@ that API on the mock. `step()` shows the next log entry (waiting for it, with a 
 when there is none yet), so the engines judge the group after every callback end and every
 record, in the order they happened: ownership is exactly the recorded intervals (a member
 that stopped polling is shown out of the group, but its intervals stay open until its own
-revoke or lost callback ends, so the model's interval check sees any overlap). The group
+revoke or lost callback ends, so the model's interval check sees any overlap). The mock
+numbers its generations freely (one member's first join may already be generation 2), so
+the view's group generation counts rebalances instead: the distinct generations in which
+some member's assign callback ended (members keep librdkafka's own generation). The group
 is settled when nothing is waiting to be shown, every polling member's latest statistics
 (newer than the last entry) say its group is up and steady, each has finished an assign
 callback since it joined or changed its subscription, and the polling members own every
@@ -72,7 +75,7 @@ class WireGroup:
         self.members: dict[str, _Member] = {}
         self.gone: list[WireMember] = []  # crashed members, closed at the end
         self.applied = 0
-        self.generation = 0  # the highest generation any member's callback saw
+        self.rounds: set[int] = set()  # generations some member's assign callback ended in
         self._producer: Any = None
         self._pending: dict[str, list[Any]] = {"callbacks": [], "records": [], "errors": [],
                                                "subscribes": [], "pauses": []}
@@ -207,7 +210,8 @@ class WireGroup:
         else:
             m.owned -= set(e.partitions)
         m.member_id, m.generation = e.member_id, e.generation
-        self.generation = max(self.generation, e.generation)
+        if e.kind == "assigned" and e.generation >= 0:
+            self.rounds.add(e.generation)
         self._pending["callbacks"].append(CallbackRecord(
             e.seq, e.member, e.kind, e.partitions, before, e.generation, e.member_id,
             started=e.started))
@@ -249,7 +253,7 @@ class WireGroup:
                               "COOPERATIVE" if self.cooperative else "EAGER", m.spec.profile,
                               m.polling, m.polling, 0, m.assigns, m.joined_owned)
                 for n, m in self.members.items()}
-            view = GroupView(self.generation, "Stable" if settled else "Rebalancing", None,
+            view = GroupView(len(self.rounds), "Stable" if settled else "Rebalancing", None,
                              dict(self.cluster.topics), members, settled,
                              tuple(self._pending["callbacks"]), (),
                              tuple(self._pending["records"]), tuple(self._pending["errors"]),

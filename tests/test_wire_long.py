@@ -20,7 +20,7 @@ from groupcheck.model.spec import ReferenceModel
 from groupcheck.properties.group import GroupTarget
 from groupcheck.targets.registry import make_group_target, resolve
 
-from wire_cases import slow_revoke, stall_past_max_poll
+from wire_cases import slow_revoke, stall_past_max_poll, subscription_switch
 
 pytest.importorskip("confluent_kafka")
 pytestmark = [pytest.mark.slow, pytest.mark.skipif(
@@ -51,6 +51,14 @@ def _run_on(target: GroupTarget, events: list[dict[str, object]],
     return found
 
 
+def _ended(target: GroupTarget, member: str, kind: str) -> bool:
+    """Wait (bounded) until ``member`` has finished a ``kind`` callback naming partitions."""
+    log = target.log  # type: ignore[attr-defined]
+    return bool(log.wait_for(lambda: any(
+        e.member == member and e.kind == kind and e.phase == "end" and e.partitions
+        for e in log.entries), 60))
+
+
 @pytest.mark.parametrize("assignor", ("range", "cooperative-sticky"))
 def test_member_past_max_poll_interval_overlaps_then_learns_through_on_lost(
         assignor: str) -> None:
@@ -59,16 +67,15 @@ def test_member_past_max_poll_interval_overlaps_then_learns_through_on_lost(
     try:
         found = _run_on(target, stall_past_max_poll(assignor), model)
         assert any(v.startswith("I1:") and "c2" in v for v in found), found
-        model.reported.clear()
-        after = _run_on(target, [{"op": "wake", "member": "c2"}, {"op": "settle"}], model)
-        entries = target.log.entries  # type: ignore[attr-defined]
+        apply_event({"op": "wake", "member": "c2"}, target, model)  # still overlapping
+        assert _ended(target, "c2", "lost")
+        entries = list(target.log.entries)  # type: ignore[attr-defined]
     finally:
         target.close()
-    assert not [v for v in after if not v.startswith("I1:")], after
+    lost = next(e for e in entries if e.member == "c2" and e.kind == "lost" and e.phase == "end")
+    assert lost.generation < 0 or not lost.member_id  # reported as fenced: I7 holds
     assert any(e.member == "c2" and e.kind == "error" and "maximum poll interval" in e.text
-               for e in entries)
-    assert any(e.member == "c2" and e.kind == "lost" and e.phase == "end" and e.partitions
-               for e in entries)
+               and e.seq < lost.seq for e in entries)
 
 
 @pytest.mark.parametrize("assignor", ("range", "cooperative-sticky"))
@@ -77,7 +84,8 @@ def test_revoke_callback_slower_than_the_rebalance_overlaps(assignor: str) -> No
     model = ReferenceModel()
     try:
         found = _run_on(target, slow_revoke(assignor), model)
-        entries = target.log.entries  # type: ignore[attr-defined]
+        assert _ended(target, "c1", "revoked")
+        entries = list(target.log.entries)  # type: ignore[attr-defined]
     finally:
         target.close()
     assert any(v.startswith("I1:") and "c1" in v and "c2" in v for v in found), found
@@ -86,6 +94,29 @@ def test_revoke_callback_slower_than_the_rebalance_overlaps(assignor: str) -> No
     taken = next(e for e in entries if e.member == "c2" and e.kind == "assigned"
                  and e.phase == "end" and set(e.partitions) & set(revoke_end.partitions))
     assert taken.seq < revoke_end.seq  # c2 owned them before c1's callback returned
+
+
+def test_librdkafka_cooperative_subscription_switch_reports_lost_and_never_rejoins() -> None:
+    """A finding (findings/librdkafka-cooperative-sticky-subscription-switch-I7.json): under
+    cooperative-sticky, switching c2 from t1 to t0 reports t1 lost while c2's membership is
+    valid (I7), and no rebalance follows: nobody gets an assign callback for 30 s (I11).
+    Under range the same events revoke and rebalance (the control)."""
+    target = make_group_target("librdkafka:cooperative-sticky")
+    model = ReferenceModel()
+    try:
+        found = _run_on(target, subscription_switch("cooperative-sticky")[:-1], model)
+        assert _ended(target, "c2", "lost")
+        log = target.log  # type: ignore[attr-defined]
+        lost = next(e for e in log.entries if e.kind == "lost" and e.phase == "end")
+        rebalanced = log.wait_for(lambda: any(
+            e.kind == "assigned" and e.phase == "end" and e.seq > lost.seq
+            for e in log.entries), 30)
+    finally:
+        target.close()
+    assert lost.generation >= 0 and lost.member_id, found
+    assert not rebalanced
+    control = replay_events(make_group_target("librdkafka:range"), subscription_switch("range"))
+    assert control.violations == [], control.story
 
 
 def test_same_events_without_the_adversary_hold() -> None:

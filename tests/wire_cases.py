@@ -59,3 +59,10 @@ def pause_outlives_the_assignment(assignor: str) -> list[Event]:
             join("c2", assignor), {"op": "settle"}, {"op": "leave", "member": "c2"},
             {"op": "settle"},
             *({"op": "produce", "topic": "t0", "partition": p} for p in range(3))]
+
+
+def subscription_switch(assignor: str) -> list[Event]:
+    """c2 moves from t1 to t0 (dropping a topic, adding another)."""
+    return [*topics(), join("c1", assignor, "t0"), join("c2", assignor, "t1"),
+            {"op": "settle"}, {"op": "subscribe", "member": "c2", "topics": ["t0"]},
+            {"op": "settle"}]
