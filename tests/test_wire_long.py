@@ -16,6 +16,7 @@ from groupcheck.battery import machine_config
 from groupcheck.model.events import apply_event
 from groupcheck.model.fuzz import fuzz
 from groupcheck.model.replay import load, replay_events, replay_file
+from groupcheck.model.shrink import invariant_of
 from groupcheck.model.spec import ReferenceModel
 from groupcheck.properties.group import GroupTarget
 from groupcheck.targets.registry import make_group_target, resolve
@@ -78,12 +79,14 @@ def test_member_past_max_poll_interval_overlaps_then_learns_through_on_lost(
                and e.seq < lost.seq for e in entries)
 
 
-@pytest.mark.parametrize("assignor", ("range", "cooperative-sticky"))
-def test_revoke_callback_slower_than_the_rebalance_overlaps(assignor: str) -> None:
-    target = make_group_target(f"librdkafka:{assignor}:adversarial")
+def test_eager_revoke_callback_slower_than_the_rebalance_overlaps() -> None:
+    """range: c1 revokes before it rejoins, so a slow callback keeps it out of the JoinGroup
+    round; after the rebalance timeout the group goes on without it and c2 owns the
+    partitions while c1's callback still runs."""
+    target = make_group_target("librdkafka:range:adversarial")
     model = ReferenceModel()
     try:
-        found = _run_on(target, slow_revoke(assignor), model)
+        found = _run_on(target, slow_revoke("range"), model)
         assert _ended(target, "c1", "revoked")
         entries = list(target.log.entries)  # type: ignore[attr-defined]
     finally:
@@ -132,7 +135,7 @@ def test_finding_reproduces_on_a_fresh_mock_cluster(path: Path) -> None:
     data = load(path)
     _, outcome = replay_file(path, make_group_target)
     assert outcome.violations, outcome.story
-    assert outcome.violations[0].split(":")[0] == data["invariant"]
+    assert invariant_of(outcome.violations[0]) == data["invariant"]
 
 
 def test_adversarial_machine_finds_the_overlap() -> None:
