@@ -143,10 +143,12 @@ def _save_json(directory: str | os.PathLike[str], stem: str, body: dict[str, Any
 
 def machine_config(target: Target) -> Any:
     """The state machine's configuration for a target (its hints, its wire versions)."""
-    from .model.machine import config_for
+    from .model.machine import config_for, wire_config
 
     hints = target.hints
     assert hints is not None and target.assignor is not None
+    if hints.wire:
+        return wire_config(hints.assignor, adversarial=hints.adversarial)
     config = config_for(hints.assignor, profiles=hints.profiles,
                         user_data_versions=hints.user_data_versions)
     config = replace(config, subscription_versions=hints.subscription_versions)
@@ -155,8 +157,22 @@ def machine_config(target: Target) -> Any:
     return config
 
 
+def is_wire(name: str) -> bool:
+    """A target of real clients on a real wire (slow: seconds per event)."""
+    from .targets.registry import TargetError, resolve
+
+    try:
+        hints = resolve(name).hints
+    except TargetError:
+        return False
+    return hints is not None and hints.wire
+
+
 def run_fuzz(target: Target, budget: float, failures: str, *, seed: int = 0,
              chunk: int = 40, profile: str = "ci") -> EngineResult:
+    """Chunks of examples with successive seeds until ``budget`` is spent. A wire target
+    (real clients: seconds per event) runs five examples per chunk, starts no chunk the
+    budget cannot hold (judged by the slowest chunk so far), and shrinks within the rest."""
     from .model.fuzz import fuzz
     from .model.replay import replay_events, save
 
@@ -165,17 +181,28 @@ def run_fuzz(target: Target, budget: float, failures: str, *, seed: int = 0,
         result.skipped = "no group target"
         return result
     config = machine_config(target)
+    wire = target.hints is not None and target.hints.wire
+    if wire:
+        chunk, profile = 5, "wire"
+        result.checked = ("I1", "I2", "I5", "I6", "I7", "I8", "I9", "I11")
     started = time.perf_counter()
     examples = 0
     chunks = 0
+    slowest = 0.0
     while True:
+        left = budget - (time.perf_counter() - started)
+        if wire and chunks and left < 2 * slowest:
+            break
+        began = time.perf_counter()
         try:
             out = fuzz(target.group, config, profile=profile, max_examples=chunk,
-                       seed_value=seed + chunks)
+                       seed_value=seed + chunks,
+                       shrink_seconds=max(left - slowest, 60.0) / 2 if wire else None)
         except Exception as exc:  # noqa: BLE001 - the target failed outside the model
             result.add(Finding("ERROR", f"ERROR: the group raised {type(exc).__name__}: {exc}",
                                None, None, f"seed {seed + chunks}"))
             break
+        slowest = max(slowest, time.perf_counter() - began)
         chunks += 1
         examples += out.examples
         result.runs = examples

@@ -12,7 +12,8 @@ if TYPE_CHECKING:  # the engines load only when a command runs: `jsonl` needs no
     from .model.machine import MachineConfig
     from .properties.group import GroupTarget
 
-SETTINGS = ("ci", "dev", "deep")  # model.fuzz.PROFILES
+SETTINGS = ("ci", "dev", "deep", "wire")  # model.fuzz.PROFILES
+WIRE_SHRINK_SECONDS = 240.0  # real clients replay in seconds: shrink within this
 
 DEFAULT_FAILURES = "groupcheck-failures"
 
@@ -50,19 +51,23 @@ def _progress(started: float) -> Callable[[int, int], None]:
 
 
 def cmd_fuzz(args: argparse.Namespace) -> int:
+    from .battery import is_wire
     from .model.fuzz import fuzz
     from .model.replay import replay_events, save
 
     factory = _factory(args.target)
+    wire = is_wire(args.target)
+    settings = "wire" if wire and args.settings == "ci" else args.settings
     started = time.perf_counter()
-    result = fuzz(factory, _config(args.target), profile=args.settings,
+    result = fuzz(factory, _config(args.target), profile=settings,
                   max_examples=args.max_examples, seed_value=args.seed,
-                  progress=_progress(started))
+                  progress=_progress(started),
+                  shrink_seconds=WIRE_SHRINK_SECONDS if wire else None)
     if sys.stderr.isatty():
         print(file=sys.stderr)
     rate = result.steps / result.seconds if result.seconds else 0.0
     print(f"{args.target}: {result.examples} examples, {result.steps} events in "
-          f"{result.seconds:.1f}s ({rate:.0f} events/s), settings {args.settings}, "
+          f"{result.seconds:.1f}s ({rate:.0f} events/s), settings {settings}, "
           f"seed {args.seed}")
     if not result.failed:
         print("every invariant held")
@@ -86,6 +91,8 @@ def cmd_replay(args: argparse.Namespace) -> int:
     target = args.target or data["target"]
     outcome = replay_events(_factory(target)(), data["events"])
     print(f"replaying {args.file} ({len(data['events'])} events) on {target}")
+    if data.get("note"):
+        print(f"note: {data['note']}")
     print("\n".join(outcome.story))
     if outcome.violations:
         print(f"reproduced: {outcome.violations[0]}")
@@ -99,7 +106,8 @@ def add_commands(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-
     p.add_argument("--target", required=True, help="builtin:<assignor> or mutant:<name>")
     p.add_argument("--max-examples", type=int, default=None)
     p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--settings", choices=SETTINGS, default="ci")
+    p.add_argument("--settings", choices=SETTINGS, default="ci",
+                   help="ci (default; wire for librdkafka: targets), dev, deep, wire")
     p.add_argument("--failures", default=DEFAULT_FAILURES, help="where replay files go")
     p.set_defaults(func=cmd_fuzz)
     p = sub.add_parser("replay", help="run a saved counterexample again")

@@ -60,6 +60,21 @@ def _steps(model: ReferenceModel, target: GroupTarget, count: int) -> list[str]:
     return out
 
 
+def _drain(model: ReferenceModel, target: GroupTarget) -> list[str]:
+    """Show, one by one, what a target that records on its own (the wire) logged while the
+    event ran: as many steps as it had pending when asked. Other targets have nothing
+    pending (they move only when stepped)."""
+    pending = getattr(target, "pending", None)
+    out: list[str] = []
+    for _ in range(pending() if pending is not None else 0):
+        if not target.step():
+            break
+        out += _observe(model, target)[1]
+        if out:
+            break
+    return out
+
+
 def _settle(model: ReferenceModel, target: GroupTarget) -> list[str]:
     """I11: with no membership change the group settles within a bounded number of
     rebalances (and protocol steps)."""
@@ -149,7 +164,7 @@ def apply_event(event: Event, target: GroupTarget, model: ReferenceModel) -> lis
     elif op == "wake":
         target.wake(member)
     elif op == "subscribe":
-        return _subscribe(model, target, event)
+        return _subscribe(model, target, event) or _drain(model, target)
     elif op == "unsubscribe":
         return _unsubscribe(model, target, event)
     elif op == "partitions":
@@ -158,14 +173,21 @@ def apply_event(event: Event, target: GroupTarget, model: ReferenceModel) -> lis
     elif op == "delete_topic":
         target.delete_topic(event["topic"])
         model.metadata(event["topic"], None)
-    elif op == "pause":
+    elif op == "pause":  # a target that shows its pause calls in order tells the model then
         target.pause(member, _parts(event["partitions"]))
-        model.paused(member, _parts(event["partitions"]))
+        if not getattr(target, "shows_pause_calls", False):
+            model.paused(member, _parts(event["partitions"]))
     elif op == "resume":
         target.resume(member, _parts(event["partitions"]))
-        model.resumed(member, _parts(event["partitions"]))
+        if not getattr(target, "shows_pause_calls", False):
+            model.resumed(member, _parts(event["partitions"]))
     elif op == "error":
         target.inject_error(member, event["api"], event["error"])
+    elif op == "slow_revoke":
+        slow = getattr(target, "slow_revoke", None)
+        if slow is None:
+            raise ValueError(f"{target.name} cannot slow down a revoke callback")
+        slow(member)
     elif op == "produce":
         target.produce(event["topic"], int(event["partition"]))
     elif op == "poll":
@@ -174,4 +196,4 @@ def apply_event(event: Event, target: GroupTarget, model: ReferenceModel) -> lis
         return _settle(model, target)
     else:
         raise ValueError(f"unknown event op {op!r}")
-    return _observe(model, target)[1]
+    return _observe(model, target)[1] or _drain(model, target)

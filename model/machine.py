@@ -38,6 +38,12 @@ class MachineConfig:
     max_members: int = 4
     faults: bool = True  # stalls, crashes and injected errors
     pauses: bool = True
+    stalls: bool = True  # with faults: members stop polling and wake up later
+    crashes: bool = True  # with faults
+    metadata: bool = True  # topics grow and are deleted
+    unsubscribes: bool = True
+    slow_revokes: bool = False  # a revoke callback outlasts the rebalance (wire targets)
+    initial_members: int = 0  # members that join (and settle) before the rules start
 
 
 class ViolationFound(AssertionError):
@@ -101,16 +107,27 @@ def make_machine(target_factory: Callable[[], GroupTarget], config: MachineConfi
             view = self.member_view(member)
             return sorted(view.owned) if view else []
 
-        @initialize()
-        def topics_exist(self) -> None:
-            for topic, count in sorted(config.topics.items()):
-                self.run({"op": "partitions", "topic": topic, "count": count})
+        if not config.initial_members:
+            @initialize()
+            def topics_exist(self) -> None:
+                for topic, count in sorted(config.topics.items()):
+                    self.run({"op": "partitions", "topic": topic, "count": count})
+        else:
+            @initialize(data=st.data())
+            def topics_and_members_exist(self, data: st.DataObject) -> None:
+                """Slow targets (the wire) start every example from a settled group, so
+                each example spends its events on what happens to a group."""
+                for topic, count in sorted(config.topics.items()):
+                    self.run({"op": "partitions", "topic": topic, "count": count})
+                for _ in range(config.initial_members):
+                    self.member_joins(data, settle=False)
+                self.run({"op": "settle"})
 
         # --- membership ------------------------------------------------------------------
 
         @precondition(lambda self: len(self.present()) < config.max_members)
         @rule(data=st.data())
-        def member_joins(self, data: st.DataObject) -> None:
+        def member_joins(self, data: st.DataObject, settle: bool = True) -> None:
             free = [n for n in NAMES if n not in self.model.members][:1]
             topics = data.draw(st.lists(st.sampled_from(sorted(self.model.partitions)),
                                         min_size=1, unique=True).map(sorted), label="topics")
@@ -124,7 +141,8 @@ def make_machine(target_factory: Callable[[], GroupTarget], config: MachineConfi
                 "user_data_version": data.draw(
                     st.sampled_from(config.user_data_versions), label="uv")}
             self.run(event)
-            self.then_maybe_settle(data)
+            if settle:
+                self.then_maybe_settle(data)
 
 
         @precondition(lambda self: bool(self.present()))
@@ -136,7 +154,7 @@ def make_machine(target_factory: Callable[[], GroupTarget], config: MachineConfi
             self.then_maybe_settle(data)
 
 
-        @precondition(lambda self: config.faults and bool(self.present()))
+        @precondition(lambda self: config.faults and config.crashes and bool(self.present()))
         @rule(data=st.data())
         def member_crashes(self, data: st.DataObject) -> None:
             member = data.draw(st.sampled_from(self.present()), label="member")
@@ -145,7 +163,8 @@ def make_machine(target_factory: Callable[[], GroupTarget], config: MachineConfi
             self.then_maybe_settle(data)
 
 
-        @precondition(lambda self: config.faults and bool(set(self.present()) - self.stalled))
+        @precondition(lambda self: config.faults and config.stalls
+                      and bool(set(self.present()) - self.stalled))
         @rule(data=st.data())
         def member_stalls(self, data: st.DataObject) -> None:
             member = data.draw(st.sampled_from(sorted(set(self.present()) - self.stalled)))
@@ -190,7 +209,7 @@ def make_machine(target_factory: Callable[[], GroupTarget], config: MachineConfi
                                         min_size=1, unique=True).map(sorted), label="topics")
             self.run({"op": "subscribe", "member": member, "topics": topics})
 
-        @precondition(lambda self: bool(self.present()))
+        @precondition(lambda self: config.unsubscribes and bool(self.present()))
         @rule(data=st.data())
         def member_unsubscribes(self, data: st.DataObject) -> None:
             """KIP-70: commit, release every owned partition through the listener, leave."""
@@ -202,7 +221,7 @@ def make_machine(target_factory: Callable[[], GroupTarget], config: MachineConfi
             self.then_maybe_settle(data)
 
 
-        @precondition(lambda self: bool(self.model.partitions))
+        @precondition(lambda self: config.metadata and bool(self.model.partitions))
         @rule(data=st.data())
         def topic_grows(self, data: st.DataObject) -> None:
             topic = data.draw(st.sampled_from(sorted(self.model.partitions)), label="topic")
@@ -211,7 +230,7 @@ def make_machine(target_factory: Callable[[], GroupTarget], config: MachineConfi
             self.then_maybe_settle(data)
 
 
-        @precondition(lambda self: len(self.model.partitions) > 1)
+        @precondition(lambda self: config.metadata and len(self.model.partitions) > 1)
         @rule(data=st.data())
         def topic_is_deleted(self, data: st.DataObject) -> None:
             topic = data.draw(st.sampled_from(sorted(self.model.partitions)), label="topic")
@@ -254,6 +273,14 @@ def make_machine(target_factory: Callable[[], GroupTarget], config: MachineConfi
             api = data.draw(st.sampled_from(sorted(ERRORS)), label="api")
             error = data.draw(st.sampled_from(ERRORS[api]), label="error")
             self.run({"op": "error", "member": member, "api": api, "error": error})
+
+        @precondition(lambda self: config.slow_revokes and bool(self.present()))
+        @rule(data=st.data())
+        def member_revokes_slowly(self, data: st.DataObject) -> None:
+            """The member's next revoke callback outlasts the rebalance (wire targets)."""
+            member = data.draw(st.sampled_from(self.present()), label="member")
+            self.run({"op": "slow_revoke", "member": member})
+            self.then_maybe_settle(data)
 
         # --- time ------------------------------------------------------------------------
 
@@ -322,3 +349,15 @@ def config_for(assignor: str, *, profiles: tuple[str, ...] = ("kip", "java"),
                              profiles=profiles, user_data_versions=user_data_versions)
     return MachineConfig(strategies=((assignor,),), profiles=profiles,
                          user_data_versions=user_data_versions)
+
+
+def wire_config(assignor: str, *, adversarial: bool = False) -> MachineConfig:
+    """Real clients on a mock cluster (librdkafka): one strategy per group (mixed lists
+    crash the mock), fixed topics, no unsubscribe; ``adversarial`` adds members that stop
+    polling past ``max.poll.interval.ms`` — for good (a crash: librdkafka keeps heartbeating
+    from its own thread, so this is how its process looks to the group) or until they wake —
+    and revoke callbacks slower than the rebalance."""
+    return MachineConfig(strategies=((assignor,),), profiles=("librdkafka",), max_members=3,
+                         initial_members=2, crashes=adversarial,
+                         stalls=adversarial, metadata=False, unsubscribes=False,
+                         slow_revokes=adversarial)

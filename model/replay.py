@@ -56,6 +56,8 @@ def _describe(event: Event) -> str:
     if op in ("pause", "resume"):
         parts = ", ".join(f"{t}-{p}" for t, p in event["partitions"])
         return f"{who} {op}s {parts}"
+    if op == "slow_revoke":
+        return f"{who}'s next revoke callback lasts until another member has its partitions"
     if op == "error":
         return f"the coordinator answers {who}'s next {event['api']} with {event['error']}"
     if op == "produce":
@@ -90,6 +92,8 @@ def replay_events(target: GroupTarget, events: list[Event]) -> Outcome:
             story.append(f"{i:>3}. {_describe(event)}")
             if model.last_view is not None:
                 story.append(f"     {ownership_line(model.last_view)}")
+                story += [f"     ! {who}: {text}" for who, text in model.reported]
+            model.reported.clear()
             if violations:
                 story += [f"     ✗ {v}" for v in violations]
                 return Outcome(violations, story, i)

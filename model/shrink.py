@@ -9,6 +9,7 @@ result is 1-minimal: dropping any one remaining event makes the violation go awa
 from __future__ import annotations
 
 import re
+import time
 from collections.abc import Callable
 
 from ..properties.group import GroupTarget
@@ -30,18 +31,25 @@ def _reproduces(events: list[Event], make_target: Callable[[], GroupTarget],
 
 
 def minimize(events: list[Event], make_target: Callable[[], GroupTarget],
-             invariant: str, max_replays: int = 2000) -> tuple[list[Event], list[str]]:
-    """The smallest sub-list found that still violates ``invariant``, and its violations."""
+             invariant: str, max_replays: int = 2000,
+             seconds: float | None = None) -> tuple[list[Event], list[str]]:
+    """The smallest sub-list found that still violates ``invariant``, and its violations;
+    with ``seconds``, the smallest found by then (1-minimal only if time allowed)."""
+    deadline = None if seconds is None else time.monotonic() + seconds
     current = list(events)
     violations = _reproduces(current, make_target, invariant)
     if not violations:
         return current, []
     replays = 0
     chunk = max(1, len(current) // 2)
-    while chunk >= 1 and replays < max_replays:
+
+    def more() -> bool:
+        return replays < max_replays and (deadline is None or time.monotonic() < deadline)
+
+    while chunk >= 1 and more():
         removed_any = False
         start = 0
-        while start < len(current) and replays < max_replays:
+        while start < len(current) and more():
             candidate = current[:start] + current[start + chunk:]
             replays += 1
             found = _reproduces(candidate, make_target, invariant) if candidate else []

@@ -7,7 +7,10 @@ whether what the target did is allowed. Each check returns violations as sentenc
 start with the invariant id (I1 … I11).
 
 Theory of operation: `observe(view)` is called after every event and every protocol step.
-Safety invariants (I1, I5, I6, I7, I8 for records) hold at every step; state invariants
+Safety invariants (I1, I5, I6, I7, I8 for records) hold at every step — for a target that
+logs when each callback starts and ends (the wire), I5 is also judged on the recorded
+ownership intervals: a partition's next owner starts its assign callback only after the
+previous owner's revoke or lost callback has ended; state invariants
 (I2, I3) are judged only when the target reports the group settled; pause marks (I8) are
 judged when a member completes a rebalance (its generation changes).
 """
@@ -18,7 +21,14 @@ from dataclasses import dataclass, field
 
 from ..properties import assignment as A
 from ..properties import membership as M
-from ..properties.group import GroupView, MemberSpec, MemberView, RebalanceRecord, TopicPartition
+from ..properties.group import (
+    CallbackRecord,
+    GroupView,
+    MemberSpec,
+    MemberView,
+    RebalanceRecord,
+    TopicPartition,
+)
 
 STICKY_FAMILY = ("sticky", "cooperative-sticky")
 
@@ -41,6 +51,9 @@ class ReferenceModel:
     assignor: str | None = None  # the strategy of the last rebalance
     last_view: GroupView | None = None  # what the target showed after the last step
     crashed: list[MemberSpec] = field(default_factory=list)  # may linger until they expire
+    released: dict[TopicPartition, tuple[str, int]] = field(default_factory=dict)  # by, seq
+    holders: dict[TopicPartition, str] = field(default_factory=dict)  # open intervals
+    reported: list[tuple[str, str]] = field(default_factory=list)  # errors members saw
 
     # --- events the harness applied -------------------------------------------------------
 
@@ -49,8 +62,13 @@ class ReferenceModel:
 
     def left(self, name: str) -> None:
         self.members.pop(name, None)
+        self._drop_holds(name)
+
+    def _drop_holds(self, name: str) -> None:
+        self.holders = {tp: h for tp, h in self.holders.items() if h != name}
 
     def crashed_member(self, name: str) -> None:
+        self._drop_holds(name)
         member = self.members.pop(name, None)
         if member is not None:
             self.crashed.append(member.spec)
@@ -85,6 +103,10 @@ class ReferenceModel:
     def observe(self, view: GroupView) -> list[str]:
         """All violations visible in this view."""
         self.last_view = view
+        self.reported += view.errors
+        for name, verb, partitions in view.pause_calls:
+            if name in self.members:
+                (self.paused if verb == "pause" else self.resumed)(name, partitions)
         out = self._exclusive(view)
         for record in view.rebalances:
             out += self._rebalance(record)
@@ -94,6 +116,10 @@ class ReferenceModel:
             out += [f"{cb.member}: {v}" for v in M.listener_call(
                 cb.kind, set(cb.partitions), set(cb.owned_before), cb.generation,
                 cb.member_id, profile, cb.rebalancing)]
+            out += self._handover(cb)
+        for call in view.subscribe_calls:
+            out += [f"{call.member}: {v}" for v in M.subscription_change(call.before,
+                                                                         call.after)]
         for name, tp in view.records:
             mv = view.members.get(name)
             if mv is not None:
@@ -107,6 +133,33 @@ class ReferenceModel:
             out += [f"{name}: {v}" for v in self._pauses(name, mv)]
         if view.settled:
             out += self._settled(view)
+        return out
+
+    def _handover(self, cb: CallbackRecord) -> list[str]:
+        """I1 and I5 on ownership intervals (targets that log both ends of a callback): an
+        interval runs from the end of an assign callback to the end of the revoke or lost
+        callback; no two members' intervals of a partition overlap (I1), and the taker's
+        assign callback began after the previous owner's release had ended (KIP-429)."""
+        if cb.started < 0:
+            return []
+        if cb.kind in ("revoked", "lost"):
+            for tp in cb.partitions:
+                self.released[tp] = (cb.member, cb.seq)
+                if self.holders.get(tp) == cb.member:
+                    del self.holders[tp]
+            return []
+        out = []
+        for tp in cb.partitions:
+            name = f"{tp[0]}-{tp[1]}"
+            holder = self.holders.get(tp)
+            if holder is not None and holder != cb.member and holder in self.members:
+                out.append(f"I1: {name} went to {cb.member} (#{cb.seq}) while {holder} still "
+                           "owned it (no revoke or lost callback yet)")
+            by, seq = self.released.get(tp, (cb.member, -1))
+            if holder is None and by != cb.member and seq > cb.started:
+                out.append(f"I5: {cb.member}'s assign of {name} began (#{cb.started}) before "
+                           f"{by} had released it (#{seq})")
+            self.holders[tp] = cb.member
         return out
 
     def _exclusive(self, view: GroupView) -> list[str]:

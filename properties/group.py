@@ -48,6 +48,7 @@ class CallbackRecord:
     generation: int
     member_id: str
     rebalancing: bool = False  # a rebalance was in progress for the member
+    started: int = -1  # seq when the call began, for targets that log both ends (else -1)
 
 
 @dataclass(frozen=True)
@@ -70,6 +71,15 @@ class RebalanceRecord:
     claims: dict[str, Claim]
     owned: dict[str, tuple[TopicPartition, ...]]
     assignment: dict[str, tuple[TopicPartition, ...]]
+
+
+@dataclass(frozen=True)
+class SubscribeCall:
+    """One ``subscribe`` call and the client's own assignment just before and after it."""
+
+    member: str
+    before: frozenset[TopicPartition]
+    after: frozenset[TopicPartition]
 
 
 @dataclass(frozen=True)
@@ -105,6 +115,9 @@ class GroupView:
     rebalances: tuple[RebalanceRecord, ...] = ()
     records: tuple[tuple[str, TopicPartition], ...] = ()
     errors: tuple[tuple[str, str], ...] = field(default=())
+    subscribe_calls: tuple[SubscribeCall, ...] = ()
+    #: (member, "pause" | "resume", partitions) calls, for targets that show them in order
+    pause_calls: tuple[tuple[str, str, tuple[TopicPartition, ...]], ...] = ()
 
 
 class GroupTarget(Protocol):

@@ -1,16 +1,44 @@
 """Invariants of group membership over time (I6, I7, I8, I9) as plain-data predicates.
 
 Client profiles (DESIGN.md): ``kip`` follows the KIP texts (KIP-429, KIP-822); ``java``
-follows Kafka 4.0 as shipped. Each predicate returns readable violations (empty = holds).
+follows Kafka 4.0 as shipped; ``librdkafka`` is what librdkafka 2.16 (confluent-kafka) was
+seen doing on its mock cluster. Each profile is data (`ClientProfile`); each predicate
+returns readable violations (empty = holds).
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Set
+from dataclasses import dataclass
 
 TopicPartition = tuple[str, int]
 
-PROFILES = ("kip", "java")
+
+@dataclass(frozen=True)
+class ClientProfile:
+    """What a client does where the KIP texts leave room or real clients depart from them.
+
+    ``empty_callbacks``: a listener may be called with an empty set; ``cooperative_order``:
+    the order of a cooperative round's callbacks; ``eager_pause`` / ``cooperative_pause``:
+    which pause marks survive a completed rebalance — ``retained`` (those of partitions
+    still assigned, KIP-822), ``none`` (all dropped) or ``all`` (every mark the application
+    set, even on a partition revoked and later assigned back)."""
+
+    name: str
+    empty_callbacks: bool
+    cooperative_order: str
+    eager_pause: str
+    cooperative_pause: str
+
+
+PROFILE_TABLE = {
+    "kip": ClientProfile("kip", False, "assigned, then revoked (KIP-429's example)",
+                         "retained", "retained"),
+    "java": ClientProfile("java", True, "revoked, then assigned", "none", "retained"),
+    "librdkafka": ClientProfile("librdkafka", True, "revoked, then assigned (on_assign "
+                                "every round, mostly empty)", "all", "all"),
+}
+PROFILES = tuple(PROFILE_TABLE)
 
 
 def _fmt(parts: Iterable[TopicPartition]) -> str:
@@ -36,17 +64,23 @@ def listener_call(kind: str, partitions: Set[TopicPartition], owned_before: Set[
     if kind == "revoked" and invalid and partitions:
         out.append(f"I6: revoked {_fmt(partitions)} after it was fenced (generation "
                    f"{generation}); a fenced member reports them lost")
-    if profile == "kip" and not partitions:
-        out.append(f"I7: {kind} called with an empty set (kip profile, KIP-429)")
+    if not PROFILE_TABLE[profile].empty_callbacks and not partitions:
+        out.append(f"I7: {kind} called with an empty set ({profile} profile, KIP-429)")
     return out
 
 
 def pause_marks(profile: str, protocol: str, marks_before: Set[TopicPartition],
                 owned_after: Set[TopicPartition]) -> set[TopicPartition]:
-    """I8: which pause marks a completed rebalance keeps. ``kip`` (KIP-822): every mark of a
-    partition still assigned; ``java``: eager loses all, cooperative keeps retained ones."""
-    if profile == "java" and protocol == "EAGER":
+    """I8: which pause marks a completed rebalance keeps (the profile's rule for the
+    protocol): ``retained`` keeps marks of partitions still assigned (KIP-822), ``none``
+    drops every mark, ``all`` keeps every mark (librdkafka: a mark outlives the
+    assignment; it is shown again when the partition comes back)."""
+    p = PROFILE_TABLE[profile]
+    rule = p.eager_pause if protocol == "EAGER" else p.cooperative_pause
+    if rule == "none":
         return set()
+    if rule == "all":
+        return set(marks_before)
     return set(marks_before & owned_after)
 
 

@@ -6,7 +6,9 @@
 * ``python:pkg.module:attr`` — a user's assignor with our assignor protocol;
 * ``kafka-python:<assignor>`` — kafka-python's assignor through an adapter;
 * ``jsonl:<command>`` — a process speaking the JSON-lines contract (which assignor it runs
-  is the ``assignor`` argument of `resolve`).
+  is the ``assignor`` argument of `resolve`);
+* ``librdkafka:<assignor>[:adversarial]`` — real librdkafka consumers (confluent-kafka) on a
+  fresh librdkafka mock cluster per test case (`librdkafka`).
 
 `resolve` gives a `Target`: whichever of an assign function (``assign(request) ->
 response``, for the scope prover, the vectors and ``diff``), a group factory (for the state
@@ -36,8 +38,11 @@ class MachineHints:
 
     def __init__(self, assignor: str, profiles: tuple[str, ...] = ("kip", "java"),
                  user_data_versions: tuple[int, ...] = (1,),
-                 subscription_versions: tuple[int, ...] = (3,), upgrades: bool = True) -> None:
+                 subscription_versions: tuple[int, ...] = (3,), upgrades: bool = True,
+                 wire: bool = False, adversarial: bool = False) -> None:
         self.assignor = assignor
+        self.wire = wire  # real clients on a real wire: slow, fixed topics (wire_config)
+        self.adversarial = adversarial
         self.upgrades = upgrades  # members may bounce along the KIP-429 upgrade path
         self.profiles = profiles
         self.user_data_versions = user_data_versions
@@ -178,9 +183,28 @@ def _jsonl(command: str, *, assignor: str | None = None, timeout: float | None =
                   closers=[jt.close])
 
 
+def _librdkafka(spec: str, **_: Any) -> Target:
+    from .librdkafka import ASSIGNORS, WireGroup
+    from .librdkafka_mock import MockUnavailable, library_path
+
+    name, _sep, mode = spec.partition(":")
+    if name not in ASSIGNORS or mode not in ("", "adversarial"):
+        raise TargetError(f"unknown librdkafka target {spec!r}; expected librdkafka:<"
+                          f"{'|'.join(ASSIGNORS)}>[:adversarial]")
+    try:
+        library_path()
+    except MockUnavailable as exc:
+        raise TargetError(str(exc)) from None
+    target = f"librdkafka:{spec}"
+    return Target(target, name, group=lambda: WireGroup(target, name),
+                  hints=MachineHints(name, profiles=("librdkafka",), upgrades=False,
+                                     wire=True, adversarial=mode == "adversarial"),
+                  fork_safe=False)
+
+
 RESOLVERS: dict[str, Callable[..., Target]] = {
     "builtin": _builtin, "mutant": _mutant, "python": _python, "kafka-python": _kafka_python,
-    "jsonl": _jsonl}
+    "jsonl": _jsonl, "librdkafka": _librdkafka}
 KINDS = RESOLVERS
 
 
@@ -191,7 +215,7 @@ def resolve(target: str, *, assignor: str | None = None,
     if not sep or kind not in RESOLVERS or not name:
         raise TargetError(f"unknown target {target!r}; expected one of builtin:<assignor>, "
                           "mutant:<name>, python:pkg.module:attr, kafka-python:<assignor>, "
-                          "jsonl:<command>")
+                          "jsonl:<command>, librdkafka:<assignor>[:adversarial]")
     return RESOLVERS[kind](name, assignor=assignor, timeout=timeout)
 
 
