@@ -212,9 +212,9 @@ def cmd_diff(args: argparse.Namespace) -> int:
         b.close()
     print(describe(result, a.name, b.name))
     if not result.agree and args.failures:
-        from .battery import _save_json
+        from .battery import save_json
 
-        path = _save_json(args.failures, f"diff-{a.name}-vs-{b.name}", {
+        path = save_json(args.failures, f"diff-{a.name}-vs-{b.name}", {
             **(result.request or {}), "groupcheck": {
                 "format": "groupcheck-diff/1", "targets": [a.name, b.name],
                 "answers": [result.a, result.b], "source": result.source}})
