@@ -52,107 +52,134 @@ def _bucket_column(F: Any) -> Any:
 def read_rows(spark: Any, out: Path, config: AuditConfig) -> Any:
     """Every per-scenario row of the finished chunks (one folder per chunk)."""
     results = out / "results"
+    from pyspark.sql.types import IntegerType, StructField
+
+    from .pipeline import _spark, result_schema
+
+    schema = _spark(result_schema())  # given, so Spark need not read footers to infer it
+    schema.add(StructField("chunk", IntegerType()))
     paths = [str(results / f"chunk={i:05d}") for i, _, _ in config.chunks()]
-    return spark.read.option("basePath", str(results)).parquet(*paths)
+    return spark.read.schema(schema).option("basePath", str(results)).parquet(*paths)
+
+
+def _cell_aggregates(F: Any, targets: list[str]) -> list[Any]:
+    """The aggregates of one (target, size bucket) cell; everything else is summed or
+    minimised from the cells on the driver, so the whole audit is read once."""
+    size_key = F.struct("members", "partitions", "rounds", "calls", "scenario")
+    aggs = [F.count("*").alias("rows"), F.countDistinct("scenario").alias("scenarios"),
+            F.sum("calls").alias("calls"),
+            F.sum(F.when(~F.col("kafka_balanced"), 1).otherwise(0)).alias("kafka_unbalanced"),
+            F.sum("assign_ms").alias("assign_ms_sum"), F.max("assign_ms").alias("assign_ms_max")]
+    for inv in INVARIANTS:
+        aggs.append(F.count(F.col(inv)).alias(f"{inv}__checked"))
+        aggs.append(F.sum(F.when(F.col(inv) == 1, 1).otherwise(0)).alias(f"{inv}__violated"))
+        aggs.append(F.min_by(F.struct("members", "partitions", "rounds", "calls", "scenario",
+                                      "violation", "replay"),
+                             F.when(F.col(inv) == 1, size_key)).alias(f"{inv}__smallest"))
+    for m in METRICS:
+        aggs += [F.sum(m).alias(f"{m}_sum"), F.max(m).alias(f"{m}_max"),
+                 F.expr(f"percentile({m}, array(0.5, 0.9, 0.99))").alias(f"{m}_pct")]
+    differs = F.split(F.col("differs_from"), ",")
+    for i, u in enumerate(targets):
+        aggs.append(F.sum(F.when(F.array_contains(differs, u), 1).otherwise(0))
+                    .alias(f"differs__{i}"))
+    return aggs
+
+
+def _smallest(cells: list[dict[str, Any]], inv: str) -> dict[str, Any] | None:
+    found = [c[f"{inv}__smallest"] for c in cells if c[f"{inv}__smallest"]]
+    return min(found, key=lambda s: (s["members"], s["partitions"], s["rounds"], s["calls"],
+                                     s["scenario"]), default=None)
+
+
+def _write_counterexample(out: Path, target: str, inv: str, smallest: dict[str, Any]
+                          ) -> dict[str, Any]:
+    """Save the replay file of the smallest counterexample; return its summary entry."""
+    cex_dir = out / "counterexamples"
+    cex_dir.mkdir(parents=True, exist_ok=True)
+    name = f"{safe_name(target)}-{inv}-s{smallest['scenario']}.json"
+    record = json.loads(smallest["replay"])
+    record["invariant"] = inv
+    mine = [v for v in record["violations"] if _invariant_of(v) == inv]
+    record["violations"] = mine + [v for v in record["violations"] if v not in mine]
+    (cex_dir / name).write_text(json.dumps(record, indent=1, ensure_ascii=False) + "\n",
+                                encoding="utf-8")
+    return {"scenario": smallest["scenario"], "members": smallest["members"],
+            "partitions": smallest["partitions"], "rounds": smallest["rounds"],
+            "violation": mine[0] if mine else smallest["violation"],
+            "file": f"counterexamples/{name}"}
+
+
+def _size_entry(c: dict[str, Any]) -> dict[str, Any]:
+    entry: dict[str, Any] = {"members": bucket_label(c["bucket"]), "scenarios": c["rows"],
+                             "calls": c["calls"], "kafka_unbalanced": c["kafka_unbalanced"]}
+    for m in METRICS:
+        p50, p90, p99 = (round(float(v), 6) for v in c[f"{m}_pct"])
+        entry[m] = {"sum": c[f"{m}_sum"], "max": c[f"{m}_max"],
+                    "mean": round(c[f"{m}_sum"] / c["rows"], 6),
+                    "p50": p50, "p90": p90, "p99": p99}
+    return entry
+
+
+def _write_parquet(out: Path, name: str, rows: list[dict[str, Any]]) -> None:
+    """A small aggregate table, written by the driver, partitioned by target."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    folder = out / "aggregates" / name
+    shutil.rmtree(folder, ignore_errors=True)
+    folder.mkdir(parents=True)
+    if rows:
+        pq.write_to_dataset(pa.Table.from_pylist(rows), str(folder), partition_cols=["target"],
+                            basename_template="part-{i}.parquet")
 
 
 def aggregate(spark: Any, out: Path, config: AuditConfig
               ) -> tuple[dict[str, Any], dict[str, Any]]:
-    """Compute the aggregates in Spark, write them as Parquet (partitioned by target) and
-    the smallest counterexamples as replay files; return (summary, timings)."""
+    """Compute the aggregates in one Spark job over the rows (one cell per target × size
+    bucket), write them as Parquet (partitioned by target) and the smallest counterexamples
+    as replay files; return (summary, timings)."""
     from pyspark.sql import functions as F
 
-    rows = read_rows(spark, out, config).withColumn("bucket", _bucket_column(F))
-    rows.cache()
     targets = list(config.targets)
-
-    # per target × invariant: checked and violated; and the smallest counterexample
-    size_key = F.struct("members", "partitions", "rounds", "calls", "scenario")
-    aggs = [F.count("*").alias("rows"), F.countDistinct("scenario").alias("scenarios")]
-    for inv in INVARIANTS:
-        aggs.append(F.count(F.col(inv)).alias(f"{inv}__checked"))
-        aggs.append(F.sum(F.when(F.col(inv) == 1, 1).otherwise(0)).alias(f"{inv}__violated"))
-        aggs.append(F.min_by(F.struct("scenario", "members", "partitions", "rounds",
-                                      "violation", "replay"),
-                             F.when(F.col(inv) == 1, size_key)).alias(f"{inv}__smallest"))
-    per_target = {r["target"]: r.asDict(recursive=True)
-                  for r in rows.groupBy("target").agg(*aggs).collect()}
-
+    rows = read_rows(spark, out, config).withColumn("bucket", _bucket_column(F))
+    collected = rows.groupBy("target", "bucket").agg(*_cell_aggregates(F, targets)).collect()
+    cells: dict[str, list[dict[str, Any]]] = {t: [] for t in targets}
+    for r in sorted(collected, key=lambda r: (r["target"], r["bucket"])):
+        cells.setdefault(r["target"], []).append(r.asDict(recursive=True))
+    shutil.rmtree(out / "counterexamples", ignore_errors=True)
     invariants: dict[str, dict[str, dict[str, int]]] = {}
     counterexamples: dict[str, dict[str, Any]] = {}
-    cex_dir = out / "counterexamples"
-    shutil.rmtree(cex_dir, ignore_errors=True)
-    long_rows: list[tuple[str, str, int, int]] = []
     for t in targets:
-        r = per_target.get(t, {})
         invariants[t] = {}
         for inv in INVARIANTS:
-            checked, violated = int(r.get(f"{inv}__checked") or 0), int(
-                r.get(f"{inv}__violated") or 0)
-            invariants[t][inv] = {"checked": checked, "violated": violated}
-            long_rows.append((t, inv, checked, violated))
-            smallest = r.get(f"{inv}__smallest")
-            if violated and smallest:
-                cex_dir.mkdir(parents=True, exist_ok=True)
-                name = f"{safe_name(t)}-{inv}-s{smallest['scenario']}.json"
-                record = json.loads(smallest["replay"])
-                record["invariant"] = inv
-                mine = [v for v in record["violations"] if _invariant_of(v) == inv]
-                record["violations"] = mine + [v for v in record["violations"]
-                                               if v not in mine]
-                (cex_dir / name).write_text(json.dumps(record, indent=1, ensure_ascii=False)
-                                            + "\n", encoding="utf-8")
-                counterexamples.setdefault(t, {})[inv] = {
-                    "scenario": smallest["scenario"], "members": smallest["members"],
-                    "partitions": smallest["partitions"], "rounds": smallest["rounds"],
-                    "violation": mine[0] if mine else smallest["violation"],
-                    "file": f"counterexamples/{name}"}
-    spark.createDataFrame(long_rows, "target string, invariant string, checked long, "
-                                     "violated long") \
-        .coalesce(1).write.mode("overwrite").partitionBy("target") \
-        .parquet(str(out / "aggregates" / "invariants"))
-
-    # distributions vs group size
-    size_aggs = [F.count("*").alias("scenarios"), F.sum("calls").alias("calls"),
-                 F.sum(F.when(~F.col("kafka_balanced"), 1).otherwise(0)).alias(
-                     "kafka_unbalanced"),
-                 F.sum("assign_ms").alias("assign_ms_sum"),
-                 F.max("assign_ms").alias("assign_ms_max")]
-    for m in METRICS:
-        size_aggs += [F.sum(m).alias(f"{m}_sum"), F.max(m).alias(f"{m}_max"),
-                      F.expr(f"percentile({m}, array(0.5, 0.9, 0.99))").alias(f"{m}_pct")]
-    by_size_df = rows.groupBy("target", "bucket").agg(*size_aggs)
-    by_size_df.coalesce(1).write.mode("overwrite").partitionBy("target") \
-        .parquet(str(out / "aggregates" / "by_size"))
-    by_size: dict[str, list[dict[str, Any]]] = {t: [] for t in targets}
-    time_by_size: dict[str, list[dict[str, Any]]] = {t: [] for t in targets}
-    for r in sorted(by_size_df.collect(), key=lambda r: (r["target"], r["bucket"])):
-        entry: dict[str, Any] = {"members": bucket_label(r["bucket"]),
-                                 "scenarios": r["scenarios"], "calls": r["calls"],
-                                 "kafka_unbalanced": r["kafka_unbalanced"]}
-        for m in METRICS:
-            p50, p90, p99 = (round(float(v), 6) for v in r[f"{m}_pct"])
-            entry[m] = {"sum": r[f"{m}_sum"], "max": r[f"{m}_max"],
-                        "mean": round(r[f"{m}_sum"] / r["scenarios"], 6),
-                        "p50": p50, "p90": p90, "p99": p99}
-        by_size.setdefault(r["target"], []).append(entry)
-        time_by_size.setdefault(r["target"], []).append(
-            {"members": entry["members"], "scenarios": r["scenarios"],
-             "mean_ms": round(r["assign_ms_sum"] / r["scenarios"], 4),
-             "max_ms": round(r["assign_ms_max"], 3), "total_ms": round(r["assign_ms_sum"], 1)})
-
-    # disagreement: scenarios where two targets' first rebalances differ
-    dis = (rows.filter(F.col("differs_from") != "")
-           .select("target", F.explode(F.split("differs_from", ",")).alias("other"))
-           .groupBy("target", "other").count())
-    dis.coalesce(1).write.mode("overwrite").partitionBy("target") \
-        .parquet(str(out / "aggregates" / "disagreement"))
-    disagreement: dict[str, dict[str, int]] = {
-        t: {u: 0 for u in targets if u != t} for t in targets}
-    for r in dis.collect():
-        disagreement.setdefault(r["target"], {})[r["other"]] = int(r["count"])
-    rows.unpersist()
-
+            invariants[t][inv] = {
+                "checked": sum(int(c[f"{inv}__checked"]) for c in cells[t]),
+                "violated": sum(int(c[f"{inv}__violated"]) for c in cells[t])}
+            smallest = _smallest(cells[t], inv)
+            if smallest is not None:
+                counterexamples.setdefault(t, {})[inv] = _write_counterexample(
+                    out, t, inv, smallest)
+    by_size = {t: [_size_entry(c) for c in cells[t]] for t in targets}
+    time_by_size = {t: [{"members": bucket_label(c["bucket"]), "scenarios": c["rows"],
+                         "mean_ms": round(c["assign_ms_sum"] / c["rows"], 4),
+                         "max_ms": round(c["assign_ms_max"], 3),
+                         "total_ms": round(c["assign_ms_sum"], 1)} for c in cells[t]]
+                    for t in targets}
+    disagreement = {t: {u: sum(int(c[f"differs__{j}"]) for c in cells[t])
+                        for j, u in enumerate(targets) if u != t} for t in targets}
+    _write_parquet(out, "invariants", [
+        {"target": t, "invariant": inv, **counts}
+        for t, per in invariants.items() for inv, counts in per.items()])
+    _write_parquet(out, "by_size", [
+        {"target": t, "members": e["members"], "scenarios": e["scenarios"],
+         "calls": e["calls"], "kafka_unbalanced": e["kafka_unbalanced"],
+         **{f"{m}_{k}": e[m][k] for m in METRICS for k in ("sum", "max", "mean", "p50",
+                                                             "p90", "p99")}}
+        for t, entries in by_size.items() for e in entries])
+    _write_parquet(out, "disagreement", [
+        {"target": t, "other": u, "count": n}
+        for t, per in disagreement.items() for u, n in per.items()])
     total_violations = sum(v["violated"] for t in invariants.values() for v in t.values())
     summary: dict[str, Any] = {
         "format": SUMMARY_FORMAT,
@@ -162,8 +189,8 @@ def aggregate(spark: Any, out: Path, config: AuditConfig
         "chunk_size": config.effective_chunk_size(),
         "chunks": len(config.chunks()),
         "targets": targets,
-        "rows": {t: int(per_target.get(t, {}).get("rows") or 0) for t in targets},
-        "scenarios_per_target": {t: int(per_target.get(t, {}).get("scenarios") or 0)
+        "rows": {t: sum(int(c["rows"]) for c in cells[t]) for t in targets},
+        "scenarios_per_target": {t: sum(int(c["scenarios"]) for c in cells[t])
                                  for t in targets},
         "invariants": invariants,
         "violations": total_violations,
@@ -172,8 +199,7 @@ def aggregate(spark: Any, out: Path, config: AuditConfig
         "by_size": by_size,
         "disagreement": disagreement,
     }
-    timings = {"by_size": time_by_size}
-    return summary, timings
+    return summary, {"by_size": time_by_size}
 
 
 def write_summary(out: Path, summary: dict[str, Any]) -> Path:
