@@ -45,6 +45,10 @@ DEFAULT_MASTER = "local[*]"
 #: Chunks (Spark jobs) run at once: while one waits for its slowest task, the next one's
 #: tasks keep the other cores busy.
 IN_FLIGHT = 2
+#: For a JVM this process starts (local masters): the JVM only moves small Arrow batches and
+#: writes Parquet, so C1 alone and the serial collector leave the cores to the Python
+#: workers (measured: half the JVM's CPU time; BENCHMARKS.md).
+LOCAL_JVM_OPTIONS = "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC"
 
 
 class AuditError(Exception):
@@ -59,7 +63,7 @@ class AuditConfig:
     master: str | None = None  # None: local[*], or spark-submit's --master
     out: str = "audit-out"
     chunk_size: int = 0  # 0: about 20 chunks, at least 2,000 scenarios each
-    slices: int = 0  # Spark partitions per chunk; 0: 4 per core
+    slices: int = 0  # Spark partitions per chunk; 0: one per core (at least 2)
     corpus: str | None = None
     in_flight: int = 0  # chunks run at once; 0: IN_FLIGHT
     extra_conf: dict[str, str] = field(default_factory=dict)
@@ -101,6 +105,8 @@ def spark_session(master: str | None, package_dir: str | os.PathLike[str],
                .config("spark.python.worker.reuse", "true")
                .config("spark.sql.execution.arrow.maxRecordsPerBatch", "256")
                .config("spark.sql.shuffle.partitions", "8"))
+    if "PYSPARK_GATEWAY_PORT" not in os.environ:  # we start the JVM (not spark-submit)
+        builder = builder.config("spark.driver.extraJavaOptions", LOCAL_JVM_OPTIONS)
     if master or "PYSPARK_GATEWAY_PORT" not in os.environ:
         # under spark-submit (which sets PYSPARK_GATEWAY_PORT) its --master wins
         builder = builder.master(master or DEFAULT_MASTER)
@@ -108,10 +114,10 @@ def spark_session(master: str | None, package_dir: str | os.PathLike[str],
         builder = builder.config(key, value)
     spark = builder.getOrCreate()
     spark.sparkContext.setLogLevel("ERROR")
-    zip_path = str(package_zip(package_dir))
+    zip_path = package_zip(package_dir)
     shipped = spark.sparkContext.getConf().get("spark.submit.pyFiles", "") or ""
-    if zip_path not in shipped:
-        spark.sparkContext.addPyFile(zip_path)
+    if zip_path is not None and str(zip_path) not in shipped:
+        spark.sparkContext.addPyFile(str(zip_path))
     return spark
 
 
@@ -156,7 +162,8 @@ def result_schema() -> Any:
               ("tier", pa.int32()), ("members", pa.int32()), ("topics", pa.int32()),
               ("partitions", pa.int32()), ("rounds", pa.int32()), ("calls", pa.int32())]
     fields += [(inv, pa.int8()) for inv in INVARIANTS]
-    fields += [("violated", pa.bool_()), ("violation", pa.string()), ("moves", pa.int64()),
+    fields += [("violated", pa.bool_()), ("violation", pa.string()),
+               ("inherited", pa.string()), ("moves", pa.int64()),
                ("imbalance", pa.int32()), ("topic_imbalance", pa.int32()),
                ("kafka_balanced", pa.bool_()), ("unowned", pa.int32()),
                ("assign_ms", pa.float64()), ("fingerprint", pa.string()),
@@ -202,6 +209,7 @@ def _result_rows(out: dict[str, list[Any]], targets: list[Any], index: int,
             out[inv].append(r.verdicts[inv])
         out["violated"].append(r.violated)
         out["violation"].append(r.violations[0] if r.violations else None)
+        out["inherited"].append(r.inherited_column())
         out["moves"].append(r.moves)
         out["imbalance"].append(r.imbalance)
         out["topic_imbalance"].append(r.topic_imbalance)
@@ -399,7 +407,7 @@ def run_audit(config: AuditConfig, resolver: Resolver, spark: Any | None = None,
             config.scenarios = corpus_size(spark, config.corpus)
         out, done = _prepare_out(config)
         chunks = config.chunks()
-        slices = config.slices or max(2, 4 * int(spark.sparkContext.defaultParallelism))
+        slices = config.slices or max(2, int(spark.sparkContext.defaultParallelism))
         bar = Progress(config.scenarios, sum(hi - lo for i, lo, hi in chunks if i in done))
         fn = run_targets(list(config.targets), resolver,
                          None if config.corpus else config.seed)
