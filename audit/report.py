@@ -64,26 +64,13 @@ def read_rows(spark: Any, out: Path, config: AuditConfig) -> Any:
 
 
 def _cell_aggregates(F: Any, targets: list[str]) -> list[Any]:
-    """The aggregates of one (target, size bucket) cell; everything else is summed or
-    minimised from the cells on the driver, so the whole audit is read once."""
-    size_key = F.struct("members", "partitions", "rounds", "calls", "scenario")
+    """The aggregates of one (target, size bucket) cell, cheap per row; the per-target
+    figures are summed from the cells on the driver."""
     aggs = [F.count("*").alias("rows"), F.countDistinct("scenario").alias("scenarios"),
             F.sum("calls").alias("calls"),
             F.sum(F.when(~F.col("kafka_balanced"), 1).otherwise(0)).alias("kafka_unbalanced"),
             F.sum("assign_ms").alias("assign_ms_sum"), F.max("assign_ms").alias("assign_ms_max")]
-    example = F.struct("members", "partitions", "rounds", "calls", "scenario", "violation",
-                       "replay", "inherited")
-    for inv in INVARIANTS:
-        violated = F.col(inv) == 1
-        inherited = violated & F.concat(F.lit(","), F.col("inherited")).contains(
-            f",{inv}:")
-        aggs.append(F.count(F.col(inv)).alias(f"{inv}__checked"))
-        aggs.append(F.sum(F.when(violated, 1).otherwise(0)).alias(f"{inv}__violated"))
-        aggs.append(F.sum(F.when(inherited, 1).otherwise(0)).alias(f"{inv}__inherited"))
-        aggs.append(F.min_by(example, F.when(violated & ~inherited, size_key))
-                    .alias(f"{inv}__smallest"))
-        aggs.append(F.min_by(example, F.when(inherited, size_key))
-                    .alias(f"{inv}__smallest_inherited"))
+    aggs += [F.count(F.col(inv)).alias(f"{inv}__checked") for inv in INVARIANTS]
     for m in METRICS:
         aggs += [F.sum(m).alias(f"{m}_sum"), F.max(m).alias(f"{m}_max"),
                  F.expr(f"percentile({m}, array(0.5, 0.9, 0.99))").alias(f"{m}_pct")]
@@ -94,10 +81,23 @@ def _cell_aggregates(F: Any, targets: list[str]) -> list[Any]:
     return aggs
 
 
-def _smallest(cells: list[dict[str, Any]], key: str) -> dict[str, Any] | None:
-    found = [c[key] for c in cells if c[key]]
-    return min(found, key=lambda s: (s["members"], s["partitions"], s["rounds"], s["calls"],
-                                     s["scenario"]), default=None)
+def _violation_aggregates(F: Any) -> list[Any]:
+    """Per target, over the violating rows only (few, so the replay strings stay cheap):
+    violated and inherited counts and the smallest example of each, by size."""
+    size_key = F.struct("members", "partitions", "rounds", "calls", "scenario")
+    example = F.struct("members", "partitions", "rounds", "calls", "scenario", "violation",
+                       "replay", "inherited")
+    aggs = []
+    for inv in INVARIANTS:
+        violated = F.col(inv) == 1
+        inherited = violated & F.concat(F.lit(","), F.col("inherited")).contains(f",{inv}:")
+        aggs += [F.sum(F.when(violated, 1).otherwise(0)).alias(f"{inv}__violated"),
+                 F.sum(F.when(inherited, 1).otherwise(0)).alias(f"{inv}__inherited"),
+                 F.min_by(example, F.when(violated & ~inherited, size_key))
+                 .alias(f"{inv}__smallest"),
+                 F.min_by(example, F.when(inherited, size_key))
+                 .alias(f"{inv}__smallest_inherited")]
+    return aggs
 
 
 def _write_counterexample(out: Path, target: str, inv: str, smallest: dict[str, Any],
@@ -142,7 +142,8 @@ def _write_parquet(out: Path, name: str, rows: list[dict[str, Any]]) -> None:
                             basename_template="part-{i}.parquet")
 
 
-def _invariant_counts(out: Path, targets: list[str], cells: dict[str, list[dict[str, Any]]]
+def _invariant_counts(out: Path, targets: list[str], cells: dict[str, list[dict[str, Any]]],
+                      violations: dict[str, dict[str, Any]]
                       ) -> tuple[dict[str, Any], dict[str, Any], dict[str, Any]]:
     """Per target × invariant: checked, violated and (of those) inherited from Kafka; the
     smallest own counterexample and the smallest inherited one, each saved as a file."""
@@ -153,16 +154,18 @@ def _invariant_counts(out: Path, targets: list[str], cells: dict[str, list[dict[
     inherited: dict[str, dict[str, Any]] = {}
     for t in targets:
         invariants[t] = {}
+        v = violations.get(t, {})
         for inv in INVARIANTS:
             invariants[t][inv] = {
-                key: sum(int(c[f"{inv}__{key}"]) for c in cells[t])
-                for key in ("checked", "violated", "inherited")}
-            smallest = _smallest(cells[t], f"{inv}__smallest")
-            if smallest is not None:
+                "checked": sum(int(c[f"{inv}__checked"]) for c in cells[t]),
+                "violated": int(v.get(f"{inv}__violated") or 0),
+                "inherited": int(v.get(f"{inv}__inherited") or 0)}
+            smallest = v.get(f"{inv}__smallest")
+            if smallest:
                 counterexamples.setdefault(t, {})[inv] = _write_counterexample(
                     out, t, inv, smallest)
-            smallest = _smallest(cells[t], f"{inv}__smallest_inherited")
-            if smallest is not None:
+            smallest = v.get(f"{inv}__smallest_inherited")
+            if smallest:
                 entry = _write_counterexample(out, t, inv, smallest, "inherited")
                 entry["rule"] = dict(p.split(":", 1) for p in
                                      smallest["inherited"].split(","))[inv]
@@ -172,9 +175,9 @@ def _invariant_counts(out: Path, targets: list[str], cells: dict[str, list[dict[
 
 def aggregate(spark: Any, out: Path, config: AuditConfig
               ) -> tuple[dict[str, Any], dict[str, Any]]:
-    """Compute the aggregates in one Spark job over the rows (one cell per target × size
-    bucket), write them as Parquet (partitioned by target) and the smallest counterexamples
-    as replay files; return (summary, timings)."""
+    """Compute the aggregates in two Spark jobs (one cell per target × size bucket over all
+    rows; per target over the violating rows), write them as Parquet (partitioned by
+    target) and the smallest counterexamples as replay files; return (summary, timings)."""
     from pyspark.sql import functions as F
 
     targets = list(config.targets)
@@ -183,7 +186,11 @@ def aggregate(spark: Any, out: Path, config: AuditConfig
     cells: dict[str, list[dict[str, Any]]] = {t: [] for t in targets}
     for r in sorted(collected, key=lambda r: (r["target"], r["bucket"])):
         cells.setdefault(r["target"], []).append(r.asDict(recursive=True))
-    invariants, counterexamples, inherited = _invariant_counts(out, targets, cells)
+    violations = {r["target"]: r.asDict(recursive=True) for r in
+                  rows.filter(F.col("violated")).groupBy("target")
+                  .agg(*_violation_aggregates(F)).collect()}
+    invariants, counterexamples, inherited = _invariant_counts(out, targets, cells,
+                                                               violations)
     by_size = {t: [_size_entry(c) for c in cells[t]] for t in targets}
     time_by_size = {t: [{"members": bucket_label(c["bucket"]), "scenarios": c["rows"],
                          "mean_ms": round(c["assign_ms_sum"] / c["rows"], 4),
