@@ -382,7 +382,9 @@ def write_html(out: Path, summary: dict[str, Any], timings: dict[str, Any]) -> P
         "img{max-width:48%;margin:4px}</style></head><body>",
         "<h1>groupcheck audit</h1>",
         f"<p>{summary['scenarios']:,} scenarios ({source}), targets: "
-        f"{e(', '.join(targets))}; wall time {timings.get('wall_seconds', 0):.1f}s</p>",
+        f"{e(', '.join(targets))}; {timings.get('chunks_run', 0)} chunk(s) run in this "
+        f"session, {timings.get('chunks_seconds', 0):.1f}s for them, "
+        f"{timings.get('aggregate_seconds', 0):.1f}s for the aggregates</p>",
         status,
         "<h2>Invariants (violated / checked scenarios)</h2>",
         _table(["target", "scenarios", *INVARIANTS], inv_rows),
