@@ -30,12 +30,13 @@ import shutil
 import sys
 import time
 from collections.abc import Callable, Iterator
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from .chain import INVARIANTS, run_chain
 from .chain import replay_record as _replay_record
+from .progress import Progress
 from .scenarios import random_spec, spec_size
 from .targets import Resolver, plugin_file, resolve_cached
 
@@ -285,34 +286,6 @@ def _prepare_out(config: AuditConfig) -> tuple[Path, set[int]]:
     return out, done
 
 
-class Progress:
-    """A progress bar on stderr (one line per update when stderr is not a terminal)."""
-
-    def __init__(self, total: int, already: int) -> None:
-        self.total = total
-        self.done = already
-        self.started = time.perf_counter()
-        self.fresh = 0
-        self.tty = sys.stderr.isatty()
-
-    def update(self, scenarios: int) -> None:
-        self.done += scenarios
-        self.fresh += scenarios
-        elapsed = time.perf_counter() - self.started
-        rate = self.fresh / elapsed if elapsed > 0 else 0.0
-        left = (self.total - self.done) / rate if rate > 0 else 0.0
-        width = 30
-        filled = int(width * self.done / self.total) if self.total else width
-        line = (f"[{'#' * filled}{'.' * (width - filled)}] {self.done:>9,}/{self.total:,} "
-                f"scenarios  {rate:7.0f}/s  {elapsed:6.1f}s  eta {left:5.0f}s")
-        print(("\r" + line) if self.tty else line, end="" if self.tty else "\n",
-              file=sys.stderr, flush=True)
-
-    def close(self) -> None:
-        if self.tty:
-            print(file=sys.stderr)
-
-
 def _run_chunk(spark: Any, config: AuditConfig, fn: Callable[[Iterator[Any]], Iterator[Any]],
                results: Path, chunk: tuple[int, int, int], slices: int) -> int:
     """Run one chunk: rows to a hidden folder, renamed into place, then the marker."""
@@ -437,7 +410,3 @@ def _spark(arrow_schema: Any) -> Any:
     from pyspark.sql.pandas.types import from_arrow_schema
 
     return from_arrow_schema(arrow_schema)
-
-
-def config_dict(config: AuditConfig) -> dict[str, Any]:
-    return asdict(config)
