@@ -16,8 +16,9 @@ Per settled rebalance: I2 complete; I3 balanced (sticky family); I11 when a COOP
 group still changes and is incomplete after `MAX_FOLLOW_UPS` follow-ups. I10: every member
 of the first rebalance's subscription through the target's codec at the spec's writer
 version, read with the reader version's header. The story stops at the first rebalance
-with a violation (what follows would build on a wrong assignment); an exception from the
-target is ``ERROR``.
+with a violation (what follows would build on a wrong assignment), unless a rule of
+`kafka_rules` explains it as Kafka's own behaviour (then it goes on, as a Kafka group
+would); an exception from the target is ``ERROR``.
 
 Metrics: moves (previously owned partitions, resolved by generation, that end up
 elsewhere, summed over the story), imbalance (max − min partitions per member; per topic:
@@ -43,7 +44,8 @@ from typing import Any
 
 from ..properties import assignment as A
 from ..properties.codec import codec_violations
-from ..properties.generations import claim_hygiene, resolved, uncontested
+from ..properties.generations import claim_breaches, resolved, uncontested
+from .kafka_rules import inherited_i6
 from .targets import AuditTarget
 
 TopicPartition = tuple[str, int]
@@ -94,17 +96,35 @@ class ChainResult:
     assign_ms: float = 0.0
     first_assignment: dict[str, frozenset[TopicPartition]] | None = None
     rounds: list[dict[str, Any]] = field(default_factory=list)
+    #: invariant → the `kafka_rules` rule that every violation of it matched so far
+    inherited: dict[str, str] = field(default_factory=dict)
 
     @property
     def violated(self) -> bool:
+        """Some invariant was violated (inherited from Kafka or not)."""
         return any(v == 1 for v in self.verdicts.values())
 
-    def check(self, invariant: str, found: list[str]) -> None:
+    @property
+    def own_violation(self) -> bool:
+        """Some invariant was violated in a way no `kafka_rules` rule explains."""
+        return any(v == 1 and inv not in self.inherited for inv, v in self.verdicts.items())
+
+    def check(self, invariant: str, found: list[str], rule: str | None = None) -> None:
+        """Record one check; ``rule``: every message in ``found`` is that Kafka rule's."""
         if found:
+            first = self.verdicts[invariant] != 1
+            if rule is not None and (first or self.inherited.get(invariant) == rule):
+                self.inherited[invariant] = rule
+            else:
+                self.inherited.pop(invariant, None)
             self.verdicts[invariant] = 1
             self.violations += found
         elif self.verdicts[invariant] is None:
             self.verdicts[invariant] = 0
+
+    def inherited_column(self) -> str:
+        """``"I6:K1"``-style pairs for the violated invariants a Kafka rule explains."""
+        return ",".join(f"{inv}:{rule}" for inv, rule in sorted(self.inherited.items()))
 
     def fingerprint(self) -> str:
         """A digest of the first rebalance's answer, for disagreement between targets."""
@@ -336,11 +356,13 @@ def _run_rebalance(target: AuditTarget, group: _Group, result: ChainResult,
         if cooperative:
             sent = _sent_claims(current)
             result.check("I5", A.revoke_before_reassign(uncontested(sent), assignment))
-            result.check("I6", claim_hygiene(sent, assignment, protocol))
+            breaches = claim_breaches(sent, assignment, protocol)
+            result.check("I6", [b.describe() for b in breaches],
+                         inherited_i6(target.assignor, subs, breaches))
         if call == 0 and target.sticky and _i4a_applies(current, subs, partitions):
             prev = {m: [(t, p) for t, p in v["owned"]] for m, v in current["members"].items()}
             result.check("I4", A.no_moves_when_balanced(prev, assignment))
-        if result.violated:
+        if result.own_violation:
             return False
         owner = _owner(assignment)
         # EAGER members revoke everything before they join; COOPERATIVE ones keep what
@@ -375,7 +397,7 @@ def _run_rebalance(target: AuditTarget, group: _Group, result: ChainResult,
     result.check("I2", complete)
     if target.sticky and result.verdicts["I11"] != 1:  # I3 judges settled groups only
         result.check("I3", A.balanced(settled, subs, partitions))
-    if result.violated:
+    if result.own_violation:
         return False
     result.moves += A.moves(resolved(_claims(request)), settled)
     spread, topic_spread, ok = balance_metrics(settled, subs, partitions)
@@ -430,6 +452,7 @@ def replay_record(target: AuditTarget, spec: Mapping[str, Any], result: ChainRes
     invariant = next((inv for inv in INVARIANTS if result.verdicts[inv] == 1), "none")
     return {"format": CHAIN_FORMAT, "target": target.name, "assignor": target.assignor,
             "seed": seed, "scenario": scenario, "invariant": invariant,
-            "violations": result.violations[:20], "spec": spec,
+            "violations": result.violations[:20], "inherited_from_kafka": result.inherited,
+            "spec": spec,
             "requests": [r["request"] for r in result.rounds],
             "responses": [r["response"] for r in result.rounds]}

@@ -40,11 +40,14 @@ def package_files() -> list[tuple[Path, str]]:
     return out
 
 
-def package_zip(directory: str | os.PathLike[str]) -> Path:
+def package_zip(directory: str | os.PathLike[str]) -> Path | None:
     """Write ``groupcheck-<digest>.zip`` into ``directory`` (once per content) and return
     its path. The digest changes whenever a source file does, so executors never run a
-    stale copy."""
+    stale copy. None when this process imports the package from a zip itself (as under
+    ``spark-submit --py-files groupcheck.zip``): that zip already reaches the executors."""
     files = package_files()
+    if not files:
+        return None
     digest = hashlib.sha256()
     for path, arcname in files:
         digest.update(arcname.encode())
@@ -61,3 +64,10 @@ def package_zip(directory: str | os.PathLike[str]) -> Path:
                 zf.writestr(info, path.read_bytes())
         os.replace(tmp, target)
     return target
+
+
+if __name__ == "__main__":  # python -m groupcheck.audit.package DIR: the zip for --py-files
+    import sys
+
+    made = package_zip(sys.argv[1] if len(sys.argv) > 1 else ".")
+    print(made if made is not None else "groupcheck is imported from a zip already")

@@ -14,10 +14,12 @@ hidden temporary folder, renamed into place, and only then is its marker written
 temporary file + rename), so after a crash or ``kill -9`` a rerun drops any chunk folder
 without a marker and runs exactly the chunks that lack one: no scenario is counted twice.
 
-Nothing loops over scenarios on the driver and nothing collects per-scenario data: specs
-are made on the executors from (seed, index) (`scenario_frame`), targets run there
-(`run_targets`, a ``mapInArrow`` over Arrow batches), and only aggregates — a few rows per
-target — come back to the driver.
+Nothing loops over scenarios on the driver and nothing collects per-scenario data: a
+chunk's input is a range of scenario ids (`scenario_frame`); one ``mapInArrow`` pass over
+Arrow batches (`run_targets`) makes each spec from (seed, id) in the Python worker and runs
+every target on it, so no spec crosses the JVM; `IN_FLIGHT` chunks run at once so that no
+core idles behind one chunk's slowest task; and only aggregates — a few rows per target —
+come back to the driver.
 """
 
 from __future__ import annotations
@@ -28,19 +30,26 @@ import shutil
 import sys
 import time
 from collections.abc import Callable, Iterator
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from .chain import INVARIANTS, run_chain
 from .chain import replay_record as _replay_record
+from .progress import Progress
 from .scenarios import random_spec, spec_size
 from .targets import Resolver, plugin_file, resolve_cached
 
 RUN_FORMAT = "groupcheck-audit-run/1"
-SPEC_COLUMNS = ("scenario", "tier", "members", "topics", "partitions", "rounds", "spec")
 SIZE_BUCKETS = (1, 2, 4, 8, 16, 32, 64, 128)
 DEFAULT_MASTER = "local[*]"
+#: Chunks (Spark jobs) run at once: while one waits for its slowest task, the next one's
+#: tasks keep the other cores busy.
+IN_FLIGHT = 2
+#: For a JVM this process starts (local masters): the JVM only moves small Arrow batches and
+#: writes Parquet, so C1 alone and the serial collector leave the cores to the Python
+#: workers (measured: half the JVM's CPU time; BENCHMARKS.md).
+LOCAL_JVM_OPTIONS = "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC"
 
 
 class AuditError(Exception):
@@ -55,8 +64,9 @@ class AuditConfig:
     master: str | None = None  # None: local[*], or spark-submit's --master
     out: str = "audit-out"
     chunk_size: int = 0  # 0: about 20 chunks, at least 2,000 scenarios each
-    slices: int = 0  # Spark partitions per chunk; 0: 4 per core
+    slices: int = 0  # Spark partitions per chunk; 0: one per core (at least 2)
     corpus: str | None = None
+    in_flight: int = 0  # chunks run at once; 0: IN_FLIGHT
     extra_conf: dict[str, str] = field(default_factory=dict)
 
     def run_params(self) -> dict[str, Any]:
@@ -96,6 +106,8 @@ def spark_session(master: str | None, package_dir: str | os.PathLike[str],
                .config("spark.python.worker.reuse", "true")
                .config("spark.sql.execution.arrow.maxRecordsPerBatch", "256")
                .config("spark.sql.shuffle.partitions", "8"))
+    if "PYSPARK_GATEWAY_PORT" not in os.environ:  # we start the JVM (not spark-submit)
+        builder = builder.config("spark.driver.extraJavaOptions", LOCAL_JVM_OPTIONS)
     if master or "PYSPARK_GATEWAY_PORT" not in os.environ:
         # under spark-submit (which sets PYSPARK_GATEWAY_PORT) its --master wins
         builder = builder.master(master or DEFAULT_MASTER)
@@ -103,68 +115,15 @@ def spark_session(master: str | None, package_dir: str | os.PathLike[str],
         builder = builder.config(key, value)
     spark = builder.getOrCreate()
     spark.sparkContext.setLogLevel("ERROR")
-    zip_path = str(package_zip(package_dir))
+    zip_path = package_zip(package_dir)
     shipped = spark.sparkContext.getConf().get("spark.submit.pyFiles", "") or ""
-    if zip_path not in shipped:
-        spark.sparkContext.addPyFile(zip_path)
+    if zip_path is not None and str(zip_path) not in shipped:
+        spark.sparkContext.addPyFile(str(zip_path))
     return spark
 
 
 # ---------------------------------------------------------------------------------------
 # Executor-side functions (mapInArrow)
-
-
-def _spec_schema() -> Any:
-    import pyarrow as pa
-
-    return pa.schema([("scenario", pa.int64()), ("tier", pa.int32()),
-                      ("members", pa.int32()), ("topics", pa.int32()),
-                      ("partitions", pa.int32()), ("rounds", pa.int32()),
-                      ("spec", pa.string())])
-
-
-def make_specs(seed: int) -> Callable[[Iterator[Any]], Iterator[Any]]:
-    """mapInArrow over ``spark.range``: each id becomes the spec of that random scenario."""
-
-    def fn(batches: Iterator[Any]) -> Iterator[Any]:
-        import pyarrow as pa
-
-        schema = _spec_schema()
-        for batch in batches:
-            cols: dict[str, list[Any]] = {name: [] for name in SPEC_COLUMNS}
-            for index in batch.column(0).to_pylist():
-                spec = random_spec(seed, index)
-                _spec_row(cols, index, spec)
-            yield pa.RecordBatch.from_pydict(cols, schema=schema)
-
-    return fn
-
-
-def _spec_row(cols: dict[str, list[Any]], index: int, spec: dict[str, Any]) -> None:
-    size = spec_size(spec)
-    cols["scenario"].append(index)
-    cols["tier"].append(int(spec.get("tier", -1)))
-    for key in ("members", "topics", "partitions", "rounds"):
-        cols[key].append(size[key])
-    cols["spec"].append(json.dumps(spec, separators=(",", ":")))
-
-
-def corpus_specs() -> Callable[[Iterator[Any]], Iterator[Any]]:
-    """mapInArrow over (scenario, path, text) rows of a corpus: each replay file's spec (or
-    its request chain, run as given)."""
-
-    def fn(batches: Iterator[Any]) -> Iterator[Any]:
-        import pyarrow as pa
-
-        schema = _spec_schema()
-        for batch in batches:
-            cols: dict[str, list[Any]] = {name: [] for name in SPEC_COLUMNS}
-            rows = batch.to_pydict()
-            for index, text in zip(rows["scenario"], rows["value"], strict=True):
-                _spec_row(cols, index, corpus_spec(text))
-            yield pa.RecordBatch.from_pydict(cols, schema=schema)
-
-    return fn
 
 
 def corpus_spec(text: str) -> dict[str, Any]:
@@ -185,6 +144,18 @@ def corpus_spec(text: str) -> dict[str, Any]:
     return {"kind": "requests", "requests": []}
 
 
+def _specs(batch: Any, seed: int | None) -> Iterator[tuple[int, dict[str, Any]]]:
+    """(scenario, spec) for each row of an input batch: ``spark.range`` ids made into
+    random specs from (seed, id), or corpus rows (scenario, value) parsed."""
+    if seed is not None:
+        for index in batch.column(0).to_pylist():
+            yield index, random_spec(seed, index)
+        return
+    rows = batch.to_pydict()
+    for index, text in zip(rows["scenario"], rows["value"], strict=True):
+        yield index, corpus_spec(text)
+
+
 def result_schema() -> Any:
     import pyarrow as pa
 
@@ -192,7 +163,8 @@ def result_schema() -> Any:
               ("tier", pa.int32()), ("members", pa.int32()), ("topics", pa.int32()),
               ("partitions", pa.int32()), ("rounds", pa.int32()), ("calls", pa.int32())]
     fields += [(inv, pa.int8()) for inv in INVARIANTS]
-    fields += [("violated", pa.bool_()), ("violation", pa.string()), ("moves", pa.int64()),
+    fields += [("violated", pa.bool_()), ("violation", pa.string()),
+               ("inherited", pa.string()), ("moves", pa.int64()),
                ("imbalance", pa.int32()), ("topic_imbalance", pa.int32()),
                ("kafka_balanced", pa.bool_()), ("unowned", pa.int32()),
                ("assign_ms", pa.float64()), ("fingerprint", pa.string()),
@@ -202,7 +174,9 @@ def result_schema() -> Any:
 
 def run_targets(names: list[str], resolver: Resolver, seed: int | None
                 ) -> Callable[[Iterator[Any]], Iterator[Any]]:
-    """mapInArrow over scenario specs: every target on every scenario, one row each."""
+    """mapInArrow over scenario ids (``seed`` given) or corpus rows (``seed`` None): each
+    spec is made in the worker and every target runs on it, one row per target. Making
+    the specs here, in the same Python pass, keeps specs off the JVM and the wire."""
 
     def fn(batches: Iterator[Any]) -> Iterator[Any]:
         import pyarrow as pa
@@ -210,39 +184,45 @@ def run_targets(names: list[str], resolver: Resolver, seed: int | None
         schema = result_schema()
         targets = [resolve_cached(resolver, name) for name in names]
         for batch in batches:
-            rows = batch.to_pydict()
             out: dict[str, list[Any]] = {f.name: [] for f in schema}
-            for i, text in enumerate(rows["spec"]):
-                spec = json.loads(text)
-                results = [run_chain(t, spec) for t in targets]
-                prints = [r.fingerprint() for r in results]
-                for t, r, fp in zip(targets, results, prints, strict=True):
-                    out["scenario"].append(rows["scenario"][i])
-                    out["target"].append(t.name)
-                    out["assignor"].append(t.assignor)
-                    for key in ("tier", "members", "topics", "partitions", "rounds"):
-                        out[key].append(rows[key][i])
-                    out["calls"].append(r.calls)
-                    for inv in INVARIANTS:
-                        out[inv].append(r.verdicts[inv])
-                    out["violated"].append(r.violated)
-                    out["violation"].append(r.violations[0] if r.violations else None)
-                    out["moves"].append(r.moves)
-                    out["imbalance"].append(r.imbalance)
-                    out["topic_imbalance"].append(r.topic_imbalance)
-                    out["kafka_balanced"].append(r.kafka_balanced)
-                    out["unowned"].append(r.unowned)
-                    out["assign_ms"].append(r.assign_ms)
-                    out["fingerprint"].append(fp)
-                    out["differs_from"].append(",".join(
-                        o.name for o, ofp in zip(targets, prints, strict=True)
-                        if o is not t and ofp != fp))
-                    out["replay"].append(json.dumps(
-                        _replay_record(t, spec, r, rows["scenario"][i], seed),
-                        separators=(",", ":")) if r.violated else None)
+            for index, spec in _specs(batch, seed):
+                _result_rows(out, targets, index, spec, seed)
             yield pa.RecordBatch.from_pydict(out, schema=schema)
 
     return fn
+
+
+def _result_rows(out: dict[str, list[Any]], targets: list[Any], index: int,
+                 spec: dict[str, Any], seed: int | None) -> None:
+    """Append one row per target for scenario ``index`` to the columns ``out``."""
+    size = spec_size(spec)
+    results = [run_chain(t, spec) for t in targets]
+    prints = [r.fingerprint() for r in results]
+    for t, r, fp in zip(targets, results, prints, strict=True):
+        out["scenario"].append(index)
+        out["target"].append(t.name)
+        out["assignor"].append(t.assignor)
+        out["tier"].append(int(spec.get("tier", -1)))
+        for key in ("members", "topics", "partitions", "rounds"):
+            out[key].append(size[key])
+        out["calls"].append(r.calls)
+        for inv in INVARIANTS:
+            out[inv].append(r.verdicts[inv])
+        out["violated"].append(r.violated)
+        out["violation"].append(r.violations[0] if r.violations else None)
+        out["inherited"].append(r.inherited_column())
+        out["moves"].append(r.moves)
+        out["imbalance"].append(r.imbalance)
+        out["topic_imbalance"].append(r.topic_imbalance)
+        out["kafka_balanced"].append(r.kafka_balanced)
+        out["unowned"].append(r.unowned)
+        out["assign_ms"].append(r.assign_ms)
+        out["fingerprint"].append(fp)
+        out["differs_from"].append(",".join(
+            o.name for o, ofp in zip(targets, prints, strict=True)
+            if o is not t and ofp != fp))
+        out["replay"].append(json.dumps(_replay_record(t, spec, r, index, seed),
+                                        separators=(",", ":")) if r.violated else None)
 
 
 # ---------------------------------------------------------------------------------------
@@ -250,7 +230,8 @@ def run_targets(names: list[str], resolver: Resolver, seed: int | None
 
 
 def scenario_frame(spark: Any, config: AuditConfig, lo: int, hi: int, slices: int) -> Any:
-    """The scenarios [lo, hi) as a DataFrame of specs, made on the executors."""
+    """The input of chunk [lo, hi): scenario ids (``spark.range``, nothing shipped), or
+    the corpus files with those indexes as (scenario, value) rows."""
     if config.corpus:
         from pyspark.sql import functions as F
 
@@ -260,10 +241,8 @@ def scenario_frame(spark: Any, config: AuditConfig, lo: int, hi: int, slices: in
         indexed = (files.rdd.sortBy(lambda row: row[0], numPartitions=1).zipWithIndex()
                    .filter(lambda pair: lo <= pair[1] < hi)
                    .map(lambda pair: (pair[1], pair[0][1])))
-        frame = spark.createDataFrame(indexed, "scenario long, value string")
-        return frame.repartition(slices).mapInArrow(corpus_specs(), _spark(_spec_schema()))
-    return spark.range(lo, hi, 1, slices).mapInArrow(make_specs(config.seed),
-                                                     _spark(_spec_schema()))
+        return spark.createDataFrame(indexed, "scenario long, value string").repartition(slices)
+    return spark.range(lo, hi, 1, slices)
 
 
 def corpus_size(spark: Any, corpus: str) -> int:
@@ -307,32 +286,51 @@ def _prepare_out(config: AuditConfig) -> tuple[Path, set[int]]:
     return out, done
 
 
-class Progress:
-    """A progress bar on stderr (one line per update when stderr is not a terminal)."""
+def _run_chunk(spark: Any, config: AuditConfig, fn: Callable[[Iterator[Any]], Iterator[Any]],
+               results: Path, chunk: tuple[int, int, int], slices: int) -> int:
+    """Run one chunk: rows to a hidden folder, renamed into place, then the marker."""
+    index, lo, hi = chunk
+    frame = scenario_frame(spark, config, lo, hi, min(slices, hi - lo))
+    rows = frame.mapInArrow(fn, _spark(result_schema()))
+    tmp = results / f"_tmp-chunk={index:05d}"
+    shutil.rmtree(tmp, ignore_errors=True)
+    rows.write.partitionBy("target").parquet(str(tmp))
+    final = results / f"chunk={index:05d}"
+    shutil.rmtree(final, ignore_errors=True)
+    os.replace(tmp, final)
+    _write_json_atomic(results / "_done" / f"chunk-{index:05d}.json",
+                       {"chunk": index, "first": lo, "end": hi, "scenarios": hi - lo,
+                        "targets": list(config.targets)})
+    return hi - lo
 
-    def __init__(self, total: int, already: int) -> None:
-        self.total = total
-        self.done = already
-        self.started = time.perf_counter()
-        self.fresh = 0
-        self.tty = sys.stderr.isatty()
 
-    def update(self, scenarios: int) -> None:
-        self.done += scenarios
-        self.fresh += scenarios
-        elapsed = time.perf_counter() - self.started
-        rate = self.fresh / elapsed if elapsed > 0 else 0.0
-        left = (self.total - self.done) / rate if rate > 0 else 0.0
-        width = 30
-        filled = int(width * self.done / self.total) if self.total else width
-        line = (f"[{'#' * filled}{'.' * (width - filled)}] {self.done:>9,}/{self.total:,} "
-                f"scenarios  {rate:7.0f}/s  {elapsed:6.1f}s  eta {left:5.0f}s")
-        print(("\r" + line) if self.tty else line, end="" if self.tty else "\n",
-              file=sys.stderr, flush=True)
+def _run_chunks(spark: Any, config: AuditConfig, fn: Callable[[Iterator[Any]], Iterator[Any]],
+                results: Path, todo: list[tuple[int, int, int]], slices: int,
+                bar: Progress | None) -> int:
+    """Run the chunks ``todo``, `IN_FLIGHT` Spark jobs at a time (one driver thread each),
+    so the cores never wait for one chunk's slowest task; returns how many ran."""
+    import threading
+    from concurrent.futures import FIRST_EXCEPTION, ThreadPoolExecutor, wait
 
-    def close(self) -> None:
-        if self.tty:
-            print(file=sys.stderr)
+    lock = threading.Lock()
+    ran = 0
+
+    def one(chunk: tuple[int, int, int]) -> None:
+        nonlocal ran
+        scenarios = _run_chunk(spark, config, fn, results, chunk, slices)
+        with lock:
+            ran += 1
+            if bar is not None:
+                bar.update(scenarios)
+
+    with ThreadPoolExecutor(max_workers=config.in_flight or IN_FLIGHT) as pool:
+        futures = [pool.submit(one, chunk) for chunk in todo]
+        finished, _ = wait(futures, return_when=FIRST_EXCEPTION)
+        for future in futures:
+            future.cancel()
+        for future in finished:
+            future.result()  # re-raise the first failure, if any
+    return ran
 
 
 @dataclass
@@ -382,29 +380,13 @@ def run_audit(config: AuditConfig, resolver: Resolver, spark: Any | None = None,
             config.scenarios = corpus_size(spark, config.corpus)
         out, done = _prepare_out(config)
         chunks = config.chunks()
-        slices = config.slices or max(2, 4 * int(spark.sparkContext.defaultParallelism))
+        slices = config.slices or max(2, int(spark.sparkContext.defaultParallelism))
         bar = Progress(config.scenarios, sum(hi - lo for i, lo, hi in chunks if i in done))
-        results = out / "results"
         fn = run_targets(list(config.targets), resolver,
                          None if config.corpus else config.seed)
-        chunks_run = 0
-        for index, lo, hi in chunks:
-            if index in done:
-                continue
-            frame = scenario_frame(spark, config, lo, hi, min(slices, hi - lo))
-            rows = frame.mapInArrow(fn, _spark(result_schema()))
-            tmp = results / f"_tmp-chunk={index:05d}"
-            shutil.rmtree(tmp, ignore_errors=True)
-            rows.write.partitionBy("target").parquet(str(tmp))
-            final = results / f"chunk={index:05d}"
-            shutil.rmtree(final, ignore_errors=True)
-            os.replace(tmp, final)
-            _write_json_atomic(results / "_done" / f"chunk-{index:05d}.json",
-                               {"chunk": index, "first": lo, "end": hi,
-                                "scenarios": hi - lo, "targets": list(config.targets)})
-            chunks_run += 1
-            if progress:
-                bar.update(hi - lo)
+        todo = [(i, lo, hi) for i, lo, hi in chunks if i not in done]
+        chunks_run = _run_chunks(spark, config, fn, out / "results", todo, slices,
+                                 bar if progress else None)
         if progress:
             bar.close()
         chunks_done = time.perf_counter()
@@ -428,7 +410,3 @@ def _spark(arrow_schema: Any) -> Any:
     from pyspark.sql.pandas.types import from_arrow_schema
 
     return from_arrow_schema(arrow_schema)
-
-
-def config_dict(config: AuditConfig) -> dict[str, Any]:
-    return asdict(config)

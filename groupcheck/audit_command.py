@@ -1,10 +1,12 @@
 """``groupcheck audit``: the PySpark audit pipeline from the command line.
 
     groupcheck audit [--target T ...] [--scenarios N] [--seed S] [--master URL]
-                     [--out DIR] [--chunk-size K] [--corpus DIR] [--fresh]
+                     [--out DIR] [--chunk-size K] [--corpus DIR] [--strict] [--fresh]
 
-Exit codes: 0 every invariant held, 1 a violation (the smallest counterexample per
-(target, invariant) is saved under ``DIR/counterexamples``), 2 bad arguments (one line).
+Exit codes: 0 every invariant held, or every violation is Kafka's own behaviour (a rule of
+``audit.kafka_rules``: counted, shown and saved under ``DIR/inherited``, but failing the run
+only with ``--strict``); 1 any other violation (the smallest counterexample per (target,
+invariant) is saved under ``DIR/counterexamples``); 2 bad arguments (one line).
 
 This floor resolves ``builtin:<assignor>`` to our ``impl.assign_op.run_assign`` (audit/
 never imports impl); `resolve_audit_target` is shipped to the executors by reference.
@@ -95,18 +97,36 @@ def cmd_audit(args: argparse.Namespace) -> int:
     print(f"{summary['scenarios']:,} scenarios x {len(config.targets)} target(s) in "
           f"{outcome.seconds:.1f}s ({outcome.chunks_run} of {summary['chunks']} chunk(s) run "
           "now)")
-    for target, per in summary["invariants"].items():
-        bad = {inv: c["violated"] for inv, c in per.items() if c["violated"]}
-        shown = ", ".join(f"{inv} {n}" for inv, n in bad.items()) or "every invariant held"
-        print(f"  {target}: {shown}")
-    for target, per in summary["counterexamples"].items():
-        for inv, c in per.items():
-            print(f"VIOLATION {target} {inv}: {c['violation']}")
-            print(f"  smallest: scenario {c['scenario']} ({c['members']} members, "
-                  f"{c['partitions']} partitions), replay file "
-                  f"{os.path.join(str(outcome.out), c['file'])}")
+    _print_findings(summary, str(outcome.out))
     print(f"report: {os.path.abspath(os.path.join(str(outcome.out), 'index.html'))}")
-    return 0 if outcome.ok else 1
+    if not outcome.ok:
+        return 1
+    return 1 if args.strict and summary["violations"] else 0
+
+
+def _print_findings(summary: dict[str, Any], out: str) -> None:
+    """Per target the violated invariants, then every smallest counterexample: own
+    violations first, then those a Kafka rule explains (never hidden, only labelled)."""
+    for target, per in summary["invariants"].items():
+        shown = ", ".join(
+            f"{inv} {c['violated']}" + (f" ({c['inherited']} inherited from Kafka)"
+                                        if c["inherited"] else "")
+            for inv, c in per.items() if c["violated"]) or "every invariant held"
+        print(f"  {target}: {shown}")
+    for label, key in (("VIOLATION", "counterexamples"),
+                       ("INHERITED FROM KAFKA", "inherited_examples")):
+        for target, per in summary[key].items():
+            for inv, c in per.items():
+                rule = f" [rule {c['rule']}]" if "rule" in c else ""
+                print(f"{label} {target} {inv}{rule}: {c['violation']}")
+                print(f"  smallest: scenario {c['scenario']} ({c['members']} members, "
+                      f"{c['partitions']} partitions), replay file "
+                      f"{os.path.join(out, c['file'])}")
+    if summary["inherited_from_kafka"]:
+        for rule, text in summary["kafka_rules"].items():
+            print(f"rule {rule}: {text}")
+        print(f"{summary['inherited_from_kafka']:,} violation(s) are Kafka's own behaviour "
+              "(rules above); they fail the run only with --strict")
 
 
 def add_commands(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -124,10 +144,13 @@ def add_commands(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-
     p.add_argument("--chunk-size", type=int, default=None,
                    help="scenarios per resumable chunk (default: about 20 chunks)")
     p.add_argument("--slices", type=int, default=None,
-                   help="Spark partitions per chunk (default: 4 per core)")
+                   help="Spark partitions per chunk (default: one per core, at least 2)")
     p.add_argument("--corpus", default=None,
                    help="run the replay files (*.json) in this folder instead of random "
                         "scenarios")
+    p.add_argument("--strict", action="store_true",
+                   help="exit 1 also on violations that are Kafka's own behaviour "
+                        "(inherited from Kafka, see the report)")
     p.add_argument("--fresh", action="store_true",
                    help="delete --out first instead of resuming the audit in it")
     p.set_defaults(func=cmd_audit)

@@ -24,6 +24,7 @@ comparisons.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
 
 TopicPartition = tuple[str, int]
 Claims = Mapping[str, tuple[Iterable[TopicPartition], int | None]]
@@ -78,13 +79,39 @@ def resolved(claims: Claims) -> dict[str, list[TopicPartition]]:
     return out
 
 
-def claim_hygiene(claims: Claims, assignment: Mapping[str, Iterable[TopicPartition]],
-                  protocol: str) -> list[str]:
-    """I6 for one rebalance (see the module docstring for the reading)."""
+@dataclass(frozen=True)
+class ClaimBreach:
+    """One I6 breach: ``tp`` went to ``member`` (its claim's generation, None when it does
+    not claim it) over the claims of ``beaten`` (member, generation), each not lower."""
+
+    tp: TopicPartition
+    member: str
+    generation: int | None
+    beaten: tuple[tuple[str, int], ...]
+
+    @property
+    def tie_at_top(self) -> bool:
+        """The receiver claims it and every beaten claim has the same generation."""
+        return self.generation is not None and all(g == self.generation
+                                                   for _, g in self.beaten)
+
+    def describe(self) -> str:
+        others = ", ".join(f"{m} (generation {g})" for m, g in self.beaten)
+        if self.generation is None:
+            return (f"I6: {_fmt(self.tp)} was given to {self.member}, which does not claim "
+                    f"it, over the claim of {others}")
+        return (f"I6: {_fmt(self.tp)} was given to {self.member} (generation "
+                f"{self.generation}) although {others} claims it with a generation that is "
+                "not lower")
+
+
+def claim_breaches(claims: Claims, assignment: Mapping[str, Iterable[TopicPartition]],
+                   protocol: str) -> list[ClaimBreach]:
+    """I6 for one rebalance, as data (see the module docstring for the reading)."""
     if protocol != "COOPERATIVE":
         return []
     shared = contested(claims)
-    out: list[str] = []
+    out: list[ClaimBreach] = []
     for member, parts in assignment.items():
         for item in parts:
             tp = (item[0], item[1])
@@ -92,16 +119,14 @@ def claim_hygiene(claims: Claims, assignment: Mapping[str, Iterable[TopicPartiti
             if who is None:
                 continue
             mine = who.get(member)
-            beaten = sorted((m, g) for m, g in who.items()
-                            if m != member and (mine is None or g >= mine))
-            if not beaten:
-                continue
-            others = ", ".join(f"{m} (generation {g})" for m, g in beaten)
-            if mine is None:
-                out.append(f"I6: {_fmt(tp)} was given to {member}, which does not claim it, "
-                           f"over the claim of {others}")
-            else:
-                out.append(f"I6: {_fmt(tp)} was given to {member} (generation {mine}) "
-                           f"although {others} claims it with a generation that is not "
-                           "lower")
+            beaten = tuple(sorted((m, g) for m, g in who.items()
+                                  if m != member and (mine is None or g >= mine)))
+            if beaten:
+                out.append(ClaimBreach(tp, member, mine, beaten))
     return out
+
+
+def claim_hygiene(claims: Claims, assignment: Mapping[str, Iterable[TopicPartition]],
+                  protocol: str) -> list[str]:
+    """I6 for one rebalance: one message per breach (`claim_breaches`)."""
+    return [b.describe() for b in claim_breaches(claims, assignment, protocol)]

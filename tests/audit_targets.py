@@ -30,3 +30,26 @@ def assign_nothing(request: dict[str, Any]) -> dict[str, Any]:
 
 
 assign_nothing.assignor = "roundrobin"  # type: ignore[attr-defined]
+
+
+def first_claimant_keeps(request: dict[str, Any]) -> dict[str, Any]:
+    """A cooperative answer that gives every claimed partition to its first claimant (in
+    member order) that subscribes to the topic, whatever the generations (I6 when the
+    first claimant is stale, or ties with another on equal subscriptions); unclaimed
+    partitions go to their least-loaded subscriber."""
+    members = request["members"]
+    assignment: dict[str, list[list[Any]]] = {m: [] for m in members}
+    for topic, count in sorted(request["partitions"].items()):
+        subscribers = [m for m, v in members.items() if topic in v["topics"]]
+        for p in range(count):
+            claimants = [m for m in subscribers if [topic, p] in members[m]["owned"]]
+            if claimants:
+                assignment[claimants[0]].append([topic, p])
+            elif subscribers:
+                lightest = min(subscribers, key=lambda m: len(assignment[m]))
+                assignment[lightest].append([topic, p])
+    return {"assignment": assignment, "generation": request["newGeneration"],
+            "protocol": "COOPERATIVE"}
+
+
+first_claimant_keeps.assignor = "cooperative-sticky"  # type: ignore[attr-defined]

@@ -157,3 +157,64 @@ def test_unknown_targets_are_refused() -> None:
         resolve_audit_target("what:ever")
     with pytest.raises(AuditTargetError):
         resolve_plugin(f"pyfn:{BROKEN}:missing")
+
+
+def tie_request(topics_of_a: list[str], generation_of_a: int) -> dict[str, Any]:
+    """a and b both claim t-0; b also owns t-1; a subscribes to ``topics_of_a``."""
+    return {"op": "assign", "assignor": "cooperative-sticky", "mode": "client",
+            "partitions": {"t": 2, "u": 1},
+            "members": {"a": {"topics": topics_of_a, "owned": [["t", 0]],
+                              "generation": generation_of_a},
+                        "b": {"topics": ["t"], "owned": [["t", 0], ["t", 1]],
+                              "generation": 3}},
+            "newGeneration": 4}
+
+
+def test_kafka_keeping_a_tied_claim_on_the_general_path_is_inherited_and_goes_on() -> None:
+    """cooperative-sticky with unequal subscriptions gives t-0 to one of two claimants of
+    equal generation, as Kafka does: I6 is violated and classified K1, and the story
+    continues to the next request."""
+    target = resolve_audit_target("builtin:cooperative-sticky")
+    spec = {"kind": "requests", "requests": [tie_request(["t", "u"], 3),
+                                             tie_request(["t", "u"], 3)]}
+    result = run_chain(target, spec)
+    assert result.verdicts["I6"] == 1 and result.violated
+    assert result.inherited == {"I6": "K1"} and not result.own_violation
+    assert result.inherited_column() == "I6:K1"
+    assert result.calls == 2  # the story did not stop at the first request
+
+
+def test_a_tie_on_equal_subscriptions_is_a_plain_violation() -> None:
+    """Kafka drops equal-generation double claims when subscriptions are equal; a target
+    that keeps one there is not excused."""
+    target = resolve_plugin(f"pyfn:{BROKEN}:first_claimant_keeps")
+    request = tie_request(["t"], 3)
+    request["partitions"] = {"t": 2}
+    result = run_chain(target, {"kind": "requests", "requests": [request]})
+    assert result.verdicts["I6"] == 1 and result.inherited == {} and result.own_violation
+    assert run_chain(resolve_audit_target("builtin:cooperative-sticky"),
+                     {"kind": "requests", "requests": [request]}).verdicts["I6"] == 0
+
+
+def test_a_stale_claim_that_wins_is_never_inherited() -> None:
+    target = resolve_plugin(f"pyfn:{BROKEN}:first_claimant_keeps")
+    result = run_chain(target, {"kind": "requests",
+                                "requests": [tie_request(["t", "u"], 2)]})
+    assert "I6: t-0 was given to a (generation 2)" in result.violations[0]
+    assert result.inherited == {} and result.own_violation
+
+
+def test_the_kafka_rule_needs_the_cooperative_family_and_a_tie() -> None:
+    from groupcheck.audit.kafka_rules import inherited_i6
+    from groupcheck.properties.generations import ClaimBreach
+
+    subs = {"a": ["t", "u"], "b": ["t"]}
+    tie = ClaimBreach(("t", 0), "a", 3, (("b", 3),))
+    stale = ClaimBreach(("t", 0), "a", 2, (("b", 3),))
+    stranger = ClaimBreach(("t", 0), "c", None, (("b", 3),))
+    assert inherited_i6("cooperative-sticky", subs, [tie]) == "K1"
+    assert inherited_i6("cooperative-sticky", subs, [tie, stale]) is None
+    assert inherited_i6("cooperative-sticky", subs, [stranger]) is None
+    assert inherited_i6("cooperative-sticky", {"a": ["t"], "b": ["t"]}, [tie]) is None
+    assert inherited_i6("sticky", subs, [tie]) is None
+    assert inherited_i6("cooperative-sticky", subs, []) is None

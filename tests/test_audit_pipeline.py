@@ -37,6 +37,7 @@ def spark(tmp_path_factory: pytest.TempPathFactory) -> Any:
 
 
 def _audit(spark: Any, out: Path, **kw: Any) -> Any:
+    kw.setdefault("slices", 2)  # tiny chunks: fewer tasks, less scheduling
     config = AuditConfig(targets=kw.pop("targets", PASSING), out=str(out), **kw)
     return run_audit(config, resolve_audit_target, spark=spark, progress=False)
 
@@ -91,7 +92,8 @@ PASSING_INVARIANTS = ("I1", "I2", "I3", "I4", "I10", "ERROR", "TIMEOUT")
 def test_same_seed_gives_identical_summary_whatever_the_partitioning(spark: Any,
                                                                      tmp_path: Path) -> None:
     _audit(spark, tmp_path / "a", scenarios=80, seed=9, chunk_size=40, slices=2)
-    _audit(spark, tmp_path / "b", scenarios=80, seed=9, chunk_size=40, slices=7)
+    _audit(spark, tmp_path / "b", scenarios=80, seed=9, chunk_size=40, slices=7,
+           in_flight=3)
     _audit(spark, tmp_path / "c", scenarios=80, seed=10, chunk_size=40)
     a = (tmp_path / "a" / "summary.json").read_bytes()
     assert a == (tmp_path / "b" / "summary.json").read_bytes()
@@ -106,8 +108,9 @@ def test_a_rerun_with_other_parameters_is_refused(spark: Any, tmp_path: Path) ->
 
 def test_kill_and_rerun_counts_every_scenario_once(spark: Any, tmp_path: Path) -> None:
     out = tmp_path / "killed"
-    args = ["--target", "builtin:range", "--target", "builtin:sticky", "--scenarios", "240",
-            "--chunk-size", "30", "--seed", "3", "--master", "local[2]", "--out", str(out)]
+    args = ["--target", "builtin:range", "--target", "builtin:sticky", "--scenarios", "180",
+            "--chunk-size", "30", "--slices", "2", "--seed", "3", "--master", "local[2]",
+            "--out", str(out)]
     env = {**os.environ, "PYTHONPATH": str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH",
                                                                                "")}
     proc = subprocess.Popen([sys.executable, "-m", "groupcheck.audit_command", *args],
@@ -127,15 +130,15 @@ def test_kill_and_rerun_counts_every_scenario_once(spark: Any, tmp_path: Path) -
             os.killpg(proc.pid, signal.SIGKILL)
         proc.wait()
     finished = len(list(done.glob("chunk-*.json")))
-    assert 2 <= finished < 8
-    outcome = _audit(spark, out, scenarios=240, chunk_size=30, seed=3,
+    assert 2 <= finished < 6
+    outcome = _audit(spark, out, scenarios=180, chunk_size=30, seed=3,
                      targets=["builtin:range", "builtin:sticky"])
-    assert outcome.chunks_run == 8 - finished
+    assert outcome.chunks_run == 6 - finished
     rows = _rows(spark, out)
-    assert rows.count() == 480
-    assert rows.select("scenario", "target").distinct().count() == 480
+    assert rows.count() == 360
+    assert rows.select("scenario", "target").distinct().count() == 360
     assert not list((out / "results").glob("_tmp-*"))
-    _audit(spark, tmp_path / "whole", scenarios=240, chunk_size=30, seed=3,
+    _audit(spark, tmp_path / "whole", scenarios=180, chunk_size=30, seed=3,
            targets=["builtin:range", "builtin:sticky"])
     assert (out / "summary.json").read_bytes() == \
         (tmp_path / "whole" / "summary.json").read_bytes()
@@ -167,6 +170,61 @@ def test_a_broken_target_fails_the_audit_with_its_smallest_counterexample(
     again = _audit(spark, tmp_path / "again", corpus=str(corpus), targets=[broken])
     assert again.summary["scenarios"] == 1
     assert again.summary["invariants"][broken]["I1"]["violated"] == 1
+
+
+def _tie_file(folder: Path, name: str, generation_of_a: int) -> None:
+    """A one-request chain: a and b claim t-0, b at generation 3, a at ``generation_of_a``;
+    a subscribes to one more topic than b (Kafka's general path)."""
+    folder.mkdir(exist_ok=True)
+    request = {"op": "assign", "assignor": "cooperative-sticky", "mode": "client",
+               "partitions": {"t": 2, "u": 1}, "newGeneration": 4,
+               "members": {"a": {"topics": ["t", "u"], "owned": [["t", 0]],
+                                 "generation": generation_of_a},
+                           "b": {"topics": ["t"], "owned": [["t", 0], ["t", 1]],
+                                 "generation": 3}}}
+    (folder / name).write_text(json.dumps({"requests": [request]}))
+
+
+def test_kafka_behaviour_is_reported_and_fails_the_run_only_with_strict(
+        spark: Any, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    corpus = tmp_path / "corpus"
+    _tie_file(corpus, "tie.json", 3)
+    out = tmp_path / "kafka"
+    args = ["--target", "builtin:cooperative-sticky", "--corpus", str(corpus), "--out",
+            str(out)]
+    assert audit_main(args) == 0
+    printed = capsys.readouterr().out
+    assert "INHERITED FROM KAFKA builtin:cooperative-sticky I6 [rule K1]" in printed
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["violations"] == summary["inherited_from_kafka"] == 1 and summary["ok"]
+    assert summary["invariants"]["builtin:cooperative-sticky"]["I6"] == {
+        "checked": 1, "violated": 1, "inherited": 1}
+    example = summary["inherited_examples"]["builtin:cooperative-sticky"]["I6"]
+    assert example["rule"] == "K1" and "K1" in summary["kafka_rules"]
+    assert json.loads((out / example["file"]).read_text())["inherited_from_kafka"] == {
+        "I6": "K1"}
+    assert summary["counterexamples"] == {}
+    page = (out / "index.html").read_text()
+    assert "Inherited from Kafka" in page and "(as Kafka)" in page
+    assert audit_main([*args, "--strict"]) == 1  # resumes the same audit: nothing reruns
+    assert "INHERITED FROM KAFKA" in capsys.readouterr().out
+
+
+def test_a_real_violation_fails_the_run_beside_an_inherited_one(
+        spark: Any, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    corpus = tmp_path / "corpus"
+    _tie_file(corpus, "a-tie.json", 3)
+    _tie_file(corpus, "b-stale.json", 2)  # a's stale claim wins: no Kafka rule excuses it
+    target = f"pyfn:{BROKEN}:first_claimant_keeps"
+    out = tmp_path / "mixed"
+    assert audit_main(["--target", target, "--corpus", str(corpus), "--out", str(out)]) == 1
+    printed = capsys.readouterr().out
+    assert f"VIOLATION {target} I6" in printed and "INHERITED FROM KAFKA" in printed
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["violations"] == 2 and summary["inherited_from_kafka"] == 1
+    assert not summary["ok"]
+    assert summary["counterexamples"][target]["I6"]["scenario"] == 1  # b-stale.json
+    assert summary["inherited_examples"][target]["I6"]["scenario"] == 0  # a-tie.json
 
 
 def test_usage_errors_exit_2(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
