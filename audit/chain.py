@@ -45,7 +45,7 @@ from typing import Any
 from ..properties import assignment as A
 from ..properties.codec import codec_violations
 from ..properties.generations import claim_breaches, resolved, uncontested
-from .kafka_rules import inherited_i6
+from ..properties.kafka_rules import inherited_i4a, inherited_i6
 from .targets import AuditTarget
 
 TopicPartition = tuple[str, int]
@@ -361,7 +361,8 @@ def _run_rebalance(target: AuditTarget, group: _Group, result: ChainResult,
                          inherited_i6(target.assignor, subs, breaches))
         if call == 0 and target.sticky and _i4a_applies(current, subs, partitions):
             prev = {m: [(t, p) for t, p in v["owned"]] for m, v in current["members"].items()}
-            result.check("I4", A.no_moves_when_balanced(prev, assignment))
+            result.check("I4", A.no_moves_when_balanced(prev, assignment),
+                         inherited_i4a(target.assignor, subs, prev, assignment))
         if result.own_violation:
             return False
         owner = _owner(assignment)

@@ -16,8 +16,8 @@ import shutil
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ..properties.kafka_rules import RULES
 from .chain import INVARIANTS
-from .kafka_rules import RULES
 
 if TYPE_CHECKING:
     from .pipeline import AuditConfig

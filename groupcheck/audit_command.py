@@ -4,7 +4,7 @@
                      [--out DIR] [--chunk-size K] [--corpus DIR] [--strict] [--fresh]
 
 Exit codes: 0 every invariant held, or every violation is Kafka's own behaviour (a rule of
-``audit.kafka_rules``: counted, shown and saved under ``DIR/inherited``, but failing the run
+``properties.kafka_rules``: counted, shown and saved under ``DIR/inherited``, but failing the run
 only with ``--strict``); 1 any other violation (the smallest counterexample per (target,
 invariant) is saved under ``DIR/counterexamples``); 2 bad arguments (one line).
 

@@ -57,7 +57,8 @@ def cmd_check(args: argparse.Namespace) -> int:
     target = _resolve(args.target, args.assignor, args.timeout)
     try:
         result = run_battery(target, budget=args.budget, parity=args.parity, scope=args.scope,
-                             failures=args.failures, seed=args.seed, workers=args.workers)
+                             failures=args.failures, seed=args.seed, workers=args.workers,
+                             strict=args.strict)
     finally:
         target.close()
     if args.json:
@@ -77,7 +78,9 @@ def battery_json(result: BatteryResult) -> dict[str, Any]:
                 "skipped": e.skipped or None, "runs": e.runs, "seconds": round(e.seconds, 3),
                 "checked": list(e.checked), "note": e.note,
                 "violations": {inv: {"violation": f.violation, "file": f.file, "size": f.size}
-                               for inv, f in e.findings.items()}}
+                               for inv, f in e.findings.items()},
+                "inheritedFromKafka": {inv: {"violation": f.violation, "file": f.file}
+                                       for inv, f in e.inherited.items()}}
                 for e in result.engines}}
 
 
@@ -241,6 +244,8 @@ def add_commands(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-
     p.add_argument("--workers", type=int, default=None, help="prover processes")
     p.add_argument("--failures", default=DEFAULT_FAILURES, help="where counterexamples go")
     p.add_argument("--json", action="store_true", help="print the result as JSON")
+    p.add_argument("--strict", action="store_true",
+                   help="fail on violations that are Kafka's own behaviour too (rules K1, K2)")
     p.set_defaults(func=cmd_check)
 
     p = sub.add_parser("zoo", help="catch every mutant of the bug zoo")

@@ -91,7 +91,7 @@ def cmd_prove(args: argparse.Namespace) -> int:
         print(json.dumps(report.to_dict(), ensure_ascii=False))
     else:
         print(report.table())
-    return 0 if report.ok else 1
+    return 0 if (report.strict_ok if args.strict else report.ok) else 1
 
 
 def add_commands(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -121,4 +121,6 @@ def add_commands(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-
                    help="processes (default: up to 2, one per CPU)")
     p.add_argument("--exact", action="store_true",
                    help="ask Z3 for every optimum (no lower-bound shortcut)")
+    p.add_argument("--strict", action="store_true",
+                   help="fail on violations that are Kafka's own behaviour too (rules K1, K2)")
     p.set_defaults(func=cmd_prove)

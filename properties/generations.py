@@ -89,12 +89,6 @@ class ClaimBreach:
     generation: int | None
     beaten: tuple[tuple[str, int], ...]
 
-    @property
-    def tie_at_top(self) -> bool:
-        """The receiver claims it and every beaten claim has the same generation."""
-        return self.generation is not None and all(g == self.generation
-                                                   for _, g in self.beaten)
-
     def describe(self) -> str:
         others = ", ".join(f"{m} (generation {g})" for m, g in self.beaten)
         if self.generation is None:

@@ -44,7 +44,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from . import assignment as A
-from .generations import claim_hygiene, resolved, uncontested
+from .generations import claim_breaches, resolved, uncontested
+from .kafka_rules import inherited_i4a, inherited_i6
 from .scope_space import AssignFn, Config, TopicPartition
 
 STICKY_FAMILY = frozenset({"sticky", "cooperative-sticky"})
@@ -155,6 +156,23 @@ class Judgement:
     optimum: int | None = None
     optimum_by: str = ""
     assign_seconds: float = 0.0
+    #: invariant → the `kafka_rules` rule that explains every violation of it
+    inherited: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def own_violation(self) -> bool:
+        """Some violation that no `kafka_rules` rule explains."""
+        return any(inv not in self.inherited for inv in self.first_round_of)
+
+    def classify(self, invariant: str, found: list[str], rule: str | None) -> None:
+        """Keep ``rule`` for ``invariant`` only while every violation of it matches it."""
+        if not found:
+            return
+        first = invariant not in self.first_round_of
+        if rule is not None and (first or self.inherited.get(invariant) == rule):
+            self.inherited[invariant] = rule
+        else:
+            self.inherited.pop(invariant, None)
 
 
 class Optimiser:
@@ -227,19 +245,26 @@ def judge(assign: AssignFn, assignor: str, config: Config, optimiser: Optimiser 
         if protocol == "COOPERATIVE":
             sent = _sent_claims(current)
             found += A.revoke_before_reassign(uncontested(sent), assignment)
-            found += claim_hygiene(sent, assignment, protocol)
+            breaches = claim_breaches(sent, assignment, protocol)
+            i6 = [b.describe() for b in breaches]
+            out.classify("I6", i6, inherited_i6(assignor, subs, breaches))
+            found += i6
         if round_no == 0 and sticky and _i4a_applies(current, subs, partitions):
             prev = {m: [(t, p) for t, p in v["owned"]] for m, v in current["members"].items()}
-            found += A.no_moves_when_balanced(prev, assignment)
+            i4a = A.no_moves_when_balanced(prev, assignment)
+            out.classify("I4a", i4a, inherited_i4a(assignor, subs, prev, assignment))
+            found += i4a
         note(round_no, found)
         changed = round_no == 0 or _as_sets(assignment) != _as_sets(settled)
         settled = assignment
-        if (found or protocol != "COOPERATIVE" or not changed
+        # a violation that is Kafka's own (kafka_rules) does not stop the group: it goes on
+        # as a Kafka group would, so what follows is still judged
+        if (out.own_violation or protocol != "COOPERATIVE" or not changed
                 or not _missing(assignment, subs, partitions)):
             break
         if round_no < MAX_FOLLOW_UPS:
             current = _follow_up(current, response, assignment)
-    if out.violations:
+    if out.own_violation:
         return out
     last = len(out.rounds) - 1
     settled_found = A.complete(settled, subs, partitions)

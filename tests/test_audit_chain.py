@@ -196,24 +196,47 @@ def test_a_tie_on_equal_subscriptions_is_a_plain_violation() -> None:
                      {"kind": "requests", "requests": [request]}).verdicts["I6"] == 0
 
 
-def test_a_stale_claim_that_wins_is_never_inherited() -> None:
+def test_a_stale_claim_that_wins_on_equal_subscriptions_is_never_inherited() -> None:
+    """With equal subscriptions Kafka resolves claims by generation, so a target that
+    lets the stale claimant win there is not excused."""
     target = resolve_plugin(f"pyfn:{BROKEN}:first_claimant_keeps")
-    result = run_chain(target, {"kind": "requests",
-                                "requests": [tie_request(["t", "u"], 2)]})
+    request = tie_request(["t"], 2)
+    request["partitions"] = {"t": 2}
+    result = run_chain(target, {"kind": "requests", "requests": [request]})
     assert "I6: t-0 was given to a (generation 2)" in result.violations[0]
     assert result.inherited == {} and result.own_violation
 
 
-def test_the_kafka_rule_needs_the_cooperative_family_and_a_tie() -> None:
-    from groupcheck.audit.kafka_rules import inherited_i6
+def test_kafka_giving_a_shared_partition_to_its_oldest_claimant_is_inherited() -> None:
+    """The shape of Kafka's KAFKA-15106 vectors: c1, c2, c3 at generations 1, 2, 3 all claim
+    t-2 and c4 subscribes to another topic (the general path); Kafka gives t-2 to c1, the
+    oldest claimant, in the same rebalance. The builtin does the same and it is K1."""
+    request = {"op": "assign", "assignor": "cooperative-sticky", "mode": "raw",
+               "partitions": {"t": 6, "u": 1},
+               "members": {"c1": {"topics": ["t"], "owned": [["t", 0], ["t", 2]],
+                                  "generation": 1},
+                           "c2": {"topics": ["t"], "owned": [["t", 1], ["t", 2], ["t", 3]],
+                                  "generation": 2},
+                           "c3": {"topics": ["t"], "owned": [["t", 2], ["t", 4], ["t", 5]],
+                                  "generation": 3},
+                           "c4": {"topics": ["u"], "owned": [["u", 0]], "generation": 2}}}
+    result = run_chain(resolve_audit_target("builtin:cooperative-sticky"),
+                       {"kind": "requests", "requests": [request]})
+    assert any(v.startswith("I6: t-2 was given to c1 (generation 1)") for v in result.violations)
+    assert result.inherited == {"I6": "K1"} and not result.own_violation
+
+
+def test_the_kafka_rule_needs_the_cooperative_general_path_and_a_claimant() -> None:
     from groupcheck.properties.generations import ClaimBreach
+    from groupcheck.properties.kafka_rules import inherited_i6
 
     subs = {"a": ["t", "u"], "b": ["t"]}
     tie = ClaimBreach(("t", 0), "a", 3, (("b", 3),))
     stale = ClaimBreach(("t", 0), "a", 2, (("b", 3),))
     stranger = ClaimBreach(("t", 0), "c", None, (("b", 3),))
     assert inherited_i6("cooperative-sticky", subs, [tie]) == "K1"
-    assert inherited_i6("cooperative-sticky", subs, [tie, stale]) is None
+    assert inherited_i6("cooperative-sticky", subs, [tie, stale]) == "K1"
+    assert inherited_i6("cooperative-sticky", subs, [tie, stranger]) is None
     assert inherited_i6("cooperative-sticky", subs, [stranger]) is None
     assert inherited_i6("cooperative-sticky", {"a": ["t"], "b": ["t"]}, [tie]) is None
     assert inherited_i6("sticky", subs, [tie]) is None

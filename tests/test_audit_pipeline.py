@@ -172,14 +172,15 @@ def test_a_broken_target_fails_the_audit_with_its_smallest_counterexample(
     assert again.summary["invariants"][broken]["I1"]["violated"] == 1
 
 
-def _tie_file(folder: Path, name: str, generation_of_a: int) -> None:
+def _tie_file(folder: Path, name: str, generation_of_a: int, general: bool = True) -> None:
     """A one-request chain: a and b claim t-0, b at generation 3, a at ``generation_of_a``;
-    a subscribes to one more topic than b (Kafka's general path)."""
+    with ``general`` a subscribes to one more topic than b (Kafka's general path), else both
+    subscribe to t alone (the constrained path, where Kafka resolves claims by generation)."""
     folder.mkdir(exist_ok=True)
     request = {"op": "assign", "assignor": "cooperative-sticky", "mode": "client",
-               "partitions": {"t": 2, "u": 1}, "newGeneration": 4,
-               "members": {"a": {"topics": ["t", "u"], "owned": [["t", 0]],
-                                 "generation": generation_of_a},
+               "partitions": {"t": 2, "u": 1} if general else {"t": 2}, "newGeneration": 4,
+               "members": {"a": {"topics": ["t", "u"] if general else ["t"],
+                                 "owned": [["t", 0]], "generation": generation_of_a},
                            "b": {"topics": ["t"], "owned": [["t", 0], ["t", 1]],
                                  "generation": 3}}}
     (folder / name).write_text(json.dumps({"requests": [request]}))
@@ -214,7 +215,8 @@ def test_a_real_violation_fails_the_run_beside_an_inherited_one(
         spark: Any, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     corpus = tmp_path / "corpus"
     _tie_file(corpus, "a-tie.json", 3)
-    _tie_file(corpus, "b-stale.json", 2)  # a's stale claim wins: no Kafka rule excuses it
+    # a's stale claim wins on the constrained path: no Kafka rule excuses it
+    _tie_file(corpus, "b-stale.json", 2, general=False)
     target = f"pyfn:{BROKEN}:first_claimant_keeps"
     out = tmp_path / "mixed"
     assert audit_main(["--target", target, "--corpus", str(corpus), "--out", str(out)]) == 1

@@ -15,18 +15,10 @@ from typing import Any
 import pytest
 
 from groupcheck.impl.assign_op import run_assign
-from groupcheck.properties.scope import Scope, build_request, enumerate_scope, prove
+from groupcheck.properties.scope import Scope, enumerate_scope, prove
 from groupcheck.prove_command import CommandError, add_commands
 
 TINY = Scope.parse("members=2,topics=2,partitions=1")
-
-
-def _sticky_ready(name: str) -> bool:
-    try:
-        run_assign(build_request(name, next(iter(enumerate_scope(TINY)))))
-    except Exception:  # noqa: BLE001 - the sticky assignors are still being finished
-        return False
-    return True
 
 
 def _members(request: dict[str, Any]) -> dict[str, Any]:
@@ -51,8 +43,6 @@ def test_builtin_assignors_hold_on_a_tiny_scope(assignor: str) -> None:
     """Every configuration of members=2,topics=2,partitions=1 (stale and conflicting claims
     included) keeps every invariant for our builtin assignor; symmetry saved work and every
     configuration is either in the gap histogram or counted as not judged."""
-    if assignor == "sticky" and not _sticky_ready(assignor):
-        pytest.skip("the sticky assignor does not run yet")
     report = prove(run_assign, assignor, TINY, target=f"builtin:{assignor}", workers=1,
                    exact=assignor == "range")
     assert report.ok, report.table()
@@ -65,15 +55,52 @@ def test_builtin_assignors_hold_on_a_tiny_scope(assignor: str) -> None:
         assert report.gap_unjudged == 0 and set(report.gaps) == {0}
 
 
-def test_cooperative_sticky_shows_only_the_known_findings_on_a_tiny_scope() -> None:
+def test_cooperative_sticky_shows_only_kafkas_own_findings_on_a_tiny_scope() -> None:
     """cooperative-sticky (like Kafka's) keeps I1, I2, I3 and I5 on the tiny scope; what it
-    breaks is limited to I6 (an equal-generation double claim kept by one claimant on the
-    general-builder path, as Kafka does) and I4a (a balanced assignment with an
-    empty-subscription member churned)."""
-    if not _sticky_ready("cooperative-sticky"):
-        pytest.skip("the cooperative-sticky assignor does not run yet")
+    breaks is I6 on the general path (a shared partition kept by one of its claimants,
+    rule K1) and I4a with an empty-subscription member (partitions withheld for a follow-up,
+    rule K2), each classified as Kafka's own: the report is ok, and not strict_ok."""
     report = prove(run_assign, "cooperative-sticky", TINY, workers=1)
     assert set(report.violations) <= {"I4a", "I6"}, report.table()
+    assert report.violations and report.inherited == report.violations, report.table()
+    assert report.ok and not report.strict_ok
+    assert set(report.rules) <= {"I4a", "I6"}
+    assert all(report.rules[inv] == ["K2" if inv == "I4a" else "K1"] for inv in report.rules)
+    assert "Kafka's own behaviour" in report.table()
+
+
+def _withhold_everything_claimed(request: dict[str, Any]) -> dict[str, Any]:
+    """Cooperative, empty-subscription members present: every claimed partition is revoked
+    and given to nobody (K2's shape), but a claimed partition of a member subscribed to
+    nothing else goes to another member (a move, never Kafka's)."""
+    members = request["members"]
+    out: dict[str, list[list[Any]]] = {m: [] for m in members}
+    claimed = {(t, p) for v in members.values() for t, p in v["owned"]}
+    for topic, count in sorted(request["partitions"].items()):
+        subs = sorted(m for m, v in members.items() if topic in v["topics"])
+        for p in range(count):
+            if (topic, p) not in claimed and subs:
+                out[subs[p % len(subs)]].append([topic, p])
+    return {"assignment": out, "protocol": "COOPERATIVE", "generation": 9}
+
+
+def test_only_withheld_revocations_next_to_an_empty_member_are_kafkas_own() -> None:
+    """K2 covers a balanced assignment whose partitions are revoked and withheld while a
+    member subscribes to nothing; the same churn without an empty member stays a plain I4a
+    violation, so a report with it is not ok."""
+    from groupcheck.properties.kafka_rules import inherited_i4a
+
+    prev = {"a": [("t", 0)], "b": [("t", 1)]}
+    withheld = {"a": [("t", 0)], "b": []}
+    moved = {"a": [("t", 0), ("t", 1)], "b": []}
+    with_empty = {"a": ["t"], "b": ["t"], "e": []}
+    assert inherited_i4a("cooperative-sticky", with_empty, prev, withheld) == "K2"
+    assert inherited_i4a("cooperative-sticky", with_empty, prev, moved) is None
+    assert inherited_i4a("cooperative-sticky", {"a": ["t"], "b": ["t"]}, prev, withheld) is None
+    assert inherited_i4a("sticky", with_empty, prev, withheld) is None
+    report = prove(_withhold_everything_claimed, "cooperative-sticky",
+                   Scope.parse("members=2,topics=1,partitions=2,generations=1"), workers=1)
+    assert report.violations.get("I4a") and not report.ok
 
 
 def _every_subscriber_gets_everything(request: dict[str, Any]) -> dict[str, Any]:

@@ -1,0 +1,82 @@
+"""Findings that are Kafka's own behaviour, reproduced on purpose: rules, not lists.
+
+The builtin targets copy Kafka's Java client decision for decision (the golden vectors
+decide), so where Kafka itself breaks an invariant as groupcheck states it, they break it
+too. The engines (the audit, the scope prover, ``check``) still count every such violation
+and show it; a rule here only *classifies* it as inherited from Kafka, which does not fail
+the run unless ``--strict`` is given. A violation is classified only when every breach of
+that invariant in the rebalance matches a rule; anything else stays a plain violation.
+
+Rules (ids are stable; they appear in the summary and the report):
+
+``K1`` (I6) — on the cooperative-sticky *general* path (the members do not all subscribe to
+the same topics), a partition that several members claim goes to one of its claimants in
+the same rebalance, whatever their generations: one of two claimants tied at the highest
+generation, or even a stale claimant while a newer one still owns it. I6 wants a claim to
+lose only to a strictly higher generation and an equal-generation tie to drop every claim
+(KIP-341, KIP-792); Kafka's ``AbstractStickyAssignor`` applies that only on its constrained
+path (equal subscriptions), and its general path does not withhold contested partitions.
+The golden vectors show Kafka answering both ways on unmarked lines (the KAFKA-15106
+scenarios with generations 1, 2, 3 give the shared partition to the oldest claimant), so
+``impl/`` does too. A contested partition given to a member that does not claim it is never
+covered.
+
+``K2`` (I4a) — cooperative-sticky, a member subscribes to no topic: Kafka's constrained
+builder hands that member partitions of a balanced assignment (README, D2) and the
+cooperative step then withholds them because their owner still holds them, so the owner is
+told to revoke partitions that nobody gets in this rebalance; the follow-up gives them back.
+The answer keeps I1 and I2 and the golden vectors show it (an unmarked line), so ``impl/``
+reproduces it. Only revocations that leave the partition unassigned are covered: a move to
+another member is never inherited.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from .generations import ClaimBreach
+
+TopicPartition = tuple[str, int]
+
+RULES: dict[str, str] = {
+    "K1": "I6 on the cooperative-sticky general path (unequal subscriptions): a partition "
+          "several members claim goes to one of its claimants, tied or stale, in the same "
+          "rebalance, as Kafka's AbstractStickyAssignor does (it resolves claims by "
+          "generation only when every member subscribes to the same topics, KIP-792)",
+    "K2": "I4a on cooperative-sticky with a member that subscribes to no topic: partitions of "
+          "a balanced assignment are revoked and withheld from everyone for one follow-up "
+          "rebalance, as Kafka's constrained builder hands them to that member (README D2) "
+          "and its cooperative step withholds them",
+}
+
+
+def general_path(subscriptions: Mapping[str, list[str]]) -> bool:
+    """Kafka's sticky assignors take the general path unless every member subscribes to
+    the same set of topics."""
+    sets = {frozenset(topics) for topics in subscriptions.values()}
+    return len(sets) > 1
+
+
+def inherited_i6(assignor: str, subscriptions: Mapping[str, list[str]],
+                 breaches: list[ClaimBreach]) -> str | None:
+    """The rule id when every I6 breach of one rebalance is Kafka's own (`RULES`), else
+    None (then the breaches are plain violations)."""
+    if (breaches and assignor == "cooperative-sticky" and general_path(subscriptions)
+            and all(b.generation is not None for b in breaches)):
+        return "K1"
+    return None
+
+
+def inherited_i4a(assignor: str, subscriptions: Mapping[str, list[str]],
+                  previous: Mapping[str, list[TopicPartition]],
+                  assignment: Mapping[str, list[TopicPartition]]) -> str | None:
+    """``"K2"`` when every partition the answer takes from its previous owner is withheld
+    (assigned to nobody) in a cooperative-sticky group with an empty subscription."""
+    if assignor != "cooperative-sticky" or all(subscriptions.values()):
+        return None
+    owner = {(tp[0], tp[1]): m for m, parts in assignment.items() for tp in parts}
+    moved = [(tp[0], tp[1]) for m, parts in previous.items() for tp in parts
+             if owner.get((tp[0], tp[1])) != m]
+    if moved and all(tp not in owner for tp in moved):
+        return "K2"
+    return None
