@@ -285,3 +285,21 @@ def test_a_cooperative_group_that_never_settles_is_i11_and_a_stuck_gap_is_i2() -
     assert set(stuck.violations) == {"I2"}, stuck.table()
     assert stuck.counterexamples["I2"].violations[0].endswith(
         "(after 1 follow-up rebalance(s))")
+
+
+def test_prove_exits_1_on_kafkas_own_findings_only_with_strict(
+        capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    """cooperative-sticky's labelled findings (K1, K2) leave ``prove`` at exit 0 with the
+    labels shown; ``--strict`` turns them into exit 1; the JSON names the rules."""
+    base = ["prove", "--target", "builtin:cooperative-sticky", "--scope",
+            "members=2,topics=2,partitions=1", "--workers", "1", "--failures", str(tmp_path)]
+    assert _run(base) == 0
+    assert "Kafka's own behaviour" in capsys.readouterr().out
+    assert _run(base + ["--strict"]) == 1
+    capsys.readouterr()
+    assert _run(base + ["--json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert data["ok"] and data["violations"]
+    assert set(data["inheritedFromKafka"]) == set(data["violations"])
+    assert all(v["inheritedFromKafka"] in ("K1", "K2")
+               for v in data["counterexamples"].values())
