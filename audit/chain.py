@@ -46,6 +46,7 @@ from ..properties import assignment as A
 from ..properties.codec import codec_violations
 from ..properties.generations import claim_breaches, resolved, uncontested
 from ..properties.kafka_rules import inherited_i4a, inherited_i6
+from ..properties.rebalance import assignment_of, claims_of, i4a_applies, sent_claims
 from .targets import AuditTarget
 
 TopicPartition = tuple[str, int]
@@ -206,45 +207,10 @@ class _Group:
         return request
 
 
-def _claims(request: Mapping[str, Any]) -> dict[str, tuple[list[TopicPartition], int | None]]:
-    return {m: ([(t, p) for t, p in v["owned"]], v["generation"])
-            for m, v in request["members"].items()}
-
-
-def _sent_claims(request: Mapping[str, Any]
-                 ) -> dict[str, tuple[list[TopicPartition], int | None]]:
-    """What a cooperative consumer still owns when it joins: nothing without a generation,
-    and nothing of a topic it no longer subscribes to (it revoked those first)."""
-    out: dict[str, tuple[list[TopicPartition], int | None]] = {}
-    for m, v in request["members"].items():
-        topics = set(v["topics"])
-        owned = ([(t, p) for t, p in v["owned"] if t in topics]
-                 if v["generation"] is not None else [])
-        out[m] = (owned, v["generation"])
-    return out
-
-
-def _assignment_of(response: Any) -> dict[str, list[TopicPartition]]:
-    if not isinstance(response, dict) or not isinstance(response.get("assignment"), dict):
-        raise ValueError("the response has no 'assignment' object")
-    return {str(m): [(str(tp[0]), int(tp[1])) for tp in parts]
-            for m, parts in response["assignment"].items()}
-
-
 def _wanted(subs: Mapping[str, list[str]], partitions: Mapping[str, int]
             ) -> set[TopicPartition]:
     topics = {t for ts in subs.values() for t in ts if t in partitions}
     return {(t, p) for t in topics for p in range(partitions[t])}
-
-
-def _i4a_applies(request: Mapping[str, Any], subs: Mapping[str, list[str]],
-                 partitions: Mapping[str, int]) -> bool:
-    members = request["members"].values()
-    gens = {v["generation"] for v in members}
-    if len(gens) != 1 or None in gens or "racks" in request:
-        return False
-    prev = {m: [(t, p) for t, p in v["owned"]] for m, v in request["members"].items()}
-    return not A.complete(prev, subs, partitions) and not A.balanced(prev, subs, partitions)
 
 
 def balance_metrics(assignment: Mapping[str, list[TopicPartition]],
@@ -320,7 +286,7 @@ def _run_rebalance(target: AuditTarget, group: _Group, result: ChainResult,
         result.check("I10", check_codec(target, request, spec_codec))
     wanted = _wanted(subs, partitions)
     # partitions owned when the rebalance starts (as the members see it)
-    before = {tp: m for m, (ps, _) in _claims(request).items() for tp in ps if tp in wanted}
+    before = {tp: m for m, (ps, _) in claims_of(request).items() for tp in ps if tp in wanted}
     kept = set(before)
     current = request
     settled: dict[str, list[TopicPartition]] = {}
@@ -332,7 +298,7 @@ def _run_rebalance(target: AuditTarget, group: _Group, result: ChainResult,
         started = time.perf_counter()
         try:
             response = _call_with_timeout(target.assign, current, timeout)
-            assignment = _assignment_of(response)
+            assignment = assignment_of(response)
         except Exception as exc:  # noqa: BLE001 - any failure of the target is a finding
             result.assign_ms += (time.perf_counter() - started) * 1000.0
             result.calls += 1
@@ -354,12 +320,12 @@ def _run_rebalance(target: AuditTarget, group: _Group, result: ChainResult,
         result.check("I1", A.exclusive_ownership(assignment))
         result.check("I2", A.valid_targets(assignment, subs, partitions))
         if cooperative:
-            sent = _sent_claims(current)
+            sent = sent_claims(current)
             result.check("I5", A.revoke_before_reassign(uncontested(sent), assignment))
             breaches = claim_breaches(sent, assignment, protocol)
             result.check("I6", [b.describe() for b in breaches],
                          inherited_i6(target.assignor, subs, breaches))
-        if call == 0 and target.sticky and _i4a_applies(current, subs, partitions):
+        if call == 0 and target.sticky and i4a_applies(current, subs, partitions):
             prev = {m: [(t, p) for t, p in v["owned"]] for m, v in current["members"].items()}
             result.check("I4", A.no_moves_when_balanced(prev, assignment),
                          inherited_i4a(target.assignor, subs, prev, assignment))
@@ -400,7 +366,7 @@ def _run_rebalance(target: AuditTarget, group: _Group, result: ChainResult,
         result.check("I3", A.balanced(settled, subs, partitions))
     if result.own_violation:
         return False
-    result.moves += A.moves(resolved(_claims(request)), settled)
+    result.moves += A.moves(resolved(claims_of(request)), settled)
     spread, topic_spread, ok = balance_metrics(settled, subs, partitions)
     result.imbalance = max(result.imbalance, spread)
     result.topic_imbalance = max(result.topic_imbalance, topic_spread)

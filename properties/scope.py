@@ -30,11 +30,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from .rebalance import assignment_of
 from .scope_judge import (
     STICKY_FAMILY,
     Judgement,
     Optimiser,
-    assignment_of,
     build_request,
     judge,
 )

@@ -46,6 +46,7 @@ from typing import Any
 from . import assignment as A
 from .generations import claim_breaches, resolved, uncontested
 from .kafka_rules import inherited_i4a, inherited_i6
+from .rebalance import assignment_of, claims_of, i4a_applies, sent_claims
 from .scope_space import AssignFn, Config, TopicPartition
 
 STICKY_FAMILY = frozenset({"sticky", "cooperative-sticky"})
@@ -86,31 +87,6 @@ def build_request(assignor: str, config: Config) -> dict[str, Any]:
     return request
 
 
-def _claims(request: dict[str, Any]) -> dict[str, tuple[list[TopicPartition], int | None]]:
-    return {m: ([(t, p) for t, p in v["owned"]], v["generation"])
-            for m, v in request["members"].items()}
-
-
-def _sent_claims(request: dict[str, Any]) -> dict[str, tuple[list[TopicPartition], int | None]]:
-    """What a cooperative consumer still owns when it joins: nothing without a generation,
-    and no partition of a topic it no longer subscribes to (it revoked those first)."""
-    out: dict[str, tuple[list[TopicPartition], int | None]] = {}
-    for m, v in request["members"].items():
-        topics = set(v["topics"])
-        owned = [(t, p) for t, p in v["owned"] if t in topics] if v["generation"] else []
-        out[m] = (owned, v["generation"])
-    return out
-
-
-def assignment_of(response: Any) -> dict[str, list[TopicPartition]]:
-    if not isinstance(response, dict) or not isinstance(response.get("assignment"), dict):
-        raise ValueError("the response has no 'assignment' object")
-    out: dict[str, list[TopicPartition]] = {}
-    for m, parts in response["assignment"].items():
-        out[str(m)] = [(str(tp[0]), int(tp[1])) for tp in parts]
-    return out
-
-
 def _missing(assignment: Mapping[str, list[TopicPartition]], subs: Mapping[str, list[str]],
              partitions: Mapping[str, int]) -> bool:
     held = {tp for ps in assignment.values() for tp in ps}
@@ -133,16 +109,6 @@ def _follow_up(request: dict[str, Any], response: dict[str, Any],
         v["owned"] = [[t, p] for t, p in dict.fromkeys(assignment.get(m, []))]
         v["generation"] = generation
     return nxt
-
-
-def _i4a_applies(request: dict[str, Any], subs: Mapping[str, list[str]],
-                 partitions: Mapping[str, int]) -> bool:
-    members = request["members"].values()
-    gens = {v["generation"] for v in members}
-    if len(gens) != 1 or None in gens or "racks" in request:
-        return False
-    prev = {m: [(t, p) for t, p in v["owned"]] for m, v in request["members"].items()}
-    return not A.complete(prev, subs, partitions) and not A.balanced(prev, subs, partitions)
 
 
 @dataclass
@@ -243,13 +209,13 @@ def judge(assign: AssignFn, assignor: str, config: Config, optimiser: Optimiser 
             "COOPERATIVE" if assignor in COOPERATIVE_ASSIGNORS else "EAGER"))
         found = A.exclusive_ownership(assignment) + A.valid_targets(assignment, subs, partitions)
         if protocol == "COOPERATIVE":
-            sent = _sent_claims(current)
+            sent = sent_claims(current)
             found += A.revoke_before_reassign(uncontested(sent), assignment)
             breaches = claim_breaches(sent, assignment, protocol)
             i6 = [b.describe() for b in breaches]
             out.classify("I6", i6, inherited_i6(assignor, subs, breaches))
             found += i6
-        if round_no == 0 and sticky and _i4a_applies(current, subs, partitions):
+        if round_no == 0 and sticky and i4a_applies(current, subs, partitions):
             prev = {m: [(t, p) for t, p in v["owned"]] for m, v in current["members"].items()}
             i4a = A.no_moves_when_balanced(prev, assignment)
             out.classify("I4a", i4a, inherited_i4a(assignor, subs, prev, assignment))
@@ -282,7 +248,7 @@ def judge(assign: AssignFn, assignor: str, config: Config, optimiser: Optimiser 
     note(last, settled_found)
     if settled_found:
         return out
-    prev = resolved(_claims(request))
+    prev = resolved(claims_of(request))
     out.moves = A.moves(prev, settled)
     if optimiser is not None and optimiser.available:
         # the answer bounds the optimum only when it is itself complete and balanced
