@@ -45,7 +45,7 @@ from typing import Any
 from ..properties import assignment as A
 from ..properties.codec import codec_violations
 from ..properties.generations import claim_breaches, resolved, uncontested
-from ..properties.kafka_rules import inherited_i4a, inherited_i6
+from ..properties.kafka_rules import KAFKA_FOLLOW_UPS, inherited_i4a, inherited_i6, inherited_i11
 from ..properties.rebalance import assignment_of, claims_of, i4a_applies, sent_claims
 from .targets import AuditTarget
 
@@ -294,7 +294,9 @@ def _run_rebalance(target: AuditTarget, group: _Group, result: ChainResult,
     protocol = "EAGER"
     follow_ups = 0
     response: dict[str, Any] = {}
-    for call in range(MAX_FOLLOW_UPS + 1):
+    # follow-ups past MAX_FOLLOW_UPS are run only to tell whether the group settles within
+    # Kafka's own bound (rule K3); needing them is an I11 violation either way
+    for call in range(KAFKA_FOLLOW_UPS + 1):
         started = time.perf_counter()
         try:
             response = _call_with_timeout(target.assign, current, timeout)
@@ -340,7 +342,7 @@ def _run_rebalance(target: AuditTarget, group: _Group, result: ChainResult,
         missing = any(tp not in owner for tp in wanted)
         if not cooperative or not changed or not missing:
             break
-        if call < MAX_FOLLOW_UPS:
+        if call < KAFKA_FOLLOW_UPS:
             follow_ups += 1
             generation = response.get("generation")
             gen = generation if isinstance(generation, int) else group.generation + 1
@@ -355,6 +357,11 @@ def _run_rebalance(target: AuditTarget, group: _Group, result: ChainResult,
             # still changing after every follow-up: not settled (I11), not a gap (I2)
             result.check("I11", [f"I11: no settled assignment after {follow_ups} follow-up "
                                  f"rebalance(s); {v.split(': ', 1)[1]}" for v in complete])
+            complete = []
+        elif follow_ups > MAX_FOLLOW_UPS and not complete:
+            result.check("I11", [f"I11: settled only after {follow_ups} follow-up "
+                                 f"rebalance(s), more than {MAX_FOLLOW_UPS}"],
+                         inherited_i11(target.assignor, follow_ups, settled=True))
             complete = []
         else:
             result.check("I11", [])

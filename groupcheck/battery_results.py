@@ -106,7 +106,7 @@ class BatteryResult:
         kafka = sorted({i for e in self.engines for i in e.inherited})
         if kafka:
             lines.append(f"Kafka's: {', '.join(kafka)} broken the way Kafka's own client breaks "
-                         "it (rules K1, K2; README 'Where groupcheck differs from Kafka'); "
+                         "it (rules K1-K3; README 'Where groupcheck differs from Kafka'); "
                          "--strict fails on them")
         lines.append("VIOLATED" if self.failed else "every invariant held")
         return "\n".join(lines)

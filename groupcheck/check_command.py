@@ -245,7 +245,7 @@ def add_commands(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-
     p.add_argument("--failures", default=DEFAULT_FAILURES, help="where counterexamples go")
     p.add_argument("--json", action="store_true", help="print the result as JSON")
     p.add_argument("--strict", action="store_true",
-                   help="fail on violations that are Kafka's own behaviour too (rules K1, K2)")
+                   help="fail on violations that are Kafka's own behaviour too (rules K1-K3)")
     p.set_defaults(func=cmd_check)
 
     p = sub.add_parser("zoo", help="catch every mutant of the bug zoo")

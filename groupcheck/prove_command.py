@@ -122,5 +122,5 @@ def add_commands(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-
     p.add_argument("--exact", action="store_true",
                    help="ask Z3 for every optimum (no lower-bound shortcut)")
     p.add_argument("--strict", action="store_true",
-                   help="fail on violations that are Kafka's own behaviour too (rules K1, K2)")
+                   help="fail on violations that are Kafka's own behaviour too (rules K1-K3)")
     p.set_defaults(func=cmd_prove)

@@ -28,6 +28,12 @@ told to revoke partitions that nobody gets in this rebalance; the follow-up give
 The answer keeps I1 and I2 and the golden vectors show it (an unmarked line), so ``impl/``
 reproduces it. Only revocations that leave the partition unassigned are covered: a move to
 another member is never inherited.
+
+``K3`` (I11) — cooperative-sticky needs more follow-up rebalances than groupcheck's own
+bound but settles within the four that Kafka's own cooperative tests allow (DESIGN, I11).
+Seen on the rack-aware general path (KIP-881) when two members join at once: every round
+moves a few partitions that the next one withholds, until the fourth follow-up settles.
+A group still changing after four follow-ups is never covered.
 """
 
 from __future__ import annotations
@@ -35,6 +41,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from .generations import ClaimBreach
+
+#: follow-up rebalances Kafka's own tests allow a cooperative group to settle in (I11)
+KAFKA_FOLLOW_UPS = 4
 
 TopicPartition = tuple[str, int]
 
@@ -47,6 +56,9 @@ RULES: dict[str, str] = {
           "a balanced assignment are revoked and withheld from everyone for one follow-up "
           "rebalance, as Kafka's constrained builder hands them to that member (README D2) "
           "and its cooperative step withholds them",
+    "K3": "I11 on cooperative-sticky: the group settles after more follow-up rebalances than "
+          "groupcheck's bound but within the 4 that Kafka's own cooperative tests allow "
+          "(seen on the rack-aware general path when members join at once)",
 }
 
 
@@ -79,4 +91,12 @@ def inherited_i4a(assignor: str, subscriptions: Mapping[str, list[str]],
              if owner.get((tp[0], tp[1])) != m]
     if moved and all(tp not in owner for tp in moved):
         return "K2"
+    return None
+
+
+def inherited_i11(assignor: str, follow_ups: int, settled: bool) -> str | None:
+    """``"K3"`` when a cooperative-sticky group that went past groupcheck's bound settled
+    within ``KAFKA_FOLLOW_UPS`` follow-up rebalances."""
+    if assignor == "cooperative-sticky" and settled and follow_ups <= KAFKA_FOLLOW_UPS:
+        return "K3"
     return None

@@ -44,10 +44,6 @@ MemberDesc = tuple[tuple[int, ...], int, int, tuple[tuple[int, int], ...]]
 # The metadata: per topic, (partition count, rack index of each partition).
 Metadata = tuple[tuple[int, tuple[int, ...]], ...]
 
-FORMAT = "groupcheck-prove/1"
-STICKY_FAMILY = frozenset({"sticky", "cooperative-sticky"})
-COOPERATIVE_ASSIGNORS = frozenset({"cooperative-sticky"})
-MAX_FOLLOW_UPS = 2
 _LIMITS = {"members": (1, 6), "topics": (1, 4), "partitions": (0, 8), "generations": (1, 4),
            "racks": (0, 3), "claims": (1, 6), "symmetry": (0, 1)}
 

@@ -241,3 +241,39 @@ def test_the_kafka_rule_needs_the_cooperative_general_path_and_a_claimant() -> N
     assert inherited_i6("cooperative-sticky", {"a": ["t"], "b": ["t"]}, [tie]) is None
     assert inherited_i6("sticky", subs, [tie]) is None
     assert inherited_i6("cooperative-sticky", subs, []) is None
+
+
+RACK_AWARE_JOIN = {
+    "format": "groupcheck-audit-spec/1", "kind": "random", "scenario": 97434, "seed": 0,
+    "tier": 0, "partitions": {"t0": 7, "t1": 8},
+    "racks": {"t0": [["r0", "r1"], ["r0"], ["r0"], ["r1"], ["r1"], ["r2"], ["r0"]],
+              "t1": [["r0", "r2"], ["r2", "r0"], ["r2"], ["r2"], ["r1", "r0"], ["r2"],
+                     ["r2", "r0"], ["r0"]]},
+    "members": [{"id": "c0", "topics": ["t0", "t1"],
+                 "owned": ([["t0", p] for p in range(7)]
+                           + [["t1", p] for p in (0, 1, 2, 3, 5, 6, 7)]),
+                 "generation": 2, "rack": "r0"}],
+    "steps": [[{"op": "join", "member": {"id": "c1", "topics": ["t0", "t1"], "owned": [],
+                                         "generation": None, "rack": "r1"}},
+               {"op": "join", "member": {"id": "c2", "topics": ["t1"], "owned": [],
+                                         "generation": None, "rack": "r0"}}]]}
+
+
+def test_settling_within_kafkas_four_follow_ups_is_inherited_k3() -> None:
+    """Audit seed 0, scenario 97434: two members join a rack-aware cooperative-sticky group
+    at once and every follow-up moves a few partitions, until the fourth settles. That is
+    past groupcheck's bound (I11) but within the four Kafka's own tests allow: rule K3, and
+    the story goes on."""
+    result = run_chain(resolve_audit_target("builtin:cooperative-sticky"), RACK_AWARE_JOIN)
+    assert result.verdicts["I11"] == 1, result.violations
+    assert any("settled only after 4 follow-up" in v for v in result.violations)
+    assert result.inherited.get("I11") == "K3" and not result.own_violation
+
+
+def test_k3_needs_cooperative_sticky_and_a_settled_group_within_four() -> None:
+    from groupcheck.properties.kafka_rules import KAFKA_FOLLOW_UPS, inherited_i11
+
+    assert inherited_i11("cooperative-sticky", KAFKA_FOLLOW_UPS, settled=True) == "K3"
+    assert inherited_i11("cooperative-sticky", KAFKA_FOLLOW_UPS, settled=False) is None
+    assert inherited_i11("cooperative-sticky", KAFKA_FOLLOW_UPS + 1, settled=True) is None
+    assert inherited_i11("fake", KAFKA_FOLLOW_UPS, settled=True) is None

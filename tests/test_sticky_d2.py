@@ -117,3 +117,20 @@ def test_cooperative_with_empty_members_is_complete_within_the_follow_ups(
     assert not A.exclusive_ownership(result)
     assert not A.valid_targets(result, subs, request["partitions"])
     assert not A.complete(result, subs, request["partitions"])
+
+
+def test_d2_returns_every_partition_to_its_owner_whatever_the_order() -> None:
+    """Audit seed 0, scenario 73574: a balanced sticky assignment (7, 7, 7, 6 of t0-0..26)
+    beside an empty member c3. Kafka's builder gives c3 five partitions of three owners; D2
+    must give every one back (I4a), not let the first returns push the owner of a later one
+    over the least-loaded subscriber."""
+    owned = {"c0": [0, 4, 6, 9, 11, 12, 25], "c1": [2, 3, 14, 24, 16, 17, 26],
+             "c2": [1, 5, 7, 10, 15, 18, 23], "c3": [], "c4": [8, 13, 19, 22, 20, 21]}
+    request = {"op": "assign", "assignor": "sticky", "mode": "client",
+               "partitions": {"t0": 27},
+               "members": {m: {"topics": ["t0"] if ps else [],
+                               "owned": [["t0", p] for p in ps], "generation": 3}
+                           for m, ps in owned.items()}}
+    got = run_assign(request)["assignment"]
+    assert {m: sorted(p for _, p in ps) for m, ps in got.items()} == \
+        {m: sorted(ps) for m, ps in owned.items()}

@@ -244,11 +244,12 @@ def keep_to_subscribers(assignment: dict[str, list[TopicPartition]],
                         owners: dict[str, list[TopicPartition]],
                         transferring: dict[TopicPartition, str] | None,
                         withheld: dict[TopicPartition, str]) -> None:
-    """Deviation D2: each misplaced partition goes to a subscriber instead: its valid
-    previous owner when that one holds no more than the least-loaded subscriber (so a
-    balanced previous assignment stays put, I4a), else the least-loaded subscriber (ties:
-    lowest member id). A member's load is what it keeps: partitions about to be
-    ``withheld`` from it (cooperative) do not count.
+    """Deviation D2: each misplaced partition goes to a subscriber instead. First every
+    partition whose valid previous owner can take it back within the balanced quota goes
+    back (so a balanced previous assignment stays put, I4a, whatever the order of the
+    misplaced partitions); the rest go to the least-loaded subscriber (ties: lowest member
+    id). A member's load is what it keeps: partitions about to be ``withheld`` from it
+    (cooperative) do not count.
 
     It runs before the cooperative assignor withholds moves, and ``transferring`` (the
     constrained builder's map; None for the general one, whose map is computed from the
@@ -265,14 +266,13 @@ def keep_to_subscribers(assignment: dict[str, list[TopicPartition]],
     for tp, member in withheld.items():
         if member in load and (tp, member) not in gone:
             load[member] -= 1
-    for tp, _ in misplaced:
-        takers = [m for m in assignment if tp[0] in topics_of[m]]
-        if not takers:
-            continue
-        taker = min(takers, key=lambda m: (load[m], member_key(m)))
-        owner = previous.get(tp)
-        if owner is not None and load[owner] <= load[taker]:
-            taker = owner
+    placeable = [tp for tp, _ in misplaced if any(tp[0] in ts for ts in topics_of.values())]
+    takers = {m for tp in placeable for m, ts in topics_of.items() if tp[0] in ts}
+    total = sum(load[m] for m in takers) + len(placeable)
+    floor, extra = divmod(total, len(takers)) if takers else (0, 0)
+    at_ceiling = sum(1 for m in takers if load[m] > floor)
+
+    def place(tp: TopicPartition, taker: str, owner: str | None) -> None:
         assignment[taker].append(tp)
         load[taker] += 1
         if transferring is not None:
@@ -280,3 +280,18 @@ def keep_to_subscribers(assignment: dict[str, list[TopicPartition]],
                 transferring.pop(tp, None)
             else:
                 transferring[tp] = taker
+
+    rest: list[TopicPartition] = []
+    for tp in placeable:
+        owner = previous.get(tp)
+        if owner is not None and load[owner] < floor:
+            place(tp, owner, owner)
+        elif owner is not None and load[owner] == floor and at_ceiling < extra:
+            at_ceiling += 1
+            place(tp, owner, owner)
+        else:
+            rest.append(tp)
+    for tp in rest:
+        taker = min((m for m in assignment if tp[0] in topics_of[m]),
+                    key=lambda m: (load[m], member_key(m)))
+        place(tp, taker, previous.get(tp))
