@@ -4,16 +4,17 @@
 ``assign`` request in client mode (every member's subscription built as a consumer with
 the target's assignor builds it from its topics, owned partitions and generation); a
 COOPERATIVE answer that leaves partitions unassigned gets follow-up rebalances (each member
-now owns what it was given, at the new generation) until the group settles, at most
-`MAX_FOLLOW_UPS`; then the members keep what they were given and the next step's changes
-apply. Stalled members keep their state and come back with it.
+now owns what it was given, at the new generation) until the group settles. Needing more
+than `MAX_FOLLOW_UPS` is I11; follow-ups go on to `kafka_rules.SETTLE_HORIZON` only to tell
+whether the group settles at all (rule K3). Then the members keep what they were given and
+the next step's changes apply. Stalled members keep their state and come back with it.
 
 Judgement per call (the predicates of ``properties``): I1 exclusive ownership, the validity
 half of I2; COOPERATIVE: I5 over the uncontested claims members still hold when they join,
 and I6 (claim hygiene) over contested ones; I4a for the sticky family when the request's
 claims are one balanced, complete, valid assignment in a single generation without racks.
 Per settled rebalance: I2 complete; I3 balanced (sticky family); I11 when a COOPERATIVE
-group still changes and is incomplete after `MAX_FOLLOW_UPS` follow-ups. I10: every member
+group is incomplete after `MAX_FOLLOW_UPS` follow-ups (still changing, or settling later). I10: every member
 of the first rebalance's subscription through the target's codec at the spec's writer
 version, read with the reader version's header. The story stops at the first rebalance
 with a violation (what follows would build on a wrong assignment), unless a rule of
@@ -45,7 +46,7 @@ from typing import Any
 from ..properties import assignment as A
 from ..properties.codec import codec_violations
 from ..properties.generations import claim_breaches, resolved, uncontested
-from ..properties.kafka_rules import KAFKA_FOLLOW_UPS, inherited_i4a, inherited_i6, inherited_i11
+from ..properties.kafka_rules import SETTLE_HORIZON, inherited_i4a, inherited_i6, inherited_i11
 from ..properties.rebalance import assignment_of, claims_of, i4a_applies, sent_claims
 from .targets import AuditTarget
 
@@ -295,8 +296,8 @@ def _run_rebalance(target: AuditTarget, group: _Group, result: ChainResult,
     follow_ups = 0
     response: dict[str, Any] = {}
     # follow-ups past MAX_FOLLOW_UPS are run only to tell whether the group settles within
-    # Kafka's own bound (rule K3); needing them is an I11 violation either way
-    for call in range(KAFKA_FOLLOW_UPS + 1):
+    # a horizon (rule K3); needing them is an I11 violation either way
+    for call in range(SETTLE_HORIZON + 1):
         started = time.perf_counter()
         try:
             response = _call_with_timeout(target.assign, current, timeout)
@@ -342,7 +343,7 @@ def _run_rebalance(target: AuditTarget, group: _Group, result: ChainResult,
         missing = any(tp not in owner for tp in wanted)
         if not cooperative or not changed or not missing:
             break
-        if call < KAFKA_FOLLOW_UPS:
+        if call < SETTLE_HORIZON:
             follow_ups += 1
             generation = response.get("generation")
             gen = generation if isinstance(generation, int) else group.generation + 1
@@ -361,7 +362,8 @@ def _run_rebalance(target: AuditTarget, group: _Group, result: ChainResult,
         elif follow_ups > MAX_FOLLOW_UPS and not complete:
             result.check("I11", [f"I11: settled only after {follow_ups} follow-up "
                                  f"rebalance(s), more than {MAX_FOLLOW_UPS}"],
-                         inherited_i11(target.assignor, follow_ups, settled=True))
+                         inherited_i11(target.assignor, follow_ups, settled=True,
+                                       rack_aware="racks" in request))
             complete = []
         else:
             result.check("I11", [])

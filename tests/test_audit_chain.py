@@ -270,10 +270,16 @@ def test_settling_within_kafkas_four_follow_ups_is_inherited_k3() -> None:
     assert result.inherited.get("I11") == "K3" and not result.own_violation
 
 
-def test_k3_needs_cooperative_sticky_and_a_settled_group_within_four() -> None:
-    from groupcheck.properties.kafka_rules import KAFKA_FOLLOW_UPS, inherited_i11
+def test_k3_needs_cooperative_sticky_and_a_group_that_settles() -> None:
+    """Within Kafka's four follow-ups any cooperative-sticky group is covered; past them
+    only a rack-aware one, up to the horizon; a group that never settles never is."""
+    from groupcheck.properties.kafka_rules import KAFKA_FOLLOW_UPS, SETTLE_HORIZON, inherited_i11
 
     assert inherited_i11("cooperative-sticky", KAFKA_FOLLOW_UPS, settled=True) == "K3"
     assert inherited_i11("cooperative-sticky", KAFKA_FOLLOW_UPS, settled=False) is None
     assert inherited_i11("cooperative-sticky", KAFKA_FOLLOW_UPS + 1, settled=True) is None
+    assert inherited_i11("cooperative-sticky", KAFKA_FOLLOW_UPS + 1, settled=True,
+                         rack_aware=True) == "K3"
+    assert inherited_i11("cooperative-sticky", SETTLE_HORIZON + 1, settled=True,
+                         rack_aware=True) is None
     assert inherited_i11("fake", KAFKA_FOLLOW_UPS, settled=True) is None
