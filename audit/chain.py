@@ -15,8 +15,8 @@ and I6 (claim hygiene) over contested ones; I4a for the sticky family when the r
 claims are one balanced, complete, valid assignment in a single generation without racks.
 Per settled rebalance: I2 complete; I3 balanced (sticky family); I11 when a COOPERATIVE
 group is incomplete after `MAX_FOLLOW_UPS` follow-ups (still changing, or settling later).
-I10: every member of the first rebalance's subscription through the target's codec at the spec's writer
-version, read with the reader version's header. The story stops at the first rebalance
+I10: every member of the first rebalance's subscription through the target's codec at the
+spec's writer version, read with the reader version's header. The story stops at the first rebalance
 with a violation (what follows would build on a wrong assignment), unless a rule of
 `kafka_rules` explains it as Kafka's own behaviour (then it goes on, as a Kafka group
 would); an exception from the target is ``ERROR``.
