@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 from collections import Counter
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -283,3 +284,17 @@ def test_k3_needs_cooperative_sticky_and_a_group_that_settles() -> None:
     assert inherited_i11("cooperative-sticky", SETTLE_HORIZON + 1, settled=True,
                          rack_aware=True) is None
     assert inherited_i11("fake", KAFKA_FOLLOW_UPS, settled=True) is None
+
+
+def test_a_rack_aware_cooperative_group_that_flaps_forever_is_an_own_i11() -> None:
+    """Audit seed 0, scenario 96646 (tests/data/rack_aware_flap_spec.json): 11 members with
+    racks on cooperative-sticky's general path. From one round to the next the answer
+    alternates: three partitions are withheld for a rotation that the next round undoes,
+    while t5-15 goes to c10 and is withheld again, so the group never settles. No rule
+    excuses a group still changing at the horizon: an I11 violation of its own."""
+    spec = json.loads((Path(__file__).parent / "data" / "rack_aware_flap_spec.json")
+                      .read_text(encoding="utf-8"))
+    result = run_chain(resolve_audit_target("builtin:cooperative-sticky"), spec)
+    assert result.verdicts["I11"] == 1 and "I11" not in result.inherited
+    assert result.own_violation
+    assert any("no settled assignment after 8 follow-up" in v for v in result.violations)
