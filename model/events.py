@@ -65,14 +65,7 @@ def _drain(model: ReferenceModel, target: GroupTarget) -> list[str]:
     event ran: as many steps as it had pending when asked. Other targets have nothing
     pending (they move only when stepped)."""
     pending = getattr(target, "pending", None)
-    out: list[str] = []
-    for _ in range(pending() if pending is not None else 0):
-        if not target.step():
-            break
-        out += _observe(model, target)[1]
-        if out:
-            break
-    return out
+    return _steps(model, target, pending() if pending is not None else 0)
 
 
 def _settle(model: ReferenceModel, target: GroupTarget) -> list[str]:
