@@ -159,28 +159,8 @@ class _TopicOrderOwnedBuilder(ConstrainedAssignmentBuilder):
     """KAFKA-16277: owned partitions kept in (topic, partition) order, not (partition, topic),
     so a member over its quota keeps whole topics and a joiner receives a whole topic."""
 
-    def _assign_owned_partitions(self) -> list[TopicPartition]:
-        assigned: list[TopicPartition] = []
-        rack = self.rack_info
-        for member in self.members:
-            claims = self.owned[member]
-            if rack.consumer_racks:
-                kept = []
-                for tp in claims:
-                    if rack.racks_mismatch(member, tp):
-                        self.maybe_revoked[tp] = member
-                    else:
-                        kept.append(tp)
-                claims = kept
-            owned = sorted(claims)  # the bug: (topic, partition) order
-            if self.multiple:
-                owned = [tp for tp in owned if tp not in self.multiple]
-            keep = self._quota_for(len(owned), member)
-            self.assignment[member].extend(owned[:keep])
-            assigned.extend(owned[:keep])
-            for tp in owned[keep:]:
-                self.maybe_revoked[tp] = member
-        return assigned
+    def _owned_order(self) -> Any:
+        return None  # the bug: sorted() alone gives (topic, partition) order
 
 
 class _ConsumerCountBalanceBuilder(GeneralAssignmentBuilder):
@@ -188,22 +168,8 @@ class _ConsumerCountBalanceBuilder(GeneralAssignmentBuilder):
     number of *consumers* (``RD_MAP_CNT(consumer2AllPotentialPartitions)``) instead of the
     number of partitions it could hold."""
 
-    def _is_balanced(self) -> bool:
-        members = self.sorted_members
-        if members.min_size() >= members.max_size() - 1:
-            return True
-        topic_max: dict[str, int] = {}
-        for member in list(members):
-            size = self.sizes[member]
-            if size == len(self.members):  # the bug
-                continue
-            for topic in self.potential_topics[member]:
-                most = topic_max.get(topic)
-                if most is None:
-                    most = topic_max[topic] = self._largest_holder(topic)
-                if size + 1 < most:
-                    return False
-        return True
+    def _is_full(self, member: str, size: int) -> bool:
+        return size == len(self.members)  # the bug
 
 
 class RackTransferMissCooperativeStickyAssignor(CooperativeStickyAssignor):

@@ -72,10 +72,15 @@ class ConstrainedAssignmentBuilder:
             copy.put(member)
         return {m: self.assignment[m] for m in copy.order()}
 
+    def _owned_order(self) -> Callable[[TopicPartition], Any]:
+        """The order in which a member keeps its owned partitions: (partition, topic), so an
+        over-quota member gives up a spread of topics (KAFKA-16277)."""
+        return _owned_sorter(list(self.partitions_per_topic))
+
     def _assign_owned_partitions(self) -> list[TopicPartition]:
         """Step 1: keep up to ``max_quota`` (for the first few) or ``min_quota`` owned."""
         assigned: list[TopicPartition] = []
-        sorter = _owned_sorter(list(self.partitions_per_topic))
+        sorter = self._owned_order()
         rack = self.rack_info
         for member in self.members:
             claims = self.owned[member]

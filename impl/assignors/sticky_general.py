@@ -350,7 +350,7 @@ class GeneralAssignmentBuilder:
         topic_max: dict[str, int] = {}
         for member in list(members):
             size = self.sizes[member]
-            if size == self._max_assignment_size(member):
+            if self._is_full(member, size):
                 continue
             for topic in self.potential_topics[member]:
                 most = topic_max.get(topic)
@@ -359,6 +359,10 @@ class GeneralAssignmentBuilder:
                 if size + 1 < most:
                     return False
         return True
+
+    def _is_full(self, member: str, size: int) -> bool:
+        """``member`` holds every partition it could hold (``isBalanced`` skips it)."""
+        return size == self._max_assignment_size(member)
 
     def _largest_holder(self, topic: str) -> int:
         """The most partitions held by a member (still in the set) holding one of ``topic``."""
