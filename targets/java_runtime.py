@@ -161,7 +161,7 @@ def compile_sources(sources: dict[str, bytes], classpath: Sequence[Path]) -> Pat
     it holds them; see the module docstring)."""
     key = (hashlib.sha256(b"".join(sources[n] for n in sorted(sources))).hexdigest(),
            tuple(str(p) for p in classpath))
-    if key in _COMPILED:
+    if key in _COMPILED and _COMPILED[key].is_dir():  # (a cache emptied meanwhile: again)
         return _COMPILED[key]
     final = cache_root() / _content_digest(classpath, sources)
     if not (final / "classes").is_dir():
