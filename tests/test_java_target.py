@@ -8,6 +8,9 @@ path never returns; their time limits are kept to a few seconds.
 from __future__ import annotations
 
 import json
+import os
+import signal
+import subprocess
 import sys
 import time
 from pathlib import Path
@@ -168,6 +171,35 @@ def test_prover_and_diff_report_a_hanging_process_as_timeout(tmp_path: Path) -> 
         target.close()
     assert diff.timeout == "b" and diff.request is not None
     assert describe(diff, "builtin:range", target.name).startswith("TIMEOUT after 1 ")
+
+
+def _running(pid: int) -> bool:
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except OSError:
+        return False
+    return state != "Z"
+
+
+@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="needs Linux's /proc")
+def test_a_jvm_stuck_in_kafkas_loop_exits_when_its_caller_dies() -> None:
+    """A caller killed outright cannot kill the JVM: the driver exits when its parent does,
+    rather than spin in Kafka's endless loop for ever."""
+    code = ("import json, os, subprocess, sys, time\n"
+            "from groupcheck.targets.java_runtime import driver_command\n"
+            "p = subprocess.Popen(driver_command(''), stdin=subprocess.PIPE, "
+            "stdout=subprocess.PIPE, text=True)\n"
+            f"p.stdin.write({json.dumps(json.dumps(LOOPS[2]))} + '\\n'); p.stdin.flush()\n"
+            "time.sleep(1.0); print(p.pid, flush=True); os._exit(0)\n")
+    pid = int(subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                             timeout=120, check=True).stdout)
+    deadline = time.monotonic() + 15
+    while _running(pid) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    orphaned = _running(pid)
+    if orphaned:
+        os.kill(pid, signal.SIGKILL)
+    assert not orphaned
 
 
 # --- Kafka's own findings -------------------------------------------------------------------

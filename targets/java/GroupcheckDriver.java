@@ -8,6 +8,8 @@
  * answered {"error": "InvalidRequestError: ..."}; an exception Kafka raises is answered
  * with error, errorClass and errorMessage (Errors); either way the driver goes on with the
  * next line. A request Kafka never finishes is the caller's to time out: it kills this JVM.
+ * Should the caller die instead, the JVM exits when it notices (an assignor that loops
+ * forever would otherwise outlive everything that could stop it).
  */
 package groupcheck.driver;
 
@@ -26,6 +28,7 @@ public final class GroupcheckDriver {
     }
 
     public static void main(String[] args) throws IOException {
+        exitWithParent();
         BufferedReader in = new BufferedReader(
                 new InputStreamReader(System.in, StandardCharsets.UTF_8), 1 << 16);
         Writer out = new BufferedWriter(
@@ -39,6 +42,28 @@ public final class GroupcheckDriver {
             out.write('\n');
             out.flush();
         }
+    }
+
+    /** Halt once this JVM has another parent: the caller exited and the JVM was handed to
+     * init (or a subreaper), even while the caller is a zombie nobody has reaped yet. */
+    private static void exitWithParent() {
+        long parent = parentPid();
+        Thread watch = new Thread(() -> {
+            while (parentPid() == parent) {
+                try {
+                    Thread.sleep(500);
+                } catch (InterruptedException exc) {
+                    return;
+                }
+            }
+            Runtime.getRuntime().halt(3);
+        }, "groupcheck-parent-watch");
+        watch.setDaemon(true);
+        watch.start();
+    }
+
+    private static long parentPid() {
+        return ProcessHandle.current().parent().map(ProcessHandle::pid).orElse(-1L);
     }
 
     /** One line in, one line out; never throws. */
