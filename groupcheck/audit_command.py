@@ -67,14 +67,15 @@ def resolve_audit_target(name: str) -> Any:
         from .impl.assignors import ASSIGNOR_NAMES
         from .targets.java_runtime import JavaUnavailable
         from .targets.java_target import audit_parts
+        from .targets.jsonl_target import TargetFailure
 
         if family not in ASSIGNOR_NAMES:
             raise AuditTargetError(f"{name}: unknown assignor {family!r}; expected one of "
                                    f"{', '.join(ASSIGNOR_NAMES)}")
         try:
             assign, codec = audit_parts(rest.removeprefix("java:"), family, CALL_TIMEOUT)
-        except JavaUnavailable as exc:
-            raise AuditTargetError(str(exc)) from None
+        except (JavaUnavailable, TargetFailure) as exc:  # no JDK here, or no JVM starts
+            raise AuditTargetError(f"{name}: {exc}") from None
         return AuditTarget(name, family, assign, codec)
     kind, _, assignor = name.partition(":")
     if kind == "builtin":

@@ -19,6 +19,7 @@ from typing import Any
 import pytest
 
 from groupcheck.audit.chain import replay_record, run_chain
+from groupcheck.audit.targets import AuditTargetError
 from groupcheck.audit_command import expand_targets, resolve_audit_target
 from groupcheck.battery import run_battery, run_fuzz, run_prove, run_vectors
 from groupcheck.cli import main
@@ -262,3 +263,7 @@ def test_the_audit_runs_java_as_one_target_per_assignor() -> None:
     assert target.assignor == "roundrobin" and target.codec is not None
     with pytest.raises(TargetAnswerError):
         target.assign({"op": "assign", "assignor": "roundrobin", "members": []})
+    with pytest.raises(AuditTargetError, match="unknown assignor 'fifo'"):
+        resolve_audit_target("fifo@java:")
+    with pytest.raises(AuditTargetError, match="does not exist"):
+        resolve_audit_target("range@java:/no/such/kafka.jar")
