@@ -130,7 +130,7 @@ class JsonlProcess:
         proc = self.proc if self.proc is not None and self.proc.poll() is None \
             else self._start()
         assert proc.stdin is not None
-        try:
+        try:  # ASCII: every string, a lone surrogate too, reaches the process intact
             proc.stdin.write(json.dumps(body, ensure_ascii=True) + "\n")
             proc.stdin.flush()
         except (BrokenPipeError, OSError):
