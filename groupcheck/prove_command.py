@@ -1,8 +1,8 @@
 """``groupcheck prove``: the exhaustive-scope prover from the command line (``--bmc`` and
 ``--matrix``: bounded model checking, see ``bmc_command``).
 
-    groupcheck prove --target builtin:sticky|mutant:<name> [--scope members=3,topics=2,partitions=2]
-                     [--failures DIR] [--json] [--workers N] [--exact]
+    groupcheck prove --target T [--scope members=3,topics=2,partitions=2] [--assignor A]
+                     [--timeout S] [--failures DIR] [--json] [--workers N] [--exact]
 
 Exit codes: 0 every invariant held, 1 a violation (the smallest counterexample per
 invariant is saved under ``--failures``), 2 bad arguments (one line).
@@ -27,16 +27,15 @@ SCOPE_HELP = ("comma-separated key=value: members (max members), topics, partiti
               "default members=3,topics=2,partitions=2,generations=2,claims=2,racks=0")
 
 
-def resolve_target(target: str) -> tuple[AssignFn, str, bool, bool]:
-    """``builtin:<assignor>`` or ``mutant:<name>`` → (assign, assignor name, judge balance,
-    may fork workers). Other kinds run the prover through ``groupcheck check``."""
+def resolve_target(target: str, assignor: str | None = None,
+                   timeout: float | None = None) -> tuple[AssignFn, str, bool, bool]:
+    """A target string → (assign, assignor name, judge balance, may fork workers); any
+    target with an assign function (``assignor``: what a ``jsonl:`` or ``java:`` target
+    runs)."""
     from .targets.registry import TargetError, resolve
 
-    if target.partition(":")[0] not in ("builtin", "mutant"):
-        raise CommandError(f"prove: unsupported target {target!r}; expected builtin:<assignor> "
-                           "or mutant:<name> (groupcheck check proves any other target)")
     try:
-        resolved = resolve(target)
+        resolved = resolve(target, assignor=assignor, timeout=timeout)
     except TargetError as exc:
         raise CommandError(f"prove: {exc}") from None
     if resolved.assign is None or resolved.assignor is None:
@@ -74,7 +73,8 @@ def cmd_prove(args: argparse.Namespace) -> int:
         raise CommandError(f"prove: {exc}") from None
     if args.workers is not None and args.workers < 1:
         raise CommandError("prove: --workers must be at least 1")
-    assign, assignor, balanced, fork_safe = resolve_target(args.target)
+    assign, assignor, balanced, fork_safe = resolve_target(args.target, args.assignor,
+                                                           args.timeout)
     workers = args.workers if fork_safe else 1
     bound = upper_bound(scope)
     if bound > LARGE_SCOPE:
@@ -98,8 +98,14 @@ def add_commands(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-
     p = sub.add_parser("prove", help="check every configuration of a small scope; Z3 measures "
                                      "the stickiness gap")
     p.add_argument("--target", default=None,
-                   help="builtin:<assignor> or mutant:<name> (with --bmc: the replay target, "
-                        "whose codec versions bound the search)")
+                   help="any target with an assign function: builtin:<assignor>, "
+                        "mutant:<name>, python:..., jsonl:<command>, java:[CLASSPATH] (with "
+                        "--bmc: the replay target, whose codec versions bound the search)")
+    p.add_argument("--assignor", default=None,
+                   help="which assignor a jsonl: or java: target runs (default sticky)")
+    p.add_argument("--timeout", type=float, default=None,
+                   help="seconds per request for a jsonl: or java: target before it is a "
+                        "TIMEOUT (default 10)")
     p.add_argument("--scope", default="", help=SCOPE_HELP + "; with --bmc/--matrix: "
                    "members,topics,partitions (default members=3,topics=1,partitions=3)")
     p.add_argument("--bmc", action="store_true",

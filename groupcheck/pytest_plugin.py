@@ -25,7 +25,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group = parser.getgroup("groupcheck", "check a Kafka consumer-group assignor")
     group.addoption("--groupcheck-target", action="append", default=[], metavar="TARGET",
                     help="python:pkg.module:attr, builtin:<assignor>, kafka-python:<assignor>, "
-                         "jsonl:<command> (repeatable)")
+                         "jsonl:<command>, java:[CLASSPATH] (repeatable)")
     group.addoption("--groupcheck-budget", type=float, default=30.0, metavar="SECONDS",
                     help="seconds for the state machine per target (default 30)")
     group.addoption("--groupcheck-scope", default=None, metavar="SCOPE",
