@@ -17,8 +17,11 @@ audit's, so ``groupcheck audit --seed S`` plays the same story.
 
 A violation that a rule of ``properties/kafka_rules.py`` explains is Kafka's own: it is
 shown under "Kafka's" and the search goes on (``strict`` fails on it). The first other
-violation ends the search; it is saved as an audit replay file (``groupcheck-audit-chain/1``:
-``groupcheck replay``, ``groupcheck shrink`` and ``groupcheck audit --corpus`` read it).
+violation ends the search; its story is shrunk (``audit/shrink.py``: the same invariant
+broken the same way) within what is left of the budget, at least `SHRINK_SHARE` of it, and
+saved as an audit replay file (``groupcheck-audit-chain/1``: ``groupcheck replay``,
+``groupcheck shrink`` and ``groupcheck audit --corpus`` read it) that names the scenario it
+came from.
 """
 
 from __future__ import annotations
@@ -40,6 +43,8 @@ from .targets.registry import Target
 LARGE_EVERY = 8
 #: the first tier whose groups count as large (`audit.scenarios.TIERS`)
 LARGE_TIER = 2
+#: a finding is shrunk within what is left of the budget, but at least this share of it
+SHRINK_SHARE = 0.25
 
 
 @dataclass(frozen=True)
@@ -95,15 +100,31 @@ def describe(spec: dict[str, Any]) -> str:
              f"{size['topics']} topic(s): {json.dumps(spec.get('partitions', {}))}"
              + (", with racks" if spec.get("racks") else "")]
     for m in spec.get("members", []):
-        owned = " ".join(f"{t}-{p}" for t, p in m.get("owned") or []) or "-"
-        extra = "".join(f" {k} {m[k]}" for k in ("rack", "groupInstanceId") if m.get(k))
-        lines.append(f"  {m['id']}: topics {','.join(m['topics']) or '-'}; owns {owned} "
-                     f"(generation {m.get('generation')}){extra}")
+        lines.append("  " + _member_line(m))
     for n, ops in enumerate(spec.get("steps", []), 2):
-        lines.append(f"  before rebalance {n}: " + "; ".join(
-            " ".join(str(v) if not isinstance(v, dict) else v.get("id", "?")
-                     for v in op.values()) for op in ops))
+        changes = "; ".join(_op_text(op) for op in ops) or "no change (every member rejoins)"
+        lines.append(f"  before rebalance {n}: {changes}")
     return "\n".join(lines)
+
+
+def _member_line(m: dict[str, Any]) -> str:
+    owned = " ".join(f"{t}-{p}" for t, p in m.get("owned") or []) or "-"
+    gen = m.get("generation")
+    extra = "".join(f", {k} {m[k]}" for k in ("rack", "groupInstanceId") if m.get(k))
+    return (f"{m['id']}: topics {','.join(m['topics']) or '-'}; owns {owned} "
+            f"({'no generation' if gen is None else f'generation {gen}'}){extra}")
+
+
+def _op_text(op: dict[str, Any]) -> str:
+    kind = op["op"]
+    if kind == "join":
+        return "joins: " + _member_line(op["member"])
+    if kind == "subscribe":
+        return f"{op['member']} subscribes to {','.join(op['topics']) or '-'}"
+    if kind in ("grow", "delete"):
+        return f"{op['topic']} " + (f"grows to {op['count']}" if kind == "grow"
+                                    else "is deleted")
+    return f"{op['member']} {kind}s" if "member" in op else "no change"
 
 
 @dataclass
@@ -119,10 +140,12 @@ class _Search:
 
 
 def _save(failures: str, target: StoryTarget, spec: dict[str, Any], chain: ChainResult,
-          index: int, seed: int, invariant: str) -> str:
+          index: int, seed: int, invariant: str, shrink: dict[str, Any] | None = None) -> str:
     record = replay_record(target, spec, chain, index, seed)
     record["invariant"] = invariant
     record["engine"] = "scenarios"
+    if shrink is not None:
+        record["shrink"] = shrink
     return save_json(failures, f"scenarios-{file_safe(target.name)}-{row_of(invariant)}",
                      record)
 
@@ -161,10 +184,9 @@ def run_scenarios_engine(target: Target, budget: float, failures: str, seed: int
             target.close()  # a process that missed its answer starts afresh
         if (chain.own_violation or (strict and chain.violated)):
             inv = _first_violated(chain, own=not strict)
-            path = _save(failures, story, spec, chain, index, seed, inv)
-            result.add(Finding(row_of(inv), _message(chain, inv), path,
-                               spec_size(spec)["members"],
-                               f"seed {seed}, scenario {index}:\n{describe(spec)}"))
+            left = max(budget - (time.perf_counter() - started), budget * SHRINK_SHARE)
+            result.add(_finding(failures, story, spec, chain, index, seed, inv, left,
+                                timeout))
             break
         if chain.violated:
             _inherited(result, failures, story, spec, chain, index, seed)
@@ -173,6 +195,30 @@ def run_scenarios_engine(target: Target, budget: float, failures: str, seed: int
     result.seconds = time.perf_counter() - started
     result.note = _note(search, seed)
     return result
+
+
+def _finding(failures: str, story: StoryTarget, spec: dict[str, Any], chain: ChainResult,
+             index: int, seed: int, invariant: str, seconds: float,
+             timeout: float) -> Finding:
+    """Shrink the failing story within ``seconds`` and save it (the original is scenario
+    ``index`` of ``seed``: `random_spec` makes it again)."""
+    from .audit.shrink import Failure, ShrinkError, shrink_story
+
+    failure = Failure(invariant, chain.inherited.get(invariant))
+    note = ""
+    try:
+        shrunk = shrink_story(spec, story, failure, seconds=seconds, timeout=timeout)
+        spec, chain = shrunk.spec, shrunk.chain
+        b = shrunk.before
+        note = (f" (shrunk from {b['members']} members, {b['partitions']} partitions, "
+                f"{b['rounds']} rebalance(s){'' if shrunk.complete else '; budget spent'})")
+    except ShrinkError:  # it did not fail again (a timeout that did not recur): keep it
+        shrunk = None
+    path = _save(failures, story, spec, chain, index, seed, invariant,
+                 shrunk.summary() if shrunk else None)
+    return Finding(row_of(invariant), _message(chain, invariant), path,
+                   spec_size(spec)["members"],
+                   f"seed {seed}, scenario {index}{note}:\n{describe(spec)}")
 
 
 def _count(search: _Search, spec: dict[str, Any], index: int) -> None:
