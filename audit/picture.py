@@ -134,9 +134,9 @@ def chain_timeline(record: Mapping[str, Any]) -> Timeline:
     rows = _rows_of(requests)
     cells: dict[tuple[TopicPartition, int], Cell] = {}
     columns = [("claims", "at start")]
-    if requests:
-        for tp, who in _claims(requests[0]).items():
-            cells[(tp, 0)] = Cell(tuple(who))
+    start = _claims(requests[0]) if requests else {}
+    for tp in rows:
+        cells[(tp, 0)] = Cell(tuple(start.get(tp, ())))
     rebalance = 0
     starts: list[int] = []
     for i, (request, response) in enumerate(zip(requests, responses, strict=False)):

@@ -31,6 +31,15 @@ def _failing(target_name: str, invariant: str, count: int = 3000) -> tuple[Any, 
     raise AssertionError(f"no story of the first {count} breaks {invariant}")
 
 
+def _assert_each_part_is_needed(story: Any, spec: dict[str, Any], invariant: str,
+                                parts: list[Any], drop: Any) -> None:
+    """1-minimal: without any one of ``parts`` the story no longer breaks ``invariant``."""
+    for part in parts:
+        smaller = copy.deepcopy(spec)
+        drop(smaller, {part})
+        assert run_chain(story, smaller).verdicts[invariant] != 1, part
+
+
 def test_a_defect_of_groups_over_twenty_shrinks_to_twenty_one_members() -> None:
     """`DropsInCrowds` loses a partition only with more than 20 members: the smallest
     story that shows it has exactly 21, and dropping any one of them loses the failure."""
@@ -39,10 +48,8 @@ def test_a_defect_of_groups_over_twenty_shrinks_to_twenty_one_members() -> None:
     assert result.complete and result.failure == Failure("I2")
     assert result.after["members"] == 21 and result.after["partitions"] == 1
     assert result.after["rounds"] == 1 and result.before["members"] > 21
-    for member in [m["id"] for m in result.spec["members"]]:
-        smaller = copy.deepcopy(result.spec)
-        drop_members(smaller, {member})
-        assert run_chain(story, smaller).verdicts["I2"] != 1, member
+    _assert_each_part_is_needed(story, result.spec, "I2",
+                                [m["id"] for m in result.spec["members"]], drop_members)
 
 
 def test_a_sticky_defect_of_four_members_shrinks_to_four_and_a_partition() -> None:
@@ -51,10 +58,8 @@ def test_a_sticky_defect_of_four_members_shrinks_to_four_and_a_partition() -> No
     assert result.failure == Failure("I4")
     assert result.after["members"] == 4 and result.after["partitions"] >= 1
     assert run_chain(story, result.spec).verdicts["I4"] == 1
-    for tp in partitions(result.spec):
-        smaller = copy.deepcopy(result.spec)
-        drop_partitions(smaller, {tp})
-        assert run_chain(story, smaller).verdicts["I4"] != 1, tp
+    _assert_each_part_is_needed(story, result.spec, "I4", partitions(result.spec),
+                                drop_partitions)
 
 
 def test_shrinking_the_same_story_twice_gives_the_same_story() -> None:
