@@ -227,7 +227,7 @@ def shrink_story(spec: Spec, target: AuditTarget, failure: Failure | None = None
         raise ShrinkError(f"the story does not fail on {target.name}"
                           + (f" with {failure.text()}" if failure else ""))
     limits = _Limits(started + seconds, max_runs, runs=1)
-    best: _Search | None = None
+    best = _Search(target, failure, keep, limits, timeout, copy.deepcopy(spec), original)
     complete = True
     stale = 0
     for order in orders():
@@ -237,9 +237,8 @@ def shrink_story(spec: Spec, target: AuditTarget, failure: Failure | None = None
                          original)
         complete = _fixpoint(search, order) and complete
         stale += 1
-        if best is None or weight(search.spec) < weight(best.spec):
+        if weight(search.spec) < weight(best.spec):
             best, stale = search, 0
-    assert best is not None
     complete = complete and not limits.cut
     # renaming is one run more, whatever the limits
     plain = renamed(best.spec)

@@ -33,7 +33,14 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from .audit.chain import CALL_TIMEOUT, INVARIANTS, ChainResult, replay_record, run_chain
+from .audit.chain import (
+    CALL_TIMEOUT,
+    INVARIANTS,
+    AssignTimeout,
+    ChainResult,
+    replay_record,
+    run_chain,
+)
 from .audit.scenarios import _pick_tier, random_spec, scenario_rng, spec_size
 from .audit.targets import AuditTarget
 from .battery_results import EngineResult, Finding, file_safe, save_json
@@ -59,11 +66,35 @@ class StoryTarget(AuditTarget):
         return self.balanced
 
 
+def warm(target: Target) -> None:
+    """Start a process-backed target before anything is timed (a ``ping``; a process that
+    does not know it answers with an error, which is fine): starting a process is not the
+    assign call's time."""
+    if target.call is not None:
+        try:
+            target.call({"op": "ping"})
+        except Exception:  # noqa: BLE001 - the stories will meet whatever is wrong
+            pass
+
+
 def story_target(target: Target) -> StoryTarget:
-    """The chain driver's view of ``target`` (which needs an assign function)."""
-    if target.assign is None or target.assignor is None:
+    """The chain driver's view of ``target`` (which needs an assign function). A call cut
+    short by the per-call timeout closes the target, so that a process that still owes
+    that answer is started afresh (and warmed) instead of answering the next request with
+    it."""
+    assign = target.assign
+    if assign is None or target.assignor is None:
         raise ValueError(f"{target.name} has no assign function")
-    return StoryTarget(target.name, target.assignor, target.assign, None, target.balanced)
+
+    def guarded(request: dict[str, Any]) -> dict[str, Any]:
+        try:
+            return assign(request)
+        except AssignTimeout:
+            target.close()
+            warm(target)
+            raise
+
+    return StoryTarget(target.name, target.assignor, guarded, None, target.balanced)
 
 
 def _tier(seed: int, index: int) -> int:
@@ -137,6 +168,7 @@ class _Search:
     large: int = 0  # stories of the large stream
     last_large: int = -1
     timeouts: int = 0
+    found_after: float | None = None  # seconds to the failing story (before shrinking)
 
 
 def _save(failures: str, target: StoryTarget, spec: dict[str, Any], chain: ChainResult,
@@ -166,6 +198,7 @@ def run_scenarios_engine(target: Target, budget: float, failures: str, seed: int
         result.skipped = "no assign function"
         return result
     story = story_target(target)
+    warm(target)
     started = time.perf_counter()
     search = _Search()
     checked: set[str] = set()
@@ -181,8 +214,8 @@ def run_scenarios_engine(target: Target, budget: float, failures: str, seed: int
             checked.add("ERROR")  # every call answered or raised: judged either way
         if chain.verdicts["TIMEOUT"] == 1:
             search.timeouts += 1
-            target.close()  # a process that missed its answer starts afresh
         if (chain.own_violation or (strict and chain.violated)):
+            search.found_after = time.perf_counter() - started
             inv = _first_violated(chain, own=not strict)
             left = max(budget - (time.perf_counter() - started), budget * SHRINK_SHARE)
             result.add(_finding(failures, story, spec, chain, index, seed, inv, left,
@@ -253,8 +286,10 @@ def _note(search: _Search, seed: int) -> str:
     large = (f" and {search.large} large one(s) up to scenario {search.last_large}"
              if search.large else "")
     hung = f"; {search.timeouts} timed out" if search.timeouts else ""
+    found = (f"; the last failed after {search.found_after:.2f}s"
+             if search.found_after is not None else "")
     return (f"{search.stories} stories of seed {seed}: scenarios 0..{search.plain - 1}"
-            f"{large}; largest group {search.largest} members{hung}")
+            f"{large}; largest group {search.largest} members{hung}{found}")
 
 
 # ---------------------------------------------------------------------------------------
