@@ -137,7 +137,8 @@ def drop_replicas(spec: Spec, gone: set[tuple[str, int, str]]) -> None:
                   for p, rs in enumerate(per)]
 
 
-PASSES: list[tuple[str, Callable[[Spec], list[Any]], Callable[[Spec, set[Any]], None]]] = [
+#: (name, parts, drop) for each kind of part, in the shrinker's first order
+PASSES: list[tuple[str, Parts, Drop]] = [
     ("steps", lambda s: list(range(len(s.get("steps", [])))),
      lambda s, gone: s.update(steps=[o for i, o in enumerate(s.get("steps", []))
                                      if i not in gone])),
@@ -153,6 +154,7 @@ PASSES: list[tuple[str, Callable[[Spec], list[Any]], Callable[[Spec, set[Any]], 
 
 
 def drop_all_racks(spec: Spec) -> bool:
+    """Remove every rack (replicas' and members'); False when there is none."""
     if not spec.get("racks") and not any("rack" in m for m in all_members(spec)):
         return False
     spec.pop("racks", None)
@@ -162,6 +164,7 @@ def drop_all_racks(spec: Spec) -> bool:
 
 
 def drop_codec(spec: Spec) -> bool:
+    """Remove the codec versions (I10 is then not judged); False when there are none."""
     return spec.pop("codec", None) is not None
 
 

@@ -115,6 +115,17 @@ def test_a_jsonl_process_that_hangs_is_restarted_and_its_timeout_shrinks(
                for q, r in zip(record["requests"], before, strict=False))
 
 
+def test_kafka_pythons_roundrobin_crash_is_found_and_shrunk_to_two_members(
+        tmp_path: Path) -> None:
+    """README Findings 2 (kafka-python 3.0.12): its roundrobin leader raises whenever the
+    subscriptions differ; the smallest story has two members."""
+    pytest.importorskip("kafka", reason="kafka-python is in the peers extra")
+    target = resolve("kafka-python:roundrobin")
+    result = run_scenarios_engine(target, 30.0, str(tmp_path), seed=0, count=200)
+    finding = result.findings["ERROR"]
+    assert "assign raised KeyError" in finding.violation and finding.size == 2
+
+
 def test_kafkas_own_behaviour_is_labelled_and_fails_only_when_strict(tmp_path: Path) -> None:
     target = resolve("builtin:cooperative-sticky")
     lenient = run_scenarios_engine(target, 60.0, str(tmp_path), seed=0, count=600)
