@@ -1,5 +1,4 @@
-"""``groupcheck fuzz`` and ``groupcheck replay``: the state machine from the command line
-(``replay`` hands audit and scenario-engine stories to `story_commands`)."""
+"""``groupcheck fuzz`` and ``groupcheck replay``: the state machine from the command line."""
 
 from __future__ import annotations
 
@@ -83,42 +82,23 @@ def cmd_fuzz(args: argparse.Namespace) -> int:
 
 
 def cmd_replay(args: argparse.Namespace) -> int:
-    from .model.replay import FORMAT, replay_events
-    from .story_commands import read_story_file, replay_story
+    from .model.replay import load, replay_events
 
-    data = read_story_file(args.file)
-    if data.get("format") != FORMAT:
-        return replay_story(args, data)
-    if not isinstance(data.get("events"), list):
-        raise CommandError(f"cannot replay {args.file}: it has no events")
+    try:
+        data = load(args.file)
+    except (OSError, ValueError) as exc:
+        raise CommandError(f"cannot replay {args.file}: {exc}") from None
     target = args.target or data["target"]
     outcome = replay_events(_factory(target)(), data["events"])
     print(f"replaying {args.file} ({len(data['events'])} events) on {target}")
     if data.get("note"):
         print(f"note: {data['note']}")
     print("\n".join(outcome.story))
-    if args.html:
-        from .audit.picture import events_timeline, html_page, svg
-
-        timeline = events_timeline(f"{target}: {args.file}", data["events"][:len(
-            outcome.views)], outcome.views, outcome.violations)
-        _write_html(args.html, html_page(f"groupcheck replay {args.file}", [svg(timeline)],
-                                         "\n".join(outcome.story)))
     if outcome.violations:
         print(f"reproduced: {outcome.violations[0]}")
         return 1
     print("did not reproduce: every invariant held")
     return 0
-
-
-def _write_html(path: str, page: str) -> None:
-    from pathlib import Path
-
-    try:
-        Path(path).write_text(page, encoding="utf-8")
-    except OSError as exc:
-        raise CommandError(f"cannot write {path}: {exc.strerror}") from None
-    print(f"picture: {path}")
 
 
 def add_commands(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -133,6 +113,4 @@ def add_commands(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-
     p = sub.add_parser("replay", help="run a saved counterexample again")
     p.add_argument("file")
     p.add_argument("--target", default=None, help="replay on another target")
-    p.add_argument("--html", default=None, metavar="OUT",
-                   help="also write the counterexample's ownership timeline (SVG) to OUT")
     p.set_defaults(func=cmd_replay)

@@ -43,7 +43,7 @@ from .audit.chain import (
 )
 from .audit.scenarios import _pick_tier, random_spec, scenario_rng, spec_size
 from .audit.targets import AuditTarget
-from .battery_results import EngineResult, Finding, file_safe, save_json
+from .battery_results import INVARIANT_ROWS, EngineResult, Finding, file_safe, save_json
 from .targets.registry import Target
 
 #: every LARGE_EVERY-th story is drawn from the large tiers (20 members or more)
@@ -119,9 +119,11 @@ def schedule(seed: int) -> Iterator[int]:
 
 
 def row_of(invariant: str) -> str:
-    """The ``check`` table row of a chain invariant (the chain judges I4a as ``I4``; a
-    hang is an ``ERROR`` of the target)."""
-    return {"I4": "I4a", "TIMEOUT": "ERROR"}.get(invariant, invariant)
+    """The ``check`` table row of a chain invariant: the chain judges I4a as ``I4``; a
+    hang has its own row where the table has one, else it is an ``ERROR`` of the target."""
+    if invariant == "TIMEOUT":
+        return "TIMEOUT" if "TIMEOUT" in INVARIANT_ROWS else "ERROR"
+    return "I4a" if invariant == "I4" else invariant
 
 
 def describe(spec: dict[str, Any]) -> str:

@@ -1,5 +1,5 @@
-"""``groupcheck shrink`` and the replay of audit stories (``groupcheck replay`` on an audit
-or scenario-engine file).
+"""``groupcheck shrink``, and ``groupcheck replay`` of audit stories and of pictures
+(``--html``; the rest of ``replay`` is ``membership_commands``'s).
 
     groupcheck shrink FILE [--target T] [--budget S] [--out FILE] [--invariant I]
 
@@ -142,13 +142,25 @@ def _shrink_story(args: argparse.Namespace, data: dict[str, Any]) -> int:
     return 0
 
 
+def _group_factory(name: str) -> Callable[[], Any]:
+    """Fresh groups of the target ``name`` (for state-machine replay files)."""
+    from .targets.registry import TargetError, resolve
+
+    try:
+        target = resolve(name)
+    except TargetError as exc:
+        raise CommandError(str(exc)) from None
+    if target.group is None:
+        raise CommandError(f"{name} is not a group target (it has no assignor)")
+    return target.group
+
+
 def _shrink_events(args: argparse.Namespace, data: dict[str, Any]) -> int:
-    from .membership_commands import _factory
     from .model.replay import replay_events
     from .model.shrink import invariant_of, minimize
 
     name = args.target or data["target"]
-    factory = _factory(name)
+    factory = _group_factory(name)
     wanted = args.invariant or invariant_of((data.get("violations") or [""])[0])
     started = time.perf_counter()
     events, violations = minimize(list(data["events"]), factory, wanted,
@@ -173,11 +185,64 @@ def _write(args: argparse.Namespace, record: dict[str, Any]) -> Path:
     return out
 
 
+def is_story(data: dict[str, Any]) -> bool:
+    """An audit or scenarios counterexample, or a bare story."""
+    return data.get("format") in (CHAIN_FORMAT, SPEC_FORMAT) or (
+        data.get("kind") == "random" and isinstance(data.get("members"), list))
+
+
+def cmd_replay(args: argparse.Namespace) -> int:
+    """``groupcheck replay``: stories here; a state-machine file here too when ``--html``
+    asks for its picture; anything else (and a state-machine file without ``--html``) in
+    ``membership_commands``."""
+    from .membership_commands import cmd_replay as replay_saved
+
+    data = read_story_file(args.file)
+    if is_story(data):
+        return replay_story(args, data)
+    if args.html and data.get("format") == REPLAY_FORMAT:
+        return _replay_events_drawn(args, data)
+    if args.html:
+        raise CommandError("--html draws audit and scenarios stories and state-machine "
+                           "replay files")
+    return replay_saved(args)
+
+
+def _replay_events_drawn(args: argparse.Namespace, data: dict[str, Any]) -> int:
+    """A state-machine replay file, run once: its story printed, its timeline drawn."""
+    from .audit.picture import events_timeline, html_page, svg
+    from .model.replay import replay_events
+
+    if not isinstance(data.get("events"), list):
+        raise CommandError(f"cannot replay {args.file}: it has no events")
+    name = args.target or data["target"]
+    events = data["events"]
+    outcome = replay_events(_group_factory(name)(), events)
+    print(f"replaying {args.file} ({len(events)} events) on {name}")
+    print("\n".join(outcome.story))
+    timeline = events_timeline(f"{name}: {args.file}", events[:len(outcome.views)],
+                               outcome.views, outcome.violations)
+    _write_html(args.html, html_page(f"groupcheck replay {args.file}", [svg(timeline)],
+                                     "\n".join(outcome.story)))
+    if outcome.violations:
+        print(f"reproduced: {outcome.violations[0]}")
+        return 1
+    print("did not reproduce: every invariant held")
+    return 0
+
+
+def _write_html(path: str, page: str) -> None:
+    try:
+        Path(path).write_text(page, encoding="utf-8")
+    except OSError as exc:
+        raise CommandError(f"cannot write {path}: {exc.strerror}") from None
+    print(f"picture: {path}")
+
+
 def replay_story(args: argparse.Namespace, data: dict[str, Any]) -> int:
     """``groupcheck replay`` of an audit or scenarios file, or a bare story: exit 1 when
     the recorded invariant (any, for a bare story) breaks again."""
     from .audit.chain import replay_record, run_chain
-    from .membership_commands import _write_html
     from .scenario_engine import describe
 
     spec, (target, close) = _story_and_target(args, data)
@@ -240,6 +305,13 @@ def cmd_shrink(args: argparse.Namespace) -> int:
 
 
 def add_commands(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    """``shrink``; and ``replay`` (made by ``membership_commands``) learns stories and
+    ``--html``."""
+    replay = sub.choices["replay"]
+    replay.add_argument("--html", default=None, metavar="OUT",
+                        help="also write the counterexample's ownership timeline (an SVG "
+                             "page) to OUT")
+    replay.set_defaults(func=cmd_replay)
     p = sub.add_parser("shrink", help="make a saved counterexample smaller while it still "
                                       "fails the same way (delta debugging)")
     p.add_argument("file", help="an audit or scenarios counterexample, a story, or a "

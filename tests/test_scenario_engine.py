@@ -15,6 +15,7 @@ from groupcheck.battery import run_battery
 from groupcheck.cli import main
 from groupcheck.scenario_engine import (
     LARGE_EVERY,
+    row_of,
     run_scenarios_engine,
     schedule,
     story_target,
@@ -88,7 +89,7 @@ def test_a_hanging_assign_call_is_a_timeout(tmp_path: Path) -> None:
     target = resolve("python:story_assignors:HangsAtFive")
     result = run_scenarios_engine(target, 60.0, str(tmp_path), seed=0, count=100,
                                   timeout=0.3)
-    finding = result.findings["ERROR"]
+    finding = result.findings[row_of("TIMEOUT")]
     assert finding.violation.startswith("TIMEOUT: assign did not answer within 0.3s")
     assert "1 timed out" in result.note
 
@@ -105,7 +106,7 @@ def test_a_jsonl_process_that_hangs_is_restarted_and_its_timeout_shrinks(
                                       timeout=0.5)
     finally:
         target.close()
-    finding = result.findings["ERROR"]
+    finding = result.findings[row_of("TIMEOUT")]
     assert finding.violation.startswith("TIMEOUT") and finding.size is not None
     record = json.loads(Path(str(finding.file)).read_text(encoding="utf-8"))
     assert record["invariant"] == "TIMEOUT"
