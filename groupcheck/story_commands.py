@@ -67,8 +67,10 @@ def story_of(data: dict[str, Any], path: str) -> dict[str, Any]:
                        f"nor a state-machine replay file ({REPLAY_FORMAT})")
 
 
-def open_story_target(name: str) -> tuple[Any, Callable[[], None]]:
-    """An ``audit.targets.AuditTarget`` for ``name`` and the function that closes it."""
+def open_story_target(name: str, assignor: str | None = None
+                      ) -> tuple[Any, Callable[[], None]]:
+    """An ``audit.targets.AuditTarget`` for ``name`` (a ``jsonl:`` target runs
+    ``assignor``) and the function that closes it."""
     if name.startswith("pyfn:"):
         from .audit.targets import AuditTargetError, resolve_plugin
 
@@ -80,7 +82,7 @@ def open_story_target(name: str) -> tuple[Any, Callable[[], None]]:
     from .targets.registry import TargetError, resolve
 
     try:
-        target = resolve(name)
+        target = resolve(name, assignor=assignor)
     except TargetError as exc:
         raise CommandError(str(exc)) from None
     if target.assign is None or target.assignor is None:
@@ -91,12 +93,14 @@ def open_story_target(name: str) -> tuple[Any, Callable[[], None]]:
 
 def _story_and_target(args: argparse.Namespace, data: dict[str, Any]
                       ) -> tuple[dict[str, Any], tuple[Any, Callable[[], None]]]:
-    """The file's story and the target to run it on (``--target``, else the file's)."""
+    """The file's story and the target to run it on (``--target``, else the file's; a
+    ``jsonl:`` target runs the assignor the file's requests name)."""
     spec = story_of(data, args.file)
     name = args.target or data.get("target")
     if not name:
         raise CommandError(f"{args.file} names no target: give --target")
-    return spec, open_story_target(str(name))
+    assignor = getattr(args, "assignor", None) or data.get("assignor")
+    return spec, open_story_target(str(name), assignor if isinstance(assignor, str) else None)
 
 
 def _failure(data: dict[str, Any], invariant: str | None) -> Any:
@@ -142,12 +146,12 @@ def _shrink_story(args: argparse.Namespace, data: dict[str, Any]) -> int:
     return 0
 
 
-def _group_factory(name: str) -> Callable[[], Any]:
+def _group_factory(name: str, assignor: str | None = None) -> Callable[[], Any]:
     """Fresh groups of the target ``name`` (for state-machine replay files)."""
     from .targets.registry import TargetError, resolve
 
     try:
-        target = resolve(name)
+        target = resolve(name, assignor=assignor)
     except TargetError as exc:
         raise CommandError(str(exc)) from None
     if target.group is None:
@@ -160,7 +164,7 @@ def _shrink_events(args: argparse.Namespace, data: dict[str, Any]) -> int:
     from .model.shrink import invariant_of, minimize
 
     name = args.target or data["target"]
-    factory = _group_factory(name)
+    factory = _group_factory(name, args.assignor)
     wanted = args.invariant or invariant_of((data.get("violations") or [""])[0])
     started = time.perf_counter()
     events, violations = minimize(list(data["events"]), factory, wanted,
@@ -217,7 +221,7 @@ def _replay_events_drawn(args: argparse.Namespace, data: dict[str, Any]) -> int:
         raise CommandError(f"cannot replay {args.file}: it has no events")
     name = args.target or data["target"]
     events = data["events"]
-    outcome = replay_events(_group_factory(name)(), events)
+    outcome = replay_events(_group_factory(name, getattr(args, "assignor", None))(), events)
     print(f"replaying {args.file} ({len(events)} events) on {name}")
     print("\n".join(outcome.story))
     timeline = events_timeline(f"{name}: {args.file}", events[:len(outcome.views)],
@@ -320,6 +324,8 @@ def add_commands(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-
     p.add_argument("--budget", type=float, default=DEFAULT_BUDGET,
                    help="seconds (default %(default)s)")
     p.add_argument("--out", default=None, help="default: FILE with .shrunk.json")
+    p.add_argument("--assignor", default=None,
+                   help="which assignor a jsonl: target runs (default: the file's)")
     p.add_argument("--invariant", default=None,
                    help="the invariant to keep broken (default: the file's)")
     p.set_defaults(func=cmd_shrink)
