@@ -20,6 +20,8 @@ from __future__ import annotations
 import struct
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from itertools import groupby, repeat
+from operator import itemgetter
 
 from .errors import CodecError
 from .javahash import java_string_key
@@ -30,6 +32,7 @@ HIGHEST_VERSION = 3
 _MAX_NAME = 0x7FFF  # the longest string an int16 length can carry
 _I16 = struct.Struct(">h")
 _I32 = struct.Struct(">i")
+_TOPIC, _PARTITION = itemgetter(0), itemgetter(1)
 
 TopicPartitions = tuple[str, list[int]]
 
@@ -50,6 +53,14 @@ def group_by_topic(partitions: Iterable[TopicPartition]) -> list[TopicPartitions
             current = []
             out.append((topic, current))
         current.append(p)
+    return out
+
+
+def flatten(entries: Iterable[TopicPartitions]) -> list[TopicPartition]:
+    """``[(topic, [p, ...]), ...]`` as one list of (topic, p), in order."""
+    out: list[TopicPartition] = []
+    for topic, numbers in entries:
+        out += zip(repeat(topic), numbers)
     return out
 
 
@@ -108,15 +119,11 @@ def _encode_ascii_subscription(sub: Subscription, v: int) -> bytes | None:
     ASCII string of at most 32,767 characters (then Python's order is Java's and a name's
     UTF-8 is its ASCII), user data bytes or None. None for anything else, and the field by
     field writer takes over (its values and errors are the reference)."""
-    owned = sub.owned_partitions
     names = sub.topics
     rack = sub.rack_id
     try:
-        if not ("".join(names) + "".join([tp[0] for tp in owned]) + (rack or "")).isascii():
-            return None
-        if (max(map(len, names), default=0) > _MAX_NAME
-                or (owned and max(len(tp[0]) for tp in owned) > _MAX_NAME)
-                or (rack is not None and len(rack) > _MAX_NAME)):
+        if not ("".join(names) + (rack or "")).isascii() or max(map(len, names), default=0) \
+                > _MAX_NAME or (rack is not None and len(rack) > _MAX_NAME):
             return None
         topics = sorted(names)
         i16, i32 = _I16.pack, _I32.pack
@@ -131,9 +138,12 @@ def _encode_ascii_subscription(sub: Subscription, v: int) -> bytes | None:
         else:
             return None
         if v >= 1:
-            entries = group_by_topic(sorted(owned))
+            entries = [(topic, list(map(_PARTITION, run)))
+                       for topic, run in groupby(sorted(sub.owned_partitions), _TOPIC)]
             parts.append(i32(len(entries)))
             for topic, numbers in entries:
+                if len(topic) > _MAX_NAME or not topic.isascii():
+                    return None
                 n = len(numbers)
                 parts += (i16(len(topic)), topic.encode("ascii"), i32(n),
                           struct.pack(f">{n}i", *numbers))
@@ -176,7 +186,7 @@ class SubscriptionData:
         return Subscription(
             topics=list(self.topics),
             user_data=self.user_data,
-            owned_partitions=[(t, p) for t, ps in self.owned_partitions for p in ps],
+            owned_partitions=flatten(self.owned_partitions),
             generation_id=self.generation_id if self.generation_id >= 0 else None,
             rack_id=self.rack_id or None,
             group_instance_id=group_instance_id,
@@ -193,8 +203,7 @@ class AssignmentData:
     remaining: int = 0
 
     def to_api(self) -> Assignment:
-        return Assignment([(t, p) for t, ps in self.assigned_partitions for p in ps],
-                          self.user_data)
+        return Assignment(flatten(self.assigned_partitions), self.user_data)
 
 
 def _read_header(r: Reader, what: str) -> int:
