@@ -90,7 +90,7 @@ def client_subscription(instance: Assignor, member: dict[str, Any],
                         version: int) -> Subscription:
     """One member's subscription as a consumer configured with this assignor (``instance``,
     the member's own) builds it, sent through the codec at ``version`` and read back."""
-    topics = [str(t) for t in member.get("topics") or []]
+    topics = list(map(str, member.get("topics") or []))
     owned = partition_list(member.get("owned"), "owned")
     generation = optional_generation(member.get("generation"))
     if generation is not None:
