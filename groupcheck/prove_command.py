@@ -15,9 +15,12 @@ import json
 import sys
 import time
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .membership_commands import DEFAULT_FAILURES, CommandError
+
+if TYPE_CHECKING:
+    from .targets.registry import Target
 
 AssignFn = Callable[[dict[str, Any]], dict[str, Any]]
 LARGE_SCOPE = 10_000_000
@@ -27,9 +30,10 @@ SCOPE_HELP = ("comma-separated key=value: members (max members), topics, partiti
               "default members=3,topics=2,partitions=2,generations=2,claims=2,racks=0")
 
 
-def resolve_target(target: str) -> tuple[AssignFn, str, bool, bool]:
-    """``builtin:<assignor>`` or ``mutant:<name>`` → (assign, assignor name, judge balance,
-    may fork workers). Other kinds run the prover through ``groupcheck check``."""
+def resolve_target(target: str) -> Target:
+    """``builtin:<assignor>`` or ``mutant:<name>`` → the resolved target, which has an
+    assign function and an assignor name. Other kinds run the prover through
+    ``groupcheck check``."""
     from .targets.registry import TargetError, resolve
 
     if target.partition(":")[0] not in ("builtin", "mutant"):
@@ -42,7 +46,7 @@ def resolve_target(target: str) -> tuple[AssignFn, str, bool, bool]:
     if resolved.assign is None or resolved.assignor is None:
         raise CommandError(f"prove: {target} has no assign function for the scope prover; "
                            "its bugs show in groupcheck fuzz (or prove --bmc for codec mixes)")
-    return resolved.assign, resolved.assignor, resolved.balanced, resolved.fork_safe
+    return resolved
 
 
 def _progress(started: float) -> Callable[[int, float], None]:
@@ -74,16 +78,18 @@ def cmd_prove(args: argparse.Namespace) -> int:
         raise CommandError(f"prove: {exc}") from None
     if args.workers is not None and args.workers < 1:
         raise CommandError("prove: --workers must be at least 1")
-    assign, assignor, balanced, fork_safe = resolve_target(args.target)
-    workers = args.workers if fork_safe else 1
+    target = resolve_target(args.target)
+    assert target.assign is not None and target.assignor is not None
+    workers = args.workers if target.fork_safe else 1
     bound = upper_bound(scope)
     if bound > LARGE_SCOPE:
-        print(f"prove: scope {scope.text()} holds up to {bound:,} configurations "
-              "(about 2,000 per second); consider fewer generations or claims",
+        print(f"prove: scope {scope.text()} visits up to {bound:,} candidate "
+              "configurations; consider fewer members, generations or claims",
               file=sys.stderr)
     started = time.perf_counter()
-    report = prove(assign, assignor, scope, target=args.target, workers=workers,
-                   failures=args.failures, exact=args.exact, sticky=balanced,
+    report = prove(target.assign, target.assignor, scope, target=args.target,
+                   workers=workers, failures=args.failures, exact=args.exact,
+                   sticky=target.balanced, session=target.assign_session,
                    progress=_progress(started))
     if sys.stderr.isatty():
         print(file=sys.stderr)
