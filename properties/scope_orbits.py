@@ -74,7 +74,7 @@ def _multiplicities(items: tuple[object, ...] | list[object]) -> int:
 def _run_lengths(part: tuple[int, ...]) -> int:
     """``_multiplicities`` of a sorted tuple."""
     out = run = 1
-    for a, b in zip(part, part[1:]):
+    for a, b in zip(part, part[1:], strict=False):
         run = run + 1 if a == b else 1
         out *= run
     return out
@@ -186,10 +186,14 @@ def _skeleton_autos(scope: Scope, shape: Shape, rows: tuple[Skeleton, ...]
         renamed = sigma != tuple(range(scope.topics))
         mapped = [(tuple(sorted(sigma[t] for t in topics)), gen, rack)
                   for topics, gen, rack in rows]
-        image = tuple(sorted(mapped))
+        image = tuple(mapped) if scope.orders else tuple(sorted(mapped))
         if image < rows:
             return None
         if image != rows:
+            continue
+        if scope.orders:  # rows keep their places: ρ is the identity
+            if renamed:
+                autos.append((tuple(shape.block_image[sigma]), _mask_table(tuple(identity_rows))))
             continue
         # ρ: new row i is an old row whose σ-image is rows[i]; ties in any order
         classes: dict[Skeleton, list[int]] = {}
@@ -268,7 +272,9 @@ def _row_tuples(scope: Scope, skels: list[Skeleton], n: int, first: int
         for rest in itertools.product(skels, repeat=n - 1):
             yield (skels[first], *rest)
         return
-    for rest in itertools.combinations_with_replacement(skels[first:], n - 1):
+    tails = (itertools.product(skels, repeat=n - 1) if scope.orders
+             else itertools.combinations_with_replacement(skels[first:], n - 1))
+    for rest in tails:
         rows = (skels[first], *rest)
         gens = {row[1] for row in rows if row[1]}
         if gens == set(range(1, len(gens) + 1)):
@@ -286,7 +292,8 @@ def configs_of_task(scope: Scope, task: Task, shape: Shape,
         base = 1
         if scope.symmetry:
             gens = len({row[1] for row in rows if row[1]})
-            base = (shape.orbit * (len(shape.topic_perms) + 1) * math.factorial(n)
+            base = (shape.orbit * (len(shape.topic_perms) + 1)
+                    * (1 if scope.orders else math.factorial(n))
                     * math.comb(scope.generations, gens) * shape.renumberings)
         for pattern in _patterns(scope, shape, _columns(rows, scope.claims)):
             fixed = 1
@@ -316,9 +323,9 @@ def tasks_of(scope: Scope) -> list[tuple[Task, int]]:
         patterns = _pattern_estimate(scope, Shape.of(scope, meta, orbit))
         for n in range(1, scope.members + 1):
             for i in range(len(skels)):
-                rest = len(skels) - (0 if not scope.symmetry else i)
-                rows = (rest ** (n - 1) if not scope.symmetry
-                        else math.comb(rest + n - 2, n - 1))
+                ordered = not scope.symmetry or scope.orders
+                rest = len(skels) - (0 if ordered else i)
+                rows = rest ** (n - 1) if ordered else math.comb(rest + n - 2, n - 1)
                 sized.append((-rows * patterns ** (n / scope.members), meta, n, i, orbit))
     sized.sort()
     return [((meta, n, i), orbit) for _, meta, n, i, orbit in sized]
@@ -345,6 +352,7 @@ def upper_bound(scope: Scope) -> int:
     for meta, orbit in metadatas(scope):
         patterns = _pattern_estimate(scope, Shape.of(scope, meta, orbit))
         for n in range(1, scope.members + 1):
-            rows = skels ** n if not scope.symmetry else math.comb(skels + n - 1, n)
+            ordered = not scope.symmetry or scope.orders
+            rows = skels ** n if ordered else math.comb(skels + n - 1, n)
             total += rows * patterns
     return total

@@ -45,7 +45,8 @@ MemberDesc = tuple[tuple[int, ...], int, int, tuple[tuple[int, int], ...]]
 Metadata = tuple[tuple[int, tuple[int, ...]], ...]
 
 _LIMITS = {"members": (1, 6), "topics": (1, 4), "partitions": (0, 8), "generations": (1, 4),
-           "racks": (0, 3), "claims": (1, 6), "stale": (0, 4), "symmetry": (0, 2)}
+           "racks": (0, 3), "claims": (1, 6), "stale": (0, 4), "symmetry": (0, 2),
+           "orders": (0, 1)}
 
 
 def parse_bounds(text: str, limits: Mapping[str, tuple[int, int]]) -> dict[str, int]:
@@ -81,6 +82,7 @@ class Scope:
     racks: int = 0
     stale: int = 1
     symmetry: int = 2
+    orders: int = 0
 
     @classmethod
     def parse(cls, text: str, base: Scope | None = None) -> Scope:
