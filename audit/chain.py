@@ -19,7 +19,8 @@ I10: every member of the first rebalance's subscription through the target's cod
 spec's writer version, read with the reader version's header. The story stops at the first rebalance
 with a violation (what follows would build on a wrong assignment), unless a rule of
 `kafka_rules` explains it as Kafka's own behaviour (then it goes on, as a Kafka group
-would); an exception from the target is ``ERROR``.
+would); an exception from the target is ``ERROR``, and a call that does not answer in time
+(our alarm, or the target's own time limit: any ``TimeoutError``) is ``TIMEOUT``.
 
 Metrics: moves (previously owned partitions, resolved by generation, that end up
 elsewhere, summed over the story), imbalance (max − min partitions per member; per topic:
@@ -58,7 +59,7 @@ MAX_FOLLOW_UPS = 3
 CALL_TIMEOUT = 5.0
 
 
-class AssignTimeout(Exception):
+class AssignTimeout(TimeoutError):
     """An assign call took longer than `CALL_TIMEOUT`."""
 
 
@@ -307,7 +308,7 @@ def _run_rebalance(target: AuditTarget, group: _Group, result: ChainResult,
             result.calls += 1
             result.rounds.append({"request": current,
                                   "response": {"error": f"{type(exc).__name__}: {exc}"}})
-            if isinstance(exc, AssignTimeout):
+            if isinstance(exc, TimeoutError):  # our alarm, or the target's own time limit
                 result.check("TIMEOUT", [f"TIMEOUT: {exc}"])
             else:
                 result.check("ERROR", [f"ERROR: assign raised {type(exc).__name__}: {exc}"])

@@ -16,6 +16,8 @@ import zipfile
 from pathlib import Path
 
 SUBPACKAGES = ("", "impl", "impl.assignors", "properties", "targets", "model", "audit")
+#: files beside the modules that the package reads at run time (the java: driver's sources)
+PACKAGE_DATA = {"targets": ("java/*.java",)}
 
 
 def _package_dir(name: str) -> Path | None:
@@ -28,7 +30,8 @@ def _package_dir(name: str) -> Path | None:
 
 
 def package_files() -> list[tuple[Path, str]]:
-    """(source file, name inside the zip) for every module of the package, sorted."""
+    """(source file, name inside the zip) for every module of the package and its data
+    files (`PACKAGE_DATA`), sorted."""
     out: list[tuple[Path, str]] = []
     for name in SUBPACKAGES:
         folder = _package_dir(name)
@@ -37,6 +40,9 @@ def package_files() -> list[tuple[Path, str]]:
         prefix = "/".join(["groupcheck", *filter(None, name.split("."))])
         for path in sorted(folder.glob("*.py")):
             out.append((path, f"{prefix}/{path.name}"))
+        for pattern in PACKAGE_DATA.get(name, ()):
+            for path in sorted(folder.glob(pattern)):
+                out.append((path, f"{prefix}/{path.relative_to(folder).as_posix()}"))
     return out
 
 

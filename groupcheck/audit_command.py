@@ -9,7 +9,10 @@ only with ``--strict``); 1 any other violation (the smallest counterexample per 
 invariant) is saved under ``DIR/counterexamples``); 2 bad arguments (one line).
 
 This floor resolves ``builtin:<assignor>`` to our ``impl.assign_op.run_assign`` (audit/
-never imports impl); `resolve_audit_target` is shipped to the executors by reference.
+never imports impl) and ``<assignor>@java:[CLASSPATH]`` to Kafka's own client (one JVM per
+Python worker, started when the worker first resolves it; the compiled driver is shared
+through the cache); ``--target java:[CLASSPATH]`` stands for the four assignors on it.
+`resolve_audit_target` is shipped to the executors by reference.
 """
 
 from __future__ import annotations
@@ -54,9 +57,25 @@ class BuiltinCodec:
 
 def resolve_audit_target(name: str) -> Any:
     """A target string → an ``audit.targets.AuditTarget``: ``builtin:<assignor>`` (our
-    implementation) or ``pyfn:<module or file.py>:<function>``."""
+    implementation), ``<assignor>@java:[CLASSPATH]`` (Kafka's client, each call bounded by
+    the audit's time limit) or ``pyfn:<module or file.py>:<function>``."""
     from .audit.targets import AuditTarget, AuditTargetError, resolve_plugin
 
+    family, at, rest = name.partition("@")
+    if at and rest.startswith("java:"):
+        from .audit.chain import CALL_TIMEOUT
+        from .impl.assignors import ASSIGNOR_NAMES
+        from .targets.java_runtime import JavaUnavailable
+        from .targets.java_target import audit_parts
+
+        if family not in ASSIGNOR_NAMES:
+            raise AuditTargetError(f"{name}: unknown assignor {family!r}; expected one of "
+                                   f"{', '.join(ASSIGNOR_NAMES)}")
+        try:
+            assign, codec = audit_parts(rest.removeprefix("java:"), family, CALL_TIMEOUT)
+        except JavaUnavailable as exc:
+            raise AuditTargetError(str(exc)) from None
+        return AuditTarget(name, family, assign, codec)
     kind, _, assignor = name.partition(":")
     if kind == "builtin":
         from .impl.assign_op import run_assign
@@ -83,9 +102,10 @@ def cmd_audit(args: argparse.Namespace) -> int:
         raise CommandError("audit: --scenarios must be at least 1")
     if args.chunk_size is not None and args.chunk_size < 1:
         raise CommandError("audit: --chunk-size must be at least 1")
+    targets = expand_targets(list(args.target or DEFAULT_TARGETS))
     if args.fresh and os.path.isdir(args.out):
         shutil.rmtree(args.out)
-    config = AuditConfig(targets=list(args.target or DEFAULT_TARGETS),
+    config = AuditConfig(targets=targets,
                          scenarios=args.scenarios or DEFAULT_SCENARIOS, seed=args.seed,
                          master=args.master, out=args.out, chunk_size=args.chunk_size or 0,
                          slices=args.slices or 0, corpus=args.corpus)
@@ -102,6 +122,32 @@ def cmd_audit(args: argparse.Namespace) -> int:
     if not outcome.ok:
         return 1
     return 1 if args.strict and summary["violations"] else 0
+
+
+def expand_targets(targets: list[str]) -> list[str]:
+    """``java:[CLASSPATH]`` → one target per assignor (``range@java:...`` and so on), each
+    checked here, on the driver, so that a missing JDK or classpath is one line and exit 2
+    before Spark starts, and the executors find the driver compiled in the cache. An empty
+    classpath is pinned through ``$GROUPCHECK_KAFKA_CLASSPATH`` for the local workers."""
+    from .audit.targets import ASSIGNOR_FAMILIES
+
+    out: list[str] = []
+    for name in targets:
+        spec = name.partition("@")[2] or name
+        if spec.startswith("java:"):
+            from .targets import java_runtime
+
+            classpath = spec.removeprefix("java:")
+            try:
+                java_runtime.driver_command(classpath)
+            except java_runtime.JavaUnavailable as exc:
+                raise CommandError(f"audit: {exc}") from None
+            default = java_runtime.default_classpath()
+            if not classpath and default:
+                os.environ.setdefault(java_runtime.ENV_CLASSPATH, default)
+        out += [f"{a}@{name}" for a in ASSIGNOR_FAMILIES] if name.startswith("java:") \
+            else [name]
+    return out
 
 
 def _print_findings(summary: dict[str, Any], out: str) -> None:
@@ -133,8 +179,10 @@ def add_commands(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-
     p = sub.add_parser("audit", help="run targets over many scenarios on Spark; write a "
                                      "report (Parquet, summary.json, index.html)")
     p.add_argument("--target", action="append", default=None,
-                   help="builtin:<assignor> or pyfn:<module or file.py>:<function>; "
-                        "repeatable (default: the four builtin assignors)")
+                   help="builtin:<assignor>, java:[CLASSPATH] (Kafka's client, all four "
+                        "assignors; <assignor>@java:[CLASSPATH] for one) or pyfn:<module or "
+                        "file.py>:<function>; repeatable (default: the four builtin "
+                        "assignors)")
     p.add_argument("--scenarios", type=int, default=None,
                    help=f"random scenarios to run (default {DEFAULT_SCENARIOS:,})")
     p.add_argument("--seed", type=int, default=0)

@@ -117,7 +117,8 @@ def run_fuzz(target: Target, budget: float, failures: str, *, seed: int = 0,
                        seed_value=seed + chunks,
                        shrink_seconds=max(left - slowest, 60.0) / 2 if wire else None)
         except Exception as exc:  # noqa: BLE001 - the target failed outside the model
-            result.add(Finding("ERROR", f"ERROR: the group raised {type(exc).__name__}: {exc}",
+            kind = "TIMEOUT" if isinstance(exc, TimeoutError) else "ERROR"
+            result.add(Finding(kind, f"{kind}: the group raised {type(exc).__name__}: {exc}",
                                None, None, f"seed {seed + chunks}"))
             break
         slowest = max(slowest, time.perf_counter() - began)
@@ -150,6 +151,8 @@ def _request_detail(request: dict[str, Any], response: Any) -> str:
 
 def _prover_checked(target: Target) -> tuple[str, ...]:
     base = ["I1", "I2", "I11", "ERROR"]
+    if target.timeout is not None:
+        base.append("TIMEOUT")
     if target.balanced:
         base += ["I3", "I4a"]
     base += ["I5", "I6"]

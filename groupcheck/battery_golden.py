@@ -37,9 +37,12 @@ def load_assign_vectors() -> list[dict[str, Any]]:
 
 def answer(assign: Callable[[dict[str, Any]], dict[str, Any]],
            request: dict[str, Any]) -> dict[str, Any]:
-    """The target's answer, with any exception as ``{"error": ...}``."""
+    """The target's answer, with any exception as ``{"error": ...}`` (and ``"timeout":
+    true`` when the target did not answer within its time limit)."""
     try:
         return assign(request)
+    except TimeoutError as exc:
+        return {"error": f"{type(exc).__name__}: {exc}", "timeout": True}
     except Exception as exc:  # noqa: BLE001 - a failing target is a finding
         return {"error": f"{type(exc).__name__}: {exc}"}
 
@@ -53,7 +56,8 @@ def run_vectors(target: Target, failures: str,
                 lines: list[dict[str, Any]] | None = None) -> EngineResult:
     from .properties.assignment import exclusive_ownership, valid_targets
 
-    result = EngineResult("vectors", ("I1", "I2", "PARITY"))
+    result = EngineResult("vectors", ("I1", "I2", "PARITY") + (
+        ("TIMEOUT",) if target.timeout is not None else ()))
     if target.assign is None or target.assignor is None:
         result.skipped = "no assign function"
         return result
@@ -66,13 +70,15 @@ def run_vectors(target: Target, failures: str,
         result.skipped = f"no vector lines for assignor {target.assignor!r}"
         return result
     started = time.perf_counter()
-    counts = {"PARITY": 0, "I1": 0, "I2": 0}
+    counts = {"PARITY": 0, "I1": 0, "I2": 0, "TIMEOUT": 0}
     for line in mine:
         request, expected = line["request"], line["response"]
         got = answer(target.assign, request)
         result.runs += 1
         problems: list[str] = []
-        if "error" not in got:
+        if got.get("timeout"):
+            problems.append(f"TIMEOUT: no answer: {got['error']}")
+        elif "error" not in got:
             subs = {m: v.get("topics") or [] for m, v in request["members"].items()}
             assignment = {m: [(t, p) for t, p in ps] for m, ps in got["assignment"].items()}
             problems += exclusive_ownership(assignment)
@@ -80,7 +86,7 @@ def run_vectors(target: Target, failures: str,
         elif "kafka_bug" in line:
             problems.append(f"I2: answered with an error where a correct assignment exists: "
                             f"{got['error']}")
-        if "kafka_bug" not in line:
+        if "kafka_bug" not in line and not got.get("timeout"):
             if "error" in expected and "error" not in got:
                 problems.append(f"PARITY: Kafka raised {expected['errorClass']}, the target "
                                 "answered")

@@ -28,7 +28,7 @@ from .battery import (
     run_scenarios,
 )
 from .membership_commands import DEFAULT_FAILURES, CommandError
-from .targets.registry import Target, TargetError, resolve
+from .targets.registry import TARGET_KINDS, Target, TargetError, resolve
 
 DEFAULT_BUDGET = 120.0
 
@@ -220,14 +220,14 @@ def cmd_diff(args: argparse.Namespace) -> int:
         path = save_json(args.failures, f"diff-{a.name}-vs-{b.name}", {
             **(result.request or {}), "groupcheck": {
                 "format": "groupcheck-diff/1", "targets": [a.name, b.name],
+                "invariant": "TIMEOUT" if result.timeout else "DIFF",
                 "answers": [result.a, result.b], "source": result.source}})
         print(f"saved: {path}")
     return 0 if result.agree else 1
 
 
 def add_commands(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
-    target_help = ("builtin:<assignor>, mutant:<name>, python:pkg.module:attr, "
-                   "kafka-python:<assignor>, jsonl:<command>, librdkafka:<assignor>[:adversarial]")
+    target_help = TARGET_KINDS
     p = sub.add_parser("check", help="run the whole battery against a target")
     p.add_argument("--target", required=True, help=target_help)
     p.add_argument("--budget", type=float, default=DEFAULT_BUDGET,
@@ -237,9 +237,10 @@ def add_commands(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-
                    help="also hold the target against the golden vectors")
     p.add_argument("--scope", default=None, help="the prover's scope (default: by budget)")
     p.add_argument("--assignor", default=None,
-                   help="which assignor a jsonl: target runs (default sticky)")
+                   help="which assignor a jsonl: or java: target runs (default sticky)")
     p.add_argument("--timeout", type=float, default=None,
-                   help="seconds per request for a jsonl: target (default 10)")
+                   help="seconds per request for a jsonl: or java: target before it is a "
+                        "TIMEOUT (default 10)")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--workers", type=int, default=None, help="prover processes")
     p.add_argument("--failures", default=DEFAULT_FAILURES, help="where counterexamples go")
@@ -265,6 +266,7 @@ def add_commands(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-
     p.add_argument("--scope", default=None, help="scope of generated requests")
     p.add_argument("--no-vectors", action="store_true", help="generated requests only")
     p.add_argument("--budget", type=float, default=DEFAULT_BUDGET, help="seconds")
-    p.add_argument("--timeout", type=float, default=None, help="jsonl request timeout")
+    p.add_argument("--timeout", type=float, default=None,
+                   help="seconds per request for a jsonl: or java: target (default 10)")
     p.add_argument("--failures", default=DEFAULT_FAILURES, help="where the input is saved")
     p.set_defaults(func=cmd_diff)

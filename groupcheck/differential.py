@@ -6,7 +6,9 @@ first disagreement there is already small), then from the golden vectors. Two an
 disagree when some member gets a different set of partitions, or one target raises and the
 other answers. A disagreement from the vectors is shrunk greedily: drop a member, drop a
 topic from the metadata, lower a partition count, drop an owned partition, drop a topic
-from a subscription — keeping each step after which the targets still disagree.
+from a subscription — keeping each step after which the targets still disagree. A request
+on which a target does not answer within its time limit ends the run as ``TIMEOUT``,
+unshrunk (each try could cost the whole time limit).
 """
 
 from __future__ import annotations
@@ -87,7 +89,7 @@ def shrink(request: dict[str, Any], a: AssignFn, b: AssignFn,
         for candidate in _smaller(current):
             tries += 1
             ca, cb = answer(a, candidate), answer(b, candidate)
-            if disagree(ca, cb):
+            if disagree(ca, cb) and not (ca.get("timeout") or cb.get("timeout")):
                 current, got_a, got_b, improved = candidate, ca, cb, True
                 break
             if tries >= max_tries:
@@ -104,6 +106,7 @@ class DiffResult:
     a: dict[str, Any] | None = None
     b: dict[str, Any] | None = None
     original_size: tuple[int, ...] = ()
+    timeout: str = ""  # "a" or "b": that target did not answer in time
 
     @property
     def agree(self) -> bool:
@@ -137,6 +140,9 @@ def run_diff(a: Target, b: Target, *, assignor: str, scope: str, vectors: bool =
             break
         compared += 1
         ra, rb = answer(a.assign, request), answer(b.assign, request)
+        if ra.get("timeout") or rb.get("timeout"):
+            return DiffResult(compared, time.perf_counter() - started, source, request, ra, rb,
+                              request_size(request), "a" if ra.get("timeout") else "b")
         if disagree(ra, rb):
             small, sa, sb = shrink(request, a.assign, b.assign)
             return DiffResult(compared, time.perf_counter() - started, source, small, sa, sb,
@@ -159,6 +165,16 @@ def describe(result: DiffResult, name_a: str, name_b: str) -> str:
                 f"({result.seconds:.1f}s)")
     assert result.request is not None and result.a is not None and result.b is not None
     size = request_size(result.request)
+    if result.timeout:
+        hung = name_a if result.timeout == "a" else name_b
+        return "\n".join([
+            f"TIMEOUT after {result.compared:,} requests ({result.seconds:.1f}s), found in "
+            f"{result.source}: {hung} did not answer within its time limit "
+            f"({size[0]} members / {size[1]} partitions; not shrunk)",
+            f"request: {json.dumps(result.request, ensure_ascii=False)}",
+            f"  {name_a}:", _table(result.a),
+            f"  {name_b}:", _table(result.b),
+        ])
     return "\n".join([
         f"DISAGREE after {result.compared:,} requests ({result.seconds:.1f}s), found in "
         f"{result.source}",

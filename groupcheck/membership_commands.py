@@ -1,4 +1,6 @@
-"""``groupcheck fuzz`` and ``groupcheck replay``: the state machine from the command line."""
+"""``groupcheck fuzz`` and ``groupcheck replay``: the state machine from the command line,
+and replays of saved counterexamples (state-machine stories, or single ``assign`` requests:
+`request_replay`)."""
 
 from __future__ import annotations
 
@@ -6,11 +8,11 @@ import argparse
 import sys
 import time
 from collections.abc import Callable
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:  # the engines load only when a command runs: `jsonl` needs none of them
-    from .model.machine import MachineConfig
     from .properties.group import GroupTarget
+    from .targets.registry import Target
 
 SETTINGS = ("ci", "dev", "deep", "wire")  # model.fuzz.PROFILES
 WIRE_SHRINK_SECONDS = 240.0  # real clients replay in seconds: shrink within this
@@ -22,24 +24,20 @@ class CommandError(Exception):
     """Reported as one line with exit code 2."""
 
 
-def _config(target: str) -> MachineConfig:
-    from .battery import machine_config
+def _resolve(target: str, assignor: str | None = None,
+             timeout: float | None = None) -> Target:
     from .targets.registry import TargetError, resolve
 
     try:
-        chosen: MachineConfig = machine_config(resolve(target))
+        return resolve(target, assignor=assignor, timeout=timeout)
     except TargetError as exc:
         raise CommandError(str(exc)) from None
-    return chosen
 
 
-def _factory(target: str) -> Callable[[], GroupTarget]:
-    from .targets.registry import TargetError, group_target_factory
-
-    try:
-        return group_target_factory(target)
-    except TargetError as exc:
-        raise CommandError(str(exc)) from None
+def _factory(target: Target) -> Callable[[], GroupTarget]:
+    if target.group is None:
+        raise CommandError(f"{target.name} is not a group target (it has no assignor)")
+    return target.group
 
 
 def _progress(started: float) -> Callable[[int, int], None]:
@@ -51,15 +49,16 @@ def _progress(started: float) -> Callable[[int, int], None]:
 
 
 def cmd_fuzz(args: argparse.Namespace) -> int:
-    from .battery import is_wire
+    from .battery import machine_config
     from .model.fuzz import fuzz
     from .model.replay import replay_events, save
 
-    factory = _factory(args.target)
-    wire = is_wire(args.target)
+    target = _resolve(args.target, args.assignor, args.timeout)
+    factory = _factory(target)
+    wire = target.hints is not None and target.hints.wire
     settings = "wire" if wire and args.settings == "ci" else args.settings
     started = time.perf_counter()
-    result = fuzz(factory, _config(args.target), profile=settings,
+    result = fuzz(factory, machine_config(target), profile=settings,
                   max_examples=args.max_examples, seed_value=args.seed,
                   progress=_progress(started),
                   shrink_seconds=WIRE_SHRINK_SECONDS if wire else None)
@@ -82,14 +81,25 @@ def cmd_fuzz(args: argparse.Namespace) -> int:
 
 
 def cmd_replay(args: argparse.Namespace) -> int:
-    from .model.replay import load, replay_events
+    import json
 
+    from .model.replay import load, replay_events
+    from .request_replay import is_request_file
+
+    try:
+        with open(args.file, encoding="utf-8") as fh:
+            body = json.load(fh)
+    except (OSError, ValueError) as exc:
+        raise CommandError(f"cannot replay {args.file}: {exc}") from None
+    if is_request_file(body):
+        return _replay_request(args, body)
     try:
         data = load(args.file)
     except (OSError, ValueError) as exc:
         raise CommandError(f"cannot replay {args.file}: {exc}") from None
     target = args.target or data["target"]
-    outcome = replay_events(_factory(target)(), data["events"])
+    outcome = replay_events(_factory(_resolve(target, args.assignor, args.timeout))(),
+                            data["events"])
     print(f"replaying {args.file} ({len(data['events'])} events) on {target}")
     if data.get("note"):
         print(f"note: {data['note']}")
@@ -101,16 +111,58 @@ def cmd_replay(args: argparse.Namespace) -> int:
     return 0
 
 
+def _replay_request(args: argparse.Namespace, body: dict[str, Any]) -> int:
+    """One saved ``assign`` request on ``--target`` (else the target it was saved from)."""
+    from .request_replay import answer_table, replay_request
+
+    meta = body.pop("groupcheck", None) or {}
+    name = args.target or meta.get("target")
+    if not isinstance(name, str):
+        raise CommandError(f"cannot replay {args.file}: it names no target; give --target")
+    assignor = args.assignor or body.get("assignor")
+    target = _resolve(name, assignor if isinstance(assignor, str) else None, args.timeout)
+    if target.assign is None:
+        raise CommandError(f"{name} has no assign function to replay a request on")
+    body.setdefault("op", "assign")
+    try:
+        print(f"replaying {args.file} (one assign request, {len(body['members'])} members, "
+              f"{body.get('assignor')}) on {name}")
+        response, found = replay_request(target, body)
+    finally:
+        target.close()
+    if response is not None:
+        print(answer_table(response))
+    if found:
+        print(f"reproduced: {found[0]}")
+        return 1
+    print("did not reproduce: every invariant held")
+    return 0
+
+
 def add_commands(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p = sub.add_parser("fuzz", help="run the stateful model against a target")
-    p.add_argument("--target", required=True, help="builtin:<assignor> or mutant:<name>")
+    p.add_argument("--target", required=True,
+                   help="any target with a group (an assignor): builtin:<assignor>, "
+                        "mutant:<name>, python:..., jsonl:<command>, java:[CLASSPATH], ...")
+    _assignor_options(p)
     p.add_argument("--max-examples", type=int, default=None)
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--settings", choices=SETTINGS, default="ci",
                    help="ci (default; wire for librdkafka: targets), dev, deep, wire")
     p.add_argument("--failures", default=DEFAULT_FAILURES, help="where replay files go")
     p.set_defaults(func=cmd_fuzz)
-    p = sub.add_parser("replay", help="run a saved counterexample again")
+    p = sub.add_parser("replay", help="run a saved counterexample again (a state-machine "
+                                      "replay file, or one saved assign request)")
     p.add_argument("file")
     p.add_argument("--target", default=None, help="replay on another target")
+    _assignor_options(p)
     p.set_defaults(func=cmd_replay)
+
+
+def _assignor_options(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--assignor", default=None,
+                   help="which assignor a jsonl: or java: target runs (default sticky; a "
+                        "replayed request names its own)")
+    p.add_argument("--timeout", type=float, default=None,
+                   help="seconds per request for a jsonl: or java: target before it is a "
+                        "TIMEOUT (default 10)")

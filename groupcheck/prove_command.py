@@ -1,8 +1,8 @@
 """``groupcheck prove``: the exhaustive-scope prover from the command line (``--bmc`` and
 ``--matrix``: bounded model checking, see ``bmc_command``).
 
-    groupcheck prove --target builtin:sticky|mutant:<name> [--scope members=3,topics=2,partitions=2]
-                     [--failures DIR] [--json] [--workers N] [--exact]
+    groupcheck prove --target T [--scope members=3,topics=2,partitions=2] [--assignor A]
+                     [--timeout S] [--failures DIR] [--json] [--workers N] [--exact]
 
 Exit codes: 0 every invariant held, 1 a violation (the smallest counterexample per
 invariant is saved under ``--failures``), 2 bad arguments (one line).
@@ -15,14 +15,13 @@ import json
 import sys
 import time
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from .membership_commands import DEFAULT_FAILURES, CommandError
 
 if TYPE_CHECKING:
     from .targets.registry import Target
 
-AssignFn = Callable[[dict[str, Any]], dict[str, Any]]
 LARGE_SCOPE = 10_000_000
 SCOPE_HELP = ("comma-separated key=value: members (max members), topics, partitions (max per "
               "topic; 0 = no metadata), generations, claims (max claimants per partition), "
@@ -30,17 +29,14 @@ SCOPE_HELP = ("comma-separated key=value: members (max members), topics, partiti
               "default members=3,topics=2,partitions=2,generations=2,claims=2,racks=0")
 
 
-def resolve_target(target: str) -> Target:
-    """``builtin:<assignor>`` or ``mutant:<name>`` → the resolved target, which has an
-    assign function and an assignor name. Other kinds run the prover through
-    ``groupcheck check``."""
+def resolve_target(target: str, assignor: str | None = None,
+                   timeout: float | None = None) -> Target:
+    """A target string → the resolved target, which has an assign function and an
+    assignor name (``assignor``: what a ``jsonl:`` or ``java:`` target runs)."""
     from .targets.registry import TargetError, resolve
 
-    if target.partition(":")[0] not in ("builtin", "mutant"):
-        raise CommandError(f"prove: unsupported target {target!r}; expected builtin:<assignor> "
-                           "or mutant:<name> (groupcheck check proves any other target)")
     try:
-        resolved = resolve(target)
+        resolved = resolve(target, assignor=assignor, timeout=timeout)
     except TargetError as exc:
         raise CommandError(f"prove: {exc}") from None
     if resolved.assign is None or resolved.assignor is None:
@@ -78,7 +74,7 @@ def cmd_prove(args: argparse.Namespace) -> int:
         raise CommandError(f"prove: {exc}") from None
     if args.workers is not None and args.workers < 1:
         raise CommandError("prove: --workers must be at least 1")
-    target = resolve_target(args.target)
+    target = resolve_target(args.target, args.assignor, args.timeout)
     assert target.assign is not None and target.assignor is not None
     workers = args.workers if target.fork_safe else 1
     bound = upper_bound(scope)
@@ -104,8 +100,14 @@ def add_commands(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-
     p = sub.add_parser("prove", help="check every configuration of a small scope; Z3 measures "
                                      "the stickiness gap")
     p.add_argument("--target", default=None,
-                   help="builtin:<assignor> or mutant:<name> (with --bmc: the replay target, "
-                        "whose codec versions bound the search)")
+                   help="any target with an assign function: builtin:<assignor>, "
+                        "mutant:<name>, python:..., jsonl:<command>, java:[CLASSPATH] (with "
+                        "--bmc: the replay target, whose codec versions bound the search)")
+    p.add_argument("--assignor", default=None,
+                   help="which assignor a jsonl: or java: target runs (default sticky)")
+    p.add_argument("--timeout", type=float, default=None,
+                   help="seconds per request for a jsonl: or java: target before it is a "
+                        "TIMEOUT (default 10)")
     p.add_argument("--scope", default="", help=SCOPE_HELP + "; with --bmc/--matrix: "
                    "members,topics,partitions (default members=3,topics=1,partitions=3)")
     p.add_argument("--bmc", action="store_true",

@@ -227,7 +227,7 @@ class ProofReport:
             f"{self.assign_calls:,} assign calls)",
         ]
         lines.append("  invariant  violations  of them Kafka's own  smallest counterexample")
-        for inv in ("I1", "I2", "I3", "I4a", "I5", "I6", "I11", "ERROR"):
+        for inv in ("I1", "I2", "I3", "I4a", "I5", "I6", "I11", "ERROR", "TIMEOUT"):
             n = self.violations.get(inv, 0)
             kafka = self.inherited.get(inv, 0)
             rules = ",".join(self.rules.get(inv, []))

@@ -21,7 +21,8 @@ settled assignment must be complete (I2). For the sticky family (as in the refer
 model: range and roundrobin promise no balance across topics) it must also be balanced
 (I3), and I4a applies: when every member holds the same generation and the claims form a
 complete, balanced, disjoint assignment (no racks), the first round moves nothing. An
-exception from ``assign`` is reported as ``ERROR``.
+exception from ``assign`` is reported as ``ERROR``, a ``TimeoutError`` (a target that did not
+answer within its time limit) as ``TIMEOUT``.
 
 **Gap (I4b).** Moves are counted from the *resolved* previous ownership (each partition to
 its claimant with the strictly highest generation; a tie drops every claim) to the settled
@@ -53,6 +54,14 @@ COOPERATIVE_ASSIGNORS = frozenset({"cooperative-sticky"})
 MAX_FOLLOW_UPS = 2
 
 
+
+
+def failure_text(exc: BaseException) -> str:
+    """An exception from ``assign`` as a finding: ``TIMEOUT`` for a ``TimeoutError`` (the
+    target hung past its time limit: a liveness bug), else ``ERROR``."""
+    if isinstance(exc, TimeoutError):
+        return f"TIMEOUT: assign did not answer ({type(exc).__name__}: {exc})"
+    return f"ERROR: assign raised {type(exc).__name__}: {exc}"
 
 
 def topic_name(t: int) -> str:
@@ -278,7 +287,7 @@ def judge(assign: AssignFn, assignor: str, config: Config, optimiser: Optimiser 
         except Exception as exc:  # noqa: BLE001 - any failure of the target is a finding
             out.assign_seconds += time.perf_counter() - started
             out.rounds.append((current, {"error": f"{type(exc).__name__}: {exc}"}))
-            note(round_no, [f"ERROR: assign raised {type(exc).__name__}: {exc}"])
+            note(round_no, [failure_text(exc)])
             return out
         out.assign_seconds += time.perf_counter() - started
         out.rounds.append((current, response))

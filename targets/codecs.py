@@ -65,6 +65,8 @@ class BuiltinCodec:
 class JsonlCodec:
     """The ``encode_subscription`` / ``decode_subscription`` ops of a JSON-lines process."""
 
+    error: type[Exception] = CodecFailure  # what a malformed input raises (audit I10)
+
     def __init__(self, target: Any) -> None:
         self.target = target
         self.name = target.target

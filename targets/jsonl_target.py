@@ -1,10 +1,13 @@
 """``jsonl:<command>``: any process that speaks the JSON-lines contract (DESIGN.md).
 
 One long-lived subprocess per target, fed one request per line. Every request has a time
-limit; a process that does not answer in time is killed, one that exits is noticed, and
-either way the request fails with `TargetFailure` (the engines report it as a failure of
-the target, e.g. the prover's ``ERROR`` row) and the next request starts a fresh process,
-so a run goes on. An answer ``{"error": ...}`` raises `TargetAnswerError`.
+limit; a process that does not answer in time is killed (`TargetTimeout`, a
+``TimeoutError``: the engines report it as ``TIMEOUT``), one that exits or answers garbage
+fails with `TargetFailure` (the engines' ``ERROR``), and either way the next request starts
+a fresh process, so a run goes on. A request interrupted from outside (the audit's alarm)
+kills the process too, so a late answer never answers the next request. An answer
+``{"error": ...}`` raises `TargetAnswerError`. `JsonlProcess` takes a shell command or an
+argument list, so other targets (``java:``) run their own process the same way.
 
 As an assignor (for the state machine) `JsonlAssignor` sends the ``user_data`` op for a
 member's next subscription and a ``mode: raw`` ``assign`` for the leader: the process sees
@@ -21,7 +24,7 @@ import queue
 import shlex
 import subprocess
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import IO, Any
 
 from ..impl.types import Assignment, Cluster, RebalanceProtocol, Subscription
@@ -34,6 +37,10 @@ COOPERATIVE = frozenset({"cooperative-sticky"})
 class TargetFailure(RuntimeError):
     """The process crashed, hung past its time limit, or answered with something that is not
     one JSON object per line."""
+
+
+class TargetTimeout(TargetFailure, TimeoutError):
+    """The process did not answer within its time limit (it was killed)."""
 
 
 class TargetAnswerError(RuntimeError):
@@ -49,11 +56,13 @@ def _pump(stream: IO[str], out: queue.Queue[str | None]) -> None:
 class JsonlProcess:
     """One JSON-lines process, restarted after a crash or a timeout."""
 
-    def __init__(self, command: str, timeout: float = DEFAULT_TIMEOUT) -> None:
-        self.command = command
-        self.argv = shlex.split(command)
+    def __init__(self, command: str | Sequence[str], timeout: float = DEFAULT_TIMEOUT, *,
+                 label: str | None = None) -> None:
+        self.argv = shlex.split(command) if isinstance(command, str) else list(command)
         if not self.argv:
             raise ValueError("jsonl target needs a command")
+        self.command = command if isinstance(command, str) else shlex.join(self.argv)
+        self.label = label or f"jsonl:{self.command}"
         self.timeout = timeout
         self.proc: subprocess.Popen[str] | None = None
         self.lines: queue.Queue[str | None] = queue.Queue()
@@ -97,42 +106,54 @@ class JsonlProcess:
             except OSError:
                 pass
 
-    def _fail(self, why: str) -> TargetFailure:
+    def _fail(self, why: str, kind: type[TargetFailure] = TargetFailure) -> TargetFailure:
         self.failures += 1
         tail = "; ".join(self.stderr_tail[-3:])
         self._kill()
-        return TargetFailure(f"jsonl:{self.command}: {why}" + (f" (stderr: {tail})" if tail
-                                                                 else ""))
+        return kind(f"{self.label}: {why}" + (f" (stderr: {tail})" if tail else ""))
 
     def request(self, body: dict[str, Any]) -> dict[str, Any]:
         """Send one request, return its answer (``{"error"}`` answers included)."""
         with self._lock:
-            proc = self.proc if self.proc is not None and self.proc.poll() is None \
-                else self._start()
-            assert proc.stdin is not None
             try:
-                proc.stdin.write(json.dumps(body, ensure_ascii=False) + "\n")
-                proc.stdin.flush()
-            except (BrokenPipeError, OSError):
-                raise self._fail(f"process exited (code {proc.poll()}) before the request"
-                                 ) from None
+                return self._exchange(body)
+            except TargetFailure:
+                raise
+            except BaseException:
+                # interrupted from outside (an alarm, ^C): the process may still answer
+                # later, so it must not live to answer the next request
+                self.failures += 1
+                self._kill()
+                raise
+
+    def _exchange(self, body: dict[str, Any]) -> dict[str, Any]:
+        proc = self.proc if self.proc is not None and self.proc.poll() is None \
+            else self._start()
+        assert proc.stdin is not None
+        try:
+            proc.stdin.write(json.dumps(body, ensure_ascii=True) + "\n")
+            proc.stdin.flush()
+        except (BrokenPipeError, OSError):
+            raise self._fail(f"process exited (code {proc.poll()}) before the request"
+                             ) from None
+        try:
+            line = self.lines.get(timeout=self.timeout)
+        except queue.Empty:
+            raise self._fail(f"no answer within {self.timeout:g}s (killed)",
+                             TargetTimeout) from None
+        if line is None:
             try:
-                line = self.lines.get(timeout=self.timeout)
-            except queue.Empty:
-                raise self._fail(f"no answer within {self.timeout:g}s (killed)") from None
-            if line is None:
-                try:
-                    code = proc.wait(timeout=2)
-                except subprocess.TimeoutExpired:
-                    code = None
-                raise self._fail(f"process exited (code {code}) without answering")
-            try:
-                answer = json.loads(line)
-            except ValueError:
-                raise self._fail(f"answer is not JSON: {line[:120]!r}") from None
-            if not isinstance(answer, dict):
-                raise self._fail(f"answer is not a JSON object: {line[:120]!r}")
-            return answer
+                code = proc.wait(timeout=2)
+            except subprocess.TimeoutExpired:
+                code = None
+            raise self._fail(f"process exited (code {code}) without answering")
+        try:
+            answer = json.loads(line)
+        except ValueError:
+            raise self._fail(f"answer is not JSON: {line[:120]!r}") from None
+        if not isinstance(answer, dict):
+            raise self._fail(f"answer is not a JSON object: {line[:120]!r}")
+        return answer
 
     def call(self, body: dict[str, Any]) -> dict[str, Any]:
         answer = self.request(body)
@@ -145,14 +166,16 @@ class JsonlProcess:
             self._kill()
 
 
-_PROCESSES: dict[tuple[str, float], JsonlProcess] = {}
+_PROCESSES: dict[tuple[tuple[str, ...], float], JsonlProcess] = {}
 
 
-def shared_process(command: str, timeout: float = DEFAULT_TIMEOUT) -> JsonlProcess:
+def shared_process(command: str | Sequence[str], timeout: float = DEFAULT_TIMEOUT, *,
+                   label: str | None = None) -> JsonlProcess:
     """One process per (command, timeout) for the life of this Python process."""
-    key = (command, timeout)
+    argv = tuple(shlex.split(command) if isinstance(command, str) else command)
+    key = (argv, timeout)
     if key not in _PROCESSES:
-        _PROCESSES[key] = JsonlProcess(command, timeout)
+        _PROCESSES[key] = JsonlProcess(command, timeout, label=label)
     return _PROCESSES[key]
 
 
@@ -204,12 +227,12 @@ class JsonlAssignor:
 
 
 class JsonlTarget:
-    """``jsonl:<command>`` for one assignor name (``assignor``)."""
+    """A JSON-lines process (``jsonl:<command>``, ``java:``) for one assignor name
+    (``assignor``)."""
 
-    def __init__(self, target: str, command: str, assignor: str,
-                 timeout: float = DEFAULT_TIMEOUT) -> None:
+    def __init__(self, target: str, process: JsonlProcess, assignor: str) -> None:
         self.target = target
-        self.process = shared_process(command, timeout)
+        self.process = process
         self.assignor = assignor
         self.cooperative = assignor in COOPERATIVE
 

@@ -7,6 +7,8 @@
 * ``kafka-python:<assignor>`` — kafka-python's assignor through an adapter;
 * ``jsonl:<command>`` — a process speaking the JSON-lines contract (which assignor it runs
   is the ``assignor`` argument of `resolve`);
+* ``java:[CLASSPATH]`` — Kafka's own Java client (its ConsumerProtocol and four assignors)
+  through groupcheck's driver, a JSON-lines process like ``jsonl:`` (`java_target`);
 * ``librdkafka:<assignor>[:adversarial]`` — real librdkafka consumers (confluent-kafka) on a
   fresh librdkafka mock cluster per test case (`librdkafka`).
 
@@ -68,6 +70,8 @@ class Target:
     #: user data (``impl.assign_op.AssignSession``): deterministic in-tree assignors only
     assign_session: Callable[[], AssignFn] | None = None
     closers: list[Callable[[], None]] = field(default_factory=list)
+    #: seconds a request may take before it fails as TIMEOUT (None: no limit)
+    timeout: float | None = None
 
     def close(self) -> None:
         for close in self.closers:
@@ -177,23 +181,44 @@ def _kafka_python(name: str, **_: Any) -> Target:
                   balanced=kp.assignor in STICKY_FAMILY)
 
 
-def _jsonl(command: str, *, assignor: str | None = None, timeout: float | None = None,
-           **_: Any) -> Target:
+def process_target(target: str, process: Any, assignor: str | None) -> Target:
+    """A target answered by a JSON-lines process (`jsonl_target.JsonlProcess`) that runs
+    the assignor named ``assignor`` (default sticky): ``jsonl:`` and ``java:``."""
     from .codecs import JsonlCodec
-    from .jsonl_target import DEFAULT_TIMEOUT, JsonlTarget
+    from .jsonl_target import JsonlTarget
 
     name = assignor or "sticky"
     if name not in BUILTIN_ASSIGNORS:
-        raise TargetError(f"jsonl: unknown assignor {name!r}; expected one of "
-                          f"{', '.join(BUILTIN_ASSIGNORS)}")
-    try:
-        jt = JsonlTarget(f"jsonl:{command}", command, name, timeout or DEFAULT_TIMEOUT)
-    except ValueError as exc:
-        raise TargetError(str(exc)) from None
+        raise TargetError(f"{target.partition(':')[0]}: unknown assignor {name!r}; expected "
+                          f"one of {', '.join(BUILTIN_ASSIGNORS)}")
+    jt = JsonlTarget(target, process, name)
     return Target(jt.target, name, assign=jt.assign, group=jt.group_factory(),
                   codec=JsonlCodec(jt), hints=MachineHints(name),
                   balanced=name in STICKY_FAMILY, fork_safe=False, call=jt.call,
-                  closers=[jt.close])
+                  closers=[jt.close], timeout=process.timeout)
+
+
+def _jsonl(command: str, *, assignor: str | None = None, timeout: float | None = None,
+           **_: Any) -> Target:
+    from .jsonl_target import DEFAULT_TIMEOUT, shared_process
+
+    try:
+        process = shared_process(command, timeout or DEFAULT_TIMEOUT)
+    except ValueError as exc:
+        raise TargetError(str(exc)) from None
+    return process_target(f"jsonl:{command}", process, assignor)
+
+
+def _java(classpath: str, *, assignor: str | None = None, timeout: float | None = None,
+          **_: Any) -> Target:
+    from .java_runtime import JavaUnavailable
+    from .java_target import java_process
+
+    try:
+        process = java_process(classpath, timeout)
+    except JavaUnavailable as exc:
+        raise TargetError(str(exc)) from None
+    return process_target(f"java:{classpath}", process, assignor)
 
 
 def _librdkafka(spec: str, **_: Any) -> Target:
@@ -217,7 +242,12 @@ def _librdkafka(spec: str, **_: Any) -> Target:
 
 RESOLVERS: dict[str, Callable[..., Target]] = {
     "builtin": _builtin, "mutant": _mutant, "python": _python, "kafka-python": _kafka_python,
-    "jsonl": _jsonl, "librdkafka": _librdkafka}
+    "jsonl": _jsonl, "java": _java, "librdkafka": _librdkafka}
+#: kinds whose name may be empty (``java:`` takes its default classpath)
+OPTIONAL_NAME = frozenset({"java"})
+TARGET_KINDS = ("builtin:<assignor>, mutant:<name>, python:pkg.module:attr, "
+                "kafka-python:<assignor>, jsonl:<command>, java:[CLASSPATH], "
+                "librdkafka:<assignor>[:adversarial]")
 KINDS = RESOLVERS
 
 
@@ -225,10 +255,8 @@ def resolve(target: str, *, assignor: str | None = None,
             timeout: float | None = None) -> Target:
     """The `Target` a target string names (raises `TargetError` with one line)."""
     kind, sep, name = target.partition(":")
-    if not sep or kind not in RESOLVERS or not name:
-        raise TargetError(f"unknown target {target!r}; expected one of builtin:<assignor>, "
-                          "mutant:<name>, python:pkg.module:attr, kafka-python:<assignor>, "
-                          "jsonl:<command>, librdkafka:<assignor>[:adversarial]")
+    if not sep or kind not in RESOLVERS or not (name or kind in OPTIONAL_NAME):
+        raise TargetError(f"unknown target {target!r}; expected one of {TARGET_KINDS}")
     return RESOLVERS[kind](name, assignor=assignor, timeout=timeout)
 
 

@@ -172,6 +172,32 @@ def test_a_broken_target_fails_the_audit_with_its_smallest_counterexample(
     assert again.summary["invariants"][broken]["I1"]["violated"] == 1
 
 
+def test_kafkas_java_client_runs_in_the_executors_and_agrees_where_no_deviation_applies(
+        spark: Any, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """``--target java:`` is Kafka's client under each of the four assignors, one JVM per
+    Python worker; range and roundrobin, where groupcheck has no deviation from Kafka,
+    answer every first rebalance as the builtins do, and its codec holds I10."""
+    from kafka_java import java_command
+
+    java_command()
+    out = tmp_path / "java"
+    code = audit_main(["--target", "java:", "--target", "builtin:range", "--target",
+                       "builtin:roundrobin", "--scenarios", "120", "--chunk-size", "60",
+                       "--out", str(out)])
+    assert code in (0, 1)
+    summary = json.loads((out / "summary.json").read_text())
+    java = [f"{a}@java:" for a in ("range", "roundrobin", "sticky", "cooperative-sticky")]
+    assert summary["targets"] == [*java, "builtin:range", "builtin:roundrobin"]
+    for t in java:
+        assert summary["rows"][t] == 120 and summary["invariants"][t]["I10"] == {
+            "checked": 120, "violated": 0, "inherited": 0}
+        assert summary["invariants"][t]["ERROR"]["violated"] == 0
+    for a in ("range", "roundrobin"):
+        assert summary["disagreement"][f"builtin:{a}"][f"{a}@java:"] == 0
+        assert not any(c["violated"] for c in summary["invariants"][f"{a}@java:"].values())
+    assert f"report: {out.resolve()}" in capsys.readouterr().out.replace("/index.html", "")
+
+
 def _tie_file(folder: Path, name: str, generation_of_a: int, general: bool = True) -> None:
     """A one-request chain: a and b claim t-0, b at generation 3, a at ``generation_of_a``;
     with ``general`` a subscribes to one more topic than b (Kafka's general path), else both

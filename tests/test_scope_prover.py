@@ -225,7 +225,8 @@ def _run(argv: list[str]) -> int:
 def test_prove_command_exit_codes_and_json(capsys: pytest.CaptureFixture[str],
                                            tmp_path: Path) -> None:
     """``prove`` exits 0 on a clean proof, prints a table (or one JSON object with
-    --json), and rejects unknown targets and bad scopes with a one-line CommandError."""
+    --json), and rejects unknown targets, targets without an assign function and bad scopes
+    with a one-line CommandError."""
     base = ["prove", "--target", "builtin:roundrobin", "--scope",
             "members=2,topics=1,partitions=2", "--workers", "1", "--failures", str(tmp_path)]
     assert _run(base) == 0
@@ -235,8 +236,8 @@ def test_prove_command_exit_codes_and_json(capsys: pytest.CaptureFixture[str],
     assert data["ok"] and data["configurations"] > 0 and data["symmetrySaved"] > 0
     with pytest.raises(CommandError, match="unknown builtin assignor"):
         _run(["prove", "--target", "builtin:nope"])
-    with pytest.raises(CommandError, match="unsupported target"):
-        _run(["prove", "--target", "jsonl:cat"])
+    with pytest.raises(CommandError, match="no assign function"):
+        _run(["prove", "--target", "builtin:codec"])
     with pytest.raises(CommandError, match="between"):
         _run(["prove", "--target", "builtin:range", "--scope", "members=0"])
 

@@ -1,0 +1,70 @@
+"""``groupcheck replay`` of a request file: one saved ``assign`` request run again on a target.
+
+A request file is what the prover, the golden-vector engine, ``diff`` and the findings under
+``findings/`` save: the request at the top level (``groupcheck assign FILE`` runs it on the
+builtins) and groupcheck's notes under ``"groupcheck"`` (the target it failed on, the
+violation). Replaying sends the request to a target and judges the one answer as the scope
+prover judges a round (``properties``): I1 and the validity half of I2 always; COOPERATIVE
+answers I5 and I6 over the claims members send; EAGER answers (settled at once) complete
+(I2) and, for the sticky family, balanced (I3). A target that raises is ``ERROR``, one that
+does not answer within its time limit ``TIMEOUT`` (the JVM of a ``java:`` target is killed).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from .properties import assignment as A
+from .properties.generations import claim_breaches, uncontested
+from .properties.rebalance import assignment_of, sent_claims
+from .properties.scope_judge import failure_text
+from .targets.registry import STICKY_FAMILY, Target
+
+
+def is_request_file(body: Any) -> bool:
+    """A saved ``assign`` request (not a state-machine replay file)."""
+    return isinstance(body, dict) and isinstance(body.get("members"), dict) \
+        and "format" not in body
+
+
+def judge_answer(request: Mapping[str, Any], response: Mapping[str, Any]) -> list[str]:
+    """The violations one answer shows (see the module docstring)."""
+    assignment = assignment_of(response)
+    subs = {m: list(v.get("topics") or []) for m, v in request["members"].items()}
+    partitions: dict[str, int] = dict(request.get("partitions") or {})
+    found = A.exclusive_ownership(assignment) + A.valid_targets(assignment, subs, partitions)
+    protocol = str(response.get("protocol") or "EAGER")
+    if protocol == "COOPERATIVE":
+        members = {m: {"topics": v.get("topics") or [], "owned": v.get("owned") or [],
+                       "generation": v.get("generation")}
+                   for m, v in request["members"].items()}
+        sent = sent_claims({"members": members})
+        found += A.revoke_before_reassign(uncontested(sent), assignment)
+        found += [b.describe() for b in claim_breaches(sent, assignment, protocol)]
+    else:
+        found += A.complete(assignment, subs, partitions)
+        if request.get("assignor") in STICKY_FAMILY:
+            found += A.balanced(assignment, subs, partitions)
+    return found
+
+
+def replay_request(target: Target, request: dict[str, Any]
+                   ) -> tuple[dict[str, Any] | None, list[str]]:
+    """(the answer, or None when the target failed; the violations)."""
+    assert target.assign is not None
+    try:
+        response = target.assign(request)
+    except Exception as exc:  # noqa: BLE001 - a failing target is the finding
+        return None, [failure_text(exc)]
+    try:
+        return response, judge_answer(request, response)
+    except ValueError as exc:
+        return response, [f"ERROR: the answer cannot be judged: {exc}"]
+
+
+def answer_table(response: Mapping[str, Any]) -> str:
+    """Member → partitions, one line each."""
+    rows = [f"  {m}: " + (" ".join(f"{t}-{p}" for t, p in ps) or "-")
+            for m, ps in (response.get("assignment") or {}).items()]
+    return "\n".join(rows) or "  (no members)"
