@@ -81,7 +81,7 @@ class Scope:
     claims: int = 2
     racks: int = 0
     stale: int = 1
-    symmetry: int = 2
+    symmetry: int = 1
     orders: int = 0
 
     @classmethod
