@@ -212,8 +212,10 @@ class Judgement:
 
 
 class Optimiser:
-    """Z3's optimum (``optimal.MovesOracle``), memoised per input; no solver call when the
-    assignor's balanced complete answer meets the lower bound (``forced_moves``)."""
+    """The I4b optimum, memoised per input: no search when the assignor's balanced complete
+    answer meets the lower bound (``forced_moves``); else an exhaustive search where the
+    assignments are few (``search_min_moves``, equal to Z3's optimum and far cheaper), else
+    Z3 (``optimal.MovesOracle``). ``exact`` asks Z3 every time."""
 
     def __init__(self, exact: bool) -> None:
         self.exact = exact
@@ -230,7 +232,7 @@ class Optimiser:
                 achieved: int | None) -> tuple[int, str]:
         """``achieved``: the moves of the assignor's answer when it is complete and
         balanced (an upper bound on the optimum), else None."""
-        from .optimal import MovesOracle, forced_moves
+        from .optimal import MovesOracle, forced_moves, search_min_moves
 
         if (not self.exact and achieved is not None
                 and achieved == forced_moves(subs, partitions, prev)):
@@ -240,6 +242,11 @@ class Optimiser:
                tuple((m, tuple(sorted(ps))) for m, ps in prev.items()))
         if key in self.cache:
             return self.cache[key], "cache"
+        if not self.exact:
+            found = search_min_moves(subs, partitions, prev)
+            if found is not None:
+                self.cache[key] = found
+                return found, "search"
         if self.oracle is None:
             self.oracle = MovesOracle()
         value = int(self.oracle.min_moves(subs, partitions, prev,
@@ -252,10 +259,12 @@ def _i4a_premise(request: Mapping[str, Any], subs: Mapping[str, list[str]],
                  sets: Mapping[str, set[str]], partitions: Mapping[str, int],
                  wanted: int) -> bool:
     """``rebalance.i4a_applies``, with the quick reading first."""
-    gens = {v["generation"] for v in request["members"].values()}
-    if len(gens) != 1 or None in gens or "racks" in request:
-        return False
-    prev = {m: [(t, p) for t, p in v["owned"]] for m, v in request["members"].items()}
+    members = request["members"]
+    gens = {v["generation"] for v in members.values()}
+    if (len(gens) != 1 or None in gens or "racks" in request
+            or sum(len(v["owned"]) for v in members.values()) != wanted):
+        return False  # a complete disjoint assignment holds exactly the wanted partitions
+    prev = {m: [(t, p) for t, p in v["owned"]] for m, v in members.items()}
     reading = _Reading(prev, sets, partitions)
     return (not reading.complete(prev, subs, partitions, wanted)
             and not reading.balanced(prev, subs, partitions))

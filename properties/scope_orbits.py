@@ -11,20 +11,30 @@ past the leader's count, or any partition of a topic the leader does not know).
 **The group** acting on labelled configurations, by ``symmetry`` level:
 
 * 0 — none: every labelled configuration (ordered members, every generation value).
-* 1 — names: members are renamed (rows permuted), topics are renamed (σ) and generations
-  renumbered in order. Members, topics and generations are names to the invariants: I1–I6
-  and I11 speak of "a member", "a topic", "a higher generation", never of which one.
+* 1 (default) — names: members are renamed (rows permuted), topics are renamed (σ) and
+  generations renumbered in order.
 * 2 — names and partition numbers: besides, the partitions of one block are renumbered
   among themselves (a partition of the metadata keeps its rack; a stale claim stays stale).
-  The invariants speak of partitions as members of a topic's set, never of their numbers:
-  I1 (no partition twice), I2 (each partition of the metadata once, to a subscriber),
-  I3 (counts), I4a and the I4b gap (moves, a count), I5 and I6 (who claimed what, in which
-  generation), I11 (whether the answer changes). So each is invariant under the group, and
-  an assignor that is equivariant up to its tie-breaks shows the same violations on every
-  member of a class. What the reduction trusts is that an assignor's tie-breaks by member
-  id, topic name and partition number do not decide *whether* it breaks an invariant;
-  ``symmetry=0`` checks every labelled configuration, and the tests compare the reduced
-  scopes with the full ones on the bug zoo's mutants.
+
+``orders=1`` keeps the members in every order (rows are a sequence, not a multiset): the
+order is the leader's receive order, and with the positional ids ``m0, m1, ...`` it decides
+Kafka's ``HashMap`` iteration, so an assignor can tell two orders apart.
+
+Why a class shares its verdicts: the invariants never name a member, a topic, a generation
+value or a partition number. I1 (no partition twice), I2 (each partition of the metadata
+once, to a subscriber), I3 (counts), I4a and the I4b gap (moves, a count), I5 and I6 (who
+claimed what, in which order of generations) and I11 (whether the answer changes) are each
+invariant under the group. So an assignor that is equivariant — renaming its input renames
+its answer — breaks the same invariants on every member of a class. Real assignors are
+equivariant only up to their tie-breaks (member order, topic names, partition numbers), so
+a reduction trusts that tie-breaks do not decide *whether* an invariant breaks. The tests
+measure that trust on the bug zoo's mutants against ``symmetry=0``: topic renaming and
+generation renumbering with ``orders=1`` found every violation the full scope found; merging
+member orders (the default, as the prover always has) and renumbering partitions
+(``symmetry=2``) each miss a few violations of some mutants at small scopes — violations
+that show only under some orders or numberings (``tests/test_scope_symmetry.py`` names
+them). Bigger scopes find those invariants through other configurations, and the reports
+say which reduction ran.
 
 **Canonical form.** Metadata: topics in sorted order of (count, racks), racks sorted within a
 topic at level 2. Skeletons: a sorted tuple (a multiset). Claims: per block, the sequence of

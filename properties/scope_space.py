@@ -23,12 +23,13 @@
   has no rack or one of them (rack renaming is not reduced).
   Static members, old subscription versions and hand-made user data are out of scope.
 
-**Symmetry** (``symmetry=0|1|2``, default 2): one representative per class of configurations
-that the invariants cannot tell apart — renamed members, topics and generations (1), and
-besides renumbered partitions within a topic (2). ``scope_orbits`` says why the invariants
-cannot tell them apart, what the reduction trusts, and how each representative's weight
-(the labelled configurations it stands for) is counted; the report shows what symmetry
-saved, and ``symmetry=0`` checks every labelled configuration.
+**Symmetry** (``symmetry=0|1|2``, default 1; ``orders=0|1``, default 0): one representative
+per class of configurations that the invariants cannot tell apart — renamed members, topics
+and generations (1), and besides renumbered partitions within a topic (2); ``orders=1``
+keeps every order of the members. ``scope_orbits`` says why the invariants cannot tell them
+apart, what each reduction trusts (and what the bug zoo showed it costs), and how each
+representative's weight (the labelled configurations it stands for) is counted; the report
+shows what symmetry saved, and ``symmetry=0`` checks every labelled configuration.
 """
 
 from __future__ import annotations
