@@ -184,6 +184,13 @@ def _member_key(member: dict[str, Any]) -> Any:
     return key
 
 
+def _seen_by_leader(subscription: Subscription) -> Any:
+    """Everything the leader reads of one subscription (hashable)."""
+    return (tuple(subscription.topics), subscription.user_data,
+            tuple(subscription.owned_partitions), subscription.generation_id,
+            subscription.rack_id, subscription.group_instance_id)
+
+
 def _answer(make: Callable[[], Assignor], request: dict[str, Any],
             led: tuple[list[tuple[str, list[TopicPartition]]], list[bytes | None], str, float],
             user_data: bool) -> dict[str, Any]:
@@ -278,11 +285,10 @@ class AssignSession:
         cache = self.subscriptions.setdefault((label, version), {})
         if len(cache) >= self.limit:
             cache.clear()
-        keys: list[Any] = []
-        subscriptions = _member_subscriptions(make, request, version, cache, keys)
-        key = (label, version, request.get("mode", "client"),
-               tuple(sorted((request.get("partitions") or {}).items())),
-               repr(request.get("racks")), tuple(subscriptions), tuple(keys))
+        subscriptions = _member_subscriptions(make, request, version, cache, [])
+        key = (label, tuple(sorted((request.get("partitions") or {}).items())),
+               repr(request.get("racks")),
+               tuple((m, _seen_by_leader(s)) for m, s in subscriptions.items()))
         found = self.answers.get(key)
         if found is None:
             if len(self.answers) >= self.limit:
