@@ -194,7 +194,10 @@ class ProofReport:
             "target": self.target, "assignor": self.assignor, "scope": self.scope.text(),
             "ok": self.ok, "configurations": self.configurations, "labelled": self.labelled,
             "symmetrySaved": self.symmetry_saved, "seconds": round(self.seconds, 3),
-            "configurationsPerSecond": round(self.rate, 1), "workers": self.workers,
+            "configurationsPerSecond": round(self.rate, 1),
+            "labelledPerSecond": round(self.labelled / self.seconds if self.seconds > 0
+                                       else 0.0, 1),
+            "workers": self.workers,
             "assignCalls": self.assign_calls,
             "assignSeconds": round(self.assign_seconds, 3),
             "cpuSeconds": round(self.cpu_seconds, 3),
@@ -222,7 +225,9 @@ class ProofReport:
             f"({self.labelled:,} labelled; symmetry saved {self.symmetry_saved:,}, "
             f"x{factor:.1f})",
             f"  time                    {self.seconds:>10.1f} s  "
-            f"({self.rate:,.0f} configurations/s on {self.workers} worker(s); "
+            f"({self.rate:,.0f} configurations/s, "
+            f"{self.labelled / self.seconds if self.seconds > 0 else 0.0:,.0f} labelled/s "
+            f"on {self.workers} worker(s); "
             f"{self.cpu_seconds:.1f} CPU s, {self.assign_seconds:.1f} of them in "
             f"{self.assign_calls:,} assign calls)",
         ]
