@@ -7,9 +7,13 @@ I1–I6, and asks Z3 (``optimal``) for the fewest moves of any balanced complete
 so that stickiness is reported as a gap histogram (moves − optimum; I4b is reported, never
 failed). It works on plain data only; the caller hands it the function to check.
 
-The search space (scope bounds, symmetry) is in ``scope_space``; how one configuration
-becomes requests and is judged (I1-I6, I11, the I4b gap) is in ``scope_judge``; this module
-runs them over the whole scope on worker processes and collects the report.
+The search space (scope bounds) is in ``scope_space``, its classes under symmetry and their
+weights in ``scope_orbits``; how one configuration becomes requests and is judged (I1-I6,
+I11, the I4b gap) is in ``scope_judge``; this module runs them over the whole scope on
+worker processes (units of work: a metadata, a member count and the first member's
+skeleton, biggest first) and collects the report. A target may hand over a ``session``
+factory — an assign function per worker that keeps what repeats across requests
+(``impl.assign_op.AssignSession``, for the deterministic in-tree assignors).
 
 Counterexamples: for each invariant id, the smallest violating configuration (fewest
 members, then partitions, claims, generations, subscriptions) is kept and, with

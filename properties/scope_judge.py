@@ -27,11 +27,18 @@ answer within its time limit) as ``TIMEOUT``.
 **Gap (I4b).** Moves are counted from the *resolved* previous ownership (each partition to
 its claimant with the strictly highest generation; a tie drops every claim) to the settled
 assignment, for configurations whose settled assignment is complete (and, for the sticky
-family, balanced). The optimum comes from Z3 (``optimal.MovesOracle``); when the answer is
-itself complete and balanced its moves bound the optimum from above, so one unsatisfiable
-``moves <= achieved - 1`` settles it, and when they also meet the trivial lower bound
-(``optimal.forced_moves``) no solver call is needed (``exact=True`` always asks Z3). The
-gap of range and roundrobin may be negative: they need not balance.
+family, balanced). When the answer is itself complete and balanced and its moves meet the
+trivial lower bound (``optimal.forced_moves``), that is the optimum; else a bounded
+exhaustive search finds it where the complete assignments are few
+(``optimal.search_min_moves``, as in every scope the prover is run at), else Z3
+(``optimal.MovesOracle``: the answer's moves bound it from above, so one unsatisfiable
+``moves <= achieved - 1`` settles it). ``exact=True`` always asks Z3. The gap of range and
+roundrobin may be negative: they need not balance.
+
+**Quick readings.** Each answer is read once (``_Reading``): valid and exclusive, how many
+partitions it holds, the sizes. A clean reading is exactly the empty answer of the
+predicates of ``assignment`` (I1, I2, completeness, I3's first test); they run, and word the
+violations, only where the reading finds a fault.
 
 """
 
