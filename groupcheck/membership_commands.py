@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:  # the engines load only when a command runs: `jsonl` needs none of them
     from .model.machine import MachineConfig
-    from .properties.group import GroupTarget
+    from .targets.registry import Target
 
 SETTINGS = ("ci", "dev", "deep", "wire")  # model.fuzz.PROFILES
 WIRE_SHRINK_SECONDS = 240.0  # real clients replay in seconds: shrink within this
@@ -22,24 +22,19 @@ class CommandError(Exception):
     """Reported as one line with exit code 2."""
 
 
-def _config(target: str) -> MachineConfig:
-    from .battery import machine_config
+def _resolved(target: str, assignor: str | None = None) -> Target:
     from .targets.registry import TargetError, resolve
 
     try:
-        chosen: MachineConfig = machine_config(resolve(target))
+        resolved = resolve(target, assignor=assignor)
     except TargetError as exc:
         raise CommandError(str(exc)) from None
-    return chosen
-
-
-def _factory(target: str) -> Callable[[], GroupTarget]:
-    from .targets.registry import TargetError, group_target_factory
-
-    try:
-        return group_target_factory(target)
-    except TargetError as exc:
-        raise CommandError(str(exc)) from None
+    if resolved.group is None:
+        if resolved.choices is not None and resolved.assignor is None:
+            raise CommandError(f"{target} offers several assignors "
+                               f"({', '.join(resolved.choices())}); name one")
+        raise CommandError(f"{target} is not a group target (it has no assignor)")
+    return resolved
 
 
 def _progress(started: float) -> Callable[[int, int], None]:
@@ -50,30 +45,35 @@ def _progress(started: float) -> Callable[[int, int], None]:
     return show
 
 
-def cmd_fuzz(args: argparse.Namespace) -> int:
-    from .battery import is_wire
+def _fuzz_one(args: argparse.Namespace, target: Target) -> int:
+    from .battery import is_wire, machine_config
     from .model.fuzz import fuzz
     from .model.replay import replay_events, save
 
-    factory = _factory(args.target)
-    wire = is_wire(args.target)
+    if target.group is None:
+        print(f"{target.name} [{target.assignor}]: no group to drive (not a group target)")
+        return 0
+    config: MachineConfig = machine_config(target)
+    wire = is_wire(target.name)
     settings = "wire" if wire and args.settings == "ci" else args.settings
     started = time.perf_counter()
-    result = fuzz(factory, _config(args.target), profile=settings,
+    result = fuzz(target.group, config, profile=settings,
                   max_examples=args.max_examples, seed_value=args.seed,
                   progress=_progress(started),
                   shrink_seconds=WIRE_SHRINK_SECONDS if wire else None)
     if sys.stderr.isatty():
         print(file=sys.stderr)
     rate = result.steps / result.seconds if result.seconds else 0.0
-    print(f"{args.target}: {result.examples} examples, {result.steps} events in "
-          f"{result.seconds:.1f}s ({rate:.0f} events/s), settings {settings}, "
+    print(f"{target.name} [{target.assignor}]: {result.examples} examples, {result.steps} "
+          f"events in {result.seconds:.1f}s ({rate:.0f} events/s), settings {settings}, "
           f"seed {args.seed}")
     if not result.failed:
-        print("every invariant held")
+        judged = ", ".join(f"{inv} {n:,}" for inv, n in sorted(result.stats.judged.items()))
+        print(f"every invariant judged held (judgements: {judged})")
         return 0
-    path = save(args.failures, args.target, result.events, result.violations, args.seed)
-    outcome = replay_events(factory(), result.events)
+    path = save(args.failures, args.target, result.events, result.violations, args.seed,
+                extra={"assignor": target.assignor})
+    outcome = replay_events(target.group(), result.events, config.promises)
     print(f"VIOLATION {result.violations[0]}")
     print(f"shrunk to {len(result.events)} events; the story:")
     print("\n".join(outcome.story))
@@ -81,16 +81,40 @@ def cmd_fuzz(args: argparse.Namespace) -> int:
     return 1
 
 
+def cmd_fuzz(args: argparse.Namespace) -> int:
+    from .check_command import offers_of
+    from .targets.offers import close_all
+
+    offers = offers_of(args.target, args.assignor)
+    code = 0
+    try:
+        for offer in offers:
+            if offer.target is None:
+                print(f"{args.target} [{offer.label}]: not supported: {offer.error}")
+                continue
+            code = max(code, _fuzz_one(args, offer.target))
+    finally:
+        close_all(offers)
+    return code
+
+
 def cmd_replay(args: argparse.Namespace) -> int:
+    from .battery import machine_config
     from .model.replay import load, replay_events
 
     try:
         data = load(args.file)
     except (OSError, ValueError) as exc:
         raise CommandError(f"cannot replay {args.file}: {exc}") from None
-    target = args.target or data["target"]
-    outcome = replay_events(_factory(target)(), data["events"])
-    print(f"replaying {args.file} ({len(data['events'])} events) on {target}")
+    name = args.target or data["target"]
+    target = _resolved(name, args.assignor or data.get("assignor"))
+    assert target.group is not None
+    promises = machine_config(target).promises if target.hints is not None else None
+    try:
+        outcome = replay_events(target.group(), data["events"], promises)
+    finally:
+        target.close()
+    print(f"replaying {args.file} ({len(data['events'])} events) on {name}")
     if data.get("note"):
         print(f"note: {data['note']}")
     print("\n".join(outcome.story))
@@ -103,7 +127,11 @@ def cmd_replay(args: argparse.Namespace) -> int:
 
 def add_commands(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p = sub.add_parser("fuzz", help="run the stateful model against a target")
-    p.add_argument("--target", required=True, help="builtin:<assignor> or mutant:<name>")
+    p.add_argument("--target", required=True, help="builtin:<assignor>, mutant:<name>, "
+                   "python:pkg.module[:attr], jsonl:<command>, …")
+    p.add_argument("--assignor", action="append", default=None,
+                   help="which assignors (repeatable or comma-separated; default: every "
+                        "assignor the target answers)")
     p.add_argument("--max-examples", type=int, default=None)
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--settings", choices=SETTINGS, default="ci",
@@ -113,4 +141,7 @@ def add_commands(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-
     p = sub.add_parser("replay", help="run a saved counterexample again")
     p.add_argument("file")
     p.add_argument("--target", default=None, help="replay on another target")
+    p.add_argument("--assignor", default=None,
+                   help="the assignor, for a target that answers several (default: the one "
+                        "the file was found on)")
     p.set_defaults(func=cmd_replay)

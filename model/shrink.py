@@ -14,9 +14,10 @@ from collections.abc import Callable
 
 from ..properties.group import GroupTarget
 from .events import Event
+from .promises import Promises
 from .replay import replay_events
 
-INVARIANT_ID = re.compile(r"\bI\d+\b")
+INVARIANT_ID = re.compile(r"\bI\d+a?\b")
 
 
 def invariant_of(violation: str) -> str:
@@ -25,19 +26,20 @@ def invariant_of(violation: str) -> str:
 
 
 def _reproduces(events: list[Event], make_target: Callable[[], GroupTarget],
-                invariant: str) -> list[str]:
-    violations = replay_events(make_target(), events).violations
+                invariant: str, promises: Promises | None) -> list[str]:
+    violations = replay_events(make_target(), events, promises).violations
     return violations if any(invariant_of(v) == invariant for v in violations) else []
 
 
 def minimize(events: list[Event], make_target: Callable[[], GroupTarget],
              invariant: str, max_replays: int = 2000,
-             seconds: float | None = None) -> tuple[list[Event], list[str]]:
+             seconds: float | None = None,
+             promises: Promises | None = None) -> tuple[list[Event], list[str]]:
     """The smallest sub-list found that still violates ``invariant``, and its violations;
     with ``seconds``, the smallest found by then (1-minimal only if time allowed)."""
     deadline = None if seconds is None else time.monotonic() + seconds
     current = list(events)
-    violations = _reproduces(current, make_target, invariant)
+    violations = _reproduces(current, make_target, invariant, promises)
     if not violations:
         return current, []
     replays = 0
@@ -52,7 +54,8 @@ def minimize(events: list[Event], make_target: Callable[[], GroupTarget],
         while start < len(current) and more():
             candidate = current[:start] + current[start + chunk:]
             replays += 1
-            found = _reproduces(candidate, make_target, invariant) if candidate else []
+            found = (_reproduces(candidate, make_target, invariant, promises)
+                     if candidate else [])
             if found:
                 current, violations, removed_any = candidate, found, True
             else:

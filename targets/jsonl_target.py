@@ -21,7 +21,7 @@ import queue
 import shlex
 import subprocess
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import IO, Any
 
 from ..impl.types import Assignment, Cluster, RebalanceProtocol, Subscription
@@ -164,6 +164,23 @@ def _close_all() -> None:
 
 def _b64(data: bytes | None) -> str | None:
     return None if data is None else base64.b64encode(data).decode("ascii")
+
+
+def call_user_data(call: Callable[[dict[str, Any]], dict[str, Any]], assignor: str
+                   ) -> Callable[[Sequence[tuple[list[tuple[str, int]], int, list[str]]]],
+                                 list[bytes | None]]:
+    """A user-data writer over the ``user_data`` op of any JSON-lines target (``call``
+    raises on an ``{"error"}`` answer)."""
+    def write(inputs: Sequence[tuple[list[tuple[str, int]], int, list[str]]]
+              ) -> list[bytes | None]:
+        out: list[bytes | None] = []
+        for owned, generation, topics in inputs:
+            answer = call({"op": "user_data", "assignor": assignor, "topics": sorted(topics),
+                           "owned": [[t, p] for t, p in owned], "generation": generation})
+            data = answer.get("userData")
+            out.append(None if data is None else base64.b64decode(data))
+        return out
+    return write
 
 
 class JsonlAssignor:

@@ -13,10 +13,12 @@ from groupcheck.impl.types import Assignment, RebalanceProtocol
 
 
 class RoundRobinish:
-    """Deals each topic's partitions over its subscribers in member-id order."""
+    """Deals each topic's partitions over its subscribers in member-id order: each topic is
+    split evenly, the group as a whole need not be (the range contract)."""
 
     name = "my-assignor"
     supported_protocols = (RebalanceProtocol.EAGER,)
+    balance = "range"
 
     def assign(self, cluster, subscriptions):
         out = {m: [] for m in subscriptions}
@@ -68,7 +70,7 @@ def test_plugin_passes_a_correct_assignor_and_fails_a_broken_one(tmp_path: Path)
 
     bad = _pytest(tmp_path, "python:mypkg.assignors:Greedy")
     assert bad.returncode == 1, bad.stdout + bad.stderr
-    assert "groupcheck[python:mypkg.assignors:Greedy]::prove" in bad.stdout
+    assert "groupcheck[python:mypkg.assignors:Greedy][my-assignor]::prove" in bad.stdout
     assert "violates I1" in bad.stdout
     assert "counterexample:" in bad.stdout and '"members"' in bad.stdout
     assert list((tmp_path / "failures").glob("prove-*I1*.json"))

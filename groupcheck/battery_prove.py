@@ -1,0 +1,174 @@
+"""The battery's engines over a target's assign function: the exhaustive scope prover
+(``prove``) and fixed rebalance inputs judged by the prover's rules (``scenario``, the bug
+zoo's triggers).
+
+What each judges on a target follows from what its assignor promises: I1, I2 and ERROR
+always; I3 and I4a when the contract is Kafka's isBalanced (``balance = "sticky"``; the
+prover has no other balance rule, and an I4a breach of an assignor that promises no
+stickiness is not reported); I5, I6 and I11 for a COOPERATIVE assignor. The prover reports
+how many configurations it ran, not which premises held in each, so the judgements of
+I4a (its premise: equal generations and a complete balanced previous assignment) and of
+I6 (contested claims) are counted by a pass over the scope's requests — every one in a small
+scope, the first of each in a large one.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Callable, Iterable
+from typing import Any
+
+from .battery_results import EngineResult, Finding, file_safe, invariant_id, save_json
+from .targets.registry import Target
+
+PREMISE_SECONDS = 1.0  # the premise count's time, after which it reports "at least"
+
+
+def _request_detail(request: dict[str, Any], response: Any) -> str:
+    return (f"request:  {json.dumps(request, ensure_ascii=False)}\n"
+            f"response: {json.dumps(response, ensure_ascii=False)}")
+
+
+def prover_checked(target: Target) -> tuple[str, ...]:
+    """The invariants the prover's rules judge on ``target``."""
+    base = ["I1", "I2", "ERROR"]
+    if target.balance != "none":
+        base.append("I3")
+    if target.sticky:
+        base.append("I4a")
+    base += ["I5", "I6", "I11"]
+    return tuple(base)
+
+
+def prover_reasons(target: Target) -> dict[str, str]:
+    out = {}
+    if target.balance in ("range", "roundrobin"):
+        out["I3"] = (f"the prover judges Kafka's isBalanced only; the {target.balance} "
+                     "contract is judged by fuzz")
+    if target.protocol != "COOPERATIVE":
+        for inv in ("I5", "I6"):
+            out[inv] = "an EAGER assignor: nothing is handed over within a rebalance"
+        out["I11"] = "an EAGER assignor settles in one rebalance"
+    return out
+
+
+def premise_counts(assignor: str, scope_text: str) -> tuple[dict[str, int], bool]:
+    """How many of the scope's first-round requests meet I4a's premise and hold contested
+    claims; ``True`` when every request was counted (else the counts are lower bounds)."""
+    from .properties.generations import contested
+    from .properties.rebalance import i4a_applies, sent_claims
+    from .properties.scope import Scope, build_request, enumerate_scope
+
+    counts = {"I4a": 0, "I6": 0}
+    started = time.perf_counter()
+    for config in enumerate_scope(Scope.parse(scope_text)):
+        request = build_request(assignor, config)
+        subs = {m: list(v["topics"]) for m, v in request["members"].items()}
+        counts["I4a"] += i4a_applies(request, subs, request["partitions"])
+        counts["I6"] += bool(contested(sent_claims(request)))
+        if time.perf_counter() - started > PREMISE_SECONDS and all(counts.values()):
+            return counts, False
+    return counts, True
+
+
+def _judged(result: EngineResult, target: Target, report: Any, scope_text: str) -> None:
+    configurations = report.configurations
+    for inv in ("I1", "I2", "ERROR"):
+        result.judged[inv] = configurations
+    result.judged["I3"] = configurations if target.balanced else 0
+    if target.protocol == "COOPERATIVE":
+        result.judged["I5"] = configurations
+        result.judged["I11"] = max(report.assign_calls - configurations, 0)
+    counts, complete = premise_counts(target.assignor or "", scope_text)
+    if target.sticky:
+        result.judged["I4a"] = counts["I4a"]
+    if target.protocol == "COOPERATIVE":
+        result.judged["I6"] = counts["I6"]
+    if not complete:
+        result.note += "; premise counts are lower bounds"
+
+
+def run_prove(target: Target, scope_text: str, failures: str, *,
+              workers: int | None = None, strict: bool = False) -> EngineResult:
+    """The scope prover; a violation Kafka's own client shows too (`kafka_rules`) goes to
+    ``inherited`` unless ``strict``."""
+    from .battery_results import INVARIANT_ROWS
+    from .properties.scope import Scope, prove
+
+    result = EngineResult("prove", prover_checked(target), reasons=prover_reasons(target))
+    if target.assign is None or target.assignor is None:
+        result.skipped = "no assign function"
+        return result
+    scope = Scope.parse(scope_text)
+    if not target.fork_safe:
+        workers = 1
+    report = prove(target.assign, target.assignor, scope, target=file_safe(target.name),
+                   workers=workers, failures=failures, sticky=target.balanced)
+    result.seconds = report.seconds
+    result.runs = report.configurations
+    result.note = f"scope {scope.text()}"
+    _judged(result, target, report, scope_text)
+    if report.gaps:
+        result.figures["gap"] = dict(report.gaps)
+    for inv in INVARIANT_ROWS:
+        cex = report.counterexamples.get(inv)
+        if cex is None or inv not in result.checked:
+            continue  # an assignor that promises no stickiness is not held to I4a
+        request, response = cex.rounds[cex.round_no]
+        finding = Finding(inv, cex.violations[0], cex.file, len(cex.config.members),
+                          _request_detail(request, response))
+        if inv in report.own_violations or strict:
+            result.add(finding)
+        else:
+            finding.violation = (f"{report.violations[inv]:,} configuration(s), Kafka's "
+                                 f"own ({', '.join(report.rules.get(inv, []))}): "
+                                 f"{finding.violation}")
+            result.inherited[inv] = finding
+    return result
+
+
+def run_scenarios(target: Target, scenarios: Iterable[Any], failures: str,
+                  expect: Callable[..., list[str]] | None = None) -> EngineResult:
+    """Fixed inputs judged by the prover's rules (`properties.scope.judge`)."""
+    from .properties.rebalance import i4a_applies
+    from .properties.scope import build_request, judge
+
+    result = EngineResult("scenario", prover_checked(target), reasons=prover_reasons(target))
+    if target.assign is None or target.assignor is None:
+        result.skipped = "no assign function"
+        return result
+    started = time.perf_counter()
+    for scenario in scenarios:
+        config = scenario.config()
+        j = judge(target.assign, target.assignor, config, None, target.balanced)
+        result.runs += 1
+        request0 = build_request(target.assignor, config)
+        for inv in ("I1", "I2", "ERROR", "I5", "I11"):
+            result.judged[inv] += 1
+        result.judged["I3"] += target.balanced
+        subs = {m: list(v["topics"]) for m, v in request0["members"].items()}
+        result.judged["I4a"] += i4a_applies(request0, subs, request0["partitions"])
+        result.judged["I6"] += 1 if target.protocol == "COOPERATIVE" else 0
+        found = [v for v in j.violations if invariant_id(v) in result.checked]
+        if not found and expect is not None and j.rounds and "assignment" in j.rounds[-1][1]:
+            request = j.rounds[0][0]
+            settled = {m: [(t, p) for t, p in ps]
+                       for m, ps in j.rounds[-1][1]["assignment"].items()}
+            found = expect(settled, subs)
+        if found:
+            request, response = j.rounds[-1] if j.rounds else ({}, None)
+            body = {**request, "groupcheck": {"format": "groupcheck-scenario/1",
+                                              "target": target.name, "scenario": scenario.label,
+                                              "violations": found, "response": response}}
+            path = save_json(failures, f"scenario-{target.name}-{invariant_id(found[0])}",
+                              body)
+            result.add(Finding(invariant_id(found[0]), found[0], path, len(config.members),
+                               f"scenario: {scenario.label}\n"
+                               + _request_detail(request, response)))
+            break
+    if target.protocol != "COOPERATIVE":
+        for inv in ("I5", "I6", "I11"):
+            result.judged[inv] = 0
+    result.seconds = time.perf_counter() - started
+    return result
