@@ -80,13 +80,15 @@ def _judged(result: EngineResult, target: Target, report: Any, scope_text: str) 
     if target.protocol == "COOPERATIVE":
         result.judged["I5"] = configurations
         result.judged["I11"] = max(report.assign_calls - configurations, 0)
+    if not target.sticky and target.protocol != "COOPERATIVE":
+        return
     counts, complete = premise_counts(target.assignor or "", scope_text)
     if target.sticky:
         result.judged["I4a"] = counts["I4a"]
     if target.protocol == "COOPERATIVE":
         result.judged["I6"] = counts["I6"]
     if not complete:
-        result.note += "; premise counts are lower bounds"
+        result.note += "; judgements of I4a and I6 are lower bounds"
 
 
 def run_prove(target: Target, scope_text: str, failures: str, *,

@@ -11,8 +11,8 @@ assignor's user data:
 * ``cooperative`` layout (CooperativeStickyAssignor): ``int32 generation`` — the generation
   of the assignment whose partitions the subscription claims (KAFKA-12984, KIP-792).
 
-A member that claims owned partitions in its subscription (COOPERATIVE) must claim them with
-the generation it was given them in.
+A member that claims owned partitions in its subscription (COOPERATIVE) claims them with a
+generation, never an older one than it was given them in.
 
 The decoders here read bytes on their own (the spec shares no code with what it checks);
 they follow the layouts of Kafka's ``StickyAssignor`` and ``CooperativeStickyAssignor``.
@@ -119,10 +119,12 @@ def user_data_hygiene(assignor: str, data: bytes | None, given: Iterable[TopicPa
 
 def claim_hygiene(member: str, owned: Iterable[TopicPartition], claim_generation: int,
                   given_generation: int) -> list[str]:
-    """I12 for the owned partitions a subscription claims: they travel with the generation
-    the member was given them in (KIP-792)."""
+    """I12 for the owned partitions a subscription claims: they travel with a generation,
+    and not an older one than they were given in (KIP-792). A newer one is what Kafka's
+    client sends after its SyncGroup failed with REBALANCE_IN_PROGRESS: it keeps the
+    generation it joined and the partitions of the one before (KAFKA-13419)."""
     owned = list(owned)
-    if not owned or claim_generation == given_generation:
+    if not owned or given_generation < 0 or claim_generation >= given_generation:
         return []
     said = "no generation" if claim_generation < 0 else f"generation {claim_generation}"
     return [f"I12: {member} claims {len(owned)} partition(s) with {said}, it was given them "
