@@ -11,6 +11,9 @@ high-yield first):
 * ``vectors`` — the golden vectors' ``assign`` lines for the target's assignor (with
   ``parity``): I1 and I2 on every answer, and on lines not marked ``kafka_bug`` the same
   partitions per member as Kafka's answer (``PARITY``);
+* ``scenarios`` — the audit's seeded random group stories (1–200 members, racks, static
+  members, stale claims, chains of rebalances) on the target's assign function
+  (scenario_engine);
 * ``fuzz`` — the Hypothesis state machine over the target's group, groups of up to six
   members (battery_fuzz).
 
@@ -65,6 +68,8 @@ __all__ = ["DEFAULT_SCOPE", "ENGINES", "ENGINE_LIST", "INVARIANT_ROWS", "SMALL_S
            "run_vectors", "save_json", "vectors_dir"]
 
 MIN_SEARCH_SHARE = 0.25  # of the budget, kept for the searching engines whatever came first
+#: the scenarios engine's share of the searching time (the state machine gets the rest)
+SCENARIOS_SHARE = 0.3
 
 
 def is_wire(name: str) -> bool:
@@ -110,13 +115,20 @@ def _vectors(target: Target, ctx: Context) -> EngineResult:
     return run_vectors(target, ctx.failures)
 
 
+def _stories(target: Target, ctx: Context) -> EngineResult:
+    from .scenario_engine import run_scenarios_engine
+
+    return run_scenarios_engine(target, ctx.budget, ctx.failures, ctx.seed, strict=ctx.strict)
+
+
 ENGINE_LIST: tuple[Engine, ...] = (
     Engine("codec", lambda t, c: run_codec(t, c.failures)),
     Engine("prove", lambda t, c: run_prove(t, c.scope or default_scope(c.total), c.failures,
                                            workers=c.workers, strict=c.strict)),
     Engine("vectors", _vectors),
+    Engine("scenarios", _stories, share=SCENARIOS_SHARE),
     Engine("fuzz", lambda t, c: run_fuzz(t, c.budget, c.failures, seed=c.seed,
-                                         strict=c.strict), share=1.0),
+                                         strict=c.strict), share=1.0 - SCENARIOS_SHARE),
 )
 
 
