@@ -34,8 +34,9 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
+from .battery_contract import watched
 from .battery_fuzz import machine_config, run_fuzz
 from .battery_golden import (
     answer,
@@ -116,9 +117,28 @@ def _vectors(target: Target, ctx: Context) -> EngineResult:
 
 
 def _stories(target: Target, ctx: Context) -> EngineResult:
+    """The scenarios engine, its repertoire stated so that what it never judged shows."""
+    from .battery_prove import prover_reasons
     from .scenario_engine import run_scenarios_engine
 
-    return run_scenarios_engine(target, ctx.budget, ctx.failures, ctx.seed, strict=ctx.strict)
+    watch = None
+    if target.assign is not None and target.balance in ("range", "roundrobin"):
+        watch = watched(target.assign, target.balance, ctx.failures)
+        target = replace(target, assign=watch)
+    out = run_scenarios_engine(target, ctx.budget, ctx.failures, ctx.seed, strict=ctx.strict)
+    repertoire = {"I1", "I2", "I5", "I6", "I11", "ERROR"}
+    if target.balanced and target.sticky:
+        repertoire |= {"I3", "I4a"}
+    if watch is not None:
+        repertoire.add("I3")
+        out.judged["I3"] += out.runs  # every answer of every story passed the watch
+        found = watch.first(ctx.failures, file_safe(target.name))
+        if found is not None:
+            out.add(found)
+    out.checked = tuple(sorted(set(out.checked) | repertoire))
+    out.reasons = {**prover_reasons(target), **out.reasons}
+    out.reasons.pop("I3", None)
+    return out
 
 
 ENGINE_LIST: tuple[Engine, ...] = (

@@ -3,9 +3,10 @@
 zoo's triggers).
 
 What each judges on a target follows from what its assignor promises: I1, I2 and ERROR
-always; I3 and I4a when the contract is Kafka's isBalanced (``balance = "sticky"``; the
-prover has no other balance rule, and an I4a breach of an assignor that promises no
-stickiness is not reported); I5, I6 and I11 for a COOPERATIVE assignor. The prover reports
+always; I3 under the assignor's balance contract (the prover's own rule is Kafka's
+isBalanced; the range and roundrobin rules are judged on every answer as it passes,
+`battery_contract`); I4a when stickiness is promised (a breach by an assignor that promises
+none is not reported); I5, I6 and I11 for a COOPERATIVE assignor. The prover reports
 how many configurations it ran, not which premises held in each, so the judgements of
 I4a (its premise: equal generations and a complete balanced previous assignment) and of
 I6 (contested claims) are counted by a pass over the scope's requests — every one in a small
@@ -19,6 +20,7 @@ import time
 from collections.abc import Callable, Iterable
 from typing import Any
 
+from .battery_contract import watched
 from .battery_results import EngineResult, Finding, file_safe, invariant_id, save_json
 from .targets.registry import Target
 
@@ -43,9 +45,8 @@ def prover_checked(target: Target) -> tuple[str, ...]:
 
 def prover_reasons(target: Target) -> dict[str, str]:
     out = {}
-    if target.balance in ("range", "roundrobin"):
-        out["I3"] = (f"the prover judges Kafka's isBalanced only; the {target.balance} "
-                     "contract is judged by fuzz")
+    if target.balance == "roundrobin":
+        out["I3"] = "no request with equal subscriptions (roundrobin's premise) arose"
     if target.protocol != "COOPERATIVE":
         for inv in ("I5", "I6"):
             out[inv] = "an EAGER assignor: nothing is handed over within a rebalance"
@@ -54,19 +55,22 @@ def prover_reasons(target: Target) -> dict[str, str]:
 
 
 def premise_counts(assignor: str, scope_text: str) -> tuple[dict[str, int], bool]:
-    """How many of the scope's first-round requests meet I4a's premise and hold contested
-    claims; ``True`` when every request was counted (else the counts are lower bounds)."""
+    """How many of the scope's first-round requests meet I4a's premise, hold contested
+    claims and have equal subscriptions (roundrobin's premise, under ``I3``); ``True`` when
+    every request was counted (else the counts are lower bounds)."""
     from .properties.generations import contested
     from .properties.rebalance import i4a_applies, sent_claims
     from .properties.scope import Scope, build_request, enumerate_scope
 
-    counts = {"I4a": 0, "I6": 0}
+    counts = {"I4a": 0, "I6": 0, "I3": 0}
     started = time.perf_counter()
     for config in enumerate_scope(Scope.parse(scope_text)):
         request = build_request(assignor, config)
         subs = {m: list(v["topics"]) for m, v in request["members"].items()}
         counts["I4a"] += i4a_applies(request, subs, request["partitions"])
         counts["I6"] += bool(contested(sent_claims(request)))
+        counts["I3"] += len({frozenset(t for t in ts if t in request["partitions"])
+                             for ts in subs.values()}) == 1
         if time.perf_counter() - started > PREMISE_SECONDS and all(counts.values()):
             return counts, False
     return counts, True
@@ -76,19 +80,21 @@ def _judged(result: EngineResult, target: Target, report: Any, scope_text: str) 
     configurations = report.configurations
     for inv in ("I1", "I2", "ERROR"):
         result.judged[inv] = configurations
-    result.judged["I3"] = configurations if target.balanced else 0
+    result.judged["I3"] = configurations if target.balance in ("sticky", "range") else 0
     if target.protocol == "COOPERATIVE":
         result.judged["I5"] = configurations
         result.judged["I11"] = max(report.assign_calls - configurations, 0)
-    if not target.sticky and target.protocol != "COOPERATIVE":
+    if not target.sticky and target.protocol != "COOPERATIVE" and target.balance != "roundrobin":
         return
     counts, complete = premise_counts(target.assignor or "", scope_text)
+    if target.balance == "roundrobin":
+        result.judged["I3"] = counts["I3"]
     if target.sticky:
         result.judged["I4a"] = counts["I4a"]
     if target.protocol == "COOPERATIVE":
         result.judged["I6"] = counts["I6"]
     if not complete:
-        result.note += "; judgements of I4a and I6 are lower bounds"
+        result.note += "; judgements counted by premise are lower bounds"
 
 
 def run_prove(target: Target, scope_text: str, failures: str, *,
@@ -105,8 +111,14 @@ def run_prove(target: Target, scope_text: str, failures: str, *,
     scope = Scope.parse(scope_text)
     if not target.fork_safe:
         workers = 1
-    report = prove(target.assign, target.assignor, scope, target=file_safe(target.name),
-                   workers=workers, failures=failures, sticky=target.balanced)
+    watch = (watched(target.assign, target.balance, failures)
+             if target.balance in ("range", "roundrobin") else None)
+    report = prove(watch or target.assign, target.assignor, scope,
+                   target=file_safe(target.name), workers=workers, failures=failures,
+                   sticky=target.balanced)
+    contract = watch.first(failures, file_safe(target.name)) if watch else None
+    if contract is not None:
+        result.add(contract)
     result.seconds = report.seconds
     result.runs = report.configurations
     result.note = f"scope {scope.text()}"

@@ -249,12 +249,13 @@ class ReferenceModel:
             self.judge("I3")
             out += judge_balance(contract, owned, subs, self.partitions)
         if not out:
-            self._figures(view.generation, owned, subs)
+            self._figures(view.generation, owned, subs, contract == "sticky")
         return out
 
     def _figures(self, generation: int, owned: dict[str, frozenset[TopicPartition]],
-                 subs: dict[str, frozenset[str]]) -> None:
-        """Imbalance, moves since the last settled generation and an I4b input, once per
+                 subs: dict[str, frozenset[str]], balanced: bool) -> None:
+        """Imbalance, moves since the last settled generation and, where the assignment
+        is held to Kafka's isBalanced (the optimum's own rule), an I4b input; once per
         settled generation."""
         if self.stats is None or (self.settled_at and self.settled_at[0] == generation):
             return
@@ -265,5 +266,6 @@ class ReferenceModel:
             previous = self.settled_at[1]
             moves = A.moves(previous, owned)
             self.stats.moves[moves] += 1
-            self.stats.gap_input(subs, dict(self.partitions), previous, moves)
+            if balanced:
+                self.stats.gap_input(subs, dict(self.partitions), previous, moves)
         self.settled_at = (generation, owned)
