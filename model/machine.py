@@ -153,7 +153,8 @@ def make_machine(target_factory: Callable[[], GroupTarget], config: MachineConfi
         @rule(data=st.data())
         def members_join_together(self, data: st.DataObject) -> None:
             """Several consumers with one subscription and one assignor list start at once
-            (a deployment scales out), then the group settles."""
+            (a deployment scales out), then the group settles; half the time its leader
+            then asks for a rebalance (a rebalance of a balanced group, I4a's premise)."""
             free = self.free()
             count = data.draw(st.integers(2, len(free)), label="joiners")
             topics = self.draw_topics(data)
@@ -162,6 +163,10 @@ def make_machine(target_factory: Callable[[], GroupTarget], config: MachineConfi
             for member in free[:count]:
                 self.run(self.join_event(data, member, topics, assignors))
             self.run({"op": "settle"})
+            leader = self.leader()
+            if config.rejoins and leader and data.draw(st.booleans(), label="then rejoin"):
+                self.run({"op": "rejoin", "member": leader})
+                self.run({"op": "settle"})
 
         @precondition(lambda self: config.rejoins and self.leader() is not None)
         @rule(data=st.data())

@@ -89,6 +89,7 @@ class BuiltinGroup:
         self._errors: list[tuple[str, str]] = []
         self._seq = 0
         self._offset = 0
+        self._listed_ids: set[str] | None = None  # the coordinator's members, until it moves
         #: (member, assignor) -> user data written -> what on_assignment had handed over
         self.written: dict[tuple[str, str], dict[bytes | None, Given]] = {}
 
@@ -105,7 +106,7 @@ class BuiltinGroup:
     def log_rebalance(self, leader: str, assignor: str, subscriptions: dict[str, Subscription],
                       result: dict[str, Assignment]) -> None:
         names = {m.consumer.member_id: n for n, m in self.members.items() if not m.closed}
-        in_group = set(self.coordinator.members)
+        in_group = self._listed()
         claims = {}
         for mid, s in subscriptions.items():
             name = names.get(mid, mid)
@@ -250,6 +251,7 @@ class BuiltinGroup:
         if message is None:
             return False
         if message.destination == COORDINATOR:
+            self._listed_ids = None
             self._route(self.coordinator.receive(message.envelope, self.now))
         else:
             m = self._by_client(message.destination)
@@ -289,6 +291,7 @@ class BuiltinGroup:
         deadline = self.coordinator.next_deadline()
         step_to = self.now + CLOCK_TICK_MS
         self.now = step_to if deadline is None else max(self.now, min(deadline, step_to))
+        self._listed_ids = None
         self._route(self.coordinator.advance(self.now))
         for m in self.members.values():
             if m.active and not m.closed:
@@ -307,6 +310,12 @@ class BuiltinGroup:
 
     # --- observation --------------------------------------------------------------------
 
+    def _listed(self) -> set[str]:
+        """The member ids the coordinator lists (read again only after it has moved)."""
+        if self._listed_ids is None:
+            self._listed_ids = set(self.coordinator.members)
+        return self._listed_ids
+
     def _settled(self, listed: set[str]) -> bool:
         live = [m for m in self.members.values()
                 if m.active and not m.closed and m.consumer.subscription]
@@ -322,7 +331,7 @@ class BuiltinGroup:
                    and m.name in self._idle for m in live)
 
     def view(self) -> GroupView:
-        listed = set(self.coordinator.members)
+        listed = self._listed()
         names = {m.consumer.member_id: n for n, m in self.members.items() if not m.closed}
         members = {
             n: MemberView(n, m.consumer.member_id, m.consumer.generation,
