@@ -111,17 +111,21 @@ def _module(text: str, base: Target, choices: list[str], wanted: Sequence[str]) 
 
 
 def expand(text: str, assignors: Sequence[str] | None = None,
-           timeout: float | None = None) -> list[Offer]:
+           timeout: float | None = None, *, refused_ok: bool = False) -> list[Offer]:
     """Every assignor ``text`` offers (narrowed by ``assignors``), probed where the name is
-    a question (see the module doc). Raises `TargetError` with one line."""
+    a question (see the module doc). Raises `TargetError` with one line; ``refused_ok``
+    returns an assignor named in ``assignors`` that the target refuses as not supported
+    instead (the pytest plugin shows it as a skipped item)."""
     wanted = list(assignors or ())
     base = resolve(text, timeout=timeout)
     if base.choices is None or base.pick is None:
         return _single(text, base, wanted)
     choices = base.choices()
     if base.assignor is None:
-        return _checked(text, _module(text, base, choices, wanted), wanted)
-    return _checked(text, _named(text, base, choices, wanted), wanted)
+        offers = _module(text, base, choices, wanted)
+    else:
+        offers = _named(text, base, choices, wanted)
+    return _checked(text, offers, [] if refused_ok else wanted)
 
 
 def _checked(text: str, offers: list[Offer], wanted: Sequence[str]) -> list[Offer]:

@@ -13,61 +13,11 @@ from groupcheck.cli import main
 from groupcheck.targets.offers import expand, parse_assignors, probe
 from groupcheck.targets.registry import Target, TargetError
 
+from user_assignors import SOURCE as MALFORMED
 from vectors import ROOT
 
 SERVICE = f"jsonl:{sys.executable} {ROOT / 'tests' / 'partial_service.py'}"
 BROKEN = SERVICE + " --broken-range"
-
-MALFORMED = '''
-from groupcheck.impl.types import Assignment, RebalanceProtocol
-
-
-class Good:
-    name = "good"
-    supported_protocols = (RebalanceProtocol.EAGER,)
-    balance = "range"
-
-    def assign(self, cluster, subscriptions):
-        out = {m: [] for m in subscriptions}
-        members = sorted(subscriptions)
-        for topic in sorted({t for s in subscriptions.values() for t in s.topics}):
-            takers = [m for m in members if topic in subscriptions[m].topics]
-            for p in range(cluster.partitions.get(topic, 0)):
-                out[takers[p % len(takers)]].append((topic, p))
-        return {m: Assignment(ps) for m, ps in out.items()}
-
-    def on_assignment(self, assignment, generation):
-        pass
-
-    def subscription_user_data(self, topics):
-        return None
-
-
-class Strings(Good):
-    supported_protocols = ("EAGER",)
-
-
-class NoName(Good):
-    name = None
-
-
-class ListAnswer(Good):
-    def assign(self, cluster, subscriptions):
-        return [("t0", 0)]
-
-
-class PlainLists(Good):
-    def assign(self, cluster, subscriptions):
-        return {m: [("t0", 0)] for m in subscriptions}
-
-
-class NotAMethod(Good):
-    on_assignment = 3
-
-
-class BadContract(Good):
-    balance = "even"
-'''
 
 
 def _close(offers) -> None:
@@ -187,7 +137,7 @@ def test_a_malformed_assignor_is_one_sentence_and_exit_2_from_every_command(
 def test_a_module_with_one_malformed_assignor_names_it(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     _malformed(tmp_path, monkeypatch)
-    (good,) = expand("python:userassignors:Good")
-    assert good.target.balance == "range" and good.target.assignor == "good"
+    (good,) = expand("python:userassignors:RoundRobinish")
+    assert good.target.balance == "range" and good.target.assignor == "my-assignor"
     with pytest.raises(TargetError, match="userassignors:"):
         expand("python:userassignors")
