@@ -226,7 +226,7 @@ ZOO: tuple[ZooEntry, ...] = (
     ZooEntry("30", "kafka-python #2775", "sticky state shared by the consumers of a process",
              "mutant:sticky-shared-state", "builtin:sticky", "codec", "I12", 30),
     ZooEntry("A.3-fg", "franz-go dcfcacb5", "stickiness lost in groups of four or more",
-             "mutant:sticky-shuffles-large-groups", "builtin:sticky", "fuzz", "I4a", 60),
+             "mutant:sticky-shuffles-large-groups", "builtin:sticky", "fuzz", "I4a", 30),
     ZooEntry("user", "issue 13", "a user's assignor gives a whole topic to one member",
              "mutant:custom-whole-topic",
              "python:groupcheck.targets.zoo_escapes:LeastLoadedAssignor", "prove", "I3", 60,
