@@ -6,8 +6,9 @@ high-yield first):
 
 * ``codec`` — I10 over every writer/reader version pair for a fixed set of subscriptions,
   and I12 over the user data written after ``on_assignment`` (battery_golden);
-* ``prove`` — the exhaustive scope prover over the target's assign function, at a scope
-  the budget can hold (battery_prove);
+* ``prove`` — the exhaustive scope prover over the target's assign function, on a
+  portfolio of small scopes along different axes for as long as its share of the budget
+  holds (battery_prove);
 * ``vectors`` — the golden vectors' ``assign`` lines for the target's assignor (with
   ``parity``): I1 and I2 on every answer, and on lines not marked ``kafka_bug`` the same
   partitions per member as Kafka's answer (``PARITY``);
@@ -46,7 +47,7 @@ from .battery_golden import (
     run_vectors,
     vectors_dir,
 )
-from .battery_prove import run_prove, run_scenarios
+from .battery_prove import run_prove, run_prove_within, run_scenarios
 from .battery_results import (
     DEFAULT_SCOPE,
     ENGINES,
@@ -69,6 +70,7 @@ __all__ = ["DEFAULT_SCOPE", "ENGINES", "ENGINE_LIST", "INVARIANT_ROWS", "SMALL_S
            "run_vectors", "save_json", "vectors_dir"]
 
 MIN_SEARCH_SHARE = 0.25  # of the budget, kept for the searching engines whatever came first
+PROVE_SHARE = 0.3  # of the budget, for the prover's portfolio of scopes
 #: the scenarios engine's share of the searching time (the state machine gets the rest)
 SCENARIOS_SHARE = 0.3
 
@@ -84,10 +86,6 @@ def is_wire(name: str) -> bool:
     return hints is not None and hints.wire
 
 
-def default_scope(budget: float) -> str:
-    return DEFAULT_SCOPE if budget >= 300 else SMALL_SCOPE
-
-
 @dataclass(frozen=True)
 class Context:
     """What an engine is given: ``budget`` its seconds on this target (searching engines),
@@ -101,6 +99,7 @@ class Context:
     workers: int | None = None
     strict: bool = False
     parity: bool = False
+    targets: int = 1  # how many assignors share the budget
 
 
 @dataclass(frozen=True)
@@ -108,6 +107,15 @@ class Engine:
     name: str
     run: Callable[[Target, Context], EngineResult]
     share: float = 0.0  # > 0: a searching engine's weight in the searching time
+
+
+def _prove(target: Target, ctx: Context) -> EngineResult:
+    """``--scope``, else the portfolio of small scopes within its share of the budget."""
+    if ctx.scope:
+        return run_prove(target, ctx.scope, ctx.failures, workers=ctx.workers,
+                         strict=ctx.strict)
+    return run_prove_within(target, ctx.total * PROVE_SHARE / ctx.targets, ctx.failures,
+                            workers=ctx.workers, strict=ctx.strict)
 
 
 def _vectors(target: Target, ctx: Context) -> EngineResult:
@@ -143,8 +151,7 @@ def _stories(target: Target, ctx: Context) -> EngineResult:
 
 ENGINE_LIST: tuple[Engine, ...] = (
     Engine("codec", lambda t, c: run_codec(t, c.failures)),
-    Engine("prove", lambda t, c: run_prove(t, c.scope or default_scope(c.total), c.failures,
-                                           workers=c.workers, strict=c.strict)),
+    Engine("prove", _prove),
     Engine("vectors", _vectors),
     Engine("scenarios", _stories, share=SCENARIOS_SHARE),
     Engine("fuzz", lambda t, c: run_fuzz(t, c.budget, c.failures, seed=c.seed,
@@ -165,7 +172,7 @@ def run_batteries(targets: Sequence[Target], *, budget: float = 120.0, parity: b
     results = [BatteryResult(t.name, [], assignor=t.assignor, started=started,
                              balance=f"{t.balance} ({t.balance_why})" if t.balance_why else "")
                for t in targets]
-    base = Context(budget, budget, failures, seed, scope, workers, strict, parity)
+    base = Context(budget, budget, failures, seed, scope, workers, strict, parity, len(targets))
     stopped = False
 
     def run(engine: Engine, i: int, ctx: Context) -> None:
@@ -188,7 +195,7 @@ def run_batteries(targets: Sequence[Target], *, budget: float = 120.0, parity: b
         weight = sum(e.share for e, _ in searching[n:])
         left = max(deadline - time.perf_counter(), 0.5)
         run(engine, i, Context(left * engine.share / weight, budget, failures, seed, scope,
-                               workers, strict, parity))
+                               workers, strict, parity, len(targets)))
     order = {e: i for i, e in enumerate(ENGINES)}
     for result in results:
         result.engines.sort(key=lambda e: order.get(e.engine, 99))

@@ -15,6 +15,7 @@ scope, the first of each in a large one.
 
 from __future__ import annotations
 
+import functools
 import json
 import time
 from collections.abc import Callable, Iterable
@@ -25,6 +26,15 @@ from .battery_results import EngineResult, Finding, file_safe, invariant_id, sav
 from .targets.registry import Target
 
 PREMISE_SECONDS = 1.0  # the premise count's time, after which it reports "at least"
+#: small scopes along different axes, the general one first, then the cheapest: two
+#: members with stale and conflicting claims; every labelled configuration (assignors that
+#: depend on member names); four members; three claimants of one partition; more
+#: partitions per topic
+PORTFOLIO = ("members=2,topics=2,partitions=2,generations=2,claims=2",
+             "members=2,topics=2,partitions=1,generations=1,claims=1,symmetry=0",
+             "members=4,topics=1,partitions=2,generations=1,claims=1",
+             "members=3,topics=2,partitions=1,generations=2,claims=3",
+             "members=2,topics=2,partitions=3,generations=1,claims=1")
 
 
 def _request_detail(request: dict[str, Any], response: Any) -> str:
@@ -140,6 +150,52 @@ def run_prove(target: Target, scope_text: str, failures: str, *,
                                  f"{finding.violation}")
             result.inherited[inv] = finding
     return result
+
+
+@functools.cache
+def scope_size(scope: str) -> int:
+    """How many configurations the prover runs in ``scope``."""
+    from .properties.scope import Scope, enumerate_scope
+
+    return sum(1 for _ in enumerate_scope(Scope.parse(scope)))
+
+
+def run_prove_within(target: Target, budget: float, failures: str, *,
+                     scopes: tuple[str, ...] = PORTFOLIO, workers: int | None = None,
+                     strict: bool = False) -> EngineResult:
+    """The prover over ``scopes`` in order, until one shows a violation or ``budget`` would
+    be spent (a scope is not started when the configurations per second seen so far say it
+    would not finish in time; the first one always runs)."""
+    total = EngineResult("prove", prover_checked(target), reasons=prover_reasons(target))
+    ran: list[str] = []
+    rate = 0.0
+    for scope in scopes:
+        size = scope_size(scope)
+        if ran and rate and total.seconds + size / rate > budget:
+            break
+        part = run_prove(target, scope, failures, workers=workers, strict=strict)
+        if part.skipped:
+            return part
+        _merge(total, part)
+        ran.append(scope)
+        rate = total.runs / total.seconds if total.seconds else 0.0
+        if part.findings:
+            break
+    total.note = f"{len(ran)} of {len(scopes)} scopes: " + "; ".join(ran)
+    return total
+
+
+def _merge(total: EngineResult, part: EngineResult) -> None:
+    total.seconds += part.seconds
+    total.runs += part.runs
+    total.judged.update(part.judged)
+    for inv, finding in part.findings.items():
+        total.findings.setdefault(inv, finding)
+    for inv, finding in part.inherited.items():
+        total.inherited.setdefault(inv, finding)
+    gaps = total.figures.setdefault("gap", {})
+    for gap, n in part.figures.get("gap", {}).items():
+        gaps[gap] = gaps.get(gap, 0) + n
 
 
 def run_scenarios(target: Target, scenarios: Iterable[Any], failures: str,
