@@ -161,9 +161,10 @@ def run_fuzz(target: Target, budget: float, failures: str, *, seed: int = 0,
             path = save(failures, file_safe(target.name), out.events, out.violations,
                         seed + chunks - 1,
                         extra={"target": target.name, "assignor": target.assignor})
-            story = replay_events(target.group(), out.events, config.promises).story
-            result.add(Finding(invariant_id(out.violations[0]), out.violations[0], str(path),
-                               len(out.events), "\n".join(story), found_at))
+            story = "\n".join(replay_events(target.group(), out.events, config.promises).story)
+            for violation in out.violations:  # every invariant broken in the last event
+                result.add(Finding(invariant_id(violation), violation, str(path),
+                                   len(out.events), story, found_at))
             break
         if time.perf_counter() - started >= budget:
             break
