@@ -141,3 +141,18 @@ def test_a_module_with_one_malformed_assignor_names_it(
     assert good.target.balance == "range" and good.target.assignor == "my-assignor"
     with pytest.raises(TargetError, match="userassignors:"):
         expand("python:userassignors")
+
+
+def test_diff_compares_every_assignor_both_targets_answer(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    code = main(["diff", "--target", SERVICE, "--target", BROKEN, "--no-vectors",
+                 "--scope", "members=2,topics=1,partitions=2,generations=1,claims=1",
+                 "--budget", "30", "--failures", str(tmp_path)])
+    out = capsys.readouterr().out
+    assert code == 1
+    assert "[range]\nDISAGREE" in out
+    for same in ("sticky", "cooperative-sticky"):
+        assert f"[{same}]\n" in out and f"[{same}]\nDISAGREE" not in out
+    assert "[roundrobin]" not in out  # neither side supports it
+    (saved,) = tmp_path.glob("diff-*.json")
+    assert json.loads(saved.read_text(encoding="utf-8"))["assignor"] == "range"

@@ -91,3 +91,26 @@ def test_a_user_assignor_without_a_contract_is_held_to_isbalanced_by_the_machine
     result, target = _fuzz("mutant:custom-whole-topic")
     assert target.balance == "sticky" and not target.sticky
     assert result.failed and invariant_of(result.violations[0]) == "I3", result.violations
+
+
+def test_kafkas_own_withheld_revocation_is_labelled_k2_and_fails_only_when_strict() -> None:
+    """Rule K2: cooperative-sticky with a member subscribed to nothing revokes a partition of
+    a balanced assignment and withholds it for a follow-up; labelled, not failed."""
+    from groupcheck.model.promises import Promises, judge_i4a
+    from groupcheck.model.stats import Stats
+    from groupcheck.properties.group import Claim, RebalanceRecord
+
+    record = RebalanceRecord(
+        2, "COOPERATIVE", "cooperative-sticky",
+        {"m0": Claim((), (), 1), "m1": Claim(("t1",), (("t1", 0), ("t1", 1)), 1)},
+        {"m0": (), "m1": (("t1", 0), ("t1", 1))}, {"m0": (), "m1": (("t1", 0),)})
+    stats = Stats()
+    found, labelled = judge_i4a(record, {"t1": 2}, Promises(), stats)
+    assert found == [] and labelled and labelled[0].endswith("(Kafka's own, rule K2)")
+    assert stats.judged["I4a"] == 1
+    found, labelled = judge_i4a(record, {"t1": 2}, Promises(strict=True), None)
+    assert found and not labelled
+    moved = RebalanceRecord(2, "COOPERATIVE", "cooperative-sticky", record.claims,
+                            record.owned, {"m0": (("t1", 1),), "m1": (("t1", 0),)})
+    found, labelled = judge_i4a(moved, {"t1": 2}, Promises(), None)
+    assert found and not labelled  # a move to another member is never Kafka's own
