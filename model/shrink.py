@@ -1,9 +1,11 @@
 """A second, deterministic shrink of a failing event list (delta debugging).
 
 Hypothesis shrinks within its example budget; a long search can leave little of it. This
-pass removes chunks of events, then single events, keeping every removal after which a
-fresh target still shows a violation of the same invariant, until no removal does. The
-result is 1-minimal: dropping any one remaining event makes the violation go away.
+pass removes every event of one member at once (a member that joined with others need not
+be part of the story), then chunks of events, then single events, keeping every removal
+after which a fresh target still shows a violation of the same invariant, until no
+removal does. The result is 1-minimal: dropping any one remaining event makes the
+violation go away.
 """
 
 from __future__ import annotations
@@ -47,6 +49,15 @@ def minimize(events: list[Event], make_target: Callable[[], GroupTarget],
 
     def more() -> bool:
         return replays < max_replays and (deadline is None or time.monotonic() < deadline)
+
+    for member in sorted({str(e["member"]) for e in current if "member" in e}):
+        if not more():
+            break
+        candidate = [e for e in current if e.get("member") != member]
+        replays += 1
+        found = _reproduces(candidate, make_target, invariant, promises) if candidate else []
+        if found:
+            current, violations = candidate, found
 
     while chunk >= 1 and more():
         removed_any = False

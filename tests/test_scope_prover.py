@@ -235,8 +235,8 @@ def test_prove_command_exit_codes_and_json(capsys: pytest.CaptureFixture[str],
     assert data["ok"] and data["configurations"] > 0 and data["symmetrySaved"] > 0
     with pytest.raises(CommandError, match="unknown builtin assignor"):
         _run(["prove", "--target", "builtin:nope"])
-    with pytest.raises(CommandError, match="unsupported target"):
-        _run(["prove", "--target", "jsonl:cat"])
+    with pytest.raises(CommandError, match="is not one of"):
+        _run(["prove", "--target", "jsonl:cat", "--assignor", "nope"])
     with pytest.raises(CommandError, match="between"):
         _run(["prove", "--target", "builtin:range", "--scope", "members=0"])
 
