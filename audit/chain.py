@@ -100,6 +100,8 @@ class ChainResult:
     rounds: list[dict[str, Any]] = field(default_factory=list)
     #: invariant → the `kafka_rules` rule that every violation of it matched so far
     inherited: dict[str, str] = field(default_factory=dict)
+    #: invariant → the index (in `rounds`) of the call where it was first violated
+    violated_at: dict[str, int] = field(default_factory=dict)
 
     @property
     def violated(self) -> bool:
@@ -120,6 +122,7 @@ class ChainResult:
             else:
                 self.inherited.pop(invariant, None)
             self.verdicts[invariant] = 1
+            self.violated_at.setdefault(invariant, max(0, len(self.rounds) - 1))
             self.violations += found
         elif self.verdicts[invariant] is None:
             self.verdicts[invariant] = 0
@@ -305,7 +308,7 @@ def _run_rebalance(target: AuditTarget, group: _Group, result: ChainResult,
         except Exception as exc:  # noqa: BLE001 - any failure of the target is a finding
             result.assign_ms += (time.perf_counter() - started) * 1000.0
             result.calls += 1
-            result.rounds.append({"request": current,
+            result.rounds.append({"request": current, "follow_up": call,
                                   "response": {"error": f"{type(exc).__name__}: {exc}"}})
             if isinstance(exc, AssignTimeout):
                 result.check("TIMEOUT", [f"TIMEOUT: {exc}"])
@@ -314,7 +317,7 @@ def _run_rebalance(target: AuditTarget, group: _Group, result: ChainResult,
             return False
         result.assign_ms += (time.perf_counter() - started) * 1000.0
         result.calls += 1
-        result.rounds.append({"request": current, "response": response})
+        result.rounds.append({"request": current, "response": response, "follow_up": call})
         if result.first_assignment is None:
             result.first_assignment = _as_sets(assignment)
         protocol = str(response.get("protocol") or (
@@ -431,4 +434,6 @@ def replay_record(target: AuditTarget, spec: Mapping[str, Any], result: ChainRes
             "violations": result.violations[:20], "inherited_from_kafka": result.inherited,
             "spec": spec,
             "requests": [r["request"] for r in result.rounds],
-            "responses": [r["response"] for r in result.rounds]}
+            "responses": [r["response"] for r in result.rounds],
+            "follow_ups": [r["follow_up"] for r in result.rounds],
+            "violated_at": result.violated_at}

@@ -17,8 +17,11 @@ audit's, so ``groupcheck audit --seed S`` plays the same story.
 
 A violation that a rule of ``properties/kafka_rules.py`` explains is Kafka's own: it is
 shown under "Kafka's" and the search goes on (``strict`` fails on it). The first other
-violation ends the search; it is saved as an audit replay file (``groupcheck-audit-chain/1``:
-``groupcheck replay``, ``groupcheck shrink`` and ``groupcheck audit --corpus`` read it).
+violation ends the search; its story is shrunk (``audit/shrink.py``: the same invariant
+broken the same way) within what is left of the budget, at least `SHRINK_SHARE` of it, and
+saved as an audit replay file (``groupcheck-audit-chain/1``: ``groupcheck replay``,
+``groupcheck shrink`` and ``groupcheck audit --corpus`` read it) that names the scenario it
+came from.
 """
 
 from __future__ import annotations
@@ -30,16 +33,25 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from .audit.chain import CALL_TIMEOUT, INVARIANTS, ChainResult, replay_record, run_chain
+from .audit.chain import (
+    CALL_TIMEOUT,
+    INVARIANTS,
+    AssignTimeout,
+    ChainResult,
+    replay_record,
+    run_chain,
+)
 from .audit.scenarios import _pick_tier, random_spec, scenario_rng, spec_size
 from .audit.targets import AuditTarget
-from .battery_results import EngineResult, Finding, file_safe, save_json
+from .battery_results import INVARIANT_ROWS, EngineResult, Finding, file_safe, save_json
 from .targets.registry import Target
 
 #: every LARGE_EVERY-th story is drawn from the large tiers (20 members or more)
 LARGE_EVERY = 8
 #: the first tier whose groups count as large (`audit.scenarios.TIERS`)
 LARGE_TIER = 2
+#: a finding is shrunk within what is left of the budget, but at least this share of it
+SHRINK_SHARE = 0.25
 
 
 @dataclass(frozen=True)
@@ -57,11 +69,35 @@ class StoryTarget(AuditTarget):
         return self.balanced
 
 
+def warm(target: Target) -> None:
+    """Start a process-backed target before anything is timed (a ``ping``; a process that
+    does not know it answers with an error, which is fine): starting a process is not the
+    assign call's time."""
+    if target.call is not None:
+        try:
+            target.call({"op": "ping"})
+        except Exception:  # noqa: BLE001 - the stories will meet whatever is wrong
+            pass
+
+
 def story_target(target: Target) -> StoryTarget:
-    """The chain driver's view of ``target`` (which needs an assign function)."""
-    if target.assign is None or target.assignor is None:
+    """The chain driver's view of ``target`` (which needs an assign function). A call cut
+    short by the per-call timeout closes the target, so that a process that still owes
+    that answer is started afresh (and warmed) instead of answering the next request with
+    it."""
+    assign = target.assign
+    if assign is None or target.assignor is None:
         raise ValueError(f"{target.name} has no assign function")
-    return StoryTarget(target.name, target.assignor, target.assign, None,
+
+    def guarded(request: dict[str, Any]) -> dict[str, Any]:
+        try:
+            return assign(request)
+        except AssignTimeout:
+            target.close()
+            warm(target)
+            raise
+
+    return StoryTarget(target.name, target.assignor, guarded, None,
                        target.balanced and target.sticky)
 
 
@@ -87,9 +123,11 @@ def schedule(seed: int) -> Iterator[int]:
 
 
 def row_of(invariant: str) -> str:
-    """The ``check`` table row of a chain invariant (the chain judges I4a as ``I4``; a
-    hang is an ``ERROR`` of the target)."""
-    return {"I4": "I4a", "TIMEOUT": "ERROR"}.get(invariant, invariant)
+    """The ``check`` table row of a chain invariant: the chain judges I4a as ``I4``; a
+    hang has its own row where the table has one, else it is an ``ERROR`` of the target."""
+    if invariant == "TIMEOUT":
+        return "TIMEOUT" if "TIMEOUT" in INVARIANT_ROWS else "ERROR"
+    return "I4a" if invariant == "I4" else invariant
 
 
 def describe(spec: dict[str, Any]) -> str:
@@ -99,15 +137,31 @@ def describe(spec: dict[str, Any]) -> str:
              f"{size['topics']} topic(s): {json.dumps(spec.get('partitions', {}))}"
              + (", with racks" if spec.get("racks") else "")]
     for m in spec.get("members", []):
-        owned = " ".join(f"{t}-{p}" for t, p in m.get("owned") or []) or "-"
-        extra = "".join(f" {k} {m[k]}" for k in ("rack", "groupInstanceId") if m.get(k))
-        lines.append(f"  {m['id']}: topics {','.join(m['topics']) or '-'}; owns {owned} "
-                     f"(generation {m.get('generation')}){extra}")
+        lines.append("  " + _member_line(m))
     for n, ops in enumerate(spec.get("steps", []), 2):
-        lines.append(f"  before rebalance {n}: " + "; ".join(
-            " ".join(str(v) if not isinstance(v, dict) else v.get("id", "?")
-                     for v in op.values()) for op in ops))
+        changes = "; ".join(_op_text(op) for op in ops) or "no change (every member rejoins)"
+        lines.append(f"  before rebalance {n}: {changes}")
     return "\n".join(lines)
+
+
+def _member_line(m: dict[str, Any]) -> str:
+    owned = " ".join(f"{t}-{p}" for t, p in m.get("owned") or []) or "-"
+    gen = m.get("generation")
+    extra = "".join(f", {k} {m[k]}" for k in ("rack", "groupInstanceId") if m.get(k))
+    return (f"{m['id']}: topics {','.join(m['topics']) or '-'}; owns {owned} "
+            f"({'no generation' if gen is None else f'generation {gen}'}){extra}")
+
+
+def _op_text(op: dict[str, Any]) -> str:
+    kind = op["op"]
+    if kind == "join":
+        return "joins: " + _member_line(op["member"])
+    if kind == "subscribe":
+        return f"{op['member']} subscribes to {','.join(op['topics']) or '-'}"
+    if kind in ("grow", "delete"):
+        return f"{op['topic']} " + (f"grows to {op['count']}" if kind == "grow"
+                                    else "is deleted")
+    return f"{op['member']} {kind}s" if "member" in op else "no change"
 
 
 @dataclass
@@ -120,13 +174,16 @@ class _Search:
     large: int = 0  # stories of the large stream
     last_large: int = -1
     timeouts: int = 0
+    found_after: float | None = None  # seconds to the failing story (before shrinking)
 
 
 def _save(failures: str, target: StoryTarget, spec: dict[str, Any], chain: ChainResult,
-          index: int, seed: int, invariant: str) -> str:
+          index: int, seed: int, invariant: str, shrink: dict[str, Any] | None = None) -> str:
     record = replay_record(target, spec, chain, index, seed)
     record["invariant"] = invariant
     record["engine"] = "scenarios"
+    if shrink is not None:
+        record["shrink"] = shrink
     return save_json(failures, f"scenarios-{file_safe(target.name)}-{row_of(invariant)}",
                      record)
 
@@ -147,6 +204,7 @@ def run_scenarios_engine(target: Target, budget: float, failures: str, seed: int
         result.skipped = "no assign function"
         return result
     story = story_target(target)
+    warm(target)
     started = time.perf_counter()
     search = _Search()
     checked: set[str] = set()
@@ -164,13 +222,13 @@ def run_scenarios_engine(target: Target, budget: float, failures: str, seed: int
         result.judged.update(judged)
         if chain.verdicts["TIMEOUT"] == 1:
             search.timeouts += 1
-            target.close()  # a process that missed its answer starts afresh
         if (chain.own_violation or (strict and chain.violated)):
+            search.found_after = time.perf_counter() - started
             inv = _first_violated(chain, own=not strict)
-            path = _save(failures, story, spec, chain, index, seed, inv)
-            result.add(Finding(row_of(inv), _message(chain, inv), path,
-                               spec_size(spec)["members"],
-                               f"seed {seed}, scenario {index}:\n{describe(spec)}"))
+            left = max(budget - (time.perf_counter() - started), budget * SHRINK_SHARE)
+            finding = _finding(failures, story, spec, chain, index, seed, inv, left, timeout)
+            finding.found_at = started + search.found_after  # when seen, not when shrunk
+            result.add(finding)
             break
         if chain.violated:
             _inherited(result, failures, story, spec, chain, index, seed)
@@ -179,6 +237,30 @@ def run_scenarios_engine(target: Target, budget: float, failures: str, seed: int
     result.seconds = time.perf_counter() - started
     result.note = _note(search, seed)
     return result
+
+
+def _finding(failures: str, story: StoryTarget, spec: dict[str, Any], chain: ChainResult,
+             index: int, seed: int, invariant: str, seconds: float,
+             timeout: float) -> Finding:
+    """Shrink the failing story within ``seconds`` and save it (the original is scenario
+    ``index`` of ``seed``: `random_spec` makes it again)."""
+    from .audit.shrink import Failure, ShrinkError, shrink_story
+
+    failure = Failure(invariant, chain.inherited.get(invariant))
+    note = ""
+    try:
+        shrunk = shrink_story(spec, story, failure, seconds=seconds, timeout=timeout)
+        spec, chain = shrunk.spec, shrunk.chain
+        b = shrunk.before
+        note = (f" (shrunk from {b['members']} members, {b['partitions']} partitions, "
+                f"{b['rounds']} rebalance(s){'' if shrunk.complete else '; budget spent'})")
+    except ShrinkError:  # it did not fail again (a timeout that did not recur): keep it
+        shrunk = None
+    path = _save(failures, story, spec, chain, index, seed, invariant,
+                 shrunk.summary() if shrunk else None)
+    return Finding(row_of(invariant), _message(chain, invariant), path,
+                   spec_size(spec)["members"],
+                   f"seed {seed}, scenario {index}{note}:\n{describe(spec)}")
 
 
 def _count(search: _Search, spec: dict[str, Any], index: int) -> None:
@@ -213,8 +295,10 @@ def _note(search: _Search, seed: int) -> str:
     large = (f" and {search.large} large one(s) up to scenario {search.last_large}"
              if search.large else "")
     hung = f"; {search.timeouts} timed out" if search.timeouts else ""
+    found = (f"; the last failed after {search.found_after:.2f}s"
+             if search.found_after is not None else "")
     return (f"{search.stories} stories of seed {seed}: scenarios 0..{search.plain - 1}"
-            f"{large}; largest group {search.largest} members{hung}")
+            f"{large}; largest group {search.largest} members{hung}{found}")
 
 
 # ---------------------------------------------------------------------------------------

@@ -15,6 +15,7 @@ from groupcheck.battery import run_battery
 from groupcheck.cli import main
 from groupcheck.scenario_engine import (
     LARGE_EVERY,
+    row_of,
     run_scenarios_engine,
     schedule,
     story_target,
@@ -69,9 +70,11 @@ def test_a_sticky_defect_that_needs_four_members_is_found_and_replays(tmp_path: 
     assert finding.file is not None and "I4a" in finding.file
     record = json.loads(Path(finding.file).read_text(encoding="utf-8"))
     assert record["format"] == "groupcheck-audit-chain/1" and record["seed"] == 0
-    assert record["spec"] == random_spec(0, record["scenario"])
-    again = run_chain(story_target(target), record["spec"])
-    assert again.verdicts["I4"] == 1 and again.own_violation
+    original = random_spec(0, record["scenario"])  # the story it was shrunk from
+    assert record["shrink"]["from"]["members"] >= record["shrink"]["to"]["members"] >= 4
+    for spec in (original, record["spec"]):
+        again = run_chain(story_target(target), spec)
+        assert again.verdicts["I4"] == 1 and again.own_violation
 
 
 def test_a_defect_of_large_groups_only_is_found(tmp_path: Path) -> None:
@@ -86,9 +89,42 @@ def test_a_hanging_assign_call_is_a_timeout(tmp_path: Path) -> None:
     target = resolve("python:story_assignors:HangsAtFive")
     result = run_scenarios_engine(target, 60.0, str(tmp_path), seed=0, count=100,
                                   timeout=0.3)
-    finding = result.findings["ERROR"]
+    finding = result.findings[row_of("TIMEOUT")]
     assert finding.violation.startswith("TIMEOUT: assign did not answer within 0.3s")
     assert "1 timed out" in result.note
+
+
+def test_a_jsonl_process_that_hangs_is_restarted_and_its_timeout_shrinks(
+        tmp_path: Path) -> None:
+    """The process still owes the timed-out answer: it is closed and started afresh, so no
+    later request reads that answer, and shrinking never blames a group too small to hang
+    (under five members)."""
+    command = f"{sys.executable} {HERE / 'jsonl_hangs_at_five.py'}"
+    target = resolve(f"jsonl:{command}", assignor="range")
+    try:
+        result = run_scenarios_engine(target, 10.0, str(tmp_path), seed=0, count=60,
+                                      timeout=0.5)
+    finally:
+        target.close()
+    finding = result.findings[row_of("TIMEOUT")]
+    assert finding.violation.startswith("TIMEOUT") and finding.size is not None
+    record = json.loads(Path(str(finding.file)).read_text(encoding="utf-8"))
+    assert record["invariant"] == "TIMEOUT"
+    assert 5 <= finding.size <= record["shrink"]["from"]["members"]
+    before = [r for r in record["responses"] if "error" not in r]
+    assert all(set(r["assignment"]) == set(q["members"])
+               for q, r in zip(record["requests"], before, strict=False))
+
+
+def test_kafka_pythons_roundrobin_crash_is_found_and_shrunk_to_two_members(
+        tmp_path: Path) -> None:
+    """README Findings 2 (kafka-python 3.0.12): its roundrobin leader raises whenever the
+    subscriptions differ; the smallest story has two members."""
+    pytest.importorskip("kafka", reason="kafka-python is in the peers extra")
+    target = resolve("kafka-python:roundrobin")
+    result = run_scenarios_engine(target, 30.0, str(tmp_path), seed=0, count=200)
+    finding = result.findings["ERROR"]
+    assert "assign raised KeyError" in finding.violation and finding.size == 2
 
 
 def test_kafkas_own_behaviour_is_labelled_and_fails_only_when_strict(tmp_path: Path) -> None:
