@@ -304,7 +304,7 @@ def cmd_diff(args: argparse.Namespace) -> int:
 
 
 def add_commands(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
-    target_help = ("builtin:<assignor>, mutant:<name>, python:pkg.module:attr, "
+    target_help = ("builtin:<assignor>, mutant:<name>, python:pkg.module[:attr], "
                    "kafka-python:<assignor>, jsonl:<command>, librdkafka:<assignor>[:adversarial]")
     p = sub.add_parser("check", help="run the whole battery against a target")
     p.add_argument("--target", required=True, help=target_help)
