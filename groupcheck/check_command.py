@@ -79,7 +79,7 @@ def cmd_check(args: argparse.Namespace) -> int:
 def check_text(text: str, offers: list[Offer], results: list[BatteryResult]) -> str:
     """One table per assignor, the assignors not supported, and a summary line each."""
     parts = [r.table() for r in results]
-    summary = [f"{text}: {len(results)} assignor(s) checked"]
+    summary = [f"{len(results)} assignor(s) of {text} checked"]
     by_label = iter(results)
     for offer in offers:
         if not offer.supported:

@@ -63,7 +63,7 @@ class GroupcheckItem(pytest.Item):
         try:
             offers = expand(self.target_name, [self.assignor] if self.assignor else None)
         except TargetError as exc:
-            raise GroupcheckFailure(f"cannot load {self.target_name}: {exc}") from None
+            raise GroupcheckFailure(f"cannot load {self.target_name} ({exc})") from None
         return offers[0].target
 
     def runtest(self) -> None:

@@ -82,8 +82,8 @@ def _named(text: str, base: Target, choices: list[str], wanted: Sequence[str]) -
     assert base.pick is not None
     unknown = [w for w in wanted if w not in choices]
     if unknown:
-        raise TargetError(f"{text}: --assignor {', '.join(unknown)} is not one of "
-                          f"{', '.join(choices)}")
+        raise TargetError(f"--assignor {', '.join(unknown)} is not one of "
+                          f"{', '.join(choices)} (what {text} may answer)")
     offers = []
     for choice in choices:
         if wanted and choice not in wanted:
@@ -105,8 +105,8 @@ def _module(text: str, base: Target, choices: list[str], wanted: Sequence[str]) 
     found = {o.label for o in offers} | {o.target.assignor for o in offers if o.target}
     missing = [w for w in rest if w not in found]
     if missing:
-        raise TargetError(f"{text}: --assignor {', '.join(missing)} names no assignor of "
-                          f"the module ({', '.join(choices)})")
+        raise TargetError(f"--assignor {', '.join(missing)} names no assignor of "
+                          f"the module {text} ({', '.join(choices)})")
     return offers
 
 
