@@ -67,7 +67,7 @@ __all__ = ["DEFAULT_SCOPE", "ENGINES", "ENGINE_LIST", "INVARIANT_ROWS", "SMALL_S
            "EngineResult", "Finding", "answer", "file_safe", "invariant_id",
            "load_assign_vectors", "machine_config", "partition_sets", "run_batteries",
            "run_battery", "run_codec", "run_fuzz", "run_prove", "run_scenarios",
-           "run_vectors", "save_json", "vectors_dir"]
+           "run_stories", "run_vectors", "save_json", "vectors_dir"]
 
 MIN_SEARCH_SHARE = 0.25  # of the budget, kept for the searching engines whatever came first
 PROVE_SHARE = 0.3  # of the budget, for the prover's portfolio of scopes
@@ -124,23 +124,25 @@ def _vectors(target: Target, ctx: Context) -> EngineResult:
     return run_vectors(target, ctx.failures)
 
 
-def _stories(target: Target, ctx: Context) -> EngineResult:
-    """The scenarios engine, its repertoire stated so that what it never judged shows."""
+def run_stories(target: Target, budget: float, failures: str, seed: int = 0, *,
+                strict: bool = False) -> EngineResult:
+    """The scenarios engine, its repertoire stated so that what it never judged shows, and
+    a range or roundrobin contract judged on every answer as it passes."""
     from .battery_prove import prover_reasons
     from .scenario_engine import run_scenarios_engine
 
     watch = None
     if target.assign is not None and target.balance in ("range", "roundrobin"):
-        watch = watched(target.assign, target.balance, ctx.failures)
+        watch = watched(target.assign, target.balance, failures)
         target = replace(target, assign=watch)
-    out = run_scenarios_engine(target, ctx.budget, ctx.failures, ctx.seed, strict=ctx.strict)
+    out = run_scenarios_engine(target, budget, failures, seed, strict=strict)
     repertoire = {"I1", "I2", "I5", "I6", "I11", "ERROR"}
     if target.balanced and target.sticky:
         repertoire |= {"I3", "I4a"}
     if watch is not None:
         repertoire.add("I3")
         out.judged["I3"] += out.runs  # every answer of every story passed the watch
-        found = watch.first(ctx.failures, file_safe(target.name))
+        found = watch.first(failures, file_safe(target.name))
         if found is not None:
             out.add(found)
     out.checked = tuple(sorted(set(out.checked) | repertoire))
@@ -153,7 +155,8 @@ ENGINE_LIST: tuple[Engine, ...] = (
     Engine("codec", lambda t, c: run_codec(t, c.failures)),
     Engine("prove", _prove),
     Engine("vectors", _vectors),
-    Engine("scenarios", _stories, share=SCENARIOS_SHARE),
+    Engine("scenarios", lambda t, c: run_stories(t, c.budget, c.failures, c.seed,
+                                                 strict=c.strict), share=SCENARIOS_SHARE),
     Engine("fuzz", lambda t, c: run_fuzz(t, c.budget, c.failures, seed=c.seed,
                                          strict=c.strict), share=1.0 - SCENARIOS_SHARE),
 )

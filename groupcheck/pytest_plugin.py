@@ -3,15 +3,17 @@ inside its own project's test run.
 
 Each assignor a target answers (every one by default, as ``groupcheck check`` runs them;
 ``--groupcheck-assignor`` narrows) gets one test item per engine it supports (``codec``,
-``prove``, ``fuzz``, and ``vectors`` with ``--groupcheck-parity``), named
+``prove``, ``scenarios`` — the audit's seeded random group stories, large groups included —,
+``fuzz``, and ``vectors`` with ``--groupcheck-parity``), named
 ``groupcheck[<target>][<assignor>]::<engine>``; an assignor the target does not support is
 one skipped item with the target's error. An item fails with the violation, the
 counterexample (the story of events for the state machine, the request and answer for the
 prover) and the path of the saved file.
 
 Options: ``--groupcheck-target T`` (repeatable), ``--groupcheck-assignor A`` (repeatable or
-comma-separated), ``--groupcheck-budget SECONDS`` (for the state machine per assignor,
-default 30), ``--groupcheck-scope S`` (the prover's scope),
+comma-separated), ``--groupcheck-budget SECONDS`` (for the searching engines per assignor,
+default 30, shared as ``check`` shares it: the scenarios engine 30 %, the state machine the
+rest), ``--groupcheck-scope S`` (the prover's scope),
 ``--groupcheck-parity``, ``--groupcheck-failures DIR`` (default ``groupcheck-failures``),
 ``--groupcheck-seed N``. Registered through the ``pytest11`` entry point ``groupcheck``.
 """
@@ -22,7 +24,7 @@ from typing import Any
 
 import pytest
 
-ENGINE_ORDER = ("codec", "prove", "vectors", "fuzz")
+ENGINE_ORDER = ("codec", "prove", "vectors", "scenarios", "fuzz")
 UNSUPPORTED = "unsupported"
 
 
@@ -34,7 +36,8 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption("--groupcheck-assignor", action="append", default=[], metavar="ASSIGNOR",
                     help="only these assignors of the targets (repeatable or comma-separated)")
     group.addoption("--groupcheck-budget", type=float, default=30.0, metavar="SECONDS",
-                    help="seconds for the state machine per assignor (default 30)")
+                    help="seconds for the searching engines per assignor, the scenarios "
+                         "engine and the state machine (default 30)")
     group.addoption("--groupcheck-scope", default=None, metavar="SCOPE",
                     help="the scope prover's scope, e.g. members=2,topics=2,partitions=2")
     group.addoption("--groupcheck-parity", action="store_true",
@@ -67,7 +70,15 @@ class GroupcheckItem(pytest.Item):
         return offers[0].target
 
     def runtest(self) -> None:
-        from .battery import SMALL_SCOPE, run_codec, run_fuzz, run_prove, run_vectors
+        from .battery import (
+            SCENARIOS_SHARE,
+            SMALL_SCOPE,
+            run_codec,
+            run_fuzz,
+            run_prove,
+            run_stories,
+            run_vectors,
+        )
 
         if self.engine == UNSUPPORTED:
             pytest.skip(f"{self.target_name} does not support {self.assignor}: {self.error}")
@@ -75,9 +86,13 @@ class GroupcheckItem(pytest.Item):
         target = self._resolve()
         failures = opts.groupcheck_failures
         try:
+            budget = opts.groupcheck_budget
             if self.engine == "fuzz":
-                result = run_fuzz(target, opts.groupcheck_budget, failures,
+                result = run_fuzz(target, budget * (1 - SCENARIOS_SHARE), failures,
                                   seed=opts.groupcheck_seed)
+            elif self.engine == "scenarios":
+                result = run_stories(target, budget * SCENARIOS_SHARE, failures,
+                                     opts.groupcheck_seed)
             elif self.engine == "prove":
                 result = run_prove(target, opts.groupcheck_scope or SMALL_SCOPE, failures,
                                    workers=1)
@@ -131,6 +146,8 @@ def _items(target: str, assignors: list[str], parity: bool) -> list[tuple[str, s
             engines = set(offer.target.engines())
             if offer.target.user_data is not None and offer.target.assignor in LAYOUTS:
                 engines.add("codec")
+            if offer.target.assign is not None:
+                engines.add("scenarios")
             if parity and offer.target.assign is not None:
                 engines.add("vectors")
             out += [(offer.label, e, "") for e in ENGINE_ORDER if e in engines]

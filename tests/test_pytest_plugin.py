@@ -30,7 +30,7 @@ def test_plugin_passes_a_correct_assignor_and_fails_a_broken_one(tmp_path: Path)
 
     good = _pytest(tmp_path, "python:mypkg.assignors:RoundRobinish")
     assert good.returncode == 0, good.stdout + good.stderr
-    assert "3 passed" in good.stdout  # the project's own test, prove and fuzz
+    assert "4 passed" in good.stdout  # the project's own test, prove, scenarios and fuzz
 
     bad = _pytest(tmp_path, "python:mypkg.assignors:Greedy")
     assert bad.returncode == 1, bad.stdout + bad.stderr
@@ -38,6 +38,10 @@ def test_plugin_passes_a_correct_assignor_and_fails_a_broken_one(tmp_path: Path)
     assert "violates I1" in bad.stdout
     assert "counterexample:" in bad.stdout and '"members"' in bad.stdout
     assert list((tmp_path / "failures").glob("prove-*I1*.json"))
+    # the audit's random stories find it too, and save the story shrunk
+    assert "groupcheck[python:mypkg.assignors:Greedy][my-assignor]::scenarios" in bad.stdout
+    assert "(scenarios, " in bad.stdout
+    assert list((tmp_path / "failures").glob("scenarios-*I1*.json"))
 
 
 def test_plugin_checks_every_assignor_a_target_answers_and_skips_the_unsupported(
@@ -49,6 +53,7 @@ def test_plugin_checks_every_assignor_a_target_answers_and_skips_the_unsupported
     run = _pytest(tmp_path, service, "--groupcheck-assignor", "range,roundrobin", "-vv")
     assert run.returncode == 0, run.stdout + run.stderr
     assert f"groupcheck[{service}][range]::prove PASSED" in run.stdout
+    assert f"groupcheck[{service}][range]::scenarios PASSED" in run.stdout
     assert f"groupcheck[{service}][range]::fuzz PASSED" in run.stdout
     assert f"groupcheck[{service}][roundrobin]::unsupported SKIPPED" in run.stdout
     assert "roundrobin is not implemented here" in run.stdout
