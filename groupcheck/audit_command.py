@@ -71,12 +71,12 @@ def resolve_audit_target(name: str) -> Any:
         from .targets.jsonl_target import TargetFailure
 
         if family not in ASSIGNOR_NAMES:
-            raise AuditTargetError(f"{name}: unknown assignor {family!r}; expected one of "
+            raise AuditTargetError(f"unknown assignor {family!r} in {name}; expected one of "
                                    f"{', '.join(ASSIGNOR_NAMES)}")
         try:
             assign, codec = audit_parts(rest.removeprefix("java:"), family, CALL_TIMEOUT)
         except (JavaUnavailable, TargetFailure) as exc:  # no JDK here, or no JVM starts
-            raise AuditTargetError(f"{name}: {exc}") from None
+            raise AuditTargetError(f"cannot run {name} ({exc})") from None
         return AuditTarget(name, family, assign, codec)
     kind, _, assignor = name.partition(":")
     if kind == "builtin":
@@ -172,7 +172,7 @@ def _print_findings(summary: dict[str, Any], out: str) -> None:
             f"{inv} {c['violated']}" + (f" ({c['inherited']} inherited from Kafka)"
                                         if c["inherited"] else "")
             for inv, c in per.items() if c["violated"]) or "every invariant held"
-        print(f"  {target}: {shown}")
+        print(f"  {target} — {shown}")
     for label, key in (("VIOLATION", "counterexamples"),
                        ("INHERITED FROM KAFKA", "inherited_examples")):
         for target, per in summary[key].items():

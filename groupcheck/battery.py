@@ -1,20 +1,30 @@
-"""The whole battery against one target: used by ``groupcheck check``, ``zoo`` and the
-pytest plugin.
+"""The whole battery against one target or several (one per assignor a target answers):
+used by ``groupcheck check``, ``zoo`` and the pytest plugin.
 
-Engines, each run only where the target has what it needs:
+Engines, each run only where the target has what it needs, in this order (cheap and
+high-yield first):
 
-* ``fuzz`` — the Hypothesis state machine over the target's group (model/fuzz.py), in
-  chunks of examples with successive seeds until its share of the budget is spent;
-* ``prove`` — the exhaustive scope prover over the target's assign function
-  (properties/scope.py);
+* ``codec`` — I10 over every writer/reader version pair for a fixed set of subscriptions,
+  and I12 over the user data written after ``on_assignment`` (battery_golden);
+* ``prove`` — the exhaustive scope prover over the target's assign function, on a
+  portfolio of small scopes along different axes for as long as its share of the budget
+  holds (battery_prove);
 * ``vectors`` — the golden vectors' ``assign`` lines for the target's assignor (with
   ``parity``): I1 and I2 on every answer, and on lines not marked ``kafka_bug`` the same
-  partitions per member as Kafka's answer (``PARITY``); an exception where Kafka answered
-  is also a ``PARITY`` difference;
-* ``codec`` — I10 over every writer/reader version pair for a fixed set of subscriptions;
-* ``scenarios`` — the audit's seeded random group stories (1–200 members, chains of
-  rebalances) on the target's assign function (`scenario_engine`);
-* ``scenario`` — fixed rebalance inputs (the bug zoo's), judged by the prover's rules.
+  partitions per member as Kafka's answer (``PARITY``);
+* ``scenarios`` — the audit's seeded random group stories (1–200 members, racks, static
+  members, stale claims, chains of rebalances) on the target's assign function
+  (scenario_engine);
+* ``fuzz`` — the Hypothesis state machine over the target's group, groups of up to six
+  members (battery_fuzz).
+
+`ENGINE_LIST` holds them: an engine with a ``share`` searches for as long as it is given
+(its share of what the fixed engines leave of the budget, at least a quarter of it), one
+without runs to completion. With several targets each engine runs on all of them before
+the next engine starts, so a defect in one assignor is found as early as in another.
+Every engine stops at its own first finding, and the run goes on to the next engine unless
+``first``; each finding records when it was made. The zoo's ``scenario`` engine (fixed
+bug-report inputs, battery_prove) is not part of the run.
 
 Every violation comes with a counterexample file: a replay file for ``fuzz``
 (``groupcheck replay``), a request file for ``prove``, ``vectors`` and ``scenario``
@@ -23,12 +33,12 @@ Every violation comes with a counterexample file: a replay file for ``fuzz``
 
 from __future__ import annotations
 
-import json
 import time
-from collections.abc import Callable, Iterable
-from dataclasses import replace
-from typing import Any
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, replace
 
+from .battery_contract import watched
+from .battery_fuzz import machine_config, run_fuzz
 from .battery_golden import (
     answer,
     load_assign_vectors,
@@ -37,6 +47,7 @@ from .battery_golden import (
     run_vectors,
     vectors_dir,
 )
+from .battery_prove import run_prove, run_prove_within, run_scenarios
 from .battery_results import (
     DEFAULT_SCOPE,
     ENGINES,
@@ -51,30 +62,17 @@ from .battery_results import (
 )
 from .targets.registry import Target
 
-__all__ = ["ENGINES", "INVARIANT_ROWS", "BatteryResult", "EngineResult", "Finding", "answer",
-           "file_safe", "invariant_id", "load_assign_vectors", "machine_config",
-           "partition_sets", "run_battery", "run_codec", "run_fuzz", "run_prove",
-           "run_scenarios", "run_vectors", "save_json", "vectors_dir"]
+__all__ = ["DEFAULT_SCOPE", "ENGINES", "ENGINE_LIST", "INVARIANT_ROWS", "SMALL_SCOPE",
+           "BatteryResult", "Context", "Engine",
+           "EngineResult", "Finding", "answer", "file_safe", "invariant_id",
+           "load_assign_vectors", "machine_config", "partition_sets", "run_batteries",
+           "run_battery", "run_codec", "run_fuzz", "run_prove", "run_scenarios",
+           "run_stories", "run_vectors", "save_json", "vectors_dir"]
 
-
-# ---------------------------------------------------------------------------------------
-# fuzz
-
-
-def machine_config(target: Target) -> Any:
-    """The state machine's configuration for a target (its hints, its wire versions)."""
-    from .model.machine import config_for, wire_config
-
-    hints = target.hints
-    assert hints is not None and target.assignor is not None
-    if hints.wire:
-        return wire_config(hints.assignor, adversarial=hints.adversarial)
-    config = config_for(hints.assignor, profiles=hints.profiles,
-                        user_data_versions=hints.user_data_versions)
-    config = replace(config, subscription_versions=hints.subscription_versions)
-    if not hints.upgrades:
-        config = replace(config, strategies=((hints.assignor,),), upgrades=())
-    return config
+MIN_SEARCH_SHARE = 0.25  # of the budget, kept for the searching engines whatever came first
+PROVE_SHARE = 0.3  # of the budget, for the prover's portfolio of scopes
+#: the scenarios engine's share of the searching time (the state machine gets the rest)
+SCENARIOS_SHARE = 0.3
 
 
 def is_wire(name: str) -> bool:
@@ -88,190 +86,126 @@ def is_wire(name: str) -> bool:
     return hints is not None and hints.wire
 
 
-def run_fuzz(target: Target, budget: float, failures: str, *, seed: int = 0,
-             chunk: int = 40, profile: str = "ci") -> EngineResult:
-    """Chunks of examples with successive seeds until ``budget`` is spent. A wire target
-    (real clients: seconds per event) runs five examples per chunk, starts no chunk the
-    budget cannot hold (judged by the slowest chunk so far), and shrinks within the rest."""
-    from .model.fuzz import fuzz
-    from .model.replay import replay_events, save
+@dataclass(frozen=True)
+class Context:
+    """What an engine is given: ``budget`` its seconds on this target (searching engines),
+    ``total`` the whole run's budget (it sizes the prover's scope)."""
 
-    result = EngineResult("fuzz", ("I1", "I2", "I3", "I5", "I6", "I7", "I8", "I9", "I11"))
-    if target.group is None:
-        result.skipped = "no group target"
-        return result
-    config = machine_config(target)
-    wire = target.hints is not None and target.hints.wire
-    if wire:
-        chunk, profile = 5, "wire"
-        result.checked = ("I1", "I2", "I5", "I6", "I7", "I8", "I9", "I11")
+    budget: float
+    total: float
+    failures: str
+    seed: int = 0
+    scope: str | None = None
+    workers: int | None = None
+    strict: bool = False
+    parity: bool = False
+    targets: int = 1  # how many assignors share the budget
+
+
+@dataclass(frozen=True)
+class Engine:
+    name: str
+    run: Callable[[Target, Context], EngineResult]
+    share: float = 0.0  # > 0: a searching engine's weight in the searching time
+
+
+def _prove(target: Target, ctx: Context) -> EngineResult:
+    """``--scope``, else the portfolio of small scopes within its share of the budget."""
+    if ctx.scope:
+        return run_prove(target, ctx.scope, ctx.failures, workers=ctx.workers,
+                         strict=ctx.strict)
+    return run_prove_within(target, ctx.total * PROVE_SHARE / ctx.targets, ctx.failures,
+                            workers=ctx.workers, strict=ctx.strict)
+
+
+def _vectors(target: Target, ctx: Context) -> EngineResult:
+    if not ctx.parity:
+        return EngineResult("vectors", skipped="not asked (--parity)")
+    return run_vectors(target, ctx.failures)
+
+
+def run_stories(target: Target, budget: float, failures: str, seed: int = 0, *,
+                strict: bool = False) -> EngineResult:
+    """The scenarios engine, its repertoire stated so that what it never judged shows, and
+    a range or roundrobin contract judged on every answer as it passes."""
+    from .battery_prove import prover_reasons
+    from .scenario_engine import run_scenarios_engine
+
+    watch = None
+    if target.assign is not None and target.balance in ("range", "roundrobin"):
+        watch = watched(target.assign, target.balance, failures)
+        target = replace(target, assign=watch)
+    out = run_scenarios_engine(target, budget, failures, seed, strict=strict)
+    repertoire = {"I1", "I2", "I5", "I6", "I11", "ERROR"}
+    if target.balanced and target.sticky:
+        repertoire |= {"I3", "I4a"}
+    if watch is not None:
+        repertoire.add("I3")
+        out.judged["I3"] += out.runs  # every answer of every story passed the watch
+        found = watch.first(failures, file_safe(target.name))
+        if found is not None:
+            out.add(found)
+    out.checked = tuple(sorted(set(out.checked) | repertoire))
+    out.reasons = {**prover_reasons(target), **out.reasons}
+    out.reasons.pop("I3", None)
+    return out
+
+
+ENGINE_LIST: tuple[Engine, ...] = (
+    Engine("codec", lambda t, c: run_codec(t, c.failures)),
+    Engine("prove", _prove),
+    Engine("vectors", _vectors),
+    Engine("scenarios", lambda t, c: run_stories(t, c.budget, c.failures, c.seed,
+                                                 strict=c.strict), share=SCENARIOS_SHARE),
+    Engine("fuzz", lambda t, c: run_fuzz(t, c.budget, c.failures, seed=c.seed,
+                                         strict=c.strict), share=1.0 - SCENARIOS_SHARE),
+)
+
+
+def run_batteries(targets: Sequence[Target], *, budget: float = 120.0, parity: bool = False,
+                  scope: str | None = None, failures: str = "groupcheck-failures",
+                  seed: int = 0, engines: Iterable[str] | None = None,
+                  workers: int | None = None, strict: bool = False,
+                  first: bool = False) -> list[BatteryResult]:
+    """Every engine on every target within ``budget`` seconds in all (see the module doc);
+    ``first`` stops the run at the first finding."""
     started = time.perf_counter()
-    examples = 0
-    chunks = 0
-    slowest = 0.0
-    while True:
-        left = budget - (time.perf_counter() - started)
-        if wire and chunks and left < 2 * slowest:
-            break
-        began = time.perf_counter()
-        try:
-            out = fuzz(target.group, config, profile=profile, max_examples=chunk,
-                       seed_value=seed + chunks,
-                       shrink_seconds=max(left - slowest, 60.0) / 2 if wire else None)
-        except Exception as exc:  # noqa: BLE001 - the target failed outside the model
-            kind = "TIMEOUT" if isinstance(exc, TimeoutError) else "ERROR"
-            result.add(Finding(kind, f"{kind}: the group raised {type(exc).__name__}: {exc}",
-                               None, None, f"seed {seed + chunks}"))
-            break
-        slowest = max(slowest, time.perf_counter() - began)
-        chunks += 1
-        examples += out.examples
-        result.runs = examples
-        if out.failed:
-            path = save(failures, file_safe(target.name), out.events, out.violations,
-                        seed + chunks - 1, extra={"target": target.name})
-            story = replay_events(target.group(), out.events).story
-            inv = invariant_id(out.violations[0])
-            result.add(Finding(inv, out.violations[0], str(path), len(out.events),
-                               "\n".join(story)))
-            break
-        if time.perf_counter() - started >= budget:
-            break
-    result.seconds = time.perf_counter() - started
-    result.note = f"{chunks} chunk(s) of {chunk} examples, seeds {seed}..{seed + chunks - 1}"
-    return result
+    wanted = set(engines) if engines is not None else {e.name for e in ENGINE_LIST}
+    chosen = [e for e in ENGINE_LIST if e.name in wanted]
+    results = [BatteryResult(t.name, [], assignor=t.assignor, started=started,
+                             balance=f"{t.balance} ({t.balance_why})" if t.balance_why else "")
+               for t in targets]
+    base = Context(budget, budget, failures, seed, scope, workers, strict, parity, len(targets))
+    stopped = False
 
+    def run(engine: Engine, i: int, ctx: Context) -> None:
+        nonlocal stopped
+        if stopped:
+            results[i].engines.append(EngineResult(
+                engine.name, skipped="the run stopped at its first finding (--first)"))
+            return
+        out = engine.run(targets[i], ctx)
+        results[i].engines.append(out)
+        stopped = first and out.failed
 
-# ---------------------------------------------------------------------------------------
-# prove and scenarios
-
-
-def _request_detail(request: dict[str, Any], response: Any) -> str:
-    return (f"request:  {json.dumps(request, ensure_ascii=False)}\n"
-            f"response: {json.dumps(response, ensure_ascii=False)}")
-
-
-def _prover_checked(target: Target) -> tuple[str, ...]:
-    base = ["I1", "I2", "I11", "ERROR"]
-    if target.timeout is not None:
-        base.append("TIMEOUT")
-    if target.balanced:
-        base += ["I3", "I4a"]
-    base += ["I5", "I6"]
-    return tuple(base)
-
-
-def run_prove(target: Target, scope_text: str, failures: str, *,
-              workers: int | None = None, strict: bool = False) -> EngineResult:
-    """The scope prover; a violation Kafka's own client shows too (`kafka_rules`) goes to
-    ``inherited`` unless ``strict``."""
-    from .properties.scope import Scope, prove
-
-    result = EngineResult("prove", _prover_checked(target))
-    if target.assign is None or target.assignor is None:
-        result.skipped = "no assign function"
-        return result
-    scope = Scope.parse(scope_text)
-    if not target.fork_safe:
-        workers = 1
-    report = prove(target.assign, target.assignor, scope, target=file_safe(target.name),
-                   workers=workers, failures=failures, sticky=target.balanced,
-                   session=target.assign_session)
-    result.seconds = report.seconds
-    result.runs = report.configurations
-    result.note = f"scope {scope.text()}"
-    for inv in INVARIANT_ROWS:
-        cex = report.counterexamples.get(inv)
-        if cex is not None:
-            request, response = cex.rounds[cex.round_no]
-            finding = Finding(inv, cex.violations[0], cex.file, len(cex.config.members),
-                              _request_detail(request, response))
-            if inv in report.own_violations or strict:
-                result.add(finding)
-            else:
-                finding.violation = (f"{report.violations[inv]:,} configuration(s), Kafka's "
-                                     f"own ({', '.join(report.rules.get(inv, []))}): "
-                                     f"{finding.violation}")
-                result.inherited[inv] = finding
-    return result
-
-
-def run_scenarios(target: Target, scenarios: Iterable[Any], failures: str,
-                  expect: Callable[..., list[str]] | None = None) -> EngineResult:
-    """Fixed inputs judged by the prover's rules (`properties.scope.judge`)."""
-    from .properties.scope import judge
-
-    result = EngineResult("scenario", _prover_checked(target))
-    if target.assign is None or target.assignor is None:
-        result.skipped = "no assign function"
-        return result
-    started = time.perf_counter()
-    for scenario in scenarios:
-        config = scenario.config()
-        j = judge(target.assign, target.assignor, config, None, target.balanced)
-        result.runs += 1
-        found = list(j.violations)
-        if not found and expect is not None and j.rounds and "assignment" in j.rounds[-1][1]:
-            request = j.rounds[0][0]
-            subs = {m: list(v["topics"]) for m, v in request["members"].items()}
-            settled = {m: [(t, p) for t, p in ps]
-                       for m, ps in j.rounds[-1][1]["assignment"].items()}
-            found = expect(settled, subs)
-        if found:
-            request, response = j.rounds[-1] if j.rounds else ({}, None)
-            body = {**request, "groupcheck": {"format": "groupcheck-scenario/1",
-                                              "target": target.name, "scenario": scenario.label,
-                                              "violations": found, "response": response}}
-            path = save_json(failures, f"scenario-{target.name}-{invariant_id(found[0])}",
-                              body)
-            result.add(Finding(invariant_id(found[0]), found[0], path, len(config.members),
-                               f"scenario: {scenario.label}\n"
-                               + _request_detail(request, response)))
-            break
-    result.seconds = time.perf_counter() - started
-    return result
-
-
-
-# ---------------------------------------------------------------------------------------
-# the battery
-
-
-#: the share of ``check``'s budget the scenario engine gets (large groups, every target)
-SCENARIOS_SHARE = 0.3
-
-
-def default_scope(budget: float) -> str:
-    return DEFAULT_SCOPE if budget >= 300 else SMALL_SCOPE
-
-
-def run_battery(target: Target, *, budget: float = 120.0, parity: bool = False,
-                scope: str | None = None, failures: str = "groupcheck-failures",
-                seed: int = 0,
-                engines: Iterable[str] = ("fuzz", "prove", "vectors", "codec", "scenarios"),
-                workers: int | None = None, strict: bool = False) -> BatteryResult:
-    """Every engine the target supports; fuzz gets what the others leave of ``budget``."""
-    started = time.perf_counter()
-    wanted = set(engines)
-    out: list[EngineResult] = []
-    if "codec" in wanted:
-        out.append(run_codec(target, failures))
-    if "prove" in wanted:
-        out.append(run_prove(target, scope or default_scope(budget), failures,
-                             workers=workers, strict=strict))
-    if "vectors" in wanted:
-        if parity:
-            out.append(run_vectors(target, failures))
-        else:
-            out.append(EngineResult("vectors", skipped="not asked (--parity)"))
-    if "scenarios" in wanted:
-        from .scenario_engine import run_scenarios_engine
-
-        out.append(run_scenarios_engine(target, budget * SCENARIOS_SHARE, failures, seed,
-                                        strict=strict))
-    if "fuzz" in wanted:
-        left = max(budget - (time.perf_counter() - started), budget * 0.25)
-        out.append(run_fuzz(target, left, failures, seed=seed))
+    for engine in (e for e in chosen if not e.share):
+        for i in range(len(targets)):
+            run(engine, i, base)
+    searching = [(e, i) for e in chosen if e.share for i in range(len(targets))]
+    deadline = time.perf_counter() + max(budget - (time.perf_counter() - started),
+                                         budget * MIN_SEARCH_SHARE)
+    for n, (engine, i) in enumerate(searching):
+        weight = sum(e.share for e, _ in searching[n:])
+        left = max(deadline - time.perf_counter(), 0.5)
+        run(engine, i, Context(left * engine.share / weight, budget, failures, seed, scope,
+                               workers, strict, parity, len(targets)))
     order = {e: i for i, e in enumerate(ENGINES)}
-    out.sort(key=lambda e: order.get(e.engine, 99))
-    return BatteryResult(target.name, out, time.perf_counter() - started)
+    for result in results:
+        result.engines.sort(key=lambda e: order.get(e.engine, 99))
+        result.seconds = time.perf_counter() - started
+    return results
+
+
+def run_battery(target: Target, **options: object) -> BatteryResult:
+    """`run_batteries` on one target."""
+    return run_batteries([target], **options)[0]  # type: ignore[arg-type]

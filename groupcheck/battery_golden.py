@@ -1,5 +1,8 @@
-"""The battery's engines that hold a target against fixed golden data: Kafka's own
-``assign`` vectors (parity, I1, I2) and the I10 codec round trips."""
+"""The battery's engines that hold a target against fixed data: Kafka's own ``assign``
+vectors (parity, I1, I2), and the ``codec`` engine — I10 round trips over every writer and
+reader version, and I12 over the user data a target writes after ``on_assignment`` for a
+fixed set of (owned, generation) inputs, every member's assignment handed over before any
+user data is read (so state shared between consumers shows)."""
 
 from __future__ import annotations
 
@@ -76,9 +79,13 @@ def run_vectors(target: Target, failures: str,
         got = answer(target.assign, request)
         result.runs += 1
         problems: list[str] = []
+        result.judged["PARITY"] += "kafka_bug" not in line and not got.get("timeout")
+        result.judged["TIMEOUT"] += target.timeout is not None  # every request has a limit
         if got.get("timeout"):
             problems.append(f"TIMEOUT: no answer: {got['error']}")
         elif "error" not in got:
+            result.judged["I1"] += 1
+            result.judged["I2"] += 1
             subs = {m: v.get("topics") or [] for m, v in request["members"].items()}
             assignment = {m: [(t, p) for t, p in ps] for m, ps in got["assignment"].items()}
             problems += exclusive_ownership(assignment)
@@ -145,7 +152,72 @@ def codec_inputs() -> list[dict[str, Any]]:
     ]
 
 
+def user_data_inputs() -> list[tuple[list[tuple[str, int]], int, list[str]]]:
+    """(owned, generation, topics) handed to fresh members: nothing, one partition,
+    partitions of several topics out of order, generation 0 and the int32 maximum, a
+    non-ASCII topic name."""
+    many = [(f"t{i % 3}", i // 3) for i in range(21)]
+    return [([], 1, ["t0"]), ([("t0", 0)], 1, ["t0"]),
+            ([("t1", 2), ("t0", 1), ("t1", 0)], 5, ["t0", "t1"]),
+            ([("b", 1), ("a", 0)], 0, ["a", "b"]), (many, 2**31 - 1, ["t0", "t1", "t2"]),
+            ([("t\u00e9", 3)], 7, ["t\u00e9"])]
+
+
+def _keep(result: EngineResult, failures: str, target: Target, invariant: str,
+          found: list[str], request: dict[str, Any], meta: dict[str, Any], detail: str) -> None:
+    """Save the failing request (with what went wrong under ``groupcheck``) and add it."""
+    kind = "codec" if invariant == "I10" else "user-data"
+    path = save_json(failures, f"{kind}-{target.name}-{invariant}", {
+        **request, "groupcheck": {**meta, "target": target.name, "violations": found}})
+    result.add(Finding(invariant, found[0], path, None, detail))
+
+
+def _run_user_data(target: Target, result: EngineResult, failures: str) -> None:
+    """I12 over `user_data_inputs` (the layouts of Kafka's sticky assignors)."""
+    from .properties.user_data import user_data_hygiene
+
+    assert target.user_data is not None and target.assignor is not None
+    inputs = user_data_inputs()
+    try:
+        written = target.user_data(inputs)
+    except Exception as exc:  # noqa: BLE001 - the writer must not fail
+        result.add(Finding("I12", f"I12: writing user data raised {type(exc).__name__}: {exc}"))
+        return
+    for (owned, generation, topics), data in zip(inputs, written, strict=True):
+        result.runs += 1
+        result.judged["I12"] += 1
+        found = user_data_hygiene(target.assignor, data, owned, generation)
+        if found:
+            shown = None if data is None else data.hex()
+            _keep(result, failures, target, "I12", found, {
+                "op": "user_data", "assignor": target.assignor, "topics": topics,
+                "owned": [list(tp) for tp in owned], "generation": generation},
+                  {"format": "groupcheck-user-data/1", "userData": shown},
+                  f"on_assignment({owned}, {generation}) then user data {shown}")
+            return
+
+
 def run_codec(target: Target, failures: str) -> EngineResult:
+    """I10 over the target's subscription codec, I12 over its user data."""
+    from .properties.user_data import LAYOUTS
+
+    reads_user_data = target.user_data is not None and target.assignor in LAYOUTS
+    checked = (("I10",) if target.codec is not None else ()) + (
+        ("I12",) if reads_user_data else ())
+    result = EngineResult("codec", checked)
+    if not checked:
+        result.skipped = "no codec, no user data of Kafka's sticky assignors"
+        return result
+    started = time.perf_counter()
+    if target.codec is not None:
+        _run_subscription_codec(target, result, failures)
+    if reads_user_data:
+        _run_user_data(target, result, failures)
+    result.seconds = time.perf_counter() - started
+    return result
+
+
+def _run_subscription_codec(target: Target, result: EngineResult, failures: str) -> None:
     from .properties.codec import (
         HIGHEST_VERSION,
         codec_violations,
@@ -153,12 +225,7 @@ def run_codec(target: Target, failures: str) -> EngineResult:
     )
     from .targets.codecs import CodecFailure
 
-    result = EngineResult("codec", ("I10",))
     codec = target.codec
-    if codec is None:
-        result.skipped = "no codec"
-        return result
-    started = time.perf_counter()
     for x in codec_inputs():
         for w in range(HIGHEST_VERSION + 1):
             found: list[str] = []
@@ -172,6 +239,7 @@ def run_codec(target: Target, failures: str) -> EngineResult:
                 if data is None or found:
                     break
                 result.runs += 1
+                result.judged["I10"] += 1
                 reread = r.to_bytes(2, "big", signed=True) + data[2:]
                 try:
                     decoded: dict[str, Any] | None = codec.decode_subscription(reread)
@@ -187,18 +255,12 @@ def run_codec(target: Target, failures: str) -> EngineResult:
                     decoded["remaining"] = expected["remaining"] if expected else 0
                 found += codec_violations(x, w, r, decoded)
             if found:
-                body = {"op": "encode_subscription", "version": w, "topics": x["topics"],
-                        "owned": [list(tp) for tp in x["owned"]], "generation": x["generation"],
-                        "rack": x["rack"],
-                        "userData": None if x["userData"] is None else x["userData"].hex(),
-                        "groupcheck": {"format": "groupcheck-codec/1", "target": target.name,
-                                       "violations": found,
-                                       "hex": None if data is None else data.hex()}}
-                path = save_json(failures, f"codec-{target.name}-I10", body)
-                result.add(Finding("I10", found[0], path, None,
-                                   f"input: {x!r}\nwritten at v{w}: "
-                                   f"{None if data is None else data.hex()}"))
-                result.seconds = time.perf_counter() - started
-                return result
-    result.seconds = time.perf_counter() - started
-    return result
+                shown = None if data is None else data.hex()
+                _keep(result, failures, target, "I10", found, {
+                    "op": "encode_subscription", "version": w, "topics": x["topics"],
+                    "owned": [list(tp) for tp in x["owned"]], "generation": x["generation"],
+                    "rack": x["rack"],
+                    "userData": None if x["userData"] is None else x["userData"].hex()},
+                      {"format": "groupcheck-codec/1", "hex": shown},
+                      f"input: {x!r}\nwritten at v{w}: {shown}")
+                return

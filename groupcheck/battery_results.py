@@ -1,5 +1,11 @@
 """What the battery reports: findings, one result per engine, and the invariant × engine
-table that ``groupcheck check`` prints."""
+table that ``groupcheck check`` prints.
+
+Every cell is honest: an engine says "holds" for an invariant only where it judged that
+invariant at least once (``EngineResult.judged`` counts the judgements); an invariant in
+its repertoire it never judged is "not judged", and the reason is printed under the table.
+Each finding carries the moment it was made, so a run can say how long finding took.
+"""
 
 from __future__ import annotations
 
@@ -7,13 +13,15 @@ import hashlib
 import json
 import os
 import re
+import time
+from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-INVARIANT_ROWS = ("I1", "I2", "I3", "I4a", "I5", "I6", "I7", "I8", "I9", "I10", "I11",
+INVARIANT_ROWS = ("I1", "I2", "I3", "I4a", "I5", "I6", "I7", "I8", "I9", "I10", "I11", "I12",
                   "PARITY", "ERROR", "TIMEOUT")
-ENGINES = ("fuzz", "prove", "vectors", "codec", "scenario")
+ENGINES = ("codec", "prove", "vectors", "scenario", "scenarios", "fuzz")
 DEFAULT_SCOPE = "members=3,topics=2,partitions=2,generations=2,claims=2"
 SMALL_SCOPE = "members=2,topics=2,partitions=2,generations=2,claims=2"
 _ID = re.compile(r"\b(I\d+a?|ERROR|PARITY|TIMEOUT)\b")
@@ -36,12 +44,13 @@ class Finding:
     file: str | None = None
     size: int | None = None  # events (fuzz) or members (assign inputs)
     detail: str = ""  # the counterexample, readable
+    found_at: float = field(default_factory=time.perf_counter)  # perf_counter() when made
 
 
 @dataclass
 class EngineResult:
     engine: str
-    checked: tuple[str, ...] = ()
+    checked: tuple[str, ...] = ()  # the invariants this engine judges on this target
     seconds: float = 0.0
     runs: int = 0
     findings: dict[str, Finding] = field(default_factory=dict)
@@ -49,13 +58,32 @@ class EngineResult:
     inherited: dict[str, Finding] = field(default_factory=dict)
     note: str = ""
     skipped: str = ""  # why the engine did not run
+    judged: Counter[str] = field(default_factory=Counter)  # judgements per invariant
+    reasons: dict[str, str] = field(default_factory=dict)  # why an invariant was not judged
+    figures: dict[str, Any] = field(default_factory=dict)  # imbalance, moves, I4b gap, ...
 
     def add(self, finding: Finding) -> None:
         self.findings.setdefault(finding.invariant, finding)
+        self.judged[finding.invariant] = max(self.judged[finding.invariant], 1)
 
     @property
     def failed(self) -> bool:
         return bool(self.findings)
+
+    def verdict(self, invariant: str) -> str:
+        """VIOLATED, Kafka's, holds, not judged, or "-" (not this engine's business)."""
+        if invariant in self.findings:
+            return "VIOLATED"
+        if invariant in self.inherited:
+            return "Kafka's"
+        if invariant not in self.checked:
+            return "-"
+        return "holds" if self.judged[invariant] else "not judged"
+
+    def why_not(self, invariant: str) -> str:
+        return self.reasons.get(invariant) or (
+            f"its premise never arose in {self.runs:,} run(s)" if self.runs
+            else "the engine ran nothing")
 
 
 @dataclass
@@ -63,36 +91,44 @@ class BatteryResult:
     target: str
     engines: list[EngineResult]
     seconds: float = 0.0
+    assignor: str | None = None
+    balance: str = ""  # "sticky (Kafka's rule for its sticky assignor)"
+    started: float = 0.0  # perf_counter() when the run began (findings count from here)
 
     @property
     def failed(self) -> bool:
         return any(e.failed for e in self.engines)
 
     def first(self) -> tuple[EngineResult, Finding] | None:
-        for e in self.engines:
-            for inv in INVARIANT_ROWS:
-                if inv in e.findings:
-                    return e, e.findings[inv]
-        return None
+        found = [(f.found_at, e, f) for e in self.engines for f in e.findings.values()]
+        if not found:
+            return None
+        _, engine, finding = min(found, key=lambda x: x[0])
+        return engine, finding
+
+    def after(self, finding: Finding) -> float:
+        """Seconds from the start of the run to ``finding``."""
+        return max(0.0, finding.found_at - self.started) if self.started else 0.0
 
     def table(self) -> str:
         ran = [e for e in self.engines if not e.skipped]
         width = max([12] + [len(e.engine) + 2 for e in ran])
-        lines = [f"check {self.target}  ({self.seconds:.1f}s)",
-                 "invariant  " + "".join(f"{e.engine:<{width}}" for e in ran)]
+        head = f"check {self.target}" + (f" [{self.assignor}]" if self.assignor else "")
+        lines = [f"{head}  ({self.seconds:.1f}s)"]
+        if self.balance:
+            lines.append(f"balance contract: {self.balance}")
+        lines.append("invariant  " + "".join(f"{e.engine:<{width}}" for e in ran))
         files: list[str] = []
+        unjudged: list[str] = []
         for inv in INVARIANT_ROWS:
-            cells = []
+            cells = [e.verdict(inv) for e in ran]
             for e in ran:
                 shown = e.findings.get(inv) or e.inherited.get(inv)
                 if shown is not None:
                     files.append(f"  {inv} [{e.engine}]: {shown.violation}"
                                  + (f"\n      {shown.file}" if shown.file else ""))
-                    cells.append("VIOLATED" if inv in e.findings else "Kafka's")
-                elif inv in e.checked:
-                    cells.append("holds")
-                else:
-                    cells.append("-")
+                elif e.verdict(inv) == "not judged":
+                    unjudged.append(f"  {inv} [{e.engine}]: {e.why_not(inv)}")
             if any(c != "-" for c in cells):
                 lines.append(f"{inv:<11}" + "".join(f"{c:<{width}}" for c in cells))
         lines.append("")
@@ -100,6 +136,10 @@ class BatteryResult:
             state = f"skipped: {e.skipped}" if e.skipped else \
                 f"{e.runs:,} runs in {e.seconds:.1f}s" + (f"; {e.note}" if e.note else "")
             lines.append(f"  {e.engine:<9} {state}")
+            lines += [f"            {line}" for line in figure_lines(e.figures)]
+        if unjudged:
+            lines.append("not judged:")
+            lines += unjudged
         if files:
             lines.append("counterexamples:")
             lines += files
@@ -108,8 +148,28 @@ class BatteryResult:
             lines.append(f"Kafka's: {', '.join(kafka)} broken the way Kafka's own client breaks "
                          "it (rules K1-K3; README 'Where groupcheck differs from Kafka'); "
                          "--strict fails on them")
-        lines.append("VIOLATED" if self.failed else "every invariant held")
+        lines.append("VIOLATED" if self.failed else "every invariant judged held")
         return "\n".join(lines)
+
+
+def _histogram(counts: dict[Any, int]) -> str:
+    return ", ".join(f"{k}: {v:,}" for k, v in sorted(counts.items(), key=lambda x: int(x[0])))
+
+
+def figure_lines(figures: dict[str, Any]) -> list[str]:
+    """The figures an engine measured, one line each (histograms as value: count)."""
+    names = {"imbalance": "imbalance (max - min partitions) per settled generation",
+             "moves": "partitions moved between settled generations",
+             "gap": "I4b gap (moves - Z3's optimum)",
+             "equal_groups": "settled groups with one subscription, by members"}
+    out = []
+    for key, label in names.items():
+        value = figures.get(key)
+        if value:
+            out.append(f"{label}: {_histogram(value)}")
+    if figures.get("gap_note"):
+        out.append(str(figures["gap_note"]))
+    return out
 
 
 def save_json(directory: str | os.PathLike[str], stem: str, body: dict[str, Any]) -> str:

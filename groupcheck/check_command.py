@@ -1,6 +1,7 @@
 """``groupcheck check``, ``groupcheck zoo`` and ``groupcheck diff``.
 
-    groupcheck check --target T [--budget SECONDS] [--parity] [--scope S] [--assignor A]
+    groupcheck check --target T [--budget SECONDS] [--parity] [--scope S] [--assignor A,...]
+                     [--first] [--json]
     groupcheck zoo [--row R ...] [--peers] [--budget SECONDS]
     groupcheck diff --target A --target B [--assignor A] [--scope S] [--no-vectors]
 
@@ -21,21 +22,27 @@ from .battery import (
     BatteryResult,
     EngineResult,
     Finding,
-    run_battery,
+    run_batteries,
     run_codec,
     run_fuzz,
     run_prove,
     run_scenarios,
 )
 from .membership_commands import DEFAULT_FAILURES, CommandError
+from .targets.offers import Offer, close_all, expand, parse_assignors
 from .targets.registry import TARGET_KINDS, Target, TargetError, resolve
 
 DEFAULT_BUDGET = 120.0
+ASSIGNOR_HELP = ("which assignors to check, repeatable or comma-separated (default: every "
+                 "assignor the target answers; for python:pkg.module an attribute or a name)")
 
 
-def _resolve(text: str, assignor: str | None = None, timeout: float | None = None) -> Target:
+def offers_of(text: str, assignors: list[str] | None,
+              timeout: float | None = None) -> list[Offer]:
+    """Every assignor a target answers, narrowed by ``--assignor`` (CommandError on a bad
+    target or a narrowing that names nothing it supports)."""
     try:
-        return resolve(text, assignor=assignor, timeout=timeout)
+        return expand(text, parse_assignors(assignors), timeout)
     except TargetError as exc:
         raise CommandError(f"{exc}") from None
 
@@ -54,34 +61,81 @@ def cmd_check(args: argparse.Namespace) -> int:
     if args.budget <= 0:
         raise CommandError("check: --budget must be positive")
     _check_scope(args.scope)
-    target = _resolve(args.target, args.assignor, args.timeout)
+    offers = offers_of(args.target, args.assignor, args.timeout)
+    targets = [o.target for o in offers if o.target is not None]
     try:
-        result = run_battery(target, budget=args.budget, parity=args.parity, scope=args.scope,
-                             failures=args.failures, seed=args.seed, workers=args.workers,
-                             strict=args.strict)
+        results = run_batteries(targets, budget=args.budget, parity=args.parity,
+                                scope=args.scope, failures=args.failures, seed=args.seed,
+                                workers=args.workers, strict=args.strict, first=args.first)
     finally:
-        target.close()
+        close_all(offers)
     if args.json:
-        print(json.dumps(battery_json(result), ensure_ascii=False))
+        print(json.dumps(check_json(args.target, offers, results), ensure_ascii=False))
     else:
-        print(result.table())
-        first = result.first()
-        if first is not None:
-            print(f"\nfirst counterexample ({first[0].engine}):\n{first[1].detail}")
-    return 1 if result.failed else 0
+        print(check_text(args.target, offers, results))
+    return 1 if any(r.failed for r in results) else 0
+
+
+def check_text(text: str, offers: list[Offer], results: list[BatteryResult]) -> str:
+    """One table per assignor, the assignors not supported, and a summary line each."""
+    parts = [r.table() for r in results]
+    summary = [f"{len(results)} assignor(s) of {text} checked"]
+    by_label = iter(results)
+    for offer in offers:
+        if not offer.supported:
+            summary.append(f"  {offer.label:<20} not supported: {offer.error}")
+            continue
+        r = next(by_label)
+        first = r.first()
+        verdict = "every invariant judged held" if first is None else (
+            f"VIOLATED {', '.join(sorted({i for e in r.engines for i in e.findings}))}; "
+            f"first after {r.after(first[1]):.1f}s ({first[0].engine})")
+        summary.append(f"  {offer.label:<20} {verdict}")
+    out = "\n\n".join(parts) + "\n\n" + "\n".join(summary)
+    failing = [(r, r.first()) for r in results if r.first() is not None]
+    if failing:
+        r, (engine, finding) = failing[0]  # type: ignore[misc]
+        out += (f"\n\nfirst counterexample ({r.assignor}, {engine.engine}):\n"
+                f"{finding.detail}")
+    return out
 
 
 def battery_json(result: BatteryResult) -> dict[str, Any]:
-    return {"target": result.target, "ok": not result.failed,
-            "seconds": round(result.seconds, 3),
-            "engines": {e.engine: {
-                "skipped": e.skipped or None, "runs": e.runs, "seconds": round(e.seconds, 3),
-                "checked": list(e.checked), "note": e.note,
-                "violations": {inv: {"violation": f.violation, "file": f.file, "size": f.size}
-                               for inv, f in e.findings.items()},
-                "inheritedFromKafka": {inv: {"violation": f.violation, "file": f.file}
-                                       for inv, f in e.inherited.items()}}
-                for e in result.engines}}
+    return {"target": result.target, "assignor": result.assignor, "ok": not result.failed,
+            "balance": result.balance, "seconds": round(result.seconds, 3),
+            "engines": {e.engine: engine_json(result, e) for e in result.engines}}
+
+
+def engine_json(result: BatteryResult, e: EngineResult) -> dict[str, Any]:
+    from .battery import INVARIANT_ROWS
+
+    return {"skipped": e.skipped or None, "runs": e.runs, "seconds": round(e.seconds, 3),
+            "checked": list(e.checked), "note": e.note,
+            "verdicts": {inv: e.verdict(inv) for inv in INVARIANT_ROWS
+                         if e.verdict(inv) != "-"},
+            "judged": {inv: n for inv, n in sorted(e.judged.items()) if n},
+            "notJudged": {inv: e.why_not(inv) for inv in e.checked
+                          if e.verdict(inv) == "not judged"},
+            "figures": {k: ({str(x): n for x, n in v.items()} if isinstance(v, dict) else v)
+                        for k, v in e.figures.items() if v},
+            "violations": {inv: {"violation": f.violation, "file": f.file, "size": f.size,
+                                 "afterSeconds": round(result.after(f), 3)}
+                           for inv, f in e.findings.items()},
+            "inheritedFromKafka": {inv: {"violation": f.violation, "file": f.file}
+                                   for inv, f in e.inherited.items()}}
+
+
+def check_json(text: str, offers: list[Offer], results: list[BatteryResult]) -> dict[str, Any]:
+    """Every assignor's battery as data, with the assignors the target does not support."""
+    by_label = iter(results)
+    assignors: dict[str, Any] = {}
+    for offer in offers:
+        assignors[offer.label] = ({"supported": False, "error": offer.error}
+                                  if not offer.supported else
+                                  {"supported": True, **battery_json(next(by_label))})
+    return {"target": text, "ok": not any(r.failed for r in results),
+            "seconds": round(max((r.seconds for r in results), default=0.0), 3),
+            "assignors": assignors}
 
 
 # ---------------------------------------------------------------------------------------
@@ -144,7 +198,7 @@ def run_zoo_entry(entry: Any, failures: str, control: bool = True) -> ZooOutcome
 
 
 def zoo_table(outcomes: list[ZooOutcome]) -> str:
-    lines = [f"{'row':<6} {'bug':<20} {'target':<42} {'caught by':<11} {'engine':<9} "
+    lines = [f"{'row':<7} {'bug':<20} {'target':<42} {'caught by':<11} {'engine':<9} "
              f"{'time':>7}  {'shrunk':<12} control"]
     for o in outcomes:
         caught = o.caught.invariant if o.caught else "ESCAPED"
@@ -154,7 +208,7 @@ def zoo_table(outcomes: list[ZooOutcome]) -> str:
         if o.caught and o.caught.size is not None:
             unit = "events" if o.engine == "fuzz" else "members"
             size = f"{o.caught.size} {unit}"
-        lines.append(f"{o.row:<6} {o.bug:<20} {o.target:<42} {caught:<11} {o.engine:<9} "
+        lines.append(f"{o.row:<7} {o.bug:<20} {o.target:<42} {caught:<11} {o.engine:<9} "
                      f"{o.seconds:>6.2f}s  {size:<12} {o.control}")
     good = sum(o.ok for o in outcomes)
     lines.append(f"{good}/{len(outcomes)} mutants caught within budget with a clean control")
@@ -191,39 +245,63 @@ def cmd_zoo(args: argparse.Namespace) -> int:
 # diff
 
 
+def diff_pairs(a: list[Offer], b: list[Offer], wanted: list[str]
+               ) -> list[tuple[Target, Target, str]]:
+    """The (A, B, assignor) pairs to compare: the one assignor of each side, or every
+    assignor both sides answer, by name."""
+    sa = [o.target for o in a if o.target is not None]
+    sb = [o.target for o in b if o.target is not None]
+    if len(sa) == 1 and len(sb) == 1:
+        name = (wanted[0] if wanted else None) or sa[0].assignor or sb[0].assignor
+        assert name is not None
+        return [(sa[0], sb[0], name)]
+    pairs = [(x, y, x.assignor) for x in sa for y in sb
+             if x.assignor is not None and x.assignor == y.assignor
+             and (not wanted or x.assignor in wanted)]
+    if not pairs:
+        raise CommandError(f"diff: the targets answer no assignor in common "
+                           f"({', '.join(str(t.assignor) for t in sa)} / "
+                           f"{', '.join(str(t.assignor) for t in sb)})")
+    return pairs
+
+
 def cmd_diff(args: argparse.Namespace) -> int:
     from .differential import describe, run_diff
 
     if len(args.target) != 2:
         raise CommandError("diff: give exactly two --target options")
     _check_scope(args.scope)
-    a = _resolve(args.target[0], args.assignor, args.timeout)
-    b = _resolve(args.target[1], args.assignor, args.timeout)
+    wanted = parse_assignors(args.assignor)
+    a_offers = offers_of(args.target[0], None, args.timeout)
+    b_offers = offers_of(args.target[1], None, args.timeout)
+    agree = True
     try:
-        if a.assign is None or b.assign is None:
-            raise CommandError("diff: both targets need an assign function (an assignor)")
-        assignor = args.assignor or a.assignor or b.assignor
-        if a.assignor != b.assignor and args.assignor is None:
-            print(f"note: {a.name} runs {a.assignor!r}, {b.name} runs {b.assignor!r}; "
-                  f"requests name {assignor!r}")
-        assert assignor is not None
-        result = run_diff(a, b, assignor=assignor, scope=args.scope or
-                          "members=3,topics=2,partitions=2,generations=2,claims=1",
-                          vectors=not args.no_vectors, budget=args.budget)
-    finally:
-        a.close()
-        b.close()
-    print(describe(result, a.name, b.name))
-    if not result.agree and args.failures:
-        from .battery import save_json
+        pairs = diff_pairs(a_offers, b_offers, wanted)
+        for a, b, assignor in pairs:
+            if a.assign is None or b.assign is None:
+                raise CommandError("diff: both targets need an assign function (an assignor)")
+            if len(pairs) == 1 and a.assignor != b.assignor:
+                print(f"note: {a.name} runs {a.assignor!r}, {b.name} runs {b.assignor!r}; "
+                      f"requests name {assignor!r}")
+            result = run_diff(a, b, assignor=assignor, scope=args.scope or
+                              "members=3,topics=2,partitions=2,generations=2,claims=1",
+                              vectors=not args.no_vectors, budget=args.budget / len(pairs))
+            if len(pairs) > 1:
+                print(f"[{assignor}]")
+            print(describe(result, a.name, b.name))
+            agree = agree and result.agree
+            if not result.agree and args.failures:
+                from .battery import save_json
 
-        path = save_json(args.failures, f"diff-{a.name}-vs-{b.name}", {
-            **(result.request or {}), "groupcheck": {
-                "format": "groupcheck-diff/1", "targets": [a.name, b.name],
-                "invariant": "TIMEOUT" if result.timeout else "DIFF",
-                "answers": [result.a, result.b], "source": result.source}})
-        print(f"saved: {path}")
-    return 0 if result.agree else 1
+                path = save_json(args.failures, f"diff-{a.name}-vs-{b.name}-{assignor}", {
+                    **(result.request or {}), "groupcheck": {
+                        "format": "groupcheck-diff/1", "targets": [a.name, b.name],
+                        "invariant": "TIMEOUT" if result.timeout else "DIFF",
+                        "answers": [result.a, result.b], "source": result.source}})
+                print(f"saved: {path}")
+    finally:
+        close_all(a_offers + b_offers)
+    return 0 if agree else 1
 
 
 def add_commands(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -231,13 +309,12 @@ def add_commands(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-
     p = sub.add_parser("check", help="run the whole battery against a target")
     p.add_argument("--target", required=True, help=target_help)
     p.add_argument("--budget", type=float, default=DEFAULT_BUDGET,
-                   help="seconds in all (the state machine gets what the rest leaves; "
-                        "default %(default)s)")
+                   help="seconds in all, over every assignor (the searching engines share "
+                        "what the fixed ones leave; default %(default)s)")
     p.add_argument("--parity", action="store_true",
                    help="also hold the target against the golden vectors")
     p.add_argument("--scope", default=None, help="the prover's scope (default: by budget)")
-    p.add_argument("--assignor", default=None,
-                   help="which assignor a jsonl: or java: target runs (default sticky)")
+    p.add_argument("--assignor", action="append", default=None, help=ASSIGNOR_HELP)
     p.add_argument("--timeout", type=float, default=None,
                    help="seconds per request for a jsonl: or java: target before it is a "
                         "TIMEOUT (default 10)")
@@ -245,6 +322,8 @@ def add_commands(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-
     p.add_argument("--workers", type=int, default=None, help="prover processes")
     p.add_argument("--failures", default=DEFAULT_FAILURES, help="where counterexamples go")
     p.add_argument("--json", action="store_true", help="print the result as JSON")
+    p.add_argument("--first", action="store_true",
+                   help="stop at the first finding (the rest of the budget is not spent)")
     p.add_argument("--strict", action="store_true",
                    help="fail on violations that are Kafka's own behaviour too (rules K1-K3)")
     p.set_defaults(func=cmd_check)
@@ -262,7 +341,9 @@ def add_commands(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-
 
     p = sub.add_parser("diff", help="find the smallest input on which two targets disagree")
     p.add_argument("--target", action="append", default=[], help=target_help + " (twice)")
-    p.add_argument("--assignor", default=None, help="the assignor named in the requests")
+    p.add_argument("--assignor", action="append", default=None,
+                   help="compare only these assignors (repeatable or comma-separated; "
+                        "default: every assignor both targets answer)")
     p.add_argument("--scope", default=None, help="scope of generated requests")
     p.add_argument("--no-vectors", action="store_true", help="generated requests only")
     p.add_argument("--budget", type=float, default=DEFAULT_BUDGET, help="seconds")

@@ -172,8 +172,8 @@ def describe(result: DiffResult, name_a: str, name_b: str) -> str:
             f"{result.source}: {hung} did not answer within its time limit "
             f"({size[0]} members / {size[1]} partitions; not shrunk)",
             f"request: {json.dumps(result.request, ensure_ascii=False)}",
-            f"  {name_a}:", _table(result.a),
-            f"  {name_b}:", _table(result.b),
+            f"  {name_a} answered", _table(result.a),
+            f"  {name_b} answered", _table(result.b),
         ])
     return "\n".join([
         f"DISAGREE after {result.compared:,} requests ({result.seconds:.1f}s), found in "
@@ -181,6 +181,6 @@ def describe(result: DiffResult, name_a: str, name_b: str) -> str:
         f"shrunk from {result.original_size[0]} members / {result.original_size[1]} partitions "
         f"to {size[0]} members / {size[1]} partitions:",
         f"request: {json.dumps(result.request, ensure_ascii=False)}",
-        f"  {name_a}:", _table(result.a),
-        f"  {name_b}:", _table(result.b),
+        f"  {name_a} answered", _table(result.a),
+        f"  {name_b} answered", _table(result.b),
     ])

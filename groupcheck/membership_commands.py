@@ -11,7 +11,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:  # the engines load only when a command runs: `jsonl` needs none of them
-    from .properties.group import GroupTarget
+    from .model.machine import MachineConfig
     from .targets.registry import Target
 
 SETTINGS = ("ci", "dev", "deep", "wire")  # model.fuzz.PROFILES
@@ -34,10 +34,17 @@ def _resolve(target: str, assignor: str | None = None,
         raise CommandError(str(exc)) from None
 
 
-def _factory(target: Target) -> Callable[[], GroupTarget]:
-    if target.group is None:
-        raise CommandError(f"{target.name} is not a group target (it has no assignor)")
-    return target.group
+def _group_target(target: str, assignor: str | None = None,
+                  timeout: float | None = None) -> Target:
+    """The target, which must have a group (a target that offers several assignors needs
+    ``assignor``)."""
+    resolved = _resolve(target, assignor, timeout)
+    if resolved.group is None:
+        if resolved.choices is not None and resolved.assignor is None:
+            raise CommandError(f"{target} offers several assignors "
+                               f"({', '.join(resolved.choices())}); name one")
+        raise CommandError(f"{target} is not a group target (it has no assignor)")
+    return resolved
 
 
 def _progress(started: float) -> Callable[[int, int], None]:
@@ -48,31 +55,35 @@ def _progress(started: float) -> Callable[[int, int], None]:
     return show
 
 
-def cmd_fuzz(args: argparse.Namespace) -> int:
+def _fuzz_one(args: argparse.Namespace, target: Target) -> int:
     from .battery import machine_config
     from .model.fuzz import fuzz
     from .model.replay import replay_events, save
 
-    target = _resolve(args.target, args.assignor, args.timeout)
-    factory = _factory(target)
+    if target.group is None:
+        print(f"{target.name} [{target.assignor}]: no group to drive (not a group target)")
+        return 0
+    config: MachineConfig = machine_config(target)
     wire = target.hints is not None and target.hints.wire
     settings = "wire" if wire and args.settings == "ci" else args.settings
     started = time.perf_counter()
-    result = fuzz(factory, machine_config(target), profile=settings,
+    result = fuzz(target.group, config, profile=settings,
                   max_examples=args.max_examples, seed_value=args.seed,
                   progress=_progress(started),
                   shrink_seconds=WIRE_SHRINK_SECONDS if wire else None)
     if sys.stderr.isatty():
         print(file=sys.stderr)
     rate = result.steps / result.seconds if result.seconds else 0.0
-    print(f"{args.target}: {result.examples} examples, {result.steps} events in "
-          f"{result.seconds:.1f}s ({rate:.0f} events/s), settings {settings}, "
+    print(f"{target.name} [{target.assignor}]: {result.examples} examples, {result.steps} "
+          f"events in {result.seconds:.1f}s ({rate:.0f} events/s), settings {settings}, "
           f"seed {args.seed}")
     if not result.failed:
-        print("every invariant held")
+        judged = ", ".join(f"{inv} {n:,}" for inv, n in sorted(result.stats.judged.items()))
+        print(f"every invariant judged held (judgements: {judged})")
         return 0
-    path = save(args.failures, args.target, result.events, result.violations, args.seed)
-    outcome = replay_events(factory(), result.events)
+    path = save(args.failures, args.target, result.events, result.violations, args.seed,
+                extra={"assignor": target.assignor})
+    outcome = replay_events(target.group(), result.events, config.promises)
     print(f"VIOLATION {result.violations[0]}")
     print(f"shrunk to {len(result.events)} events; the story:")
     print("\n".join(outcome.story))
@@ -80,9 +91,27 @@ def cmd_fuzz(args: argparse.Namespace) -> int:
     return 1
 
 
+def cmd_fuzz(args: argparse.Namespace) -> int:
+    from .check_command import offers_of
+    from .targets.offers import close_all
+
+    offers = offers_of(args.target, args.assignor, args.timeout)
+    code = 0
+    try:
+        for offer in offers:
+            if offer.target is None:
+                print(f"{args.target} [{offer.label}]: not supported: {offer.error}")
+                continue
+            code = max(code, _fuzz_one(args, offer.target))
+    finally:
+        close_all(offers)
+    return code
+
+
 def cmd_replay(args: argparse.Namespace) -> int:
     import json
 
+    from .battery import machine_config
     from .model.replay import load, replay_events
     from .request_replay import is_request_file
 
@@ -97,10 +126,15 @@ def cmd_replay(args: argparse.Namespace) -> int:
         data = load(args.file)
     except (OSError, ValueError) as exc:
         raise CommandError(f"cannot replay {args.file}: {exc}") from None
-    target = args.target or data["target"]
-    outcome = replay_events(_factory(_resolve(target, args.assignor, args.timeout))(),
-                            data["events"])
-    print(f"replaying {args.file} ({len(data['events'])} events) on {target}")
+    name = args.target or data["target"]
+    target = _group_target(name, args.assignor or data.get("assignor"), args.timeout)
+    assert target.group is not None
+    promises = machine_config(target).promises if target.hints is not None else None
+    try:
+        outcome = replay_events(target.group(), data["events"], promises)
+    finally:
+        target.close()
+    print(f"replaying {args.file} ({len(data['events'])} events) on {name}")
     if data.get("note"):
         print(f"note: {data['note']}")
     print("\n".join(outcome.story))
@@ -143,8 +177,12 @@ def add_commands(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-
     p = sub.add_parser("fuzz", help="run the stateful model against a target")
     p.add_argument("--target", required=True,
                    help="any target with a group (an assignor): builtin:<assignor>, "
-                        "mutant:<name>, python:..., jsonl:<command>, java:[CLASSPATH], ...")
-    _assignor_options(p)
+                        "mutant:<name>, python:pkg.module[:attr], jsonl:<command>, "
+                        "java:[CLASSPATH], …")
+    p.add_argument("--assignor", action="append", default=None,
+                   help="which assignors (repeatable or comma-separated; default: every "
+                        "assignor the target answers)")
+    _timeout_option(p)
     p.add_argument("--max-examples", type=int, default=None)
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--settings", choices=SETTINGS, default="ci",
@@ -155,14 +193,14 @@ def add_commands(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-
                                       "replay file, or one saved assign request)")
     p.add_argument("file")
     p.add_argument("--target", default=None, help="replay on another target")
-    _assignor_options(p)
+    p.add_argument("--assignor", default=None,
+                   help="the assignor, for a target that answers several (default: the one "
+                        "the file was found on; a replayed request names its own)")
+    _timeout_option(p)
     p.set_defaults(func=cmd_replay)
 
 
-def _assignor_options(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--assignor", default=None,
-                   help="which assignor a jsonl: or java: target runs (default sticky; a "
-                        "replayed request names its own)")
+def _timeout_option(p: argparse.ArgumentParser) -> None:
     p.add_argument("--timeout", type=float, default=None,
                    help="seconds per request for a jsonl: or java: target before it is a "
                         "TIMEOUT (default 10)")

@@ -1,7 +1,7 @@
 """``groupcheck prove``: the exhaustive-scope prover from the command line (``--bmc`` and
 ``--matrix``: bounded model checking, see ``bmc_command``).
 
-    groupcheck prove --target T [--scope members=3,topics=2,partitions=2] [--assignor A]
+    groupcheck prove --target T [--assignor A,...] [--scope members=3,topics=2,partitions=2]
                      [--timeout S] [--failures DIR] [--json] [--workers N] [--exact]
 
 Exit codes: 0 every invariant held, 1 a violation (the smallest counterexample per
@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING
 from .membership_commands import DEFAULT_FAILURES, CommandError
 
 if TYPE_CHECKING:
+    from .properties.scope import Scope
     from .targets.registry import Target
 
 LARGE_SCOPE = 10_000_000
@@ -32,22 +33,6 @@ SCOPE_HELP = ("comma-separated key=value: members (max members), topics, partiti
               "partitions=2,generations=2,claims=2,racks=0,stale=1,symmetry=1,orders=0")
 
 
-def resolve_target(target: str, assignor: str | None = None,
-                   timeout: float | None = None) -> Target:
-    """A target string → the resolved target, which has an assign function and an
-    assignor name (``assignor``: what a ``jsonl:`` or ``java:`` target runs)."""
-    from .targets.registry import TargetError, resolve
-
-    try:
-        resolved = resolve(target, assignor=assignor, timeout=timeout)
-    except TargetError as exc:
-        raise CommandError(f"prove: {exc}") from None
-    if resolved.assign is None or resolved.assignor is None:
-        raise CommandError(f"prove: {target} has no assign function for the scope prover; "
-                           "its bugs show in groupcheck fuzz (or prove --bmc for codec mixes)")
-    return resolved
-
-
 def _progress(started: float) -> Callable[[int, float], None]:
     def show(configs: int, seconds: float) -> None:
         if sys.stderr.isatty():
@@ -58,7 +43,7 @@ def _progress(started: float) -> Callable[[int, float], None]:
 
 
 def cmd_prove(args: argparse.Namespace) -> int:
-    from .properties.scope import Scope, prove, upper_bound
+    from .properties.scope import Scope, upper_bound
 
     if args.bmc and args.matrix:
         raise CommandError("prove: --bmc and --matrix are separate runs; choose one")
@@ -77,26 +62,55 @@ def cmd_prove(args: argparse.Namespace) -> int:
         raise CommandError(f"prove: {exc}") from None
     if args.workers is not None and args.workers < 1:
         raise CommandError("prove: --workers must be at least 1")
-    target = resolve_target(args.target, args.assignor, args.timeout)
-    assert target.assign is not None and target.assignor is not None
-    workers = args.workers if target.fork_safe else 1
+    from .check_command import offers_of
+    from .targets.offers import close_all
+
+    offers = offers_of(args.target, args.assignor, args.timeout)
     bound = upper_bound(scope)
     if bound > LARGE_SCOPE:
         print(f"prove: scope {scope.text()} visits up to {bound:,} candidate "
               "configurations; consider fewer members, generations or claims",
               file=sys.stderr)
+    ok = True
+    try:
+        for offer in offers:
+            if offer.target is None:
+                print(f"{args.target} [{offer.label}]: not supported: {offer.error}")
+                continue
+            ok = _prove_one(args, scope, offer.target) and ok
+    finally:
+        close_all(offers)
+    return 0 if ok else 1
+
+
+def _prove_one(args: argparse.Namespace, scope: Scope, target: Target) -> bool:
+    """One assignor through the prover; True when it passed."""
+    from .battery import file_safe
+    from .properties.scope import prove
+
+    if target.assign is None or target.assignor is None:
+        raise CommandError(f"prove: {target.name} has no assign function for the scope "
+                           "prover; its bugs show in groupcheck fuzz (or prove --bmc for "
+                           "codec mixes)")
+    workers = args.workers if target.fork_safe else 1
     started = time.perf_counter()
-    report = prove(target.assign, target.assignor, scope, target=args.target,
+    report = prove(target.assign, target.assignor, scope, target=file_safe(target.name),
                    workers=workers, failures=args.failures, exact=args.exact,
                    sticky=target.balanced, session=target.assign_session,
                    progress=_progress(started))
     if sys.stderr.isatty():
         print(file=sys.stderr)
+    if not target.sticky:  # an assignor that promises no stickiness is not held to I4a
+        for table in (report.violations, report.inherited, report.counterexamples):
+            table.pop("I4a", None)
     if args.json:
-        print(json.dumps(report.to_dict(), ensure_ascii=False))
+        print(json.dumps({**report.to_dict(), "balance": target.balance,
+                          "stickiness": target.sticky}, ensure_ascii=False))
     else:
         print(report.table())
-    return 0 if (report.strict_ok if args.strict else report.ok) else 1
+        print(f"  balance contract: {target.balance} ({target.balance_why})"
+              + ("" if target.sticky else "; I4a does not apply (no stickiness promised)"))
+    return report.strict_ok if args.strict else report.ok
 
 
 def add_commands(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -104,10 +118,12 @@ def add_commands(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-
                                      "the stickiness gap")
     p.add_argument("--target", default=None,
                    help="any target with an assign function: builtin:<assignor>, "
-                        "mutant:<name>, python:..., jsonl:<command>, java:[CLASSPATH] (with "
-                        "--bmc: the replay target, whose codec versions bound the search)")
-    p.add_argument("--assignor", default=None,
-                   help="which assignor a jsonl: or java: target runs (default sticky)")
+                        "mutant:<name>, python:pkg.module[:attr], jsonl:<command>, "
+                        "java:[CLASSPATH], … (with --bmc: the replay target, whose codec "
+                        "versions bound the search)")
+    p.add_argument("--assignor", action="append", default=None,
+                   help="which assignors (repeatable or comma-separated; default: every "
+                        "assignor the target answers)")
     p.add_argument("--timeout", type=float, default=None,
                    help="seconds per request for a jsonl: or java: target before it is a "
                         "TIMEOUT (default 10)")

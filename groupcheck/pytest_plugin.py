@@ -1,13 +1,19 @@
 """pytest plugin: ``pytest --groupcheck-target python:mypkg:MyAssignor`` checks an assignor
 inside its own project's test run.
 
-Each target gets one test item per engine it supports (``fuzz``, ``prove``, ``codec``, and
-``vectors`` with ``--groupcheck-parity``), named ``groupcheck[<target>]::<engine>``. An
-item fails with the violation, the counterexample (the story of events for the state
-machine, the request and answer for the prover) and the path of the saved file.
+Each assignor a target answers (every one by default, as ``groupcheck check`` runs them;
+``--groupcheck-assignor`` narrows) gets one test item per engine it supports (``codec``,
+``prove``, ``scenarios`` — the audit's seeded random group stories, large groups included —,
+``fuzz``, and ``vectors`` with ``--groupcheck-parity``), named
+``groupcheck[<target>][<assignor>]::<engine>``; an assignor the target does not support is
+one skipped item with the target's error. An item fails with the violation, the
+counterexample (the story of events for the state machine, the request and answer for the
+prover) and the path of the saved file.
 
-Options: ``--groupcheck-target T`` (repeatable), ``--groupcheck-budget SECONDS`` (for the
-state machine, default 30), ``--groupcheck-scope S`` (the prover's scope),
+Options: ``--groupcheck-target T`` (repeatable), ``--groupcheck-assignor A`` (repeatable or
+comma-separated), ``--groupcheck-budget SECONDS`` (for the searching engines per assignor,
+default 30, shared as ``check`` shares it: the scenarios engine 30 %, the state machine the
+rest), ``--groupcheck-scope S`` (the prover's scope),
 ``--groupcheck-parity``, ``--groupcheck-failures DIR`` (default ``groupcheck-failures``),
 ``--groupcheck-seed N``. Registered through the ``pytest11`` entry point ``groupcheck``.
 """
@@ -18,7 +24,8 @@ from typing import Any
 
 import pytest
 
-ENGINE_ORDER = ("codec", "prove", "vectors", "fuzz")
+ENGINE_ORDER = ("codec", "prove", "vectors", "scenarios", "fuzz")
+UNSUPPORTED = "unsupported"
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -26,8 +33,11 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption("--groupcheck-target", action="append", default=[], metavar="TARGET",
                     help="python:pkg.module:attr, builtin:<assignor>, kafka-python:<assignor>, "
                          "jsonl:<command>, java:[CLASSPATH] (repeatable)")
+    group.addoption("--groupcheck-assignor", action="append", default=[], metavar="ASSIGNOR",
+                    help="only these assignors of the targets (repeatable or comma-separated)")
     group.addoption("--groupcheck-budget", type=float, default=30.0, metavar="SECONDS",
-                    help="seconds for the state machine per target (default 30)")
+                    help="seconds for the searching engines per assignor, the scenarios "
+                         "engine and the state machine (default 30)")
     group.addoption("--groupcheck-scope", default=None, metavar="SCOPE",
                     help="the scope prover's scope, e.g. members=2,topics=2,partitions=2")
     group.addoption("--groupcheck-parity", action="store_true",
@@ -41,25 +51,48 @@ class GroupcheckFailure(Exception):
 
 
 class GroupcheckItem(pytest.Item):
-    def __init__(self, *, target: str, engine: str, **kwargs: Any) -> None:
+    def __init__(self, *, target: str, assignor: str, engine: str, error: str = "",
+                 **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.target_name = target
+        self.assignor = assignor
         self.engine = engine
+        self.error = error
+
+    def _resolve(self) -> Any:
+        from .targets.offers import expand
+        from .targets.registry import TargetError
+
+        try:
+            offers = expand(self.target_name, [self.assignor] if self.assignor else None)
+        except TargetError as exc:
+            raise GroupcheckFailure(f"cannot load {self.target_name} ({exc})") from None
+        return offers[0].target
 
     def runtest(self) -> None:
-        from .battery import SMALL_SCOPE, run_codec, run_fuzz, run_prove, run_vectors
-        from .targets.registry import TargetError, resolve
+        from .battery import (
+            SCENARIOS_SHARE,
+            SMALL_SCOPE,
+            run_codec,
+            run_fuzz,
+            run_prove,
+            run_stories,
+            run_vectors,
+        )
 
+        if self.engine == UNSUPPORTED:
+            pytest.skip(f"{self.target_name} does not support {self.assignor}: {self.error}")
         opts = self.config.option
-        try:
-            target = resolve(self.target_name)
-        except TargetError as exc:
-            raise GroupcheckFailure(f"cannot load {self.target_name}: {exc}") from None
+        target = self._resolve()
         failures = opts.groupcheck_failures
         try:
+            budget = opts.groupcheck_budget
             if self.engine == "fuzz":
-                result = run_fuzz(target, opts.groupcheck_budget, failures,
+                result = run_fuzz(target, budget * (1 - SCENARIOS_SHARE), failures,
                                   seed=opts.groupcheck_seed)
+            elif self.engine == "scenarios":
+                result = run_stories(target, budget * SCENARIOS_SHARE, failures,
+                                     opts.groupcheck_seed)
             elif self.engine == "prove":
                 result = run_prove(target, opts.groupcheck_scope or SMALL_SCOPE, failures,
                                    workers=1)
@@ -72,7 +105,7 @@ class GroupcheckItem(pytest.Item):
         if result.skipped:
             pytest.skip(result.skipped)
         if result.findings:
-            lines = [f"groupcheck: {self.target_name} violates "
+            lines = [f"groupcheck: {target.name} [{target.assignor}] violates "
                      f"{', '.join(sorted(result.findings))} ({self.engine}, {result.runs} runs)"]
             for finding in result.findings.values():
                 lines.append(f"\n{finding.violation}")
@@ -89,29 +122,48 @@ class GroupcheckItem(pytest.Item):
         return str(super().repr_failure(excinfo))
 
     def reportinfo(self) -> tuple[str, int, str]:
-        return "groupcheck", 0, f"groupcheck[{self.target_name}]::{self.engine}"
+        return "groupcheck", 0, self.name
 
 
-def _engines(target: str, parity: bool) -> list[str]:
-    from .targets.registry import TargetError, resolve
+def _items(target: str, assignors: list[str], parity: bool) -> list[tuple[str, str, str]]:
+    """(assignor, engine, error) per item: every engine each supported assignor has, one
+    item for each one not supported; a target that cannot load gets one item that fails
+    with the reason."""
+    from .properties.user_data import LAYOUTS
+    from .targets.offers import close_all, expand
+    from .targets.registry import TargetError
 
     try:
-        resolved = resolve(target)
+        offers = expand(target, assignors or None, refused_ok=True)
     except TargetError:
-        return ["fuzz"]  # fails at run time with the reason
+        return [(",".join(assignors), "fuzz", "")]  # fails at run time with the reason
+    out: list[tuple[str, str, str]] = []
     try:
-        engines = set(resolved.engines())
+        for offer in offers:
+            if offer.target is None:
+                out.append((offer.label, UNSUPPORTED, offer.error or ""))
+                continue
+            engines = set(offer.target.engines())
+            if offer.target.user_data is not None and offer.target.assignor in LAYOUTS:
+                engines.add("codec")
+            if offer.target.assign is not None:
+                engines.add("scenarios")
+            if parity and offer.target.assign is not None:
+                engines.add("vectors")
+            out += [(offer.label, e, "") for e in ENGINE_ORDER if e in engines]
     finally:
-        resolved.close()
-    if parity and resolved.assign is not None:
-        engines.add("vectors")
-    return [e for e in ENGINE_ORDER if e in engines]
+        close_all(offers)
+    return out
 
 
 def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config,
                                   items: list[pytest.Item]) -> None:
-    targets = config.getoption("groupcheck_target")
-    for target in targets:
-        for engine in _engines(target, config.getoption("groupcheck_parity")):
+    from .targets.offers import parse_assignors
+
+    wanted = parse_assignors(config.getoption("groupcheck_assignor"))
+    for target in config.getoption("groupcheck_target"):
+        for assignor, engine, error in _items(target, wanted,
+                                              config.getoption("groupcheck_parity")):
             items.append(GroupcheckItem.from_parent(
-                session, name=f"groupcheck[{target}]::{engine}", target=target, engine=engine))
+                session, name=f"groupcheck[{target}][{assignor}]::{engine}", target=target,
+                assignor=assignor, engine=engine, error=error))

@@ -57,7 +57,10 @@ SHRINK_SHARE = 0.25
 @dataclass(frozen=True)
 class StoryTarget(AuditTarget):
     """A registry target as the chain driver sees it: balance and stickiness (I3, I4a)
-    are judged where the target promises them (`Target.balanced`), not by its name."""
+    are judged where the target promises them, not by its name. The chain judges both
+    together, so only a target that promises Kafka's isBalanced and stickiness (the sticky
+    family, or a declared ``balance = "sticky"``) gets them; an undeclared user assignor
+    (isBalanced, no stickiness) has I3 judged by the prover and the state machine."""
 
     balanced: bool = False
 
@@ -94,7 +97,8 @@ def story_target(target: Target) -> StoryTarget:
             warm(target)
             raise
 
-    return StoryTarget(target.name, target.assignor, guarded, None, target.balanced)
+    return StoryTarget(target.name, target.assignor, guarded, None,
+                       target.balanced and target.sticky)
 
 
 def _tier(seed: int, index: int) -> int:
@@ -211,17 +215,20 @@ def run_scenarios_engine(target: Target, budget: float, failures: str, seed: int
         spec = random_spec(seed, index)
         chain = run_chain(story, spec, timeout)
         _count(search, spec, index)
-        checked |= {row_of(inv) for inv, v in chain.verdicts.items() if v is not None}
+        judged = {row_of(inv) for inv, v in chain.verdicts.items() if v is not None}
         if chain.calls:
-            checked.add("ERROR")  # every call answered or raised: judged either way
+            judged.add("ERROR")  # every call answered or raised: judged either way
+        checked |= judged
+        result.judged.update(judged)
         if chain.verdicts["TIMEOUT"] == 1:
             search.timeouts += 1
         if (chain.own_violation or (strict and chain.violated)):
             search.found_after = time.perf_counter() - started
             inv = _first_violated(chain, own=not strict)
             left = max(budget - (time.perf_counter() - started), budget * SHRINK_SHARE)
-            result.add(_finding(failures, story, spec, chain, index, seed, inv, left,
-                                timeout))
+            finding = _finding(failures, story, spec, chain, index, seed, inv, left, timeout)
+            finding.found_at = started + search.found_after  # when seen, not when shrunk
+            result.add(finding)
             break
         if chain.violated:
             _inherited(result, failures, story, spec, chain, index, seed)

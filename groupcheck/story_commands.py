@@ -135,7 +135,7 @@ def _shrink_story(args: argparse.Namespace, data: dict[str, Any]) -> int:
     record["shrink"] = result.summary()
     out = _write(args, record)
     b, a = result.before, result.after
-    print(f"shrunk {result.failure.text()} on {target.name}: {b['members']} members, "
+    print(f"shrunk {result.failure.text()} on {target.name} from {b['members']} members, "
           f"{b['partitions']} partitions, {b['rounds']} rebalance(s) -> {a['members']} "
           f"members, {a['partitions']} partitions, {a['rounds']} rebalance(s) "
           f"({result.runs} runs, {result.seconds:.1f}s, "
@@ -176,7 +176,7 @@ def _shrink_events(args: argparse.Namespace, data: dict[str, Any]) -> int:
               "shrink": {"from": len(data["events"]), "to": len(events),
                          "seconds": round(time.perf_counter() - started, 3)}}
     out = _write(args, record)
-    print(f"shrunk {wanted} on {name}: {len(data['events'])} -> {len(events)} events")
+    print(f"shrunk {wanted} on {name} from {len(data['events'])} to {len(events)} events")
     print("\n".join(replay_events(factory(), events).story))
     print(f"written: {out}")
     return 0
@@ -224,7 +224,7 @@ def _replay_events_drawn(args: argparse.Namespace, data: dict[str, Any]) -> int:
     outcome = replay_events(_group_factory(name, getattr(args, "assignor", None))(), events)
     print(f"replaying {args.file} ({len(events)} events) on {name}")
     print("\n".join(outcome.story))
-    timeline = events_timeline(f"{name}: {args.file}", events[:len(outcome.views)],
+    timeline = events_timeline(f"{args.file} on {name}", events[:len(outcome.views)],
                                outcome.views, outcome.violations)
     _write_html(args.html, html_page(f"groupcheck replay {args.file}", [svg(timeline)],
                                      "\n".join(outcome.story)))

@@ -148,6 +148,14 @@ class Consumer(Membership):
         self._require_outside_callback("close")
         self._leave("close", Event.CLOSE)
 
+    def enforce_rebalance(self) -> None:
+        """KIP-568 ``enforceRebalance``: rejoin at the next poll. A follower whose
+        subscription is unchanged gets its assignment back without a rebalance; the
+        leader's join makes the whole group rebalance (the coordinator's rule)."""
+        self._require_open("enforce_rebalance")
+        if self._subs.subscription:
+            self._rejoin_needed = True
+
     def pause(self, partitions: Iterable[TopicPartition]) -> None:
         self._require_open("pause")
         self._set_paused(partitions, True)

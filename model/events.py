@@ -85,7 +85,9 @@ def _settle(model: ReferenceModel, target: GroupTarget) -> list[str]:
                 out.append("I11: the group is idle but not settled")
             break
     else:
+        model.judge("I11")
         return out + [f"I11: not settled after {SETTLE_BUDGET} protocol steps"]
+    model.judge("I11")
     end = model.last_view or start
     if end.settled and end.generation - start.generation > MAX_SETTLE_GENERATIONS:
         out.append(f"I11: settling took {end.generation - start.generation} rebalances "
@@ -101,6 +103,7 @@ def _subscribe(model: ReferenceModel, target: GroupTarget, event: Event) -> list
     view, out = _observe(model, target)
     after = view.members.get(member)
     if before is not None and after is not None:
+        model.judge("I9")
         out += [f"{member}: {v}" for v in M.subscription_change(set(before.owned),
                                                                 set(after.owned))]
     return out
@@ -116,6 +119,7 @@ def _unsubscribe(model: ReferenceModel, target: GroupTarget, event: Event) -> li
     out = model.observe(view)
     after = view.members.get(member)
     if before is not None and after is not None:
+        model.judge("I9")
         released = {tp for cb in view.callbacks if cb.member == member
                     and cb.kind in ("revoked", "lost") for tp in cb.partitions}
         out += [f"{member}: {v}" for v in M.unsubscribe(
@@ -176,6 +180,11 @@ def apply_event(event: Event, target: GroupTarget, model: ReferenceModel) -> lis
             model.resumed(member, _parts(event["partitions"]))
     elif op == "error":
         target.inject_error(member, event["api"], event["error"])
+    elif op == "rejoin":
+        rejoin = getattr(target, "enforce_rebalance", None)
+        if rejoin is None:
+            raise ValueError(f"{target.name} cannot make a member rejoin")
+        rejoin(member)
     elif op == "slow_revoke":
         slow = getattr(target, "slow_revoke", None)
         if slow is None:

@@ -19,6 +19,7 @@ from ..properties.group import GroupTarget
 from .events import Event
 from .machine import MachineConfig, ViolationFound, make_machine
 from .shrink import invariant_of, minimize
+from .stats import Stats
 
 # Some Hypothesis releases ship this function without annotations: one typed name for all.
 _run_machine: Callable[..., None] = run_state_machine_as_test
@@ -35,6 +36,7 @@ class FuzzResult:
     steps: int
     violations: list[str] = field(default_factory=list)
     events: list[Event] = field(default_factory=list)
+    stats: Stats = field(default_factory=Stats)
 
     @property
     def failed(self) -> bool:
@@ -44,10 +46,12 @@ class FuzzResult:
 def fuzz(target_factory: Callable[[], GroupTarget], config: MachineConfig, *,
          profile: str = "ci", max_examples: int | None = None, seed_value: int = 0,
          progress: Callable[[int, int], None] | None = None,
-         shrink_seconds: float | None = None) -> FuzzResult:
+         shrink_seconds: float | None = None, stats: Stats | None = None) -> FuzzResult:
     """Run the machine; ``progress(examples, steps)`` is called as examples finish.
     ``shrink_seconds`` bounds the shrinking for slow targets: Hypothesis's own shrink phase
-    is then skipped and the delta-debugging pass stops when the time is up."""
+    is then skipped and the delta-debugging pass stops when the time is up. ``stats``
+    (default: a fresh one, returned in the result) collects judgements and figures."""
+    stats = Stats() if stats is None else stats
     examples, steps = PROFILES[profile]
     if max_examples is not None:
         examples = max_examples
@@ -62,7 +66,7 @@ def fuzz(target_factory: Callable[[], GroupTarget], config: MachineConfig, *,
     def count_event() -> None:
         counters["steps"] += 1
 
-    machine = make_machine(counted_factory, config, on_event=count_event)
+    machine = make_machine(counted_factory, config, on_event=count_event, stats=stats)
     seeded = seed(seed_value)(machine)
     chosen = settings(max_examples=examples, stateful_step_count=steps, deadline=None,
                       database=None, print_blob=False, report_multiple_bugs=False,
@@ -81,8 +85,9 @@ def fuzz(target_factory: Callable[[], GroupTarget], config: MachineConfig, *,
     except ViolationFound as failure:
         events, violations = minimize(failure.events, target_factory,
                                       invariant_of(failure.violations[0]),
-                                      seconds=shrink_seconds)
+                                      seconds=shrink_seconds, promises=config.promises)
         return FuzzResult(counters["examples"], time.perf_counter() - started,
                           counters["steps"], violations or failure.violations,
-                          events if violations else failure.events)
-    return FuzzResult(counters["examples"], time.perf_counter() - started, counters["steps"])
+                          events if violations else failure.events, stats)
+    return FuzzResult(counters["examples"], time.perf_counter() - started, counters["steps"],
+                      stats=stats)

@@ -4,12 +4,14 @@ Rules are named after what happens to a group (`member_joins`, `member_stalls`, 
 draws one event, applies it through `apply_event` (so a failure is exactly a replayable
 list of events), and the invariants — one small named function per invariant id — fail
 when the model saw a violation of theirs in that step. Hypothesis then shrinks the list.
+Two rules exist to reach what chance rarely does: `members_join_together` forms groups of
+up to six members with one subscription, and `leader_enforces_rebalance` rebalances such a
+group with unchanged membership, where a sticky assignor must move nothing (I4a).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from typing import Any
 
 from hypothesis import strategies as st
@@ -17,33 +19,16 @@ from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, pr
 
 from ..properties.group import GroupTarget, MemberView
 from .events import Event, apply_event
+from .machine_config import UPGRADE_PATH, MachineConfig, config_for, wire_config
 from .spec import ReferenceModel
+from .stats import Stats
 
-NAMES = ("c1", "c2", "c3", "c4", "c5")
+__all__ = ["UPGRADE_PATH", "MachineConfig", "ViolationFound", "config_for", "make_machine",
+           "wire_config"]
+
+NAMES = ("c1", "c2", "c3", "c4", "c5", "c6")
 ERRORS = {"sync": ("ILLEGAL_GENERATION", "UNKNOWN_MEMBER_ID", "REBALANCE_IN_PROGRESS"),
           "heartbeat": ("ILLEGAL_GENERATION", "UNKNOWN_MEMBER_ID", "REBALANCE_IN_PROGRESS")}
-
-
-@dataclass(frozen=True)
-class MachineConfig:
-    """What the machine may do. ``strategies``: assignor lists a joining member may use;
-    ``upgrades``: lists a bouncing member may move to (KIP-429 rolling upgrade)."""
-
-    strategies: tuple[tuple[str, ...], ...]
-    upgrades: tuple[tuple[str, ...], ...] = ()
-    profiles: tuple[str, ...] = ("kip",)
-    user_data_versions: tuple[int, ...] = (1,)
-    subscription_versions: tuple[int, ...] = (3,)
-    topics: dict[str, int] = field(default_factory=lambda: {"t0": 3, "t1": 2})
-    max_members: int = 4
-    faults: bool = True  # stalls, crashes and injected errors
-    pauses: bool = True
-    stalls: bool = True  # with faults: members stop polling and wake up later
-    crashes: bool = True  # with faults
-    metadata: bool = True  # topics grow and are deleted
-    unsubscribes: bool = True
-    slow_revokes: bool = False  # a revoke callback outlasts the rebalance (wire targets)
-    initial_members: int = 0  # members that join (and settle) before the rules start
 
 
 class ViolationFound(AssertionError):
@@ -56,15 +41,18 @@ class ViolationFound(AssertionError):
 
 
 def make_machine(target_factory: Callable[[], GroupTarget], config: MachineConfig,
-                 on_event: Callable[[], None] | None = None) -> type[RuleBasedStateMachine]:
+                 on_event: Callable[[], None] | None = None,
+                 stats: Stats | None = None) -> type[RuleBasedStateMachine]:
     """A state-machine class driving fresh targets from ``target_factory``;
-    ``on_event`` is told of every event applied (for progress counters)."""
+    ``on_event`` is told of every event applied (for progress counters); ``stats`` collects
+    judgements and figures over every example."""
+    names = NAMES[:max(config.max_members, 1)]
 
     class GroupMachine(RuleBasedStateMachine):
         def __init__(self) -> None:
             super().__init__()
             self.target = target_factory()
-            self.model = ReferenceModel()
+            self.model = ReferenceModel(promises=config.promises, stats=stats)
             self.events: list[Event] = []
             self.last: list[str] = []
             self.stalled: set[str] = set()
@@ -83,9 +71,35 @@ def make_machine(target_factory: Callable[[], GroupTarget], config: MachineConfi
                 on_event()
             self.events.append(event)
             self.last = apply_event(event, self.target, self.model)
+            if stats is not None:
+                for text in self.model.labelled:
+                    stats.inherited_events.setdefault(text.split(": ")[1].split()[0],
+                                                      [dict(e) for e in self.events])
+            self.model.labelled.clear()
 
         def present(self) -> list[str]:
-            return [n for n in NAMES if n in self.model.members]
+            return [n for n in names if n in self.model.members]
+
+        def free(self) -> list[str]:
+            return [n for n in names if n not in self.model.members]
+
+        def leader(self) -> str | None:
+            last = self.model.last_view
+            return last.leader if last and last.leader in self.model.members else None
+
+        def join_event(self, data: st.DataObject, member: str, topics: list[str],
+                       assignors: tuple[str, ...]) -> dict[str, Any]:
+            return {"op": "join", "member": member, "topics": topics,
+                    "assignors": list(assignors),
+                    "profile": data.draw(st.sampled_from(config.profiles), label="profile"),
+                    "subscription_version": data.draw(
+                        st.sampled_from(config.subscription_versions), label="sv"),
+                    "user_data_version": data.draw(
+                        st.sampled_from(config.user_data_versions), label="uv")}
+
+        def draw_topics(self, data: st.DataObject) -> list[str]:
+            return data.draw(st.lists(st.sampled_from(sorted(self.model.partitions)),
+                                      min_size=1, unique=True).map(sorted), label="topics")
 
         def compatible(self, moving: str | None) -> list[tuple[str, ...]]:
             """Assignor lists within one upgrade step of every other member's list: a
@@ -128,22 +142,39 @@ def make_machine(target_factory: Callable[[], GroupTarget], config: MachineConfi
         @precondition(lambda self: len(self.present()) < config.max_members)
         @rule(data=st.data())
         def member_joins(self, data: st.DataObject, settle: bool = True) -> None:
-            free = [n for n in NAMES if n not in self.model.members][:1]
-            topics = data.draw(st.lists(st.sampled_from(sorted(self.model.partitions)),
-                                        min_size=1, unique=True).map(sorted), label="topics")
             choices = self.compatible(None) or list(config.strategies)
-            event: dict[str, Any] = {
-                "op": "join", "member": free[0], "topics": topics,
-                "assignors": list(data.draw(st.sampled_from(choices), label="as")),
-                "profile": data.draw(st.sampled_from(config.profiles), label="profile"),
-                "subscription_version": data.draw(
-                    st.sampled_from(config.subscription_versions), label="sv"),
-                "user_data_version": data.draw(
-                    st.sampled_from(config.user_data_versions), label="uv")}
-            self.run(event)
+            assignors = data.draw(st.sampled_from(choices), label="as")
+            self.run(self.join_event(data, self.free()[0], self.draw_topics(data), assignors))
             if settle:
                 self.then_maybe_settle(data)
 
+        @precondition(lambda self: config.group_forms
+                      and len(self.present()) <= config.max_members - 2)
+        @rule(data=st.data())
+        def members_join_together(self, data: st.DataObject) -> None:
+            """Several consumers with one subscription and one assignor list start at once
+            (a deployment scales out), then the group settles; half the time its leader
+            then asks for a rebalance (a rebalance of a balanced group, I4a's premise)."""
+            free = self.free()
+            count = data.draw(st.integers(2, len(free)), label="joiners")
+            topics = self.draw_topics(data)
+            assignors = data.draw(st.sampled_from(self.compatible(None)
+                                                  or list(config.strategies)), label="as")
+            for member in free[:count]:
+                self.run(self.join_event(data, member, topics, assignors))
+            self.run({"op": "settle"})
+            leader = self.leader()
+            if config.rejoins and leader and data.draw(st.booleans(), label="then rejoin"):
+                self.run({"op": "rejoin", "member": leader})
+                self.run({"op": "settle"})
+
+        @precondition(lambda self: config.rejoins and self.leader() is not None)
+        @rule(data=st.data())
+        def leader_enforces_rebalance(self, data: st.DataObject) -> None:
+            """The leader asks for a rebalance (KIP-568): the group rebalances with unchanged
+            membership, so a balanced assignment stays where it is (I4a)."""
+            self.run({"op": "rejoin", "member": self.leader()})
+            self.then_maybe_settle(data)
 
         @precondition(lambda self: bool(self.present()))
         @rule(data=st.data())
@@ -297,6 +328,8 @@ def make_machine(target_factory: Callable[[], GroupTarget], config: MachineConfi
         def _fail_on(self, *ids: str) -> None:
             hits = [v for v in self.last if any(f"{i}:" in v for i in ids)]
             if hits:
+                if stats is not None:
+                    stats.violation_seen()
                 raise ViolationFound(hits, self.events)
 
         @invariant()
@@ -306,6 +339,10 @@ def make_machine(target_factory: Callable[[], GroupTarget], config: MachineConfi
         @invariant()
         def complete_and_balanced_when_settled(self) -> None:
             self._fail_on("I2", "I3")
+
+        @invariant()
+        def stickiness(self) -> None:
+            self._fail_on("I4a")
 
         @invariant()
         def revoke_before_reassign(self) -> None:
@@ -331,33 +368,9 @@ def make_machine(target_factory: Callable[[], GroupTarget], config: MachineConfi
         def convergence(self) -> None:
             self._fail_on("I11")
 
+        @invariant()
+        def user_data_hygiene(self) -> None:
+            self._fail_on("I12")
+
     GroupMachine.__name__ = "GroupMachine"
     return GroupMachine
-
-
-#: assignor lists a member may move between in a rolling upgrade (KIP-429): first to
-#: [old, cooperative-sticky] (still EAGER), then to [cooperative-sticky]; and back down.
-UPGRADE_PATH = (("range",), ("range", "cooperative-sticky"), ("cooperative-sticky",))
-
-
-def config_for(assignor: str, *, profiles: tuple[str, ...] = ("kip", "java"),
-               user_data_versions: tuple[int, ...] = (1,)) -> MachineConfig:
-    """The machine for a group whose members use ``assignor``; a cooperative-sticky group
-    also sees members bounce along the KIP-429 upgrade path (two bounces up, and down)."""
-    if assignor == "cooperative-sticky":
-        return MachineConfig(strategies=UPGRADE_PATH, upgrades=UPGRADE_PATH,
-                             profiles=profiles, user_data_versions=user_data_versions)
-    return MachineConfig(strategies=((assignor,),), profiles=profiles,
-                         user_data_versions=user_data_versions)
-
-
-def wire_config(assignor: str, *, adversarial: bool = False) -> MachineConfig:
-    """Real clients on a mock cluster (librdkafka): one strategy per group (mixed lists
-    crash the mock), fixed topics, no unsubscribe; ``adversarial`` adds members that stop
-    polling past ``max.poll.interval.ms`` — for good (a crash: librdkafka keeps heartbeating
-    from its own thread, so this is how its process looks to the group) or until they wake —
-    and revoke callbacks slower than the rebalance."""
-    return MachineConfig(strategies=((assignor,),), profiles=("librdkafka",), max_members=3,
-                         initial_members=2, crashes=adversarial,
-                         stalls=adversarial, metadata=False, unsubscribes=False,
-                         slow_revokes=adversarial)

@@ -19,6 +19,7 @@ from typing import Any
 
 from ..properties.group import GroupTarget, GroupView
 from .events import Event, apply_event
+from .promises import Promises
 from .spec import ReferenceModel
 
 FORMAT = "groupcheck-replay/1"
@@ -58,6 +59,8 @@ def _describe(event: Event) -> str:
     if op in ("pause", "resume"):
         parts = ", ".join(f"{t}-{p}" for t, p in event["partitions"])
         return f"{who} {op}s {parts}"
+    if op == "rejoin":
+        return f"{who} asks to rejoin the group (enforceRebalance, KIP-568)"
     if op == "slow_revoke":
         return f"{who}'s next revoke callback lasts until another member has its partitions"
     if op == "error":
@@ -84,9 +87,11 @@ def ownership_line(view: GroupView) -> str:
     return f"gen {view.generation} {view.state} | " + " | ".join(cells)
 
 
-def replay_events(target: GroupTarget, events: list[Event]) -> Outcome:
-    """Run ``events`` on ``target``; stop at the first event that shows a violation."""
-    model = ReferenceModel()
+def replay_events(target: GroupTarget, events: list[Event],
+                  promises: Promises | None = None) -> Outcome:
+    """Run ``events`` on ``target``, judged under what its assignors promise (default:
+    Kafka's rules); stop at the first event that shows a violation."""
+    model = ReferenceModel(promises=promises or Promises())
     story: list[str] = []
     views: list[GroupView | None] = []
     try:
@@ -111,13 +116,14 @@ def save(directory: str | os.PathLike[str], target_name: str, events: list[Event
     """Write a replay file; its name says what broke and is stable for the same content."""
     out = Path(directory)
     out.mkdir(parents=True, exist_ok=True)
-    found = re.search(r"\bI\d+\b", violations[0]) if violations else None
+    found = re.search(r"\bI\d+a?\b", violations[0]) if violations else None
     invariant = found.group(0) if found else "none"
     body = {"format": FORMAT, "target": target_name, "seed": seed, "invariant": invariant,
             "violations": violations, "events": events, **(extra or {})}
     text = json.dumps(body, indent=1, ensure_ascii=False)
     digest = hashlib.sha256(text.encode()).hexdigest()[:10]
-    path = out / f"{target_name.replace(':', '-')}-{invariant}-{digest}.json"
+    stem = re.sub(r"[^A-Za-z0-9._-]+", "_", target_name.replace(":", "-"))[:60]
+    path = out / f"{stem}-{invariant}-{digest}.json"
     path.write_text(text + "\n", encoding="utf-8")
     return path
 
@@ -133,7 +139,8 @@ def load(path: str | os.PathLike[str]) -> dict[str, Any]:
 
 def replay_file(path: str | os.PathLike[str],
                 make_target: Callable[[str], GroupTarget],
-                target_name: str | None = None) -> tuple[dict[str, Any], Outcome]:
+                target_name: str | None = None,
+                promises: Promises | None = None) -> tuple[dict[str, Any], Outcome]:
     data = load(path)
     target = make_target(target_name or data["target"])
-    return data, replay_events(target, data["events"])
+    return data, replay_events(target, data["events"], promises)

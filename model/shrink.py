@@ -1,9 +1,11 @@
 """A second, deterministic shrink of a failing event list (delta debugging).
 
 Hypothesis shrinks within its example budget; a long search can leave little of it. This
-pass removes chunks of events, then single events, keeping every removal after which a
-fresh target still shows a violation of the same invariant, until no removal does. The
-result is 1-minimal: dropping any one remaining event makes the violation go away.
+pass removes every event of one member at once (a member that joined with others need not
+be part of the story), then chunks of events, then single events, keeping every removal
+after which a fresh target still shows a violation of the same invariant, until no
+removal does. The result is 1-minimal: dropping any one remaining event makes the
+violation go away.
 """
 
 from __future__ import annotations
@@ -14,9 +16,10 @@ from collections.abc import Callable
 
 from ..properties.group import GroupTarget
 from .events import Event
+from .promises import Promises
 from .replay import replay_events
 
-INVARIANT_ID = re.compile(r"\bI\d+\b")
+INVARIANT_ID = re.compile(r"\bI\d+a?\b")
 
 
 def invariant_of(violation: str) -> str:
@@ -25,19 +28,20 @@ def invariant_of(violation: str) -> str:
 
 
 def _reproduces(events: list[Event], make_target: Callable[[], GroupTarget],
-                invariant: str) -> list[str]:
-    violations = replay_events(make_target(), events).violations
+                invariant: str, promises: Promises | None) -> list[str]:
+    violations = replay_events(make_target(), events, promises).violations
     return violations if any(invariant_of(v) == invariant for v in violations) else []
 
 
 def minimize(events: list[Event], make_target: Callable[[], GroupTarget],
              invariant: str, max_replays: int = 2000,
-             seconds: float | None = None) -> tuple[list[Event], list[str]]:
+             seconds: float | None = None,
+             promises: Promises | None = None) -> tuple[list[Event], list[str]]:
     """The smallest sub-list found that still violates ``invariant``, and its violations;
     with ``seconds``, the smallest found by then (1-minimal only if time allowed)."""
     deadline = None if seconds is None else time.monotonic() + seconds
     current = list(events)
-    violations = _reproduces(current, make_target, invariant)
+    violations = _reproduces(current, make_target, invariant, promises)
     if not violations:
         return current, []
     replays = 0
@@ -46,13 +50,23 @@ def minimize(events: list[Event], make_target: Callable[[], GroupTarget],
     def more() -> bool:
         return replays < max_replays and (deadline is None or time.monotonic() < deadline)
 
+    for member in sorted({str(e["member"]) for e in current if "member" in e}):
+        if not more():
+            break
+        candidate = [e for e in current if e.get("member") != member]
+        replays += 1
+        found = _reproduces(candidate, make_target, invariant, promises) if candidate else []
+        if found:
+            current, violations = candidate, found
+
     while chunk >= 1 and more():
         removed_any = False
         start = 0
         while start < len(current) and more():
             candidate = current[:start] + current[start + chunk:]
             replays += 1
-            found = _reproduces(candidate, make_target, invariant) if candidate else []
+            found = (_reproduces(candidate, make_target, invariant, promises)
+                     if candidate else [])
             if found:
                 current, violations, removed_any = candidate, found, True
             else:

@@ -7,12 +7,16 @@ whether what the target did is allowed. Each check returns violations as sentenc
 start with the invariant id (I1 … I11).
 
 Theory of operation: `observe(view)` is called after every event and every protocol step.
+What the target's assignors promise (a balance contract per assignor, stickiness) comes in
+`Promises`; how often each invariant was judged, the figures and the violations labelled
+as Kafka's own go to an optional `Stats` (`model/promises`, `model/stats`).
 Safety invariants (I1, I5, I6, I7, I8 for records) hold at every step — for a target that
 logs when each callback starts and ends (the wire), I5 is also judged on the recorded
 ownership intervals: a partition's next owner starts its assign callback only after the
 previous owner's revoke or lost callback has ended; state invariants
-(I2, I3) are judged only when the target reports the group settled; pause marks (I8) are
-judged when a member completes a rebalance (its generation changes).
+(I2, I3 under the assignor's balance contract) are judged only when the target reports the
+group settled; each leader run is judged on I4a (when its premise holds) and I12; pause
+marks (I8) are judged when a member completes a rebalance (its generation changes).
 """
 
 from __future__ import annotations
@@ -21,6 +25,7 @@ from dataclasses import dataclass, field
 
 from ..properties import assignment as A
 from ..properties import membership as M
+from ..properties.balance import imbalance, judge_balance
 from ..properties.group import (
     CallbackRecord,
     GroupView,
@@ -29,8 +34,8 @@ from ..properties.group import (
     RebalanceRecord,
     TopicPartition,
 )
-
-STICKY_FAMILY = ("sticky", "cooperative-sticky")
+from .promises import Promises, judge_i4a, judge_i12
+from .stats import Stats
 
 
 @dataclass
@@ -54,6 +59,11 @@ class ReferenceModel:
     released: dict[TopicPartition, tuple[str, int]] = field(default_factory=dict)  # by, seq
     holders: dict[TopicPartition, str] = field(default_factory=dict)  # open intervals
     reported: list[tuple[str, str]] = field(default_factory=list)  # errors members saw
+    promises: Promises = field(default_factory=Promises)
+    stats: Stats | None = None
+    labelled: list[str] = field(default_factory=list)  # Kafka's own, until the caller reads
+    #: the last settled generation and its ownership (for moves between settled states)
+    settled_at: tuple[int, dict[str, frozenset[TopicPartition]]] | None = None
 
     # --- events the harness applied -------------------------------------------------------
 
@@ -100,8 +110,13 @@ class ReferenceModel:
 
     # --- judging --------------------------------------------------------------------------
 
+    def judge(self, invariant: str, times: int = 1) -> None:
+        if self.stats is not None and times:
+            self.stats.judge(invariant, times)
+
     def observe(self, view: GroupView) -> list[str]:
-        """All violations visible in this view."""
+        """All violations visible in this view (those labelled as Kafka's own behaviour go
+        to ``labelled`` instead)."""
         self.last_view = view
         self.reported += view.errors
         for name, verb, partitions in view.pause_calls:
@@ -110,6 +125,9 @@ class ReferenceModel:
         out = self._exclusive(view)
         for record in view.rebalances:
             out += self._rebalance(record)
+        self.judge("I7", len(view.callbacks))
+        self.judge("I9", len(view.subscribe_calls))
+        self.judge("I8", len(view.records))
         for cb in view.callbacks:
             member = self.members.get(cb.member)
             profile = member.spec.profile if member else "kip"
@@ -165,6 +183,7 @@ class ReferenceModel:
     def _exclusive(self, view: GroupView) -> list[str]:
         """I1 among the members the coordinator currently lists."""
         live = {n: m.owned for n, m in view.members.items() if m.in_group}
+        self.judge("I1")
         return A.exclusive_ownership(live)
 
     def _rebalance(self, record: RebalanceRecord) -> list[str]:
@@ -174,13 +193,25 @@ class ReferenceModel:
         out += [f"gen {record.generation}: {v}" for v in A.exclusive_ownership(record.assignment)]
         out += [f"gen {record.generation}: {v}" for v in
                 A.valid_targets(record.assignment, subs, self.partitions)]
+        self.judge("I1")
+        self.judge("I2")
         if record.protocol == "COOPERATIVE":
+            self.judge("I5")
             out += [f"gen {record.generation}: {v}" for v in
                     A.revoke_before_reassign(record.owned, record.assignment)]
             for m, c in record.claims.items():
+                self.judge("I6", bool(c.owned))
                 if c.generation < 0 and c.owned:
                     out.append(f"gen {record.generation}: I6: {m} claims {len(c.owned)} "
                                "partition(s) with no generation")
+        found, labelled = judge_i4a(record, self.partitions, self.promises, self.stats)
+        out += found
+        self.labelled += labelled
+        if self.stats is not None:
+            for text in labelled:
+                self.stats.label(text.split(": ", 1)[1])
+        specs = {n: m.spec for n, m in self.members.items()}
+        out += judge_i12(record, specs, self.stats)
         return out
 
     def _pauses(self, name: str, mv: MemberView) -> list[str]:
@@ -192,6 +223,7 @@ class ReferenceModel:
         if member.spec.profile == "java":  # a mark lives in the partition's state: it goes
             member.pause_marks &= set(mv.owned)  # as soon as the partition leaves the member
         if mv.completed_joins != member.completed_joins:
+            self.judge("I8")
             member.completed_joins = mv.completed_joins
             member.pause_marks = M.pause_marks(member.spec.profile, mv.protocol,
                                                member.pause_marks, mv.joined_owned)
@@ -205,11 +237,35 @@ class ReferenceModel:
         return problems
 
     def _settled(self, view: GroupView) -> list[str]:
-        """I2 (and I3 for the sticky family) once the group has settled."""
+        """I2, and I3 under the balance contract of the last rebalance's assignor, once the
+        group has settled; figures for each settled generation."""
         live = {n: m for n, m in view.members.items() if m.in_group}
         owned = {n: m.owned for n, m in live.items()}
         subs = {n: self.members[n].subscription for n in live if n in self.members}
+        self.judge("I2")
         out = A.complete(owned, subs, self.partitions)
-        if self.assignor in STICKY_FAMILY:
-            out += A.balanced(owned, subs, self.partitions)
+        contract = self.promises.contract(self.assignor) if self.assignor else "none"
+        if contract != "none":
+            self.judge("I3")
+            out += judge_balance(contract, owned, subs, self.partitions)
+        if not out:
+            self._figures(view.generation, owned, subs, contract == "sticky")
         return out
+
+    def _figures(self, generation: int, owned: dict[str, frozenset[TopicPartition]],
+                 subs: dict[str, frozenset[str]], balanced: bool) -> None:
+        """Imbalance, moves since the last settled generation and, where the assignment
+        is held to Kafka's isBalanced (the optimum's own rule), an I4b input; once per
+        settled generation."""
+        if self.stats is None or (self.settled_at and self.settled_at[0] == generation):
+            return
+        self.stats.imbalance[imbalance(owned, subs)] += 1
+        if len(set(subs.values())) == 1:
+            self.stats.equal_groups[len(subs)] += 1
+        if self.settled_at is not None:
+            previous = self.settled_at[1]
+            moves = A.moves(previous, owned)
+            self.stats.moves[moves] += 1
+            if balanced:
+                self.stats.gap_input(subs, dict(self.partitions), previous, moves)
+        self.settled_at = (generation, owned)

@@ -53,11 +53,17 @@ class CallbackRecord:
 
 @dataclass(frozen=True)
 class Claim:
-    """What one member told the leader in its JoinGroup subscription."""
+    """What one member told the leader in its JoinGroup subscription: its topics, the owned
+    partitions and generation the leader reads, the raw ``user_data`` of the selected
+    assignor, and ``given`` — the (partitions, generation) that member's assignor was last
+    handed by ``on_assignment`` before it wrote that user data (None when never, or when
+    the target cannot tell)."""
 
     topics: tuple[str, ...]
     owned: tuple[TopicPartition, ...]
     generation: int
+    user_data: bytes | None = None
+    given: tuple[tuple[TopicPartition, ...], int] | None = None
 
 
 @dataclass(frozen=True)

@@ -13,10 +13,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from ..impl.assignors import make_assignor
 from ..impl.consumer import Consumer
 from ..impl.consumer_fetch import Record
-from ..impl.consumer_listener import ConsumerError, ConsumerStateError, RebalanceListener
+from ..impl.consumer_listener import ConsumerError, ConsumerStateError
 from ..impl.consumer_state import MemberState
 from ..impl.coordinator import GroupCoordinator
 from ..impl.coordinator_state import GroupState
@@ -28,7 +27,6 @@ from ..impl.group_messages import (
 )
 from ..impl.network import COORDINATOR, Network
 from ..impl.types import Assignment, Assignor, Cluster, Subscription, TopicPartition
-from ..impl.user_data import decode_cooperative_user_data
 from ..properties.group import (
     CallbackRecord,
     Claim,
@@ -37,7 +35,15 @@ from ..properties.group import (
     MemberView,
     RebalanceRecord,
 )
-from .legacy import NoUserDataCooperativeStickyAssignor, PreKip341StickyAssignor
+from .builtin_recording import (
+    Given,
+    Recorder,
+    RecordingAssignor,
+    builtin_assignor,
+    claim_generation,
+)
+
+__all__ = ["BuiltinGroup", "builtin_assignor", "claim_generation"]
 
 AssignorFactory = Callable[[str, MemberSpec], Assignor]
 ConsumerFactory = Callable[..., Consumer]
@@ -46,70 +52,7 @@ SESSION_TIMEOUT_MS = 10_000
 HEARTBEAT_INTERVAL_MS = 3_000
 REBALANCE_TIMEOUT_MS = 30_000
 CLOCK_TICK_MS = 1_000
-KINDS = {"on_partitions_revoked": "revoked", "on_partitions_assigned": "assigned",
-         "on_partitions_lost": "lost"}
 ERROR_RESPONSES = {"sync": SyncGroupResponse, "heartbeat": HeartbeatResponse}
-
-
-def builtin_assignor(name: str, spec: MemberSpec) -> Assignor:
-    """The assignor a member configured by ``spec`` runs: an older client's when the spec
-    asks for sticky user data v0 or for no cooperative user data (`legacy`)."""
-    if name == "sticky" and spec.user_data_version == 0:
-        return PreKip341StickyAssignor()
-    if name == "cooperative-sticky" and not spec.cooperative_user_data:
-        return NoUserDataCooperativeStickyAssignor()
-    return make_assignor(name)
-
-
-def claim_generation(assignor: str, subscription: Subscription) -> int:
-    """The generation the leader reads with a claim: the subscription's (v2+), else, for
-    cooperative-sticky, the one in its user data (KAFKA-12984); -1 when none travels."""
-    if subscription.generation_id is not None:
-        return subscription.generation_id
-    if assignor == "cooperative-sticky":
-        found = decode_cooperative_user_data(subscription.user_data)
-        return -1 if found is None else found
-    return -1
-
-
-class _Recorder(RebalanceListener):
-    """Logs every callback with the member's owned set just before it."""
-
-    def __init__(self, group: BuiltinGroup, name: str) -> None:
-        self.group, self.name = group, name
-
-    def _log(self, kind: str, partitions: list[TopicPartition]) -> None:
-        self.group.log_callback(self.name, kind, partitions)
-
-    def on_partitions_revoked(self, partitions: list[TopicPartition]) -> None:
-        self._log("revoked", partitions)
-
-    def on_partitions_assigned(self, partitions: list[TopicPartition]) -> None:
-        self._log("assigned", partitions)
-
-    def on_partitions_lost(self, partitions: list[TopicPartition]) -> None:
-        self._log("lost", partitions)
-
-
-class _RecordingAssignor:
-    """Passes everything to the real assignor; reports each leader run to the group."""
-
-    def __init__(self, inner: Assignor, group: BuiltinGroup, member: str) -> None:
-        self.inner, self.group, self.member = inner, group, member
-        self.name = inner.name
-        self.supported_protocols = inner.supported_protocols
-
-    def assign(self, cluster: Cluster,
-               subscriptions: dict[str, Subscription]) -> dict[str, Assignment]:
-        result = self.inner.assign(cluster, subscriptions)
-        self.group.log_rebalance(self.member, self.inner.name, subscriptions, result)
-        return result
-
-    def on_assignment(self, assignment: Assignment, generation: int) -> None:
-        self.inner.on_assignment(assignment, generation)
-
-    def subscription_user_data(self, topics: set[str]) -> bytes | None:
-        return self.inner.subscription_user_data(topics)
 
 
 @dataclass
@@ -146,6 +89,9 @@ class BuiltinGroup:
         self._errors: list[tuple[str, str]] = []
         self._seq = 0
         self._offset = 0
+        self._listed_ids: set[str] | None = None  # the coordinator's members, until it moves
+        #: (member, assignor) -> user data written -> what on_assignment had handed over
+        self.written: dict[tuple[str, str], dict[bytes | None, Given]] = {}
 
     # --- instrumentation ----------------------------------------------------------------
 
@@ -160,10 +106,13 @@ class BuiltinGroup:
     def log_rebalance(self, leader: str, assignor: str, subscriptions: dict[str, Subscription],
                       result: dict[str, Assignment]) -> None:
         names = {m.consumer.member_id: n for n, m in self.members.items() if not m.closed}
-        in_group = set(self.coordinator.members)
-        claims = {names.get(mid, mid): Claim(tuple(s.topics), tuple(s.owned_partitions),
-                                             claim_generation(assignor, s))
-                  for mid, s in subscriptions.items()}
+        in_group = self._listed()
+        claims = {}
+        for mid, s in subscriptions.items():
+            name = names.get(mid, mid)
+            given = self.written.get((name, assignor), {}).get(s.user_data)
+            claims[name] = Claim(tuple(s.topics), tuple(s.owned_partitions),
+                                 claim_generation(assignor, s), s.user_data, given)
         owned = {n: tuple(sorted(m.consumer.owned_partitions)) for n, m in self.members.items()
                  if not m.closed and m.consumer.member_id in in_group}
         assignment = {names.get(mid, mid): tuple(a.partitions) for mid, a in result.items()}
@@ -176,15 +125,16 @@ class BuiltinGroup:
     def join(self, member: str, spec: MemberSpec) -> None:
         self._incarnations[member] = self._incarnations.get(member, 0) + 1
         client = f"{member}#{self._incarnations[member]}"
+        self.written = {k: v for k, v in self.written.items() if k[0] != member}
         assignors: list[Assignor] = [
-            _RecordingAssignor(self.assignor_factory(a, spec), self, member)
+            RecordingAssignor(self.assignor_factory(a, spec), self, member)
             for a in spec.assignors]
         consumer = self.consumer_factory(
             client, assignors, profile=spec.profile, group_instance_id=spec.group_instance_id,
             session_timeout_ms=SESSION_TIMEOUT_MS, heartbeat_interval_ms=HEARTBEAT_INTERVAL_MS,
             rebalance_timeout_ms=REBALANCE_TIMEOUT_MS,
             subscription_version=spec.subscription_version, cluster=self._cluster(),
-            listener=_Recorder(self, member))
+            listener=Recorder(self, member))
         self.members[member] = _Member(member, spec, consumer, client)
         consumer.subscribe(spec.topics)
         self._idle.clear()
@@ -237,6 +187,10 @@ class BuiltinGroup:
 
     def resume(self, member: str, partitions: tuple[TopicPartition, ...]) -> None:
         self._call(member, lambda c: c.resume(partitions))
+
+    def enforce_rebalance(self, member: str) -> None:
+        """KIP-568: the member asks to rejoin (the leader's join rebalances the group)."""
+        self._call(member, lambda c: c.enforce_rebalance())
 
     def inject_error(self, member: str, api: str, error: str) -> None:
         self.members[member].errors[api] = error
@@ -297,6 +251,7 @@ class BuiltinGroup:
         if message is None:
             return False
         if message.destination == COORDINATOR:
+            self._listed_ids = None
             self._route(self.coordinator.receive(message.envelope, self.now))
         else:
             m = self._by_client(message.destination)
@@ -336,6 +291,7 @@ class BuiltinGroup:
         deadline = self.coordinator.next_deadline()
         step_to = self.now + CLOCK_TICK_MS
         self.now = step_to if deadline is None else max(self.now, min(deadline, step_to))
+        self._listed_ids = None
         self._route(self.coordinator.advance(self.now))
         for m in self.members.values():
             if m.active and not m.closed:
@@ -354,8 +310,13 @@ class BuiltinGroup:
 
     # --- observation --------------------------------------------------------------------
 
-    def _settled(self) -> bool:
-        listed = set(self.coordinator.members)
+    def _listed(self) -> set[str]:
+        """The member ids the coordinator lists (read again only after it has moved)."""
+        if self._listed_ids is None:
+            self._listed_ids = set(self.coordinator.members)
+        return self._listed_ids
+
+    def _settled(self, listed: set[str]) -> bool:
         live = [m for m in self.members.values()
                 if m.active and not m.closed and m.consumer.subscription]
         if not live and not listed:
@@ -370,7 +331,7 @@ class BuiltinGroup:
                    and m.name in self._idle for m in live)
 
     def view(self) -> GroupView:
-        listed = set(self.coordinator.members)
+        listed = self._listed()
         names = {m.consumer.member_id: n for n, m in self.members.items() if not m.closed}
         members = {
             n: MemberView(n, m.consumer.member_id, m.consumer.generation,
@@ -383,7 +344,7 @@ class BuiltinGroup:
         view = GroupView(
             self.coordinator.generation_id, self.coordinator.state.value,
             names.get(self.coordinator.leader_id or ""), dict(self.partitions), members,
-            self._settled(), tuple(self._callbacks), tuple(self._rebalances),
+            self._settled(listed), tuple(self._callbacks), tuple(self._rebalances),
             tuple(self._records), tuple(self._errors))
         self._callbacks, self._rebalances, self._records, self._errors = [], [], [], []
         return view

@@ -40,7 +40,10 @@ class TargetFailure(RuntimeError):
 
 
 class TargetTimeout(TargetFailure, TimeoutError):
-    """The process did not answer within its time limit (it was killed)."""
+    """The process did not answer within its time limit (it was killed); ``request`` is
+    the request it did not answer, so that an engine can save it."""
+
+    request: dict[str, Any] | None = None
 
 
 class TargetAnswerError(RuntimeError):
@@ -139,8 +142,10 @@ class JsonlProcess:
         try:
             line = self.lines.get(timeout=self.timeout)
         except queue.Empty:
-            raise self._fail(f"no answer within {self.timeout:g}s (killed)",
-                             TargetTimeout) from None
+            hung = self._fail(f"no answer within {self.timeout:g}s (killed)", TargetTimeout)
+            assert isinstance(hung, TargetTimeout)
+            hung.request = body
+            raise hung from None
         if line is None:
             try:
                 code = proc.wait(timeout=2)
@@ -187,6 +192,23 @@ def _close_all() -> None:
 
 def _b64(data: bytes | None) -> str | None:
     return None if data is None else base64.b64encode(data).decode("ascii")
+
+
+def call_user_data(call: Callable[[dict[str, Any]], dict[str, Any]], assignor: str
+                   ) -> Callable[[Sequence[tuple[list[tuple[str, int]], int, list[str]]]],
+                                 list[bytes | None]]:
+    """A user-data writer over the ``user_data`` op of any JSON-lines target (``call``
+    raises on an ``{"error"}`` answer)."""
+    def write(inputs: Sequence[tuple[list[tuple[str, int]], int, list[str]]]
+              ) -> list[bytes | None]:
+        out: list[bytes | None] = []
+        for owned, generation, topics in inputs:
+            answer = call({"op": "user_data", "assignor": assignor, "topics": sorted(topics),
+                           "owned": [[t, p] for t, p in owned], "generation": generation})
+            data = answer.get("userData")
+            out.append(None if data is None else base64.b64decode(data))
+        return out
+    return write
 
 
 class JsonlAssignor:

@@ -18,8 +18,8 @@ from ..properties.group import GroupTarget, MemberSpec
 from .builtin import BuiltinGroup
 from .legacy import PreKip341StickyAssignor
 
-__all__ = ["MUTANTS", "Mutant", "NoWithholdCooperativeStickyAssignor", "PauseDroppingConsumer",
-           "PreKip341StickyAssignor"]
+__all__ = ["MUTANTS", "MUTANT_ASSIGNORS", "Mutant", "NoWithholdCooperativeStickyAssignor",
+           "PauseDroppingConsumer", "PreKip341StickyAssignor"]
 
 
 class NoWithholdCooperativeStickyAssignor(CooperativeStickyAssignor):
@@ -71,3 +71,10 @@ MUTANTS: dict[str, Mutant] = {m.name: m for m in (
            lambda: BuiltinGroup("mutant:pause-dropper", consumer_factory=PauseDroppingConsumer),
            profiles=("kip",)),
 )}
+
+#: the assignor each group mutant's members run where it is not Kafka's own (for the scope
+#: prover and the user-data check; the pause dropper changes the consumer, not the assignor)
+MUTANT_ASSIGNORS: dict[str, Callable[[], Assignor]] = {
+    "sticky-user-data-v0": PreKip341StickyAssignor,
+    "cooperative-no-withhold": NoWithholdCooperativeStickyAssignor,
+}

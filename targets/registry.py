@@ -4,31 +4,42 @@
   ``builtin:codec`` — our subscription codec alone;
 * ``mutant:<name>`` — a deliberately broken variant (`mutants`, and the bug zoo in `zoo`);
 * ``python:pkg.module:attr`` — a user's assignor with our assignor protocol;
+  ``python:pkg.module`` — every assignor object the module defines (`python_target`);
 * ``kafka-python:<assignor>`` — kafka-python's assignor through an adapter;
 * ``jsonl:<command>`` — a process speaking the JSON-lines contract (which assignor it runs
-  is the ``assignor`` argument of `resolve`);
+  is the ``assignor`` argument of `resolve`; without one the target leaves it open);
 * ``java:[CLASSPATH]`` — Kafka's own Java client (its ConsumerProtocol and four assignors)
   through groupcheck's driver, a JSON-lines process like ``jsonl:`` (`java_target`);
+  its assignor is left open the same way;
 * ``librdkafka:<assignor>[:adversarial]`` — real librdkafka consumers (confluent-kafka) on a
   fresh librdkafka mock cluster per test case (`librdkafka`).
 
 `resolve` gives a `Target`: whichever of an assign function (``assign(request) ->
 response``, for the scope prover, the vectors and ``diff``), a group factory (for the state
-machine) and a codec (for the I10 battery) the target has. Group targets are made fresh for
-each example.
+machine), a codec (for the I10 battery) and a user-data writer (for I12) the target has,
+and what its assignor promises: a balance contract (`properties.balance`) and, for the
+sticky family or a declared ``balance = "sticky"``, stickiness. Group targets are made
+fresh for each example.
+
+A target string may leave the assignor open (``jsonl:``, ``java:``, ``python:pkg.module``):
+then the `Target` has ``choices`` (names to pick from) and ``pick(name)`` (the target for
+one of them), and `offers.expand` asks each choice what it answers.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..properties.group import GroupTarget
+from ..properties.balance import STICKY_FAMILY, contract_of
+from ..properties.group import GroupTarget, TopicPartition
 
 BUILTIN_ASSIGNORS = ("range", "roundrobin", "sticky", "cooperative-sticky")
-STICKY_FAMILY = frozenset({"sticky", "cooperative-sticky"})
 AssignFn = Callable[[dict[str, Any]], dict[str, Any]]
+#: (owned partitions handed to ``on_assignment``, its generation, subscribed topics)
+UserDataInput = tuple[list[TopicPartition], int, list[str]]
+UserDataFn = Callable[[Sequence[UserDataInput]], list[bytes | None]]
 
 
 class TargetError(ValueError):
@@ -54,8 +65,12 @@ class MachineHints:
 @dataclass
 class Target:
     """One resolved target. ``assignor``: the strategy name its members use (None for a
-    codec-only target); ``balanced``: judge I3/I4a (Kafka promises balance for the sticky
-    family only); ``fork_safe``: the prover may fork worker processes."""
+    codec-only target); ``balance``: the balance contract its assignor is held to and
+    ``balance_why`` where it comes from; ``sticky``: it promises stickiness (I4);
+    ``fork_safe``: the prover may fork worker processes; ``user_data``: writes the user
+    data of fresh members after ``on_assignment`` (I12); ``open_assignor``: the target
+    string leaves the assignor open (set by the resolver; `resolve` then fills ``choices``
+    and ``pick``)."""
 
     name: str
     assignor: str | None
@@ -63,15 +78,38 @@ class Target:
     group: Callable[[], GroupTarget] | None = None
     codec: Any = None
     hints: MachineHints | None = None
-    balanced: bool = False
+    balance: str = "none"
+    balance_why: str = ""
+    sticky: bool = False
+    protocol: str = "EAGER"  # the highest its assignor supports (KIP-429)
     fork_safe: bool = True
     call: Callable[[dict[str, Any]], dict[str, Any]] | None = None  # any JSON-lines op
     #: a fresh assign function that caches what repeats across requests and leaves out
     #: user data (``impl.assign_op.AssignSession``): deterministic in-tree assignors only
     assign_session: Callable[[], AssignFn] | None = None
+    user_data: UserDataFn | None = None
     closers: list[Callable[[], None]] = field(default_factory=list)
+    open_assignor: bool = False
+    choices: Callable[[], list[str]] | None = None
+    pick: Callable[[str], Target] | None = None
     #: seconds a request may take before it fails as TIMEOUT (None: no limit)
     timeout: float | None = None
+
+    @property
+    def balanced(self) -> bool:
+        """Kafka's isBalanced is the contract (the scope prover judges I3 and I4a then)."""
+        return self.balance == "sticky"
+
+    def promise(self, declared: str | None = None, cooperative: bool | None = None) -> Target:
+        """Set the balance contract and stickiness from the assignor's name (Kafka's rules)
+        or its declaration, and the protocol (by Kafka's name unless ``cooperative``)."""
+        if self.assignor is not None:
+            self.balance, self.balance_why = contract_of(self.assignor, declared)
+            self.sticky = self.assignor in STICKY_FAMILY or declared == "sticky"
+            if cooperative is None:
+                cooperative = self.assignor == "cooperative-sticky"
+            self.protocol = "COOPERATIVE" if cooperative else "EAGER"
+        return self
 
     def close(self) -> None:
         for close in self.closers:
@@ -97,95 +135,108 @@ def _builtin(name: str, **_: Any) -> Target:
         raise TargetError(f"unknown builtin assignor {name!r}; expected one of "
                           f"{', '.join(BUILTIN_ASSIGNORS)} (or codec)")
     from ..impl.assign_op import AssignSession, run_assign
+    from ..impl.assignors import make_assignor
     from ..impl.jsonl import handle
     from .builtin import BuiltinGroup
+    from .python_target import instances_user_data
 
     return Target(f"builtin:{name}", name, assign=run_assign,
                   group=lambda: BuiltinGroup(f"builtin:{name}"), codec=BuiltinCodec(),
-                  hints=MachineHints(name), balanced=name in STICKY_FAMILY, call=handle,
-                  assign_session=lambda: AssignSession(user_data=False))
+                  hints=MachineHints(name), call=handle,
+                  assign_session=lambda: AssignSession(user_data=False),
+                  user_data=instances_user_data(lambda: make_assignor(name))).promise()
 
 
 def _mutant(name: str, **_: Any) -> Target:
-    from .mutants import MUTANTS
+    from .mutants import MUTANT_ASSIGNORS, MUTANTS
+    from .python_target import PythonTarget, instances_user_data
     from .zoo import ASSIGNOR_MUTANTS, CODEC_MUTANTS
 
     target = f"mutant:{name}"
     if name in MUTANTS:
-        from .mutants import NoWithholdCooperativeStickyAssignor, PreKip341StickyAssignor
-
         m = MUTANTS[name]
-        classes = {"sticky-user-data-v0": PreKip341StickyAssignor,
-                   "cooperative-no-withhold": NoWithholdCooperativeStickyAssignor}
-        out = Target(target, m.assignor, group=m.factory,
-                     hints=MachineHints(m.assignor, m.profiles, m.user_data_versions),
-                     balanced=m.assignor in STICKY_FAMILY)
-        if name in classes:
-            _with_class(out, classes[name])
-        return out
+        cls = MUTANT_ASSIGNORS.get(name)
+        assign = user_data = session = None
+        if cls is not None:
+            assign = PythonTarget(target, cls).assign
+            user_data = instances_user_data(cls)
+            session = _session_of(cls)
+        return Target(target, m.assignor, assign=assign, group=m.factory, user_data=user_data,
+                      hints=MachineHints(m.assignor, m.profiles, m.user_data_versions),
+                      assign_session=session).promise()
     if name in ASSIGNOR_MUTANTS:
-        from .python_target import PythonTarget
-
         am = ASSIGNOR_MUTANTS[name]
         py = PythonTarget(target, am.cls, am.subscription_version)
         versions = (am.subscription_version,) if am.subscription_version is not None else (3,)
-        out = Target(target, am.assignor, group=py.group_factory(),
-                     hints=MachineHints(am.assignor, subscription_versions=versions),
-                     balanced=am.assignor in STICKY_FAMILY)
-        _with_class(out, am.cls, am.subscription_version)
-        return out
+        return Target(target, py.assignor, assign=py.assign, group=py.group_factory(),
+                      hints=MachineHints(py.assignor, subscription_versions=versions),
+                      user_data=instances_user_data(am.cls),
+                      assign_session=_session_of(am.cls, am.subscription_version)
+                      ).promise(py.declared, py.cooperative)
     if name in CODEC_MUTANTS:
         return Target(target, None, codec=CODEC_MUTANTS[name]())
     known = sorted([*MUTANTS, *ASSIGNOR_MUTANTS, *CODEC_MUTANTS])
     raise TargetError(f"unknown mutant {name!r}; expected one of {', '.join(known)}")
 
 
-def _with_class(target: Target, cls: Callable[[], Any],
-                subscription_version: int | None = None) -> None:
-    """An in-tree assignor class as the target's assign function and assign session."""
-    from ..impl.assign_op import AssignSession, assign_with
+def _session_of(cls: Callable[[], Any], subscription_version: int | None = None
+                ) -> Callable[[], AssignFn]:
+    """An assign session for an in-tree (deterministic) assignor class: the prover's cache."""
+    from ..impl.assign_op import AssignSession
 
-    def assign(request: dict[str, Any]) -> dict[str, Any]:
-        return assign_with(cls, request, subscription_version=subscription_version)
-
-    target.assign = assign
-    target.assign_session = lambda: AssignSession(
-        lambda _: cls(), subscription_version=subscription_version, user_data=False)
+    return lambda: AssignSession(lambda _: cls(), subscription_version=subscription_version,
+                                 user_data=False)
 
 
 def _python(spec: str, **_: Any) -> Target:
-    from .python_target import PythonTarget, TargetLoadError, load_maker
+    from .python_target import (
+        PythonTarget,
+        TargetLoadError,
+        assignors_in_module,
+        instances_user_data,
+        load_maker,
+    )
 
+    if ":" not in spec:
+        try:
+            names = assignors_in_module(spec)
+        except TargetLoadError as exc:
+            raise TargetError(str(exc)) from None
+        return Target(f"python:{spec}", None, choices=lambda: list(names),
+                      pick=lambda attr: _python(f"{spec}:{attr}"))
     try:
         py = PythonTarget(f"python:{spec}", load_maker(spec))
+        py.check_answers()
     except TargetLoadError as exc:
         raise TargetError(str(exc)) from None
     return Target(py.target, py.assignor, assign=py.assign, group=py.group_factory(),
-                  hints=MachineHints(py.assignor), balanced=py.assignor in STICKY_FAMILY)
+                  hints=MachineHints(py.assignor), user_data=instances_user_data(py.make)
+                  ).promise(py.declared, py.cooperative)
 
 
 def _kafka_python(name: str, **_: Any) -> Target:
     from .codecs import KafkaPythonCodec
     from .kafka_python import KafkaPythonTarget, TargetUnavailable
+    from .python_target import instances_user_data
 
     try:
         kp = KafkaPythonTarget(f"kafka-python:{name}", name)
     except (ValueError, TargetUnavailable) as exc:
         raise TargetError(str(exc)) from None
     return Target(kp.target, kp.assignor, assign=kp.assign, group=kp.group_factory(),
-                  codec=KafkaPythonCodec(),
+                  codec=KafkaPythonCodec(), user_data=instances_user_data(kp.make),
                   hints=MachineHints(kp.assignor, profiles=("java",),
                                      subscription_versions=(kp.subscription_version,),
                                      # kafka-python refuses [range, cooperative-sticky]
-                                     upgrades=not kp.cooperative),
-                  balanced=kp.assignor in STICKY_FAMILY)
+                                     upgrades=not kp.cooperative)).promise()
 
 
 def process_target(target: str, process: Any, assignor: str | None) -> Target:
     """A target answered by a JSON-lines process (`jsonl_target.JsonlProcess`) that runs
-    the assignor named ``assignor`` (default sticky): ``jsonl:`` and ``java:``."""
+    the assignor named ``assignor``: ``jsonl:`` and ``java:``. Without one the assignor is
+    left open (`resolve` offers Kafka's four; sticky where a caller needs just one)."""
     from .codecs import JsonlCodec
-    from .jsonl_target import JsonlTarget
+    from .jsonl_target import JsonlTarget, call_user_data
 
     name = assignor or "sticky"
     if name not in BUILTIN_ASSIGNORS:
@@ -193,9 +244,10 @@ def process_target(target: str, process: Any, assignor: str | None) -> Target:
                           f"one of {', '.join(BUILTIN_ASSIGNORS)}")
     jt = JsonlTarget(target, process, name)
     return Target(jt.target, name, assign=jt.assign, group=jt.group_factory(),
-                  codec=JsonlCodec(jt), hints=MachineHints(name),
-                  balanced=name in STICKY_FAMILY, fork_safe=False, call=jt.call,
-                  closers=[jt.close], timeout=process.timeout)
+                  codec=JsonlCodec(jt), hints=MachineHints(name), fork_safe=False,
+                  call=jt.call, user_data=call_user_data(jt.process.call, name),
+                  closers=[jt.close], open_assignor=True,
+                  timeout=process.timeout).promise()
 
 
 def _jsonl(command: str, *, assignor: str | None = None, timeout: float | None = None,
@@ -245,7 +297,7 @@ RESOLVERS: dict[str, Callable[..., Target]] = {
     "jsonl": _jsonl, "java": _java, "librdkafka": _librdkafka}
 #: kinds whose name may be empty (``java:`` takes its default classpath)
 OPTIONAL_NAME = frozenset({"java"})
-TARGET_KINDS = ("builtin:<assignor>, mutant:<name>, python:pkg.module:attr, "
+TARGET_KINDS = ("builtin:<assignor>, mutant:<name>, python:pkg.module[:attr], "
                 "kafka-python:<assignor>, jsonl:<command>, java:[CLASSPATH], "
                 "librdkafka:<assignor>[:adversarial]")
 KINDS = RESOLVERS
@@ -253,17 +305,27 @@ KINDS = RESOLVERS
 
 def resolve(target: str, *, assignor: str | None = None,
             timeout: float | None = None) -> Target:
-    """The `Target` a target string names (raises `TargetError` with one line)."""
+    """The `Target` a target string names (raises `TargetError` with one line). A target
+    that leaves its assignor open and gets none here offers Kafka's four names to choose
+    from (``choices``, ``pick``)."""
     kind, sep, name = target.partition(":")
     if not sep or kind not in RESOLVERS or not (name or kind in OPTIONAL_NAME):
         raise TargetError(f"unknown target {target!r}; expected one of {TARGET_KINDS}")
-    return RESOLVERS[kind](name, assignor=assignor, timeout=timeout)
+    resolved = RESOLVERS[kind](name, assignor=assignor, timeout=timeout)
+    if resolved.open_assignor and assignor is None and resolved.choices is None:
+        resolved.choices = lambda: list(BUILTIN_ASSIGNORS)
+        resolved.pick = lambda chosen: RESOLVERS[kind](name, assignor=chosen, timeout=timeout)
+    return resolved
 
 
-def group_target_factory(target: str) -> Callable[[], GroupTarget]:
-    """A factory of fresh group targets for a target string."""
-    resolved = resolve(target)
+def group_target_factory(target: str, assignor: str | None = None) -> Callable[[], GroupTarget]:
+    """A factory of fresh group targets for a target string (``assignor``: which one, for a
+    target that answers several)."""
+    resolved = resolve(target, assignor=assignor)
     if resolved.group is None:
+        if resolved.choices is not None and resolved.assignor is None:
+            raise TargetError(f"{target} offers several assignors "
+                              f"({', '.join(resolved.choices())}); name one")
         raise TargetError(f"{target} is not a group target (it has no assignor)")
     return resolved.group
 

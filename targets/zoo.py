@@ -25,6 +25,13 @@ from typing import Any
 
 from ..impl.types import Assignor, TopicPartition
 from .codecs import BuiltinCodec
+from .zoo_escapes import (
+    GenerationDroppingStickyAssignor,
+    GenerationUnsetStickyAssignor,
+    LargeGroupShuffleStickyAssignor,
+    SharedStateStickyAssignor,
+    WholeTopicAssignor,
+)
 from .zoo_mutants import (
     ConsumerCountBalanceStickyAssignor,
     InvertedGenerationCooperativeStickyAssignor,
@@ -141,6 +148,11 @@ ASSIGNOR_MUTANTS: dict[str, AssignorMutant] = {m.name: m for m in (
     AssignorMutant("roundrobin-topic-cursor", "roundrobin", TopicCursorRoundRobinAssignor),
     AssignorMutant("cooperative-last-writer", "cooperative-sticky",
                    LastWriterCooperativeStickyAssignor, subscription_version=1),
+    AssignorMutant("sticky-drops-generation", "sticky", GenerationDroppingStickyAssignor),
+    AssignorMutant("sticky-generation-unset", "sticky", GenerationUnsetStickyAssignor),
+    AssignorMutant("sticky-shared-state", "sticky", SharedStateStickyAssignor),
+    AssignorMutant("sticky-shuffles-large-groups", "sticky", LargeGroupShuffleStickyAssignor),
+    AssignorMutant("custom-whole-topic", "whole-topic", WholeTopicAssignor),
 )}
 
 CODEC_MUTANTS: dict[str, Callable[[], BuiltinCodec]] = {
@@ -207,13 +219,25 @@ ZOO: tuple[ZooEntry, ...] = (
              "mutant:cooperative-last-writer", "builtin:cooperative-sticky", "scenario", "I6",
              30, scenarios=(Scenario("order (b, a): b owns t0,t1,t2; a claims t2", (3,), (
                  ((0,), 1, ((0, 0), (0, 1), (0, 2)), -1), ((0,), 1, ((0, 2),), -1))),)),
+    ZooEntry("KIP-341", "KIP-341 (writer)", "sticky user data without the generation",
+             "mutant:sticky-drops-generation", "builtin:sticky", "codec", "I12", 30),
+    ZooEntry("29", "aiokafka #1176", "sticky user data always at generation -1",
+             "mutant:sticky-generation-unset", "builtin:sticky", "codec", "I12", 30),
+    ZooEntry("30", "kafka-python #2775", "sticky state shared by the consumers of a process",
+             "mutant:sticky-shared-state", "builtin:sticky", "codec", "I12", 30),
+    ZooEntry("A.3-fg", "franz-go dcfcacb5", "stickiness lost in groups of four or more",
+             "mutant:sticky-shuffles-large-groups", "builtin:sticky", "fuzz", "I4a", 30),
+    ZooEntry("user", "issue 13", "a user's assignor gives a whole topic to one member",
+             "mutant:custom-whole-topic",
+             "python:groupcheck.targets.zoo_escapes:LeastLoadedAssignor", "prove", "I3", 60,
+             scope="members=2,topics=2,partitions=2,generations=1,claims=1"),
 )
 
 #: the real peer behind A.2-1; checked by ``groupcheck zoo --peers``
 PEER_ZOO: tuple[ZooEntry, ...] = (
     ZooEntry("A.2-1", "kafka-python #A.2-1", "kafka-python's own CooperativeStickyAssignor",
              "kafka-python:cooperative-sticky", "builtin:cooperative-sticky", "scenario",
-             "I6", 30, scenarios=ZOO[-1].scenarios),
+             "I6", 30, scenarios=next(e.scenarios for e in ZOO if e.row == "A.2-1")),
 )
 
 

@@ -23,7 +23,7 @@ from groupcheck.audit.targets import AuditTargetError
 from groupcheck.audit_command import expand_targets, resolve_audit_target
 from groupcheck.battery import run_battery, run_fuzz, run_prove, run_vectors
 from groupcheck.cli import main
-from groupcheck.differential import describe, run_diff
+from groupcheck.differential import DiffResult, describe, run_diff
 from groupcheck.impl.assign_op import run_assign
 from groupcheck.request_replay import replay_request
 from groupcheck.targets.jsonl_target import TargetAnswerError, TargetTimeout
@@ -99,7 +99,7 @@ def test_check_on_kafkas_sticky_finds_a_partition_for_a_member_without_topics(
     codec = next(e for e in result.engines if e.engine == "codec")
     assert "I2" in prove.findings and "does not subscribe" in prove.findings["I2"].violation
     assert prove.findings["I2"].size == 2 and "TIMEOUT" in prove.checked
-    assert codec.runs == 80 and not codec.findings
+    assert codec.judged["I10"] == 80 and codec.judged["I12"] > 0 and not codec.findings
 
 
 def test_the_state_machine_drives_kafkas_assignor(tmp_path: Path) -> None:
@@ -267,3 +267,23 @@ def test_the_audit_runs_java_as_one_target_per_assignor() -> None:
         resolve_audit_target("fifo@java:")
     with pytest.raises(AuditTargetError, match="does not exist"):
         resolve_audit_target("range@java:/no/such/kafka.jar")
+
+
+def test_the_default_classpath_reads_java_colon_in_every_message(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """``java:`` (the default classpath) ends in a colon: no message puts another colon
+    after it (``java::``), in check's summary, its usage errors, diff or the audit."""
+    assert main(["check", "--target", "java:", "--assignor", "nope"]) == 2
+    assert main(["check", "--target", "java:", "--assignor", "range", "--budget", "1",
+                 "--failures", str(tmp_path)]) == 0
+    out = capsys.readouterr()
+    assert "1 assignor(s) of java: checked" in out.out
+    assert "java: may answer" in out.err
+    request = {"assignor": "range", "partitions": {"t": 1},
+               "members": {"m": {"topics": ["t"]}}}
+    shown = describe(DiffResult(1, 0.1, "scope", request, {"assignment": {"m": [["t", 0]]}},
+                                {"assignment": {"m": []}}, (1, 1)), "builtin:range", "java:")
+    with pytest.raises(AuditTargetError) as caught:
+        resolve_audit_target("fifo@java:")
+    for text in (out.out, out.err, shown, str(caught.value)):
+        assert "java::" not in text, text

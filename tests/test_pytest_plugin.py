@@ -8,51 +8,17 @@ import subprocess
 import sys
 from pathlib import Path
 
-ASSIGNORS = '''
-from groupcheck.impl.types import Assignment, RebalanceProtocol
+from user_assignors import SOURCE as ASSIGNORS
+from vectors import ROOT
 
 
-class RoundRobinish:
-    """Deals each topic's partitions over its subscribers in member-id order."""
-
-    name = "my-assignor"
-    supported_protocols = (RebalanceProtocol.EAGER,)
-
-    def assign(self, cluster, subscriptions):
-        out = {m: [] for m in subscriptions}
-        members = sorted(subscriptions)
-        for topic in sorted({t for s in subscriptions.values() for t in s.topics}):
-            takers = [m for m in members if topic in subscriptions[m].topics]
-            for p in range(cluster.partitions.get(topic, 0)):
-                out[takers[p % len(takers)]].append((topic, p))
-        return {m: Assignment(ps) for m, ps in out.items()}
-
-    def on_assignment(self, assignment, generation):
-        pass
-
-    def subscription_user_data(self, topics):
-        return None
-
-
-class Greedy(RoundRobinish):
-    """Broken: the last member also takes the first member's first partition."""
-
-    def assign(self, cluster, subscriptions):
-        out = super().assign(cluster, subscriptions)
-        members = sorted(out)
-        if len(members) > 1 and out[members[0]].partitions:
-            out[members[-1]].partitions.append(out[members[0]].partitions[0])
-        return out
-'''
-
-
-def _pytest(project: Path, target: str) -> subprocess.CompletedProcess[str]:
+def _pytest(project: Path, target: str, *more: str) -> subprocess.CompletedProcess[str]:
     env = dict(os.environ, PYTEST_DISABLE_PLUGIN_AUTOLOAD="1")
     return subprocess.run(
         [sys.executable, "-m", "pytest", "-p", "groupcheck.pytest_plugin", "-p",
          "no:cacheprovider", "--groupcheck-target", target, "--groupcheck-budget", "1",
          "--groupcheck-scope", "members=2,topics=2,partitions=1",
-         "--groupcheck-failures", str(project / "failures"), "-q"],
+         "--groupcheck-failures", str(project / "failures"), "-q", "-rs", *more],
         cwd=project, env=env, capture_output=True, text=True, timeout=600)
 
 
@@ -64,11 +30,42 @@ def test_plugin_passes_a_correct_assignor_and_fails_a_broken_one(tmp_path: Path)
 
     good = _pytest(tmp_path, "python:mypkg.assignors:RoundRobinish")
     assert good.returncode == 0, good.stdout + good.stderr
-    assert "3 passed" in good.stdout  # the project's own test, prove and fuzz
+    assert "4 passed" in good.stdout  # the project's own test, prove, scenarios and fuzz
 
     bad = _pytest(tmp_path, "python:mypkg.assignors:Greedy")
     assert bad.returncode == 1, bad.stdout + bad.stderr
-    assert "groupcheck[python:mypkg.assignors:Greedy]::prove" in bad.stdout
+    assert "groupcheck[python:mypkg.assignors:Greedy][my-assignor]::prove" in bad.stdout
     assert "violates I1" in bad.stdout
     assert "counterexample:" in bad.stdout and '"members"' in bad.stdout
     assert list((tmp_path / "failures").glob("prove-*I1*.json"))
+    # the audit's random stories find it too, and save the story shrunk
+    assert "groupcheck[python:mypkg.assignors:Greedy][my-assignor]::scenarios" in bad.stdout
+    assert "(scenarios, " in bad.stdout
+    assert list((tmp_path / "failures").glob("scenarios-*I1*.json"))
+
+
+def test_plugin_checks_every_assignor_a_target_answers_and_skips_the_unsupported(
+        tmp_path: Path) -> None:
+    """One item per (assignor, engine); an assignor the target refuses is one skipped item
+    with the target's error; ``--groupcheck-assignor`` narrows."""
+    (tmp_path / "test_nothing.py").write_text("def test_own():\n    assert True\n")
+    service = f"jsonl:{sys.executable} {ROOT / 'tests' / 'partial_service.py'}"
+    run = _pytest(tmp_path, service, "--groupcheck-assignor", "range,roundrobin", "-vv")
+    assert run.returncode == 0, run.stdout + run.stderr
+    assert f"groupcheck[{service}][range]::prove PASSED" in run.stdout
+    assert f"groupcheck[{service}][range]::scenarios PASSED" in run.stdout
+    assert f"groupcheck[{service}][range]::fuzz PASSED" in run.stdout
+    assert f"groupcheck[{service}][roundrobin]::unsupported SKIPPED" in run.stdout
+    assert "roundrobin is not implemented here" in run.stdout
+    assert "[sticky]" not in run.stdout
+
+
+def test_plugin_takes_every_assignor_of_a_module(tmp_path: Path) -> None:
+    (tmp_path / "mypkg").mkdir()
+    (tmp_path / "mypkg" / "__init__.py").write_text("")
+    (tmp_path / "mypkg" / "assignors.py").write_text(
+        ASSIGNORS.split("class Strings")[0])  # the correct and the broken one
+    run = _pytest(tmp_path, "python:mypkg.assignors", "-vv")
+    assert run.returncode == 1, run.stdout + run.stderr
+    assert "groupcheck[python:mypkg.assignors][RoundRobinish]::prove PASSED" in run.stdout
+    assert "groupcheck[python:mypkg.assignors][Greedy]::prove FAILED" in run.stdout

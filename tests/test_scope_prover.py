@@ -238,6 +238,8 @@ def test_prove_command_exit_codes_and_json(capsys: pytest.CaptureFixture[str],
         _run(["prove", "--target", "builtin:nope"])
     with pytest.raises(CommandError, match="no assign function"):
         _run(["prove", "--target", "builtin:codec"])
+    with pytest.raises(CommandError, match="is not one of"):
+        _run(["prove", "--target", "jsonl:cat", "--assignor", "nope"])
     with pytest.raises(CommandError, match="between"):
         _run(["prove", "--target", "builtin:range", "--scope", "members=0"])
 

@@ -183,11 +183,14 @@ def test_jsonl_group_runs_in_the_state_machine(tmp_path) -> None:
 
 
 def test_codec_battery_passes_ours_and_our_process(tmp_path) -> None:
-    for name in ("builtin:codec", f"jsonl:{PYTHON}"):
+    """Every writer/reader version pair round-trips (I10); our process's sticky user data
+    carries exactly what each fresh member was given (I12; the codec alone writes none)."""
+    for name, user_data in (("builtin:codec", 0), (f"jsonl:{PYTHON}", 6)):
         target = resolve(name)
         result = run_codec(target, str(tmp_path))
         target.close()
-        assert not result.findings and result.runs == 80, (name, result.findings)
+        assert not result.findings, (name, result.findings)
+        assert result.judged["I10"] == 80 and result.judged["I12"] == user_data, result
 
 
 def test_kafka_python_codec_writes_topics_in_caller_order(tmp_path) -> None:

@@ -24,7 +24,6 @@ def test_mutant_is_caught_and_the_builtin_passes(entry, tmp_path) -> None:
     outcome = run_zoo_entry(entry, str(tmp_path))
     assert outcome.caught is not None, f"{entry.target} escaped {entry.engine}"
     assert outcome.caught.invariant == entry.invariant, outcome.caught.violation
-    assert outcome.seconds <= entry.budget
     assert outcome.control == "passed", outcome.control
     assert outcome.caught.file is not None and (tmp_path / outcome.caught.file).exists()
 

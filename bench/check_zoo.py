@@ -1,0 +1,104 @@
+"""How long ``groupcheck check`` takes to find each mutant of the bug zoo.
+
+For every row of the zoo (``targets/zoo.py``, what ``groupcheck zoo`` replays) this runs
+
+    groupcheck check --target mutant:<name> --budget B --first --json
+
+in a fresh process, so the searching engines look for the defect on their own (the zoo
+row's own trigger scenario is not part of ``check``), and prints, per mutant, the time
+from the start of the run to its first finding, the engine that made it and the invariant
+it broke, and the command's wall time (imports and process start included). ``--first``
+only stops the run after that finding; it does not change how long finding takes.
+
+    python bench/check_zoo.py [--budget 120] [--row R ...] [--parity] [--seed S]
+
+The last lines give the median time to the first finding over every row (a row not found
+within the budget counts as the budget), the machine's cores and its load average before
+and after.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def load() -> str:
+    with open("/proc/loadavg", encoding="ascii") as fh:
+        return " ".join(fh.read().split()[:3])
+
+
+def first_finding(report: dict[str, Any]) -> tuple[float, str, str] | None:
+    """(seconds, engine, invariant) of the earliest finding over every assignor."""
+    found = []
+    for assignor in report.get("assignors", {}).values():
+        for engine, body in (assignor.get("engines") or {}).items():
+            for inv, v in (body.get("violations") or {}).items():
+                found.append((float(v["afterSeconds"]), engine, inv))
+    return min(found) if found else None
+
+
+def run_row(target: str, budget: float, parity: bool, seed: int) -> dict[str, Any]:
+    with tempfile.TemporaryDirectory() as failures:
+        command = [sys.executable, "-m", "groupcheck", "check", "--target", target,
+                   "--budget", str(budget), "--first", "--json", "--seed", str(seed),
+                   "--failures", failures] + (["--parity"] if parity else [])
+        started = time.perf_counter()
+        proc = subprocess.run(command, capture_output=True, text=True, cwd=ROOT,
+                              timeout=budget * 3 + 120)
+        wall = time.perf_counter() - started
+    if proc.returncode not in (0, 1):
+        return {"error": (proc.stderr.strip().splitlines() or ["?"])[-1], "wall": wall}
+    return {"first": first_finding(json.loads(proc.stdout)), "wall": wall}
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--budget", type=float, default=120.0)
+    parser.add_argument("--row", action="append", default=[])
+    parser.add_argument("--parity", action="store_true", help="check --parity as well")
+    parser.add_argument("--seed", type=int, default=0)
+    args = parser.parse_args(argv)
+    sys.path.insert(0, str(ROOT))
+    from groupcheck.targets.zoo import ZOO
+
+    rows = [e for e in ZOO if not args.row or e.row in args.row]
+    print(f"groupcheck check --budget {args.budget:g} --first{' --parity' if args.parity else ''}"
+          f" on {len(rows)} zoo mutants; {os.cpu_count()} cores, load average {load()}")
+    print(f"{'row':<7} {'mutant':<40} {'found':>8} {'engine':<10} {'invariant':<9} "
+          f"{'wall':>7}  zoo expects")
+    times = []
+    for entry in rows:
+        out = run_row(entry.target, args.budget, args.parity, args.seed)
+        if "error" in out:
+            print(f"{entry.row:<7} {entry.target:<40} {'ERROR':>8} {out['error']}")
+            times.append(args.budget)
+            continue
+        first = out["first"]
+        if first is None:
+            shown = f"{'-':>8} {'ESCAPED':<10} {'-':<9}"
+            times.append(args.budget)
+        else:
+            seconds, engine, invariant = first
+            times.append(seconds)
+            shown = f"{seconds:>7.1f}s {engine:<10} {invariant:<9}"
+        print(f"{entry.row:<7} {entry.target:<40} {shown} {out['wall']:>6.1f}s  "
+              f"{entry.invariant} ({entry.engine})", flush=True)
+    print(f"median time to the first finding: {statistics.median(times):.1f}s over "
+          f"{len(times)} mutants ({sum(t < args.budget for t in times)} found); "
+          f"load average now {load()}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

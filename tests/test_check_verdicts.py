@@ -1,0 +1,95 @@
+"""Every verdict of ``check`` is honest: "holds" only where an invariant was judged, "not
+judged" with the reason otherwise; figures for every target; findings dated; the budget
+shared in a fixed engine order."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from groupcheck.battery import ENGINE_LIST, run_batteries, run_battery
+from groupcheck.battery_results import BatteryResult, EngineResult, Finding
+from groupcheck.cli import main
+from groupcheck.targets.registry import resolve
+
+
+def test_a_cell_says_holds_only_where_the_invariant_was_judged() -> None:
+    engine = EngineResult("fuzz", ("I3", "I5", "I7"), runs=12,
+                          reasons={"I5": "no cooperative rebalance (the assignor is EAGER)"})
+    engine.judged["I3"] = 4
+    assert engine.verdict("I3") == "holds"
+    assert engine.verdict("I5") == "not judged" and engine.verdict("I7") == "not judged"
+    assert engine.verdict("I10") == "-"
+    assert engine.why_not("I7") == "its premise never arose in 12 run(s)"
+    table = BatteryResult("builtin:x", [engine]).table()
+    assert "I5 [fuzz]: no cooperative rebalance (the assignor is EAGER)" in table
+    assert "every invariant judged held" in table
+    engine.add(Finding("I7", "I7: revoked twice"))
+    assert engine.verdict("I7") == "VIOLATED" and engine.judged["I7"] == 1
+
+
+def test_engines_run_cheap_first_and_the_searching_ones_share_what_is_left() -> None:
+    names = [e.name for e in ENGINE_LIST]
+    assert names == ["codec", "prove", "vectors", "scenarios", "fuzz"]
+    shares = {e.name: e.share for e in ENGINE_LIST}
+    assert shares["codec"] == shares["prove"] == shares["vectors"] == 0
+    assert shares["scenarios"] > 0 and shares["fuzz"] > 0
+    assert shares["scenarios"] + shares["fuzz"] == pytest.approx(1.0)
+
+
+def test_check_reports_judgements_reasons_figures_and_the_contract_as_data(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    code = main(["check", "--target", "builtin:range", "--budget", "12", "--json",
+                 "--failures", str(tmp_path)])
+    report = json.loads(capsys.readouterr().out)
+    assert code == 0 and report["ok"]
+    body = report["assignors"]["range"]
+    assert body["balance"] == "range (Kafka's rule for its range assignor)"
+    fuzz = body["engines"]["fuzz"]
+    assert fuzz["verdicts"]["I3"] == "holds" and fuzz["judged"]["I3"] > 0
+    assert fuzz["verdicts"]["I5"] == "not judged"
+    assert fuzz["notJudged"]["I5"] == "no cooperative rebalance (the assignor is EAGER)"
+    assert fuzz["notJudged"]["I4a"].startswith("the assignor promises no stickiness")
+    assert fuzz["figures"]["imbalance"] and fuzz["figures"]["moves"]
+    prove = body["engines"]["prove"]
+    assert prove["verdicts"]["I3"] == "holds" and prove["judged"]["I3"] > 0
+    assert "I4a" not in prove["verdicts"]  # range promises no stickiness
+    codec = body["engines"]["codec"]
+    assert codec["verdicts"] == {"I10": "holds"}  # range writes no user data to judge
+
+
+def test_findings_are_dated_and_the_first_one_is_the_earliest(tmp_path: Path) -> None:
+    result = run_battery(resolve("mutant:sticky-drops-generation"), budget=10.0,
+                         failures=str(tmp_path), first=True)
+    engine, finding = result.first()
+    assert engine.engine == "codec" and finding.invariant == "I12"
+    assert 0 <= result.after(finding) < result.seconds
+    skipped = {e.engine: e.skipped for e in result.engines if e.skipped}
+    assert skipped["fuzz"] == "the run stopped at its first finding (--first)"
+
+
+def test_every_assignor_gets_every_engine_before_the_next_engine_starts(tmp_path: Path) -> None:
+    targets = [resolve("builtin:range"), resolve("builtin:roundrobin")]
+    results = run_batteries(targets, budget=6.0, failures=str(tmp_path),
+                            engines=("codec", "prove", "fuzz"))
+    assert [r.assignor for r in results] == ["range", "roundrobin"]
+    for result in results:
+        assert [e.engine for e in result.engines] == ["codec", "prove", "fuzz"]
+        assert not result.failed
+    fuzz_ran = [e for r in results for e in r.engines if e.engine == "fuzz"]
+    assert all(e.runs > 0 for e in fuzz_ran)
+
+
+def test_the_text_output_has_a_table_per_assignor_and_a_summary(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    code = main(["check", "--target", "python:groupcheck.targets.zoo_escapes",
+                 "--assignor", "WholeTopicAssignor,LeastLoadedAssignor", "--budget", "20",
+                 "--failures", str(tmp_path)])
+    out = capsys.readouterr().out
+    assert code == 1
+    assert "check python:groupcheck.targets.zoo_escapes:WholeTopicAssignor [whole-topic]" in out
+    assert "balance contract: sticky (not declared: the strictest rule" in out
+    assert "  WholeTopicAssignor   VIOLATED I3" in out
+    assert "  LeastLoadedAssignor  every invariant judged held" in out
