@@ -82,6 +82,6 @@ def test_check_finds_kafkas_double_assignment_on_a_claim_past_the_partition_coun
     held = [tuple(tp) for parts in saved["groupcheck"]["response"]["assignment"].values()
             for tp in parts]
     assert len(held) > len(set(held))
-    printed = proc.stdout.split("first counterexample (prove):", 1)[1]
+    printed = proc.stdout.split("first counterexample (sticky, prove):", 1)[1]
     request = json.loads(printed.split("request:", 1)[1].split("\n", 1)[0])
     assert request["members"] == saved["members"]
