@@ -404,8 +404,8 @@ class GeneralAssignmentBuilder:
         """One step of ``performReassignments``; True when something moved."""
         consumer = self._holder_of(tp)
         previous = prev.get(tp)
-        if previous is not None and previous[2] and tp[0] not in self.topics_of[previous[0]]:
-            previous = None  # deviation D3: a previous owner that left the topic can't take it
+        if previous is not None and previous[2] and previous[0] not in self.sorted_members:
+            previous = None  # deviation D3: Kafka's NullPointerException (a member set aside)
         if previous is not None and self._size(consumer) > self._size(previous[0]) + 1:
             self._reassign_partition(tp, previous[0])
             return True
