@@ -63,7 +63,7 @@ class AssignTimeout(TimeoutError):
     """An assign call took longer than `CALL_TIMEOUT`."""
 
 
-def _call_with_timeout(fn: Any, request: dict[str, Any], seconds: float) -> Any:
+def call_with_timeout(fn: Any, request: dict[str, Any], seconds: float) -> Any:
     """``fn(request)``, interrupted after ``seconds`` by SIGALRM where it can be (the main
     thread of a POSIX process: Spark's Python workers run the function there)."""
     if seconds <= 0 or threading.current_thread() is not threading.main_thread() \
@@ -301,7 +301,7 @@ def _run_rebalance(target: AuditTarget, group: _Group, result: ChainResult,
     for call in range(SETTLE_HORIZON + 1):
         started = time.perf_counter()
         try:
-            response = _call_with_timeout(target.assign, current, timeout)
+            response = call_with_timeout(target.assign, current, timeout)
             assignment = assignment_of(response)
         except Exception as exc:  # noqa: BLE001 - any failure of the target is a finding
             result.assign_ms += (time.perf_counter() - started) * 1000.0

@@ -3,6 +3,7 @@
     groupcheck check --target T [--budget SECONDS] [--parity] [--scope S] [--assignor A]
     groupcheck zoo [--row R ...] [--peers] [--budget SECONDS]
     groupcheck diff --target A --target B [--assignor A] [--scope S] [--no-vectors]
+                    [--stories N [--seed S] [--start I] [--workers W]] [--request FILE]
 
 Exit codes: 0 every invariant held (``diff``: the targets agree; ``zoo``: every mutant was
 caught and every control passed), 1 a violation (a disagreement, a mutant that escaped),
@@ -196,12 +197,20 @@ def cmd_diff(args: argparse.Namespace) -> int:
 
     if len(args.target) != 2:
         raise CommandError("diff: give exactly two --target options")
+    if args.stories:
+        from .diff_command import cmd_diff_stories
+
+        return cmd_diff_stories(args)
     _check_scope(args.scope)
     a = _resolve(args.target[0], args.assignor, args.timeout)
     b = _resolve(args.target[1], args.assignor, args.timeout)
     try:
         if a.assign is None or b.assign is None:
             raise CommandError("diff: both targets need an assign function (an assignor)")
+        if args.request:
+            from .diff_command import cmd_diff_requests
+
+            return cmd_diff_requests(args, a, b)
         assignor = args.assignor or a.assignor or b.assignor
         if a.assignor != b.assignor and args.assignor is None:
             print(f"note: {a.name} runs {a.assignor!r}, {b.name} runs {b.assignor!r}; "
@@ -269,4 +278,13 @@ def add_commands(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-
     p.add_argument("--timeout", type=float, default=None,
                    help="seconds per request for a jsonl: or java: target (default 10)")
     p.add_argument("--failures", default=DEFAULT_FAILURES, help="where the input is saved")
+    p.add_argument("--request", action="append", default=[], metavar="FILE",
+                   help="run this saved assign request on both targets (repeatable)")
+    p.add_argument("--stories", type=int, default=0, metavar="N",
+                   help="feed both targets N of the audit's random chains of rebalances "
+                        "(each request built from the first target's answer)")
+    p.add_argument("--seed", type=int, default=0, help="--stories: the audit's seed")
+    p.add_argument("--start", type=int, default=0, help="--stories: the first scenario id")
+    p.add_argument("--workers", type=int, default=1,
+                   help="--stories: worker processes (each with its own JVM)")
     p.set_defaults(func=cmd_diff)
