@@ -6,8 +6,9 @@ the target's assignor builds it from its topics, owned partitions and generation
 COOPERATIVE answer that leaves partitions unassigned gets follow-up rebalances (each member
 now owns what it was given, at the new generation) until the group settles. Needing more
 than `MAX_FOLLOW_UPS` is I11; follow-ups go on to `kafka_rules.SETTLE_HORIZON` only to tell
-whether the group settles at all (rule K3). Then the members keep what they were given and
-the next step's changes apply. Stalled members keep their state and come back with it.
+whether the group settles at all (rule K3) or cycles (an answer repeats: rule K4). Then the
+members keep what they were given and the next step's changes apply. Stalled members keep
+their state and come back with it.
 
 Judgement per call (the predicates of ``properties``): I1 exclusive ownership, the validity
 half of I2; COOPERATIVE: I5 over the uncontested claims members still hold when they join,
@@ -101,6 +102,8 @@ class ChainResult:
     rounds: list[dict[str, Any]] = field(default_factory=list)
     #: invariant → the `kafka_rules` rule that every violation of it matched so far
     inherited: dict[str, str] = field(default_factory=dict)
+    #: invariant → the index (in `rounds`) of the call where it was first violated
+    violated_at: dict[str, int] = field(default_factory=dict)
 
     @property
     def violated(self) -> bool:
@@ -121,6 +124,7 @@ class ChainResult:
             else:
                 self.inherited.pop(invariant, None)
             self.verdicts[invariant] = 1
+            self.violated_at.setdefault(invariant, max(0, len(self.rounds) - 1))
             self.violations += found
         elif self.verdicts[invariant] is None:
             self.verdicts[invariant] = 0
@@ -296,6 +300,8 @@ def _run_rebalance(target: AuditTarget, group: _Group, result: ChainResult,
     protocol = "EAGER"
     follow_ups = 0
     response: dict[str, Any] = {}
+    answers: set[frozenset[tuple[str, frozenset[TopicPartition]]]] = set()
+    cycled = False  # an answer repeated an earlier one of this rebalance (rule K4)
     # follow-ups past MAX_FOLLOW_UPS are run only to tell whether the group settles within
     # a horizon (rule K3); needing them is an I11 violation either way
     for call in range(SETTLE_HORIZON + 1):
@@ -340,6 +346,9 @@ def _run_rebalance(target: AuditTarget, group: _Group, result: ChainResult,
         # stays theirs
         kept = {tp for tp in kept if owner.get(tp) == before[tp]} if cooperative else set()
         changed = call == 0 or _as_sets(assignment) != _as_sets(settled)
+        answer_key = frozenset(_as_sets(assignment).items())
+        cycled = cycled or answer_key in answers
+        answers.add(answer_key)
         settled = assignment
         missing = any(tp not in owner for tp in wanted)
         if not cooperative or not changed or not missing:
@@ -357,8 +366,12 @@ def _run_rebalance(target: AuditTarget, group: _Group, result: ChainResult,
     if protocol == "COOPERATIVE":
         if complete and follow_ups and changed:
             # still changing after every follow-up: not settled (I11), not a gap (I2)
+            cycle = "; the answers cycle" if cycled else ""
             result.check("I11", [f"I11: no settled assignment after {follow_ups} follow-up "
-                                 f"rebalance(s); {v.split(': ', 1)[1]}" for v in complete])
+                                 f"rebalance(s){cycle}; {v.split(': ', 1)[1]}"
+                                 for v in complete],
+                         inherited_i11(target.assignor, follow_ups, settled=False,
+                                       rack_aware="racks" in request, cycled=cycled))
             complete = []
         elif follow_ups > MAX_FOLLOW_UPS and not complete:
             result.check("I11", [f"I11: settled only after {follow_ups} follow-up "

@@ -37,7 +37,18 @@ next one withholds; the default audit saw groups settle only at the fifth follow
 more than Kafka's tests allow. Every answer in such a chain is Kafka's decision (the golden
 vectors cover the rack-aware builders), so this is labelled as Kafka's, and reported: it is
 a finding about Kafka's rack-aware balancing. A group still changing at the horizon is
-never covered.
+covered only by K4.
+
+``K4`` (I11) — cooperative-sticky with racks (KIP-881's rack-aware general path) never
+settles because, with no membership change, its follow-up rebalances cycle: an answer
+repeats an earlier answer of the same rebalance, so the same requests come back and the
+group flaps between the same assignments for ever (each answer withholds partitions that the
+next one hands back). Played on Kafka's own client (``java:``), the audit's example (seed 0,
+scenario 96646, ``tests/data/rack_aware_flap_spec.json``) gets from Kafka's
+``CooperativeStickyAssignor`` exactly groupcheck's answer at every one of its nine calls
+(``tests/test_java_target.py``), so the flap is Kafka's own: a finding about Kafka's
+rack-aware balancing, labelled so that an audit without Java labels it too. A group without
+racks, or one still changing at the horizon without a repeated answer, is never covered.
 """
 
 from __future__ import annotations
@@ -66,6 +77,10 @@ RULES: dict[str, str] = {
           "groupcheck's bound, within the 4 that Kafka's own cooperative tests allow or, on "
           "the rack-aware path (KIP-881), within 8 (the default audit sees up to 5 there, one "
           "more than Kafka's tests allow)",
+    "K4": "I11 on rack-aware cooperative-sticky (KIP-881): with no membership change the "
+          "follow-up rebalances cycle (an answer repeats an earlier one), so the group flaps "
+          "for ever; Kafka's CooperativeStickyAssignor gives the same answer at every call "
+          "(audit seed 0, scenario 96646, played on java:)",
 }
 
 
@@ -102,11 +117,13 @@ def inherited_i4a(assignor: str, subscriptions: Mapping[str, list[str]],
 
 
 def inherited_i11(assignor: str, follow_ups: int, settled: bool,
-                  rack_aware: bool = False) -> str | None:
+                  rack_aware: bool = False, cycled: bool = False) -> str | None:
     """``"K3"`` when a cooperative-sticky group that went past groupcheck's bound settled
     within ``KAFKA_FOLLOW_UPS`` follow-up rebalances, or within ``SETTLE_HORIZON`` with
-    racks."""
-    if assignor != "cooperative-sticky" or not settled:
+    racks; ``"K4"`` when a rack-aware one did not settle because its answers ``cycled``."""
+    if assignor != "cooperative-sticky":
         return None
+    if not settled:
+        return "K4" if rack_aware and cycled else None
     limit = SETTLE_HORIZON if rack_aware else KAFKA_FOLLOW_UPS
     return "K3" if follow_ups <= limit else None
