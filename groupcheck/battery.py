@@ -160,9 +160,11 @@ def _prover_checked(target: Target) -> tuple[str, ...]:
 
 
 def run_prove(target: Target, scope_text: str, failures: str, *,
-              workers: int | None = None, strict: bool = False) -> EngineResult:
-    """The scope prover; a violation Kafka's own client shows too (`kafka_rules`) goes to
-    ``inherited`` unless ``strict``."""
+              workers: int | None = None, strict: bool = False,
+              reference: Target | None = None) -> EngineResult:
+    """The scope prover; a violation Kafka's own client shows too (`kafka_rules`, or the
+    ``reference`` answering its requests identically) goes to ``inherited`` unless
+    ``strict``."""
     from .properties.scope import Scope, prove
 
     result = EngineResult("prove", _prover_checked(target))
@@ -170,11 +172,12 @@ def run_prove(target: Target, scope_text: str, failures: str, *,
         result.skipped = "no assign function"
         return result
     scope = Scope.parse(scope_text)
-    if not target.fork_safe:
+    if not target.fork_safe or (reference is not None and not reference.fork_safe):
         workers = 1
     report = prove(target.assign, target.assignor, scope, target=file_safe(target.name),
-                   workers=workers,
-                   failures=failures, sticky=target.balanced)
+                   workers=workers, failures=failures, sticky=target.balanced,
+                   reference=reference.assign if reference else None,
+                   reference_name=reference.name if reference else None)
     result.seconds = report.seconds
     result.runs = report.configurations
     result.note = f"scope {scope.text()}"
@@ -187,11 +190,26 @@ def run_prove(target: Target, scope_text: str, failures: str, *,
             if inv in report.own_violations or strict:
                 result.add(finding)
             else:
+                finding.label = _label_of(report, inv)
                 finding.violation = (f"{report.violations[inv]:,} configuration(s), Kafka's "
-                                     f"own ({', '.join(report.rules.get(inv, []))}): "
-                                     f"{finding.violation}")
+                                     f"own ({finding.label}): {finding.violation}")
                 result.inherited[inv] = finding
     return result
+
+
+def _label_of(report: Any, inv: str) -> str:
+    """``"rule K1"``, ``"evidence java:"`` or both, with counts when they are mixed."""
+    from .properties.deviations import EVIDENCE
+
+    evidence = report.evidence.get(inv, 0)
+    rules = [r for r in report.rules.get(inv, []) if r != EVIDENCE]
+    parts = [f"rule {','.join(rules)}"] if rules else []
+    if evidence:
+        parts.append(f"evidence {report.reference}")
+    if len(parts) > 1:
+        parts = [f"{parts[0]}: {report.inherited[inv] - evidence:,}",
+                 f"{parts[1]}: {evidence:,}"]
+    return "; ".join(parts)
 
 
 def run_scenarios(target: Target, scenarios: Iterable[Any], failures: str,
@@ -242,8 +260,11 @@ def default_scope(budget: float) -> str:
 def run_battery(target: Target, *, budget: float = 120.0, parity: bool = False,
                 scope: str | None = None, failures: str = "groupcheck-failures",
                 seed: int = 0, engines: Iterable[str] = ("fuzz", "prove", "vectors", "codec"),
-                workers: int | None = None, strict: bool = False) -> BatteryResult:
-    """Every engine the target supports; fuzz gets what the others leave of ``budget``."""
+                workers: int | None = None, strict: bool = False,
+                reference: Target | None = None) -> BatteryResult:
+    """Every engine the target supports; fuzz gets what the others leave of ``budget``.
+    ``reference``: the prover's violations are asked of it (labels from evidence); the
+    state machine's and the codec's cannot be, so there the rules still label."""
     started = time.perf_counter()
     wanted = set(engines)
     out: list[EngineResult] = []
@@ -251,7 +272,7 @@ def run_battery(target: Target, *, budget: float = 120.0, parity: bool = False,
         out.append(run_codec(target, failures))
     if "prove" in wanted:
         out.append(run_prove(target, scope or default_scope(budget), failures,
-                             workers=workers, strict=strict))
+                             workers=workers, strict=strict, reference=reference))
     if "vectors" in wanted:
         if parity:
             out.append(run_vectors(target, failures))

@@ -3,9 +3,12 @@
 
     groupcheck prove --target T [--scope members=3,topics=2,partitions=2] [--assignor A]
                      [--timeout S] [--failures DIR] [--json] [--workers N] [--exact]
+                     [--reference T] [--strict]
 
-Exit codes: 0 every invariant held, 1 a violation (the smallest counterexample per
-invariant is saved under ``--failures``), 2 bad arguments (one line).
+Exit codes: 0 every invariant held, or every violation is labelled (a rule of
+``kafka_rules``, or the ``--reference`` target answering the same requests identically);
+1 another violation (the smallest counterexample per invariant is saved under
+``--failures``), or any with ``--strict``; 2 bad arguments (one line).
 """
 
 from __future__ import annotations
@@ -75,6 +78,10 @@ def cmd_prove(args: argparse.Namespace) -> int:
         raise CommandError("prove: --workers must be at least 1")
     assign, assignor, balanced, fork_safe = resolve_target(args.target, args.assignor,
                                                            args.timeout)
+    reference = None
+    if args.reference:
+        reference, _, _, ref_fork_safe = resolve_target(args.reference, assignor, args.timeout)
+        fork_safe = fork_safe and ref_fork_safe
     workers = args.workers if fork_safe else 1
     bound = upper_bound(scope)
     if bound > LARGE_SCOPE:
@@ -84,7 +91,8 @@ def cmd_prove(args: argparse.Namespace) -> int:
     started = time.perf_counter()
     report = prove(assign, assignor, scope, target=args.target, workers=workers,
                    failures=args.failures, exact=args.exact, sticky=balanced,
-                   progress=_progress(started))
+                   progress=_progress(started), reference=reference,
+                   reference_name=args.reference)
     if sys.stderr.isatty():
         print(file=sys.stderr)
     if args.json:
@@ -127,6 +135,10 @@ def add_commands(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-
                    help="processes (default: up to 2, one per CPU)")
     p.add_argument("--exact", action="store_true",
                    help="ask Z3 for every optimum (no lower-bound shortcut)")
+    p.add_argument("--reference", default=None, metavar="T",
+                   help="a target (java: for Kafka's client) asked every request of a "
+                        "violating configuration: identical answers label the violation "
+                        "the reference's own, other answers make it the target's own")
     p.add_argument("--strict", action="store_true",
-                   help="fail on violations that are Kafka's own behaviour too (rules K1-K3)")
+                   help="fail on violations that are Kafka's own behaviour too (rules K1-K4)")
     p.set_defaults(func=cmd_prove)

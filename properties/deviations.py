@@ -31,13 +31,15 @@ never came ``{"error": ..., "timeout": true}``.
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from . import assignment as A
 
 STICKY_FAMILY = frozenset({"sticky", "cooperative-sticky"})
+#: the label of a violation a reference reproduced (`agreement`); rules have ids K1, K2, …
+EVIDENCE = "ref"
 #: the parts of an ``assign`` answer that must be equal (``ms`` is a timing)
 COMPARED = ("assignment", "userData", "assignmentUserData", "generation", "protocol")
 
@@ -178,3 +180,51 @@ def explain(request: Mapping[str, Any], ours: Mapping[str, Any], kafka: Mapping[
         return Explanation((), kind, f"Kafka's answer is {kind}, but the request is in the "
                                      "situation of no deviation about that")
     return Explanation(fitting, kind, "")
+
+
+def ask(assign: Callable[[dict[str, Any]], dict[str, Any]],
+        request: dict[str, Any]) -> dict[str, Any]:
+    """``assign(request)`` in the form `same_answer` compares: an exception as ``{"error":
+    "<Kafka's class>: <message>"}`` (ours carry ``kafka_class``; a JSON-lines process's own
+    error answer arrives as ``TargetAnswerError``), no answer in time as ``timeout``, any
+    other exception (a process that broke) as ``failure``."""
+    try:
+        return assign(request)
+    except TimeoutError:
+        return {"error": "TIMEOUT", "timeout": True}
+    except Exception as exc:  # noqa: BLE001 - an exception is an answer to compare
+        kafka_class = getattr(exc, "kafka_class", None)
+        if kafka_class:
+            return {"error": f"{kafka_class}: {exc}"}
+        if type(exc).__name__ == "TargetAnswerError":
+            return {"error": str(exc)}
+        return {"error": f"{type(exc).__name__}: {exc}", "failure": True}
+
+
+def agreement(requests: Sequence[dict[str, Any]],
+              ours: Callable[[dict[str, Any]], dict[str, Any]],
+              reference: Callable[[dict[str, Any]], dict[str, Any]]) -> tuple[int, bool]:
+    """Labels from evidence: (how many leading requests ``reference`` answers exactly as
+    ``ours`` does (`same_answer`), whether it then broke rather than answered otherwise).
+    A violation found at request ``k`` is the reference's own when ``k`` is below the
+    count; when the reference broke first it was not asked, so that is no evidence."""
+    for index, request in enumerate(requests):
+        mine, theirs = ask(ours, request), ask(reference, request)
+        if theirs.get("failure"):
+            return index, True
+        if not same_answer(mine, theirs):
+            return index, False
+    return len(requests), False
+
+
+def evidence_labels(found_at: Mapping[str, int], labels: dict[str, str],
+                    agreed: int, broke: bool) -> None:
+    """Relabel ``labels`` (invariant → rule id) in place from an `agreement`: an invariant
+    first violated at a request the reference answered identically gets `EVIDENCE`; one at
+    or after a request it answered otherwise loses any rule; where it broke first the rules
+    stand."""
+    for inv, at in found_at.items():
+        if at < agreed:
+            labels[inv] = EVIDENCE
+        elif not broke:
+            labels.pop(inv, None)
