@@ -273,15 +273,18 @@ def test_settling_within_kafkas_four_follow_ups_is_inherited_k3() -> None:
 
 def test_k3_needs_cooperative_sticky_and_a_group_that_settles() -> None:
     """Within Kafka's four follow-ups any cooperative-sticky group is covered; past them
-    only a rack-aware one, up to the horizon; a group that never settles never is."""
-    from groupcheck.properties.kafka_rules import KAFKA_FOLLOW_UPS, SETTLE_HORIZON, inherited_i11
+    only a rack-aware one, up to the horizon; a group that never settles never is (K4
+    covers the one that cycles)."""
+    from groupcheck.properties.kafka_rules import CYCLE_HORIZON, KAFKA_FOLLOW_UPS, inherited_i11
 
     assert inherited_i11("cooperative-sticky", KAFKA_FOLLOW_UPS, settled=True) == "K3"
     assert inherited_i11("cooperative-sticky", KAFKA_FOLLOW_UPS, settled=False) is None
     assert inherited_i11("cooperative-sticky", KAFKA_FOLLOW_UPS + 1, settled=True) is None
     assert inherited_i11("cooperative-sticky", KAFKA_FOLLOW_UPS + 1, settled=True,
                          rack_aware=True) == "K3"
-    assert inherited_i11("cooperative-sticky", SETTLE_HORIZON + 1, settled=True,
+    assert inherited_i11("cooperative-sticky", CYCLE_HORIZON, settled=True,
+                         rack_aware=True) == "K3"
+    assert inherited_i11("cooperative-sticky", CYCLE_HORIZON + 1, settled=True,
                          rack_aware=True) is None
     assert inherited_i11("fake", KAFKA_FOLLOW_UPS, settled=True) is None
 
@@ -336,3 +339,27 @@ def test_k4_needs_racks_and_answers_that_repeat() -> None:
                          rack_aware=True, cycled=False) is None
     assert inherited_i11("sticky", SETTLE_HORIZON, settled=False, rack_aware=True,
                          cycled=True) is None
+
+
+def test_a_story_with_a_late_settle_and_a_cycle_keeps_both_rules() -> None:
+    """Audit seed 0, scenario 31727 (racks): one rebalance settles only at its fifth
+    follow-up (K3), a later one cycles (K4); every I11 violation has a rule, so the
+    invariant stays labelled with both."""
+    result = run_chain(resolve_audit_target("builtin:cooperative-sticky"),
+                       random_spec(0, 31727))
+    messages = [v for v in result.violations if v.startswith("I11")]
+    assert any("settled only after 5" in v for v in messages)
+    assert any("the answers cycle" in v for v in messages)
+    assert result.inherited == {"I11": "K3+K4"} and not result.own_violation
+
+
+def test_a_group_still_changing_at_the_horizon_is_followed_until_it_settles() -> None:
+    """Audit seed 0, scenario 20579 (racks): still changing after eight follow-ups without
+    a repeated answer, the group is followed on and settles at the 36th (K3)."""
+    from groupcheck.properties.kafka_rules import CYCLE_HORIZON, SETTLE_HORIZON
+
+    result = run_chain(resolve_audit_target("builtin:cooperative-sticky"),
+                       random_spec(0, 20579))
+    assert any("settled only after 36 follow-up" in v for v in result.violations)
+    assert SETTLE_HORIZON < 36 <= CYCLE_HORIZON
+    assert result.inherited == {"I11": "K3"}
