@@ -24,8 +24,13 @@ and says which deviation it is, or why none is:
 
 Anything else is unexplained: a fidelity bug in ``impl/`` or a deviation not yet written
 down. Everything here works on plain JSON data (requests and answers of the ``assign`` op);
-an answer that is an exception is ``{"error": "<KafkaClass>: <message>"}`` and one that
-never came ``{"error": ..., "timeout": true}``.
+an answer that is an exception is ``{"error": "<KafkaClass>: <message>"}``, one that never
+came ``{"error": ..., "timeout": true}``, and a process that broke ``{"error": ...,
+"failure": true}`` (`ask` makes these from an assign function).
+
+Labels from evidence use the same comparison the other way round: `agreement` counts how
+many requests of a chain a reference (Kafka's client) answers exactly as the target did, so
+a violation found within them is the reference's own (`evidence_labels`).
 """
 
 from __future__ import annotations
