@@ -323,7 +323,7 @@ def _run_rebalance(target: AuditTarget, group: _Group, result: ChainResult,
         except Exception as exc:  # noqa: BLE001 - any failure of the target is a finding
             result.assign_ms += (time.perf_counter() - started) * 1000.0
             result.calls += 1
-            result.rounds.append({"request": current,
+            result.rounds.append({"request": current, "follow_up": call,
                                   "response": {"error": f"{type(exc).__name__}: {exc}"}})
             if isinstance(exc, TimeoutError):  # our alarm, or the target's own time limit
                 result.check("TIMEOUT", [f"TIMEOUT: {exc}"])
@@ -332,7 +332,7 @@ def _run_rebalance(target: AuditTarget, group: _Group, result: ChainResult,
             return False
         result.assign_ms += (time.perf_counter() - started) * 1000.0
         result.calls += 1
-        result.rounds.append({"request": current, "response": response})
+        result.rounds.append({"request": current, "response": response, "follow_up": call})
         if result.first_assignment is None:
             result.first_assignment = _as_sets(assignment)
         protocol = str(response.get("protocol") or (
@@ -458,4 +458,6 @@ def replay_record(target: AuditTarget, spec: Mapping[str, Any], result: ChainRes
             "violations": result.violations[:20], "inherited_from_kafka": result.inherited,
             "spec": spec,
             "requests": [r["request"] for r in result.rounds],
-            "responses": [r["response"] for r in result.rounds]}
+            "responses": [r["response"] for r in result.rounds],
+            "follow_ups": [r["follow_up"] for r in result.rounds],
+            "violated_at": result.violated_at}

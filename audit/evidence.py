@@ -2,15 +2,18 @@
 
 Theory of operation. A rule of ``properties/kafka_rules.py`` labels a violation Kafka's
 own by reasoning about its shape. With a reference target (``--reference java:``, Kafka's
-own client) the audit asks instead: the requests of the story that showed the violation,
-from the first up to the call where the violation showed, are sent to the reference as they
-were sent to the target, and when every answer is identical (list for list: members,
+own client) the audit asks instead: the requests of the rebalance that showed the violation,
+from its first call up to the one where the violation showed, are sent to the reference as
+they were sent to the target, and when every answer is identical (list for list: members,
 partitions, order, user data, generation and protocol, or the same exception, or no answer
 within the time limit on both) the reference *reproduces* the violation, which is then
 labelled ``ref`` ("inherited from <reference>") whatever the rules say. When the reference
 answers one of those requests otherwise, the violation is the target's own: the evidence
-contradicts a rule that would excuse it, so no rule label is kept. A later difference (the
-story goes on past an inherited violation) does not matter to an earlier violation. Rules
+contradicts a rule that would excuse it, so no rule label is kept. Earlier rebalances do
+not matter: each request carries the whole state (subscriptions, owned partitions,
+generations), and a story goes on from the target's answers, so an earlier difference (a
+deviation D1-D4, say) changes what is asked, never whether the reference reproduces what
+it is asked. Rules
 still label what the reference was not asked about: a violation the reference's process
 broke before reaching (no evidence either way) and the codec check (I10), which is no
 ``assign`` request.
@@ -44,19 +47,22 @@ def reference_name(reference: str, assignor: str) -> str:
 def label(result: ChainResult, target: AuditTarget, reference: AuditTarget,
           timeout: float) -> None:
     """Relabel ``result``'s violations from the reference's evidence (module docstring):
-    the requests up to the last violating call go to both, each call bounded by
-    ``timeout``."""
-    found_at = {inv: result.violated_at.get(inv, len(result.rounds) - 1)
-                for inv, v in result.verdicts.items() if v == 1 and inv not in NOT_ASKED}
-    if not found_at:
-        return
-
+    the calls of the rebalance that showed each, from its first to the violating one, go
+    to both, each bounded by ``timeout``."""
     def bounded(fn: Any) -> Any:
         return lambda request: call_with_timeout(fn, request, timeout)
 
-    requests = [r["request"] for r in result.rounds[:max(found_at.values()) + 1]]
-    agreed, broke = agreement(requests, bounded(target.assign), bounded(reference.assign))
-    evidence_labels(found_at, result.inherited, agreed, broke)
+    asked: dict[tuple[int, int], tuple[int, bool]] = {}
+    for inv, v in list(result.verdicts.items()):
+        if v != 1 or inv in NOT_ASKED or not result.rounds:
+            continue
+        at = min(result.violated_at.get(inv, len(result.rounds) - 1), len(result.rounds) - 1)
+        start = at - int(result.rounds[at].get("follow_up", 0))
+        if (start, at) not in asked:
+            requests = [r["request"] for r in result.rounds[start:at + 1]]
+            asked[start, at] = agreement(requests, bounded(target.assign),
+                                         bounded(reference.assign))
+        evidence_labels({inv: at - start}, result.inherited, *asked[start, at])
 
 
 def label_entry(label_id: str, reference: str | None, target: str) -> dict[str, str]:

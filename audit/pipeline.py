@@ -37,6 +37,7 @@ from typing import Any
 from .chain import CALL_TIMEOUT, INVARIANTS, run_chain
 from .chain import replay_record as _replay_record
 from .evidence import label, reference_name
+from .examples import shrink_and_draw
 from .progress import Progress
 from .scenarios import random_spec, spec_size
 from .targets import Resolver, plugin_file, resolve_cached
@@ -70,6 +71,7 @@ class AuditConfig:
     in_flight: int = 0  # chunks run at once; 0: IN_FLIGHT
     #: a target whose reproduction of a violation labels it (``evidence``), e.g. ``java:``
     reference: str | None = None
+    shrink_seconds: float = 60.0  # shrinking the smallest examples, on the driver
     extra_conf: dict[str, str] = field(default_factory=dict)
 
     def run_params(self) -> dict[str, Any]:
@@ -410,7 +412,9 @@ def run_audit(config: AuditConfig, resolver: Resolver, spark: Any | None = None,
         timings["aggregate_seconds"] = round(aggregated - chunks_done, 3)
         timings["chunks_run"] = chunks_run
         report.write_summary(out, summary)
-        report.write_html(out, summary, timings)
+        figures, timings["shrink"] = shrink_and_draw(out, summary, resolver,
+                                                     config.shrink_seconds)
+        report.write_html(out, summary, timings, figures)
         timings["wall_seconds"] = round(time.perf_counter() - started, 3)
         _write_json_atomic(out / "timings.json", timings)
         return AuditOutcome(out, summary, time.perf_counter() - started, chunks_run)

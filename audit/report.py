@@ -24,6 +24,11 @@ if TYPE_CHECKING:
     from .pipeline import AuditConfig
 
 SUMMARY_FORMAT = "groupcheck-audit-summary/1"
+PICTURE_KEY = ("<p>Each smallest example (own violations, then Kafka's own), shrunk while it "
+               "fails the same way: partitions down, assign calls across (R2·1 is the first "
+               "follow-up of the second rebalance), each cell the member that holds the "
+               "partition after the call; hatched: withheld from everyone while its owner "
+               "revokes it; grey: unowned; red column: where the violation shows.</p>")
 BUCKETS = (1, 2, 4, 8, 16, 32, 64, 128)
 METRICS = ("moves", "imbalance", "topic_imbalance", "unowned")
 
@@ -338,7 +343,9 @@ def _example_rows(examples: dict[str, dict[str, Any]]) -> list[list[Any]]:
             for t, per in examples.items() for inv, c in per.items()]
 
 
-def write_html(out: Path, summary: dict[str, Any], timings: dict[str, Any]) -> Path:
+def write_html(out: Path, summary: dict[str, Any], timings: dict[str, Any],
+               figures: list[str] | None = None) -> Path:
+    """``index.html``; ``figures``: the examples' pictures (``examples.shrink_and_draw``)."""
     plots = _plots(out, summary, timings)
     targets = summary["targets"]
     e = html.escape
@@ -401,6 +408,8 @@ def write_html(out: Path, summary: dict[str, Any], timings: dict[str, Any]) -> P
         "<h2>Smallest counterexamples</h2>",
         _table(["target", "invariant", "scenario", "members", "partitions", "rounds",
                 "violation", "replay file"], cex_rows) if cex_rows else "<p>none</p>",
+        "<h2>The examples, shrunk and drawn</h2>" + PICTURE_KEY if figures else "",
+        "".join(figures or []),
         "<h2>Inherited from Kafka</h2>",
         "<p>Violations that Kafka's own client commits and the target reproduces on purpose. "
         "They are counted above and fail the run only with <code>--strict</code>. A "

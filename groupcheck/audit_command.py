@@ -2,7 +2,7 @@
 
     groupcheck audit [--target T ...] [--scenarios N] [--seed S] [--master URL]
                      [--out DIR] [--chunk-size K] [--corpus DIR] [--reference T]
-                     [--strict] [--fresh]
+                     [--strict] [--fresh] [--shrink-seconds S]
 
 Exit codes: 0 every invariant held, or every violation is Kafka's own behaviour (a rule of
 ``properties.kafka_rules``, or with ``--reference`` the reference reproducing it: counted,
@@ -10,7 +10,7 @@ shown and saved under ``DIR/inherited``, but failing the run only with ``--stric
 other violation (the smallest counterexample per (target, invariant) is saved under
 ``DIR/counterexamples``); 2 bad arguments (one line).
 
-This floor resolves ``builtin:<assignor>`` to our ``impl.assign_op.run_assign`` (audit/
+This floor resolves ``builtin:<assignor>`` to our ``impl.assign_op`` (audit/
 never imports impl) and ``<assignor>@java:[CLASSPATH]`` to Kafka's own client (one JVM per
 Python worker, started when the worker first resolves it; the compiled driver is shared
 through the cache); ``--target java:[CLASSPATH]`` stands for the four assignors on it.
@@ -81,13 +81,14 @@ def resolve_audit_target(name: str) -> Any:
         return AuditTarget(name, family, assign, codec)
     kind, _, assignor = name.partition(":")
     if kind == "builtin":
-        from .impl.assign_op import run_assign
+        from .impl.assign_op import run_assign_assignment_only
         from .impl.assignors import ASSIGNOR_NAMES
 
         if assignor not in ASSIGNOR_NAMES:
             raise AuditTargetError(f"unknown assignor {assignor!r}; expected one of "
                                    f"{', '.join(ASSIGNOR_NAMES)}")
-        return AuditTarget(name, assignor, run_assign, BuiltinCodec())
+        # the chains read only the assignment: the members' next user data is left out
+        return AuditTarget(name, assignor, run_assign_assignment_only, BuiltinCodec())
     return resolve_plugin(name)
 
 
@@ -103,6 +104,8 @@ def cmd_audit(args: argparse.Namespace) -> int:
 
     if args.scenarios is not None and args.scenarios < 1:
         raise CommandError("audit: --scenarios must be at least 1")
+    if args.shrink_seconds < 0:
+        raise CommandError("audit: --shrink-seconds must not be negative")
     if args.chunk_size is not None and args.chunk_size < 1:
         raise CommandError("audit: --chunk-size must be at least 1")
     targets = expand_targets(list(args.target or DEFAULT_TARGETS))
@@ -114,7 +117,7 @@ def cmd_audit(args: argparse.Namespace) -> int:
                          scenarios=args.scenarios or DEFAULT_SCENARIOS, seed=args.seed,
                          master=args.master, out=args.out, chunk_size=args.chunk_size or 0,
                          slices=args.slices or 0, corpus=args.corpus,
-                         reference=args.reference)
+                         reference=args.reference, shrink_seconds=args.shrink_seconds)
     try:
         outcome = run_audit(config, resolve_audit_target)
     except AuditError as exc:
@@ -165,7 +168,15 @@ def _label(entry: dict[str, Any]) -> str:
 
 def _print_findings(summary: dict[str, Any], out: str) -> None:
     """Per target the violated invariants, then every smallest counterexample: own
-    violations first, then those a Kafka rule explains (never hidden, only labelled)."""
+    violations first, then those a Kafka rule explains (never hidden, only labelled), each
+    with its shrunk story where there is one."""
+    import json
+
+    try:
+        with open(os.path.join(out, "timings.json"), encoding="utf-8") as fh:
+            shrunk: dict[str, Any] = json.load(fh).get("shrink") or {}
+    except (OSError, ValueError):
+        shrunk = {}
     for target, per in summary["invariants"].items():
         shown = ", ".join(
             f"{inv} {c['violated']}" + (f" ({c['inherited']} inherited from Kafka)"
@@ -180,6 +191,11 @@ def _print_findings(summary: dict[str, Any], out: str) -> None:
                 print(f"  smallest: scenario {c['scenario']} ({c['members']} members, "
                       f"{c['partitions']} partitions), replay file "
                       f"{os.path.join(out, c['file'])}")
+                done = shrunk.get(c["file"]) or {}
+                if "to" in done:
+                    print(f"  shrunk to {done['to']['members']} members, "
+                          f"{done['to']['partitions']} partitions: "
+                          f"{os.path.join(out, done['file'])}")
     if summary["inherited_from_kafka"]:
         for rule, text in summary["kafka_rules"].items():
             print(f"rule {rule}: {text}")
@@ -220,6 +236,9 @@ def add_commands(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-
     p.add_argument("--strict", action="store_true",
                    help="exit 1 also on violations that are Kafka's own behaviour "
                         "(inherited from Kafka, see the report)")
+    p.add_argument("--shrink-seconds", type=float, default=60.0,
+                   help="seconds to shrink the smallest examples in, all together, before "
+                        "the report is written (0: do not shrink; default %(default)s)")
     p.add_argument("--fresh", action="store_true",
                    help="delete --out first instead of resuming the audit in it")
     p.set_defaults(func=cmd_audit)

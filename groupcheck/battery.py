@@ -12,6 +12,8 @@ Engines, each run only where the target has what it needs:
   partitions per member as Kafka's answer (``PARITY``); an exception where Kafka answered
   is also a ``PARITY`` difference;
 * ``codec`` — I10 over every writer/reader version pair for a fixed set of subscriptions;
+* ``scenarios`` — the audit's seeded random group stories (1–200 members, chains of
+  rebalances) on the target's assign function (`scenario_engine`);
 * ``scenario`` — fixed rebalance inputs (the bug zoo's), judged by the prover's rules.
 
 Every violation comes with a counterexample file: a replay file for ``fuzz``
@@ -253,18 +255,24 @@ def run_scenarios(target: Target, scenarios: Iterable[Any], failures: str,
 # the battery
 
 
+#: the share of ``check``'s budget the scenario engine gets (large groups, every target)
+SCENARIOS_SHARE = 0.3
+
+
 def default_scope(budget: float) -> str:
     return DEFAULT_SCOPE if budget >= 300 else SMALL_SCOPE
 
 
 def run_battery(target: Target, *, budget: float = 120.0, parity: bool = False,
                 scope: str | None = None, failures: str = "groupcheck-failures",
-                seed: int = 0, engines: Iterable[str] = ("fuzz", "prove", "vectors", "codec"),
+                seed: int = 0,
+                engines: Iterable[str] = ("fuzz", "prove", "vectors", "codec", "scenarios"),
                 workers: int | None = None, strict: bool = False,
                 reference: Target | None = None) -> BatteryResult:
     """Every engine the target supports; fuzz gets what the others leave of ``budget``.
-    ``reference``: the prover's violations are asked of it (labels from evidence); the
-    state machine's and the codec's cannot be, so there the rules still label."""
+    ``reference``: the prover's and the scenarios engine's violations are asked of it
+    (labels from evidence); the state machine's and the codec's cannot be, so there the
+    rules still label."""
     started = time.perf_counter()
     wanted = set(engines)
     out: list[EngineResult] = []
@@ -278,6 +286,11 @@ def run_battery(target: Target, *, budget: float = 120.0, parity: bool = False,
             out.append(run_vectors(target, failures))
         else:
             out.append(EngineResult("vectors", skipped="not asked (--parity)"))
+    if "scenarios" in wanted:
+        from .scenario_engine import run_scenarios_engine
+
+        out.append(run_scenarios_engine(target, budget * SCENARIOS_SHARE, failures, seed,
+                                        strict=strict, reference=reference))
     if "fuzz" in wanted:
         left = max(budget - (time.perf_counter() - started), budget * 0.25)
         out.append(run_fuzz(target, left, failures, seed=seed))

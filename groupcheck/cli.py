@@ -93,11 +93,15 @@ def build_parser() -> argparse.ArgumentParser:
     from .check_command import add_commands as add_check
     from .membership_commands import add_commands
     from .prove_command import add_commands as add_prove
+    from .scenario_engine import add_commands as add_scenarios
+    from .story_commands import add_commands as add_shrink
 
     add_commands(sub)
     add_prove(sub)
     add_check(sub)
     add_audit(sub)
+    add_scenarios(sub)
+    add_shrink(sub)
     return parser
 
 

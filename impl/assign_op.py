@@ -90,7 +90,7 @@ def client_subscription(instance: Assignor, member: dict[str, Any],
                         version: int) -> Subscription:
     """One member's subscription as a consumer configured with this assignor (``instance``,
     the member's own) builds it, sent through the codec at ``version`` and read back."""
-    topics = [str(t) for t in member.get("topics") or []]
+    topics = list(map(str, member.get("topics") or []))
     owned = partition_list(member.get("owned"), "owned")
     generation = optional_generation(member.get("generation"))
     if generation is not None:
@@ -132,6 +132,17 @@ def _new_generation(request: dict[str, Any], members: dict[str, Any]) -> int:
 def run_assign(request: dict[str, Any]) -> dict[str, Any]:
     """Answer one ``assign`` request with the builtin assignor it names (see the vectors
     README for every field)."""
+    return assign_with(_maker(request), request)
+
+
+def run_assign_assignment_only(request: dict[str, Any]) -> dict[str, Any]:
+    """`run_assign` without the user data each member would send next (``userData``,
+    ``assignmentUserData``): for callers that read only the assignment, such as the audit's
+    chains, whose members rebuild their user data from what they own when they next join."""
+    return assign_with(_maker(request), request, next_user_data=False)
+
+
+def _maker(request: dict[str, Any]) -> Callable[[], Assignor]:
     name = request.get("assignor")
     if not isinstance(name, str):
         raise InvalidRequestError("assign needs an 'assignor' name")
@@ -139,15 +150,17 @@ def run_assign(request: dict[str, Any]) -> dict[str, Any]:
     def make() -> Assignor:
         return make_assignor(name)
 
-    return assign_with(make, request)
+    return make
 
 
 def assign_with(make: Callable[[], Assignor], request: dict[str, Any], *,
-                subscription_version: int | None = None) -> dict[str, Any]:
+                subscription_version: int | None = None,
+                next_user_data: bool = True) -> dict[str, Any]:
     """Answer one ``assign`` request with assignors from ``make``: one instance per member
     (client mode) and a fresh one for the leader. The request's ``assignor`` is not
     consulted; ``subscription_version`` overrides its ``subscriptionVersion`` (an old client
-    always sends its own)."""
+    always sends its own); without ``next_user_data`` the answer leaves out what each
+    member would send at its next join."""
     members = request.get("members")
     if not isinstance(members, dict):
         raise InvalidRequestError("assign needs 'members', an object keyed by member id")
@@ -170,6 +183,22 @@ def assign_with(make: Callable[[], Assignor], request: dict[str, Any], *,
     result = leader.assign(cluster, subscriptions)
     elapsed_ms = (time.perf_counter() - started) * 1000.0
     generation = _new_generation(request, members)
+    answer: dict[str, Any] = {
+        "assignment": {m: [[t, p] for t, p in a.partitions] for m, a in result.items()}}
+    if next_user_data:
+        answer["userData"], answer["assignmentUserData"] = _next_user_data(
+            make, request, result, generation)
+    answer.update(generation=generation, protocol=protocol_of(leader).name,
+                  ms=round(elapsed_ms, 3))
+    return answer
+
+
+def _next_user_data(make: Callable[[], Assignor], request: dict[str, Any],
+                    result: dict[str, Assignment], generation: int
+                    ) -> tuple[dict[str, str | None], dict[str, str | None]]:
+    """Per member: the user data of its next join (its own instance after
+    ``on_assignment``), and the assignment's user data."""
+    members = request["members"]
     user_data: dict[str, str | None] = {}
     assignment_user_data: dict[str, str | None] = {}
     for member_id, assignment in result.items():
@@ -181,11 +210,4 @@ def assign_with(make: Callable[[], Assignor], request: dict[str, Any], *,
         topics = members.get(member_id, {}).get("topics") or []
         user_data[member_id] = b64(member_instance.subscription_user_data(set(topics)))
         assignment_user_data[member_id] = b64(assignment.user_data)
-    return {
-        "assignment": {m: [[t, p] for t, p in a.partitions] for m, a in result.items()},
-        "userData": user_data,
-        "assignmentUserData": assignment_user_data,
-        "generation": generation,
-        "protocol": protocol_of(leader).name,
-        "ms": round(elapsed_ms, 3),
-    }
+    return user_data, assignment_user_data

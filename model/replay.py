@@ -29,6 +29,8 @@ class Outcome:
     violations: list[str]
     story: list[str] = field(default_factory=list)
     events_run: int = 0
+    #: the group's view after each event run (None where the event showed none)
+    views: list[GroupView | None] = field(default_factory=list)
 
 
 def _describe(event: Event) -> str:
@@ -86,9 +88,11 @@ def replay_events(target: GroupTarget, events: list[Event]) -> Outcome:
     """Run ``events`` on ``target``; stop at the first event that shows a violation."""
     model = ReferenceModel()
     story: list[str] = []
+    views: list[GroupView | None] = []
     try:
         for i, event in enumerate(events, 1):
             violations = apply_event(event, target, model)
+            views.append(model.last_view)
             story.append(f"{i:>3}. {_describe(event)}")
             if model.last_view is not None:
                 story.append(f"     {ownership_line(model.last_view)}")
@@ -96,8 +100,8 @@ def replay_events(target: GroupTarget, events: list[Event]) -> Outcome:
             model.reported.clear()
             if violations:
                 story += [f"     ✗ {v}" for v in violations]
-                return Outcome(violations, story, i)
-        return Outcome([], story, len(events))
+                return Outcome(violations, story, i, views)
+        return Outcome([], story, len(events), views)
     finally:
         target.close()
 

@@ -91,15 +91,23 @@ class Explanation:
         return f"{'+'.join(self.deviations)} ({self.kind})"
 
 
-def same_answer(a: Mapping[str, Any], b: Mapping[str, Any]) -> bool:
+def same_answer(a: Mapping[str, Any], b: Mapping[str, Any],
+                fields: Sequence[str] = COMPARED) -> bool:
     """Equal list for list: member order, partition order, user data, generation and
-    protocol; or the same exception (class and message)."""
+    protocol (``fields``); or the same exception (class and message)."""
     if "error" in a or "error" in b:
         return a.get("error") == b.get("error") and bool(a.get("timeout")) == bool(
             b.get("timeout"))
     if list(a.get("assignment") or {}) != list(b.get("assignment") or {}):
         return False
-    return json.dumps([a.get(k) for k in COMPARED]) == json.dumps([b.get(k) for k in COMPARED])
+    return json.dumps([a.get(k) for k in fields]) == json.dumps([b.get(k) for k in fields])
+
+
+def same_shared(a: Mapping[str, Any], b: Mapping[str, Any]) -> bool:
+    """`same_answer` on the fields both answers carry (the audit's builtin target leaves out
+    the members' next user data, which the chains never read); the assignment always."""
+    shared = [k for k in COMPARED if k == "assignment" or (k in a and k in b)]
+    return same_answer(a, b, shared)
 
 
 def _subscriptions(request: Mapping[str, Any]) -> dict[str, list[str]]:
@@ -210,14 +218,15 @@ def agreement(requests: Sequence[dict[str, Any]],
               ours: Callable[[dict[str, Any]], dict[str, Any]],
               reference: Callable[[dict[str, Any]], dict[str, Any]]) -> tuple[int, bool]:
     """Labels from evidence: (how many leading requests ``reference`` answers exactly as
-    ``ours`` does (`same_answer`), whether it then broke rather than answered otherwise).
+    ``ours`` does (`same_answer` on every field both answers carry), whether it then broke
+    rather than answered otherwise).
     A violation found at request ``k`` is the reference's own when ``k`` is below the
     count; when the reference broke first it was not asked, so that is no evidence."""
     for index, request in enumerate(requests):
         mine, theirs = ask(ours, request), ask(reference, request)
         if theirs.get("failure"):
             return index, True
-        if not same_answer(mine, theirs):
+        if not same_shared(mine, theirs):
             return index, False
     return len(requests), False
 

@@ -183,3 +183,19 @@ def test_check_says_which_labels_came_from_evidence_and_which_from_a_rule(
     assert main([*base, "--reference", "java:"]) == 0
     table = capsys.readouterr().out
     assert "reproduced" in table and "I6 (evidence java:)" in table
+
+
+def test_a_shrunk_story_keeps_the_reference_reproducing_it(kafka: AuditTarget) -> None:
+    """Shrinking a violation the reference reproduced (the flap, K4 without a reference)
+    keeps only candidates Kafka's client still answers identically."""
+    from groupcheck.audit.shrink import Failure, shrink_story
+
+    target = resolve_audit_target("builtin:cooperative-sticky")
+    result = shrink_story(FLAP, target, Failure("I11", EVIDENCE), seconds=30,
+                          reference=kafka)
+    assert result.chain.inherited.get("I11") == EVIDENCE
+    assert result.after["members"] <= result.before["members"]
+    assert result.after["partitions"] < result.before["partitions"]
+    again = run_chain(target, result.spec)
+    label(again, target, kafka, 30.0)
+    assert again.inherited.get("I11") == EVIDENCE
