@@ -6,8 +6,11 @@ the target's assignor builds it from its topics, owned partitions and generation
 COOPERATIVE answer that leaves partitions unassigned gets follow-up rebalances (each member
 now owns what it was given, at the new generation) until the group settles. Needing more
 than `MAX_FOLLOW_UPS` is I11; follow-ups go on to `kafka_rules.SETTLE_HORIZON` only to tell
-whether the group settles at all (rule K3). Then the members keep what they were given and
-the next step's changes apply. Stalled members keep their state and come back with it.
+whether the group settles at all (rule K3) or cycles (an answer repeats: rule K4), and a
+group still changing there without a repeat goes on to `kafka_rules.CYCLE_HORIZON`, until it
+settles or repeats. Then the members keep what they were given and the next step's changes
+apply. Stalled members keep
+their state and come back with it.
 
 Judgement per call (the predicates of ``properties``): I1 exclusive ownership, the validity
 half of I2; COOPERATIVE: I5 over the uncontested claims members still hold when they join,
@@ -47,7 +50,13 @@ from typing import Any
 from ..properties import assignment as A
 from ..properties.codec import codec_violations
 from ..properties.generations import claim_breaches, resolved, uncontested
-from ..properties.kafka_rules import SETTLE_HORIZON, inherited_i4a, inherited_i6, inherited_i11
+from ..properties.kafka_rules import (
+    CYCLE_HORIZON,
+    SETTLE_HORIZON,
+    inherited_i4a,
+    inherited_i6,
+    inherited_i11,
+)
 from ..properties.rebalance import assignment_of, claims_of, i4a_applies, sent_claims
 from .targets import AuditTarget
 
@@ -63,7 +72,7 @@ class AssignTimeout(TimeoutError):
     """An assign call took longer than `CALL_TIMEOUT`."""
 
 
-def _call_with_timeout(fn: Any, request: dict[str, Any], seconds: float) -> Any:
+def call_with_timeout(fn: Any, request: dict[str, Any], seconds: float) -> Any:
     """``fn(request)``, interrupted after ``seconds`` by SIGALRM where it can be (the main
     thread of a POSIX process: Spark's Python workers run the function there)."""
     if seconds <= 0 or threading.current_thread() is not threading.main_thread() \
@@ -115,11 +124,14 @@ class ChainResult:
         return any(v == 1 and inv not in self.inherited for inv, v in self.verdicts.items())
 
     def check(self, invariant: str, found: list[str], rule: str | None = None) -> None:
-        """Record one check; ``rule``: every message in ``found`` is that Kafka rule's."""
+        """Record one check; ``rule``: every message in ``found`` is that Kafka rule's. An
+        invariant stays labelled while every violation of it has a rule (``K3+K4`` when
+        they are different rules)."""
         if found:
             first = self.verdicts[invariant] != 1
-            if rule is not None and (first or self.inherited.get(invariant) == rule):
-                self.inherited[invariant] = rule
+            if rule is not None and (first or invariant in self.inherited):
+                rules = set(self.inherited.get(invariant, rule).split("+")) | {rule}
+                self.inherited[invariant] = "+".join(sorted(rules))
             else:
                 self.inherited.pop(invariant, None)
             self.verdicts[invariant] = 1
@@ -299,12 +311,14 @@ def _run_rebalance(target: AuditTarget, group: _Group, result: ChainResult,
     protocol = "EAGER"
     follow_ups = 0
     response: dict[str, Any] = {}
+    answers: set[frozenset[tuple[str, frozenset[TopicPartition]]]] = set()
+    cycled = False  # an answer repeated an earlier one of this rebalance (rule K4)
     # follow-ups past MAX_FOLLOW_UPS are run only to tell whether the group settles within
     # a horizon (rule K3); needing them is an I11 violation either way
-    for call in range(SETTLE_HORIZON + 1):
+    for call in range(CYCLE_HORIZON + 1):
         started = time.perf_counter()
         try:
-            response = _call_with_timeout(target.assign, current, timeout)
+            response = call_with_timeout(target.assign, current, timeout)
             assignment = assignment_of(response)
         except Exception as exc:  # noqa: BLE001 - any failure of the target is a finding
             result.assign_ms += (time.perf_counter() - started) * 1000.0
@@ -343,11 +357,16 @@ def _run_rebalance(target: AuditTarget, group: _Group, result: ChainResult,
         # stays theirs
         kept = {tp for tp in kept if owner.get(tp) == before[tp]} if cooperative else set()
         changed = call == 0 or _as_sets(assignment) != _as_sets(settled)
+        answer_key = frozenset(_as_sets(assignment).items())
+        cycled = cycled or answer_key in answers
+        answers.add(answer_key)
         settled = assignment
         missing = any(tp not in owner for tp in wanted)
         if not cooperative or not changed or not missing:
             break
-        if call < SETTLE_HORIZON:
+        if call >= SETTLE_HORIZON and cycled:
+            break  # past the horizon only to learn whether it settles or cycles
+        if call < CYCLE_HORIZON:
             follow_ups += 1
             generation = response.get("generation")
             gen = generation if isinstance(generation, int) else group.generation + 1
@@ -360,8 +379,12 @@ def _run_rebalance(target: AuditTarget, group: _Group, result: ChainResult,
     if protocol == "COOPERATIVE":
         if complete and follow_ups and changed:
             # still changing after every follow-up: not settled (I11), not a gap (I2)
+            cycle = "; the answers cycle" if cycled else ""
             result.check("I11", [f"I11: no settled assignment after {follow_ups} follow-up "
-                                 f"rebalance(s); {v.split(': ', 1)[1]}" for v in complete])
+                                 f"rebalance(s){cycle}; {v.split(': ', 1)[1]}"
+                                 for v in complete],
+                         inherited_i11(target.assignor, follow_ups, settled=False,
+                                       rack_aware="racks" in request, cycled=cycled))
             complete = []
         elif follow_ups > MAX_FOLLOW_UPS and not complete:
             result.check("I11", [f"I11: settled only after {follow_ups} follow-up "

@@ -18,7 +18,9 @@ import json
 from pathlib import Path
 from typing import Any
 
+from ..properties.deviations import EVIDENCE
 from .chain import replay_record
+from .evidence import reference_name
 from .picture import chain_timeline, svg
 from .shrink import Failure, ShrinkError, shrink_story
 from .targets import Resolver
@@ -35,17 +37,21 @@ def _examples(summary: dict[str, Any]) -> list[tuple[str, str, dict[str, Any]]]:
 
 
 def _shrink_one(out: Path, resolver: Resolver, target_name: str, inv: str,
-                entry: dict[str, Any], seconds: float) -> tuple[dict[str, Any],
-                                                                dict[str, Any] | None]:
-    """The record to draw (the shrunk one where shrinking worked) and what it did."""
+                entry: dict[str, Any], seconds: float, reference: str | None = None
+                ) -> tuple[dict[str, Any], dict[str, Any] | None]:
+    """The record to draw (the shrunk one where shrinking worked) and what it did; with a
+    ``reference`` the shrunk story keeps its label from evidence (`shrink.play`)."""
     path = out / entry["file"]
     record: dict[str, Any] = json.loads(path.read_text(encoding="utf-8"))
     spec = record.get("spec") or {}
     if seconds <= 0 or spec.get("kind") == "requests":
         return record, None
     target = resolver(target_name)
+    ref = resolver(reference_name(reference, target.assignor)) if reference else None
+    rule = EVIDENCE if entry.get("label") == "evidence" else entry.get("rule")
     try:
-        result = shrink_story(spec, target, Failure(inv, entry.get("rule")), seconds=seconds)
+        result = shrink_story(spec, target, Failure(inv, rule), seconds=seconds,
+                              reference=ref)
     except ShrinkError as exc:  # e.g. a timeout that did not recur on the driver
         return record, {"error": str(exc)}
     shrunk = replay_record(target, result.spec, result.chain, record["scenario"],
@@ -67,7 +73,8 @@ def shrink_and_draw(out: Path, summary: dict[str, Any], resolver: Resolver,
     figures: list[str] = []
     done: dict[str, Any] = {}
     for target, inv, entry in examples:
-        record, shrink = _shrink_one(out, resolver, target, inv, entry, share)
+        record, shrink = _shrink_one(out, resolver, target, inv, entry, share,
+                                     summary.get("reference"))
         if shrink is not None:
             done[entry["file"]] = shrink
         figures.append(_figure(target, inv, entry, shrink, svg(chain_timeline(record))))

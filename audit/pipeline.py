@@ -34,8 +34,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .chain import INVARIANTS, run_chain
+from .chain import CALL_TIMEOUT, INVARIANTS, run_chain
 from .chain import replay_record as _replay_record
+from .evidence import label, reference_name
 from .examples import shrink_and_draw
 from .progress import Progress
 from .scenarios import random_spec, spec_size
@@ -68,6 +69,8 @@ class AuditConfig:
     slices: int = 0  # Spark partitions per chunk; 0: one per core (at least 2)
     corpus: str | None = None
     in_flight: int = 0  # chunks run at once; 0: IN_FLIGHT
+    #: a target whose reproduction of a violation labels it (``evidence``), e.g. ``java:``
+    reference: str | None = None
     shrink_seconds: float = 60.0  # shrinking the smallest examples, on the driver
     extra_conf: dict[str, str] = field(default_factory=dict)
 
@@ -76,7 +79,8 @@ class AuditConfig:
         return {"format": RUN_FORMAT, "targets": list(self.targets),
                 "scenarios": self.scenarios, "seed": self.seed,
                 "chunk_size": self.effective_chunk_size(),
-                "corpus": os.path.abspath(self.corpus) if self.corpus else None}
+                "corpus": os.path.abspath(self.corpus) if self.corpus else None,
+                "reference": self.reference}
 
     def effective_chunk_size(self) -> int:
         if self.chunk_size > 0:
@@ -174,31 +178,39 @@ def result_schema() -> Any:
     return pa.schema(fields)
 
 
-def run_targets(names: list[str], resolver: Resolver, seed: int | None
-                ) -> Callable[[Iterator[Any]], Iterator[Any]]:
+def run_targets(names: list[str], resolver: Resolver, seed: int | None,
+                reference: str | None = None) -> Callable[[Iterator[Any]], Iterator[Any]]:
     """mapInArrow over scenario ids (``seed`` given) or corpus rows (``seed`` None): each
     spec is made in the worker and every target runs on it, one row per target. Making
-    the specs here, in the same Python pass, keeps specs off the JVM and the wire."""
+    the specs here, in the same Python pass, keeps specs off the JVM and the wire. With a
+    ``reference``, a violated story is asked of it (`evidence`)."""
 
     def fn(batches: Iterator[Any]) -> Iterator[Any]:
         import pyarrow as pa
 
         schema = result_schema()
         targets = [resolve_cached(resolver, name) for name in names]
+        refs = [resolve_cached(resolver, reference_name(reference, t.assignor))
+                if reference else None for t in targets]
         for batch in batches:
             out: dict[str, list[Any]] = {f.name: [] for f in schema}
             for index, spec in _specs(batch, seed):
-                _result_rows(out, targets, index, spec, seed)
+                _result_rows(out, targets, index, spec, seed, refs)
             yield pa.RecordBatch.from_pydict(out, schema=schema)
 
     return fn
 
 
 def _result_rows(out: dict[str, list[Any]], targets: list[Any], index: int,
-                 spec: dict[str, Any], seed: int | None) -> None:
-    """Append one row per target for scenario ``index`` to the columns ``out``."""
+                 spec: dict[str, Any], seed: int | None,
+                 refs: list[Any] | None = None) -> None:
+    """Append one row per target for scenario ``index`` to the columns ``out``; a violated
+    story is relabelled from the evidence of the target's reference in ``refs``."""
     size = spec_size(spec)
     results = [run_chain(t, spec) for t in targets]
+    for t, r, ref in zip(targets, results, refs or [None] * len(targets), strict=True):
+        if ref is not None and r.violated:
+            label(r, t, ref, CALL_TIMEOUT)
     prints = [r.fingerprint() for r in results]
     for t, r, fp in zip(targets, results, prints, strict=True):
         out["scenario"].append(index)
@@ -359,7 +371,9 @@ def run_audit(config: AuditConfig, resolver: Resolver, spark: Any | None = None,
         raise AuditError("a --target is given twice")
     for name in config.targets:  # fail fast, with one line, on the driver
         try:
-            resolver(name)
+            assignor = resolver(name).assignor
+            if config.reference:
+                resolver(reference_name(config.reference, assignor))
         except ValueError as exc:
             raise AuditError(str(exc)) from None
     out = Path(config.out)
@@ -385,7 +399,7 @@ def run_audit(config: AuditConfig, resolver: Resolver, spark: Any | None = None,
         slices = config.slices or max(2, int(spark.sparkContext.defaultParallelism))
         bar = Progress(config.scenarios, sum(hi - lo for i, lo, hi in chunks if i in done))
         fn = run_targets(list(config.targets), resolver,
-                         None if config.corpus else config.seed)
+                         None if config.corpus else config.seed, config.reference)
         todo = [(i, lo, hi) for i, lo, hi in chunks if i not in done]
         chunks_run = _run_chunks(spark, config, fn, out / "results", todo, slices,
                                  bar if progress else None)

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..properties.kafka_rules import RULES
 from .chain import INVARIANTS
+from .evidence import EVIDENCE, evidence_note, label_entry, label_text
 
 if TYPE_CHECKING:
     from .pipeline import AuditConfig
@@ -95,9 +96,12 @@ def _violation_aggregates(F: Any) -> list[Any]:
     aggs = []
     for inv in INVARIANTS:
         violated = F.col(inv) == 1
-        inherited = violated & F.concat(F.lit(","), F.col("inherited")).contains(f",{inv}:")
+        labels = F.concat(F.lit(","), F.col("inherited"), F.lit(","))
+        inherited = violated & labels.contains(f",{inv}:")
+        evidence = violated & labels.contains(f",{inv}:{EVIDENCE},")
         aggs += [F.sum(F.when(violated, 1).otherwise(0)).alias(f"{inv}__violated"),
                  F.sum(F.when(inherited, 1).otherwise(0)).alias(f"{inv}__inherited"),
+                 F.sum(F.when(evidence, 1).otherwise(0)).alias(f"{inv}__evidence"),
                  F.min_by(example, F.when(violated & ~inherited, size_key))
                  .alias(f"{inv}__smallest"),
                  F.min_by(example, F.when(inherited, size_key))
@@ -148,10 +152,11 @@ def _write_parquet(out: Path, name: str, rows: list[dict[str, Any]]) -> None:
 
 
 def _invariant_counts(out: Path, targets: list[str], cells: dict[str, list[dict[str, Any]]],
-                      violations: dict[str, dict[str, Any]]
+                      violations: dict[str, dict[str, Any]], reference: str | None = None
                       ) -> tuple[dict[str, Any], dict[str, Any], dict[str, Any]]:
-    """Per target × invariant: checked, violated and (of those) inherited from Kafka; the
-    smallest own counterexample and the smallest inherited one, each saved as a file."""
+    """Per target × invariant: checked, violated and (of those) inherited, by a rule or
+    from the ``reference``'s evidence; the smallest own counterexample and the smallest
+    inherited one, each saved as a file."""
     for folder in ("counterexamples", "inherited"):
         shutil.rmtree(out / folder, ignore_errors=True)
     invariants: dict[str, dict[str, dict[str, int]]] = {}
@@ -164,7 +169,8 @@ def _invariant_counts(out: Path, targets: list[str], cells: dict[str, list[dict[
             invariants[t][inv] = {
                 "checked": sum(int(c[f"{inv}__checked"]) for c in cells[t]),
                 "violated": int(v.get(f"{inv}__violated") or 0),
-                "inherited": int(v.get(f"{inv}__inherited") or 0)}
+                "inherited": int(v.get(f"{inv}__inherited") or 0),
+                "by_evidence": int(v.get(f"{inv}__evidence") or 0)}
             smallest = v.get(f"{inv}__smallest")
             if smallest:
                 counterexamples.setdefault(t, {})[inv] = _write_counterexample(
@@ -172,8 +178,8 @@ def _invariant_counts(out: Path, targets: list[str], cells: dict[str, list[dict[
             smallest = v.get(f"{inv}__smallest_inherited")
             if smallest:
                 entry = _write_counterexample(out, t, inv, smallest, "inherited")
-                entry["rule"] = dict(p.split(":", 1) for p in
-                                     smallest["inherited"].split(","))[inv]
+                rule = dict(p.split(":", 1) for p in smallest["inherited"].split(","))[inv]
+                entry.update(label_entry(rule, reference, t))
                 inherited.setdefault(t, {})[inv] = entry
     return invariants, counterexamples, inherited
 
@@ -195,7 +201,7 @@ def aggregate(spark: Any, out: Path, config: AuditConfig
                   rows.filter(F.col("violated")).groupBy("target")
                   .agg(*_violation_aggregates(F)).collect()}
     invariants, counterexamples, inherited = _invariant_counts(out, targets, cells,
-                                                               violations)
+                                                               violations, config.reference)
     by_size = {t: [_size_entry(c) for c in cells[t]] for t in targets}
     time_by_size = {t: [{"members": bucket_label(c["bucket"]), "scenarios": c["rows"],
                          "mean_ms": round(c["assign_ms_sum"] / c["rows"], 4),
@@ -218,6 +224,7 @@ def aggregate(spark: Any, out: Path, config: AuditConfig
         for t, per in disagreement.items() for u, n in per.items()])
     total_violations = sum(v["violated"] for t in invariants.values() for v in t.values())
     total_inherited = sum(v["inherited"] for t in invariants.values() for v in t.values())
+    by_evidence = sum(v["by_evidence"] for t in invariants.values() for v in t.values())
     summary: dict[str, Any] = {
         "format": SUMMARY_FORMAT,
         "source": ({"corpus": os.path.abspath(config.corpus)} if config.corpus
@@ -232,6 +239,9 @@ def aggregate(spark: Any, out: Path, config: AuditConfig
         "invariants": invariants,
         "violations": total_violations,
         "inherited_from_kafka": total_inherited,
+        "inherited_by_rule": total_inherited - by_evidence,
+        "inherited_by_evidence": by_evidence,
+        "reference": config.reference,
         "ok": total_violations == total_inherited,
         "counterexamples": counterexamples,
         "inherited_examples": inherited,
@@ -327,7 +337,7 @@ def _table(header: list[str], rows: list[list[Any]]) -> str:
 
 def _example_rows(examples: dict[str, dict[str, Any]]) -> list[list[Any]]:
     e = html.escape
-    return [[e(t), inv + (f' ({e(c["rule"])})' if "rule" in c else ""), c["scenario"],
+    return [[e(t), inv + e(label_text(c)), c["scenario"],
              c["members"], c["partitions"], c["rounds"], e(c["violation"] or ""),
              f'<a href="{e(c["file"])}">{e(c["file"])}</a>']
             for t, per in examples.items() for inv, c in per.items()]
@@ -403,7 +413,8 @@ def write_html(out: Path, summary: dict[str, Any], timings: dict[str, Any],
         "<h2>Inherited from Kafka</h2>",
         "<p>Violations that Kafka's own client commits and the target reproduces on purpose. "
         "They are counted above and fail the run only with <code>--strict</code>. A "
-        "violation is classified by a rule, never by a list of scenarios:</p>",
+        "violation is classified by a rule, never by a list of scenarios, or by evidence: "
+        f"{e(evidence_note(summary))}</p>",
         _table(["rule", "what Kafka does"], rule_rows),
         _table(["target", "invariant", "scenario", "members", "partitions", "rounds",
                 "violation", "replay file"], kafka_rows) if kafka_rows else "<p>none</p>",

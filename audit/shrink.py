@@ -4,7 +4,10 @@ A counterexample drawn at random is rarely the smallest story that fails: the ra
 flap came with eleven members and 78 partitions. `shrink_story` makes it smaller while the
 *same failure* goes on: the same invariant broken on the same target, either as a violation
 of its own or as the same Kafka rule's (`Failure`), and, when the caller gives one, an extra
-predicate on the candidate (``keep``: e.g. a reference target that must still agree).
+predicate on the candidate (``keep``). With a ``reference`` target every candidate's
+violations are labelled from its evidence first (`evidence.label`), so a violation the
+reference reproduced (rule ``ref``) shrinks only to stories the reference still reproduces,
+and an own one only to stories it still answers otherwise.
 
 Theory of operation. A story (``groupcheck-audit-spec/1``) has parts that can go: steps,
 single changes within a step, members (with every change that names them), topics (with
@@ -37,6 +40,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from .chain import CALL_TIMEOUT, INVARIANTS, ChainResult, run_chain
+from .evidence import label
 from .scenarios import spec_size
 from .story_parts import PASSES, all_members, claims, drop_all_racks, drop_codec, renamed, replicas
 from .targets import AuditTarget
@@ -117,6 +121,7 @@ class _Search:
     target: AuditTarget
     failure: Failure
     keep: Keep | None
+    reference: AuditTarget | None
     limits: _Limits
     timeout: float
     spec: Spec
@@ -130,7 +135,7 @@ class _Search:
         if candidate == self.spec:
             return False
         self.limits.runs += 1
-        chain = run_chain(self.target, candidate, self.timeout)
+        chain = play(self.target, candidate, self.timeout, self.reference)
         if not self.failure.seen_in(chain) or (self.keep is not None
                                                and not self.keep(candidate)):
             return False
@@ -212,29 +217,40 @@ def _fixpoint(search: _Search, order: tuple[int, ...]) -> bool:
     return not changed and not search.limits.cut
 
 
+def play(target: AuditTarget, spec: Spec, timeout: float,
+         reference: AuditTarget | None = None) -> ChainResult:
+    """`run_chain`, its violations labelled from ``reference``'s evidence when given."""
+    chain = run_chain(target, spec, timeout)
+    if reference is not None:
+        label(chain, target, reference, timeout)
+    return chain
+
+
 def shrink_story(spec: Spec, target: AuditTarget, failure: Failure | None = None, *,
                  keep: Keep | None = None, seconds: float = 60.0, max_runs: int = 50_000,
-                 timeout: float = CALL_TIMEOUT) -> ShrinkResult:
+                 timeout: float = CALL_TIMEOUT,
+                 reference: AuditTarget | None = None) -> ShrinkResult:
     """The smallest story found that still shows ``failure`` on ``target`` (by default
     the failure the story shows first; see the module docstring)."""
     if spec.get("kind") == "requests" or not isinstance(spec.get("members"), list):
         raise ShrinkError("only a story (groupcheck-audit-spec/1 with members and steps) "
                           "can be shrunk, not a fixed chain of requests")
     started = time.monotonic()
-    original = run_chain(target, spec, timeout)
+    original = play(target, spec, timeout, reference)
     failure = failure or failure_of(original)
     if failure is None or not failure.seen_in(original):
         raise ShrinkError(f"the story does not fail on {target.name}"
                           + (f" with {failure.text()}" if failure else ""))
     limits = _Limits(started + seconds, max_runs, runs=1)
-    best = _Search(target, failure, keep, limits, timeout, copy.deepcopy(spec), original)
+    best = _Search(target, failure, keep, reference, limits, timeout, copy.deepcopy(spec),
+                   original)
     complete = True
     stale = 0
     for order in orders():
         if not limits.more() or stale >= PATIENCE:
             break
-        search = _Search(target, failure, keep, limits, timeout, copy.deepcopy(spec),
-                         original)
+        search = _Search(target, failure, keep, reference, limits, timeout,
+                         copy.deepcopy(spec), original)
         complete = _fixpoint(search, order) and complete
         stale += 1
         if weight(search.spec) < weight(best.spec):

@@ -1,13 +1,14 @@
 """``groupcheck audit``: the PySpark audit pipeline from the command line.
 
     groupcheck audit [--target T ...] [--scenarios N] [--seed S] [--master URL]
-                     [--out DIR] [--chunk-size K] [--corpus DIR] [--strict] [--fresh]
-                     [--shrink-seconds S]
+                     [--out DIR] [--chunk-size K] [--corpus DIR] [--reference T]
+                     [--strict] [--fresh] [--shrink-seconds S]
 
 Exit codes: 0 every invariant held, or every violation is Kafka's own behaviour (a rule of
-``properties.kafka_rules``: counted, shown and saved under ``DIR/inherited``, but failing the run
-only with ``--strict``); 1 any other violation (the smallest counterexample per (target,
-invariant) is saved under ``DIR/counterexamples``); 2 bad arguments (one line).
+``properties.kafka_rules``, or with ``--reference`` the reference reproducing it: counted,
+shown and saved under ``DIR/inherited``, but failing the run only with ``--strict``); 1 any
+other violation (the smallest counterexample per (target, invariant) is saved under
+``DIR/counterexamples``); 2 bad arguments (one line).
 
 This floor resolves ``builtin:<assignor>`` to our ``impl.assign_op`` (audit/
 never imports impl) and ``<assignor>@java:[CLASSPATH]`` to Kafka's own client (one JVM per
@@ -108,13 +109,15 @@ def cmd_audit(args: argparse.Namespace) -> int:
     if args.chunk_size is not None and args.chunk_size < 1:
         raise CommandError("audit: --chunk-size must be at least 1")
     targets = expand_targets(list(args.target or DEFAULT_TARGETS))
+    if args.reference:
+        expand_targets([args.reference])  # a java: reference is checked like a target
     if args.fresh and os.path.isdir(args.out):
         shutil.rmtree(args.out)
     config = AuditConfig(targets=targets,
                          scenarios=args.scenarios or DEFAULT_SCENARIOS, seed=args.seed,
                          master=args.master, out=args.out, chunk_size=args.chunk_size or 0,
                          slices=args.slices or 0, corpus=args.corpus,
-                         shrink_seconds=args.shrink_seconds)
+                         reference=args.reference, shrink_seconds=args.shrink_seconds)
     try:
         outcome = run_audit(config, resolve_audit_target)
     except AuditError as exc:
@@ -156,6 +159,13 @@ def expand_targets(targets: list[str]) -> list[str]:
     return out
 
 
+def _label(entry: dict[str, Any]) -> str:
+    """`` [rule K1]``, or where the reference reproduced the violation which one."""
+    if entry.get("label") == "evidence":
+        return f" [inherited from {entry['reference']}, which reproduced it]"
+    return f" [rule {entry['rule']}]" if "rule" in entry else ""
+
+
 def _print_findings(summary: dict[str, Any], out: str) -> None:
     """Per target the violated invariants, then every smallest counterexample: own
     violations first, then those a Kafka rule explains (never hidden, only labelled), each
@@ -177,8 +187,7 @@ def _print_findings(summary: dict[str, Any], out: str) -> None:
                        ("INHERITED FROM KAFKA", "inherited_examples")):
         for target, per in summary[key].items():
             for inv, c in per.items():
-                rule = f" [rule {c['rule']}]" if "rule" in c else ""
-                print(f"{label} {target} {inv}{rule}: {c['violation']}")
+                print(f"{label} {target} {inv}{_label(c)}: {c['violation']}")
                 print(f"  smallest: scenario {c['scenario']} ({c['members']} members, "
                       f"{c['partitions']} partitions), replay file "
                       f"{os.path.join(out, c['file'])}")
@@ -190,8 +199,12 @@ def _print_findings(summary: dict[str, Any], out: str) -> None:
     if summary["inherited_from_kafka"]:
         for rule, text in summary["kafka_rules"].items():
             print(f"rule {rule}: {text}")
+        evidence = summary.get("inherited_by_evidence", 0)
         print(f"{summary['inherited_from_kafka']:,} violation(s) are Kafka's own behaviour "
-              "(rules above); they fail the run only with --strict")
+              f"({summary['inherited_from_kafka'] - evidence:,} by a rule above"
+              + (f", {evidence:,} reproduced by the reference {summary['reference']}"
+                 if summary.get("reference") else "")
+              + "); they fail the run only with --strict")
 
 
 def add_commands(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -215,6 +228,11 @@ def add_commands(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-
     p.add_argument("--corpus", default=None,
                    help="run the replay files (*.json) in this folder instead of random "
                         "scenarios")
+    p.add_argument("--reference", default=None, metavar="T",
+                   help="a target whose answers decide what is inherited: a violated story "
+                        "is run again on it (java:[CLASSPATH] runs each target's assignor on "
+                        "Kafka's client), and when every answer is identical the violation "
+                        "is labelled the reference's own")
     p.add_argument("--strict", action="store_true",
                    help="exit 1 also on violations that are Kafka's own behaviour "
                         "(inherited from Kafka, see the report)")

@@ -100,6 +100,9 @@ class Context:
     strict: bool = False
     parity: bool = False
     targets: int = 1  # how many assignors share the budget
+    #: asked the requests of the prover's and the scenarios engine's violations (labels
+    #: from evidence); the state machine's and the codec's keep the rules
+    reference: Target | None = None
 
 
 @dataclass(frozen=True)
@@ -113,9 +116,9 @@ def _prove(target: Target, ctx: Context) -> EngineResult:
     """``--scope``, else the portfolio of small scopes within its share of the budget."""
     if ctx.scope:
         return run_prove(target, ctx.scope, ctx.failures, workers=ctx.workers,
-                         strict=ctx.strict)
+                         strict=ctx.strict, reference=ctx.reference)
     return run_prove_within(target, ctx.total * PROVE_SHARE / ctx.targets, ctx.failures,
-                            workers=ctx.workers, strict=ctx.strict)
+                            workers=ctx.workers, strict=ctx.strict, reference=ctx.reference)
 
 
 def _vectors(target: Target, ctx: Context) -> EngineResult:
@@ -125,7 +128,7 @@ def _vectors(target: Target, ctx: Context) -> EngineResult:
 
 
 def run_stories(target: Target, budget: float, failures: str, seed: int = 0, *,
-                strict: bool = False) -> EngineResult:
+                strict: bool = False, reference: Target | None = None) -> EngineResult:
     """The scenarios engine, its repertoire stated so that what it never judged shows, and
     a range or roundrobin contract judged on every answer as it passes."""
     from .battery_prove import prover_reasons
@@ -135,7 +138,8 @@ def run_stories(target: Target, budget: float, failures: str, seed: int = 0, *,
     if target.assign is not None and target.balance in ("range", "roundrobin"):
         watch = watched(target.assign, target.balance, failures)
         target = replace(target, assign=watch)
-    out = run_scenarios_engine(target, budget, failures, seed, strict=strict)
+    out = run_scenarios_engine(target, budget, failures, seed, strict=strict,
+                               reference=reference)
     repertoire = {"I1", "I2", "I5", "I6", "I11", "ERROR"}
     if target.balanced and target.sticky:
         repertoire |= {"I3", "I4a"}
@@ -156,7 +160,8 @@ ENGINE_LIST: tuple[Engine, ...] = (
     Engine("prove", _prove),
     Engine("vectors", _vectors),
     Engine("scenarios", lambda t, c: run_stories(t, c.budget, c.failures, c.seed,
-                                                 strict=c.strict), share=SCENARIOS_SHARE),
+                                                 strict=c.strict, reference=c.reference),
+           share=SCENARIOS_SHARE),
     Engine("fuzz", lambda t, c: run_fuzz(t, c.budget, c.failures, seed=c.seed,
                                          strict=c.strict), share=1.0 - SCENARIOS_SHARE),
 )
@@ -166,9 +171,12 @@ def run_batteries(targets: Sequence[Target], *, budget: float = 120.0, parity: b
                   scope: str | None = None, failures: str = "groupcheck-failures",
                   seed: int = 0, engines: Iterable[str] | None = None,
                   workers: int | None = None, strict: bool = False,
-                  first: bool = False) -> list[BatteryResult]:
+                  first: bool = False,
+                  reference: Callable[[Target], Target | None] | None = None
+                  ) -> list[BatteryResult]:
     """Every engine on every target within ``budget`` seconds in all (see the module doc);
-    ``first`` stops the run at the first finding."""
+    ``first`` stops the run at the first finding; ``reference`` gives the reference target
+    running a target's assignor (labels from evidence), or None."""
     started = time.perf_counter()
     wanted = set(engines) if engines is not None else {e.name for e in ENGINE_LIST}
     chosen = [e for e in ENGINE_LIST if e.name in wanted]
@@ -184,7 +192,8 @@ def run_batteries(targets: Sequence[Target], *, budget: float = 120.0, parity: b
             results[i].engines.append(EngineResult(
                 engine.name, skipped="the run stopped at its first finding (--first)"))
             return
-        out = engine.run(targets[i], ctx)
+        ref = reference(targets[i]) if reference is not None else None
+        out = engine.run(targets[i], replace(ctx, reference=ref))
         results[i].engines.append(out)
         stopped = first and out.failed
 

@@ -114,9 +114,11 @@ def _judged(result: EngineResult, target: Target, report: Any, scope_text: str) 
 
 
 def run_prove(target: Target, scope_text: str, failures: str, *,
-              workers: int | None = None, strict: bool = False) -> EngineResult:
-    """The scope prover; a violation Kafka's own client shows too (`kafka_rules`) goes to
-    ``inherited`` unless ``strict``."""
+              workers: int | None = None, strict: bool = False,
+              reference: Target | None = None) -> EngineResult:
+    """The scope prover; a violation Kafka's own client shows too (`kafka_rules`, or the
+    ``reference`` answering its requests identically) goes to ``inherited`` unless
+    ``strict``."""
     from .battery_results import INVARIANT_ROWS
     from .properties.scope import Scope, prove
 
@@ -125,7 +127,7 @@ def run_prove(target: Target, scope_text: str, failures: str, *,
         result.skipped = "no assign function"
         return result
     scope = Scope.parse(scope_text)
-    if not target.fork_safe:
+    if not target.fork_safe or (reference is not None and not reference.fork_safe):
         workers = 1
     watch = (watched(target.assign, target.balance, failures)
              if target.balance in ("range", "roundrobin") else None)
@@ -135,7 +137,9 @@ def run_prove(target: Target, scope_text: str, failures: str, *,
         session = lambda: ContractWatch(make(), contract, log)  # noqa: E731 - one log for all
     report = prove(watch or target.assign, target.assignor, scope,
                    target=file_safe(target.name), workers=workers, failures=failures,
-                   sticky=target.balanced, session=session)
+                   sticky=target.balanced, session=session,
+                   reference=reference.assign if reference else None,
+                   reference_name=reference.name if reference else None)
     contract = watch.first(failures, file_safe(target.name)) if watch else None
     if contract is not None:
         result.add(contract)
@@ -155,11 +159,26 @@ def run_prove(target: Target, scope_text: str, failures: str, *,
         if inv in report.own_violations or strict:
             result.add(finding)
         else:
+            finding.label = _label_of(report, inv)
             finding.violation = (f"{report.violations[inv]:,} configuration(s), Kafka's "
-                                 f"own ({', '.join(report.rules.get(inv, []))}): "
-                                 f"{finding.violation}")
+                                 f"own ({finding.label}): {finding.violation}")
             result.inherited[inv] = finding
     return result
+
+
+def _label_of(report: Any, inv: str) -> str:
+    """``"rule K1"``, ``"evidence java:"`` or both, with counts when they are mixed."""
+    from .properties.deviations import EVIDENCE
+
+    evidence = report.evidence.get(inv, 0)
+    rules = [r for r in report.rules.get(inv, []) if r != EVIDENCE]
+    parts = [f"rule {','.join(rules)}"] if rules else []
+    if evidence:
+        parts.append(f"evidence {report.reference}")
+    if len(parts) > 1:
+        parts = [f"{parts[0]}: {report.inherited[inv] - evidence:,}",
+                 f"{parts[1]}: {evidence:,}"]
+    return "; ".join(parts)
 
 
 @functools.cache
@@ -172,7 +191,7 @@ def scope_size(scope: str) -> int:
 
 def run_prove_within(target: Target, budget: float, failures: str, *,
                      scopes: tuple[str, ...] = PORTFOLIO, workers: int | None = None,
-                     strict: bool = False) -> EngineResult:
+                     strict: bool = False, reference: Target | None = None) -> EngineResult:
     """The prover over ``scopes`` in order, until one shows a violation or ``budget`` would
     be spent (a scope is not started when the configurations per second seen so far say it
     would not finish in time; the first one always runs)."""
@@ -183,7 +202,8 @@ def run_prove_within(target: Target, budget: float, failures: str, *,
         size = scope_size(scope)
         if ran and rate and total.seconds + size / rate > budget:
             break
-        part = run_prove(target, scope, failures, workers=workers, strict=strict)
+        part = run_prove(target, scope, failures, workers=workers, strict=strict,
+                         reference=reference)
         if part.skipped:
             return part
         _merge(total, part)

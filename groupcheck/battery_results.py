@@ -45,6 +45,8 @@ class Finding:
     size: int | None = None  # events (fuzz) or members (assign inputs)
     detail: str = ""  # the counterexample, readable
     found_at: float = field(default_factory=time.perf_counter)  # perf_counter() when made
+    #: where an inherited finding's label came from: "rule K1" or "evidence <reference>"
+    label: str = ""
 
 
 @dataclass
@@ -71,11 +73,13 @@ class EngineResult:
         return bool(self.findings)
 
     def verdict(self, invariant: str) -> str:
-        """VIOLATED, Kafka's, holds, not judged, or "-" (not this engine's business)."""
+        """VIOLATED, Kafka's (by a rule), reproduced (the reference answered alike), holds,
+        not judged, or "-" (not this engine's business)."""
         if invariant in self.findings:
             return "VIOLATED"
         if invariant in self.inherited:
-            return "Kafka's"
+            return ("reproduced" if self.inherited[invariant].label.startswith("evidence")
+                    else "Kafka's")
         if invariant not in self.checked:
             return "-"
         return "holds" if self.judged[invariant] else "not judged"
@@ -143,11 +147,13 @@ class BatteryResult:
         if files:
             lines.append("counterexamples:")
             lines += files
-        kafka = sorted({i for e in self.engines for i in e.inherited})
+        kafka = sorted({f"{i} ({f.label})" if f.label else i for e in self.engines
+                        for i, f in e.inherited.items()})
         if kafka:
             lines.append(f"Kafka's: {', '.join(kafka)} broken the way Kafka's own client breaks "
-                         "it (rules K1-K3; README 'Where groupcheck differs from Kafka'); "
-                         "--strict fails on them")
+                         "it (by a rule, K1-K4 in README 'Where groupcheck differs from "
+                         "Kafka', or by evidence: the reference gave the same requests "
+                         "identical answers); --strict fails on them")
         lines.append("VIOLATED" if self.failed else "every invariant judged held")
         return "\n".join(lines)
 

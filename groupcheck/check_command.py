@@ -4,6 +4,7 @@
                      [--first] [--json]
     groupcheck zoo [--row R ...] [--peers] [--budget SECONDS]
     groupcheck diff --target A --target B [--assignor A] [--scope S] [--no-vectors]
+                    [--stories N [--seed S] [--start I] [--workers W]] [--request FILE]
 
 Exit codes: 0 every invariant held (``diff``: the targets agree; ``zoo``: every mutant was
 caught and every control passed), 1 a violation (a disagreement, a mutant that escaped),
@@ -63,12 +64,15 @@ def cmd_check(args: argparse.Namespace) -> int:
     _check_scope(args.scope)
     offers = offers_of(args.target, args.assignor, args.timeout)
     targets = [o.target for o in offers if o.target is not None]
+    references = References(args.reference, args.timeout)
     try:
         results = run_batteries(targets, budget=args.budget, parity=args.parity,
                                 scope=args.scope, failures=args.failures, seed=args.seed,
-                                workers=args.workers, strict=args.strict, first=args.first)
+                                workers=args.workers, strict=args.strict, first=args.first,
+                                reference=references.of if args.reference else None)
     finally:
         close_all(offers)
+        references.close()
     if args.json:
         print(json.dumps(check_json(args.target, offers, results), ensure_ascii=False))
     else:
@@ -121,7 +125,8 @@ def engine_json(result: BatteryResult, e: EngineResult) -> dict[str, Any]:
             "violations": {inv: {"violation": f.violation, "file": f.file, "size": f.size,
                                  "afterSeconds": round(result.after(f), 3)}
                            for inv, f in e.findings.items()},
-            "inheritedFromKafka": {inv: {"violation": f.violation, "file": f.file}
+            "inheritedFromKafka": {inv: {"violation": f.violation, "file": f.file,
+                                         "label": f.label}
                                    for inv, f in e.inherited.items()}}
 
 
@@ -265,11 +270,42 @@ def diff_pairs(a: list[Offer], b: list[Offer], wanted: list[str]
     return pairs
 
 
+class References:
+    """``--reference T``: one reference target per assignor, resolved when first asked for
+    (a ``java:`` reference starts one JVM per assignor), closed together."""
+
+    def __init__(self, text: str | None, timeout: float | None) -> None:
+        self.text = text
+        self.timeout = timeout
+        self.made: dict[str | None, Target] = {}
+
+    def of(self, target: Target) -> Target | None:
+        if not self.text:
+            return None
+        if target.assignor not in self.made:
+            offers = offers_of(self.text, [str(target.assignor)], self.timeout)
+            made = [o.target for o in offers if o.target is not None]
+            if not made:
+                close_all(offers)
+                raise CommandError(f"--reference {self.text} does not answer "
+                                   f"{target.assignor}: {offers[0].error if offers else ''}")
+            self.made[target.assignor] = made[0]
+        return self.made[target.assignor]
+
+    def close(self) -> None:
+        for made in self.made.values():
+            made.close()
+
+
 def cmd_diff(args: argparse.Namespace) -> int:
     from .differential import describe, run_diff
 
     if len(args.target) != 2:
         raise CommandError("diff: give exactly two --target options")
+    if args.stories:
+        from .diff_command import cmd_diff_stories
+
+        return cmd_diff_stories(args)
     _check_scope(args.scope)
     wanted = parse_assignors(args.assignor)
     a_offers = offers_of(args.target[0], None, args.timeout)
@@ -277,6 +313,10 @@ def cmd_diff(args: argparse.Namespace) -> int:
     agree = True
     try:
         pairs = diff_pairs(a_offers, b_offers, wanted)
+        if args.request:
+            from .diff_command import cmd_diff_requests
+
+            return cmd_diff_requests(args.request, {n: (a, b) for a, b, n in pairs})
         for a, b, assignor in pairs:
             if a.assign is None or b.assign is None:
                 raise CommandError("diff: both targets need an assign function (an assignor)")
@@ -324,8 +364,13 @@ def add_commands(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-
     p.add_argument("--json", action="store_true", help="print the result as JSON")
     p.add_argument("--first", action="store_true",
                    help="stop at the first finding (the rest of the budget is not spent)")
+    p.add_argument("--reference", default=None, metavar="T",
+                   help="a target (java: for Kafka's client) asked the requests of the "
+                        "prover's violations: identical answers label a violation the "
+                        "reference's own, other answers make it the target's own (the state "
+                        "machine's findings keep the rules)")
     p.add_argument("--strict", action="store_true",
-                   help="fail on violations that are Kafka's own behaviour too (rules K1-K3)")
+                   help="fail on violations that are Kafka's own behaviour too (rules K1-K4)")
     p.set_defaults(func=cmd_check)
 
     p = sub.add_parser("zoo", help="catch every mutant of the bug zoo")
@@ -350,4 +395,13 @@ def add_commands(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-
     p.add_argument("--timeout", type=float, default=None,
                    help="seconds per request for a jsonl: or java: target (default 10)")
     p.add_argument("--failures", default=DEFAULT_FAILURES, help="where the input is saved")
+    p.add_argument("--request", action="append", default=[], metavar="FILE",
+                   help="run this saved assign request on both targets (repeatable)")
+    p.add_argument("--stories", type=int, default=0, metavar="N",
+                   help="feed both targets N of the audit's random chains of rebalances "
+                        "(each request built from the first target's answer)")
+    p.add_argument("--seed", type=int, default=0, help="--stories: the audit's seed")
+    p.add_argument("--start", type=int, default=0, help="--stories: the first scenario id")
+    p.add_argument("--workers", type=int, default=1,
+                   help="--stories: worker processes (each with its own JVM)")
     p.set_defaults(func=cmd_diff)

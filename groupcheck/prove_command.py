@@ -3,9 +3,12 @@
 
     groupcheck prove --target T [--assignor A,...] [--scope members=3,topics=2,partitions=2]
                      [--timeout S] [--failures DIR] [--json] [--workers N] [--exact]
+                     [--reference T] [--strict]
 
-Exit codes: 0 every invariant held, 1 a violation (the smallest counterexample per
-invariant is saved under ``--failures``), 2 bad arguments (one line).
+Exit codes: 0 every invariant held, or every violation is labelled (a rule of
+``kafka_rules``, or the ``--reference`` target answering the same requests identically);
+1 another violation (the smallest counterexample per invariant is saved under
+``--failures``), or any with ``--strict``; 2 bad arguments (one line).
 """
 
 from __future__ import annotations
@@ -62,10 +65,11 @@ def cmd_prove(args: argparse.Namespace) -> int:
         raise CommandError(f"prove: {exc}") from None
     if args.workers is not None and args.workers < 1:
         raise CommandError("prove: --workers must be at least 1")
-    from .check_command import offers_of
+    from .check_command import References, offers_of
     from .targets.offers import close_all
 
     offers = offers_of(args.target, args.assignor, args.timeout)
+    references = References(args.reference, args.timeout)
     bound = upper_bound(scope)
     if bound > LARGE_SCOPE:
         print(f"prove: scope {scope.text()} visits up to {bound:,} candidate "
@@ -77,14 +81,17 @@ def cmd_prove(args: argparse.Namespace) -> int:
             if offer.target is None:
                 print(f"{args.target} [{offer.label}]: not supported: {offer.error}")
                 continue
-            ok = _prove_one(args, scope, offer.target) and ok
+            ok = _prove_one(args, scope, offer.target, references.of(offer.target)) and ok
     finally:
         close_all(offers)
+        references.close()
     return 0 if ok else 1
 
 
-def _prove_one(args: argparse.Namespace, scope: Scope, target: Target) -> bool:
-    """One assignor through the prover; True when it passed."""
+def _prove_one(args: argparse.Namespace, scope: Scope, target: Target,
+               reference: Target | None) -> bool:
+    """One assignor through the prover (``reference``: asked the requests of its
+    violations); True when it passed."""
     from .battery import file_safe
     from .properties.scope import prove
 
@@ -92,12 +99,15 @@ def _prove_one(args: argparse.Namespace, scope: Scope, target: Target) -> bool:
         raise CommandError(f"prove: {target.name} has no assign function for the scope "
                            "prover; its bugs show in groupcheck fuzz (or prove --bmc for "
                            "codec mixes)")
-    workers = args.workers if target.fork_safe else 1
+    fork_safe = target.fork_safe and (reference is None or reference.fork_safe)
+    workers = args.workers if fork_safe else 1
     started = time.perf_counter()
     report = prove(target.assign, target.assignor, scope, target=file_safe(target.name),
                    workers=workers, failures=args.failures, exact=args.exact,
                    sticky=target.balanced, session=target.assign_session,
-                   progress=_progress(started))
+                   progress=_progress(started),
+                   reference=reference.assign if reference is not None else None,
+                   reference_name=reference.name if reference is not None else None)
     if sys.stderr.isatty():
         print(file=sys.stderr)
     if not target.sticky:  # an assignor that promises no stickiness is not held to I4a
@@ -148,6 +158,10 @@ def add_commands(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-
                    help="processes (default: up to 2, one per CPU)")
     p.add_argument("--exact", action="store_true",
                    help="ask Z3 for every optimum (no lower-bound shortcut)")
+    p.add_argument("--reference", default=None, metavar="T",
+                   help="a target (java: for Kafka's client) asked every request of a "
+                        "violating configuration: identical answers label the violation "
+                        "the reference's own, other answers make it the target's own")
     p.add_argument("--strict", action="store_true",
-                   help="fail on violations that are Kafka's own behaviour too (rules K1-K3)")
+                   help="fail on violations that are Kafka's own behaviour too (rules K1-K4)")
     p.set_defaults(func=cmd_prove)

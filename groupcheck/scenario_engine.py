@@ -39,11 +39,12 @@ from .audit.chain import (
     AssignTimeout,
     ChainResult,
     replay_record,
-    run_chain,
 )
 from .audit.scenarios import _pick_tier, random_spec, scenario_rng, spec_size
+from .audit.shrink import play
 from .audit.targets import AuditTarget
 from .battery_results import INVARIANT_ROWS, EngineResult, Finding, file_safe, save_json
+from .properties.deviations import EVIDENCE
 from .targets.registry import Target
 
 #: every LARGE_EVERY-th story is drawn from the large tiers (20 members or more)
@@ -195,15 +196,18 @@ def _first_violated(chain: ChainResult, own: bool) -> str:
 
 def run_scenarios_engine(target: Target, budget: float, failures: str, seed: int = 0, *,
                          count: int | None = None, strict: bool = False,
-                         timeout: float = CALL_TIMEOUT) -> EngineResult:
+                         timeout: float = CALL_TIMEOUT,
+                         reference: Target | None = None) -> EngineResult:
     """Play stories of ``seed`` on ``target`` until ``budget`` seconds are spent (or
     exactly ``count`` stories); stop at the first violation no Kafka rule explains
-    (any violation with ``strict``)."""
+    (any violation with ``strict``). With a ``reference``, a violated story's labels come
+    from its evidence (`audit.evidence`), and a shrunk finding keeps them."""
     result = EngineResult("scenarios")
     if target.assign is None or target.assignor is None:
         result.skipped = "no assign function"
         return result
     story = story_target(target)
+    ref = story_target(reference) if reference is not None else None
     warm(target)
     started = time.perf_counter()
     search = _Search()
@@ -213,7 +217,7 @@ def run_scenarios_engine(target: Target, budget: float, failures: str, seed: int
                 else search.stories and time.perf_counter() - started >= budget):
             break
         spec = random_spec(seed, index)
-        chain = run_chain(story, spec, timeout)
+        chain = play(story, spec, timeout, ref)
         _count(search, spec, index)
         judged = {row_of(inv) for inv, v in chain.verdicts.items() if v is not None}
         if chain.calls:
@@ -226,12 +230,13 @@ def run_scenarios_engine(target: Target, budget: float, failures: str, seed: int
             search.found_after = time.perf_counter() - started
             inv = _first_violated(chain, own=not strict)
             left = max(budget - (time.perf_counter() - started), budget * SHRINK_SHARE)
-            finding = _finding(failures, story, spec, chain, index, seed, inv, left, timeout)
+            finding = _finding(failures, story, spec, chain, index, seed, inv, left, timeout,
+                               ref)
             finding.found_at = started + search.found_after  # when seen, not when shrunk
             result.add(finding)
             break
         if chain.violated:
-            _inherited(result, failures, story, spec, chain, index, seed)
+            _inherited(result, failures, story, spec, chain, index, seed, ref)
     result.checked = tuple(sorted(checked))
     result.runs = search.stories
     result.seconds = time.perf_counter() - started
@@ -241,7 +246,7 @@ def run_scenarios_engine(target: Target, budget: float, failures: str, seed: int
 
 def _finding(failures: str, story: StoryTarget, spec: dict[str, Any], chain: ChainResult,
              index: int, seed: int, invariant: str, seconds: float,
-             timeout: float) -> Finding:
+             timeout: float, reference: StoryTarget | None = None) -> Finding:
     """Shrink the failing story within ``seconds`` and save it (the original is scenario
     ``index`` of ``seed``: `random_spec` makes it again)."""
     from .audit.shrink import Failure, ShrinkError, shrink_story
@@ -249,7 +254,8 @@ def _finding(failures: str, story: StoryTarget, spec: dict[str, Any], chain: Cha
     failure = Failure(invariant, chain.inherited.get(invariant))
     note = ""
     try:
-        shrunk = shrink_story(spec, story, failure, seconds=seconds, timeout=timeout)
+        shrunk = shrink_story(spec, story, failure, seconds=seconds, timeout=timeout,
+                              reference=reference)
         spec, chain = shrunk.spec, shrunk.chain
         b = shrunk.before
         note = (f" (shrunk from {b['members']} members, {b['partitions']} partitions, "
@@ -280,15 +286,20 @@ def _message(chain: ChainResult, invariant: str) -> str:
 
 
 def _inherited(result: EngineResult, failures: str, story: StoryTarget,
-               spec: dict[str, Any], chain: ChainResult, index: int, seed: int) -> None:
-    """Keep the first example of each invariant a Kafka rule explains."""
+               spec: dict[str, Any], chain: ChainResult, index: int, seed: int,
+               reference: StoryTarget | None = None) -> None:
+    """Keep the first example of each invariant a Kafka rule (or ``reference``'s evidence)
+    explains."""
     for inv, rule in chain.inherited.items():
         row = row_of(inv)
         if chain.verdicts[inv] == 1 and row not in result.inherited:
             path = _save(failures, story, spec, chain, index, seed, inv)
+            label = (f"evidence {reference.name if reference else '?'}" if rule == EVIDENCE
+                     else f"rule {rule}")
+            shown = label if rule == EVIDENCE else rule
             result.inherited[row] = Finding(
-                row, f"Kafka's own ({rule}): {_message(chain, inv)}", path,
-                spec_size(spec)["members"], f"seed {seed}, scenario {index}")
+                row, f"Kafka's own ({shown}): {_message(chain, inv)}", path,
+                spec_size(spec)["members"], f"seed {seed}, scenario {index}", label=label)
 
 
 def _note(search: _Search, seed: int) -> str:

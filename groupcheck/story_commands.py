@@ -122,13 +122,16 @@ def _shrink_story(args: argparse.Namespace, data: dict[str, Any]) -> int:
     from .scenario_engine import describe
 
     spec, (target, close) = _story_and_target(args, data)
+    failure = _failure(data, args.invariant)
+    reference, close_reference = _reference(args.reference, target.assignor, failure)
     try:
-        result = shrink_story(spec, target, _failure(data, args.invariant),
-                              seconds=args.budget)
+        result = shrink_story(spec, target, failure, seconds=args.budget,
+                              reference=reference)
     except ShrinkError as exc:
         raise CommandError(f"shrink: {exc}") from None
     finally:
         close()
+        close_reference()
     record = replay_record(target, result.spec, result.chain, spec.get("scenario", -1),
                            spec.get("seed"))
     record["invariant"] = result.failure.invariant
@@ -144,6 +147,22 @@ def _shrink_story(args: argparse.Namespace, data: dict[str, Any]) -> int:
     print(result.chain.violations[0] if result.chain.violations else "")
     print(f"written: {out}")
     return 0
+
+
+def _reference(name: str | None, assignor: str, failure: Any
+               ) -> tuple[Any, Callable[[], None]]:
+    """The ``--reference`` story target running ``assignor`` (``java:`` and ``builtin:``
+    take it), or None; a failure labelled from evidence needs one."""
+    from .properties.deviations import EVIDENCE
+
+    if name is None:
+        if failure is not None and failure.rule == EVIDENCE:
+            raise CommandError("shrink: the file's violation was labelled from a reference's "
+                               "evidence; give --reference (e.g. java:)")
+        return None, lambda: None
+    if name in ("builtin", "builtin:"):
+        name = f"builtin:{assignor}"
+    return open_story_target(name, assignor)
 
 
 def _group_factory(name: str, assignor: str | None = None) -> Callable[[], Any]:
@@ -328,4 +347,8 @@ def add_commands(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-
                    help="which assignor a jsonl: target runs (default: the file's)")
     p.add_argument("--invariant", default=None,
                    help="the invariant to keep broken (default: the file's)")
+    p.add_argument("--reference", default=None, metavar="T",
+                   help="label each candidate's violations from T's evidence (java: runs "
+                        "the story's assignor on Kafka's client): a violation T reproduced "
+                        "shrinks only to stories T still reproduces")
     p.set_defaults(func=cmd_shrink)

@@ -31,13 +31,25 @@ another member is never inherited.
 
 ``K3`` (I11) — cooperative-sticky needs more follow-up rebalances than groupcheck's own
 bound but does settle: within the four that Kafka's own cooperative tests allow (DESIGN,
-I11), or, with racks (KIP-881's rack-aware general path), within ``SETTLE_HORIZON``. When
+I11), or, with racks (KIP-881's rack-aware general path), within ``CYCLE_HORIZON``. When
 members join a rack-aware group at once, every follow-up moves a few partitions that the
-next one withholds; the default audit saw groups settle only at the fifth follow-up, one
-more than Kafka's tests allow. Every answer in such a chain is Kafka's decision (the golden
-vectors cover the rack-aware builders), so this is labelled as Kafka's, and reported: it is
-a finding about Kafka's rack-aware balancing. A group still changing at the horizon is
-never covered.
+next one withholds; the default audit sees groups settle at the fifth follow-up, one more
+than Kafka's tests allow, and one (seed 0, scenario 20579) only at the 36th. Every answer
+in such a chain is Kafka's decision: played on Kafka's own client (``java:``) those chains
+get groupcheck's answer at every call, all 54 calls of scenario 20579 included. So this is
+labelled as Kafka's, and reported: it is a finding about Kafka's rack-aware balancing. A
+group still changing at the horizon is covered only by K4.
+
+``K4`` (I11) — cooperative-sticky with racks (KIP-881's rack-aware general path) never
+settles because, with no membership change, its follow-up rebalances cycle: an answer
+repeats an earlier answer of the same rebalance, so the same requests come back and the
+group flaps between the same assignments for ever (each answer withholds partitions that the
+next one hands back). Played on Kafka's own client (``java:``), the audit's example (seed 0,
+scenario 96646, ``tests/data/rack_aware_flap_spec.json``) gets from Kafka's
+``CooperativeStickyAssignor`` exactly groupcheck's answer at every one of its nine calls
+(``tests/test_java_target.py``), so the flap is Kafka's own: a finding about Kafka's
+rack-aware balancing, labelled so that an audit without Java labels it too. A group without
+racks, or one still changing at the horizon without a repeated answer, is never covered.
 """
 
 from __future__ import annotations
@@ -50,6 +62,9 @@ from .generations import ClaimBreach
 KAFKA_FOLLOW_UPS = 4
 #: how many follow-ups an engine runs to learn whether a group settles at all (rule K3)
 SETTLE_HORIZON = 8
+#: a rack-aware group still changing at SETTLE_HORIZON without a repeated answer gets up to
+#: this many, to learn whether it settles late (K3) or cycles (K4)
+CYCLE_HORIZON = 64
 
 TopicPartition = tuple[str, int]
 
@@ -64,8 +79,12 @@ RULES: dict[str, str] = {
           "and its cooperative step withholds them",
     "K3": "I11 on cooperative-sticky: the group settles after more follow-up rebalances than "
           "groupcheck's bound, within the 4 that Kafka's own cooperative tests allow or, on "
-          "the rack-aware path (KIP-881), within 8 (the default audit sees up to 5 there, one "
-          "more than Kafka's tests allow)",
+          "the rack-aware path (KIP-881), within 64 (the default audit sees 5 there, and once "
+          "36; Kafka's client answers those chains identically)",
+    "K4": "I11 on rack-aware cooperative-sticky (KIP-881): with no membership change the "
+          "follow-up rebalances cycle (an answer repeats an earlier one), so the group flaps "
+          "for ever; Kafka's CooperativeStickyAssignor gives the same answer at every call "
+          "(audit seed 0, scenario 96646, played on java:)",
 }
 
 
@@ -102,11 +121,13 @@ def inherited_i4a(assignor: str, subscriptions: Mapping[str, list[str]],
 
 
 def inherited_i11(assignor: str, follow_ups: int, settled: bool,
-                  rack_aware: bool = False) -> str | None:
+                  rack_aware: bool = False, cycled: bool = False) -> str | None:
     """``"K3"`` when a cooperative-sticky group that went past groupcheck's bound settled
-    within ``KAFKA_FOLLOW_UPS`` follow-up rebalances, or within ``SETTLE_HORIZON`` with
-    racks."""
-    if assignor != "cooperative-sticky" or not settled:
+    within ``KAFKA_FOLLOW_UPS`` follow-up rebalances, or within ``CYCLE_HORIZON`` with
+    racks; ``"K4"`` when a rack-aware one did not settle because its answers ``cycled``."""
+    if assignor != "cooperative-sticky":
         return None
-    limit = SETTLE_HORIZON if rack_aware else KAFKA_FOLLOW_UPS
+    if not settled:
+        return "K4" if rack_aware and cycled else None
+    limit = CYCLE_HORIZON if rack_aware else KAFKA_FOLLOW_UPS
     return "K3" if follow_ups <= limit else None

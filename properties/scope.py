@@ -34,6 +34,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from .deviations import EVIDENCE, agreement, evidence_labels
 from .rebalance import assignment_of
 from .scope_judge import (
     STICKY_FAMILY,
@@ -84,6 +85,7 @@ class _Partial:
     unjudged: int = 0
     counts: Counter[str] = field(default_factory=Counter)
     inherited: Counter[str] = field(default_factory=Counter)
+    evidence: Counter[str] = field(default_factory=Counter)  # of inherited: reproduced
     rules: dict[str, set[str]] = field(default_factory=dict)
     # the key starts with "inherited?", so a violation no Kafka rule explains is kept first
     smallest: dict[str, tuple[tuple[Any, ...], Counterexample]] = field(default_factory=dict)
@@ -115,6 +117,8 @@ class _Partial:
             rule = j.inherited.get(inv)
             if rule is not None:
                 self.inherited[inv] += 1
+                if rule == EVIDENCE:
+                    self.evidence[inv] += 1
                 self.rules.setdefault(inv, set()).add(rule)
             key = (rule is not None, *config.size_key())
             best = self.smallest.get(inv)
@@ -133,6 +137,7 @@ class _Partial:
         self.unjudged += other.unjudged
         self.counts.update(other.counts)
         self.inherited.update(other.inherited)
+        self.evidence.update(other.evidence)
         for inv, rules in other.rules.items():
             self.rules.setdefault(inv, set()).update(rules)
         self.optimum_by.update(other.optimum_by)
@@ -169,6 +174,9 @@ class ProofReport:
     #: of ``violations``, the configurations whose violation a `kafka_rules` rule explains
     inherited: dict[str, int] = field(default_factory=dict)
     rules: dict[str, list[str]] = field(default_factory=dict)
+    #: of ``inherited``, the configurations the ``reference`` target reproduced
+    evidence: dict[str, int] = field(default_factory=dict)
+    reference: str | None = None
 
     @property
     def own_violations(self) -> dict[str, int]:
@@ -206,7 +214,10 @@ class ProofReport:
             "assignSeconds": round(self.assign_seconds, 3),
             "cpuSeconds": round(self.cpu_seconds, 3),
             "violations": dict(sorted(self.violations.items())),
-            "inheritedFromKafka": {inv: {"configurations": n, "rules": self.rules.get(inv, [])}
+            "reference": self.reference,
+            "inheritedFromKafka": {inv: {"configurations": n, "rules": self.rules.get(inv, []),
+                                         "byEvidence": self.evidence.get(inv, 0),
+                                         "byRule": n - self.evidence.get(inv, 0)}
                                    for inv, n in sorted(self.inherited.items())},
             "counterexamples": {
                 inv: {"violations": c.violations, "file": c.file, "inheritedFromKafka": c.rule,
@@ -239,11 +250,11 @@ class ProofReport:
         for inv in ("I1", "I2", "I3", "I4a", "I5", "I6", "I11", "ERROR", "TIMEOUT"):
             n = self.violations.get(inv, 0)
             kafka = self.inherited.get(inv, 0)
-            rules = ",".join(self.rules.get(inv, []))
+            rules = ",".join(self._label(r) for r in self.rules.get(inv, []))
             cex = self.counterexamples.get(inv)
             shown = "-" if cex is None else cex.violations[0]
             if cex is not None and cex.rule:
-                shown = f"({cex.rule}) {shown}"
+                shown = f"({self._label(cex.rule)}) {shown}"
             if cex is not None and cex.file:
                 shown += f"  [{cex.file}]"
             own = f"{kafka:,} {rules}" if kafka else "-"
@@ -265,18 +276,36 @@ class ProofReport:
                          "groupcheck differs from Kafka'); --strict fails on them")
         else:
             lines.append("every invariant held")
+        if self.reference is not None:
+            by_evidence = sum(self.evidence.values())
+            lines.append(f"labels: {by_evidence:,} from evidence (the reference "
+                         f"{self.reference} answered the same requests identically), "
+                         f"{sum(self.inherited.values()) - by_evidence:,} from a rule where "
+                         "the reference could not be asked")
         return "\n".join(lines)
+
+    def _label(self, rule: str) -> str:
+        """A label as the table shows it: the rule id, or the reference that reproduced."""
+        return f"reproduced by {self.reference}" if rule == EVIDENCE else rule
 
 
 _WORKER: dict[str, Any] = {}
 
 
 def _init_worker(assign: AssignFn, session: Callable[[], AssignFn] | None, assignor: str,
-                 scope: Scope, sticky: bool, exact: bool) -> None:
+                 scope: Scope, sticky: bool, exact: bool,
+                 reference: AssignFn | None = None) -> None:
     _WORKER.clear()
-    _WORKER.update(assign=session() if session is not None else assign, assignor=assignor,
-                   scope=scope, sticky=sticky, optimiser=Optimiser(exact), shapes={},
-                   skeletons=skeletons(scope))
+    _WORKER.update(assign=session() if session is not None else assign, plain=assign,
+                   assignor=assignor, scope=scope, sticky=sticky, optimiser=Optimiser(exact),
+                   shapes={}, skeletons=skeletons(scope), reference=reference)
+
+
+def relabel(j: Judgement, assign: AssignFn, reference: AssignFn) -> None:
+    """Labels from evidence (`deviations.agreement`): each violation whose round the
+    reference answers identically, every earlier round too, is the reference's own."""
+    requests = [request for request, _ in j.rounds[:max(j.first_round_of.values()) + 1]]
+    evidence_labels(j.first_round_of, j.inherited, *agreement(requests, assign, reference))
 
 
 def _run_task(item: tuple[Task, int]) -> _Partial:
@@ -290,8 +319,12 @@ def _run_task(item: tuple[Task, int]) -> _Partial:
     optimiser: Optimiser = _WORKER["optimiser"]
     assign, assignor, sticky = _WORKER["assign"], _WORKER["assignor"], _WORKER["sticky"]
     started = time.process_time()
+    reference = _WORKER["reference"]
     for config in configs_of_task(scope, task, shape, _WORKER["skeletons"]):
-        part.add(config, judge(assign, assignor, config, optimiser, sticky))
+        j = judge(assign, assignor, config, optimiser, sticky)
+        if reference is not None and j.first_round_of:
+            relabel(j, _WORKER["plain"], reference)
+        part.add(config, j)
     part.cpu_seconds = time.process_time() - started
     return part
 
@@ -312,7 +345,9 @@ def prove(assign: AssignFn, assignor: str, scope: Scope | None = None, *,
           target: str | None = None, workers: int | None = None,
           failures: str | os.PathLike[str] | None = None, sticky: bool | None = None,
           exact: bool = False, session: Callable[[], AssignFn] | None = None,
-          progress: Callable[[int, float], None] | None = None) -> ProofReport:
+          progress: Callable[[int, float], None] | None = None,
+          reference: AssignFn | None = None, reference_name: str | None = None
+          ) -> ProofReport:
     """Check every configuration of ``scope`` against ``assign`` (see the module doc).
 
     ``workers``: processes (default: the CPUs, at most 2 unless told; 1 runs in-process;
@@ -321,6 +356,8 @@ def prove(assign: AssignFn, assignor: str, scope: Scope | None = None, *,
     ask Z3 for every optimum instead of accepting the lower bound when it is met.
     ``session``: a factory of assign functions that answer like ``assign`` but keep what
     repeats across requests (``impl.assign_op.AssignSession``); each worker makes one.
+    ``reference``: ask it every request of a violating configuration (`relabel`), under
+    the name ``reference_name``.
     """
     scope = scope or Scope()
     target = target or f"python:{assignor}"
@@ -339,7 +376,7 @@ def prove(assign: AssignFn, assignor: str, scope: Scope | None = None, *,
             if progress is not None:
                 progress(total.configs, time.perf_counter() - started)
 
-    args = (assign, session, assignor, scope, sticky, exact)
+    args = (assign, session, assignor, scope, sticky, exact, reference)
     if workers == 1:
         _init_worker(*args)
         collect(_run_task(t) for t in tasks)
@@ -362,6 +399,7 @@ def prove(assign: AssignFn, assignor: str, scope: Scope | None = None, *,
         counterexamples=counterexamples,
         gaps=dict(total.gaps), gap_unjudged=total.unjudged,
         optimum_by=dict(total.optimum_by), z3_available=z3_ok,
-        inherited=dict(total.inherited),
+        inherited=dict(total.inherited), evidence=dict(total.evidence),
+        reference=reference_name or (None if reference is None else "the reference"),
         rules={inv: sorted(r) for inv, r in total.rules.items()},
         gap_examples={g: ex for g, (_, ex) in total.gap_examples.items()})

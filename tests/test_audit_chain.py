@@ -273,28 +273,93 @@ def test_settling_within_kafkas_four_follow_ups_is_inherited_k3() -> None:
 
 def test_k3_needs_cooperative_sticky_and_a_group_that_settles() -> None:
     """Within Kafka's four follow-ups any cooperative-sticky group is covered; past them
-    only a rack-aware one, up to the horizon; a group that never settles never is."""
-    from groupcheck.properties.kafka_rules import KAFKA_FOLLOW_UPS, SETTLE_HORIZON, inherited_i11
+    only a rack-aware one, up to the horizon; a group that never settles never is (K4
+    covers the one that cycles)."""
+    from groupcheck.properties.kafka_rules import CYCLE_HORIZON, KAFKA_FOLLOW_UPS, inherited_i11
 
     assert inherited_i11("cooperative-sticky", KAFKA_FOLLOW_UPS, settled=True) == "K3"
     assert inherited_i11("cooperative-sticky", KAFKA_FOLLOW_UPS, settled=False) is None
     assert inherited_i11("cooperative-sticky", KAFKA_FOLLOW_UPS + 1, settled=True) is None
     assert inherited_i11("cooperative-sticky", KAFKA_FOLLOW_UPS + 1, settled=True,
                          rack_aware=True) == "K3"
-    assert inherited_i11("cooperative-sticky", SETTLE_HORIZON + 1, settled=True,
+    assert inherited_i11("cooperative-sticky", CYCLE_HORIZON, settled=True,
+                         rack_aware=True) == "K3"
+    assert inherited_i11("cooperative-sticky", CYCLE_HORIZON + 1, settled=True,
                          rack_aware=True) is None
     assert inherited_i11("fake", KAFKA_FOLLOW_UPS, settled=True) is None
 
 
-def test_a_rack_aware_cooperative_group_that_flaps_forever_is_an_own_i11() -> None:
+def test_a_rack_aware_cooperative_group_that_flaps_forever_is_inherited_k4() -> None:
     """Audit seed 0, scenario 96646 (tests/data/rack_aware_flap_spec.json): 11 members with
     racks on cooperative-sticky's general path. From one round to the next the answer
     alternates: three partitions are withheld for a rotation that the next round undoes,
-    while t5-15 goes to c10 and is withheld again, so the group never settles. No rule
-    excuses a group still changing at the horizon: an I11 violation of its own."""
+    while t5-15 goes to c10 and is withheld again, so the group never settles. Its answers
+    repeat, and Kafka's client gives the same ones (test_java_target): rule K4, and the
+    story goes on."""
     spec = json.loads((Path(__file__).parent / "data" / "rack_aware_flap_spec.json")
                       .read_text(encoding="utf-8"))
     result = run_chain(resolve_audit_target("builtin:cooperative-sticky"), spec)
-    assert result.verdicts["I11"] == 1 and "I11" not in result.inherited
-    assert result.own_violation
-    assert any("no settled assignment after 8 follow-up" in v for v in result.violations)
+    assert result.verdicts["I11"] == 1 and result.inherited.get("I11") == "K4"
+    assert not result.own_violation
+    assert any("no settled assignment after 8 follow-up rebalance(s); the answers cycle" in v
+               for v in result.violations)
+
+
+def _flapping(racks: bool) -> tuple[AuditTarget, dict[str, Any]]:
+    """A cooperative target whose answers alternate: a owning t-0 gets t-1 instead and the
+    other way round, each time withholding the one it gave up, so some partition is always
+    unowned and the group never settles; on a group with or without racks."""
+    def assign(request: dict[str, Any]) -> dict[str, Any]:
+        a_has_0 = ["t", 0] in request["members"]["a"]["owned"]
+        return {"assignment": {"a": [["t", 1 if a_has_0 else 0]], "b": [["t", 2]]},
+                "protocol": "COOPERATIVE", "generation": request.get("newGeneration")}
+
+    spec: dict[str, Any] = {
+        "format": "groupcheck-audit-spec/1", "kind": "random", "scenario": 0, "seed": 0,
+        "tier": 0, "partitions": {"t": 3},
+        "members": [{"id": "a", "topics": ["t"], "owned": [], "generation": None},
+                    {"id": "b", "topics": ["t"], "owned": [], "generation": None}],
+        "steps": []}
+    if racks:
+        spec["racks"] = {"t": [["r0"], ["r1"], ["r0"]]}
+    return AuditTarget("pyfn:flap", "cooperative-sticky", assign), spec
+
+
+def test_k4_needs_racks_and_answers_that_repeat() -> None:
+    """The same cycling answers: K4 on a rack-aware group, an own I11 without racks; a
+    group still changing without a repeat, or another assignor, is never covered."""
+    from groupcheck.properties.kafka_rules import SETTLE_HORIZON, inherited_i11
+
+    for racks, label in ((True, "K4"), (False, None)):
+        target, spec = _flapping(racks)
+        result = run_chain(target, spec)
+        assert result.verdicts["I11"] == 1, result.violations
+        assert result.inherited.get("I11") == label
+    assert inherited_i11("cooperative-sticky", SETTLE_HORIZON, settled=False,
+                         rack_aware=True, cycled=False) is None
+    assert inherited_i11("sticky", SETTLE_HORIZON, settled=False, rack_aware=True,
+                         cycled=True) is None
+
+
+def test_a_story_with_a_late_settle_and_a_cycle_keeps_both_rules() -> None:
+    """Audit seed 0, scenario 31727 (racks): one rebalance settles only at its fifth
+    follow-up (K3), a later one cycles (K4); every I11 violation has a rule, so the
+    invariant stays labelled with both."""
+    result = run_chain(resolve_audit_target("builtin:cooperative-sticky"),
+                       random_spec(0, 31727))
+    messages = [v for v in result.violations if v.startswith("I11")]
+    assert any("settled only after 5" in v for v in messages)
+    assert any("the answers cycle" in v for v in messages)
+    assert result.inherited == {"I11": "K3+K4"} and not result.own_violation
+
+
+def test_a_group_still_changing_at_the_horizon_is_followed_until_it_settles() -> None:
+    """Audit seed 0, scenario 20579 (racks): still changing after eight follow-ups without
+    a repeated answer, the group is followed on and settles at the 36th (K3)."""
+    from groupcheck.properties.kafka_rules import CYCLE_HORIZON, SETTLE_HORIZON
+
+    result = run_chain(resolve_audit_target("builtin:cooperative-sticky"),
+                       random_spec(0, 20579))
+    assert any("settled only after 36 follow-up" in v for v in result.violations)
+    assert SETTLE_HORIZON < 36 <= CYCLE_HORIZON
+    assert result.inherited == {"I11": "K3"}

@@ -190,7 +190,7 @@ def test_kafkas_java_client_runs_in_the_executors_and_agrees_where_no_deviation_
     assert summary["targets"] == [*java, "builtin:range", "builtin:roundrobin"]
     for t in java:
         assert summary["rows"][t] == 120 and summary["invariants"][t]["I10"] == {
-            "checked": 120, "violated": 0, "inherited": 0}
+            "checked": 120, "violated": 0, "inherited": 0, "by_evidence": 0}
         assert summary["invariants"][t]["ERROR"]["violated"] == 0
     for a in ("range", "roundrobin"):
         assert summary["disagreement"][f"builtin:{a}"][f"{a}@java:"] == 0
@@ -225,9 +225,10 @@ def test_kafka_behaviour_is_reported_and_fails_the_run_only_with_strict(
     summary = json.loads((out / "summary.json").read_text())
     assert summary["violations"] == summary["inherited_from_kafka"] == 1 and summary["ok"]
     assert summary["invariants"]["builtin:cooperative-sticky"]["I6"] == {
-        "checked": 1, "violated": 1, "inherited": 1}
+        "checked": 1, "violated": 1, "inherited": 1, "by_evidence": 0}
     example = summary["inherited_examples"]["builtin:cooperative-sticky"]["I6"]
-    assert example["rule"] == "K1" and "K1" in summary["kafka_rules"]
+    assert example["rule"] == "K1" and example["label"] == "rule"
+    assert "K1" in summary["kafka_rules"] and summary["inherited_by_rule"] == 1
     assert json.loads((out / example["file"]).read_text())["inherited_from_kafka"] == {
         "I6": "K1"}
     assert summary["counterexamples"] == {}

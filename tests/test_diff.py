@@ -6,7 +6,7 @@ from __future__ import annotations
 import argparse
 
 from groupcheck.check_command import add_commands
-from groupcheck.differential import disagree, request_size, run_diff, shrink
+from groupcheck.differential import Pair, disagree, request_size, run_diff, shrink
 from groupcheck.targets.registry import resolve
 
 
@@ -41,7 +41,7 @@ def test_shrink_reduces_a_large_disagreement() -> None:
                "partitions": {"t": 6, "u": 3, "v": 4}, "members": members}
     assert a.assign is not None and b.assign is not None
     assert disagree(a.assign(request), b.assign(request))
-    small, got_a, got_b = shrink(request, a.assign, b.assign)
+    small, got_a, got_b, _ = shrink(request, Pair(a, b))
     assert disagree(got_a, got_b)
     assert request_size(small) < request_size(request)
     assert len(small["members"]) <= 4 and sum(small["partitions"].values()) <= 6

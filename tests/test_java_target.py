@@ -287,3 +287,22 @@ def test_the_default_classpath_reads_java_colon_in_every_message(
         resolve_audit_target("fifo@java:")
     for text in (out.out, out.err, shown, str(caught.value)):
         assert "java::" not in text, text
+
+
+@pytest.mark.parametrize("scenario", [20579, 31727, 74829])
+def test_kafkas_client_plays_the_slow_and_cycling_rack_aware_chains_as_groupcheck_does(
+        scenario: int) -> None:
+    """The default audit's rack-aware cooperative-sticky stories that settle late (K3: the
+    36th follow-up of scenario 20579) or cycle (K4): Kafka's client gets the same requests
+    and gives the identical answer at every call."""
+    from groupcheck.audit.scenarios import random_spec
+    from groupcheck.properties.deviations import same_shared
+
+    spec = random_spec(0, scenario)
+    java = run_chain(resolve_audit_target("cooperative-sticky@java:"), spec)
+    ours = run_chain(resolve_audit_target("builtin:cooperative-sticky"), spec)
+    assert len(java.rounds) == len(ours.rounds) > 10
+    for theirs, mine in zip(java.rounds, ours.rounds, strict=True):
+        assert theirs["request"] == mine["request"]
+        assert same_shared(theirs["response"], mine["response"])
+    assert java.inherited == ours.inherited and ours.inherited.get("I11", "").startswith("K")

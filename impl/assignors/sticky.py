@@ -20,6 +20,7 @@ from ..user_data import (
     encode_sticky_user_data,
 )
 from .sticky_common import (
+    Misplaced,
     OwnedClaims,
     RackInfo,
     keep_to_subscribers,
@@ -84,6 +85,7 @@ class _AbstractStickyAssignor:
         member_data = {m: self.member_data(subscriptions[m]) for m in members}
         claims = self.resolve_claims(partitions_per_topic, members, subscriptions, member_data)
         transferring: dict[TopicPartition, str] | None = None
+        owners = claims.owned
         if claims.all_equal:
             constrained = self.constrained_builder(
                 partitions_per_topic, rack_info, members, claims.owned,
@@ -92,23 +94,49 @@ class _AbstractStickyAssignor:
             transferring = constrained.transferring
             self.reassignment_stats = None
         else:
-            general = self.general_builder(
-                partitions_per_topic, rack_info, members, claims.owned, subscriptions,
-                member_data, self.max_generation)
-            assignment = general.build()
-            self.reassignment_stats = general.stats()
+            self.partitions_transferring_ownership = None  # computed from the result
+            assignment = self._general(partitions_per_topic, rack_info, members, owners,
+                                       subscriptions, member_data, True)
+            if self._misplaced_kept(assignment, subscriptions, partitions_per_topic):
+                # D3: Kafka's answer keeps a partition with a previous owner that left its
+                # topic (I2); build again without handing partitions back to such owners
+                owners = self.resolve_claims(partitions_per_topic, members, subscriptions,
+                                             member_data).owned
+                assignment = self._general(partitions_per_topic, rack_info, members, owners,
+                                           subscriptions, member_data, False)
         self.partitions_transferring_ownership = transferring
-        misplaced = misplaced_partitions(assignment, subscriptions, partitions_per_topic)
+        misplaced = self._misplaced_kept(assignment, subscriptions, partitions_per_topic)
         if misplaced:
-            withheld = self.withheld_moves(assignment, subscriptions)
-            # D2 applies where Kafka's answer keeps a partition on a non-subscriber (breaks
-            # I2); when every misplaced partition is withheld anyway, Kafka's answer is
-            # valid and stays as it is.
-            if any(withheld.get(tp) != member for tp, member in misplaced):
-                keep_to_subscribers(assignment, subscriptions, misplaced, claims.owned,
-                                    transferring, withheld)
+            keep_to_subscribers(assignment, subscriptions, misplaced, owners, transferring,
+                                self.withheld_moves(assignment, subscriptions))
         self.adjust_assignment(assignment, subscriptions)
         return assignment
+
+    def _general(self, partitions_per_topic: dict[str, int], rack_info: RackInfo,
+                 members: list[str], owned: dict[str, list[TopicPartition]],
+                 subscriptions: dict[str, Subscription], member_data: dict[str, MemberData],
+                 departed_owners: bool) -> dict[str, list[TopicPartition]]:
+        """The general builder's answer (``departed_owners``: see D3 in the builder)."""
+        general = self.general_builder(
+            partitions_per_topic, rack_info, members, owned, subscriptions, member_data,
+            self.max_generation, departed_owners=departed_owners)
+        assignment = general.build()
+        self.reassignment_stats = general.stats()
+        return assignment
+
+    def _misplaced_kept(self, assignment: dict[str, list[TopicPartition]],
+                        subscriptions: dict[str, Subscription],
+                        partitions_per_topic: dict[str, int]) -> Misplaced:
+        """Partitions on a member not subscribed to their topic (README D2) where Kafka's
+        answer would keep one there (breaks I2); empty when every one of them is withheld
+        anyway (then Kafka's answer is valid and stays as it is)."""
+        misplaced = misplaced_partitions(assignment, subscriptions, partitions_per_topic)
+        if not misplaced:
+            return misplaced
+        withheld = self.withheld_moves(assignment, subscriptions)
+        if all(withheld.get(tp) == member for tp, member in misplaced):
+            return []
+        return misplaced
 
     def withheld_moves(self, assignment: dict[str, list[TopicPartition]],
                        subscriptions: dict[str, Subscription]) -> dict[TopicPartition, str]:

@@ -43,8 +43,13 @@ class GeneralAssignmentBuilder:
     def __init__(self, partitions_per_topic: dict[str, int], rack_info: RackInfo,
                  members: list[str], owned: dict[str, list[TopicPartition]],
                  subscriptions: dict[str, Subscription],
-                 member_data: dict[str, MemberData], max_generation: int) -> None:
+                 member_data: dict[str, MemberData], max_generation: int,
+                 departed_owners: bool = True) -> None:
         self.partitions_per_topic = partitions_per_topic
+        #: D3: hand a partition back to a previous owner that left its topic, as Kafka does
+        #: (False: such an owner cannot take it back; the assignor builds again so where
+        #: Kafka's answer would keep the partition there)
+        self.departed_owners = departed_owners
         self.total = sum(partitions_per_topic.values())
         self.rack_info = rack_info
         self.members = members
@@ -410,8 +415,10 @@ class GeneralAssignmentBuilder:
         """One step of ``performReassignments``; True when something moved."""
         consumer = self._holder_of(tp)
         previous = prev.get(tp)
-        if previous is not None and previous[2] and tp[0] not in self.topics_of[previous[0]]:
-            previous = None  # deviation D3: a previous owner that left the topic can't take it
+        if previous is not None and previous[2] and (
+                previous[0] not in self.sorted_members  # Kafka's NullPointerException
+                or not (self.departed_owners or tp[0] in self.topics_of[previous[0]])):
+            previous = None  # deviation D3
         if previous is not None and self._size(consumer) > self._size(previous[0]) + 1:
             self._reassign_partition(tp, previous[0])
             return True

@@ -1,0 +1,149 @@
+"""``groupcheck diff --stories N`` and ``groupcheck diff --request FILE``: the differential
+run over the audit's chains of rebalances, and saved requests run again on both targets.
+
+    groupcheck diff --target builtin:sticky --target java: --stories 1000 [--seed S]
+                    [--start I] [--workers W] [--timeout S] [--failures DIR]
+    groupcheck diff --target builtin:sticky --target java: --request FILE [--request ...]
+
+The second target is the reference: each chain goes on from the first target's answer
+(`differential_stories`). Where one target is Kafka's own client (``java:``), the answers
+must be equal list for list unless a deviation D1–D4 explains the difference. Exit codes: 0
+no difference that counts, 1 one or more (each saved as a request file), 2 bad arguments.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import time
+from typing import Any
+
+from .membership_commands import CommandError
+
+ASSIGNORS = ("range", "roundrobin", "sticky", "cooperative-sticky")
+
+
+def _story_assignors(args: argparse.Namespace) -> list[str]:
+    """The assignors the stories run: ``--assignor``, else the one a ``builtin:`` target
+    names, else all four."""
+    wanted = args.assignor if isinstance(args.assignor, list) else (
+        [args.assignor] if args.assignor else [])
+    names = [a for text in wanted for a in text.split(",") if a]
+    if not names:
+        names = [t.partition(":")[2] for t in args.target
+                 if t.startswith("builtin:") and t.partition(":")[2] in ASSIGNORS][:1]
+    unknown = [a for a in names if a not in ASSIGNORS]
+    if unknown:
+        raise CommandError(f"diff: unknown assignor {unknown[0]!r}; expected one of "
+                           f"{', '.join(ASSIGNORS)}")
+    return names or list(ASSIGNORS)
+
+
+def story_report(result: Any, ours: str, reference: str, workers: int) -> list[str]:
+    """The lines that tell what one run over stories found."""
+    last = result.start + result.groups - 1
+    lines = [f"{ours} vs {reference}, {result.assignor}: {result.groups:,} stories (seed "
+             f"{result.seed}, ids {result.start}-{last}), {result.requests:,} requests in "
+             f"{result.seconds:.1f}s ({workers} worker(s)); each request built from {ours}'s "
+             "answer",
+             f"  differences {result.differences:,}: explained "
+             f"{sum(result.explained.values()):,}, unexplained {result.unexplained_count:,}"]
+    for label, n in sorted(result.explained.items()):
+        d = result.examples[label]
+        lines.append(f"  explained {label}: {n:,}; smallest: scenario {d.scenario} call "
+                     f"{d.call} ({d.size()[0]} members, {d.size()[1]} partitions)")
+    shapes = ", ".join(f"{name} {n:,}" for name, n in sorted(result.shapes.items()))
+    lines.append(f"  shapes: {shapes}")
+    if result.stopped:
+        lines.append("  stories our side stopped (its own violation, the audit's business): "
+                     + ", ".join(f"{k} {n:,}" for k, n in sorted(result.stopped.items())))
+    for d in result.unexplained:
+        lines.append(f"UNEXPLAINED scenario {d.scenario} call {d.call} "
+                     f"({d.size()[0]} members, {d.size()[1]} partitions): {d.explanation.why}")
+    return lines
+
+
+def save_differences(result: Any, ours: str, reference: str, failures: str) -> list[str]:
+    """Each unexplained difference, and the smallest example of each explanation, as a
+    request file; returns the paths."""
+    from .battery import save_json
+
+    paths = []
+    for d in [*result.unexplained, *result.examples.values()]:
+        kind = "unexplained" if not d.explanation.explained else \
+            "+".join(d.explanation.deviations)
+        stem = f"diff-{result.assignor}-{kind}-s{d.scenario}-c{d.call}"
+        paths.append(save_json(failures, stem, d.record(ours, reference, result.seed)))
+    return paths
+
+
+def cmd_diff_stories(args: argparse.Namespace) -> int:
+    from .differential_stories import run_stories
+
+    if args.stories < 1 or args.workers < 1 or args.start < 0:
+        raise CommandError("diff: --stories and --workers must be at least 1, --start at "
+                           "least 0")
+    ours, reference = args.target
+    bad = 0
+    for assignor in _story_assignors(args):
+        def progress(partial: Any, assignor: str = assignor) -> None:
+            print(f"\r{assignor}: {partial.groups:,}/{args.stories:,} stories, "
+                  f"{partial.unexplained_count} unexplained", end="", file=sys.stderr,
+                  flush=True)
+
+        result = run_stories(ours, reference, assignor, groups=args.stories, seed=args.seed,
+                             start=args.start, workers=args.workers,
+                             timeout=args.timeout or 5.0,
+                             progress=progress if sys.stderr.isatty() else None)
+        if sys.stderr.isatty():
+            print(file=sys.stderr)
+        print("\n".join(story_report(result, ours, reference, args.workers)))
+        for path in save_differences(result, ours, reference, args.failures):
+            print(f"  saved: {path}")
+        bad += result.unexplained_count
+    return 1 if bad else 0
+
+
+def _load_request(path: str) -> dict[str, Any]:
+    try:
+        with open(path, encoding="utf-8") as fh:
+            body = json.load(fh)
+    except (OSError, ValueError) as exc:
+        raise CommandError(f"diff: cannot read {path}: {exc}") from None
+    if not isinstance(body, dict) or not isinstance(body.get("members"), dict):
+        raise CommandError(f"diff: {path} is not a saved assign request")
+    body.pop("groupcheck", None)
+    body.setdefault("op", "assign")
+    return body
+
+
+def cmd_diff_requests(paths: list[str], pairs: dict[str, tuple[Any, Any]]) -> int:
+    """Run each saved request on the pair of targets that answer its assignor; print the
+    answers and the verdict."""
+    from .differential import Pair, answer_table, describe, explained_text, run_requests
+
+    code = 0
+    for path in paths:
+        request = _load_request(path)
+        named = request.get("assignor")
+        if named not in pairs and len(pairs) != 1:
+            raise CommandError(f"diff: {path} asks for assignor {named!r}, which the two "
+                               f"targets do not both answer ({', '.join(sorted(pairs))})")
+        a, b = pairs[named] if named in pairs else next(iter(pairs.values()))
+        pair = Pair(a, b)
+        result = run_requests(pair, iter([(os.path.basename(path), request)]),
+                              time.perf_counter(), shrunk=False)
+        if result.agree and not result.explained:
+            print(f"{path}: {a.name} and {b.name} agree")
+        elif result.agree:
+            ra, rb, _, _ = pair.check(request, count=False)
+            print(f"{path}: {a.name} and {b.name} differ{explained_text(result.explained)}")
+            print("\n".join([f"  {a.name} answered", answer_table(ra),
+                             f"  {b.name} answered", answer_table(rb)]))
+        else:
+            code = 1
+            print(f"{path}:")
+            print(describe(result, a.name, b.name))
+    return code
