@@ -176,8 +176,8 @@ def _label_of(report: Any, inv: str) -> str:
     if evidence:
         parts.append(f"evidence {report.reference}")
     if len(parts) > 1:
-        parts = [f"{parts[0]}: {report.inherited[inv] - evidence:,}",
-                 f"{parts[1]}: {evidence:,}"]
+        parts = [f"{parts[0]} ({report.inherited[inv] - evidence:,})",
+                 f"{parts[1]} ({evidence:,})"]
     return "; ".join(parts)
 
 

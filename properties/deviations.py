@@ -218,16 +218,18 @@ def agreement(requests: Sequence[dict[str, Any]],
               ours: Callable[[dict[str, Any]], dict[str, Any]],
               reference: Callable[[dict[str, Any]], dict[str, Any]]) -> tuple[int, bool]:
     """Labels from evidence: (how many leading requests ``reference`` answers exactly as
-    ``ours`` does (`same_answer` on every field both answers carry), whether it then broke
-    rather than answered otherwise).
+    ``ours`` does (`same_answer` on every field both answers carry), whether what came
+    next is no evidence either way).
     A violation found at request ``k`` is the reference's own when ``k`` is below the
-    count; when the reference broke first it was not asked, so that is no evidence."""
+    count. What came next is no evidence when the reference broke (it was not asked) or
+    answered otherwise as a deviation D1–D4 explains (`explain`: groupcheck differs there
+    on purpose, so Kafka's answer cannot speak for it); the rules then stand."""
     for index, request in enumerate(requests):
         mine, theirs = ask(ours, request), ask(reference, request)
         if theirs.get("failure"):
             return index, True
         if not same_shared(mine, theirs):
-            return index, False
+            return index, explain(request, mine, theirs).explained
     return len(requests), False
 
 
@@ -235,8 +237,8 @@ def evidence_labels(found_at: Mapping[str, int], labels: dict[str, str],
                     agreed: int, broke: bool) -> None:
     """Relabel ``labels`` (invariant → rule id) in place from an `agreement`: an invariant
     first violated at a request the reference answered identically gets `EVIDENCE`; one at
-    or after a request it answered otherwise loses any rule; where it broke first the rules
-    stand."""
+    or after a request it answered otherwise loses any rule; where what came next is no
+    evidence (``broke``) the rules stand."""
     for inv, at in found_at.items():
         if at < agreed:
             labels[inv] = EVIDENCE

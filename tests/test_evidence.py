@@ -151,7 +151,7 @@ def test_prove_with_kafkas_client_as_reference_labels_every_violation_from_evide
     from groupcheck.impl.assign_op import run_assign
     from groupcheck.properties.scope import Scope, prove
 
-    scope = Scope.parse("members=2,topics=2,partitions=2")
+    scope = Scope.parse("members=2,topics=2,partitions=2,stale=0")
     plain = prove(run_assign, "cooperative-sticky", scope, workers=1)
     assert plain.violations.get("I6") and plain.violations.get("I4a") and plain.ok
     assert plain.evidence == {} and plain.reference is None
@@ -166,6 +166,30 @@ def test_prove_with_kafkas_client_as_reference_labels_every_violation_from_evide
         labelled.violations["I4a"]
 
 
+def test_a_difference_a_deviation_explains_is_no_evidence_so_the_rule_stands(
+        kafka: AuditTarget) -> None:
+    """With stale claims in scope, Kafka's client answers some of K1's tie requests
+    otherwise: it hands the claimed partition the metadata lacks to its claimant (D1, I2),
+    which groupcheck does not. Those answers are not identical, so they are not evidence;
+    they are not groupcheck's own either, since D1 explains the difference: rule K1 stays."""
+    from groupcheck.impl.assign_op import run_assign
+    from groupcheck.properties.scope import Scope, prove
+
+    scope = Scope.parse("members=2,topics=2,partitions=2,stale=1")
+    labelled = prove(run_assign, "cooperative-sticky", scope, workers=1,
+                     reference=kafka.assign, reference_name="java:")
+    assert labelled.ok and labelled.inherited == labelled.violations
+    assert 0 < labelled.evidence["I6"] < labelled.violations["I6"]
+    assert set(labelled.rules["I6"]) == {EVIDENCE, "K1"}
+
+
+def _prove_labels(out: str) -> dict[str, dict[str, str]]:
+    """The prover's Kafka-own findings in ``check --json`` output (one assignor)."""
+    engines = json.loads(out)["assignors"]["cooperative-sticky"]["engines"]
+    labels: dict[str, dict[str, str]] = engines["prove"]["inheritedFromKafka"]
+    return labels
+
+
 def test_check_says_which_labels_came_from_evidence_and_which_from_a_rule(
         kafka: AuditTarget, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """``check --reference java:``: the prover's Kafka-own findings are labelled from
@@ -173,12 +197,12 @@ def test_check_says_which_labels_came_from_evidence_and_which_from_a_rule(
     from groupcheck.cli import main
 
     base = ["check", "--target", "builtin:cooperative-sticky", "--scope",
-            "members=2,topics=2,partitions=2", "--budget", "4", "--failures", str(tmp_path)]
+            "members=2,topics=2,partitions=2,stale=0", "--budget", "4", "--failures", str(tmp_path)]
     assert main([*base, "--json"]) == 0
-    plain = json.loads(capsys.readouterr().out)["engines"]["prove"]["inheritedFromKafka"]
+    plain = _prove_labels(capsys.readouterr().out)
     assert plain["I6"]["label"] == "rule K1" and plain["I4a"]["label"] == "rule K2"
     assert main([*base, "--json", "--reference", "java:"]) == 0
-    proved = json.loads(capsys.readouterr().out)["engines"]["prove"]["inheritedFromKafka"]
+    proved = _prove_labels(capsys.readouterr().out)
     assert proved["I6"]["label"] == proved["I4a"]["label"] == "evidence java:"
     assert main([*base, "--reference", "java:"]) == 0
     table = capsys.readouterr().out
