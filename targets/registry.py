@@ -235,7 +235,12 @@ def _wire(spec: str, **_: Any) -> Target:
     from .wire_clients import ClientUnavailable, hello
 
     clients, assignor, adversarial = wire_clients(spec)
+    from .wire_backend import BACKENDS
+
     broker = os.environ.get("GROUPCHECK_BROKER", "mock")
+    if broker not in BACKENDS:
+        raise TargetError(f"wire: unknown broker {broker!r}; expected one of "
+                          f"{', '.join(BACKENDS)}")
     try:
         infos = [hello(c) for c in dict.fromkeys(clients)]
     except ClientUnavailable as exc:
