@@ -27,8 +27,15 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..properties.group import CallbackRecord, GroupView, MemberSpec, MemberView, SubscribeCall
-from ..properties.group import RebalanceRecord, TopicPartition
+from ..properties.group import (
+    CallbackRecord,
+    GroupView,
+    MemberSpec,
+    MemberView,
+    RebalanceRecord,
+    SubscribeCall,
+    TopicPartition,
+)
 from .wire_backend import GroupRound, make_backend
 from .wire_clients import DRIVER_ENV, ClientInfo, argv, hello
 from .wire_driver import DriverProcess

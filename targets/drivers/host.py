@@ -257,10 +257,9 @@ class ThreadedHost:
 def serve(handle: Callable[[dict[str, Any]], bool], stream: IO[str] | None = None) -> None:
     """Read commands until ``shutdown`` (or the end of stdin); the client's warnings go to
     stderr, which the harness keeps."""
+    import faulthandler
     import logging
     import os
-
-    import faulthandler
     import signal
 
     faulthandler.register(signal.SIGUSR1, file=sys.stderr)  # a stack dump on demand
