@@ -23,17 +23,14 @@ finding, `findings/wire-aiokafka-sticky-shared-state-I6.json`). aiokafka is impo
 
 from __future__ import annotations
 
-import importlib
 import itertools
 from typing import Any
 
 from ..impl.types import Assignment, Cluster, RebalanceProtocol, Subscription
+from .drivers.aiokafka import ASSIGNORS as NAMES
+from .drivers.host import load_class
 from .kafka_python import TargetUnavailable, _ClusterView, _grouped
 
-NAMES = {"range": "aiokafka.coordinator.assignors.range:RangePartitionAssignor",
-         "roundrobin": "aiokafka.coordinator.assignors.roundrobin:RoundRobinPartitionAssignor",
-         "sticky": "aiokafka.coordinator.assignors.sticky.sticky_assignor:"
-                   "StickyPartitionAssignor"}
 _instances = itertools.count(1)
 
 
@@ -41,9 +38,8 @@ def assignor_class(name: str) -> Any:
     if name not in NAMES:
         raise ValueError(f"unknown aiokafka assignor {name!r}; expected one of "
                          f"{', '.join(NAMES)}")
-    module, _, attr = NAMES[name].partition(":")
     try:
-        return getattr(importlib.import_module(module), attr)
+        return load_class(NAMES[name])
     except ImportError as exc:
         raise TargetUnavailable(f"aiokafka is not installed ({exc}); "
                                 "pip install 'groupcheck[peers]'") from None

@@ -50,6 +50,14 @@ class Output:
             self._write({"ack": number, **fields, **({"error": error} if error else {})})
 
 
+def load_class(spec: str) -> Any:
+    """``package.module:Attr`` → that attribute (a client's assignor class)."""
+    import importlib
+
+    module, _, attr = spec.partition(":")
+    return getattr(importlib.import_module(module), attr)
+
+
 def parts(partitions: Any) -> list[list[Any]]:
     return [[t, p] for t, p in sorted(partitions)]
 

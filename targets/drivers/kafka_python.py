@@ -14,10 +14,9 @@ ships; what it does differently is a finding. Crash: ``"kill"`` (its close alway
 
 from __future__ import annotations
 
-import importlib
 from typing import Any
 
-from .host import Listener, Record, ThreadedHost, TopicPartition, serve
+from .host import Listener, Record, ThreadedHost, TopicPartition, load_class, serve
 
 ASSIGNORS = {"range": "kafka.coordinator.assignors.range:RangePartitionAssignor",
              "roundrobin": "kafka.coordinator.assignors.roundrobin:RoundRobinPartitionAssignor",
@@ -29,8 +28,7 @@ POLL_MS = 50
 
 
 def assignor_class(name: str) -> Any:
-    module, _, attr = ASSIGNORS[name].partition(":")
-    return getattr(importlib.import_module(module), attr)
+    return load_class(ASSIGNORS[name])
 
 
 def _tps(partitions: Any) -> list[TopicPartition]:
