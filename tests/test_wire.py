@@ -148,3 +148,18 @@ def test_pause_outlives_revoke_and_reassign_under_librdkafka(assignor: str) -> N
     records = [e for e in log.entries if e.kind == "record"]
     resumed_at = next(e.seq for e in log.entries if e.kind == "resume")
     assert records and all(e.seq > resumed_at for e in records)
+
+
+def test_a_users_own_driver_runs_through_cmd() -> None:
+    """``wire:cmd=<command>:<assignor>`` starts any command as a member driver; here the
+    shipped librdkafka driver, started as a user would start theirs."""
+    import sys
+
+    from wire_cases import join, topics
+
+    target = f"wire:cmd={sys.executable} -m groupcheck.targets.drivers.librdkafka:range"
+    events = [*topics(), join("c1", "range"), {"op": "settle"}, join("c2", "range"),
+              {"op": "settle"}]
+    found, group = run(target, events)
+    assert found == []
+    assert group.infos[group.order[0]].client == "librdkafka"  # type: ignore[attr-defined]
