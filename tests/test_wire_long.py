@@ -84,10 +84,10 @@ def test_aiokafka_sticky_consumers_of_one_process_share_their_claims() -> None:
 @pytest.mark.parametrize("client,assignor", CLIENT_ASSIGNORS)
 def test_five_members_settle_and_hold_on_the_coordinators_side(client: str,
                                                               assignor: str) -> None:
-    """Five consumers of one client join a 10-partition topic and settle; every generation's
-    bytes (claims, assignment, every reader version) are judged, and the members own exactly
-    what the last generation assigned. Findings about the client's own bytes are allowed
-    only where a findings/ file records them."""
+    """Five consumers of one client join a 10-partition topic, settling after each join;
+    every generation's bytes (claims, assignment, every reader version) are judged, and the
+    members own exactly what the last generation assigned. Findings about the client's own
+    bytes are allowed only where a findings/ file records them."""
     needs(client)
     target = make_group_target(f"wire:{client}:{assignor}")
     model = ReferenceModel()
@@ -99,7 +99,9 @@ def test_five_members_settle_and_hold_on_the_coordinators_side(client: str,
              for p in WIRE_FINDINGS}
     unknown = [v for v in found if (f"wire:{client}:{assignor}", invariant_of(v)) not in known]
     assert not unknown, unknown
-    assert model.last_view is not None and model.last_view.settled
+    view = model.last_view
+    assert view is not None and (view.settled or found)  # a finding stops the settle early
+    assert found or len(view.members) == 5
 
 
 @pytest.mark.parametrize("client,assignor", [("librdkafka", "range"),
