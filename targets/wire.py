@@ -38,7 +38,7 @@ from ..properties.group import (
 )
 from .wire_backend import GroupRound, make_backend
 from .wire_clients import DRIVER_ENV, ClientInfo, argv, hello
-from .wire_driver import DriverProcess
+from .wire_driver import CommandFailed, DriverProcess
 from .wire_log import Entry, WireLog
 from .wire_rounds import COOPERATIVE_PROTOCOLS, given_before, record
 from .wire_settle import unsettled
@@ -125,12 +125,25 @@ class WireGroup:
         self.sources[(id(driver), member)] = self._incarnations
         self.members[member] = WireMember(info, driver, self._incarnations, spec,
                                           frozenset(spec.topics))
-        driver.call("create", member=member, bootstrap=self.backend.bootstrap, group=GROUP,
-                    assignor=self.assignor, topics=list(spec.topics),
-                    config={**CONFIG, "client_id": member})
+        try:
+            driver.call("create", member=member, bootstrap=self.backend.bootstrap,
+                        group=GROUP, assignor=self.assignor, topics=list(spec.topics),
+                        config={**CONFIG, "client_id": member})
+        except CommandFailed as exc:  # the client would not start: shown, never in the group
+            self.members.pop(member)
+            self._failed(member, exc)
+
+    def _failed(self, member: str, exc: CommandFailed) -> None:
+        with self.log.cond:
+            self._pending["errors"].append((member, f"{self.client_of(member).name}: {exc}"))
 
     def _command(self, member: str, cmd: str, **fields: Any) -> None:
-        self.members[member].driver.call(cmd, member=member, **fields)
+        """One client call; a call the client refused is shown as the member's error (the
+        driver's own error event says so too), a driver that broke ends the run."""
+        try:
+            self.members[member].driver.call(cmd, member=member, **fields)
+        except CommandFailed as exc:
+            self._failed(member, exc)
 
     def leave(self, member: str) -> None:
         self._command(member, "close")
