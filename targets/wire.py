@@ -18,8 +18,9 @@ coordinator's latest generation is complete and lists exactly the polling member
 its current subscription and owning exactly what that generation assigned it, and the polling
 members own every partition of their topics exactly once. The view's generation counts the
 generations the coordinator completed (the mock numbers freely, and a round nobody finished
-is no rebalance a member saw); each member keeps the generation its client reports. A mixed group (`wire:mixed:a+b:<assignor>`) gives members to the clients in
-turn, by the order in which names first join; each member is judged by its client's profile.
+is no rebalance a member saw); each member keeps the generation its client reports. A mixed
+group (`wire:mixed:a+b:<assignor>`) gives members to the clients in turn, by the order in
+which names first join; each member is judged by its client's profile.
 """
 
 from __future__ import annotations
@@ -140,7 +141,10 @@ class WireGroup:
 
     def _command(self, member: str, cmd: str, **fields: Any) -> None:
         """One client call; a call the client refused is shown as the member's error (the
-        driver's own error event says so too), a driver that broke ends the run."""
+        driver's own error event says so too), a driver that broke ends the run. A member
+        whose consumer never started has nothing to call."""
+        if member not in self.members:
+            return
         try:
             self.members[member].driver.call(cmd, member=member, **fields)
         except CommandFailed as exc:
@@ -148,32 +152,37 @@ class WireGroup:
 
     def leave(self, member: str) -> None:
         self._command(member, "close")
-        m = self.members.pop(member)
-        if m.client.crash == "kill":
+        m = self.members.pop(member, None)
+        if m is not None and m.client.crash == "kill":
             m.driver.close()
 
     def crash(self, member: str) -> None:
         """The consumer is gone without a word: no LeaveGroup, no heartbeat, and nothing it
         logs later is the application's."""
-        m = self.members.pop(member)
+        m = self.members.pop(member, None)
+        if m is None:
+            return
         if m.client.crash == "kill":
             m.driver.kill()
         else:
             m.driver.call("crash", member=member)
 
     def stall(self, member: str) -> None:
-        self.members[member].polling = False
         self._command(member, "stop_polling")
+        if member in self.members:
+            self.members[member].polling = False
 
     def wake(self, member: str) -> None:
-        self.members[member].polling = True
         self._command(member, "start_polling")
+        if member in self.members:
+            self.members[member].polling = True
 
     def slow_revoke(self, member: str) -> None:
         self._command(member, "slow_revoke", ms=SLOW_REVOKE_MS)
 
     def subscribe(self, member: str, topics: tuple[str, ...]) -> None:
-        self.members[member].subscription = frozenset(topics)
+        if member in self.members:
+            self.members[member].subscription = frozenset(topics)
         self._command(member, "subscribe", topics=list(topics))
 
     def unsubscribe(self, member: str) -> None:
