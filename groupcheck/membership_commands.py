@@ -143,19 +143,24 @@ def add_commands(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-
     p = sub.add_parser("fuzz", help="run the stateful model against a target")
     p.add_argument("--target", required=True,
                    help="any target with a group (an assignor): builtin:<assignor>, "
-                        "mutant:<name>, python:..., jsonl:<command>, java:[CLASSPATH], ...")
+                        "mutant:<name>, python:..., jsonl:<command>, java:[CLASSPATH], "
+                        "wire:<client>:<assignor>, ...")
     _assignor_options(p)
     p.add_argument("--max-examples", type=int, default=None)
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--settings", choices=SETTINGS, default="ci",
                    help="ci (default; wire for librdkafka: targets), dev, deep, wire")
     p.add_argument("--failures", default=DEFAULT_FAILURES, help="where replay files go")
+    p.add_argument("--broker", choices=("mock",), default=None,
+                   help="the cluster wire targets run on (default mock: librdkafka's mock)")
     p.set_defaults(func=cmd_fuzz)
     p = sub.add_parser("replay", help="run a saved counterexample again (a state-machine "
                                       "replay file, or one saved assign request)")
     p.add_argument("file")
     p.add_argument("--target", default=None, help="replay on another target")
     _assignor_options(p)
+    p.add_argument("--broker", choices=("mock",), default=None,
+                   help="the cluster wire targets run on (default mock: librdkafka's mock)")
     p.set_defaults(func=cmd_replay)
 
 
