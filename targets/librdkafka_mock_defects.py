@@ -14,8 +14,10 @@ Kafka's brokers define it. Kafka's Java consumer trips on all three:
   LeaveGroup ≤ 2 correctly (`MOCK_READS`).
 * **D-sync-order** — the mock completes a round as soon as the leader's SyncGroup has given
   every member an assignment, not when every member has sent its SyncGroup; a follower whose
-  SyncGroup arrives after that gets INVALID_REQUEST with a null assignment, which Java
-  rejects as a malformed response.
+  SyncGroup arrives after that gets INVALID_REQUEST. Like every SyncGroup error the mock
+  answers (REBALANCE_IN_PROGRESS while a new round is joining, too), it carries a null
+  assignment, which Java rejects as a malformed response, so the client never learns the
+  error; a broker writes an empty assignment with an error.
 
 Theory of operation: the proxy listens on loopback, one port per mock broker, and relays
 Kafka frames between Java clients and the mock in both directions, connection for
@@ -35,6 +37,8 @@ when the proxy answers a request itself.
    generation whose JoinGroup went through the proxy has sent its own SyncGroup, so the mock
    has parked all of them when the leader's assignments arrive. Followers that talk to the
    mock directly (another client in a mixed group) are neither waited for nor touched.
+5. A SyncGroup error answer with a null assignment: the assignment becomes empty (the only
+   bytes changed), so the client reads the error code the mock meant.
 
 It serves Kafka's Java client on the librdkafka mock only; no other client and no other
 broker is ever put behind it.
@@ -346,6 +350,8 @@ class JavaMockProxy:
 
     async def rewrite(self, sent: _Sent, payload: bytes) -> bytes:
         """Rules 2 and 3, and the JoinGroup answers rule 4 learns from."""
+        if sent.api_key == SYNC_GROUP:
+            payload = non_null_assignment(sent.version, payload)
         if sent.api_key not in (API_VERSIONS, METADATA, FIND_COORDINATOR, JOIN_GROUP):
             return struct.pack(">i", len(payload)) + payload
         header, body = decode_response(sent.api_key, sent.version, payload)
@@ -398,6 +404,22 @@ class JavaMockProxy:
                 self.thread.join(START_TIMEOUT)
         if not self.loop.is_running() and not self.loop.is_closed():
             self.loop.close()
+
+
+def non_null_assignment(version: int, payload: bytes) -> bytes:
+    """Rule 5 (D-sync-order): a SyncGroup error answer with the mock's null assignment gets
+    an empty one, as a broker writes it; any other answer is returned as it is."""
+    null = b"\xff\xff\xff\xff"
+    if version > MOCK_READS[SYNC_GROUP] or not payload.endswith(null):
+        return payload
+    try:
+        decode_response(SYNC_GROUP, version, payload)
+        return payload
+    except Exception:  # noqa: BLE001 - kio refuses the null: the case this rule is for
+        pass
+    fixed = payload[:-len(null)] + b"\0\0\0\0"
+    _, body = decode_response(SYNC_GROUP, version, fixed)  # a well-formed answer now
+    return fixed if int(body.error_code) != 0 else payload
 
 
 def _api_keys(schema: type[Any], ranges: dict[int, tuple[int, int]]) -> tuple[Any, ...]:

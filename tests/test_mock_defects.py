@@ -15,10 +15,10 @@ import pytest
 pytest.importorskip("confluent_kafka")
 pytest.importorskip("kio")
 
-from mock_wire import Connection, entry, join_request, schema, sync_request  # noqa: E402
-
 from groupcheck.targets import librdkafka_mock_defects as D  # noqa: E402
 from groupcheck.targets.librdkafka_mock import MockCluster  # noqa: E402
+
+from mock_wire import Connection, entry, join_request, schema, sync_request  # noqa: E402
 
 UNSUPPORTED_VERSION, INVALID_REQUEST = 35, 42
 
@@ -168,3 +168,23 @@ def test_proxy_lets_a_leaders_sync_go_when_no_proxied_follower_is_waited_for(
     _, answer = leader.ask(14, 3, sync_request(3, "g", int(first.generation_id),
                                                first.member_id, {first.member_id: b"x"}))
     assert answer.assignment == b"x" and time.monotonic() - started < D.SYNC_HOLD_LIMIT / 2
+
+
+def test_raw_mock_writes_a_null_assignment_into_every_syncgroup_error_and_proxy_empties_it(
+        mock: MockCluster, proxy: D.JavaMockProxy) -> None:
+    """A SyncGroup for a generation that is not the group's gets ILLEGAL_GENERATION; the
+    mock's answer has a null assignment (unreadable for Java), the proxy's an empty one."""
+    answers = []
+    for bootstrap in (mock.bootstraps, proxy.bootstraps):
+        connection = Connection(bootstrap)
+        _, joined = connection.ask(11, 5, join_request(5, "g"))
+        connection.send(14, 3, sync_request(3, "g", int(joined.generation_id) + 7,
+                                            joined.member_id, {}))
+        answers.append(connection.receive())
+    raw, proxied = answers
+    assert raw.endswith(b"\xff\xff\xff\xff")
+    with pytest.raises(Exception):  # noqa: B017 - kio refuses a null non-nullable field
+        D.decode_response(14, 3, raw)
+    _, answer = D.decode_response(14, 3, proxied)
+    assert int(answer.error_code) == 22 and answer.assignment == b""  # ILLEGAL_GENERATION
+    assert proxied[:-4] == raw[:-4]  # nothing else changed
