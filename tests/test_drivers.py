@@ -85,16 +85,20 @@ def settled(members: list[str]) -> Any:
     return test
 
 
-def test_java_driver_hello_names_kafkas_client_and_its_four_assignors() -> None:
-    need(java_driver.missing())
-    session = Session(java_driver.command())
+def hello(argv: list[str]) -> dict[str, Any]:
+    session = Session(argv)
     try:
-        hello = session.call("hello")
+        return session.call("hello")
     finally:
         session.close()
-    assert hello["client"] == "java" and hello["version"].startswith("4.0.0")
-    assert hello["assignors"] == ["range", "roundrobin", "sticky", "cooperative-sticky"]
-    assert (hello["profile"], hello["crash"]) == ("java", "kill")
+
+
+def test_java_driver_hello_names_kafkas_client_and_its_four_assignors() -> None:
+    need(java_driver.missing())
+    answer = hello(java_driver.command())
+    assert answer["client"] == "java" and answer["version"].startswith("4.0.0")
+    assert answer["assignors"] == ["range", "roundrobin", "sticky", "cooperative-sticky"]
+    assert (answer["profile"], answer["crash"]) == ("java", "kill")
 
 
 @pytest.mark.parametrize("assignor", ["range", "cooperative-sticky"])
@@ -128,14 +132,10 @@ def test_java_group_of_two_forms_takes_a_record_and_rebalances_on_leave(
 
 def test_kafkajs_driver_hello_names_its_one_assignor_and_the_kip_profile() -> None:
     need(kafkajs_driver.missing())
-    session = Session(kafkajs_driver.command())
-    try:
-        hello = session.call("hello")
-    finally:
-        session.close()
-    assert (hello["client"], hello["version"]) == ("kafkajs", "2.2.4")
-    assert hello["assignors"] == ["roundrobin"]
-    assert (hello["profile"], hello["crash"]) == ("kip", "kill")
+    answer = hello(kafkajs_driver.command())
+    assert (answer["client"], answer["version"]) == ("kafkajs", "2.2.4")
+    assert answer["assignors"] == ["roundrobin"]
+    assert (answer["profile"], answer["crash"]) == ("kip", "kill")
 
 
 def latest_assignments(events: list[dict[str, Any]], members: list[str]) -> dict[str, set[Any]]:

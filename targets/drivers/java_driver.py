@@ -19,9 +19,9 @@ import glob
 import hashlib
 import os
 import shutil
-import subprocess
-import tempfile
 from pathlib import Path
+
+from .cache import build_once, cache_dir
 
 SOURCES = Path(__file__).with_name("java")
 MAIN_CLASS = "JavaDriver"
@@ -84,32 +84,20 @@ def _digest(jars: list[str]) -> str:
     return h.hexdigest()[:24]
 
 
-def cache_root() -> Path:
-    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(Path.home(), ".cache")
-    return Path(base) / "groupcheck" / "java-driver"
-
-
 def build(classpath: str | None = None) -> tuple[Path, list[str]]:
     """The folder of compiled driver classes (compiling on first use) and the jars."""
     jars = classpath_jars(classpath)
     if shutil.which("javac") is None:
         raise JavaUnavailable("java: javac is not on PATH")
-    target = cache_root() / _digest(jars)
+    target = cache_dir("java-driver", _digest(jars))
     if (target / f"{MAIN_CLASS}.class").is_file():
         return target, jars
-    target.parent.mkdir(parents=True, exist_ok=True)
-    scratch = Path(tempfile.mkdtemp(prefix=".build-", dir=target.parent))
     sources = [str(s) for s in sorted(SOURCES.glob("*.java"))]
-    result = subprocess.run(
-        ["javac", "--release", "11", "-nowarn", "-d", str(scratch), "-cp", os.pathsep.join(jars),
-         *sources], capture_output=True, text=True, timeout=COMPILE_TIMEOUT)
-    if result.returncode != 0:
-        shutil.rmtree(scratch, ignore_errors=True)
-        raise JavaUnavailable(f"java: compiling the driver failed: {result.stderr.strip()[:500]}")
-    try:
-        scratch.rename(target)
-    except OSError:  # another process built it first
-        shutil.rmtree(scratch, ignore_errors=True)
+    failed = build_once(target, lambda out: [
+        "javac", "--release", "11", "-nowarn", "-d", str(out), "-cp", os.pathsep.join(jars),
+        *sources], COMPILE_TIMEOUT)
+    if failed:
+        raise JavaUnavailable(f"java: compiling the driver failed: {failed}")
     return target, jars
 
 

@@ -4,20 +4,23 @@ The driver (``kafkajs/driver.js``) and its ``package.json`` and ``package-lock.j
 in the repository. Its dependencies are installed with ``npm ci`` on first use into
 ``~/.cache/groupcheck/kafkajs/<digest of the lockfile>/`` (a temporary folder renamed into
 place, so two processes never see half an install), and the driver finds them through
-``NODE_PATH``. ``python -m groupcheck.targets.drivers.kafkajs_driver --install`` does the
-install ahead of time (``.ci/run`` calls it when ``node`` is on PATH).
+``NODE_PATH``. ``python -m groupcheck.targets.drivers.kafkajs_driver --install`` (or the same file run as
+a script, as ``.ci/run`` does when ``node`` is on PATH) does the install ahead of time.
 """
 
 from __future__ import annotations
 
 import hashlib
-import os
 import re
 import shutil
 import subprocess
 import sys
-import tempfile
 from pathlib import Path
+
+try:
+    from .cache import build_once, cache_dir
+except ImportError:  # run as a script (.ci/run): python3 targets/drivers/kafkajs_driver.py
+    from cache import build_once, cache_dir  # type: ignore[no-redef]
 
 SOURCES = Path(__file__).with_name("kafkajs")
 MIN_NODE = 18
@@ -51,8 +54,7 @@ def missing() -> str:
 
 def _installed() -> Path:
     digest = hashlib.sha256((SOURCES / "package-lock.json").read_bytes()).hexdigest()[:24]
-    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(Path.home(), ".cache")
-    return Path(base) / "groupcheck" / "kafkajs" / digest
+    return cache_dir("kafkajs", digest)
 
 
 def install() -> Path:
@@ -62,20 +64,15 @@ def install() -> Path:
         return target
     if shutil.which("npm") is None:
         raise KafkajsUnavailable("kafkajs: npm is not on PATH")
-    target.parent.mkdir(parents=True, exist_ok=True)
-    scratch = Path(tempfile.mkdtemp(prefix=".install-", dir=target.parent))
-    for name in ("package.json", "package-lock.json"):
-        shutil.copy(SOURCES / name, scratch / name)
-    result = subprocess.run(["npm", "ci", "--omit=dev", "--no-audit", "--no-fund"],
-                            cwd=scratch, capture_output=True, text=True,
-                            timeout=INSTALL_TIMEOUT)
-    if result.returncode != 0:
-        shutil.rmtree(scratch, ignore_errors=True)
-        raise KafkajsUnavailable(f"kafkajs: npm ci failed: {result.stderr.strip()[-500:]}")
-    try:
-        scratch.rename(target)
-    except OSError:  # another process installed it first
-        shutil.rmtree(scratch, ignore_errors=True)
+
+    def copy_package(folder: Path) -> None:
+        for name in ("package.json", "package-lock.json"):
+            shutil.copy(SOURCES / name, folder / name)
+
+    failed = build_once(target, lambda _: ["npm", "ci", "--omit=dev", "--no-audit", "--no-fund"],
+                        INSTALL_TIMEOUT, prepare=copy_package)
+    if failed:
+        raise KafkajsUnavailable(f"kafkajs: npm ci failed: {failed}")
     return target
 
 
