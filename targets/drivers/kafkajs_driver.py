@@ -4,8 +4,8 @@ The driver (``kafkajs/driver.js``) and its ``package.json`` and ``package-lock.j
 in the repository. Its dependencies are installed with ``npm ci`` on first use into
 ``~/.cache/groupcheck/kafkajs/<digest of the lockfile>/`` (a temporary folder renamed into
 place, so two processes never see half an install), and the driver finds them through
-``NODE_PATH``. ``python -m groupcheck.targets.drivers.kafkajs_driver --install`` (or the same file run as
-a script, as ``.ci/run`` does when ``node`` is on PATH) does the install ahead of time.
+``NODE_PATH``. ``python -m groupcheck.targets.drivers.kafkajs_driver --install`` (or this
+file run as a script, as ``.ci/run`` does when ``node`` is on PATH) installs ahead of time.
 """
 
 from __future__ import annotations
