@@ -181,8 +181,12 @@ class Proxy:
                       client_id: str) -> Request:
         ledger = self.ledger
         if api_key == JOIN_GROUP:
+            from kafka.protocol.consumer.group import JoinGroupRequest
+
+            join = _decode(JoinGroupRequest, frame, version)
             with ledger.cond:
                 ledger.joining[client_id] = ledger.joining.get(client_id, 0) + 1
+            return Request(api_key, version, client_id, join)
         if api_key != SYNC_GROUP:
             return Request(api_key, version, client_id)
         from kafka.protocol.consumer.group import SyncGroupRequest

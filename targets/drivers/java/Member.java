@@ -226,7 +226,9 @@ final class Member extends Thread implements ConsumerRebalanceListener {
                 Thread.currentThread().interrupt();
             }
         }
-        out.event("callback_end", name, fields);
+        Map<String, Object> end = new LinkedHashMap<>(fields);
+        end.put("paused", parts(consumer.paused()));
+        out.event("callback_end", name, end);
     }
 
     // --- conversions -------------------------------------------------------------------------

@@ -10,7 +10,8 @@
  * callback, no unsubscribe, no subscription change while running, and no poll loop (it
  * fetches on its own and calls the handler). So this driver reports exactly that: a
  * GROUP_JOIN as an "assigned" callback that starts and ends at once with the whole
- * assignment (generation null: KafkaJS does not expose it), every batch as "records", a
+ * assignment (generation null: KafkaJS does not expose it) and the partitions
+ * consumer.paused() reports, every batch as "records", a
  * CRASH as "error". Commands KafkaJS has no call for are answered with an error naming what
  * is missing. A stall is the application's handler not returning: while polling is
  * stopped, the next batch the handler gets waits until polling starts again.
@@ -95,7 +96,7 @@ class Member {
       const fields = { kind: 'assigned', partitions: this.owned, generation: null,
         memberId: payload.memberId }
       event('callback_start', this.name, fields)
-      event('callback_end', this.name, fields)
+      event('callback_end', this.name, { ...fields, paused: this.paused() })
     })
     this.consumer.on(CRASH, ({ payload }) => event('error', this.name,
       { message: `crash: ${describe(payload.error)}` }))
@@ -112,6 +113,10 @@ class Member {
           m => [batch.topic, batch.partition, Number(m.offset)]) })
       },
     })
+  }
+
+  paused() {
+    return parts(Object.fromEntries(this.consumer.paused().map(g => [g.topic, g.partitions])))
   }
 
   async run(command) {
