@@ -1,15 +1,53 @@
 """A bare Kafka client for tests that speak to a broker frame by frame: kio's message
-classes, one blocking socket, no client library in between."""
+classes (Kafka's schemas, every version), one blocking socket, no client library between."""
 
 from __future__ import annotations
 
 import datetime
+import io
 import socket
 import struct
 import typing
 from typing import Any
 
-from groupcheck.targets.kafka_frames import decode_response, request_frame
+
+def load_kio() -> Any:
+    """kio, imported on first use (the ``dev`` extra)."""
+    import kio.index
+    import kio.schema.errors
+    import kio.serial
+
+    return kio
+
+
+def frame(header: Any, body: Any) -> bytes:
+    """One Kafka frame (size prefix included) of a kio header and body."""
+    kio = load_kio()
+    buffer = io.BytesIO()
+    buffer.write(b"\0\0\0\0")
+    kio.serial.entity_writer(type(header))(buffer, header)
+    kio.serial.entity_writer(type(body))(buffer, body)
+    data = bytearray(buffer.getvalue())
+    data[:4] = struct.pack(">i", len(data) - 4)
+    return bytes(data)
+
+
+def request_frame(api_key: int, version: int, correlation_id: int, body: Any,
+                  client_id: str = "groupcheck") -> bytes:
+    """A request frame as a client writes it; ``body`` a kio request of that version."""
+    header_type = type(body).__header_schema__
+    header = header_type(request_api_key=api_key, request_api_version=version,
+                         correlation_id=correlation_id, client_id=client_id)
+    return frame(header, body)
+
+
+def decode_response(api_key: int, version: int, payload: bytes) -> tuple[Any, Any]:
+    """The kio header and body of one response payload to a request of that version."""
+    kio = load_kio()
+    schema = kio.index.load_response_schema(api_key, version)
+    header, size = kio.serial.entity_reader(schema.__header_schema__)(payload, 0)
+    body, _ = kio.serial.entity_reader(schema)(payload, size)
+    return header, body
 
 
 def schema(api_key: int, version: int, response: bool = False) -> Any:
@@ -30,14 +68,17 @@ def millis(ms: int) -> datetime.timedelta:
 class Connection:
     """One client connection; `ask` sends a request and reads its answer's payload."""
 
-    def __init__(self, bootstrap: str, timeout: float = 20.0) -> None:
+    def __init__(self, bootstrap: str, timeout: float = 20.0,
+                 client_id: str = "groupcheck") -> None:
         host, _, port = bootstrap.split(",")[0].rpartition(":")
         self.sock = socket.create_connection((host, int(port)), timeout=timeout)
         self.correlation = 0
+        self.client_id = client_id
 
     def send(self, api_key: int, version: int, body: Any) -> int:
         self.correlation += 1
-        self.sock.sendall(request_frame(api_key, version, self.correlation, body))
+        self.sock.sendall(request_frame(api_key, version, self.correlation, body,
+                                        self.client_id))
         return self.correlation
 
     def receive(self) -> bytes:

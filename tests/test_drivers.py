@@ -1,178 +1,107 @@
-"""The java and kafkajs member drivers on librdkafka's mock cluster, driven over the
-member-driver contract by a small harness (tests/driver_session.py): a group of two forms,
-takes a record, and rebalances when a member leaves. Java members reach the mock through
-`JavaMockProxy` (the mock's defects for Java); KafkaJS members reach it directly.
+"""The java and kafkajs member drivers on the wire (`wire:java:<assignor>`,
+`wire:kafkajs:roundrobin`, and Java in a mixed group), on librdkafka's mock cluster: the
+state machine's events applied one by one, every invariant judged after each, by each
+member's own client profile (java: `java`; KafkaJS documents no listener: `kip`).
 
 Each test skips only when its runtime is missing (no java/javac or Kafka client jars, no
-node ≥ 18 or npm), with the reason."""
+node ≥ 18 or npm), with the reason. The long runs (every Java assignor, the KafkaJS findings'
+timings) are in tests/test_drivers_long.py (tox -e wire)."""
 
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
 
 pytest.importorskip("confluent_kafka")
-pytest.importorskip("kio")
 
-from groupcheck.targets.drivers import java_driver, kafkajs_driver  # noqa: E402
-from groupcheck.targets.librdkafka_mock import MockCluster  # noqa: E402
-from groupcheck.targets.librdkafka_mock_defects import JavaMockProxy  # noqa: E402
+from groupcheck.model.replay import replay_events, replay_file  # noqa: E402
+from groupcheck.targets.registry import group_target_factory  # noqa: E402
+from groupcheck.targets.wire_clients import hello, missing  # noqa: E402
 
-from driver_session import Ownership, Session  # noqa: E402
+from wire_cases import smoke  # noqa: E402
 
-CONFIG = {"session_timeout_ms": 4000, "heartbeat_interval_ms": 400,
-          "max_poll_interval_ms": 4000, "auto_offset_reset": "earliest",
-          "enable_auto_commit": False}
-SETTLE = 60.0
-TOPIC, PARTITIONS = "t", 4
-ALL = {(TOPIC, p) for p in range(PARTITIONS)}
+FINDINGS = Path(__file__).resolve().parent.parent / "findings"
 
 
-def log(session: Session) -> str:
-    """The events and the driver's last stderr lines, for a failure message."""
-    lines = [json.dumps(e) for e in session.events] + list(session.stderr)
-    return "\n".join(lines)
+def need(*clients: str) -> None:
+    for client in clients:
+        reason = missing(client)
+        if reason:
+            pytest.skip(reason)
 
 
-def need(reason: str) -> None:
-    if reason:
-        pytest.skip(reason)
+def with_profiles(events: list[dict[str, Any]], *profiles: str) -> list[dict[str, Any]]:
+    """The events with each join judged by the profile of the client it lands on (members
+    go to a mixed group's clients in turn, in the order their names first join)."""
+    turns: dict[str, str] = {}
+    out = []
+    for event in events:
+        if event["op"] == "join":
+            turns.setdefault(event["member"], profiles[len(turns) % len(profiles)])
+            event = {**event, "profile": turns[event["member"]]}
+        out.append(event)
+    return out
 
 
-@pytest.fixture
-def mock() -> Iterator[MockCluster]:
-    with MockCluster() as cluster:
-        cluster.create_topic(TOPIC, PARTITIONS)
-        yield cluster
+def run(target: str, events: list[dict[str, Any]]) -> list[str]:
+    outcome = replay_events(group_target_factory(target)(), events)
+    assert outcome.story, target
+    return outcome.violations
 
 
-@pytest.fixture
-def java(mock: MockCluster) -> Iterator[tuple[Session, str]]:
-    need(java_driver.missing())
-    proxy = JavaMockProxy(mock.bootstraps)
-    session = Session(java_driver.command())
-    try:
-        yield session, proxy.bootstraps
-    finally:
-        session.close()
-        proxy.close()
+def replay(name: str) -> tuple[dict[str, Any], list[str], list[str]]:
+    """A finding's replay file run again: its content, the violations, the story."""
+    data, outcome = replay_file(FINDINGS / name, lambda t: group_target_factory(t)())
+    return data, outcome.violations, outcome.story
 
 
-@pytest.fixture
-def kafkajs(mock: MockCluster) -> Iterator[tuple[Session, str]]:
-    need(kafkajs_driver.missing())
-    session = Session(kafkajs_driver.command())
-    try:
-        yield session, mock.bootstraps
-    finally:
-        session.close()
+def test_java_driver_says_it_is_kafkas_client_with_its_four_assignors() -> None:
+    need("java")
+    info = hello("java")
+    assert info.client == "java" and info.version.startswith("4.0.0")
+    assert info.assignors == ("range", "roundrobin", "sticky", "cooperative-sticky")
+    assert (info.profile, info.crash) == ("java", "kill")
 
 
-def create(session: Session, bootstrap: str, member: str, assignor: str) -> dict[str, Any]:
-    return session.call("create", member=member, bootstrap=bootstrap, group="g",
-                        assignor=assignor, topics=[TOPIC],
-                        config={**CONFIG, "client_id": member})
-
-
-def settled(members: list[str]) -> Any:
-    """Every partition owned once, by these members only, each owning some."""
-    def test(events: list[dict[str, Any]]) -> bool:
-        ownership = Ownership().apply(events)
-        return ownership.complete(ALL, members) and all(ownership.owned[m] for m in members)
-    return test
-
-
-def hello(argv: list[str]) -> dict[str, Any]:
-    session = Session(argv)
-    try:
-        return session.call("hello")
-    finally:
-        session.close()
-
-
-def test_java_driver_hello_names_kafkas_client_and_its_four_assignors() -> None:
-    need(java_driver.missing())
-    answer = hello(java_driver.command())
-    assert answer["client"] == "java" and answer["version"].startswith("4.0.0")
-    assert answer["assignors"] == ["range", "roundrobin", "sticky", "cooperative-sticky"]
-    assert (answer["profile"], answer["crash"]) == ("java", "kill")
+def test_kafkajs_driver_says_it_has_round_robin_only_and_no_listener_semantics() -> None:
+    need("kafkajs")
+    info = hello("kafkajs")
+    assert (info.client, info.version, info.assignors) == ("kafkajs", "2.2.4", ("roundrobin",))
+    assert (info.profile, info.crash) == ("kip", "kill")
 
 
 @pytest.mark.parametrize("assignor", ["range", "cooperative-sticky"])
-def test_java_group_of_two_forms_takes_a_record_and_rebalances_on_leave(
-        java: tuple[Session, str], assignor: str) -> None:
-    session, bootstrap = java
-    assert create(session, bootstrap, "c1", assignor) == {"ack": 1}
-    assert session.wait_until(settled(["c1"]), SETTLE), log(session)
-    assert create(session, bootstrap, "c2", assignor) == {"ack": 2}
-    assert session.wait_until(settled(["c1", "c2"]), SETTLE), log(session)
-    assert "error" not in session.call("produce", bootstrap=bootstrap, topic=TOPIC,
-                                       partition=1, value="v")
-    assert session.wait_until(
-        lambda es: any(e["event"] == "records" for e in es), SETTLE), log(session)
-    assert session.call("close", member="c1") == {"ack": 4}
-    assert session.wait_until(settled(["c2"]), SETTLE), log(session)
-    events = session.events
-    assert Ownership().apply(events).overlaps == []
-    assert not [e for e in events if e["event"] == "error"]
-    ends = [e for e in events if e["event"] == "callback_end"]
-    assert all(e["memberId"] and e["generation"] > 0 for e in ends)
-    for member in ("c1", "c2"):
-        generations = [e["generation"] for e in ends if e["member"] == member]
-        assert generations == sorted(generations)
-    records = [r for e in events if e["event"] == "records" for r in e["records"]]
-    assert records == [[TOPIC, 1, 0]]
-    if assignor == "cooperative-sticky":  # c1 gives up only what c2 gets (KIP-429)
-        first_revoke = next(e for e in ends if e["kind"] == "revoked" and e["partitions"])
-        assert first_revoke["member"] == "c1" and len(first_revoke["partitions"]) == 2
+def test_wire_java_smoke_holds_every_invariant_under_the_java_profile(assignor: str) -> None:
+    """Joins, a pause across a rebalance, a subscription change, records, a leave."""
+    need("java")
+    assert run(f"wire:java:{assignor}", with_profiles(smoke(assignor), "java")) == []
 
 
-def test_kafkajs_driver_hello_names_its_one_assignor_and_the_kip_profile() -> None:
-    need(kafkajs_driver.missing())
-    answer = hello(kafkajs_driver.command())
-    assert (answer["client"], answer["version"]) == ("kafkajs", "2.2.4")
-    assert answer["assignors"] == ["roundrobin"]
-    assert (answer["profile"], answer["crash"]) == ("kip", "kill")
+def test_wire_mixed_java_and_librdkafka_smoke_holds_every_invariant() -> None:
+    """c1 is Kafka's Java consumer, c2 librdkafka: each leader decodes the other's
+    subscription and assignment bytes, and each member is judged by its own profile."""
+    need("java", "librdkafka")
+    events = with_profiles(smoke("range"), "java", "librdkafka")
+    assert run("wire:mixed:java+librdkafka:range", events) == []
 
 
-def latest_assignments(events: list[dict[str, Any]], members: list[str]) -> dict[str, set[Any]]:
-    latest: dict[str, set[Any]] = {}
-    for e in events:
-        if e["event"] == "callback_end" and e["member"] in members:
-            latest[e["member"]] = {tuple(p) for p in e["partitions"]}
-    return latest
+def test_finding_kafkajs_never_tells_the_application_a_partition_went_away() -> None:
+    """findings/kafkajs-roundrobin-I1-no-revoke-callback.json: the second member gets
+    partitions the first was never told it lost (KafkaJS has no revoke or lost callback)."""
+    need("kafkajs")
+    data, violations, story = replay("kafkajs-roundrobin-I1-no-revoke-callback.json")
+    assert data["target"] == "wire:kafkajs:roundrobin"
+    assert violations and all(
+        v.startswith("I1:") and "went to c2" in v and "while c1 still owned it" in v
+        for v in violations), story
 
 
-def test_kafkajs_group_of_two_forms_takes_a_record_and_rebalances_on_leave(
-        kafkajs: tuple[Session, str]) -> None:
-    """KafkaJS reports each join's whole assignment (GROUP_JOIN) and never a revoke: the
-    group is judged on the latest assignment of each live member."""
-    session, bootstrap = kafkajs
-
-    def split(members: list[str]) -> Any:
-        def test(events: list[dict[str, Any]]) -> bool:
-            latest = latest_assignments(events, members)
-            owned = [p for m in members for p in latest.get(m, set())]
-            return sorted(owned) == sorted(ALL)
-        return test
-
-    assert create(session, bootstrap, "c1", "roundrobin") == {"ack": 1}
-    assert create(session, bootstrap, "c2", "roundrobin") == {"ack": 2}
-    assert session.wait_until(split(["c1", "c2"]), SETTLE), log(session)
-    assert "error" not in session.call("produce", bootstrap=bootstrap, topic=TOPIC,
-                                       partition=2, value="v")
-    assert session.wait_until(
-        lambda es: any(e["event"] == "records" for e in es), SETTLE), log(session)
-    reader = next(e["member"] for e in session.events if e["event"] == "records")
-    assert (TOPIC, 2) in latest_assignments(session.events, [reader])[reader]
-    assert session.call("slow_revoke", member="c1", ms=10)["error"].endswith(
-        "KafkaJS has no revoke callback")
-    assert session.call("close", member="c1") == {"ack": 5}
-    assert session.wait_until(split(["c2"]), SETTLE), log(session)
-    kinds = {e["kind"] for e in session.events if e["event"] == "callback_end"}
-    assert kinds == {"assigned"}
-    assert all(e["generation"] is None and e["memberId"] for e in session.events
-               if e["event"] == "callback_end")
+def test_finding_files_name_their_targets_and_events() -> None:
+    for name in ("kafkajs-roundrobin-I1-no-revoke-callback.json",
+                 "mixed-java-kafkajs-roundrobin-I11-no-shared-protocol.json"):
+        data = json.loads((FINDINGS / name).read_text(encoding="utf-8"))
+        assert data["format"] == "groupcheck-replay/1" and data["events"] and data["note"]
+        assert data["invariant"] in name
