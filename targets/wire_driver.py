@@ -24,7 +24,7 @@ from typing import Any
 
 COMMAND_TIMEOUT = 60.0  # seconds a command may take before the driver counts as hung
 SHUTDOWN_TIMEOUT = 15.0
-STDERR_LINES = 20
+STDERR_LINES = 40
 
 Message = dict[str, Any]
 

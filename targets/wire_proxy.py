@@ -20,7 +20,9 @@ up), ``rewrite`` may replace a response on its way to the client. A frame it can
 from __future__ import annotations
 
 import io
+import os
 import socket
+import sys
 import struct
 import threading
 import time
@@ -180,6 +182,8 @@ class Proxy:
     def _note_request(self, frame: bytes, api_key: int, version: int,
                       client_id: str) -> Request:
         ledger = self.ledger
+        if api_key in (JOIN_GROUP, SYNC_GROUP, 12, 13):
+            self._trace(f"{client_id} → api {api_key} v{version}")
         if api_key == JOIN_GROUP:
             from kafka.protocol.consumer.group import JoinGroupRequest
 
@@ -215,6 +219,8 @@ class Proxy:
             from kafka.protocol.consumer.group import JoinGroupResponse
 
             body = _decode(JoinGroupResponse, frame, request.version)
+            self._trace(f"{request.client_id} ← join error {body.error_code} generation "
+                        f"{body.generation_id} leader {body.leader} me {body.member_id}")
             with ledger.cond:
                 ledger.joining[request.client_id] = max(
                     0, ledger.joining.get(request.client_id, 0) - 1)
@@ -230,11 +236,18 @@ class Proxy:
             from kafka.protocol.consumer.group import SyncGroupResponse
 
             body = _decode(SyncGroupResponse, frame, request.version)
+            self._trace(f"{request.client_id} ← sync error {body.error_code} generation "
+                        f"{request.body.generation_id}")
             with ledger.cond:
                 round_ = ledger.rounds.get(int(request.body.generation_id))
                 if round_ is not None and int(body.error_code) == 0:
                     round_.synced.add(str(request.body.member_id))
                 ledger.cond.notify_all()
+
+    def _trace(self, text: str) -> None:
+        """One line per group request and answer on stderr when $GROUPCHECK_WIRE_TRACE is set."""
+        if os.environ.get("GROUPCHECK_WIRE_TRACE"):
+            print(f"proxy {time.monotonic():.3f} {text}", file=sys.stderr, flush=True)
 
     def _error(self, message: str) -> None:
         with self.ledger.cond:

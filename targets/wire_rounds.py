@@ -13,7 +13,8 @@ I10 — every member's bytes readable by the others: the subscription is read as
 version from 0 to its own (the header rewritten, as an older reader sees it) and each read
 must give the full read's fields projected to that version; the assignor's user data must be
 readable by that assignor's reader (sticky: `decode_sticky_user_data`'s fallback chain;
-cooperative-sticky: a 4-byte generation); the assignment must decode. A failure is listed in
+cooperative-sticky: a generation in its first 4 bytes, the rest ignored as Java's reader
+does); the assignment must decode. A failure is listed in
 ``unreadable`` with the member, the version and the codec's message.
 """
 
@@ -79,8 +80,9 @@ def _claim(protocol: str, sub: SubscriptionData) -> tuple[Claim, list[str]]:
             generation = data.generation
     elif protocol in COOPERATIVE_PROTOCOLS and sub.user_data is not None:
         read = decode_cooperative_user_data(sub.user_data)
-        if read == -1 and len(sub.user_data) != 4:
-            problems.append("cooperative user data that is not a 4-byte generation")
+        if read == -1 and 0 < len(sub.user_data) < 4:
+            problems.append("cooperative user data the cooperative-sticky assignor cannot "
+                            "read (shorter than its 4-byte generation)")
         elif generation < 0 and read is not None:
             generation = read
     return Claim(tuple(sub.topics), tuple(owned), generation), problems

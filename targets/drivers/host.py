@@ -255,7 +255,18 @@ class ThreadedHost:
 
 
 def serve(handle: Callable[[dict[str, Any]], bool], stream: IO[str] | None = None) -> None:
-    """Read commands until ``shutdown`` (or the end of stdin)."""
+    """Read commands until ``shutdown`` (or the end of stdin); the client's warnings go to
+    stderr, which the harness keeps."""
+    import logging
+    import os
+
+    import faulthandler
+    import signal
+
+    faulthandler.register(signal.SIGUSR1, file=sys.stderr)  # a stack dump on demand
+    level = os.environ.get("GROUPCHECK_DRIVER_LOG", "WARNING").upper()
+    logging.basicConfig(stream=sys.stderr, level=getattr(logging, level, logging.WARNING),
+                        format="%(asctime)s %(name)s %(levelname)s %(message)s")
     for line in stream or sys.stdin:
         if not line.strip():
             continue

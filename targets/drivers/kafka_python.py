@@ -5,8 +5,8 @@ Each consumer polls on its own thread (`host.ThreadedHost`) with a `ConsumerReba
 whose three methods — ``on_partitions_revoked``, ``on_partitions_assigned`` and (from 2.3 on)
 ``on_partitions_lost`` — report through `host.Listener`. kafka-python applies the change
 itself, so the listener only reports; its callbacks run on the client's own IO loop, which
-also sends the heartbeats. The generation and member id come from the public
-``group_metadata()``. Profile ``java``: kafka-python documents its listener as a port of
+also sends the heartbeats. The generation and member id are read from the coordinator's
+current generation without its lock (see `KafkaPythonClient.membership`). Profile ``java``: kafka-python documents its listener as a port of
 Java's (the same guarantees, word for word), so it is held to what Java ships; what it does
 differently is a finding. Crash: ``"kill"`` (its close always leaves the group).
 """
@@ -110,10 +110,12 @@ class KafkaPythonClient:
         raise RuntimeError("kafka-python crashes by kill; the harness kills the driver")
 
     def membership(self, consumer: Any) -> tuple[int | None, str | None]:
-        meta = consumer.group_metadata()
-        member_id = getattr(meta, "member_id", None) or None
-        generation = getattr(meta, "generation_id", None)
-        return (None if generation is None else int(generation)), member_id
+        """Read without the coordinator's lock: the public ``group_metadata()`` takes it, and
+        a callback runs on the IO loop while the polling thread may hold it (a deadlock)."""
+        generation = getattr(consumer._coordinator, "_generation", None)
+        if generation is None:
+            return None, None
+        return int(generation.generation_id), str(generation.member_id or "") or None
 
     def paused(self, consumer: Any) -> list[TopicPartition] | None:
         return _tps(consumer.paused())
