@@ -69,10 +69,10 @@ def main() -> None:
             rates = [n / s for s, n, _ in runs]
             problems = sorted({p for _, _, found in runs for p in found})
             verdict = "held" if not problems else "; ".join(problems)[:120]
+            events = statistics.median([n for _, n, _ in runs])
             print(f"{client:<10}{assignor:<20}"
                   f"{statistics.median(seconds):>11.2f} / {max(seconds):<6.2f}"
-                  f"{statistics.median(rates):>14.1f}{statistics.median([n for _, n, _ in runs]):>8}"
-                  f"  {verdict}")
+                  f"{statistics.median(rates):>14.1f}{events:>8}  {verdict}")
 
 
 if __name__ == "__main__":
