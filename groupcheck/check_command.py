@@ -227,7 +227,9 @@ def cmd_diff(args: argparse.Namespace) -> int:
 
 def add_commands(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     target_help = ("builtin:<assignor>, mutant:<name>, python:pkg.module:attr, "
-                   "kafka-python:<assignor>, jsonl:<command>, librdkafka:<assignor>[:adversarial]")
+                   "kafka-python:<assignor>, aiokafka:<assignor>, jsonl:<command>, "
+                   "wire:<client>:<assignor>[:adversarial], wire:mixed:<a>+<b>…:<assignor>, "
+                   "wire:cmd=<command>:<assignor>, librdkafka:<assignor>[:adversarial]")
     p = sub.add_parser("check", help="run the whole battery against a target")
     p.add_argument("--target", required=True, help=target_help)
     p.add_argument("--budget", type=float, default=DEFAULT_BUDGET,
@@ -243,6 +245,8 @@ def add_commands(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--workers", type=int, default=None, help="prover processes")
     p.add_argument("--failures", default=DEFAULT_FAILURES, help="where counterexamples go")
+    p.add_argument("--broker", choices=("mock",), default=None,
+                   help="the cluster wire targets run on (default mock: librdkafka's mock)")
     p.add_argument("--json", action="store_true", help="print the result as JSON")
     p.add_argument("--strict", action="store_true",
                    help="fail on violations that are Kafka's own behaviour too (rules K1-K3)")

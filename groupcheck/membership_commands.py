@@ -103,14 +103,19 @@ def cmd_replay(args: argparse.Namespace) -> int:
 
 def add_commands(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p = sub.add_parser("fuzz", help="run the stateful model against a target")
-    p.add_argument("--target", required=True, help="builtin:<assignor> or mutant:<name>")
+    p.add_argument("--target", required=True,
+                   help="builtin:<assignor>, mutant:<name>, wire:<client>:<assignor>, …")
     p.add_argument("--max-examples", type=int, default=None)
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--settings", choices=SETTINGS, default="ci",
                    help="ci (default; wire for librdkafka: targets), dev, deep, wire")
     p.add_argument("--failures", default=DEFAULT_FAILURES, help="where replay files go")
+    p.add_argument("--broker", choices=("mock",), default=None,
+                   help="the cluster wire targets run on (default mock: librdkafka's mock)")
     p.set_defaults(func=cmd_fuzz)
     p = sub.add_parser("replay", help="run a saved counterexample again")
     p.add_argument("file")
     p.add_argument("--target", default=None, help="replay on another target")
+    p.add_argument("--broker", choices=("mock",), default=None,
+                   help="the cluster wire targets run on (default mock: librdkafka's mock)")
     p.set_defaults(func=cmd_replay)

@@ -27,13 +27,20 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..properties.group import CallbackRecord, GroupView, MemberSpec, MemberView, SubscribeCall
-from ..properties.group import RebalanceRecord, TopicPartition
+from ..properties.group import (
+    CallbackRecord,
+    GroupView,
+    MemberSpec,
+    MemberView,
+    RebalanceRecord,
+    SubscribeCall,
+    TopicPartition,
+)
 from .wire_backend import GroupRound, make_backend
 from .wire_clients import DRIVER_ENV, ClientInfo, argv, hello
-from .wire_driver import DriverProcess
+from .wire_driver import CommandFailed, DriverProcess
 from .wire_log import Entry, WireLog
-from .wire_rounds import COOPERATIVE_PROTOCOLS, record
+from .wire_rounds import COOPERATIVE_PROTOCOLS, given_before, record
 from .wire_settle import unsettled
 
 CONFIG = {"session_timeout_ms": 2000, "heartbeat_interval_ms": 300,
@@ -82,7 +89,6 @@ class WireGroup:
         self.sources: dict[tuple[int, str], int] = {}  # (driver, member) → incarnation
         self.applied = 0
         self.shown_rounds: set[int] = set()
-        self.given: dict[str, tuple[TopicPartition, ...]] = {}
         self._incarnations = 0
         self._pending: dict[str, list[Any]] = {k: [] for k in (
             "callbacks", "records", "errors", "subscribes", "pauses", "rebalances")}
@@ -119,13 +125,25 @@ class WireGroup:
         self.sources[(id(driver), member)] = self._incarnations
         self.members[member] = WireMember(info, driver, self._incarnations, spec,
                                           frozenset(spec.topics))
-        self.given.pop(member, None)  # a new consumer has no previous assignment
-        driver.call("create", member=member, bootstrap=self.backend.bootstrap, group=GROUP,
-                    assignor=self.assignor, topics=list(spec.topics),
-                    config={**CONFIG, "client_id": member})
+        try:
+            driver.call("create", member=member, bootstrap=self.backend.bootstrap,
+                        group=GROUP, assignor=self.assignor, topics=list(spec.topics),
+                        config={**CONFIG, "client_id": member})
+        except CommandFailed as exc:  # the client would not start: shown, never in the group
+            self.members.pop(member)
+            self._failed(member, exc)
+
+    def _failed(self, member: str, exc: CommandFailed) -> None:
+        with self.log.cond:
+            self._pending["errors"].append((member, f"{self.client_of(member).name}: {exc}"))
 
     def _command(self, member: str, cmd: str, **fields: Any) -> None:
-        self.members[member].driver.call(cmd, member=member, **fields)
+        """One client call; a call the client refused is shown as the member's error (the
+        driver's own error event says so too), a driver that broke ends the run."""
+        try:
+            self.members[member].driver.call(cmd, member=member, **fields)
+        except CommandFailed as exc:
+            self._failed(member, exc)
 
     def leave(self, member: str) -> None:
         self._command(member, "close")
@@ -270,11 +288,8 @@ class WireGroup:
 
     def _show_round(self, round_: GroupRound) -> None:
         self.shown_rounds.add(round_.generation)
-        rebalance: RebalanceRecord = record(round_, self._owned_at(round_.at_ns), self.given)
-        for member_id in round_.synced:
-            name = round_.names.get(member_id, "")
-            if name in rebalance.assignment:
-                self.given[name] = rebalance.assignment[name]
+        given = given_before(self.backend.rounds(), round_)
+        rebalance: RebalanceRecord = record(round_, self._owned_at(round_.at_ns), given)
         self._pending["rebalances"].append(rebalance)
 
     # --- observation ----------------------------------------------------------------------

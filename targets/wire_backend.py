@@ -59,10 +59,14 @@ class Backend(Protocol):
     def close(self) -> None: ...
 
 
+#: the backends a wire target can run on (``--broker``, ``$GROUPCHECK_BROKER``)
+BACKENDS = ("mock",)
+
+
 def make_backend(name: str, clients: frozenset[str], session_timeout_ms: int) -> Backend:
     """The backend ``name`` for a group of these clients."""
     if name == "mock":
         from .wire_mock import MockBackend
 
         return MockBackend(clients, session_timeout_ms)
-    raise BackendUnavailable(f"unknown broker {name!r}; expected mock")
+    raise BackendUnavailable(f"unknown broker {name!r}; expected one of {', '.join(BACKENDS)}")
