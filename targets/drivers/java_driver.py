@@ -9,8 +9,9 @@ compiles again, anything else reuses the classes. Compilation goes to a temporar
 renamed into place, so two processes never see half a build.
 
 The classpath is the ``java:`` target's: ``$GROUPCHECK_KAFKA_CLASSPATH``, else
-``../shared/kafka`` beside the checkout. A folder stands for ``kafka-clients-*.jar`` and
-``lib/*.jar`` in it; anything else is taken as a classpath (``:``-separated, ``*`` globs).
+``../shared/kafka`` beside the checkout (or beside the working directory). A folder stands
+for ``kafka-clients-*.jar`` and ``lib/*.jar`` in it; anything else is taken as a classpath
+(``:``-separated, ``*`` globs).
 """
 
 from __future__ import annotations
@@ -36,11 +37,16 @@ class JavaUnavailable(RuntimeError):
 
 
 def default_classpath() -> str:
+    """``$GROUPCHECK_KAFKA_CLASSPATH``, else ``../shared/kafka`` beside the checkout this
+    module is in, or beside the working directory (an installed copy, as tox runs it)."""
     given = os.environ.get("GROUPCHECK_KAFKA_CLASSPATH", "")
     if given:
         return given
-    checkout = Path(__file__).resolve().parents[2]
-    return str(checkout.parent / "shared" / "kafka")
+    for base in (Path(__file__).resolve().parents[2], Path.cwd()):
+        candidate = base.parent / "shared" / "kafka"
+        if candidate.is_dir():
+            return str(candidate)
+    return str(Path.cwd().parent / "shared" / "kafka")
 
 
 def classpath_jars(classpath: str | None = None) -> list[str]:
