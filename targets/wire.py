@@ -16,8 +16,9 @@ members owned when the leader's assignment reached it.
 The group is settled when nothing is waiting to be shown, no JoinGroup is in flight, the
 coordinator's latest generation is complete and lists exactly the polling members, each with
 its current subscription and owning exactly what that generation assigned it, and the polling
-members own every partition of their topics exactly once. The view's generation is the
-coordinator's. A mixed group (`wire:mixed:a+b:<assignor>`) gives members to the clients in
+members own every partition of their topics exactly once. The view's generation counts the
+generations the coordinator completed (the mock numbers freely, and a round nobody finished
+is no rebalance a member saw); each member keeps the generation its client reports. A mixed group (`wire:mixed:a+b:<assignor>`) gives members to the clients in
 turn, by the order in which names first join; each member is judged by its client's profile.
 """
 
@@ -317,7 +318,8 @@ class WireGroup:
                 for n, m in self.members.items()}
             leader = latest.names.get(latest.leader) if latest else None
             p = self._pending
-            view = GroupView(latest.generation if latest else 0,
+            rounds = sum(1 for r in self.backend.rounds() if r.complete)
+            view = GroupView(rounds,
                              "Stable" if settled else "Rebalancing", leader,
                              dict(self.backend.topics), members, settled,
                              tuple(p["callbacks"]), tuple(p["rebalances"]), tuple(p["records"]),

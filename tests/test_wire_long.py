@@ -10,6 +10,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import os
+import re
 from pathlib import Path
 
 import pytest
@@ -40,6 +41,26 @@ ATTEMPTS = 3
 CLIENT_ASSIGNORS = [("librdkafka", a) for a in ("range", "roundrobin", "cooperative-sticky")] + [
     ("kafka-python", a) for a in ("range", "roundrobin", "sticky", "cooperative-sticky")] + [
     ("aiokafka", a) for a in ("range", "roundrobin", "sticky")]
+
+
+def _shape(violation: str) -> str:
+    """A violation without its names and numbers: what a finding's text and a new run's
+    text share when they are the same finding."""
+    text = re.sub(r"\[[^\]]*\]", "[…]", violation.split(": ", 1)[-1])
+    return re.sub(r"\b(c\d+|t\d+-\d+|\d+)\b", "_", text)
+
+
+#: (client, the shape of a violation) of every recorded wire finding; I11's "not settled"
+#: says too little of its cause to stand for a finding, so it never passes as known
+KNOWN = {(t.split(":")[1] if t.startswith("wire:") else "librdkafka", _shape(v))
+         for t, v in ((json.loads(p.read_text())["target"],
+                       json.loads(p.read_text())["violations"][0]) for p in WIRE_FINDINGS)
+         if not v.startswith("I11:")}
+
+
+def unknown(clients: tuple[str, ...], violations: list[str]) -> list[str]:
+    """The violations no recorded finding of these clients accounts for."""
+    return [v for v in violations if not any((c, _shape(v)) in KNOWN for c in clients)]
 
 
 def needs(*clients: str) -> None:
@@ -95,10 +116,7 @@ def test_five_members_settle_and_hold_on_the_coordinators_side(client: str,
         found = _run_on(target, five_members(assignor), model)
     finally:
         target.close()
-    known = {(json.loads(p.read_text())["target"], json.loads(p.read_text())["invariant"])
-             for p in WIRE_FINDINGS}
-    unknown = [v for v in found if (f"wire:{client}:{assignor}", invariant_of(v)) not in known]
-    assert not unknown, unknown
+    assert not unknown((client,), found), found
     view = model.last_view
     assert view is not None and (view.settled or found)  # a finding stops the settle early
     assert found or len(view.members) == 5
@@ -110,7 +128,10 @@ def test_five_members_settle_and_hold_on_the_coordinators_side(client: str,
 def test_normal_operation_holds_each_clients_profile(client: str, assignor: str) -> None:
     """Joins, leaves, crashes, records and injected coordinator errors on real clients; pauses
     and subscription changes are left to the findings that cover them (kafka-python keeps
-    pauses, aiokafka's subscribe, kafka-python's stuck rejoin) so that anything else shows."""
+    pauses, aiokafka's subscribe, kafka-python's stuck rejoin) so that anything else shows. A
+    violation passes only when it is a recorded finding of this client (same text but for
+    names and numbers); the machine stops at its first violation, so a run that meets a known
+    finding checks less than one that does not."""
     needs(client)
     target = resolve(f"wire:{client}:{assignor}")
     assert target.group is not None
@@ -118,7 +139,7 @@ def test_normal_operation_holds_each_clients_profile(client: str, assignor: str)
                                  subscriptions=client == "librdkafka")
     result = fuzz(target.group, config, profile="wire", max_examples=4, seed_value=1,
                   shrink_seconds=120)
-    assert not result.failed, (result.violations, result.events)
+    assert not unknown((client,), result.violations), (result.violations, result.events)
     assert result.steps >= 12
 
 
@@ -133,7 +154,8 @@ def test_state_machine_runs_a_mixed_group_of_three_clients() -> None:
                                  initial_members=3)
     result = fuzz(target.group, config, profile="wire", max_examples=3, seed_value=2,
                   shrink_seconds=120)
-    assert not result.failed, (result.violations, result.events)
+    clients = ("librdkafka", "kafka-python", "aiokafka")
+    assert not unknown(clients, result.violations), (result.violations, result.events)
     assert result.steps >= 9
 
 
