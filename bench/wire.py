@@ -1,12 +1,13 @@
 """Real clients on the wire, per client: how long a group of five takes to settle, and how many
 events per second the state machine drives through it.
 
-For each client (range, on a fresh mock cluster per round): five consumers join a 10-partition
-topic one after the other, then ``settle`` (the harness waits for the callbacks and for the
-coordinator's side, never on a fixed sleep); the time from the first join until the group is
-settled is taken over ``--rounds`` rounds. Then the state machine runs ``--examples`` examples
-(seed 0, normal operation without pauses and subscription changes, which have findings of
-their own) and its events per second are printed. Every run must hold: the verdict column says
+For each client (range, or its first assignor when it has none; a fresh mock cluster per
+round): five consumers join a 10-partition topic one after the other, then ``settle`` (the
+harness waits for the callbacks and for the coordinator's side, never on a fixed sleep); the
+time from the first join until the group is settled is taken over ``--rounds`` rounds. Then
+the state machine runs ``--examples`` examples (seed 0, normal operation without pauses and
+subscription changes, which have findings of their own) and its events per second are
+printed. Every run must hold: the verdict column says
 so, or names the first violation.
 
     python bench/wire.py [--rounds N] [--examples N] [--clients a,b,...]
@@ -28,16 +29,22 @@ from groupcheck.model.events import apply_event
 from groupcheck.model.fuzz import fuzz
 from groupcheck.model.spec import ReferenceModel
 from groupcheck.targets.registry import make_group_target, resolve
-from groupcheck.targets.wire_clients import SHIPPED, hello, missing
+from groupcheck.targets.wire_clients import BUILT, SHIPPED, hello, missing
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
 from wire_cases import five_members  # noqa: E402
 
 
+def assignor_of(client: str) -> str:
+    """range, or the client's first assignor when it has none (KafkaJS: roundrobin)."""
+    assignors = hello(client).assignors
+    return "range" if "range" in assignors else assignors[0]
+
+
 def settle_five(client: str) -> tuple[float, list[str]]:
-    target = make_group_target(f"wire:{client}:range")
+    target = make_group_target(f"wire:{client}:{assignor_of(client)}")
     model = ReferenceModel()
-    events = five_members("range")
+    events = five_members(assignor_of(client))
     problems: list[str] = []
     try:
         problems += apply_event(events[0], target, model)
@@ -51,7 +58,7 @@ def settle_five(client: str) -> tuple[float, list[str]]:
 
 
 def machine_rate(client: str, examples: int) -> tuple[float, int, list[str]]:
-    target = resolve(f"wire:{client}:range")
+    target = resolve(f"wire:{client}:{assignor_of(client)}")
     assert target.group is not None
     config = dataclasses.replace(machine_config(target), pauses=False, subscriptions=False)
     result = fuzz(target.group, config, profile="wire", max_examples=examples, seed_value=0,
@@ -63,7 +70,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--examples", type=int, default=3)
-    parser.add_argument("--clients", default=",".join(SHIPPED))
+    parser.add_argument("--clients", default=",".join([*SHIPPED, *BUILT]))
     args = parser.parse_args()
     print(f"{platform.processor() or platform.machine()}, {os.cpu_count()} cores, "
           f"load average {' '.join(f'{x:.2f}' for x in os.getloadavg())}")

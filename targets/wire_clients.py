@@ -10,6 +10,7 @@ may skip.
 
 from __future__ import annotations
 
+import importlib
 import importlib.util
 import shutil
 import sys
@@ -26,6 +27,12 @@ SHIPPED: dict[str, tuple[tuple[str, ...], str]] = {
                      "python:kafka"),
     "aiokafka": ((sys.executable, "-m", "groupcheck.targets.drivers.aiokafka"),
                  "python:aiokafka"),
+}
+#: shipped drivers in other languages: client name → the module that builds them on first use
+#: (its ``command()`` gives the command line, its ``missing()`` what this machine lacks)
+BUILT: dict[str, str] = {
+    "java": "groupcheck.targets.drivers.java_driver",
+    "kafkajs": "groupcheck.targets.drivers.kafkajs_driver",
 }
 #: fixed hash seed for the Python drivers: kafka-python writes topics in set order
 DRIVER_ENV = {"PYTHONHASHSEED": "0"}
@@ -53,9 +60,17 @@ def argv(name: str) -> list[str]:
         if not command:
             raise ClientUnavailable("wire: cmd= needs a shell command")
         return ["sh", "-c", command]
+    if name in BUILT:
+        reason = missing(name)
+        if reason:
+            raise ClientUnavailable(reason)
+        try:
+            return list(importlib.import_module(BUILT[name]).command())
+        except RuntimeError as exc:  # a failed build: javac or npm said why
+            raise ClientUnavailable(str(exc)) from None
     if name not in SHIPPED:
         raise ClientUnavailable(f"wire: unknown client {name!r}; expected one of "
-                                f"{', '.join(SHIPPED)} or cmd=<shell command>")
+                                f"{', '.join([*SHIPPED, *BUILT])} or cmd=<shell command>")
     return list(SHIPPED[name][0])
 
 
@@ -63,6 +78,8 @@ def missing(name: str) -> str:
     """Why a shipped client cannot run on this machine ('' when it can)."""
     if name.startswith("cmd="):
         return ""
+    if name in BUILT:
+        return str(importlib.import_module(BUILT[name]).missing())
     argv(name)
     need = SHIPPED[name][1]
     kind, _, what = need.partition(":")

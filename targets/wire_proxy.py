@@ -186,8 +186,12 @@ class Proxy:
         if api_key in (JOIN_GROUP, SYNC_GROUP, 12, 13):
             self._trace(f"{client_id} → api {api_key} v{version}")
         if api_key == JOIN_GROUP:
+            from kafka.protocol.consumer.group import JoinGroupRequest
+
+            join = _decode(JoinGroupRequest, frame, version)
             with ledger.cond:
                 ledger.joining[client_id] = ledger.joining.get(client_id, 0) + 1
+            return Request(api_key, version, client_id, join)
         if api_key != SYNC_GROUP:
             return Request(api_key, version, client_id)
         from kafka.protocol.consumer.group import SyncGroupRequest
