@@ -173,7 +173,6 @@ class Broker:
         def delete(core: BrokerCore) -> None:
             core.cluster.topics.delete(name)
             core.cluster.offsets.forget_topic(name)
-            core.checks.topic_deleted(name, core.now_ms())
         self._call(delete)
 
     def partitions(self) -> dict[str, int]:

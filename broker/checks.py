@@ -16,9 +16,11 @@ Theory of operation
   partition may go to two members (I1), every assigned partition must exist and go to a
   subscriber of its topic, and every partition of a subscribed topic must be assigned (I2)
   — except, for the cooperative protocol, partitions some member claims in this round:
-  KIP-429 withholds those while their owner revokes them. Topics created, grown or deleted
-  since the group's previous assignment (or its first join) are not judged for
-  completeness (the leader may not have seen the change yet). I6 (a claim loses only to
+  KIP-429 withholds those while their owner revokes them. A leader assigns from the
+  metadata it was told, so completeness is judged only for topics whose partition count the
+  leader's client was last told is the current one, and a partition counts as existing when
+  it exists now or the leader was told of it (a topic grown or deleted under the leader's
+  feet is not its fault; it rejoins when it notices). I6 (a claim loses only to
   a strictly higher generation) is judged on the members' claims as they sent them
   (`properties.generations`).
 
@@ -96,28 +98,24 @@ class GroupChecks:
         self._topics = topics
         self._limit = limit
         self.verdicts: list[Verdict] = []
-        self._last_assignment_ms: dict[str, int] = {}
-        self._deleted_ms: dict[str, int] = {}
-        self._first_join_ms: dict[str, int] = {}
-
-    def topic_deleted(self, name: str, now_ms: int) -> None:
-        self._deleted_ms[name] = now_ms
+        self._seen: dict[str, dict[str, int]] = {}
 
     def _add(self, verdict: Verdict) -> None:
         if len(self.verdicts) < self._limit:
             self.verdicts.append(verdict)
 
     def before(self, group: str, coordinator: GroupCoordinator, request: Any,
-               now_ms: int) -> None:
+               leader_client: str, now_ms: int) -> None:
+        """Judge a JoinGroup's subscriptions, or the leader's SyncGroup (``leader_client``:
+        the client id the leader's requests carry)."""
         if isinstance(request, JoinGroupRequest) and request.protocol_type == "consumer":
-            self._first_join_ms.setdefault(group, now_ms)
             who = request.member_id or request.client_id
             for name, metadata in request.protocols:
                 self._add(Verdict(group, coordinator.generation_id, "I10",
                                   f"{who} {name} subscription", now_ms,
                                   tuple(subscription_violations(metadata))))
         elif isinstance(request, SyncGroupRequest) and self._is_leader_sync(coordinator, request):
-            self._judge_assignment(group, coordinator, request, now_ms)
+            self._judge_assignment(group, coordinator, request, leader_client, now_ms)
 
     @staticmethod
     def _is_leader_sync(coordinator: GroupCoordinator, request: SyncGroupRequest) -> bool:
@@ -127,7 +125,7 @@ class GroupChecks:
                 and coordinator.protocol_type == "consumer")
 
     def _judge_assignment(self, group: str, coordinator: GroupCoordinator,
-                          request: SyncGroupRequest, now_ms: int) -> None:
+                          request: SyncGroupRequest, leader_client: str, now_ms: int) -> None:
         generation = coordinator.generation_id
         subs: dict[str, list[str]] = {}
         claims: dict[str, tuple[list[tuple[str, int]], int | None]] = {}
@@ -152,28 +150,30 @@ class GroupChecks:
         self._add(Verdict(group, generation, "I1", subject, now_ms,
                           tuple(A.exclusive_ownership(assignment))))
         self._add(Verdict(group, generation, "I2", subject, now_ms,
-                          tuple(self._i2(group, assignment, subs, claims, cooperative))))
+                          tuple(self._i2(group, leader_client, assignment, subs, claims,
+                                         cooperative))))
         self._add(Verdict(group, generation, "I6", subject, now_ms,
                           tuple(claim_hygiene(claims, assignment, protocol))))
-        self._last_assignment_ms[group] = now_ms
 
-    def _i2(self, group: str, assignment: dict[str, list[tuple[str, int]]],
+    def saw_metadata(self, client_id: str, data: dict[str, Any]) -> None:
+        """Remember the partition counts a client was told (a leader assigns from these)."""
+        seen = self._seen.setdefault(client_id, {})
+        for topic in data["topics"]:
+            if topic["error_code"] == 0:
+                seen[topic["name"]] = len(topic["partitions"])
+
+    def _i2(self, group: str, leader_client: str, assignment: dict[str, list[tuple[str, int]]],
             subs: dict[str, list[str]],
             claims: dict[str, tuple[list[tuple[str, int]], int | None]],
             cooperative: bool) -> list[str]:
-        since = self._last_assignment_ms.get(group, self._first_join_ms.get(group, -1))
-        counts = self._topics.partition_counts()
-        steady = {name: n for name, n in counts.items()
-                  if self._topics.get(name).changed_ms <= since}
-        recently_gone = {n for n, ms in self._deleted_ms.items() if ms > since}
-        known = dict(counts)
-        out = [m for m in A.valid_targets(assignment, subs, known)
-               if not any(f" {t}-" in m for t in recently_gone)]
-        out += A.exclusive_ownership(assignment)
+        now = self._topics.partition_counts()
+        told = self._seen.get(leader_client, {})
+        known = {**told, **{t: max(n, told.get(t, 0)) for t, n in now.items()}}
+        out = A.valid_targets(assignment, subs, known) + A.exclusive_ownership(assignment)
         given = {tp for parts in assignment.values() for tp in parts}
         withheld = {tp for owned, _ in claims.values() for tp in owned} if cooperative else set()
-        wanted = sorted({t for ts in subs.values() for t in ts if t in steady})
-        for topic in wanted:
+        steady = {t: n for t, n in now.items() if told.get(t) == n}
+        for topic in sorted({t for ts in subs.values() for t in ts if t in steady}):
             missing = [p for p in range(steady[topic])
                        if (topic, p) not in given and (topic, p) not in withheld]
             if missing:

@@ -33,6 +33,7 @@ UNKNOWN_MEMBER_ID = 25
 REBALANCE_IN_PROGRESS = 27
 INVALID_REQUEST = 42
 FENCED_INSTANCE_ID = 82
+TRANSACTIONS_NOT_SERVED = 53  # TRANSACTIONAL_ID_AUTHORIZATION_FAILED: no transactions here
 
 
 @dataclass
@@ -44,6 +45,7 @@ class Cluster:
     groups: GroupHub
     clock: Callable[[], int]
     auto_create_partitions: int | None = 1  # None: no auto-creation
+    producer_ids: int = 999
 
     def broker(self) -> dict[str, Any]:
         return {"node_id": NODE_ID, "host": self.host, "port": self.port, "rack": None}
@@ -245,8 +247,19 @@ def offset_fetch(cluster: Cluster, version: int, body: Any) -> dict[str, Any]:
     return {"throttle_time": 0, **_fetch_group(cluster, body.group_id, body.topics)}
 
 
+def init_producer_id(cluster: Cluster, version: int, body: Any) -> dict[str, Any]:
+    """A fresh producer id, epoch 0, for idempotent producers (kafka-python's and Java's
+    default); transactions are not served and sequence numbers are not checked."""
+    if body.transactional_id is not None:
+        return {"throttle_time": 0, "error_code": TRANSACTIONS_NOT_SERVED, "producer_id": -1,
+                "producer_epoch": -1}
+    cluster.producer_ids += 1
+    return {"throttle_time": 0, "error_code": 0, "producer_id": cluster.producer_ids,
+            "producer_epoch": 0}
+
+
 #: API key → handler; Fetch is the server's (it waits) and the group APIs are the hub's.
 HANDLERS: dict[int, Callable[[Cluster, int, Any], dict[str, Any]]] = {
     0: produce, 2: list_offsets, 3: metadata, 8: offset_commit, 9: offset_fetch,
-    10: find_coordinator, 19: create_topics,
+    10: find_coordinator, 19: create_topics, 22: init_producer_id,
 }

@@ -57,6 +57,7 @@ SUPPORTED: dict[int, tuple[str, int, int]] = {
     16: ("ListGroups", 0, 5),
     18: ("ApiVersions", 0, 4),
     19: ("CreateTopics", 2, 7),
+    22: ("InitProducerId", 0, 5),
 }
 API_KEYS: dict[str, int] = {name: key for key, (name, _, _) in SUPPORTED.items()}
 API_VERSIONS_KEY = 18

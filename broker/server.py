@@ -183,6 +183,8 @@ class BrokerCore:
         data = data_apis.HANDLERS[key](self.cluster, version, body)
         if key == 0:
             self._wake_fetchers()
+        elif key == 3:
+            self.checks.saw_metadata(frame.client_id or "", data)
         return data
 
     async def _steer_response(self, who: Who, api_key: int,
@@ -206,7 +208,9 @@ class BrokerCore:
         group_id = group_apis.group_of(key, body)
         coordinator = self.cluster.groups.coordinator(group_id, self.now_ms())
         request = group_apis.to_impl(key, version, body, frame.client_id)
-        self.checks.before(group_id, coordinator, request, self.now_ms())
+        leader = coordinator.leader_id or ""
+        leader_client = self.cluster.groups.client_ids.get((group_id, leader), "")
+        self.checks.before(group_id, coordinator, request, leader_client, self.now_ms())
         response = await self._submit(group_id, conn, frame.correlation_id, request)
         if group_apis.needs_member_id(version, response):
             assert isinstance(request, JoinGroupRequest)
