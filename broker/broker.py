@@ -47,6 +47,7 @@ class BrokerConfig:
     topics: Mapping[str, int] = field(default_factory=dict)
     seed: int = 0
     log_limit: int = 100_000
+    keep_frames: bool = False  # keep every request's and response's bytes in the log
     bytes_per_partition: int = 64 * 1024 * 1024
 
 
@@ -104,7 +105,8 @@ class Broker:
         cluster = Cluster(c.host, c.port, topics, Offsets(), groups, lambda: 0,
                           c.auto_create_partitions)
         try:
-            core = BrokerCore(cluster, log_limit=c.log_limit, listener=self._listener)
+            core = BrokerCore(cluster, log_limit=c.log_limit, listener=self._listener,
+                              keep_frames=c.keep_frames)
             for name, count in c.topics.items():
                 topics.create(name, count)
             await core.listen()

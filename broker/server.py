@@ -59,12 +59,13 @@ class BrokerCore:
     """Every piece of the broker's state; to be used from its event loop only."""
 
     def __init__(self, cluster: Cluster, *, log_limit: int = 100_000,
-                 listener: Listener | None = None) -> None:
+                 listener: Listener | None = None, keep_frames: bool = False) -> None:
         self.cluster = cluster
         self.log = ExchangeLog(log_limit)
         self.rules = Rules()
         self.checks = GroupChecks(cluster.topics)
         self.listener = listener
+        self.keep_frames = keep_frames
         self.notes: list[str] = []  # connections closed on unreadable or unserved requests
         self._loop = asyncio.get_running_loop()
         self._t0 = self._loop.time()
@@ -142,15 +143,18 @@ class BrokerCore:
         exchange = self.log.open(connection=conn, who=who, api_key=frame.api_key,
                                  api_version=frame.api_version,
                                  correlation_id=frame.correlation_id, request=frame.body,
-                                 received_ms=self.now_ms())
+                                 received_ms=self.now_ms(), client_id=frame.client_id)
         data = await self._answer(conn, frame, who, exchange)
         response = build(response_type(frame.api_key, frame.api_version), data)
         exchange.response = response
         sent = await self._steer_response(who, frame.api_key, exchange)
         exchange.answered_ms = self.now_ms()
+        out = encode_response(response, frame.correlation_id)
+        if self.keep_frames:
+            exchange.raw_request, exchange.raw_response = payload, out[4:]
         if self.listener is not None:
             self.listener(exchange)
-        return encode_response(response, frame.correlation_id), sent
+        return out, sent
 
     def _who(self, conn: int, frame: RequestFrame) -> Who:
         body = frame.body

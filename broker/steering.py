@@ -113,9 +113,12 @@ class Exchange:
     correlation_id: int
     request: Any
     received_ms: int
+    client_id: str | None = None  # as the header carried it (null or a string)
     response: Any = None
     answered_ms: int | None = None
     steering: str | None = None
+    raw_request: bytes | None = field(default=None, repr=False)  # with keep_frames only
+    raw_response: bytes | None = field(default=None, repr=False)
 
     @property
     def api(self) -> str:
