@@ -144,7 +144,9 @@ class BrokerCore:
                                  api_version=frame.api_version,
                                  correlation_id=frame.correlation_id, request=frame.body,
                                  received_ms=self.now_ms(), client_id=frame.client_id)
+        judged = len(self.checks.verdicts)
         data = await self._answer(conn, frame, who, exchange)
+        exchange.verdicts = tuple(self.checks.verdicts[judged:])
         response = build(response_type(frame.api_key, frame.api_version), data)
         exchange.response = response
         sent = await self._steer_response(who, frame.api_key, exchange)

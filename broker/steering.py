@@ -117,6 +117,7 @@ class Exchange:
     response: Any = None
     answered_ms: int | None = None
     steering: str | None = None
+    verdicts: tuple[Any, ...] = ()  # the broker-side verdicts this request led to
     raw_request: bytes | None = field(default=None, repr=False)  # with keep_frames only
     raw_response: bytes | None = field(default=None, repr=False)
 

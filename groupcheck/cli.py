@@ -90,6 +90,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--json", action="store_true", help="print the JSON response instead")
     p.set_defaults(func=_cmd_assign)
     from .audit_command import add_commands as add_audit
+    from .broker_command import add_commands as add_broker
     from .check_command import add_commands as add_check
     from .membership_commands import add_commands
     from .prove_command import add_commands as add_prove
@@ -98,6 +99,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_prove(sub)
     add_check(sub)
     add_audit(sub)
+    add_broker(sub)
     return parser
 
 

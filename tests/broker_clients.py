@@ -162,8 +162,9 @@ def java_classes(out: Path) -> str:
         pytest.skip("no Java runtime (java and javac) on this machine")
     kafka = kafka_dir()
     jar = str(next(kafka.glob("kafka-clients-*.jar")))
-    subprocess.run(["javac", "-d", str(out), "-cp", jar, str(HERE / "clients" / "BrokerSmoke.java")],
-                   check=True, capture_output=True, timeout=300)
+    source = str(HERE / "clients" / "BrokerSmoke.java")
+    subprocess.run(["javac", "-d", str(out), "-cp", jar, source], check=True,
+                   capture_output=True, timeout=300)
     return os.pathsep.join([str(out), jar, str(kafka / "lib" / "*")])
 
 
