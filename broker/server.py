@@ -31,7 +31,7 @@ import itertools
 from collections.abc import Callable
 from typing import Any
 
-from ..impl.group_messages import Envelope, JoinGroupRequest, Response
+from ..impl.group_messages import Envelope, JoinGroupRequest, JoinGroupResponse, Response
 from . import data_apis, group_apis
 from .checks import GroupChecks
 from .data_apis import Cluster
@@ -220,6 +220,7 @@ class BrokerCore:
         response = await self._submit(group_id, conn, frame.correlation_id, request)
         if group_apis.needs_member_id(version, response):
             assert isinstance(request, JoinGroupRequest)
+            assert isinstance(response, JoinGroupResponse)
             rejoin = dataclasses.replace(request, member_id=response.member_id)
             response = await self._submit(group_id, conn, frame.correlation_id, rejoin)
         member_id = getattr(response, "member_id", "")
