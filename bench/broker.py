@@ -50,6 +50,19 @@ def _until(ready: Callable[[], bool], poll: Callable[[], None]) -> float:
     return time.perf_counter() - started
 
 
+def _settle_polled(consumers: list[Any], poll_one: Callable[[Any], object]) -> float:
+    """Poll every consumer in turn until each holds partitions; close them."""
+
+    def poll() -> None:
+        for c in consumers:
+            poll_one(c)
+
+    took = _until(lambda: all(c.assignment() for c in consumers), poll)
+    for c in consumers:
+        c.close()
+    return took
+
+
 def settle_librdkafka(bootstrap: str, group: str) -> float:
     from confluent_kafka import Consumer
 
@@ -57,15 +70,7 @@ def settle_librdkafka(bootstrap: str, group: str) -> float:
                            "client.id": f"m{i}", "log_level": 3}) for i in range(MEMBERS)]
     for c in consumers:
         c.subscribe([TOPIC])
-
-    def poll() -> None:
-        for c in consumers:
-            c.poll(0.01)
-
-    took = _until(lambda: all(c.assignment() for c in consumers), poll)
-    for c in consumers:
-        c.close()
-    return took
+    return _settle_polled(consumers, lambda c: c.poll(0.01))
 
 
 def settle_kafka_python(bootstrap: str, group: str) -> float:
@@ -73,15 +78,8 @@ def settle_kafka_python(bootstrap: str, group: str) -> float:
 
     consumers = [KafkaConsumer(TOPIC, bootstrap_servers=bootstrap, group_id=group,
                                client_id=f"m{i}") for i in range(MEMBERS)]
-
-    def poll() -> None:
-        for c in consumers:
-            c.poll(100)
-
-    took = _until(lambda: all(c.assignment() for c in consumers), poll)
-    for c in consumers:
-        c.close()
-    return took
+    # 100 ms polls: with 10 ms ones kafka-python 3.0's group kept rejoining here
+    return _settle_polled(consumers, lambda c: c.poll(100))
 
 
 def settle_aiokafka(bootstrap: str, group: str) -> float:

@@ -3,7 +3,8 @@ protocol (kio's message schemas), steered per member by the harness. See `broker
 
 from .broker import Broker, BrokerConfig, GroupDescription, MemberDescription
 from .checks import Verdict
+from .rounds import Round
 from .steering import Exchange, Held
 
 __all__ = ["Broker", "BrokerConfig", "Exchange", "GroupDescription", "Held",
-           "MemberDescription", "Verdict"]
+           "MemberDescription", "Round", "Verdict"]

@@ -26,6 +26,7 @@ from typing import Any, TypeVar
 from .checks import Verdict
 from .data_apis import Cluster
 from .group_apis import GroupHub
+from .rounds import Round
 from .server import FAILABLE, BrokerCore, Listener
 from .steering import Exchange, Held, Rule, api_key_of
 from .store import Offsets, Topics
@@ -242,6 +243,15 @@ class Broker:
     def notes(self) -> list[str]:
         """Connections the broker closed, and why."""
         return self._call(lambda core: list(core.notes))
+
+    def rounds(self, group: str) -> list[Round]:
+        """The group's generations as the coordinator ran them (subscriptions, the
+        leader's assignment, who got a SyncGroup answer): a wire layer's backend reads these."""
+        return self._call(lambda core: core.rounds.rounds(group))
+
+    def joins_in_flight(self, group: str) -> int:
+        """JoinGroup requests of the group the coordinator has not answered yet."""
+        return self._call(lambda core: core.rounds.joins_in_flight.get(group, 0))
 
     def describe_group(self, group: str) -> GroupDescription | None:
         return self._call(lambda core: _describe(core, group))

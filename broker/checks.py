@@ -91,6 +91,15 @@ def subscription_violations(metadata: bytes) -> list[str]:
     return out
 
 
+def is_leader_sync(coordinator: GroupCoordinator, request: SyncGroupRequest) -> bool:
+    """The SyncGroup that carries the generation's assignment: from the elected leader, at
+    the current generation, while the coordinator waits for it."""
+    return (coordinator.state is GroupState.COMPLETING_REBALANCE
+            and request.member_id == coordinator.leader_id
+            and request.generation_id == coordinator.generation_id
+            and coordinator.protocol_type == "consumer")
+
+
 class GroupChecks:
     """Verdicts of every group, in the order they were reached."""
 
@@ -114,15 +123,8 @@ class GroupChecks:
                 self._add(Verdict(group, coordinator.generation_id, "I10",
                                   f"{who} {name} subscription", now_ms,
                                   tuple(subscription_violations(metadata))))
-        elif isinstance(request, SyncGroupRequest) and self._is_leader_sync(coordinator, request):
+        elif isinstance(request, SyncGroupRequest) and is_leader_sync(coordinator, request):
             self._judge_assignment(group, coordinator, request, leader_client, now_ms)
-
-    @staticmethod
-    def _is_leader_sync(coordinator: GroupCoordinator, request: SyncGroupRequest) -> bool:
-        return (coordinator.state is GroupState.COMPLETING_REBALANCE
-                and request.member_id == coordinator.leader_id
-                and request.generation_id == coordinator.generation_id
-                and coordinator.protocol_type == "consumer")
 
     def _judge_assignment(self, group: str, coordinator: GroupCoordinator,
                           request: SyncGroupRequest, leader_client: str, now_ms: int) -> None:

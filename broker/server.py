@@ -31,9 +31,20 @@ import itertools
 from collections.abc import Callable
 from typing import Any
 
-from ..impl.group_messages import Envelope, JoinGroupRequest, JoinGroupResponse, Response
+from ..impl.group_messages import (
+    Envelope,
+    Errors,
+    HeartbeatResponse,
+    JoinGroupRequest,
+    JoinGroupResponse,
+    LeaveGroupResponse,
+    Request,
+    Response,
+    SyncGroupRequest,
+    SyncGroupResponse,
+)
 from . import data_apis, group_apis
-from .checks import GroupChecks
+from .checks import GroupChecks, is_leader_sync
 from .data_apis import Cluster
 from .protocol import (
     MAX_FRAME,
@@ -47,9 +58,11 @@ from .protocol import (
     response_type,
     unsupported_api_versions,
 )
+from .rounds import RoundLedger
 from .steering import Exchange, ExchangeLog, Held, Rules, Who
 
 FETCH, API_VERSIONS, DESCRIBE_GROUPS, LIST_GROUPS = 1, 18, 15, 16
+RESPONSES = (JoinGroupResponse, SyncGroupResponse, HeartbeatResponse, LeaveGroupResponse)
 Listener = Callable[[Exchange], None]
 #: APIs a fail rule may answer with an error (`error_data` builds their answers).
 FAILABLE = group_apis.GROUP_KEYS | {8, 9, 10}
@@ -69,7 +82,8 @@ class BrokerCore:
         self.notes: list[str] = []  # connections closed on unreadable or unserved requests
         self._loop = asyncio.get_running_loop()
         self._t0 = self._loop.time()
-        self._waiting: dict[tuple[str, int], asyncio.Future[Response]] = {}
+        self._waiting: dict[tuple[str, int], tuple[asyncio.Future[Response], Request]] = {}
+        self.rounds = RoundLedger()
         self._timers: dict[str, asyncio.TimerHandle] = {}
         self._held: dict[int, Held] = {}
         self._hold_ids = itertools.count(1)
@@ -233,23 +247,42 @@ class BrokerCore:
                       request: Any) -> Response:
         coordinator = self.cluster.groups.coordinator(group_id, self.now_ms())
         future: asyncio.Future[Response] = self._loop.create_future()
-        self._waiting[(str(conn), correlation_id)] = future
+        self._waiting[(str(conn), correlation_id)] = (future, request)
         envelope = Envelope(str(conn), correlation_id, request)
-        self._deliver(coordinator.receive(envelope, self._clock(group_id)))
-        self._arm(group_id)
-        return await future
+        if isinstance(request, SyncGroupRequest) and is_leader_sync(coordinator, request):
+            self.rounds.leader_synced(group_id, request)
+        joins = self.rounds.joins_in_flight
+        joining = isinstance(request, JoinGroupRequest)
+        joins[group_id] = joins.get(group_id, 0) + joining
+        try:
+            self._deliver(group_id, coordinator.receive(envelope, self._clock(group_id)))
+            self._arm(group_id)
+            return await future
+        finally:
+            joins[group_id] -= joining
 
     def _clock(self, group_id: str) -> int:
         coordinator = self.cluster.groups.get(group_id)
         floor = coordinator.now_ms if coordinator is not None else 0
         return max(self.now_ms(), floor)
 
-    def _deliver(self, envelopes: list[Envelope]) -> None:
+    def _deliver(self, group_id: str, envelopes: list[Envelope]) -> None:
+        """Hand each answer to its waiting connection; note joins and syncs in the ledger
+        (the coordinator's state is the one these answers came from)."""
+        coordinator = self.cluster.groups.get(group_id)
         for envelope in envelopes:
-            future = self._waiting.pop((envelope.client, envelope.request_id), None)
-            if future is not None and not future.done():
-                assert not isinstance(envelope.message, (JoinGroupRequest,))
-                future.set_result(envelope.message)  # type: ignore[arg-type]
+            answer = envelope.message
+            entry = self._waiting.pop((envelope.client, envelope.request_id), None)
+            if entry is None or not isinstance(answer, RESPONSES):
+                continue
+            future, request = entry
+            if coordinator is not None and answer.error is Errors.NONE:
+                if isinstance(answer, JoinGroupResponse):
+                    self.rounds.joined(group_id, coordinator, self.cluster.groups.client_ids)
+                elif isinstance(request, SyncGroupRequest):
+                    self.rounds.synced(group_id, request.generation_id, request.member_id)
+            if not future.done():
+                future.set_result(answer)
 
     def _arm(self, group_id: str) -> None:
         old = self._timers.pop(group_id, None)
@@ -265,7 +298,7 @@ class BrokerCore:
         coordinator = self.cluster.groups.get(group_id)
         if coordinator is not None:
             now = max(self._clock(group_id), deadline)
-            self._deliver(coordinator.advance(now))
+            self._deliver(group_id, coordinator.advance(now))
             self._arm(group_id)
 
     def expire(self, group_id: str, member_id: str) -> None:
@@ -273,7 +306,7 @@ class BrokerCore:
         coordinator = self.cluster.groups.get(group_id)
         if coordinator is None:
             raise KeyError(f"no group {group_id!r}")
-        self._deliver(coordinator.expire_session(member_id, self._clock(group_id)))
+        self._deliver(group_id, coordinator.expire_session(member_id, self._clock(group_id)))
         self._arm(group_id)
 
     # -- fetch -----------------------------------------------------------------------------

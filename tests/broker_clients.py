@@ -20,6 +20,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -39,13 +40,25 @@ def _ready(run: ClientRun, records: int) -> bool:
     return run.records >= records and len(run.assigned) == 2 and all(run.assigned.values())
 
 
-def _poll_until_ready(poll: Callable[[], None], run: ClientRun, records: int) -> None:
+def _drive(consumers: dict[str, Any], poll_one: Callable[[Any], int], records: int) -> ClientRun:
+    """Poll each consumer in turn (``poll_one`` returns the records it got) until every
+    record is read and both hold partitions, then for `DWELL` more seconds; close them."""
+    run = ClientRun({}, 0)
+
+    def poll() -> None:
+        for name, c in consumers.items():
+            run.records += poll_one(c)
+            run.assigned[name] = sorted(f"{tp.topic}-{tp.partition}" for tp in c.assignment())
+
     deadline = time.monotonic() + DEADLINE
     while not _ready(run, records) and time.monotonic() < deadline:
         poll()
     dwell = time.monotonic() + DWELL
     while time.monotonic() < dwell:
         poll()
+    for c in consumers.values():
+        c.close()
+    return run
 
 
 def run_librdkafka(bootstrap: str, topic: str, group: str, records: int) -> ClientRun:
@@ -61,19 +74,12 @@ def run_librdkafka(bootstrap: str, topic: str, group: str, records: int) -> Clie
                               "auto.offset.reset": "earliest"}) for n in names}
     for c in consumers.values():
         c.subscribe([topic])
-    run = ClientRun({}, 0)
 
-    def poll() -> None:
-        for name, c in consumers.items():
-            msg = c.poll(0.05)
-            if msg is not None and msg.error() is None:
-                run.records += 1
-            run.assigned[name] = sorted(f"{tp.topic}-{tp.partition}" for tp in c.assignment())
+    def poll_one(c: Any) -> int:
+        msg = c.poll(0.05)
+        return int(msg is not None and msg.error() is None)
 
-    _poll_until_ready(poll, run, records)
-    for c in consumers.values():
-        c.close()
-    return run
+    return _drive(consumers, poll_one, records)
 
 
 def run_kafka_python(bootstrap: str, topic: str, group: str, records: int) -> ClientRun:
@@ -87,17 +93,7 @@ def run_kafka_python(bootstrap: str, topic: str, group: str, records: int) -> Cl
     consumers = {n: KafkaConsumer(topic, bootstrap_servers=bootstrap, group_id=group, client_id=n,
                                   auto_offset_reset="earliest", session_timeout_ms=6000,
                                   heartbeat_interval_ms=500) for n in names}
-    run = ClientRun({}, 0)
-
-    def poll() -> None:
-        for name, c in consumers.items():
-            run.records += sum(len(r) for r in c.poll(50).values())
-            run.assigned[name] = sorted(f"{tp.topic}-{tp.partition}" for tp in c.assignment())
-
-    _poll_until_ready(poll, run, records)
-    for c in consumers.values():
-        c.close()
-    return run
+    return _drive(consumers, lambda c: sum(len(r) for r in c.poll(50).values()), records)
 
 
 def run_aiokafka(bootstrap: str, topic: str, group: str, records: int) -> ClientRun:

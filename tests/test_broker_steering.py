@@ -236,3 +236,36 @@ def test_a_cooperative_tie_resolved_for_one_claimant_is_an_i6_verdict(broker: Br
     a.receive(), b.receive()
     breaches = _verdicts_of(broker, "I6")
     assert len(breaches) == 1 and breaches[0].startswith(f"I6: t-0 was given to {a_id}")
+
+
+def test_rounds_show_each_generation_as_the_coordinator_ran_it(broker: Broker) -> None:
+    p, _ = _form_pair(broker)
+    p.b.send_sync(GROUP, p.b_id, 2)
+    assert p.b.pending(0.1) is False
+    half = broker.rounds(GROUP)[-1]
+    assert (half.generation, half.leader, half.complete, half.assignments) == (2, p.a_id, False, {})
+    p.a.send_sync(GROUP, p.a_id, 2, {p.a_id: [(TOPIC, 0), (TOPIC, 1)],
+                                     p.b_id: [(TOPIC, 2), (TOPIC, 3)]})
+    p.a.receive(), p.b.receive()
+    first, second = broker.rounds(GROUP)
+    assert (first.generation, list(first.subscriptions), first.complete) == (1, [p.a_id], True)
+    assert second.client_ids == {p.a_id: "a", p.b_id: "b"}
+    assert set(second.subscriptions) == {p.a_id, p.b_id} and second.complete
+    assert decode_assignment(second.assignments[p.b_id]).to_api().partitions == [
+        (TOPIC, 2), (TOPIC, 3)]
+    assert second.leader_sync_ns > 0 and second.protocol == "range"
+
+
+def test_joins_in_flight_counts_joins_the_coordinator_has_not_answered(broker: Broker) -> None:
+    a, b = RawClient(broker.bootstrap, "a"), RawClient(broker.bootstrap, "b")
+    joined = a.join(GROUP, [TOPIC])
+    a.send_sync(GROUP, joined.member_id, 1, {joined.member_id: []})
+    a.receive()
+    b.send_join(GROUP, "", [TOPIC])
+    b.send_join(GROUP, b.receive().member_id, [TOPIC])
+    assert not b.pending(0.1)
+    assert broker.joins_in_flight(GROUP) == 1
+    assert a.heartbeat(GROUP, joined.member_id, 1).error_code == REBALANCE_IN_PROGRESS
+    a.send_join(GROUP, joined.member_id, [TOPIC])
+    a.receive(), b.receive()
+    assert broker.joins_in_flight(GROUP) == 0
