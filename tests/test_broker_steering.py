@@ -269,3 +269,17 @@ def test_joins_in_flight_counts_joins_the_coordinator_has_not_answered(broker: B
     a.send_join(GROUP, joined.member_id, [TOPIC])
     a.receive(), b.receive()
     assert broker.joins_in_flight(GROUP) == 0
+
+
+def test_a_join_below_v4_gets_its_member_id_and_generation_in_one_answer(
+        broker: Broker) -> None:
+    """KIP-394's MEMBER_ID_REQUIRED exists from JoinGroup v4 on; an older client is let in
+    on its first join."""
+    old = RawClient(broker.bootstrap, "old")
+    metadata = encode_subscription(Subscription(topics=[TOPIC]))
+    answer = old.call(11, 3, {"group_id": GROUP, "session_timeout": 10_000,
+                              "rebalance_timeout": 30_000, "member_id": "",
+                              "protocol_type": "consumer",
+                              "protocols": [{"name": "range", "metadata": metadata}]})
+    assert int(answer.error_code) == 0 and answer.member_id.startswith("old-")
+    assert answer.generation_id == 1 and answer.leader == answer.member_id
