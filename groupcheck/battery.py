@@ -66,7 +66,8 @@ def machine_config(target: Target) -> Any:
     hints = target.hints
     assert hints is not None and target.assignor is not None
     if hints.wire:
-        return wire_config(hints.assignor, adversarial=hints.adversarial)
+        return wire_config(hints.assignor, adversarial=hints.adversarial,
+                           profiles=hints.profiles)
     config = config_for(hints.assignor, profiles=hints.profiles,
                         user_data_versions=hints.user_data_versions)
     config = replace(config, subscription_versions=hints.subscription_versions)
@@ -102,7 +103,7 @@ def run_fuzz(target: Target, budget: float, failures: str, *, seed: int = 0,
     wire = target.hints is not None and target.hints.wire
     if wire:
         chunk, profile = 5, "wire"
-        result.checked = ("I1", "I2", "I5", "I6", "I7", "I8", "I9", "I11")
+        result.checked = ("I1", "I2", "I5", "I6", "I7", "I8", "I9", "I10", "I11")
     started = time.perf_counter()
     examples = 0
     chunks = 0

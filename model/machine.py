@@ -351,13 +351,15 @@ def config_for(assignor: str, *, profiles: tuple[str, ...] = ("kip", "java"),
                          user_data_versions=user_data_versions)
 
 
-def wire_config(assignor: str, *, adversarial: bool = False) -> MachineConfig:
-    """Real clients on a mock cluster (librdkafka): one strategy per group (mixed lists
-    crash the mock), fixed topics, no unsubscribe; ``adversarial`` adds members that stop
-    polling past ``max.poll.interval.ms`` — for good (a crash: librdkafka keeps heartbeating
-    from its own thread, so this is how its process looks to the group) or until they wake —
-    and revoke callbacks slower than the rebalance."""
-    return MachineConfig(strategies=((assignor,),), profiles=("librdkafka",), max_members=3,
-                         initial_members=2, crashes=adversarial,
+def wire_config(assignor: str, *, adversarial: bool = False,
+                profiles: tuple[str, ...] = ("librdkafka",)) -> MachineConfig:
+    """Real clients on a real wire (member drivers, a backend cluster): one strategy per
+    group, fixed topics (the mock cannot grow one), no unsubscribe (commits are not
+    observed); a crash is real (no LeaveGroup, no heartbeat). ``adversarial`` adds members
+    that stop polling past ``max.poll.interval.ms`` while their client keeps heartbeating,
+    and revoke callbacks slower than the rebalance. Each member is judged by its own
+    client's profile; ``profiles`` only labels the join events."""
+    return MachineConfig(strategies=((assignor,),), profiles=profiles, max_members=3,
+                         initial_members=2, crashes=True,
                          stalls=adversarial, metadata=False, unsubscribes=False,
                          slow_revokes=adversarial)

@@ -20,6 +20,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from ..properties import assignment as A
+from ..properties import generations as G
 from ..properties import membership as M
 from ..properties.group import (
     CallbackRecord,
@@ -111,8 +112,7 @@ class ReferenceModel:
         for record in view.rebalances:
             out += self._rebalance(record)
         for cb in view.callbacks:
-            member = self.members.get(cb.member)
-            profile = member.spec.profile if member else "kip"
+            profile = self._profile(view, cb.member)
             out += [f"{cb.member}: {v}" for v in M.listener_call(
                 cb.kind, set(cb.partitions), set(cb.owned_before), cb.generation,
                 cb.member_id, profile, cb.rebalancing)]
@@ -134,6 +134,15 @@ class ReferenceModel:
         if view.settled:
             out += self._settled(view)
         return out
+
+    def _profile(self, view: GroupView, name: str) -> str:
+        """The profile a member is judged by: the one its target reports (a wire member
+        follows its own client's, whatever the join event said), else the join's."""
+        shown = view.members.get(name)
+        member = self.members.get(name)
+        if shown is not None and shown.profile:
+            return shown.profile
+        return member.spec.profile if member else "kip"
 
     def _handover(self, cb: CallbackRecord) -> list[str]:
         """I1 and I5 on ownership intervals (targets that log both ends of a callback): an
@@ -177,10 +186,15 @@ class ReferenceModel:
         if record.protocol == "COOPERATIVE":
             out += [f"gen {record.generation}: {v}" for v in
                     A.revoke_before_reassign(record.owned, record.assignment)]
+        if record.protocol == "COOPERATIVE" or record.observed:
             for m, c in record.claims.items():
                 if c.generation < 0 and c.owned:
                     out.append(f"gen {record.generation}: I6: {m} claims {len(c.owned)} "
                                "partition(s) with no generation")
+        if record.observed:
+            out += [f"gen {record.generation}: {v}" for v in G.claims_match_given(
+                {m: c.owned for m, c in record.claims.items()}, record.given)]
+            out += [f"gen {record.generation}: I10: {u}" for u in record.unreadable]
         return out
 
     def _pauses(self, name: str, mv: MemberView) -> list[str]:
@@ -189,11 +203,12 @@ class ReferenceModel:
         member = self.members.get(name)
         if member is None:
             return []
-        if member.spec.profile == "java":  # a mark lives in the partition's state: it goes
+        profile = mv.profile or member.spec.profile
+        if profile == "java":  # a mark lives in the partition's state: it goes
             member.pause_marks &= set(mv.owned)  # as soon as the partition leaves the member
         if mv.completed_joins != member.completed_joins:
             member.completed_joins = mv.completed_joins
-            member.pause_marks = M.pause_marks(member.spec.profile, mv.protocol,
+            member.pause_marks = M.pause_marks(profile, mv.protocol,
                                                member.pause_marks, mv.joined_owned)
             return M.pause_state(set(mv.paused), set(mv.owned), member.pause_marks)
         problems = [] if mv.paused <= mv.owned else M.pause_state(

@@ -71,6 +71,13 @@ class RebalanceRecord:
     claims: dict[str, Claim]
     owned: dict[str, tuple[TopicPartition, ...]]
     assignment: dict[str, tuple[TopicPartition, ...]]
+    #: read from the coordinator's side of a real wire (the bytes it held): then every
+    #: protocol's claims are judged (I6), against ``given`` — what each claimant was
+    #: assigned in its last completed generation — and ``unreadable`` lists the bytes a
+    #: reader version failed on (I10)
+    observed: bool = False
+    given: dict[str, tuple[TopicPartition, ...]] = field(default_factory=dict)
+    unreadable: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)

@@ -7,8 +7,10 @@
 * ``kafka-python:<assignor>`` — kafka-python's assignor through an adapter;
 * ``jsonl:<command>`` — a process speaking the JSON-lines contract (which assignor it runs
   is the ``assignor`` argument of `resolve`);
-* ``librdkafka:<assignor>[:adversarial]`` — real librdkafka consumers (confluent-kafka) on a
-  fresh librdkafka mock cluster per test case (`librdkafka`).
+* ``wire:<client>:<assignor>[:adversarial]``, ``wire:mixed:<a>+<b>…:<assignor>``,
+  ``wire:cmd=<command>:<assignor>`` — real consumers in member drivers on a fresh backend
+  cluster per test case (`wire`; the backend from ``$GROUPCHECK_BROKER``, default ``mock``);
+  ``librdkafka:<assignor>[:adversarial]`` is ``wire:librdkafka:…``.
 
 `resolve` gives a `Target`: whichever of an assign function (``assign(request) ->
 response``, for the scope prover, the vectors and ``diff``), a group factory (for the state
@@ -183,28 +185,60 @@ def _jsonl(command: str, *, assignor: str | None = None, timeout: float | None =
                   closers=[jt.close])
 
 
-def _librdkafka(spec: str, **_: Any) -> Target:
-    from .librdkafka import ASSIGNORS, WireGroup
-    from .librdkafka_mock import MockUnavailable, library_path
+def _librdkafka(spec: str, **kwargs: Any) -> Target:
+    """``librdkafka:<assignor>[:adversarial]`` is ``wire:librdkafka:…`` by its old name."""
+    target = _wire(f"librdkafka:{spec}", **kwargs)
+    target.name = f"librdkafka:{spec}"
+    return target
 
-    name, _sep, mode = spec.partition(":")
-    if name not in ASSIGNORS or mode not in ("", "adversarial"):
-        raise TargetError(f"unknown librdkafka target {spec!r}; expected librdkafka:<"
-                          f"{'|'.join(ASSIGNORS)}>[:adversarial]")
+
+def wire_clients(spec: str) -> tuple[tuple[str, ...], str, bool]:
+    """``<client>|mixed:<a>+<b>…|cmd=<command>`` ``:<assignor>[:adversarial]`` → clients,
+    assignor, adversarial (the command may hold colons: the assignor is the last field)."""
+    adversarial = spec.endswith(":adversarial")
+    body = spec[:-len(":adversarial")] if adversarial else spec
+    clients_part, sep, assignor = body.rpartition(":")
+    if not sep or not clients_part or not assignor:
+        raise TargetError(f"wire: expected wire:<client>:<assignor>[:adversarial], "
+                          f"wire:mixed:<a>+<b>…:<assignor> or wire:cmd=<command>:<assignor>, "
+                          f"not wire:{spec}")
+    if clients_part.startswith("mixed:"):
+        clients = tuple(c for c in clients_part[len("mixed:"):].split("+") if c)
+        if len(clients) < 2:
+            raise TargetError("wire: a mixed group names at least two clients (a+b)")
+    else:
+        clients = (clients_part,)
+    return clients, assignor, adversarial
+
+
+def _wire(spec: str, **_: Any) -> Target:
+    import os
+
+    from .wire import WireGroup
+    from .wire_clients import ClientUnavailable, hello
+
+    clients, assignor, adversarial = wire_clients(spec)
+    broker = os.environ.get("GROUPCHECK_BROKER", "mock")
     try:
-        library_path()
-    except MockUnavailable as exc:
+        infos = [hello(c) for c in dict.fromkeys(clients)]
+    except ClientUnavailable as exc:
         raise TargetError(str(exc)) from None
-    target = f"librdkafka:{spec}"
-    return Target(target, name, group=lambda: WireGroup(target, name),
-                  hints=MachineHints(name, profiles=("librdkafka",), upgrades=False,
-                                     wire=True, adversarial=mode == "adversarial"),
+    for info in infos:
+        if assignor not in info.assignors:
+            raise TargetError(f"wire: {info.name} ({info.client} {info.version}) supports "
+                              f"{', '.join(info.assignors)}, not {assignor}")
+    target = f"wire:{spec}"
+    profiles = tuple(dict.fromkeys(i.profile for i in infos))
+    return Target(target, assignor,
+                  group=lambda: WireGroup(target, clients, assignor, broker),
+                  hints=MachineHints(assignor, profiles=profiles, upgrades=False, wire=True,
+                                     adversarial=adversarial),
                   fork_safe=False)
 
 
 RESOLVERS: dict[str, Callable[..., Target]] = {
     "builtin": _builtin, "mutant": _mutant, "python": _python, "kafka-python": _kafka_python,
-    "jsonl": _jsonl, "librdkafka": _librdkafka}
+    "jsonl": _jsonl, "librdkafka": _librdkafka, "wire": _wire}
 KINDS = RESOLVERS
 
 
@@ -215,7 +249,8 @@ def resolve(target: str, *, assignor: str | None = None,
     if not sep or kind not in RESOLVERS or not name:
         raise TargetError(f"unknown target {target!r}; expected one of builtin:<assignor>, "
                           "mutant:<name>, python:pkg.module:attr, kafka-python:<assignor>, "
-                          "jsonl:<command>, librdkafka:<assignor>[:adversarial]")
+                          "jsonl:<command>, wire:<client>:<assignor>[:adversarial], "
+                          "librdkafka:<assignor>[:adversarial]")
     return RESOLVERS[kind](name, assignor=assignor, timeout=timeout)
 
 

@@ -1,0 +1,1 @@
+"""Member drivers shipped with groupcheck (README, "Driving your own client")."""
