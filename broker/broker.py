@@ -249,6 +249,10 @@ class Broker:
         leader's assignment, who got a SyncGroup answer): a wire layer's backend reads these."""
         return self._call(lambda core: core.rounds.rounds(group))
 
+    def group_ids(self) -> list[str]:
+        """Every group the broker has coordinated, in name order."""
+        return self._call(lambda core: list(core.cluster.groups))
+
     def joins_in_flight(self, group: str) -> int:
         """JoinGroup requests of the group the coordinator has not answered yet."""
         return self._call(lambda core: core.rounds.joins_in_flight.get(group, 0))

@@ -225,6 +225,13 @@ def cmd_diff(args: argparse.Namespace) -> int:
     return 0 if result.agree else 1
 
 
+def add_broker_option(p: argparse.ArgumentParser) -> None:
+    """``--broker``: the cluster the wire targets run on (``$GROUPCHECK_BROKER``)."""
+    p.add_argument("--broker", choices=("mock", "groupcheck"), default=None,
+                   help="cluster for wire: targets: librdkafka's mock (default) or "
+                        "groupcheck's own broker")
+
+
 def add_commands(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     target_help = ("builtin:<assignor>, mutant:<name>, python:pkg.module:attr, "
                    "kafka-python:<assignor>, jsonl:<command>, librdkafka:<assignor>[:adversarial]")
@@ -246,6 +253,7 @@ def add_commands(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-
     p.add_argument("--json", action="store_true", help="print the result as JSON")
     p.add_argument("--strict", action="store_true",
                    help="fail on violations that are Kafka's own behaviour too (rules K1-K3)")
+    add_broker_option(p)
     p.set_defaults(func=cmd_check)
 
     p = sub.add_parser("zoo", help="catch every mutant of the bug zoo")

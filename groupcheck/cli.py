@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from collections.abc import Sequence
 from typing import Any, NoReturn
@@ -106,6 +107,8 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     try:
         args = build_parser().parse_args(argv)
+        if getattr(args, "broker", None):
+            os.environ["GROUPCHECK_BROKER"] = args.broker  # read where wire targets resolve
         code: int = args.func(args)
         return code
     except (UsageError, CommandError) as exc:

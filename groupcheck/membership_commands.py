@@ -102,6 +102,8 @@ def cmd_replay(args: argparse.Namespace) -> int:
 
 
 def add_commands(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    from .check_command import add_broker_option
+
     p = sub.add_parser("fuzz", help="run the stateful model against a target")
     p.add_argument("--target", required=True, help="builtin:<assignor> or mutant:<name>")
     p.add_argument("--max-examples", type=int, default=None)
@@ -109,8 +111,10 @@ def add_commands(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-
     p.add_argument("--settings", choices=SETTINGS, default="ci",
                    help="ci (default; wire for librdkafka: targets), dev, deep, wire")
     p.add_argument("--failures", default=DEFAULT_FAILURES, help="where replay files go")
+    add_broker_option(p)
     p.set_defaults(func=cmd_fuzz)
     p = sub.add_parser("replay", help="run a saved counterexample again")
     p.add_argument("file")
     p.add_argument("--target", default=None, help="replay on another target")
+    add_broker_option(p)
     p.set_defaults(func=cmd_replay)

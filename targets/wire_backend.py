@@ -65,4 +65,8 @@ def make_backend(name: str, clients: frozenset[str], session_timeout_ms: int) ->
         from .wire_mock import MockBackend
 
         return MockBackend(clients, session_timeout_ms)
-    raise BackendUnavailable(f"unknown broker {name!r}; expected mock")
+    if name == "groupcheck":
+        from .wire_groupcheck import GroupcheckBackend
+
+        return GroupcheckBackend(clients, session_timeout_ms)
+    raise BackendUnavailable(f"unknown broker {name!r}; expected mock or groupcheck")
