@@ -5,9 +5,11 @@ Everything the wire layer asks of a backend the broker already does in process: 
 created, grown and deleted in its metadata; an injected error is aimed at the one member it
 names (the member's client id is its name), so `aims_errors_at_members` is true; the rounds
 are the coordinator's own (`Broker.rounds`), with the time the leader's assignment reached
-it. The broker accepts the harness's short session timeouts (its minimum is lowered to
-1 ms), and its joins complete as soon as every known member has rejoined, so no round waits
-out a session timeout. It has no defects to work around.
+it. A topic a client's Metadata request names is created with one partition, as Kafka's
+``auto.create.topics.enable`` and ``num.partitions`` defaults do. The broker accepts the
+harness's short session timeouts (its minimum is lowered to 1 ms), and its joins complete
+as soon as every known member has rejoined, so no round waits out a session timeout. It has
+no defects to work around.
 """
 
 from __future__ import annotations
@@ -34,8 +36,7 @@ class GroupcheckBackend:
         except ImportError as exc:
             raise BackendUnavailable(f"groupcheck broker: {exc} (pip install "
                                      "'groupcheck[broker]')") from None
-        self.broker = Broker(BrokerConfig(min_session_timeout_ms=1,
-                                          auto_create_partitions=None)).start()
+        self.broker = Broker(BrokerConfig(min_session_timeout_ms=1)).start()
         self.bootstrap = self.broker.bootstrap
 
     @property
