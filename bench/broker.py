@@ -230,7 +230,7 @@ def main() -> int:
           f"{platform.python_version()}, load average {os.getloadavg()[0]:.2f}")
     print("| client | backend | median s | slowest s | mock / broker |")
     print("|---|---|---|---|---|")
-    for client in args.clients.split(","):
+    for client in filter(None, args.clients.split(",")):
         if not runnable(client):
             print(f"| {client} | - | skipped: runtime missing | | |")
             continue

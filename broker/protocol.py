@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import dataclasses
 import datetime
+import functools
 import io
 import typing
 from dataclasses import dataclass
@@ -109,7 +110,7 @@ def decode_request(payload: bytes) -> RequestFrame:
         raise FrameError(f"truncated request header: {e}", offset=0, field="header") from None
     if not serves(api_key, version):
         return RequestFrame(api_key, version, correlation_id, None, None)
-    schema = load_request_schema(api_key, version)
+    schema = request_type(api_key, version)
     try:
         header, size = entity_reader(schema.__header_schema__)(payload, 0)
     except (SerialError, ValueError) as e:
@@ -162,8 +163,14 @@ def unsupported_api_versions(correlation_id: int) -> bytes:
     return encode_response(build(schema, api_versions_data(UNSUPPORTED_VERSION)), correlation_id)
 
 
+@functools.cache
 def response_type(api_key: int, version: int) -> type[Any]:
     return load_response_schema(api_key, version)
+
+
+@functools.cache
+def request_type(api_key: int, version: int) -> type[Any]:
+    return load_request_schema(api_key, version)
 
 
 # -- plain data <-> kio entities -------------------------------------------------------------
@@ -190,25 +197,38 @@ def _entity_of(hint: Any) -> type[Any] | None:
     return None
 
 
+Layout = tuple[tuple[str, "type[Any] | None", str], ...]
+_LAYOUTS: dict[type[Any], Layout] = {}
+
+
+def _layout(cls: type[Any]) -> Layout:
+    """Each field of a kio class: name, nested kio class (or None), Kafka type (cached)."""
+    found = _LAYOUTS.get(cls)
+    if found is None:
+        hints = typing.get_type_hints(cls)
+        found = tuple((f.name, _entity_of(hints[f.name]), f.metadata.get("kafka_type", ""))
+                      for f in dataclasses.fields(cls))
+        _LAYOUTS[cls] = found
+    return found
+
+
 def build(cls: type[Any], data: dict[str, Any]) -> Any:
     """An instance of kio class ``cls`` from plain data; keys ``cls`` lacks are dropped."""
-    hints = typing.get_type_hints(cls)
     kwargs: dict[str, Any] = {}
-    for f in dataclasses.fields(cls):
-        if f.name not in data:
+    for name, nested, kafka_type in _layout(cls):
+        if name not in data:
             continue
-        value = data[f.name]
-        nested = _entity_of(hints[f.name])
+        value = data[name]
         if nested is not None and value is not None:
             if isinstance(value, (list, tuple)):
                 value = tuple(build(nested, item) for item in value)
             else:
                 value = build(nested, value)
         elif isinstance(value, list):
-            value = tuple(_coerce(f.metadata.get("kafka_type", ""), v) for v in value)
+            value = tuple(_coerce(kafka_type, v) for v in value)
         else:
-            value = _coerce(f.metadata.get("kafka_type", ""), value)
-        kwargs[f.name] = value
+            value = _coerce(kafka_type, value)
+        kwargs[name] = value
     return cls(**kwargs)
 
 
