@@ -42,3 +42,11 @@ def test_bad_arguments_are_one_line_and_exit_code_2(args: list[str]) -> None:
                           timeout=60)
     assert done.returncode == 2
     assert len(done.stderr.strip().splitlines()) == 1 and "Traceback" not in done.stderr
+
+
+def test_an_unknown_broker_for_the_wire_targets_is_one_line_and_exit_code_2() -> None:
+    done = subprocess.run([sys.executable, "-m", "groupcheck", "check", "--target",
+                           "librdkafka:range", "--broker", "kafka"], capture_output=True,
+                          text=True, timeout=60)
+    assert done.returncode == 2 and "invalid choice: 'kafka'" in done.stderr
+    assert len(done.stderr.strip().splitlines()) == 1
