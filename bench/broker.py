@@ -1,7 +1,8 @@
 """groupcheck's broker against librdkafka's mock cluster: time for a group of five to settle,
 per client, and requests per second the broker serves.
 
-Settle: five consumers of one client subscribe to a 10-partition topic on a fresh cluster;
+Settle: five consumers of one client (heartbeat every 100 ms, session timeout 6 s, the same
+on both backends) subscribe to a 10-partition topic on a fresh cluster;
 the time from the first subscribe until every member holds partitions (polling every 10 ms)
 is one round (each in a child process, given at most 120 s); the table shows the median and
 the slowest of ``--rounds`` (nan: a round that never settled). Python clients run
@@ -39,6 +40,9 @@ from groupcheck.targets.librdkafka_mock import MockCluster
 
 ROOT = Path(__file__).resolve().parent.parent
 TOPIC, PARTITIONS, MEMBERS, DEADLINE = "bench", 10, 5, 120.0
+#: every client on both backends: a member learns of a rebalance at its next heartbeat, so
+#: the clients' 3 s default would measure the clients, not the cluster
+HEARTBEAT_MS, SESSION_MS = 100, 6000
 CLIENTS = ("librdkafka", "kafka-python", "aiokafka", "java", "kafkajs")
 
 
@@ -68,7 +72,9 @@ def settle_librdkafka(bootstrap: str, group: str) -> float:
     from confluent_kafka import Consumer
 
     consumers = [Consumer({"bootstrap.servers": bootstrap, "group.id": group,
-                           "client.id": f"m{i}", "log_level": 3}) for i in range(MEMBERS)]
+                           "client.id": f"m{i}", "log_level": 3,
+                           "heartbeat.interval.ms": HEARTBEAT_MS,
+                           "session.timeout.ms": SESSION_MS}) for i in range(MEMBERS)]
     for c in consumers:
         c.subscribe([TOPIC])
     return _settle_polled(consumers, lambda c: c.poll(0.01))
@@ -78,7 +84,8 @@ def settle_kafka_python(bootstrap: str, group: str) -> float:
     from kafka import KafkaConsumer
 
     consumers = [KafkaConsumer(TOPIC, bootstrap_servers=bootstrap, group_id=group,
-                               client_id=f"m{i}") for i in range(MEMBERS)]
+                               client_id=f"m{i}", heartbeat_interval_ms=HEARTBEAT_MS,
+                               session_timeout_ms=SESSION_MS) for i in range(MEMBERS)]
     # 100 ms polls: with 10 ms ones kafka-python 3.0's group kept rejoining here
     return _settle_polled(consumers, lambda c: c.poll(100))
 
@@ -88,7 +95,8 @@ def settle_aiokafka(bootstrap: str, group: str) -> float:
 
     async def main() -> float:
         consumers = [AIOKafkaConsumer(TOPIC, bootstrap_servers=bootstrap, group_id=group,
-                                      client_id=f"m{i}") for i in range(MEMBERS)]
+                                      client_id=f"m{i}", heartbeat_interval_ms=HEARTBEAT_MS,
+                                      session_timeout_ms=SESSION_MS) for i in range(MEMBERS)]
         started = time.perf_counter()
         for c in consumers:
             await c.start()
@@ -125,7 +133,8 @@ def settle_java(bootstrap: str, group: str) -> float:
                     str(ROOT / "tests" / "clients" / "BrokerSmoke.java")], check=True)
     classpath = os.pathsep.join([str(out), str(jar), str(kafka / "lib" / "*")])
     return _smoke(["java", "-cp", classpath, "BrokerSmoke", bootstrap, TOPIC, group, "0",
-                   "org.apache.kafka.clients.consumer.RangeAssignor", str(MEMBERS)])
+                   "org.apache.kafka.clients.consumer.RangeAssignor", str(MEMBERS),
+                   str(HEARTBEAT_MS)])
 
 
 def settle_kafkajs(bootstrap: str, group: str) -> float:
@@ -133,7 +142,8 @@ def settle_kafkajs(bootstrap: str, group: str) -> float:
     if not (home / "node_modules").is_dir():
         subprocess.run(["npm", "ci", "--no-audit", "--no-fund"], cwd=home, check=True,
                        capture_output=True)
-    return _smoke(["node", str(home / "smoke.js"), bootstrap, TOPIC, group, "0", str(MEMBERS)])
+    return _smoke(["node", str(home / "smoke.js"), bootstrap, TOPIC, group, "0", str(MEMBERS),
+                   str(HEARTBEAT_MS)])
 
 
 SETTLE = {"librdkafka": settle_librdkafka, "kafka-python": settle_kafka_python,

@@ -4,6 +4,7 @@
 // heartbeats), then leave. Prints "settled_ms <ms from subscribe to every member holding
 // partitions>", "assigned <client> <partitions>", "records <n>", "closed".
 // Usage: BrokerSmoke <bootstrap> <topic> <group> <records> <assignor class> [members]
+//        [heartbeat.interval.ms, default 500]
 import java.time.Duration;
 import java.util.*;
 import org.apache.kafka.clients.consumer.*;
@@ -15,6 +16,7 @@ public class BrokerSmoke {
         String bootstrap = args[0], topic = args[1], group = args[2], assignor = args[4];
         int count = Integer.parseInt(args[3]);
         int members = args.length > 5 ? Integer.parseInt(args[5]) : 2;
+        String heartbeat = args.length > 6 ? args[6] : "500";
         Properties p = new Properties();
         p.put("bootstrap.servers", bootstrap);
         p.put("key.serializer", ByteArraySerializer.class.getName());
@@ -35,7 +37,7 @@ public class BrokerSmoke {
             c.put("group.protocol", "classic");
             c.put("auto.offset.reset", "earliest");
             c.put("partition.assignment.strategy", assignor);
-            c.put("heartbeat.interval.ms", "500");
+            c.put("heartbeat.interval.ms", heartbeat);
             c.put("session.timeout.ms", "6000");
             c.put("key.deserializer", ByteArrayDeserializer.class.getName());
             c.put("value.deserializer", ByteArrayDeserializer.class.getName());

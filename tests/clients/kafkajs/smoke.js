@@ -2,13 +2,14 @@
 // (default 2) share one group and read them all, then disconnect (leave). Prints "settled_ms
 // <ms from the first connect to every member holding partitions>", "assigned <client>
 // <partitions>", "records <n>", "closed".
-// Usage: node smoke.js <bootstrap> <topic> <group> <records> [members]
+// Usage: node smoke.js <bootstrap> <topic> <group> <records> [members] [heartbeat ms, 500]
 const { Kafka, logLevel } = require('kafkajs')
 
 async function main () {
   const [bootstrap, topic, group, countText] = process.argv.slice(2)
   const count = Number(countText)
   const members = Number(process.argv[6] || 2)
+  const heartbeatInterval = Number(process.argv[7] || 500)
   const make = clientId => new Kafka({ clientId, brokers: [bootstrap], logLevel: logLevel.ERROR })
   const producer = make('kafkajs-producer').producer()
   await producer.connect()
@@ -22,7 +23,7 @@ async function main () {
   const started = Date.now()
   const names = Array.from({ length: members }, (_, i) => `kafkajs-${String.fromCharCode(97 + i)}`)
   for (const name of names) {
-    const consumer = make(name).consumer({ groupId: group, sessionTimeout: 6000, heartbeatInterval: 500, maxWaitTimeInMs: 250 })
+    const consumer = make(name).consumer({ groupId: group, sessionTimeout: 6000, heartbeatInterval, maxWaitTimeInMs: 250 })
     consumer.on(consumer.events.GROUP_JOIN, e => {
       const parts = (e.payload.memberAssignment[topic] || []).slice().sort((a, b) => a - b)
       assigned[name] = parts
