@@ -7,6 +7,7 @@ machine aims at one member reaches that member only.
 
 from __future__ import annotations
 
+import os
 import time
 from collections.abc import Callable
 from typing import Any
@@ -50,12 +51,24 @@ STORIES = {
 }
 
 
+#: the long run (tox -e wire) compares every shipped client's smoke
+if os.environ.get("GROUPCHECK_WIRE"):
+    STORIES |= {
+        "kafka-python-range": ("wire:kafka-python:range", [
+            e for e in without_pauses(smoke("range")) if e["op"] != "subscribe"]),
+        "aiokafka-roundrobin": ("wire:aiokafka:roundrobin", [
+            e for e in without_pauses(smoke("roundrobin")) if e["op"] != "subscribe"]),
+        "librdkafka-range": ("librdkafka:range", smoke("range")),
+    }
+
+
 @pytest.mark.parametrize("story", sorted(STORIES))
 def test_the_same_story_gives_the_same_verdicts_on_the_mock_and_on_the_broker(
         story: str, monkeypatch: pytest.MonkeyPatch) -> None:
     target, events = STORIES[story]
-    if "kafka-python" in target and missing("kafka-python"):
-        pytest.skip(missing("kafka-python"))
+    for client in ("kafka-python", "aiokafka"):
+        if client in target and missing(client):
+            pytest.skip(missing(client))
     on_mock, _ = run(target, "mock", events, monkeypatch)
     on_broker, group = run(target, "groupcheck", events, monkeypatch)
     assert on_broker == on_mock
