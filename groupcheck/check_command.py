@@ -227,14 +227,18 @@ def cmd_diff(args: argparse.Namespace) -> int:
 
 def add_broker_option(p: argparse.ArgumentParser) -> None:
     """``--broker``: the cluster the wire targets run on (``$GROUPCHECK_BROKER``)."""
-    p.add_argument("--broker", choices=("mock", "groupcheck"), default=None,
-                   help="cluster for wire: targets: librdkafka's mock (default) or "
+    from .targets.wire_backend import BACKENDS
+
+    p.add_argument("--broker", choices=BACKENDS, default=None,
+                   help="the cluster wire targets run on: librdkafka's mock (default) or "
                         "groupcheck's own broker")
 
 
 def add_commands(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     target_help = ("builtin:<assignor>, mutant:<name>, python:pkg.module:attr, "
-                   "kafka-python:<assignor>, jsonl:<command>, librdkafka:<assignor>[:adversarial]")
+                   "kafka-python:<assignor>, aiokafka:<assignor>, jsonl:<command>, "
+                   "wire:<client>:<assignor>[:adversarial], wire:mixed:<a>+<b>…:<assignor>, "
+                   "wire:cmd=<command>:<assignor>, librdkafka:<assignor>[:adversarial]")
     p = sub.add_parser("check", help="run the whole battery against a target")
     p.add_argument("--target", required=True, help=target_help)
     p.add_argument("--budget", type=float, default=DEFAULT_BUDGET,

@@ -107,8 +107,8 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     try:
         args = build_parser().parse_args(argv)
-        if getattr(args, "broker", None):
-            os.environ["GROUPCHECK_BROKER"] = args.broker  # read where wire targets resolve
+        if getattr(args, "broker", None):  # wire targets read it when they are resolved
+            os.environ["GROUPCHECK_BROKER"] = args.broker
         code: int = args.func(args)
         return code
     except (UsageError, CommandError) as exc:

@@ -105,7 +105,8 @@ def add_commands(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-
     from .check_command import add_broker_option
 
     p = sub.add_parser("fuzz", help="run the stateful model against a target")
-    p.add_argument("--target", required=True, help="builtin:<assignor> or mutant:<name>")
+    p.add_argument("--target", required=True,
+                   help="builtin:<assignor>, mutant:<name>, wire:<client>:<assignor>, …")
     p.add_argument("--max-examples", type=int, default=None)
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--settings", choices=SETTINGS, default="ci",

@@ -42,6 +42,7 @@ class MachineConfig:
     crashes: bool = True  # with faults
     metadata: bool = True  # topics grow and are deleted
     unsubscribes: bool = True
+    subscriptions: bool = True  # members change their subscription
     slow_revokes: bool = False  # a revoke callback outlasts the rebalance (wire targets)
     initial_members: int = 0  # members that join (and settle) before the rules start
 
@@ -201,7 +202,7 @@ def make_machine(target_factory: Callable[[], GroupTarget], config: MachineConfi
                       "subscription_version": spec.subscription_version,
                       "user_data_version": spec.user_data_version})
 
-        @precondition(lambda self: bool(self.present()))
+        @precondition(lambda self: config.subscriptions and bool(self.present()))
         @rule(data=st.data())
         def member_changes_subscription(self, data: st.DataObject) -> None:
             member = data.draw(st.sampled_from(self.present()), label="member")

@@ -5,6 +5,7 @@
 * ``mutant:<name>`` — a deliberately broken variant (`mutants`, and the bug zoo in `zoo`);
 * ``python:pkg.module:attr`` — a user's assignor with our assignor protocol;
 * ``kafka-python:<assignor>`` — kafka-python's assignor through an adapter;
+* ``aiokafka:<assignor>`` — aiokafka's assignor, called as its coordinator calls it;
 * ``jsonl:<command>`` — a process speaking the JSON-lines contract (which assignor it runs
   is the ``assignor`` argument of `resolve`);
 * ``wire:<client>:<assignor>[:adversarial]``, ``wire:mixed:<a>+<b>…:<assignor>``,
@@ -166,6 +167,22 @@ def _kafka_python(name: str, **_: Any) -> Target:
                   balanced=kp.assignor in STICKY_FAMILY)
 
 
+def _aiokafka(name: str, **_: Any) -> Target:
+    from .aiokafka_target import AiokafkaAssignor
+    from .kafka_python import TargetUnavailable
+    from .python_target import PythonTarget
+
+    try:
+        py = PythonTarget(f"aiokafka:{name}", lambda: AiokafkaAssignor(name),
+                          subscription_version=0)
+    except (ValueError, TargetUnavailable) as exc:
+        raise TargetError(str(exc)) from None
+    return Target(py.target, py.assignor, assign=py.assign, group=py.group_factory(),
+                  hints=MachineHints(py.assignor, profiles=("java",),
+                                     subscription_versions=(0,), upgrades=False),
+                  balanced=py.assignor in STICKY_FAMILY)
+
+
 def _jsonl(command: str, *, assignor: str | None = None, timeout: float | None = None,
            **_: Any) -> Target:
     from .codecs import JsonlCodec
@@ -218,7 +235,12 @@ def _wire(spec: str, **_: Any) -> Target:
     from .wire_clients import ClientUnavailable, hello
 
     clients, assignor, adversarial = wire_clients(spec)
+    from .wire_backend import BACKENDS
+
     broker = os.environ.get("GROUPCHECK_BROKER", "mock")
+    if broker not in BACKENDS:
+        raise TargetError(f"wire: unknown broker {broker!r}; expected one of "
+                          f"{', '.join(BACKENDS)}")
     try:
         infos = [hello(c) for c in dict.fromkeys(clients)]
     except ClientUnavailable as exc:
@@ -238,7 +260,7 @@ def _wire(spec: str, **_: Any) -> Target:
 
 RESOLVERS: dict[str, Callable[..., Target]] = {
     "builtin": _builtin, "mutant": _mutant, "python": _python, "kafka-python": _kafka_python,
-    "jsonl": _jsonl, "librdkafka": _librdkafka, "wire": _wire}
+    "aiokafka": _aiokafka, "jsonl": _jsonl, "librdkafka": _librdkafka, "wire": _wire}
 KINDS = RESOLVERS
 
 
@@ -249,6 +271,7 @@ def resolve(target: str, *, assignor: str | None = None,
     if not sep or kind not in RESOLVERS or not name:
         raise TargetError(f"unknown target {target!r}; expected one of builtin:<assignor>, "
                           "mutant:<name>, python:pkg.module:attr, kafka-python:<assignor>, "
+                          "aiokafka:<assignor>, "
                           "jsonl:<command>, wire:<client>:<assignor>[:adversarial], "
                           "librdkafka:<assignor>[:adversarial]")
     return RESOLVERS[kind](name, assignor=assignor, timeout=timeout)

@@ -16,9 +16,11 @@ members owned when the leader's assignment reached it.
 The group is settled when nothing is waiting to be shown, no JoinGroup is in flight, the
 coordinator's latest generation is complete and lists exactly the polling members, each with
 its current subscription and owning exactly what that generation assigned it, and the polling
-members own every partition of their topics exactly once. The view's generation is the
-coordinator's. A mixed group (`wire:mixed:a+b:<assignor>`) gives members to the clients in
-turn, by the order in which names first join; each member is judged by its client's profile.
+members own every partition of their topics exactly once. The view's generation counts the
+generations the coordinator completed (the mock numbers freely, and a round nobody finished
+is no rebalance a member saw); each member keeps the generation its client reports. A mixed
+group (`wire:mixed:a+b:<assignor>`) gives members to the clients in turn, by the order in
+which names first join; each member is judged by its client's profile.
 """
 
 from __future__ import annotations
@@ -27,13 +29,20 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..properties.group import CallbackRecord, GroupView, MemberSpec, MemberView, SubscribeCall
-from ..properties.group import RebalanceRecord, TopicPartition
+from ..properties.group import (
+    CallbackRecord,
+    GroupView,
+    MemberSpec,
+    MemberView,
+    RebalanceRecord,
+    SubscribeCall,
+    TopicPartition,
+)
 from .wire_backend import GroupRound, make_backend
 from .wire_clients import DRIVER_ENV, ClientInfo, argv, hello
-from .wire_driver import DriverProcess
+from .wire_driver import CommandFailed, DriverProcess
 from .wire_log import Entry, WireLog
-from .wire_rounds import COOPERATIVE_PROTOCOLS, record
+from .wire_rounds import COOPERATIVE_PROTOCOLS, given_before, record
 from .wire_settle import unsettled
 
 CONFIG = {"session_timeout_ms": 2000, "heartbeat_interval_ms": 300,
@@ -82,7 +91,6 @@ class WireGroup:
         self.sources: dict[tuple[int, str], int] = {}  # (driver, member) → incarnation
         self.applied = 0
         self.shown_rounds: set[int] = set()
-        self.given: dict[str, tuple[TopicPartition, ...]] = {}
         self._incarnations = 0
         self._pending: dict[str, list[Any]] = {k: [] for k in (
             "callbacks", "records", "errors", "subscribes", "pauses", "rebalances")}
@@ -119,42 +127,62 @@ class WireGroup:
         self.sources[(id(driver), member)] = self._incarnations
         self.members[member] = WireMember(info, driver, self._incarnations, spec,
                                           frozenset(spec.topics))
-        self.given.pop(member, None)  # a new consumer has no previous assignment
-        driver.call("create", member=member, bootstrap=self.backend.bootstrap, group=GROUP,
-                    assignor=self.assignor, topics=list(spec.topics),
-                    config={**CONFIG, "client_id": member})
+        try:
+            driver.call("create", member=member, bootstrap=self.backend.bootstrap,
+                        group=GROUP, assignor=self.assignor, topics=list(spec.topics),
+                        config={**CONFIG, "client_id": member})
+        except CommandFailed as exc:  # the client would not start: shown, never in the group
+            self.members.pop(member)
+            self._failed(member, exc)
+
+    def _failed(self, member: str, exc: CommandFailed) -> None:
+        with self.log.cond:
+            self._pending["errors"].append((member, f"{self.client_of(member).name}: {exc}"))
 
     def _command(self, member: str, cmd: str, **fields: Any) -> None:
-        self.members[member].driver.call(cmd, member=member, **fields)
+        """One client call; a call the client refused is shown as the member's error (the
+        driver's own error event says so too), a driver that broke ends the run. A member
+        whose consumer never started has nothing to call."""
+        if member not in self.members:
+            return
+        try:
+            self.members[member].driver.call(cmd, member=member, **fields)
+        except CommandFailed as exc:
+            self._failed(member, exc)
 
     def leave(self, member: str) -> None:
         self._command(member, "close")
-        m = self.members.pop(member)
-        if m.client.crash == "kill":
+        m = self.members.pop(member, None)
+        if m is not None and m.client.crash == "kill":
             m.driver.close()
 
     def crash(self, member: str) -> None:
         """The consumer is gone without a word: no LeaveGroup, no heartbeat, and nothing it
         logs later is the application's."""
-        m = self.members.pop(member)
+        m = self.members.pop(member, None)
+        if m is None:
+            return
         if m.client.crash == "kill":
             m.driver.kill()
         else:
             m.driver.call("crash", member=member)
 
     def stall(self, member: str) -> None:
-        self.members[member].polling = False
         self._command(member, "stop_polling")
+        if member in self.members:
+            self.members[member].polling = False
 
     def wake(self, member: str) -> None:
-        self.members[member].polling = True
         self._command(member, "start_polling")
+        if member in self.members:
+            self.members[member].polling = True
 
     def slow_revoke(self, member: str) -> None:
         self._command(member, "slow_revoke", ms=SLOW_REVOKE_MS)
 
     def subscribe(self, member: str, topics: tuple[str, ...]) -> None:
-        self.members[member].subscription = frozenset(topics)
+        if member in self.members:
+            self.members[member].subscription = frozenset(topics)
         self._command(member, "subscribe", topics=list(topics))
 
     def unsubscribe(self, member: str) -> None:
@@ -270,11 +298,8 @@ class WireGroup:
 
     def _show_round(self, round_: GroupRound) -> None:
         self.shown_rounds.add(round_.generation)
-        rebalance: RebalanceRecord = record(round_, self._owned_at(round_.at_ns), self.given)
-        for member_id in round_.synced:
-            name = round_.names.get(member_id, "")
-            if name in rebalance.assignment:
-                self.given[name] = rebalance.assignment[name]
+        given = given_before(self.backend.rounds(), round_)
+        rebalance: RebalanceRecord = record(round_, self._owned_at(round_.at_ns), given)
         self._pending["rebalances"].append(rebalance)
 
     # --- observation ----------------------------------------------------------------------
@@ -302,7 +327,8 @@ class WireGroup:
                 for n, m in self.members.items()}
             leader = latest.names.get(latest.leader) if latest else None
             p = self._pending
-            view = GroupView(latest.generation if latest else 0,
+            rounds = sum(1 for r in self.backend.rounds() if r.complete)
+            view = GroupView(rounds,
                              "Stable" if settled else "Rebalancing", leader,
                              dict(self.backend.topics), members, settled,
                              tuple(p["callbacks"]), tuple(p["rebalances"]), tuple(p["records"]),

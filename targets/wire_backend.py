@@ -59,6 +59,10 @@ class Backend(Protocol):
     def close(self) -> None: ...
 
 
+#: the backends a wire target can run on (``--broker``, ``$GROUPCHECK_BROKER``)
+BACKENDS = ("mock", "groupcheck")
+
+
 def make_backend(name: str, clients: frozenset[str], session_timeout_ms: int) -> Backend:
     """The backend ``name`` for a group of these clients."""
     if name == "mock":
@@ -69,4 +73,4 @@ def make_backend(name: str, clients: frozenset[str], session_timeout_ms: int) ->
         from .wire_groupcheck import GroupcheckBackend
 
         return GroupcheckBackend(clients, session_timeout_ms)
-    raise BackendUnavailable(f"unknown broker {name!r}; expected mock or groupcheck")
+    raise BackendUnavailable(f"unknown broker {name!r}; expected one of {', '.join(BACKENDS)}")

@@ -153,6 +153,8 @@ class DriverProcess:
             except subprocess.TimeoutExpired:
                 pass
         self.kill()
+        for thread in self._threads:  # they end at the streams' EOF, now that it is dead
+            thread.join(SHUTDOWN_TIMEOUT)
         for stream in (self.proc.stdin, self.proc.stdout, self.proc.stderr):
             if stream is not None:
                 stream.close()

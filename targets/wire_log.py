@@ -128,5 +128,14 @@ class WireLog:
                                       text=str(m.get("message", ""))))
 
     def wait_for(self, predicate: Any, timeout: float) -> bool:
+        """Wait (bounded) until ``predicate()`` holds over the released entries."""
+        deadline = time.monotonic() + timeout
         with self.cond:
-            return bool(self.cond.wait_for(predicate, timeout))
+            while True:
+                self.release()
+                if predicate():
+                    return True
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    return False
+                self.cond.wait(min(left, 0.05))

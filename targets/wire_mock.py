@@ -29,7 +29,7 @@ MOCK_DEFECTS = {
         "group to Up, where it answers a late SyncGroup with INVALID_REQUEST (a real "
         "coordinator answers it with the member's assignment). Handled by holding the "
         "leader's SyncGroup in the proxy until every other member of the generation has sent "
-        "its own (bounded by the session timeout)."),
+        "its own (bounded by twice the session timeout)."),
     "api-versions": (
         "an ApiVersions request of a version the mock lacks (above v2) is answered in a "
         "layout no client reads (kafka-python 3: 'Unable to decode response', and it never "
@@ -71,7 +71,7 @@ class MockBackend:
             raise BackendUnavailable(str(exc)) from None
         host, _, port = self.cluster.bootstraps.split(",")[0].rpartition(":")
         self.defects = sorted({d for c in clients for d in DEFECTS_BY_CLIENT.get(c, ())})
-        self.hold_limit = session_timeout_ms / 1000.0
+        self.hold_limit = 2 * session_timeout_ms / 1000.0  # a loaded machine is slow to sync
         self.proxy = Proxy((host, int(port)),
                            hold=self._hold if "sync-order" in self.defects else None,
                            answer=self._answer if "api-versions" in self.defects else None,

@@ -14,7 +14,8 @@ leader sent, and which members got their SyncGroup answer. The client id names t
 The proxy changes no byte of what it forwards. Two hooks exist for a backend's workarounds
 (the mock's defects, see `wire_mock`): ``hold`` may delay forwarding a request, ``answer`` may
 answer a request in the broker's place (the frame it returns goes to the client, nothing goes
-up), ``rewrite`` may replace a response on its way to the client. A frame it cannot decode is forwarded and reported in `GroupLedger.errors`.
+up), ``rewrite`` may replace a response on its way to the client. A frame it cannot decode
+is forwarded and reported in `GroupLedger.errors`.
 """
 
 from __future__ import annotations
@@ -22,8 +23,8 @@ from __future__ import annotations
 import io
 import os
 import socket
-import sys
 import struct
+import sys
 import threading
 import time
 from collections.abc import Callable

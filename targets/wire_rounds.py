@@ -88,6 +88,26 @@ def _claim(protocol: str, sub: SubscriptionData) -> tuple[Claim, list[str]]:
     return Claim(tuple(sub.topics), tuple(owned), generation), problems
 
 
+def given_before(rounds: list[GroupRound], current: GroupRound
+                 ) -> dict[str, tuple[TopicPartition, ...]]:
+    """What each member of ``current`` was assigned in the last earlier generation whose
+    SyncGroup answer it got — complete or not: a member answered in a generation that others
+    never finished owns what it was given all the same. Keyed by harness name; a member id
+    new in ``current`` (a new consumer) has no previous assignment."""
+    out: dict[str, tuple[TopicPartition, ...]] = {}
+    for member_id in current.subscriptions:
+        for earlier in sorted(rounds, key=lambda r: r.generation, reverse=True):
+            if earlier.generation >= current.generation or member_id not in earlier.synced:
+                continue
+            try:
+                data = decode_assignment(earlier.assignments[member_id])
+            except (CodecError, KeyError):
+                break
+            out[current.names.get(member_id) or member_id] = tuple(data.to_api().partitions)
+            break
+    return out
+
+
 def record(round_: GroupRound, owned: dict[str, tuple[TopicPartition, ...]],
            given: dict[str, tuple[TopicPartition, ...]]) -> RebalanceRecord:
     """The model's record of one completed generation (member names, not ids)."""

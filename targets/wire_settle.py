@@ -1,10 +1,11 @@
 """When a wire group has settled, judged from the coordinator's side and the members' own.
 
-`unsettled` says why the group has not settled yet ('' once it has): a JoinGroup is in flight,
-the coordinator's latest generation is not complete (or not shown yet), it does not list
-exactly the polling members, a polling member has not rejoined with its current subscription
-or does not own exactly what that generation assigned it, or the polling members do not own
-every partition of their topics exactly once (a cooperative group still owes its follow-up
+`unsettled` says why the group has not settled yet ('' once it has): a JoinGroup is in
+flight, the coordinator's latest generation is not complete (or not shown yet), it does not
+list exactly the polling members, a polling member has not rejoined with its current
+subscription (all its topics that exist, at least: librdkafka leaves the others out) or does
+not own exactly what that generation assigned it, or the polling members do not own every
+partition of their topics exactly once (a cooperative group still owes its follow-up
 rebalance). Nothing here waits or sleeps: the caller polls it.
 """
 
@@ -58,7 +59,8 @@ def unsettled(backend: Backend, members: Mapping[str, Any], shown: set[int]) -> 
                 f"{sorted(live)}")
     for name, m in live.items():
         topics, assigned = _read(latest, ids[name])
-        if topics != m.subscription:
+        existing = {t for t in m.subscription if backend.topics.get(t, 0) > 0}
+        if not existing <= topics <= m.subscription:  # some clients name existing ones only
             return f"{name} has not rejoined with its subscription {sorted(m.subscription)}"
         if set(m.owned) != assigned:
             return (f"{name} owns {_fmt(m.owned)}; generation {latest.generation} assigned "

@@ -120,3 +120,46 @@ def test_mixed_group_of_librdkafka_and_kafka_python_reads_each_others_bytes() ->
     assert found == []
     turns = group.turns  # type: ignore[attr-defined]
     assert turns["c1"] == "librdkafka" and turns["c2"] == "kafka-python"
+
+
+@pytest.mark.parametrize("assignor", ("range", "cooperative-sticky"))
+def test_pause_outlives_revoke_and_reassign_under_librdkafka(assignor: str) -> None:
+    """librdkafka profile, I8 on real records: c1's pause of t0 survives the rebalances that
+    move part of t0 to c2 and back, so records produced then are not returned to c1; after
+    c1 resumes, they are (the records were there to be fetched)."""
+    from wire_cases import pause_outlives_the_assignment
+
+    group = resolve(f"librdkafka:{assignor}").group()  # type: ignore[misc]
+    model = ReferenceModel()
+    try:
+        for event in pause_outlives_the_assignment(assignor):
+            assert apply_event(event, group, model) == [], event
+        log = group.log  # type: ignore[attr-defined]
+        assert any(e.member == "c2" and e.kind == "assigned" and e.phase == "end"
+                   and e.partitions for e in log.entries)  # part of t0 went to c2 and back
+        resume = {"op": "resume", "member": "c1",
+                  "partitions": [["t0", 0], ["t0", 1], ["t0", 2]]}
+        assert apply_event(resume, group, model) == []
+        assert log.wait_for(lambda: any(e.kind == "record" and e.member == "c1"
+                                        for e in log.entries), 60)
+        assert apply_event({"op": "poll", "steps": 3}, group, model) == []
+    finally:
+        group.close()
+    records = [e for e in log.entries if e.kind == "record"]
+    resumed_at = next(e.seq for e in log.entries if e.kind == "resume")
+    assert records and all(e.seq > resumed_at for e in records)
+
+
+def test_a_users_own_driver_runs_through_cmd() -> None:
+    """``wire:cmd=<command>:<assignor>`` starts any command as a member driver; here the
+    shipped librdkafka driver, started as a user would start theirs."""
+    import sys
+
+    from wire_cases import join, topics
+
+    target = f"wire:cmd={sys.executable} -m groupcheck.targets.drivers.librdkafka:range"
+    events = [*topics(), join("c1", "range"), {"op": "settle"}, join("c2", "range"),
+              {"op": "settle"}]
+    found, group = run(target, events)
+    assert found == []
+    assert group.infos[group.order[0]].client == "librdkafka"  # type: ignore[attr-defined]

@@ -75,6 +75,6 @@ def without_pauses(events: list[Event]) -> list[Event]:
 
 
 def five_members(assignor: str) -> list[Event]:
-    """Five members join one after the other on t0 (10 partitions), settling once."""
+    """Five members join t0 (10 partitions) one after the other, each join settling."""
     return [{"op": "partitions", "topic": "t0", "count": 10},
-            *(join(f"c{i}", assignor) for i in range(1, 6)), {"op": "settle"}]
+            *(e for i in range(1, 6) for e in (join(f"c{i}", assignor), {"op": "settle"}))]

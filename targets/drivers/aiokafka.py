@@ -23,7 +23,7 @@ import sys
 import threading
 from typing import Any
 
-from .host import Output, parts
+from .host import Output, load_class, parts
 
 ASSIGNORS = {"range": "aiokafka.coordinator.assignors.range:RangePartitionAssignor",
              "roundrobin": "aiokafka.coordinator.assignors.roundrobin:"
@@ -34,10 +34,7 @@ POLL_MS = 50
 
 
 def assignor_class(name: str) -> Any:
-    import importlib
-
-    module, _, attr = ASSIGNORS[name].partition(":")
-    return getattr(importlib.import_module(module), attr)
+    return load_class(ASSIGNORS[name])
 
 
 def _tps(partitions: Any) -> list[tuple[str, int]]:

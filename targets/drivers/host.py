@@ -50,6 +50,14 @@ class Output:
             self._write({"ack": number, **fields, **({"error": error} if error else {})})
 
 
+def load_class(spec: str) -> Any:
+    """``package.module:Attr`` → that attribute (a client's assignor class)."""
+    import importlib
+
+    module, _, attr = spec.partition(":")
+    return getattr(importlib.import_module(module), attr)
+
+
 def parts(partitions: Any) -> list[list[Any]]:
     return [[t, p] for t, p in sorted(partitions)]
 
@@ -257,10 +265,9 @@ class ThreadedHost:
 def serve(handle: Callable[[dict[str, Any]], bool], stream: IO[str] | None = None) -> None:
     """Read commands until ``shutdown`` (or the end of stdin); the client's warnings go to
     stderr, which the harness keeps."""
+    import faulthandler
     import logging
     import os
-
-    import faulthandler
     import signal
 
     faulthandler.register(signal.SIGUSR1, file=sys.stderr)  # a stack dump on demand

@@ -2,21 +2,21 @@
 groupcheck.targets.drivers.kafka_python``.
 
 Each consumer polls on its own thread (`host.ThreadedHost`) with a `ConsumerRebalanceListener`
-whose three methods — ``on_partitions_revoked``, ``on_partitions_assigned`` and (from 2.3 on)
-``on_partitions_lost`` — report through `host.Listener`. kafka-python applies the change
-itself, so the listener only reports; its callbacks run on the client's own IO loop, which
-also sends the heartbeats. The generation and member id are read from the coordinator's
-current generation without its lock (see `KafkaPythonClient.membership`). Profile ``java``: kafka-python documents its listener as a port of
-Java's (the same guarantees, word for word), so it is held to what Java ships; what it does
-differently is a finding. Crash: ``"kill"`` (its close always leaves the group).
+whose three methods — ``on_partitions_revoked``, ``on_partitions_assigned`` and
+``on_partitions_lost`` (kafka-python 3 has it: an evicted member reports its partitions lost)
+— report through `host.Listener`. kafka-python applies the change itself, so the listener
+only reports; its callbacks run on the client's own IO loop, which also sends the heartbeats.
+The generation and member id are read from the coordinator's current generation without its
+lock (see `KafkaPythonClient.membership`). Profile ``java``: kafka-python documents its
+listener as a port of Java's (the same guarantees, word for word), so it is held to what Java
+ships; what it does differently is a finding. Crash: ``"kill"`` (its close always leaves the group).
 """
 
 from __future__ import annotations
 
-import importlib
 from typing import Any
 
-from .host import Listener, Record, ThreadedHost, TopicPartition, serve
+from .host import Listener, Record, ThreadedHost, TopicPartition, load_class, serve
 
 ASSIGNORS = {"range": "kafka.coordinator.assignors.range:RangePartitionAssignor",
              "roundrobin": "kafka.coordinator.assignors.roundrobin:RoundRobinPartitionAssignor",
@@ -28,8 +28,7 @@ POLL_MS = 50
 
 
 def assignor_class(name: str) -> Any:
-    module, _, attr = ASSIGNORS[name].partition(":")
-    return getattr(importlib.import_module(module), attr)
+    return load_class(ASSIGNORS[name])
 
 
 def _tps(partitions: Any) -> list[TopicPartition]:
