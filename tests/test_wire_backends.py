@@ -13,6 +13,7 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
+from test_wire import run as run_story
 
 from groupcheck.model.events import apply_event
 from groupcheck.model.spec import ReferenceModel
@@ -28,18 +29,9 @@ pytestmark = pytest.mark.skipif(bool(missing("librdkafka")),
 
 def run(target: str, broker: str, events: list[dict[str, object]],
         monkeypatch: pytest.MonkeyPatch) -> tuple[list[str], object]:
+    """`test_wire.run` with the backend chosen as ``--broker`` does."""
     monkeypatch.setenv("GROUPCHECK_BROKER", broker)
-    resolved = resolve(target)
-    assert resolved.group is not None
-    group = resolved.group()
-    model = ReferenceModel()
-    found: list[str] = []
-    try:
-        for event in events:
-            found += apply_event(event, group, model)
-    finally:
-        group.close()
-    return found, group
+    return run_story(target, events)
 
 
 STORIES = {
