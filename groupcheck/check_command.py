@@ -226,6 +226,15 @@ def cmd_diff(args: argparse.Namespace) -> int:
     return 0 if result.agree else 1
 
 
+def add_broker_option(p: argparse.ArgumentParser) -> None:
+    """``--broker``: the cluster the wire targets run on (``$GROUPCHECK_BROKER``)."""
+    from .targets.wire_backend import BACKENDS
+
+    p.add_argument("--broker", choices=BACKENDS, default=None,
+                   help="the cluster wire targets run on: librdkafka's mock (default) or "
+                        "groupcheck's own broker")
+
+
 def add_commands(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     target_help = TARGET_KINDS
     p = sub.add_parser("check", help="run the whole battery against a target")
@@ -244,11 +253,10 @@ def add_commands(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--workers", type=int, default=None, help="prover processes")
     p.add_argument("--failures", default=DEFAULT_FAILURES, help="where counterexamples go")
-    p.add_argument("--broker", choices=("mock",), default=None,
-                   help="the cluster wire targets run on (default mock: librdkafka's mock)")
     p.add_argument("--json", action="store_true", help="print the result as JSON")
     p.add_argument("--strict", action="store_true",
                    help="fail on violations that are Kafka's own behaviour too (rules K1-K3)")
+    add_broker_option(p)
     p.set_defaults(func=cmd_check)
 
     p = sub.add_parser("zoo", help="catch every mutant of the bug zoo")

@@ -91,6 +91,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--json", action="store_true", help="print the JSON response instead")
     p.set_defaults(func=_cmd_assign)
     from .audit_command import add_commands as add_audit
+    from .broker_command import add_commands as add_broker
     from .check_command import add_commands as add_check
     from .membership_commands import add_commands
     from .prove_command import add_commands as add_prove
@@ -103,6 +104,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_audit(sub)
     add_scenarios(sub)
     add_shrink(sub)
+    add_broker(sub)
     return parser
 
 

@@ -140,6 +140,8 @@ def _replay_request(args: argparse.Namespace, body: dict[str, Any]) -> int:
 
 
 def add_commands(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    from .check_command import add_broker_option
+
     p = sub.add_parser("fuzz", help="run the stateful model against a target")
     p.add_argument("--target", required=True,
                    help="any target with a group (an assignor): builtin:<assignor>, "
@@ -151,16 +153,14 @@ def add_commands(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-
     p.add_argument("--settings", choices=SETTINGS, default="ci",
                    help="ci (default; wire for librdkafka: targets), dev, deep, wire")
     p.add_argument("--failures", default=DEFAULT_FAILURES, help="where replay files go")
-    p.add_argument("--broker", choices=("mock",), default=None,
-                   help="the cluster wire targets run on (default mock: librdkafka's mock)")
+    add_broker_option(p)
     p.set_defaults(func=cmd_fuzz)
     p = sub.add_parser("replay", help="run a saved counterexample again (a state-machine "
                                       "replay file, or one saved assign request)")
     p.add_argument("file")
     p.add_argument("--target", default=None, help="replay on another target")
     _assignor_options(p)
-    p.add_argument("--broker", choices=("mock",), default=None,
-                   help="the cluster wire targets run on (default mock: librdkafka's mock)")
+    add_broker_option(p)
     p.set_defaults(func=cmd_replay)
 
 

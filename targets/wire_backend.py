@@ -60,7 +60,7 @@ class Backend(Protocol):
 
 
 #: the backends a wire target can run on (``--broker``, ``$GROUPCHECK_BROKER``)
-BACKENDS = ("mock",)
+BACKENDS = ("mock", "groupcheck")
 
 
 def make_backend(name: str, clients: frozenset[str], session_timeout_ms: int) -> Backend:
@@ -69,4 +69,8 @@ def make_backend(name: str, clients: frozenset[str], session_timeout_ms: int) ->
         from .wire_mock import MockBackend
 
         return MockBackend(clients, session_timeout_ms)
+    if name == "groupcheck":
+        from .wire_groupcheck import GroupcheckBackend
+
+        return GroupcheckBackend(clients, session_timeout_ms)
     raise BackendUnavailable(f"unknown broker {name!r}; expected one of {', '.join(BACKENDS)}")
