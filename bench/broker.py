@@ -125,25 +125,21 @@ def _smoke(command: list[str]) -> float:
 
 
 def settle_java(bootstrap: str, group: str) -> float:
-    kafka = ROOT.parent / "shared" / "kafka"
-    jar = next(kafka.glob("kafka-clients-*.jar"))
-    out = Path("build") / "bench-java"
-    out.mkdir(parents=True, exist_ok=True)
-    subprocess.run(["javac", "-d", str(out), "-cp", str(jar),
-                    str(ROOT / "tests" / "clients" / "BrokerSmoke.java")], check=True)
-    classpath = os.pathsep.join([str(out), str(jar), str(kafka / "lib" / "*")])
-    return _smoke(["java", "-cp", classpath, "BrokerSmoke", bootstrap, TOPIC, group, "0",
+    from groupcheck.targets import java_runtime
+
+    source = {"BrokerSmoke.java": (ROOT / "tests" / "clients" / "BrokerSmoke.java").read_bytes()}
+    command = java_runtime.java_command("", source, "BrokerSmoke")
+    return _smoke([*command, bootstrap, TOPIC, group, "0",
                    "org.apache.kafka.clients.consumer.RangeAssignor", str(MEMBERS),
                    str(HEARTBEAT_MS)])
 
 
 def settle_kafkajs(bootstrap: str, group: str) -> float:
-    home = ROOT / "tests" / "clients" / "kafkajs"
-    if not (home / "node_modules").is_dir():
-        subprocess.run(["npm", "ci", "--no-audit", "--no-fund"], cwd=home, check=True,
-                       capture_output=True)
-    return _smoke(["node", str(home / "smoke.js"), bootstrap, TOPIC, group, "0", str(MEMBERS),
-                   str(HEARTBEAT_MS)])
+    from groupcheck.targets.drivers import kafkajs_driver
+
+    os.environ["NODE_PATH"] = str(kafkajs_driver.install() / "node_modules")
+    return _smoke(["node", str(ROOT / "tests" / "clients" / "kafkajs" / "smoke.js"), bootstrap,
+                   TOPIC, group, "0", str(MEMBERS), str(HEARTBEAT_MS)])
 
 
 SETTLE = {"librdkafka": settle_librdkafka, "kafka-python": settle_kafka_python,

@@ -28,7 +28,7 @@ from .data_apis import Cluster
 from .group_apis import GroupHub
 from .rounds import Round
 from .server import FAILABLE, BrokerCore, Listener
-from .steering import Exchange, Held, Rule, api_key_of
+from .steering import Action, Exchange, Held, Rule, api_key_of
 from .store import Offsets, Topics
 
 T = TypeVar("T")
@@ -221,6 +221,14 @@ class Broker:
         """Send held responses in this order, each written before the next one."""
         ids = [h.hold_id for h in held]
         self._await(lambda core: core.release(ids))
+
+    def cancel(self, member: str, api: str | int, action: Action) -> int:
+        """Disarm ``member``'s rules of ``action`` ("fail", "delay", "hold") for ``api`` that
+        have not fired; how many there were."""
+        if action not in ("fail", "delay", "hold"):
+            raise ValueError(f"no steering action {action!r}; fail, delay or hold")
+        key = api_key_of(api)
+        return self._call(lambda core: core.rules.drop(member, key, action))
 
     def clear_rules(self) -> None:
         self._call(lambda core: core.rules.clear())

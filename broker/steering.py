@@ -97,6 +97,14 @@ class Rules:
     def pending(self) -> list[Rule]:
         return list(self._rules)
 
+    def drop(self, member: str, api_key: int, action: Action) -> int:
+        """Disarm the rules of ``action`` for this member and API; how many there were."""
+        kept = [r for r in self._rules
+                if not (r.member == member and r.api_key == api_key and r.action == action)]
+        dropped = len(self._rules) - len(kept)
+        self._rules = kept
+        return dropped
+
     def clear(self) -> None:
         self._rules.clear()
 

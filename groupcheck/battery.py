@@ -69,7 +69,7 @@ def machine_config(target: Target) -> Any:
     assert hints is not None and target.assignor is not None
     if hints.wire:
         return wire_config(hints.assignor, adversarial=hints.adversarial,
-                           profiles=hints.profiles)
+                           steering=hints.steering, profiles=hints.profiles)
     config = config_for(hints.assignor, profiles=hints.profiles,
                         user_data_versions=hints.user_data_versions)
     config = replace(config, subscription_versions=hints.subscription_versions)

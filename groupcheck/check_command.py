@@ -231,8 +231,8 @@ def add_broker_option(p: argparse.ArgumentParser) -> None:
     from .targets.wire_backend import BACKENDS
 
     p.add_argument("--broker", choices=BACKENDS, default=None,
-                   help="the cluster wire targets run on: librdkafka's mock (default) or "
-                        "groupcheck's own broker")
+                   help="the cluster wire targets run on: groupcheck's own broker "
+                        "(groupcheck, the default) or librdkafka's mock cluster (mock)")
 
 
 def add_commands(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]

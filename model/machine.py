@@ -22,6 +22,9 @@ from .spec import ReferenceModel
 NAMES = ("c1", "c2", "c3", "c4", "c5")
 ERRORS = {"sync": ("ILLEGAL_GENERATION", "UNKNOWN_MEMBER_ID", "REBALANCE_IN_PROGRESS"),
           "heartbeat": ("ILLEGAL_GENERATION", "UNKNOWN_MEMBER_ID", "REBALANCE_IN_PROGRESS")}
+#: answers the coordinator may send late, and how late (ms): below the wire targets'
+#: session timeout, so a late answer is a slow coordinator, not a lost member
+DELAYS = {"join": (300, 1500), "sync": (300, 1500), "heartbeat": (300, 1500)}
 
 
 @dataclass(frozen=True)
@@ -44,6 +47,8 @@ class MachineConfig:
     unsubscribes: bool = True
     subscriptions: bool = True  # members change their subscription
     slow_revokes: bool = False  # a revoke callback outlasts the rebalance (wire targets)
+    delays: bool = False  # with faults: the coordinator answers one member late (wire)
+    sync_orders: bool = False  # the leader's SyncGroup answer before or after a member's
     initial_members: int = 0  # members that join (and settle) before the rules start
 
 
@@ -275,6 +280,25 @@ def make_machine(target_factory: Callable[[], GroupTarget], config: MachineConfi
             error = data.draw(st.sampled_from(ERRORS[api]), label="error")
             self.run({"op": "error", "member": member, "api": api, "error": error})
 
+        @precondition(lambda self: config.faults and config.delays and bool(self.present()))
+        @rule(data=st.data())
+        def coordinator_answers_late(self, data: st.DataObject) -> None:
+            """The coordinator's next answer of one API to one member goes out late."""
+            member = data.draw(st.sampled_from(self.present()), label="member")
+            api = data.draw(st.sampled_from(sorted(DELAYS)), label="api")
+            ms = data.draw(st.sampled_from(DELAYS[api]), label="ms")
+            self.run({"op": "delay", "member": member, "api": api, "ms": ms})
+
+        @precondition(lambda self: config.sync_orders and len(self.present()) > 1)
+        @rule(data=st.data())
+        def coordinator_orders_sync_answers(self, data: st.DataObject) -> None:
+            """The next rebalance's SyncGroup answers go out with the leader's before or
+            after one member's (a real coordinator answers in whatever order its network
+            does); it waits for the next rebalance the story brings."""
+            member = data.draw(st.sampled_from(self.present()), label="member")
+            leader_first = data.draw(st.booleans(), label="leader_first")
+            self.run({"op": "sync_order", "member": member, "leader_first": leader_first})
+
         @precondition(lambda self: config.slow_revokes and bool(self.present()))
         @rule(data=st.data())
         def member_revokes_slowly(self, data: st.DataObject) -> None:
@@ -352,15 +376,17 @@ def config_for(assignor: str, *, profiles: tuple[str, ...] = ("kip", "java"),
                          user_data_versions=user_data_versions)
 
 
-def wire_config(assignor: str, *, adversarial: bool = False,
+def wire_config(assignor: str, *, adversarial: bool = False, steering: bool = False,
                 profiles: tuple[str, ...] = ("librdkafka",)) -> MachineConfig:
     """Real clients on a real wire (member drivers, a backend cluster): one strategy per
     group, fixed topics (the mock cannot grow one), no unsubscribe (commits are not
     observed); a crash is real (no LeaveGroup, no heartbeat). ``adversarial`` adds members
     that stop polling past ``max.poll.interval.ms`` while their client keeps heartbeating,
-    and revoke callbacks slower than the rebalance. Each member is judged by its own
-    client's profile; ``profiles`` only labels the join events."""
+    and revoke callbacks slower than the rebalance. ``steering`` (a backend that aims at one
+    member: groupcheck's broker) adds late answers and ordered SyncGroup answers. Each
+    member is judged by its own client's profile; ``profiles`` only labels the join
+    events."""
     return MachineConfig(strategies=((assignor,),), profiles=profiles, max_members=3,
                          initial_members=2, crashes=True,
                          stalls=adversarial, metadata=False, unsubscribes=False,
-                         slow_revokes=adversarial)
+                         slow_revokes=adversarial, delays=steering, sync_orders=steering)

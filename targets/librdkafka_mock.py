@@ -110,6 +110,17 @@ class MockCluster:
         self._lib.rd_kafka_mock_push_request_errors_array(self._mc, API_KEYS[api],
                                                           len(errors), codes)
 
+    def push_delay(self, api: str, rtt_ms: int, broker: int = 1) -> None:
+        """The broker's next request of ``api`` (any member's) is answered ``rtt_ms`` late
+        (no error: librdkafka's request error stack with a round-trip time)."""
+        push = self._lib.rd_kafka_mock_broker_push_request_error_rtts  # variadic: (err, rtt)*
+        push.restype = ctypes.c_int
+        code = push(ctypes.c_void_p(self._mc), ctypes.c_int32(broker),
+                    ctypes.c_int16(API_KEYS[api]), ctypes.c_size_t(1), ctypes.c_int(0),
+                    ctypes.c_int(rtt_ms))
+        if code != 0:
+            raise RuntimeError(f"librdkafka: delaying {api} failed with error {code}")
+
     def close(self) -> None:
         if self._mc:
             self._lib.rd_kafka_mock_cluster_destroy(self._mc)

@@ -12,7 +12,8 @@
   through groupcheck's driver, a JSON-lines process like ``jsonl:`` (`java_target`);
 * ``wire:<client>:<assignor>[:adversarial]``, ``wire:mixed:<a>+<b>…:<assignor>``,
   ``wire:cmd=<command>:<assignor>`` — real consumers in member drivers on a fresh backend
-  cluster per test case (`wire`; the backend from ``$GROUPCHECK_BROKER``, default ``mock``);
+  cluster per test case (`wire`; the backend from ``$GROUPCHECK_BROKER``: ``groupcheck``,
+  groupcheck's own broker, by default, or ``mock``, librdkafka's mock cluster);
   ``librdkafka:<assignor>[:adversarial]`` is ``wire:librdkafka:…``.
 
 `resolve` gives a `Target`: whichever of an assign function (``assign(request) ->
@@ -44,10 +45,12 @@ class MachineHints:
     def __init__(self, assignor: str, profiles: tuple[str, ...] = ("kip", "java"),
                  user_data_versions: tuple[int, ...] = (1,),
                  subscription_versions: tuple[int, ...] = (3,), upgrades: bool = True,
-                 wire: bool = False, adversarial: bool = False) -> None:
+                 wire: bool = False, adversarial: bool = False, steering: bool = False) -> None:
         self.assignor = assignor
         self.wire = wire  # real clients on a real wire: slow, fixed topics (wire_config)
         self.adversarial = adversarial
+        #: the wire backend aims errors and delays at one member and orders SyncGroup answers
+        self.steering = steering
         self.upgrades = upgrades  # members may bounce along the KIP-429 upgrade path
         self.profiles = profiles
         self.user_data_versions = user_data_versions
@@ -260,12 +263,14 @@ def _wire(spec: str, **_: Any) -> Target:
     from .wire_clients import ClientUnavailable, hello
 
     clients, assignor, adversarial = wire_clients(spec)
-    from .wire_backend import BACKENDS
+    from .wire_backend import BACKENDS, DEFAULT_BACKEND, backend_missing
 
-    broker = os.environ.get("GROUPCHECK_BROKER", "mock")
+    broker = os.environ.get("GROUPCHECK_BROKER") or DEFAULT_BACKEND
     if broker not in BACKENDS:
         raise TargetError(f"wire: unknown broker {broker!r}; expected one of "
                           f"{', '.join(BACKENDS)}")
+    if backend_missing(broker):
+        raise TargetError(backend_missing(broker))
     try:
         infos = [hello(c) for c in dict.fromkeys(clients)]
     except ClientUnavailable as exc:
@@ -279,7 +284,7 @@ def _wire(spec: str, **_: Any) -> Target:
     return Target(target, assignor,
                   group=lambda: WireGroup(target, clients, assignor, broker),
                   hints=MachineHints(assignor, profiles=profiles, upgrades=False, wire=True,
-                                     adversarial=adversarial),
+                                     adversarial=adversarial, steering=broker != "mock"),
                   fork_safe=False)
 
 

@@ -5,13 +5,15 @@ Theory of operation: each member is a consumer inside a member driver (`wire_dri
 contract in the README); a driver hosts the members of one client, or one member only when
 its client crashes by kill. The engines' events become driver commands — join is ``create``,
 leave ``close``, crash ``crash`` (or SIGKILL), stall and wake ``stop_polling`` /
-``start_polling``, pause / resume / subscribe the client's calls — and metadata and injected
-errors go to the backend (`wire_backend`). Every driver event lands in one `WireLog`, merged
-by CLOCK_MONOTONIC; `step()` shows the next entry (waiting, with a deadline, when there is none
-yet), so ownership is exactly the recorded intervals, from the end of an assign callback to
-the end of the revoke or lost callback that releases the partition. Each generation the
+``start_polling``, pause / resume / subscribe the client's calls — and metadata, injected
+errors, delayed answers and SyncGroup orders go to the backend (`wire_backend`). Every
+driver event lands in one `WireLog`, merged by CLOCK_MONOTONIC; `step()` shows the next
+entry (waiting, with a deadline, when there is none yet), so ownership is exactly the
+recorded intervals, from the end of an assign callback to the end of the revoke or lost
+callback that releases the partition. Each generation the
 coordinator completes is shown too, decoded from its bytes (`wire_rounds`), with what the
-members owned when the leader's assignment reached it.
+members owned when the leader's assignment reached it; on a backend that answers
+DescribeGroups (groupcheck's broker) the bytes judged are the ones the coordinator describes.
 
 The group is settled when nothing is waiting to be shown, no JoinGroup is in flight, the
 coordinator's latest generation is complete and lists exactly the polling members, each with
@@ -26,7 +28,7 @@ which names first join; each member is judged by its client's profile.
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from ..properties.group import (
@@ -76,7 +78,7 @@ class WireGroup:
     shows_pause_calls = True  # pause / resume reach the model when their entry is shown
 
     def __init__(self, name: str, clients: tuple[str, ...], assignor: str,
-                 broker: str = "mock") -> None:
+                 broker: str = "groupcheck") -> None:
         self.name, self.assignor = name, assignor
         self.cooperative = assignor in COOPERATIVE_PROTOCOLS
         self.infos = {c: hello(c) for c in clients}
@@ -91,6 +93,7 @@ class WireGroup:
         self.sources: dict[tuple[int, str], int] = {}  # (driver, member) → incarnation
         self.applied = 0
         self.shown_rounds: set[int] = set()
+        self.described = 0  # rounds judged on what DescribeGroups gave
         self._incarnations = 0
         self._pending: dict[str, list[Any]] = {k: [] for k in (
             "callbacks", "records", "errors", "subscribes", "pauses", "rebalances")}
@@ -197,6 +200,12 @@ class WireGroup:
     def inject_error(self, member: str, api: str, error: str) -> None:
         self.backend.inject_error(api, error, member)
 
+    def delay_answer(self, member: str, api: str, ms: int) -> None:
+        self.backend.delay_answer(api, ms / 1000.0, member)
+
+    def order_sync_answers(self, member: str, leader_first: bool) -> None:
+        self.backend.order_sync_answers(member, leader_first, sorted(self.members))
+
     # --- metadata and records -------------------------------------------------------------
 
     def set_partitions(self, topic: str, count: int) -> None:
@@ -298,9 +307,37 @@ class WireGroup:
 
     def _show_round(self, round_: GroupRound) -> None:
         self.shown_rounds.add(round_.generation)
+        round_ = self._as_described(round_)
         given = given_before(self.backend.rounds(), round_)
         rebalance: RebalanceRecord = record(round_, self._owned_at(round_.at_ns), given)
         self._pending["rebalances"].append(rebalance)
+
+    def _as_described(self, round_: GroupRound) -> GroupRound:
+        """Issue 14 item 4: where the backend answers DescribeGroups (groupcheck's broker),
+        the group read from its coordinator, while it is still Stable in this generation
+        (the same members), is what gets judged; bytes that differ from the round's are an
+        error of the coordinator. On the mock the recording proxy's round stands in."""
+        describe = getattr(self.backend, "describe", None)
+        if describe is None:
+            return round_
+        seen = describe(GROUP)
+        ids = {m.member_id for m in seen.members}
+        if seen.state != "Stable" or ids != set(round_.subscriptions):
+            return round_  # the group moved on: the round as the coordinator recorded it
+        self.described += 1
+        subscriptions = {m.member_id: m.metadata or b"" for m in seen.members}
+        assignments = {m.member_id: m.assignment or b"" for m in seen.members}
+        for what, described, recorded in (("subscription", subscriptions, round_.subscriptions),
+                                           ("assignment", assignments, round_.assignments)):
+            for member_id, data in described.items():
+                if recorded.get(member_id, b"") != data:
+                    name = round_.names.get(member_id) or member_id
+                    self._pending["errors"].append(
+                        ("group", f"DescribeGroups gives {name}'s {what} in generation "
+                                  f"{round_.generation} other bytes than the coordinator "
+                                  f"took in its rounds"))
+        return replace(round_, subscriptions=subscriptions, assignments=assignments,
+                       protocol=seen.protocol_name or round_.protocol)
 
     # --- observation ----------------------------------------------------------------------
 

@@ -1,13 +1,15 @@
 """The cluster the wire members talk to, behind one small interface (`Backend`).
 
-A backend gives a bootstrap address, creates, grows and deletes topics, injects errors for an
-API — aimed at one member where it can (`Backend.aims_errors_at_members`) — and describes the
+A backend gives a bootstrap address, creates, grows and deletes topics, injects errors and
+delays for an API and orders SyncGroup answers — aimed at one member where it can
+(`Backend.aims_errors_at_members`; the mock cannot, and cannot order) — and describes the
 group as its coordinator ran it: for every generation, the leader, the protocol, each member's
 subscription bytes and the assignment bytes the leader sent, and whether every member got its
 SyncGroup answer (`GroupRound`). The wire layer (`wire.WireGroup`) judges those bytes and uses
 them to tell when the group has settled; it never knows which backend it runs on. Backends:
-``mock`` (librdkafka's mock cluster, `wire_mock`); groupcheck's own broker (issue 15) is the
-second. Everything a backend needs to work around stays inside it.
+``groupcheck`` (groupcheck's own broker, `wire_groupcheck`, the default: it also answers a
+real DescribeGroups, `describe`) and ``mock`` (librdkafka's mock cluster, `wire_mock`).
+Everything a backend needs to work around stays inside it.
 """
 
 from __future__ import annotations
@@ -50,6 +52,11 @@ class Backend(Protocol):
 
     def inject_error(self, api: str, error: str, member: str | None = None) -> None: ...
 
+    def delay_answer(self, api: str, seconds: float, member: str | None = None) -> None: ...
+
+    def order_sync_answers(self, member: str, leader_first: bool,
+                           members: list[str]) -> None: ...
+
     def rounds(self) -> list[GroupRound]: ...
 
     def joining(self) -> int: ...
@@ -59,8 +66,23 @@ class Backend(Protocol):
     def close(self) -> None: ...
 
 
-#: the backends a wire target can run on (``--broker``, ``$GROUPCHECK_BROKER``)
-BACKENDS = ("mock", "groupcheck")
+#: the backends a wire target can run on (``--broker``, ``$GROUPCHECK_BROKER``), the default
+#: first
+BACKENDS = ("groupcheck", "mock")
+DEFAULT_BACKEND = BACKENDS[0]
+
+
+def backend_missing(name: str) -> str:
+    """Why backend ``name`` cannot run here ('' when it can)."""
+    import importlib.util
+
+    if name == "groupcheck" and importlib.util.find_spec("kio") is None:
+        return ("wire: groupcheck's broker needs kio (pip install 'groupcheck[peers]'), or "
+                "run on --broker mock")
+    if name == "mock" and importlib.util.find_spec("confluent_kafka") is None:
+        return "wire: librdkafka's mock cluster needs confluent-kafka (pip install " \
+               "'groupcheck[peers]')"
+    return ""
 
 
 def make_backend(name: str, clients: frozenset[str], session_timeout_ms: int) -> Backend:

@@ -4,9 +4,13 @@ where the mock's own defects are handled.
 Theory of operation: a fresh `MockCluster` per group; a `wire_proxy.Proxy` listens in front
 of its broker, and the mock advertises the proxy's address in its metadata, so every
 connection of every client passes the proxy, which records the group as the coordinator ran
-it (the mock has no DescribeGroups). Errors are pushed into the mock's request error stack:
-the group's next request of that API gets it, whoever sends it — the mock cannot aim at one
-member (`aims_errors_at_members` is False). The mock cannot grow a topic; it can delete one.
+it (the mock has no DescribeGroups, so the proxy's record stands in for it). Errors and
+delays are pushed into the mock's request error stack: the group's next request of that API
+gets it, whoever sends it — the mock cannot aim at one member (`aims_errors_at_members` is
+False: the member an event names is ignored, and the README says so). It cannot order
+SyncGroup answers either: its own sync-order defect is handled by holding the leader's
+SyncGroup until the followers have sent theirs. The mock cannot grow a topic; it can
+delete one.
 
 `MOCK_DEFECTS` lists what the mock gets wrong and `DEFECTS_BY_CLIENT` which clients run into
 each; a group gets the handling for the defects its clients need and no other.
@@ -120,6 +124,15 @@ class MockBackend:
     def inject_error(self, api: str, error: str, member: str | None = None) -> None:
         """The group's next ``api`` request fails with ``error``, whoever sends it."""
         self.cluster.push_errors(api, [error])
+
+    def delay_answer(self, api: str, seconds: float, member: str | None = None) -> None:
+        """The group's next ``api`` answer goes out ``seconds`` late, whoever asked."""
+        self.cluster.push_delay(api, int(seconds * 1000))
+
+    def order_sync_answers(self, member: str, leader_first: bool, members: list[str]) -> None:
+        raise ValueError("mock: the mock cannot order SyncGroup answers (the leader's "
+                         "SyncGroup is held until the followers sent theirs: its sync-order "
+                         "defect); run on --broker groupcheck")
 
     # --- the group as the coordinator ran it ----------------------------------------------
 

@@ -11,10 +11,8 @@ their runtimes are looked for here, and a missing one is a skip with its reason.
 from __future__ import annotations
 
 import asyncio
-import hashlib
 import os
 import re
-import shutil
 import subprocess
 import time
 from collections.abc import Callable
@@ -144,54 +142,42 @@ def _parse(stdout: str) -> ClientRun:
     return run
 
 
-def kafka_dir() -> Path:
-    env = os.environ.get("GROUPCHECK_KAFKA")
-    for candidate in ([Path(env)] if env else []) + [ROOT.parent / "shared" / "kafka"]:
-        if list(candidate.glob("kafka-clients-*.jar")):
-            return candidate
-    pytest.skip("Kafka's Java client jar not found (set GROUPCHECK_KAFKA to its folder)")
+def java_classes() -> list[str]:
+    """The Java smoke client's command line up to its arguments (compiled and cached by
+    `java_runtime`, on Kafka's classpath as the ``java:`` target finds it)."""
+    from groupcheck.targets import java_runtime
+
+    reason = java_runtime.missing()
+    if reason:
+        pytest.skip(reason)
+    source = {"BrokerSmoke.java": (HERE / "clients" / "BrokerSmoke.java").read_bytes()}
+    return java_runtime.java_command("", source, "BrokerSmoke")
 
 
-def java_classes(out: Path) -> str:
-    """Compile the Java smoke client into ``out``; its classpath."""
-    if shutil.which("java") is None or shutil.which("javac") is None:
-        pytest.skip("no Java runtime (java and javac) on this machine")
-    kafka = kafka_dir()
-    jar = str(next(kafka.glob("kafka-clients-*.jar")))
-    source = str(HERE / "clients" / "BrokerSmoke.java")
-    subprocess.run(["javac", "-d", str(out), "-cp", jar, source], check=True,
-                   capture_output=True, timeout=300)
-    return os.pathsep.join([str(out), jar, str(kafka / "lib" / "*")])
-
-
-def run_java(classpath: str, bootstrap: str, topic: str, group: str, records: int) -> ClientRun:
+def run_java(command: list[str], bootstrap: str, topic: str, group: str, records: int
+             ) -> ClientRun:
     assignor = "org.apache.kafka.clients.consumer.RangeAssignor"
-    done = subprocess.run(["java", "-cp", classpath, "BrokerSmoke", bootstrap, topic, group,
-                           str(records), assignor], capture_output=True, text=True, timeout=180)
+    done = subprocess.run([*command, bootstrap, topic, group, str(records), assignor],
+                          capture_output=True, text=True, timeout=180)
     assert done.returncode == 0, done.stderr[-4000:]
     return _parse(done.stdout)
 
 
 def kafkajs_home() -> Path:
-    """KafkaJS installed (``npm ci``) from the committed lockfile into a cache folder."""
-    if shutil.which("node") is None or shutil.which("npm") is None:
-        pytest.skip("no Node.js (node and npm) on this machine")
-    source = HERE / "clients" / "kafkajs"
-    lock = (source / "package-lock.json").read_bytes()
-    cache = Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache"))
-    home = cache / "groupcheck" / f"broker-kafkajs-{hashlib.sha256(lock).hexdigest()[:12]}"
-    if not (home / "node_modules" / "kafkajs").is_dir():
-        home.mkdir(parents=True, exist_ok=True)
-        for name in ("package.json", "package-lock.json"):
-            shutil.copy(source / name, home / name)
-        subprocess.run(["npm", "ci", "--no-audit", "--no-fund"], cwd=home, check=True,
-                       capture_output=True, timeout=300)
-    shutil.copy(source / "smoke.js", home / "smoke.js")
-    return home
+    """KafkaJS's ``node_modules``, as the kafkajs member driver installs it (``npm ci`` of
+    its lockfile into the cache, on first use)."""
+    from groupcheck.targets.drivers import kafkajs_driver
+
+    reason = kafkajs_driver.missing()
+    if reason:
+        pytest.skip(reason)
+    return kafkajs_driver.install() / "node_modules"
 
 
-def run_kafkajs(home: Path, bootstrap: str, topic: str, group: str, records: int) -> ClientRun:
-    done = subprocess.run(["node", str(home / "smoke.js"), bootstrap, topic, group,
-                           str(records)], capture_output=True, text=True, timeout=180)
+def run_kafkajs(modules: Path, bootstrap: str, topic: str, group: str, records: int
+                ) -> ClientRun:
+    done = subprocess.run(["node", str(HERE / "clients" / "kafkajs" / "smoke.js"), bootstrap,
+                           topic, group, str(records)], capture_output=True, text=True,
+                          timeout=180, env={**os.environ, "NODE_PATH": str(modules)})
     assert done.returncode == 0, done.stderr[-4000:]
     return _parse(done.stdout)

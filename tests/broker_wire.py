@@ -1,67 +1,24 @@
 """A bare Kafka protocol client for tests of groupcheck's broker: kio entities over a socket.
 
-`RawClient` sends one request and reads its answer (`call`), or sends now and reads later
-(`send`, `receive`, `pending`), so a test can see which of two connections is answered
-first. `join`, `sync`, `heartbeat` build group requests at the newest served versions.
+`RawClient` is the broker's own `KafkaConnection`: it sends one request and reads its answer
+(`call`), or sends now and reads later (`send`, `receive`, `pending`), so a test can see
+which of two connections is answered first. `join`, `sync`, `heartbeat` build group requests
+at the newest served versions.
 """
 
 from __future__ import annotations
 
-import select
-import socket
 from typing import Any
 
-from kio.index import load_request_schema, load_response_schema
-from kio.serial import entity_reader
-
-from groupcheck.broker.protocol import build, encode_request
+from groupcheck.broker.client import KafkaConnection
 from groupcheck.impl.consumer_protocol import encode_assignment, encode_subscription
 from groupcheck.impl.types import Assignment, Subscription
 
 JOIN_V, SYNC_V, HEARTBEAT_V, LEAVE_V = 9, 5, 4, 5
 
 
-class RawClient:
-    def __init__(self, bootstrap: str, client_id: str, timeout: float = 10.0) -> None:
-        host, port = bootstrap.rsplit(":", 1)
-        self.sock = socket.create_connection((host, int(port)), timeout=timeout)
-        self.client_id = client_id
-        self._correlation = 0
-        self._sent: list[tuple[int, int, int]] = []  # (correlation, api key, version)
-
-    def close(self) -> None:
-        self.sock.close()
-
-    def send(self, api_key: int, version: int, data: dict[str, Any]) -> None:
-        body = build(load_request_schema(api_key, version), data)
-        self._correlation += 1
-        self.sock.sendall(encode_request(body, self._correlation, self.client_id))
-        self._sent.append((self._correlation, api_key, version))
-
-    def pending(self, wait: float = 0.0) -> bool:
-        """Whether an answer is ready to read (within ``wait`` seconds)."""
-        return bool(select.select([self.sock], [], [], wait)[0])
-
-    def _read(self, size: int) -> bytes:
-        out = b""
-        while len(out) < size:
-            chunk = self.sock.recv(size - len(out))
-            if not chunk:
-                raise ConnectionError("the broker closed the connection")
-            out += chunk
-        return out
-
-    def receive(self) -> Any:
-        correlation, api_key, version = self._sent.pop(0)
-        payload = self._read(int.from_bytes(self._read(4), "big"))
-        schema = load_response_schema(api_key, version)
-        header, size = entity_reader(schema.__header_schema__)(payload, 0)
-        assert header.correlation_id == correlation
-        return entity_reader(schema)(payload, size)[0]
-
-    def call(self, api_key: int, version: int, data: dict[str, Any]) -> Any:
-        self.send(api_key, version, data)
-        return self.receive()
+class RawClient(KafkaConnection):
+    """`broker.client.KafkaConnection` with the group requests a test sends by hand."""
 
     # -- the group requests ---------------------------------------------------------------
 

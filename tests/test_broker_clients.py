@@ -9,7 +9,6 @@ their runtime is missing.
 from __future__ import annotations
 
 import time
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -36,7 +35,7 @@ CLIENTS = ("librdkafka", "kafka-python", "aiokafka", "java", "kafkajs")
 GROUP_APIS = ("JoinGroup", "SyncGroup", "Heartbeat", "LeaveGroup")
 
 
-def _run(client: str, tmp: Path, bootstrap: str, group: str) -> ClientRun:
+def _run(client: str, bootstrap: str, group: str) -> ClientRun:
     if client == "librdkafka":
         pytest.importorskip("confluent_kafka")
         return run_librdkafka(bootstrap, TOPIC, group, RECORDS)
@@ -47,18 +46,17 @@ def _run(client: str, tmp: Path, bootstrap: str, group: str) -> ClientRun:
         pytest.importorskip("aiokafka")
         return run_aiokafka(bootstrap, TOPIC, group, RECORDS)
     if client == "java":
-        return run_java(java_classes(tmp), bootstrap, TOPIC, group, RECORDS)
+        return run_java(java_classes(), bootstrap, TOPIC, group, RECORDS)
     return run_kafkajs(kafkajs_home(), bootstrap, TOPIC, group, RECORDS)
 
 
 @pytest.fixture(scope="module", params=CLIENTS)
-def story(request: pytest.FixtureRequest,
-          tmp_path_factory: pytest.TempPathFactory) -> tuple[str, ClientRun, Broker]:
+def story(request: pytest.FixtureRequest) -> tuple[str, ClientRun, Broker]:
     client = request.param
     config = BrokerConfig(topics={TOPIC: PARTITIONS}, keep_frames=True)
     with Broker(config) as broker:
         group = f"group-{client}"
-        run = _run(client, tmp_path_factory.mktemp(client), broker.bootstrap, group)
+        run = _run(client, broker.bootstrap, group)
         deadline = time.monotonic() + 20
         while time.monotonic() < deadline:
             description = broker.describe_group(group)

@@ -1,4 +1,6 @@
-"""Where the shipped drivers keep what they build on first use, and how it gets there.
+"""Where groupcheck keeps what it builds on first use, and how it gets there: compiled Java
+(`java_runtime`, for the ``java:`` target, the java member driver and the tests' own
+clients) and the kafkajs driver's ``npm ci``.
 
 ``~/.cache/groupcheck/<kind>/<digest>/`` (``$XDG_CACHE_HOME`` when set): one folder per
 digest of what it was built from. `build_once` runs the build command in a temporary folder
@@ -24,7 +26,7 @@ def cache_dir(kind: str, digest: str) -> Path:
 def build_once(target: Path, argv: Callable[[Path], list[str]], timeout: float,
                prepare: Callable[[Path], None] | None = None) -> str:
     """Run ``argv(folder)`` in a fresh folder and move it to ``target``; '' when it
-    worked, else the end of the command's stderr."""
+    worked, else the command's stderr."""
     target.parent.mkdir(parents=True, exist_ok=True)
     scratch = Path(tempfile.mkdtemp(prefix=".build-", dir=target.parent))
     if prepare is not None:
@@ -33,7 +35,7 @@ def build_once(target: Path, argv: Callable[[Path], list[str]], timeout: float,
                             timeout=timeout)
     if result.returncode != 0:
         shutil.rmtree(scratch, ignore_errors=True)
-        return result.stderr.strip()[-500:] or f"exit code {result.returncode}"
+        return result.stderr.strip() or f"exit code {result.returncode}"
     try:
         scratch.rename(target)
     except OSError:  # another process built it first

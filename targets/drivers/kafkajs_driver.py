@@ -72,7 +72,7 @@ def install() -> Path:
     failed = build_once(target, lambda _: ["npm", "ci", "--omit=dev", "--no-audit", "--no-fund"],
                         INSTALL_TIMEOUT, prepare=copy_package)
     if failed:
-        raise KafkajsUnavailable(f"kafkajs: npm ci failed: {failed}")
+        raise KafkajsUnavailable(f"kafkajs: npm ci failed: {failed[-500:]}")
     return target
 
 
