@@ -174,8 +174,9 @@ def apply_event(event: Event, target: GroupTarget, model: ReferenceModel) -> lis
         target.resume(member, _parts(event["partitions"]))
         if not getattr(target, "shows_pause_calls", False):
             model.resumed(member, _parts(event["partitions"]))
-    elif op == "error":
-        target.inject_error(member, event["api"], event["error"])
+    elif op == "error":  # the target says whom it may reach (the mock: anyone's next)
+        reached = target.inject_error(member, event["api"], event["error"])
+        model.error_answered(set(reached) if reached else {member}, event["error"])
     elif op in ("delay", "sync_order"):
         _steer(target, event)
     elif op == "slow_revoke":

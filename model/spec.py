@@ -32,6 +32,8 @@ from ..properties.group import (
 )
 
 STICKY_FAMILY = ("sticky", "cooperative-sticky")
+#: answers that tell a member its membership is gone (Kafka's clients then report lost)
+FENCING_ERRORS = frozenset({"ILLEGAL_GENERATION", "UNKNOWN_MEMBER_ID", "FENCED_INSTANCE_ID"})
 
 
 @dataclass
@@ -55,6 +57,8 @@ class ReferenceModel:
     released: dict[TopicPartition, tuple[str, int]] = field(default_factory=dict)  # by, seq
     holders: dict[TopicPartition, str] = field(default_factory=dict)  # open intervals
     reported: list[tuple[str, str]] = field(default_factory=list)  # errors members saw
+    #: members an injected answer told they are fenced, until their next assign callback
+    told_fenced: set[str] = field(default_factory=set)
 
     # --- events the harness applied -------------------------------------------------------
 
@@ -93,6 +97,12 @@ class ReferenceModel:
     def resumed(self, name: str, partitions: tuple[TopicPartition, ...]) -> None:
         self.members[name].pause_marks -= set(partitions)
 
+    def error_answered(self, members: set[str], error: str) -> None:
+        """The coordinator answered these members with ``error`` (an injected error reaches
+        one member, or on a backend that cannot aim, any member)."""
+        if error in FENCING_ERRORS:
+            self.told_fenced |= members
+
     def metadata(self, topic: str, count: int | None) -> None:
         if count is None:
             self.partitions.pop(topic, None)
@@ -115,7 +125,9 @@ class ReferenceModel:
             profile = self._profile(view, cb.member)
             out += [f"{cb.member}: {v}" for v in M.listener_call(
                 cb.kind, set(cb.partitions), set(cb.owned_before), cb.generation,
-                cb.member_id, profile, cb.rebalancing)]
+                cb.member_id, profile, cb.rebalancing, cb.member in self.told_fenced)]
+            if cb.kind == "assigned":
+                self.told_fenced.discard(cb.member)
             out += self._handover(cb)
         for call in view.subscribe_calls:
             out += [f"{call.member}: {v}" for v in M.subscription_change(call.before,

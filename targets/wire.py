@@ -197,8 +197,11 @@ class WireGroup:
     def resume(self, member: str, partitions: tuple[TopicPartition, ...]) -> None:
         self._command(member, "resume", partitions=[list(tp) for tp in partitions])
 
-    def inject_error(self, member: str, api: str, error: str) -> None:
+    def inject_error(self, member: str, api: str, error: str) -> set[str]:
+        """Who the error may reach: the member, or on a backend that cannot aim (the mock)
+        whichever member sends that request next."""
         self.backend.inject_error(api, error, member)
+        return {member} if self.backend.aims_errors_at_members else set(self.members)
 
     def delay_answer(self, member: str, api: str, ms: int) -> None:
         self.backend.delay_answer(api, ms / 1000.0, member)

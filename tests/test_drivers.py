@@ -1,11 +1,13 @@
 """The java and kafkajs member drivers on the wire (`wire:java:<assignor>`,
-`wire:kafkajs:roundrobin`, and Java in a mixed group), on librdkafka's mock cluster: the
-state machine's events applied one by one, every invariant judged after each, by each
+`wire:kafkajs:roundrobin`, and Java in a mixed group), on groupcheck's broker (the default
+backend; tests/test_wire_backends.py compares them with the mock): the state machine's events
+applied one by one, every invariant judged after each, by each
 member's own client profile (java: `java`; KafkaJS documents no listener: `kip`).
 
 Each test skips only when its runtime is missing (no java/javac or Kafka client jars, no
-node ≥ 18 or npm), with the reason. The long runs (every Java assignor, the KafkaJS findings'
-timings) are in tests/test_drivers_long.py (tox -e wire)."""
+node ≥ 18 or npm; kio, which the broker is written in), with the reason. The long runs
+(every Java assignor, the KafkaJS findings' timings) are in tests/test_drivers_long.py
+(tox -e wire)."""
 
 from __future__ import annotations
 
@@ -15,7 +17,7 @@ from typing import Any
 
 import pytest
 
-pytest.importorskip("confluent_kafka")
+pytest.importorskip("kio", reason="groupcheck's broker (the default wire backend) needs kio")
 
 from groupcheck.model.replay import replay_events, replay_file  # noqa: E402
 from groupcheck.targets.registry import group_target_factory  # noqa: E402
@@ -89,10 +91,10 @@ def test_wire_mixed_java_and_librdkafka_smoke_holds_every_invariant() -> None:
 
 
 def test_finding_kafkajs_never_tells_the_application_a_partition_went_away() -> None:
-    """findings/kafkajs-roundrobin-I1-no-revoke-callback.json: the second member gets
+    """findings/wire-kafkajs-roundrobin-I1-no-revoke-callback.json: the second member gets
     partitions the first was never told it lost (KafkaJS has no revoke or lost callback)."""
     need("kafkajs")
-    data, violations, story = replay("kafkajs-roundrobin-I1-no-revoke-callback.json")
+    data, violations, story = replay("wire-kafkajs-roundrobin-I1-no-revoke-callback.json")
     assert data["target"] == "wire:kafkajs:roundrobin"
     assert violations and all(
         v.startswith("I1:") and "went to c2" in v and "while c1 still owned it" in v
@@ -100,8 +102,8 @@ def test_finding_kafkajs_never_tells_the_application_a_partition_went_away() -> 
 
 
 def test_finding_files_name_their_targets_and_events() -> None:
-    for name in ("kafkajs-roundrobin-I1-no-revoke-callback.json",
-                 "mixed-java-kafkajs-roundrobin-I11-no-shared-protocol.json"):
+    for name in ("wire-kafkajs-roundrobin-I1-no-revoke-callback.json",
+                 "wire-mixed-java-kafkajs-roundrobin-I11-no-shared-protocol.json"):
         data = json.loads((FINDINGS / name).read_text(encoding="utf-8"))
         assert data["format"] == "groupcheck-replay/1" and data["events"] and data["note"]
         assert data["invariant"] in name

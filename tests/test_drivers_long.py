@@ -26,11 +26,11 @@ def test_wire_java_smoke_every_assignor(assignor: str) -> None:
 
 def test_finding_java_member_stalled_past_max_poll_interval_overlaps_until_its_next_poll(
         ) -> None:
-    """findings/java-range-adversarial-stall-I1.json: Java's heartbeat thread takes the
+    """findings/wire-java-range-adversarial-stall-I1.json: Java's heartbeat thread takes the
     stalled member out of the group, the other member gets its partitions at once, and the
     stalled application is told (onPartitionsLost) only when it polls again."""
     need("java")
-    data, violations, story = replay("java-range-adversarial-stall-I1.json")
+    data, violations, story = replay("wire-java-range-adversarial-stall-I1.json")
     assert violations and all(v.startswith("I1:") and "while c2 still owned it" in v
                               for v in violations), story
 
@@ -48,10 +48,11 @@ def test_wire_mixed_java_librdkafka_kafka_python_smoke() -> None:
 
 
 def test_finding_java_and_kafkajs_cannot_share_a_group() -> None:
-    """findings/mixed-java-kafkajs-roundrobin-I11-no-shared-protocol.json: KafkaJS's round
+    """findings/wire-mixed-java-kafkajs-roundrobin-I11-no-shared-protocol.json: KafkaJS's round
     robin is named RoundRobinAssigner, Java's roundrobin; the KafkaJS member is refused
     (INCONSISTENT_GROUP_PROTOCOL) and the group never holds both."""
     need("java", "kafkajs")
-    data, violations, story = replay("mixed-java-kafkajs-roundrobin-I11-no-shared-protocol.json")
+    data, violations, story = replay(
+        "wire-mixed-java-kafkajs-roundrobin-I11-no-shared-protocol.json")
     assert violations == ["I11: the group is idle but not settled"], story
     assert any("incompatible" in line for line in story), story

@@ -1,7 +1,8 @@
 """Wire mode, the short version kept in the default run: real consumers of each shipped
-client in member drivers on librdkafka's mock cluster, judged by the model under each client's
-own profile, and one mixed group. The long runs are in tests/test_wire_long.py (tox -e wire).
-A test skips only where its client's library is not installed."""
+client in member drivers on groupcheck's broker (the default backend: rebalances complete
+as soon as every member has rejoined, so a smoke takes seconds), judged by the model under
+each client's own profile, and one mixed group. The long runs are in tests/test_wire_long.py
+(tox -e wire). A test skips only where its client's library (or kio) is not installed."""
 
 from __future__ import annotations
 
@@ -15,8 +16,8 @@ from groupcheck.targets.wire_clients import missing
 
 from wire_cases import smoke, without_pauses
 
-pytestmark = pytest.mark.skipif(bool(missing("librdkafka")),
-                                reason="the mock cluster needs confluent-kafka")
+pytest.importorskip("kio", reason="groupcheck's broker (the default wire backend) needs kio")
+pytestmark = pytest.mark.skipif(bool(missing("librdkafka")), reason=missing("librdkafka"))
 
 
 def needs(*clients: str) -> None:
@@ -103,7 +104,7 @@ def test_kafka_python_smoke_range_holds_the_java_profile() -> None:
 
 def test_aiokafka_smoke_roundrobin_holds_the_java_profile_without_subscription_changes() -> None:
     """Two AIOKafkaConsumers in one driver process: joins, records and a leave break nothing
-    (on the mock only with its sync-order defect handled; aiokafka's subscribe is a finding)."""
+    (aiokafka's subscribe is a finding)."""
     needs("aiokafka")
     events = [e for e in without_pauses(smoke("roundrobin")) if e["op"] != "subscribe"]
     found, group = run("wire:aiokafka:roundrobin", events)
