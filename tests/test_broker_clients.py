@@ -15,6 +15,11 @@ import pytest
 
 pytest.importorskip("kio")
 
+from kio.serial import entity_reader  # noqa: E402
+
+from groupcheck.broker import Broker, BrokerConfig, Exchange  # noqa: E402
+from groupcheck.broker.protocol import encode_request  # noqa: E402
+
 from broker_clients import (  # noqa: E402
     ClientRun,
     java_classes,
@@ -25,10 +30,6 @@ from broker_clients import (  # noqa: E402
     run_kafkajs,
     run_librdkafka,
 )
-from kio.serial import entity_reader  # noqa: E402
-
-from groupcheck.broker import Broker, BrokerConfig, Exchange  # noqa: E402
-from groupcheck.broker.protocol import encode_request  # noqa: E402
 
 TOPIC, PARTITIONS, RECORDS = "orders", 4, 12
 CLIENTS = ("librdkafka", "kafka-python", "aiokafka", "java", "kafkajs")

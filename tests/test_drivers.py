@@ -107,3 +107,28 @@ def test_finding_files_name_their_targets_and_events() -> None:
         data = json.loads((FINDINGS / name).read_text(encoding="utf-8"))
         assert data["format"] == "groupcheck-replay/1" and data["events"] and data["note"]
         assert data["invariant"] in name
+
+
+def test_state_machine_runs_a_mixed_group_of_java_librdkafka_and_kafka_python() -> None:
+    """Kafka's Java consumer, librdkafka and kafka-python in one range group under the state
+    machine on groupcheck's broker, with errors, late answers and SyncGroup orders aimed at
+    single members: each leader decodes the others' bytes, and nothing breaks outside the
+    recorded findings of these clients."""
+    import dataclasses
+
+    from groupcheck.battery import machine_config
+    from groupcheck.model.fuzz import fuzz
+    from groupcheck.targets.registry import resolve
+
+    from wire_findings import unknown
+
+    need("java", "librdkafka", "kafka-python")
+    target = resolve("wire:mixed:java+librdkafka+kafka-python:range")
+    assert target.group is not None
+    config = dataclasses.replace(machine_config(target), initial_members=3)
+    assert config.faults and config.delays and config.sync_orders
+    result = fuzz(target.group, config, profile="wire", max_examples=2, seed_value=3,
+                  shrink_seconds=60)
+    clients = ("java", "librdkafka", "kafka-python")
+    assert not unknown(clients, result.violations), (result.violations, result.events)
+    assert result.steps >= 12

@@ -10,7 +10,6 @@ from __future__ import annotations
 import dataclasses
 import json
 import os
-import re
 from pathlib import Path
 
 import pytest
@@ -26,46 +25,19 @@ from groupcheck.targets.registry import make_group_target, resolve, wire_clients
 from groupcheck.targets.wire_clients import missing
 
 from wire_cases import five_members, slow_revoke, stall_past_max_poll, subscription_switch
+from wire_findings import WIRE_FINDINGS, unknown
 
 pytestmark = [pytest.mark.slow, pytest.mark.skipif(
     not os.environ.get("GROUPCHECK_WIRE"),
     reason="minutes of real clients: set GROUPCHECK_WIRE=1 (tox -e wire)")]
 
 FINDINGS = Path(__file__).resolve().parent.parent / "findings"
-WIRE_FINDINGS = sorted(p for p in FINDINGS.glob("*.json")
-                       if str(json.loads(p.read_text()).get("target", "")).startswith(
-                           ("librdkafka:", "wire:")))
 #: timing-dependent findings are replayed up to this many times until their invariant shows
 ATTEMPTS = 3
 #: each shipped client with every assignor it supports
 CLIENT_ASSIGNORS = [("librdkafka", a) for a in ("range", "roundrobin", "cooperative-sticky")] + [
     ("kafka-python", a) for a in ("range", "roundrobin", "sticky", "cooperative-sticky")] + [
     ("aiokafka", a) for a in ("range", "roundrobin", "sticky")]
-
-
-def _shape(violation: str) -> str:
-    """A violation without its names and numbers: what a finding's text and a new run's
-    text share when they are the same finding."""
-    text = re.sub(r"\[[^\]]*\]", "[…]", violation.split(": ", 1)[-1])
-    text = re.sub(r"t\d+-\d+(, t\d+-\d+)*", "…", text)
-    return re.sub(r"\b(c\d+|t\d+-\d+|\d+)\b", "_", text)
-
-
-#: (client, the shape of a violation) of every violation a recorded wire finding lists.
-#: I11's "not settled" says little of its cause: it passes as known only for kafka-python,
-#: whose finding (a follower that waits for the leader's SyncGroup may never finish its
-#: join) is exactly that, and shows on plain joins too when the machine is loaded
-KNOWN = {(client, _shape(v))
-         for client, violations in (
-             (str(d["target"]).split(":")[1] if str(d["target"]).startswith("wire:")
-              else "librdkafka", d["violations"])
-             for d in (json.loads(p.read_text()) for p in WIRE_FINDINGS))
-         for v in violations if not v.startswith("I11:") or client == "kafka-python"}
-
-
-def unknown(clients: tuple[str, ...], violations: list[str]) -> list[str]:
-    """The violations no recorded finding of these clients accounts for."""
-    return [v for v in violations if not any((c, _shape(v)) in KNOWN for c in clients)]
 
 
 def needs(*clients: str) -> None:
