@@ -1,16 +1,18 @@
 """Real clients on the wire, per client: how long a group of five takes to settle, and how many
 events per second the state machine drives through it.
 
-For each client (range, or its first assignor when it has none; a fresh mock cluster per
-round): five consumers join a 10-partition topic one after the other, then ``settle`` (the
+For each client and each backend (groupcheck's broker, the default, and librdkafka's mock;
+range, or the client's first assignor when it has none; a fresh cluster per round): five
+consumers join a 10-partition topic one after the other, then ``settle`` (the
 harness waits for the callbacks and for the coordinator's side, never on a fixed sleep); the
 time from the first join until the group is settled is taken over ``--rounds`` rounds. Then
 the state machine runs ``--examples`` examples (seed 0, normal operation without pauses and
 subscription changes, which have findings of their own) and its events per second are
-printed. Every run must hold: the verdict column says
-so, or names the first violation.
+printed (on the broker the machine also aims late answers and SyncGroup orders at single
+members, which the mock cannot). Every run must hold: the verdict column says so, or names
+the first violation.
 
-    python bench/wire.py [--rounds N] [--examples N] [--clients a,b,...]
+    python bench/wire.py [--rounds N] [--examples N] [--clients a,b,...] [--brokers b,...]
 """
 
 from __future__ import annotations
@@ -29,6 +31,7 @@ from groupcheck.model.events import apply_event
 from groupcheck.model.fuzz import fuzz
 from groupcheck.model.spec import ReferenceModel
 from groupcheck.targets.registry import make_group_target, resolve
+from groupcheck.targets.wire_backend import BACKENDS
 from groupcheck.targets.wire_clients import BUILT, SHIPPED, hello, missing
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
@@ -71,23 +74,26 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--examples", type=int, default=3)
     parser.add_argument("--clients", default=",".join([*SHIPPED, *BUILT]))
+    parser.add_argument("--brokers", default=",".join(BACKENDS))
     args = parser.parse_args()
     print(f"{platform.processor() or platform.machine()}, {os.cpu_count()} cores, "
           f"load average {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
-    print(f"{'client':<28}{'five settle, med / max s':>26}{'machine events/s':>18}"
-          f"{'events':>8}  verdict")
+    print(f"{'client':<28}{'backend':<12}{'five settle, med / max s':>26}"
+          f"{'machine events/s':>18}{'events':>8}  verdict", flush=True)
     for client in args.clients.split(","):
         if missing(client):
             print(f"{client:<28}skipped: {missing(client)}")
             continue
-        info = hello(client)
-        runs = [settle_five(client) for _ in range(args.rounds)]
-        times = [t for t, _ in runs]
-        rate, steps, violations = machine_rate(client, args.examples)
-        problems = [p for _, found in runs for p in found] + violations
-        label = f"{client} {info.version}"
-        print(f"{label:<28}{statistics.median(times):>14.2f} / {max(times):<9.2f}"
-              f"{rate:>18.2f}{steps:>8}  " + ("held" if not problems else problems[0]))
+        label = f"{client} {hello(client).version}"
+        for broker in args.brokers.split(","):
+            os.environ["GROUPCHECK_BROKER"] = broker
+            runs = [settle_five(client) for _ in range(args.rounds)]
+            times = [t for t, _ in runs]
+            rate, steps, violations = machine_rate(client, args.examples)
+            problems = [p for _, found in runs for p in found] + violations
+            print(f"{label:<28}{broker:<12}{statistics.median(times):>14.2f} / "
+                  f"{max(times):<9.2f}{rate:>18.2f}{steps:>8}  "
+                  + ("held" if not problems else problems[0]), flush=True)
     print(f"load average after: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
 
 

@@ -321,11 +321,12 @@ class WireGroup:
         (the same members), is what gets judged; bytes that differ from the round's are an
         error of the coordinator. On the mock the recording proxy's round stands in."""
         describe = getattr(self.backend, "describe", None)
-        if describe is None:
+        if describe is None or self._newest() != round_.generation:
             return round_
-        seen = describe(GROUP)
-        ids = {m.member_id for m in seen.members}
-        if seen.state != "Stable" or ids != set(round_.subscriptions):
+        seen = describe(GROUP)  # DescribeGroups names no generation: the same one before
+        ids = {m.member_id for m in seen.members}  # and after, Stable, the same members
+        if seen.state != "Stable" or ids != set(round_.subscriptions) \
+                or self._newest() != round_.generation:
             return round_  # the group moved on: the round as the coordinator recorded it
         self.described += 1
         subscriptions = {m.member_id: m.metadata or b"" for m in seen.members}
@@ -341,6 +342,10 @@ class WireGroup:
                                   f"took in its rounds"))
         return replace(round_, subscriptions=subscriptions, assignments=assignments,
                        protocol=seen.protocol_name or round_.protocol)
+
+    def _newest(self) -> int:
+        """The newest generation the coordinator has formed, complete or not."""
+        return max((r.generation for r in self.backend.rounds()), default=-1)
 
     # --- observation ----------------------------------------------------------------------
 

@@ -159,6 +159,7 @@ class Proxy:
                     and request.body is not None:
                 self._sync_sent(request)
         _shut(src, dst)
+        self._forget(pending, lock)
 
     def _responses(self, src: socket.socket, dst: socket.socket, pending: dict[int, Request],
                    lock: threading.Lock) -> None:
@@ -177,6 +178,20 @@ class Proxy:
                 if not _send(dst, frame):
                     break
         _shut(src, dst)
+        self._forget(pending, lock)
+
+    def _forget(self, pending: dict[int, Request], lock: threading.Lock) -> None:
+        """A closed connection (a crashed member's) gets no more answers: its JoinGroups
+        are no longer in flight, or the group would never look settled."""
+        with lock:
+            gone = [r for r in pending.values() if r.api_key == JOIN_GROUP]
+            pending.clear()
+        if gone:
+            with self.ledger.cond:
+                for r in gone:
+                    self.ledger.joining[r.client_id] = max(
+                        0, self.ledger.joining.get(r.client_id, 0) - 1)
+                self.ledger.cond.notify_all()
 
     # --- what the frames say ----------------------------------------------------------------
 

@@ -188,3 +188,37 @@ def test_no_mock_defect_handling_is_active_on_the_broker_even_for_java() -> None
     assert not {"groupcheck.targets.wire_mock", "groupcheck.targets.wire_proxy",
                 "groupcheck.targets.librdkafka_mock"} & set(seen["loaded"])
     assert max(seen["joins"]) > MOCK_PARSES[11]  # JoinGroup: flexible versions, uncapped
+
+
+def test_a_generation_is_judged_on_describe_groups_only_while_it_is_the_newest() -> None:
+    """DescribeGroups names no generation: a cooperative rebalance forms two generations
+    with the same members, and the second's bytes must never be judged as the first's
+    (they give the first's withheld partitions away, which would read as I5)."""
+    from groupcheck.broker import GroupDescription, MemberDescription
+    from groupcheck.targets.wire import WireGroup
+    from groupcheck.targets.wire_backend import GroupRound
+
+    def round_(generation: int, assignment: bytes) -> GroupRound:
+        return GroupRound(generation, "cooperative-sticky", "m1", {"m1": b"s1", "m2": b"s2"},
+                          {"m1": b"a1", "m2": assignment}, {"m1": "c1", "m2": "c2"}, True)
+
+    class Backend:
+        rounds_now = [round_(2, b"empty"), round_(3, b"handed-over")]
+
+        def rounds(self) -> list[GroupRound]:
+            return self.rounds_now
+
+        def describe(self, group: str) -> GroupDescription:
+            members = (MemberDescription("m1", "c1", None, b"s1", b"a1"),
+                       MemberDescription("m2", "c2", None, b"s2", b"handed-over"))
+            return GroupDescription(group, "Stable", -1, "consumer", "cooperative-sticky",
+                                    None, members)
+
+    group = WireGroup.__new__(WireGroup)
+    group.backend, group.described = Backend(), 0  # type: ignore[assignment]
+    group._pending = {"errors": []}
+    older, newest = Backend.rounds_now
+    assert group._as_described(older) is older and group.described == 0
+    judged = group._as_described(newest)
+    assert judged.assignments["m2"] == b"handed-over" and group.described == 1
+    assert group._pending["errors"] == []
