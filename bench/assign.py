@@ -1,41 +1,64 @@
-"""Benchmark: the four assignors on Kafka's scale-test shape, one table.
+"""Benchmark: groupcheck's assignors side by side with Kafka's Java client, one table.
 
-500 topics x 2,000 partitions (1,000,000 partitions), 2,000 consumers
-(AbstractStickyAssignorTest's large-assignment tests). Cases, each in its own process so that
-its peak RSS is its own:
+Kafka's scale-test shape (AbstractStickyAssignorTest's large-assignment tests): 500 topics x
+2,000 partitions (1,000,000 partitions), 2,000 consumers, in process. Cases:
 
-  range, roundrobin                 all consumers subscribe to every topic
+  range, roundrobin                 every consumer subscribes to every topic
   sticky, cooperative-sticky        a first assignment of the empty group, then a reassignment
-                                    after ``consumer0000`` left, fed the first result the way
+                                    after ``consumer0000`` left, fed the first answer the way
                                     clients send it (sticky: user data; cooperative: owned
                                     partitions and generation)
-  ... unequal                       the same, the last consumer subscribing to topic 0 only
+  ... -unequal                      the same, the last consumer subscribing to topic 0 only
                                     (the general builder)
 
-Only ``assign`` is timed (best of ``--repeat`` runs); peak MB is the process's peak RSS,
-input building included. The load average is printed before and after.
+Both sides answer the same ``assign`` requests (``mode: raw``, so each side's leader sees the
+subscriptions exactly as written). Kafka's side is the ``java:`` target's driver (one JVM a
+round, its ``ms``: the time of ``ConsumerPartitionAssignor.assign(Cluster,
+GroupSubscription)``); groupcheck's side is a Python process a round timing its leader's
+``assign(cluster, subscriptions)`` on the same subscriptions (`raw_subscription`). A round
+runs ``--warmup`` untimed requests (the JIT's warm-up; for Python, warm caches and allocator)
+and ``--runs`` timed ones per phase, with a fresh assignor each; the sides alternate (Java,
+Python, Java, Python for ``--rounds 2``) so that both see the same load, and the median of
+every timed run is shown. The columns:
 
-Usage: python bench/assign.py [--topics N] [--partitions N] [--consumers N] [--repeat N]
-                              [--cases range,sticky-unequal,...]
+  ms / Java ms / ratio   median call time; ratio = groupcheck / Java (lower is better)
+  same                   whether both answered the same, list for list and in the order of
+                         the answer map (SHA-256 of the answers; "—" without Java)
+  py gc ms               Python's cyclic-GC pass over the answer just after the call: the
+                         builtin assignors keep the collector off inside ``assign`` (millions
+                         of acyclic tuples), so the collector's first look at them comes after
+                         the call, in the caller's time; not in the ratio
+
+The load average is printed before and after, and the whole run's time at the end.
+
+Usage: python bench/assign.py [--java] [--classpath CP] [--rounds N] [--warmup N] [--runs N]
+                              [--topics N] [--partitions N] [--consumers N] [--cases a,b,...]
 """
 
 from __future__ import annotations
 
 import argparse
+import base64
+import gc
+import hashlib
 import json
 import os
 import resource
+import statistics
 import subprocess
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
+from groupcheck.impl.assign_op import raw_subscription
 from groupcheck.impl.assignors import make_assignor
-from groupcheck.impl.types import Cluster, Subscription
+from groupcheck.impl.types import Cluster
 from groupcheck.impl.user_data import encode_cooperative_user_data, encode_sticky_user_data
 
-Assignment = dict[str, list[tuple[str, int]]]
+Request = dict[str, Any]
+Pairs = Mapping[str, Sequence[Sequence[Any]]]  # member -> [[topic, partition], ...]
 
 
 @dataclass(frozen=True)
@@ -43,106 +66,214 @@ class Case:
     name: str
     assignor: str
     unequal: bool = False
-    reassign: bool = False
-    java: str = "—"  # Kafka's Java client on a 2-core machine, in process, cold JVM
+
+    @property
+    def phases(self) -> tuple[str, ...]:
+        return ("first", "reassign") if "sticky" in self.assignor else ("first",)
 
 
-CASES = [
-    Case("sticky", "sticky", reassign=True, java="0.21 / 3.5"),
-    Case("sticky-unequal", "sticky", unequal=True, reassign=True),
-    Case("cooperative-sticky", "cooperative-sticky", reassign=True, java="0.24 / 2.8"),
-    Case("cooperative-sticky-unequal", "cooperative-sticky", unequal=True, reassign=True),
-    Case("range", "range", java="1.5"),
-    Case("roundrobin", "roundrobin", java="3.4"),
-]
+CASES = [Case("range", "range"), Case("roundrobin", "roundrobin"),
+         Case("sticky", "sticky"), Case("cooperative-sticky", "cooperative-sticky"),
+         Case("sticky-unequal", "sticky", unequal=True),
+         Case("cooperative-sticky-unequal", "cooperative-sticky", unequal=True)]
+DEFAULT_CASES = "range,roundrobin,sticky,cooperative-sticky"
 
 
-def subscriptions(topics: list[str], consumers: int, unequal: bool) -> dict[str, Subscription]:
-    subs = {f"consumer{i:04d}": Subscription(list(topics)) for i in range(consumers)}
-    if unequal:
-        subs[f"consumer{consumers - 1:04d}"] = Subscription([topics[0]])
-    return subs
+def first_request(case: Case, sizes: tuple[int, int, int]) -> Request:
+    """The empty group's assign request."""
+    n_topics, n_partitions, consumers = sizes
+    topics = [f"topic-{t}" for t in range(n_topics)]
+    members: dict[str, Any] = {f"consumer{i:04d}": {"topics": topics} for i in range(consumers)}
+    if case.unequal:
+        members[f"consumer{consumers - 1:04d}"] = {"topics": topics[:1]}
+    return {"op": "assign", "assignor": case.assignor, "mode": "raw",
+            "partitions": {t: n_partitions for t in topics}, "members": members}
 
 
-def after_one_left(assignor: str, subs: dict[str, Subscription],
-                   first: Assignment) -> dict[str, Subscription]:
-    """The group after ``consumer0000`` left, each survivor reporting its partitions."""
-    out: dict[str, Subscription] = {}
-    for member, sub in subs.items():
+def reassign_request(first: Request, answer: Pairs) -> Request:
+    """The group after ``consumer0000`` left, each survivor reporting its partitions at
+    generation 1 as its client sends them (sticky: user data; cooperative: owned)."""
+    members: dict[str, Any] = {}
+    for member, fields in first["members"].items():
         if member == "consumer0000":
             continue
-        owned = first[member]
-        if assignor == "sticky":
-            out[member] = Subscription(sub.topics, encode_sticky_user_data(owned, 1), [], 1)
+        owned = [(str(t), int(p)) for t, p in answer[member]]
+        if first["assignor"] == "sticky":
+            data = encode_sticky_user_data(owned, 1)
+            members[member] = {"topics": fields["topics"], "generation": 1,
+                               "userData": base64.b64encode(data).decode("ascii")}
         else:
-            out[member] = Subscription(sub.topics, encode_cooperative_user_data(1), owned, 1)
+            data = encode_cooperative_user_data(1)
+            members[member] = {"topics": fields["topics"], "generation": 1,
+                               "owned": [[t, p] for t, p in owned],
+                               "userData": base64.b64encode(data).decode("ascii")}
+    return {**first, "members": members}
+
+
+def digest(answer: Pairs) -> str:
+    """SHA-256 of an answer: a line per member in the answer's order, its partitions in
+    order (the same for Python tuples and Java's JSON pairs)."""
+    sha = hashlib.sha256()
+    for member, partitions in answer.items():
+        line = ",".join(f"{t}-{p}" for t, p in partitions)
+        sha.update(f"{member}\t{line}\n".encode())
+    return sha.hexdigest()
+
+
+def python_phase(request: Request, warmup: int, runs: int
+                 ) -> tuple[list[float], list[float], dict[str, list[tuple[str, int]]]]:
+    """(call ms per timed run, GC-pass ms after each, the last answer) of groupcheck's
+    leader on ``request``."""
+    cluster = Cluster(dict(request["partitions"]))
+    subscriptions = {m: raw_subscription(v) for m, v in request["members"].items()}
+    times: list[float] = []
+    passes: list[float] = []
+    answer: dict[str, list[tuple[str, int]]] = {}
+    for i in range(warmup + runs):
+        answer = {}
+        gc.collect()
+        assignor = make_assignor(request["assignor"])
+        started = time.perf_counter()
+        result = assignor.assign(cluster, subscriptions)
+        elapsed = time.perf_counter() - started
+        started = time.perf_counter()
+        gc.collect(0)
+        if i >= warmup:
+            times.append(elapsed * 1000)
+            passes.append((time.perf_counter() - started) * 1000)
+        answer = {m: a.partitions for m, a in result.items()}
+        del result
+    return times, passes, answer
+
+
+def run_python(case: Case, sizes: tuple[int, int, int], warmup: int, runs: int
+               ) -> dict[str, Any]:
+    """One round of a case in this process: timings, GC passes and digests per phase."""
+    out: dict[str, Any] = {}
+    request = first_request(case, sizes)
+    for phase in case.phases:
+        times, passes, answer = python_phase(request, warmup, runs)
+        out[phase] = {"ms": times, "py_gc_ms": passes, "digest": digest(answer)}
+        request = reassign_request(request, answer)
+    out["peak_mb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     return out
 
 
-def best_of(repeat: int, run: Callable[[], Assignment]) -> tuple[float, Assignment]:
-    best, result = float("inf"), {}
-    for _ in range(repeat):
-        started = time.perf_counter()
-        result = run()
-        best = min(best, time.perf_counter() - started)
-    return best, result
+def run_java(command: list[str], case: Case, sizes: tuple[int, int, int], warmup: int,
+             runs: int) -> dict[str, Any]:
+    """One round of a case on a fresh JVM of the ``java:`` target's driver."""
+    from groupcheck.targets.jsonl_target import JsonlProcess
+
+    process = JsonlProcess(command, timeout=900, label="java: bench")
+    out: dict[str, Any] = {}
+    try:
+        request = first_request(case, sizes)
+        for phase in case.phases:
+            times: list[float] = []
+            answer: Pairs = {}
+            for i in range(warmup + runs):
+                reply = process.call(request)
+                if i >= warmup:
+                    times.append(float(reply["ms"]))
+                answer = reply["assignment"]
+            out[phase] = {"ms": times, "digest": digest(answer)}
+            request = reassign_request(request, answer)
+    finally:
+        process.close()
+    return out
 
 
-def run_case(case: Case, n_topics: int, n_partitions: int, consumers: int,
-             repeat: int) -> dict[str, float | None]:
-    topics = [f"topic-{t}" for t in range(n_topics)]
-    cluster = Cluster({t: n_partitions for t in topics})
-    subs = subscriptions(topics, consumers, case.unequal)
+def run_here(case: Case, sizes: tuple[int, int, int], warmup: int, runs: int
+             ) -> dict[str, Any]:
+    """One round of a case in a fresh Python process (its peak RSS is its own)."""
+    done = subprocess.run([sys.executable, __file__, "--one-case", case.name, "--topics",
+                           str(sizes[0]), "--partitions", str(sizes[1]), "--consumers",
+                           str(sizes[2]), "--warmup", str(warmup), "--runs", str(runs)],
+                          capture_output=True, text=True, check=True)
+    result: dict[str, Any] = json.loads(done.stdout)
+    return result
 
-    def assign(group: dict[str, Subscription]) -> Callable[[], Assignment]:
-        return lambda: {m: a.partitions
-                        for m, a in make_assignor(case.assignor).assign(cluster, group).items()}
 
-    first_s, first = best_of(repeat, assign(subs))
-    reassign_s = None
-    if case.reassign:
-        reassign_s, _ = best_of(repeat, assign(after_one_left(case.assignor, subs, first)))
-    peak_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-    return {"first": first_s, "reassign": reassign_s, "peak_mb": peak_mb}
+def row(name: str, phase: str, py: list[dict[str, Any]], java: list[dict[str, Any]]) -> str:
+    """One Markdown table row for ``phase`` of a case."""
+
+    def median(rounds: list[dict[str, Any]], key: str) -> float:
+        return statistics.median(x for r in rounds for x in r[phase][key])
+
+    ms, py_gc = median(py, "ms"), median(py, "py_gc_ms")
+    if not java:
+        return f"| {name} {phase} | {ms:,.0f} | — | — | — | {py_gc:,.0f} |"
+    java_ms = median(java, "ms")
+    same = {r[phase]["digest"] for r in py + java}
+    return (f"| {name} {phase} | {ms:,.0f} | {java_ms:,.0f} | {ms / java_ms:.2f} | "
+            f"{'yes' if len(same) == 1 else 'NO'} | {py_gc:,.0f} |")
 
 
 def load() -> str:
     return " ".join(f"{x:.2f}" for x in os.getloadavg())
 
 
-def main() -> None:
+def java_command(classpath: str) -> list[str] | str:
+    """The driver's command line, or why there is none."""
+    from groupcheck.targets.java_runtime import JavaUnavailable, driver_command
+
+    try:
+        return driver_command(classpath)
+    except JavaUnavailable as exc:
+        return str(exc)
+
+
+def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--java", action="store_true", help="time Kafka's Java client too")
+    parser.add_argument("--classpath", default="",
+                        help="Kafka's classpath, as in java:[CLASSPATH] (default: the "
+                             "target's own default)")
+    parser.add_argument("--rounds", type=int, default=2, help="Java/Python alternations")
+    parser.add_argument("--warmup", type=int, default=3, help="untimed runs per round")
+    parser.add_argument("--runs", type=int, default=5, help="timed runs per round")
     parser.add_argument("--topics", type=int, default=500)
     parser.add_argument("--partitions", type=int, default=2000)
     parser.add_argument("--consumers", type=int, default=2000)
-    parser.add_argument("--repeat", type=int, default=1, help="timed runs (best is shown)")
-    parser.add_argument("--cases", default=",".join(c.name for c in CASES),
-                        help="comma-separated case names")
-    parser.add_argument("--case", help=argparse.SUPPRESS)  # one case, in this process
+    parser.add_argument("--cases", default=DEFAULT_CASES,
+                        help=f"comma-separated, of: {', '.join(c.name for c in CASES)}")
+    parser.add_argument("--one-case", help=argparse.SUPPRESS)  # a round, in this process
     args = parser.parse_args()
     by_name = {c.name: c for c in CASES}
-    sizes = [str(args.topics), str(args.partitions), str(args.consumers)]
-    if args.case:
-        print(json.dumps(run_case(by_name[args.case], args.topics, args.partitions,
-                                  args.consumers, args.repeat)))
-        return
-    unknown = [n for n in args.cases.split(",") if n not in by_name]
+    sizes = (args.topics, args.partitions, args.consumers)
+    if args.one_case:
+        print(json.dumps(run_python(by_name[args.one_case], sizes, args.warmup, args.runs)))
+        return 0
+    names = [n for n in args.cases.split(",") if n]
+    unknown = [n for n in names if n not in by_name]
     if unknown:
         parser.error(f"unknown case(s): {', '.join(unknown)}")
+    command: list[str] = []
+    if args.java:
+        found = java_command(args.classpath)
+        if isinstance(found, str):
+            print(f"bench/assign.py: {found}", file=sys.stderr)
+            return 2
+        command = found
+    started = time.perf_counter()
     print(f"{args.topics} topics x {args.partitions} partitions, {args.consumers} consumers; "
-          f"load average {load()}")
-    print(f"{'case':<28}{'first s':>9}{'reassign s':>12}{'peak MB':>9}  Java first / reassign s")
-    for name in args.cases.split(","):
-        out = subprocess.run([sys.executable, __file__, "--case", name, "--topics", sizes[0],
-                              "--partitions", sizes[1], "--consumers", sizes[2],
-                              "--repeat", str(args.repeat)],
-                             capture_output=True, text=True, check=True)
-        row = json.loads(out.stdout)
-        again = "—" if row["reassign"] is None else f"{row['reassign']:.2f}"
-        print(f"{name:<28}{row['first']:>9.2f}{again:>12}{row['peak_mb']:>9.0f}  "
-              f"{by_name[name].java}", flush=True)
-    print(f"load average {load()}")
+          f"{args.rounds} round(s) of {args.warmup} warm-up + {args.runs} timed runs a side; "
+          f"cpus {os.cpu_count()}; load average {load()}")
+    print("\n| case | groupcheck ms | Java ms | ratio | same | py gc ms |")
+    print("|---|---:|---:|---:|---|---:|")
+    for name in names:
+        case = by_name[name]
+        py: list[dict[str, Any]] = []
+        java: list[dict[str, Any]] = []
+        for _ in range(args.rounds):
+            if command:
+                java.append(run_java(command, case, sizes, args.warmup, args.runs))
+            py.append(run_here(case, sizes, args.warmup, args.runs))
+        for phase in case.phases:
+            print(row(name, phase, py, java), flush=True)
+    print(f"\nload average {load()}; the benchmark took {time.perf_counter() - started:.0f} s")
+    return 0
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())

@@ -9,7 +9,7 @@ Exit codes: 0 every invariant held, or every violation is Kafka's own behaviour 
 only with ``--strict``); 1 any other violation (the smallest counterexample per (target,
 invariant) is saved under ``DIR/counterexamples``); 2 bad arguments (one line).
 
-This floor resolves ``builtin:<assignor>`` to our ``impl.assign_op.run_assign`` (audit/
+This floor resolves ``builtin:<assignor>`` to our ``impl.assign_op`` (audit/
 never imports impl) and ``<assignor>@java:[CLASSPATH]`` to Kafka's own client (one JVM per
 Python worker, started when the worker first resolves it; the compiled driver is shared
 through the cache); ``--target java:[CLASSPATH]`` stands for the four assignors on it.
@@ -80,13 +80,14 @@ def resolve_audit_target(name: str) -> Any:
         return AuditTarget(name, family, assign, codec)
     kind, _, assignor = name.partition(":")
     if kind == "builtin":
-        from .impl.assign_op import run_assign
+        from .impl.assign_op import run_assign_assignment_only
         from .impl.assignors import ASSIGNOR_NAMES
 
         if assignor not in ASSIGNOR_NAMES:
             raise AuditTargetError(f"unknown assignor {assignor!r}; expected one of "
                                    f"{', '.join(ASSIGNOR_NAMES)}")
-        return AuditTarget(name, assignor, run_assign, BuiltinCodec())
+        # the chains read only the assignment: the members' next user data is left out
+        return AuditTarget(name, assignor, run_assign_assignment_only, BuiltinCodec())
     return resolve_plugin(name)
 
 

@@ -176,8 +176,8 @@ def run_prove(target: Target, scope_text: str, failures: str, *,
     if not target.fork_safe:
         workers = 1
     report = prove(target.assign, target.assignor, scope, target=file_safe(target.name),
-                   workers=workers,
-                   failures=failures, sticky=target.balanced)
+                   workers=workers, failures=failures, sticky=target.balanced,
+                   session=target.assign_session)
     result.seconds = report.seconds
     result.runs = report.configurations
     result.note = f"scope {scope.text()}"

@@ -15,23 +15,27 @@ import json
 import sys
 import time
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING
 
 from .membership_commands import DEFAULT_FAILURES, CommandError
 
-AssignFn = Callable[[dict[str, Any]], dict[str, Any]]
+if TYPE_CHECKING:
+    from .targets.registry import Target
+
 LARGE_SCOPE = 10_000_000
 SCOPE_HELP = ("comma-separated key=value: members (max members), topics, partitions (max per "
               "topic; 0 = no metadata), generations, claims (max claimants per partition), "
-              "racks, symmetry (0 checks every labelled configuration); unset keys keep the "
-              "default members=3,topics=2,partitions=2,generations=2,claims=2,racks=0")
+              "racks, stale (max claims on partitions the leader's metadata lacks), symmetry "
+              "(0 checks every labelled configuration; 1 one per renaming of members, topics "
+              "and generations; 2 also renumbers partitions within a topic), orders (1 keeps "
+              "every order of the members); unset keys keep the default members=3,topics=2,"
+              "partitions=2,generations=2,claims=2,racks=0,stale=1,symmetry=1,orders=0")
 
 
 def resolve_target(target: str, assignor: str | None = None,
-                   timeout: float | None = None) -> tuple[AssignFn, str, bool, bool]:
-    """A target string → (assign, assignor name, judge balance, may fork workers); any
-    target with an assign function (``assignor``: what a ``jsonl:`` or ``java:`` target
-    runs)."""
+                   timeout: float | None = None) -> Target:
+    """A target string → the resolved target, which has an assign function and an
+    assignor name (``assignor``: what a ``jsonl:`` or ``java:`` target runs)."""
     from .targets.registry import TargetError, resolve
 
     try:
@@ -41,7 +45,7 @@ def resolve_target(target: str, assignor: str | None = None,
     if resolved.assign is None or resolved.assignor is None:
         raise CommandError(f"prove: {target} has no assign function for the scope prover; "
                            "its bugs show in groupcheck fuzz (or prove --bmc for codec mixes)")
-    return resolved.assign, resolved.assignor, resolved.balanced, resolved.fork_safe
+    return resolved
 
 
 def _progress(started: float) -> Callable[[int, float], None]:
@@ -73,17 +77,18 @@ def cmd_prove(args: argparse.Namespace) -> int:
         raise CommandError(f"prove: {exc}") from None
     if args.workers is not None and args.workers < 1:
         raise CommandError("prove: --workers must be at least 1")
-    assign, assignor, balanced, fork_safe = resolve_target(args.target, args.assignor,
-                                                           args.timeout)
-    workers = args.workers if fork_safe else 1
+    target = resolve_target(args.target, args.assignor, args.timeout)
+    assert target.assign is not None and target.assignor is not None
+    workers = args.workers if target.fork_safe else 1
     bound = upper_bound(scope)
     if bound > LARGE_SCOPE:
-        print(f"prove: scope {scope.text()} holds up to {bound:,} configurations "
-              "(about 2,000 per second); consider fewer generations or claims",
+        print(f"prove: scope {scope.text()} visits up to {bound:,} candidate "
+              "configurations; consider fewer members, generations or claims",
               file=sys.stderr)
     started = time.perf_counter()
-    report = prove(assign, assignor, scope, target=args.target, workers=workers,
-                   failures=args.failures, exact=args.exact, sticky=balanced,
+    report = prove(target.assign, target.assignor, scope, target=args.target,
+                   workers=workers, failures=args.failures, exact=args.exact,
+                   sticky=target.balanced, session=target.assign_session,
                    progress=_progress(started))
     if sys.stderr.isatty():
         print(file=sys.stderr)

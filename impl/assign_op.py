@@ -90,7 +90,7 @@ def client_subscription(instance: Assignor, member: dict[str, Any],
                         version: int) -> Subscription:
     """One member's subscription as a consumer configured with this assignor (``instance``,
     the member's own) builds it, sent through the codec at ``version`` and read back."""
-    topics = [str(t) for t in member.get("topics") or []]
+    topics = list(map(str, member.get("topics") or []))
     owned = partition_list(member.get("owned"), "owned")
     generation = optional_generation(member.get("generation"))
     if generation is not None:
@@ -132,6 +132,17 @@ def _new_generation(request: dict[str, Any], members: dict[str, Any]) -> int:
 def run_assign(request: dict[str, Any]) -> dict[str, Any]:
     """Answer one ``assign`` request with the builtin assignor it names (see the vectors
     README for every field)."""
+    return assign_with(_maker(request), request)
+
+
+def run_assign_assignment_only(request: dict[str, Any]) -> dict[str, Any]:
+    """`run_assign` without the user data each member would send next (``userData``,
+    ``assignmentUserData``): for callers that read only the assignment, such as the audit's
+    chains, whose members rebuild their user data from what they own when they next join."""
+    return assign_with(_maker(request), request, next_user_data=False)
+
+
+def _maker(request: dict[str, Any]) -> Callable[[], Assignor]:
     name = request.get("assignor")
     if not isinstance(name, str):
         raise InvalidRequestError("assign needs an 'assignor' name")
@@ -139,53 +150,162 @@ def run_assign(request: dict[str, Any]) -> dict[str, Any]:
     def make() -> Assignor:
         return make_assignor(name)
 
-    return assign_with(make, request)
+    return make
 
 
-def assign_with(make: Callable[[], Assignor], request: dict[str, Any], *,
-                subscription_version: int | None = None) -> dict[str, Any]:
-    """Answer one ``assign`` request with assignors from ``make``: one instance per member
-    (client mode) and a fresh one for the leader. The request's ``assignor`` is not
-    consulted; ``subscription_version`` overrides its ``subscriptionVersion`` (an old client
-    always sends its own)."""
+def _member_subscriptions(make: Callable[[], Assignor], request: dict[str, Any],
+                          version: int, cache: dict[Any, Subscription] | None = None,
+                          keys: list[Any] | None = None) -> dict[str, Subscription]:
+    """Every member's subscription as the leader receives it (client or raw mode);
+    ``cache`` keeps client-mode subscriptions by the fields they are built from, whose
+    keys go to ``keys``."""
     members = request.get("members")
     if not isinstance(members, dict):
         raise InvalidRequestError("assign needs 'members', an object keyed by member id")
     mode = request.get("mode", "client")
-    version = subscription_version if subscription_version is not None else int(
-        request.get("subscriptionVersion", HIGHEST_VERSION))
+    if mode not in ("client", "raw"):
+        raise InvalidRequestError(f"mode must be 'client' or 'raw', not {mode!r}")
     subscriptions: dict[str, Subscription] = {}
     for member_id, member in members.items():
         if not isinstance(member, dict):
             raise InvalidRequestError(f"member {member_id!r} must be an object")
-        if mode == "client":
-            subscriptions[member_id] = client_subscription(make(), member, version)
-        elif mode == "raw":
+        if keys is not None:
+            keys.append(_member_key(member))
+        if mode == "raw":
             subscriptions[member_id] = raw_subscription(member)
+        elif cache is None or keys is None:
+            subscriptions[member_id] = client_subscription(make(), member, version)
         else:
-            raise InvalidRequestError(f"mode must be 'client' or 'raw', not {mode!r}")
+            found = cache.get(keys[-1])
+            if found is None:
+                found = cache[keys[-1]] = client_subscription(make(), member, version)
+            subscriptions[member_id] = found
+    return subscriptions
+
+
+def _member_key(member: dict[str, Any]) -> Any:
+    """What a client-mode subscription is built from (hashable)."""
+    try:
+        key = (tuple(member.get("topics") or ()), tuple(map(tuple, member.get("owned") or ())),
+               member.get("generation"), member.get("userData"), member.get("rack"),
+               member.get("groupInstanceId"))
+        hash(key)
+    except TypeError:  # malformed fields: the uncached path reports them
+        return repr(sorted(member.items(), key=repr))
+    return key
+
+
+def _seen_by_leader(subscription: Subscription) -> Any:
+    """Everything the leader reads of one subscription (hashable)."""
+    return (tuple(subscription.topics), subscription.user_data,
+            tuple(subscription.owned_partitions), subscription.generation_id,
+            subscription.rack_id, subscription.group_instance_id)
+
+
+def _answer(make: Callable[[], Assignor], request: dict[str, Any],
+            led: tuple[list[tuple[str, list[TopicPartition]]], list[bytes | None], str, float],
+            user_data: bool) -> dict[str, Any]:
+    """The response to one leader run (see `_lead`): the assignment in the leader's order
+    and, with ``user_data``, what each member sends at its next join after receiving its
+    share, and each share's user data."""
+    shares, share_data, protocol, elapsed_ms = led
+    members: dict[str, Any] = request["members"]
+    generation = _new_generation(request, members)
+    response: dict[str, Any] = {
+        "assignment": {m: [[t, p] for t, p in parts] for m, parts in shares}}
+    if user_data:
+        next_user_data: dict[str, str | None] = {}
+        for (member_id, parts), data in zip(shares, share_data, strict=True):
+            received = Assignment(list(parts), data)
+            if request.get("wireAssignment"):
+                received = decode_assignment(encode_assignment(received)).to_api()
+            member_instance = make()
+            member_instance.on_assignment(received, generation)
+            topics = members.get(member_id, {}).get("topics") or []
+            next_user_data[member_id] = b64(member_instance.subscription_user_data(set(topics)))
+        response["userData"] = next_user_data
+        response["assignmentUserData"] = {m: b64(d) for (m, _), d in zip(shares, share_data,
+                                                                         strict=True)}
+    response.update(generation=generation, protocol=protocol, ms=round(elapsed_ms, 3))
+    return response
+
+
+def _lead(make: Callable[[], Assignor], request: dict[str, Any],
+          subscriptions: dict[str, Subscription]
+          ) -> tuple[list[tuple[str, list[TopicPartition]]], list[bytes | None], str, float]:
+    """One leader run: (assignment in the leader's order, each share's assignment user
+    data, protocol name, milliseconds)."""
     leader = make()
     cluster = _cluster(request)
     started = time.perf_counter()
     result = leader.assign(cluster, subscriptions)
     elapsed_ms = (time.perf_counter() - started) * 1000.0
-    generation = _new_generation(request, members)
-    user_data: dict[str, str | None] = {}
-    assignment_user_data: dict[str, str | None] = {}
-    for member_id, assignment in result.items():
-        received = assignment
-        if request.get("wireAssignment"):
-            received = decode_assignment(encode_assignment(assignment)).to_api()
-        member_instance = make()
-        member_instance.on_assignment(received, generation)
-        topics = members.get(member_id, {}).get("topics") or []
-        user_data[member_id] = b64(member_instance.subscription_user_data(set(topics)))
-        assignment_user_data[member_id] = b64(assignment.user_data)
-    return {
-        "assignment": {m: [[t, p] for t, p in a.partitions] for m, a in result.items()},
-        "userData": user_data,
-        "assignmentUserData": assignment_user_data,
-        "generation": generation,
-        "protocol": protocol_of(leader).name,
-        "ms": round(elapsed_ms, 3),
-    }
+    shares = [(m, list(a.partitions)) for m, a in result.items()]
+    return shares, [a.user_data for a in result.values()], protocol_of(leader).name, elapsed_ms
+
+
+def assign_with(make: Callable[[], Assignor], request: dict[str, Any], *,
+                subscription_version: int | None = None,
+                next_user_data: bool = True) -> dict[str, Any]:
+    """Answer one ``assign`` request with assignors from ``make``: one instance per member
+    (client mode) and a fresh one for the leader. The request's ``assignor`` is not
+    consulted; ``subscription_version`` overrides its ``subscriptionVersion`` (an old client
+    always sends its own); without ``next_user_data`` the answer leaves out what each
+    member would send at its next join."""
+    version = subscription_version if subscription_version is not None else int(
+        request.get("subscriptionVersion", HIGHEST_VERSION))
+    subscriptions = _member_subscriptions(make, request, version)
+    return _answer(make, request, _lead(make, request, subscriptions), next_user_data)
+
+
+class AssignSession:
+    """Many ``assign`` requests answered as :func:`assign_with` answers each, for callers
+    that send thousands of small, similar ones (the scope prover).
+
+    What repeats is computed once. A member's client-mode subscription is a function of its
+    fields, the subscription version and the assignor (a fresh instance per member), so it
+    is kept by those fields. The leader's answer is a function of what the leader is handed
+    — the metadata, the racks and the subscriptions in order — because the leader is a
+    fresh instance of a deterministic assignor: equal leader inputs share one answer. (Only
+    for assignors known to be deterministic: the builtins and the bug zoo's mutants.) Both
+    caches are cleared when they reach ``limit`` entries. ``user_data=False`` leaves out
+    ``userData`` and ``assignmentUserData``, which only a member's next join reads.
+    """
+
+    def __init__(self, make: Callable[[str], Assignor] | None = None, *,
+                 subscription_version: int | None = None, user_data: bool = True,
+                 limit: int = 50_000) -> None:
+        self.make = make
+        self.subscription_version = subscription_version
+        self.user_data = user_data
+        self.limit = limit
+        self.subscriptions: dict[Any, dict[Any, Subscription]] = {}
+        self.answers: dict[Any, Any] = {}
+        self.leader_runs = 0
+
+    def __call__(self, request: dict[str, Any]) -> dict[str, Any]:
+        name = request.get("assignor")
+        if self.make is None and not isinstance(name, str):
+            raise InvalidRequestError("assign needs an 'assignor' name")
+        chosen = self.make
+        label = str(name)
+
+        def make() -> Assignor:
+            return chosen(label) if chosen is not None else make_assignor(label)
+
+        version = self.subscription_version if self.subscription_version is not None else int(
+            request.get("subscriptionVersion", HIGHEST_VERSION))
+        cache = self.subscriptions.setdefault((label, version), {})
+        if len(cache) >= self.limit:
+            cache.clear()
+        subscriptions = _member_subscriptions(make, request, version, cache, [])
+        key = (label, tuple(sorted((request.get("partitions") or {}).items())),
+               repr(request.get("racks")),
+               tuple((m, _seen_by_leader(s)) for m, s in subscriptions.items()))
+        found = self.answers.get(key)
+        if found is None:
+            if len(self.answers) >= self.limit:
+                self.answers.clear()
+            self.leader_runs += 1
+            found = self.answers[key] = _lead(make, request, subscriptions)
+        return _answer(make, request, found, self.user_data)

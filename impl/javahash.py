@@ -70,8 +70,8 @@ def capacity_for_copy(size: int) -> int:
 def hash_order(keys: Sequence[K], hashes: Sequence[int], capacity: int) -> list[K]:
     """Keys (distinct, in insertion order) in the order a HashMap of ``capacity`` iterates."""
     mask = capacity - 1
-    decorated = sorted(range(len(keys)), key=lambda i: (spread(hashes[i]) & mask, i))
-    return [keys[i] for i in decorated]
+    buckets = [spread(h) & mask for h in hashes]
+    return [keys[i] for i in sorted(range(len(keys)), key=buckets.__getitem__)]  # stable
 
 
 def string_map_order(keys: Iterable[str], capacity: int | None = None) -> list[str]:
@@ -81,7 +81,7 @@ def string_map_order(keys: Iterable[str], capacity: int | None = None) -> list[s
     """
     ks = list(dict.fromkeys(keys))
     cap = capacity if capacity is not None else capacity_for(len(ks))
-    return hash_order(ks, [string_hash(k) for k in ks], cap)
+    return hash_order(ks, [_cached_string_hash(k) for k in ks], cap)
 
 
 def partition_map_order(keys: Iterable[tuple[str, int]],

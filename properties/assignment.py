@@ -37,8 +37,12 @@ def _fmt(tp: TopicPartition) -> str:
 
 def exclusive_ownership(assignment: AssignmentMap) -> list[str]:
     """I1: no partition is given to two members, nor twice to one member."""
+    return _shared(_owner_map(assignment))
+
+
+def _shared(owners: Mapping[TopicPartition, list[str]]) -> list[str]:
     return [f"I1: {_fmt(tp)} assigned to {', '.join(ms)}"
-            for tp, ms in _owner_map(assignment).items() if len(ms) > 1]
+            for tp, ms in owners.items() if len(ms) > 1]
 
 
 def valid_targets(assignment: AssignmentMap, subscriptions: Mapping[str, Iterable[str]],
@@ -62,8 +66,8 @@ def complete(assignment: AssignmentMap, subscriptions: Mapping[str, Iterable[str
              partitions: Mapping[str, int]) -> list[str]:
     """I2: every partition of every subscribed topic with metadata is owned by exactly one
     member subscribed to its topic, and nothing else is owned."""
-    out = valid_targets(assignment, subscriptions, partitions) + exclusive_ownership(assignment)
-    owned = set(_owner_map(assignment))
+    owned = _owner_map(assignment)
+    out = valid_targets(assignment, subscriptions, partitions) + _shared(owned)
     wanted = {t for ts in subscriptions.values() for t in ts if t in partitions}
     for topic in sorted(wanted):
         missing = [p for p in range(partitions[topic]) if (topic, p) not in owned]
@@ -83,6 +87,8 @@ def balanced(assignment: AssignmentMap, subscriptions: Mapping[str, Iterable[str
     if not sizes or max(sizes.values()) - min(sizes.values()) <= 1:
         return []
     owners = _owner_map(assignment)
+    if not _could_take_any(sizes, owners, subscriptions, partitions):
+        return []
     out: list[str] = []
     for member, topics in subscriptions.items():
         for topic in topics:
@@ -96,6 +102,20 @@ def balanced(assignment: AssignmentMap, subscriptions: Mapping[str, Iterable[str
                     continue
                 break
     return out
+
+
+def _could_take_any(sizes: Mapping[str, int], owners: Mapping[TopicPartition, list[str]],
+                    subscriptions: Mapping[str, Iterable[str]],
+                    partitions: Mapping[str, int]) -> bool:
+    """Whether `balanced` finds anything, in one pass over the partitions: a member can take
+    a partition of a topic only if the topic's largest holder has at least 2 more than it
+    (which also makes that holder another member)."""
+    largest: dict[str, int] = {}
+    for (topic, p), holders in owners.items():
+        if 0 <= p < partitions.get(topic, 0):
+            largest[topic] = max(largest.get(topic, 0), *(sizes[h] for h in holders))
+    return any(sizes[member] + 1 < largest.get(topic, 0)
+               for member, topics in subscriptions.items() for topic in topics)
 
 
 def revoke_before_reassign(owned_before: AssignmentMap, assignment: AssignmentMap) -> list[str]:

@@ -84,9 +84,14 @@ def canonical_subscription(x: Mapping[str, Any]) -> Message:
     """The message a v3 writer produces from ``x``: topics sorted in Java order, owned
     partitions sorted by (topic, partition) and grouped per topic (KAFKA-12898), duplicates
     kept; strings as a reader gets them back."""
-    topics = sorted(x["topics"], key=java_string_key)
-    owned = sorted(((t, p) for t, p in x["owned"]), key=lambda tp: (java_string_key(tp[0]),
-                                                                     tp[1]))
+    names = list(x["topics"]) + [t for t, _ in x["owned"]]
+    if "".join(names).isascii():  # there Python's order is Java's
+        topics = sorted(x["topics"])
+        owned = sorted((t, p) for t, p in x["owned"])
+    else:
+        topics = sorted(x["topics"], key=java_string_key)
+        owned = sorted(((t, p) for t, p in x["owned"]),
+                       key=lambda tp: (java_string_key(tp[0]), tp[1]))
     rack = x["rack"]
     return {
         "topics": [wire_string(t) for t in topics],

@@ -7,9 +7,13 @@ I1–I6, and asks Z3 (``optimal``) for the fewest moves of any balanced complete
 so that stickiness is reported as a gap histogram (moves − optimum; I4b is reported, never
 failed). It works on plain data only; the caller hands it the function to check.
 
-The search space (scope bounds, symmetry) is in ``scope_space``; how one configuration
-becomes requests and is judged (I1-I6, I11, the I4b gap) is in ``scope_judge``; this module
-runs them over the whole scope on worker processes and collects the report.
+The search space (scope bounds) is in ``scope_space``, its classes under symmetry and their
+weights in ``scope_orbits``; how one configuration becomes requests and is judged (I1-I6,
+I11, the I4b gap) is in ``scope_judge``; this module runs them over the whole scope on
+worker processes (units of work: a metadata, a member count and the first member's
+skeleton, biggest first) and collects the report. A target may hand over a ``session``
+factory — an assign function per worker that keeps what repeats across requests
+(``impl.assign_op.AssignSession``, for the deterministic in-tree assignors).
 
 Counterexamples: for each invariant id, the smallest violating configuration (fewest
 members, then partitions, claims, generations, subscriptions) is kept and, with
@@ -38,19 +42,8 @@ from .scope_judge import (
     build_request,
     judge,
 )
-from .scope_space import (
-    AssignFn,
-    Config,
-    MemberDesc,
-    Metadata,
-    Scope,
-    configs_of_task,
-    descriptors,
-    enumerate_scope,
-    parse_bounds,
-    tasks_of,
-    upper_bound,
-)
+from .scope_orbits import Shape, Task, configs_of_task, skeletons, tasks_of, upper_bound
+from .scope_space import AssignFn, Config, Metadata, Scope, enumerate_scope, parse_bounds
 
 __all__ = ["AssignFn", "Config", "Counterexample", "ProofReport", "Scope", "build_request",
            "enumerate_scope", "judge", "parse_bounds", "prove", "save_counterexample",
@@ -205,7 +198,10 @@ class ProofReport:
             "target": self.target, "assignor": self.assignor, "scope": self.scope.text(),
             "ok": self.ok, "configurations": self.configurations, "labelled": self.labelled,
             "symmetrySaved": self.symmetry_saved, "seconds": round(self.seconds, 3),
-            "configurationsPerSecond": round(self.rate, 1), "workers": self.workers,
+            "configurationsPerSecond": round(self.rate, 1),
+            "labelledPerSecond": round(self.labelled / self.seconds if self.seconds > 0
+                                       else 0.0, 1),
+            "workers": self.workers,
             "assignCalls": self.assign_calls,
             "assignSeconds": round(self.assign_seconds, 3),
             "cpuSeconds": round(self.cpu_seconds, 3),
@@ -233,7 +229,9 @@ class ProofReport:
             f"({self.labelled:,} labelled; symmetry saved {self.symmetry_saved:,}, "
             f"x{factor:.1f})",
             f"  time                    {self.seconds:>10.1f} s  "
-            f"({self.rate:,.0f} configurations/s on {self.workers} worker(s); "
+            f"({self.rate:,.0f} configurations/s, "
+            f"{self.labelled / self.seconds if self.seconds > 0 else 0.0:,.0f} labelled/s "
+            f"on {self.workers} worker(s); "
             f"{self.cpu_seconds:.1f} CPU s, {self.assign_seconds:.1f} of them in "
             f"{self.assign_calls:,} assign calls)",
         ]
@@ -273,25 +271,27 @@ class ProofReport:
 _WORKER: dict[str, Any] = {}
 
 
-def _init_worker(assign: AssignFn, assignor: str, scope: Scope, sticky: bool,
-                 exact: bool) -> None:
+def _init_worker(assign: AssignFn, session: Callable[[], AssignFn] | None, assignor: str,
+                 scope: Scope, sticky: bool, exact: bool) -> None:
     _WORKER.clear()
-    _WORKER.update(assign=assign, assignor=assignor, scope=scope, sticky=sticky,
-                   optimiser=Optimiser(exact), descs={})
+    _WORKER.update(assign=session() if session is not None else assign, assignor=assignor,
+                   scope=scope, sticky=sticky, optimiser=Optimiser(exact), shapes={},
+                   skeletons=skeletons(scope))
 
 
-def _run_task(task: tuple[Metadata, int, int]) -> _Partial:
+def _run_task(item: tuple[Task, int]) -> _Partial:
+    task, orbit = item
     scope: Scope = _WORKER["scope"]
-    descs_cache: dict[Metadata, list[MemberDesc]] = _WORKER["descs"]
-    descs = descs_cache.get(task[0])
-    if descs is None:
-        descs = descs_cache[task[0]] = descriptors(scope, task[0])
+    shapes: dict[Metadata, Shape] = _WORKER["shapes"]
+    shape = shapes.get(task[0])
+    if shape is None:
+        shape = shapes[task[0]] = Shape.of(scope, task[0], orbit)
     part = _Partial()
     optimiser: Optimiser = _WORKER["optimiser"]
+    assign, assignor, sticky = _WORKER["assign"], _WORKER["assignor"], _WORKER["sticky"]
     started = time.process_time()
-    for config in configs_of_task(scope, task, descs):
-        part.add(config, judge(_WORKER["assign"], _WORKER["assignor"], config, optimiser,
-                               _WORKER["sticky"]))
+    for config in configs_of_task(scope, task, shape, _WORKER["skeletons"]):
+        part.add(config, judge(assign, assignor, config, optimiser, sticky))
     part.cpu_seconds = time.process_time() - started
     return part
 
@@ -311,7 +311,7 @@ def save_counterexample(directory: str | os.PathLike[str], target: str, scope: S
 def prove(assign: AssignFn, assignor: str, scope: Scope | None = None, *,
           target: str | None = None, workers: int | None = None,
           failures: str | os.PathLike[str] | None = None, sticky: bool | None = None,
-          exact: bool = False,
+          exact: bool = False, session: Callable[[], AssignFn] | None = None,
           progress: Callable[[int, float], None] | None = None) -> ProofReport:
     """Check every configuration of ``scope`` against ``assign`` (see the module doc).
 
@@ -319,6 +319,8 @@ def prove(assign: AssignFn, assignor: str, scope: Scope | None = None, *,
     more than 1 needs the ``fork`` start method, else it runs in-process). ``sticky``:
     judge I3 and I4a (default: the assignor is ``sticky`` or ``cooperative-sticky``). ``exact``:
     ask Z3 for every optimum instead of accepting the lower bound when it is met.
+    ``session``: a factory of assign functions that answer like ``assign`` but keep what
+    repeats across requests (``impl.assign_op.AssignSession``); each worker makes one.
     """
     scope = scope or Scope()
     target = target or f"python:{assignor}"
@@ -337,7 +339,7 @@ def prove(assign: AssignFn, assignor: str, scope: Scope | None = None, *,
             if progress is not None:
                 progress(total.configs, time.perf_counter() - started)
 
-    args = (assign, assignor, scope, sticky, exact)
+    args = (assign, session, assignor, scope, sticky, exact)
     if workers == 1:
         _init_worker(*args)
         collect(_run_task(t) for t in tasks)

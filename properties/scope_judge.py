@@ -27,18 +27,24 @@ answer within its time limit) as ``TIMEOUT``.
 **Gap (I4b).** Moves are counted from the *resolved* previous ownership (each partition to
 its claimant with the strictly highest generation; a tie drops every claim) to the settled
 assignment, for configurations whose settled assignment is complete (and, for the sticky
-family, balanced). The optimum comes from Z3 (``optimal.MovesOracle``); when the answer is
-itself complete and balanced its moves bound the optimum from above, so one unsatisfiable
-``moves <= achieved - 1`` settles it, and when they also meet the trivial lower bound
-(``optimal.forced_moves``) no solver call is needed (``exact=True`` always asks Z3). The
-gap of range and roundrobin may be negative: they need not balance.
+family, balanced). When the answer is itself complete and balanced and its moves meet the
+trivial lower bound (``optimal.forced_moves``), that is the optimum; else a bounded
+exhaustive search finds it where the complete assignments are few
+(``optimal.search_min_moves``, as in every scope the prover is run at), else Z3
+(``optimal.MovesOracle``: the answer's moves bound it from above, so one unsatisfiable
+``moves <= achieved - 1`` settles it). ``exact=True`` always asks Z3. The gap of range and
+roundrobin may be negative: they need not balance.
+
+**Quick readings.** Each answer is read once (``_Reading``): valid and exclusive, how many
+partitions it holds, the sizes. A clean reading is exactly the empty answer of the
+predicates of ``assignment`` (I1, I2, completeness, I3's first test); they run, and word the
+violations, only where the reading finds a fault.
 
 """
 
 from __future__ import annotations
 
 import importlib
-import json
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -47,8 +53,8 @@ from typing import Any
 from . import assignment as A
 from .generations import claim_breaches, resolved, uncontested
 from .kafka_rules import inherited_i4a, inherited_i6
-from .rebalance import assignment_of, claims_of, i4a_applies, sent_claims
-from .scope_space import AssignFn, Config, TopicPartition
+from .rebalance import assignment_of, claims_of, sent_claims
+from .scope_space import AssignFn, Config, MemberDesc, TopicPartition
 
 STICKY_FAMILY = frozenset({"sticky", "cooperative-sticky"})
 COOPERATIVE_ASSIGNORS = frozenset({"cooperative-sticky"})
@@ -73,18 +79,28 @@ def member_name(i: int) -> str:
     return f"m{i}"
 
 
+_ENTRIES: dict[MemberDesc, tuple[list[str], list[list[Any]], int | None, int]] = {}
+
+
+def _entry(desc: MemberDesc) -> dict[str, Any]:
+    """One member's request entry (fresh lists; the pieces are kept per descriptor)."""
+    parts = _ENTRIES.get(desc)
+    if parts is None:
+        if len(_ENTRIES) > 100_000:
+            _ENTRIES.clear()
+        topics, gen, rack, owned = desc
+        parts = _ENTRIES[desc] = ([topic_name(t) for t in topics],
+                                  [[topic_name(t), p] for t, p in owned], gen or None, rack)
+    entry: dict[str, Any] = {"topics": list(parts[0]), "owned": [list(x) for x in parts[1]],
+                             "generation": parts[2]}
+    if parts[3] >= 0:
+        entry["rack"] = f"r{parts[3]}"
+    return entry
+
+
 def build_request(assignor: str, config: Config) -> dict[str, Any]:
     """The ``assign`` request (client mode) for one configuration."""
-    members: dict[str, Any] = {}
-    for i, (topics, gen, rack, owned) in enumerate(config.members):
-        entry: dict[str, Any] = {
-            "topics": [topic_name(t) for t in topics],
-            "owned": [[topic_name(t), p] for t, p in owned],
-            "generation": gen if gen else None,
-        }
-        if rack >= 0:
-            entry["rack"] = f"r{rack}"
-        members[member_name(i)] = entry
+    members = {member_name(i): _entry(desc) for i, desc in enumerate(config.members)}
     request: dict[str, Any] = {
         "op": "assign", "assignor": assignor, "mode": "client",
         "partitions": {topic_name(t): c for t, (c, _) in enumerate(config.metadata) if c},
@@ -96,11 +112,61 @@ def build_request(assignor: str, config: Config) -> dict[str, Any]:
     return request
 
 
+class _Reading:
+    """One assignment read once against the round's subscriptions and metadata: whether it
+    is valid and exclusive (I1, I2's validity half), how much it holds, and its sizes. The
+    predicates of ``assignment`` run only where this quick reading finds a fault, so their
+    messages stay the reference, and a clean reading is exactly their empty answer."""
+
+    def __init__(self, assignment: Mapping[str, list[TopicPartition]],
+                 subs: Mapping[str, set[str]], partitions: Mapping[str, int]) -> None:
+        held: set[TopicPartition] = set()
+        clean = True
+        for member, parts in assignment.items():
+            topics = subs.get(member, ())
+            for tp in parts:
+                if tp in held or tp[0] not in topics or not 0 <= tp[1] < partitions.get(
+                        tp[0], 0):
+                    clean = False
+                held.add(tp)
+        self.clean = clean
+        self.held = held
+        self.sizes = [len(parts) for parts in assignment.values()]
+        self.sizes += [0] * sum(1 for m in subs if m not in assignment)
+
+    def exclusive_and_valid(self, assignment: Mapping[str, list[TopicPartition]],
+                            subs: Mapping[str, list[str]],
+                            partitions: Mapping[str, int]) -> list[str]:
+        if self.clean:
+            return []
+        return A.exclusive_ownership(assignment) + A.valid_targets(assignment, subs, partitions)
+
+    def complete(self, assignment: Mapping[str, list[TopicPartition]],
+                 subs: Mapping[str, list[str]], partitions: Mapping[str, int],
+                 wanted: int) -> list[str]:
+        if self.clean and len(self.held) == wanted:
+            return []
+        return A.complete(assignment, subs, partitions)
+
+    def balanced(self, assignment: Mapping[str, list[TopicPartition]],
+                 subs: Mapping[str, list[str]], partitions: Mapping[str, int]) -> list[str]:
+        if not self.sizes or max(self.sizes) - min(self.sizes) <= 1:
+            return []
+        return A.balanced(assignment, subs, partitions)
+
+    def missing(self, wanted: int) -> bool:
+        """Some partition of a subscribed topic is held by nobody (valid holders only
+        count when the reading is clean; else the full scan decides)."""
+        return len(self.held) < wanted if self.clean else True
+
+
 def _missing(assignment: Mapping[str, list[TopicPartition]], subs: Mapping[str, list[str]],
-             partitions: Mapping[str, int]) -> bool:
-    held = {tp for ps in assignment.values() for tp in ps}
-    wanted = {t for ts in subs.values() for t in ts if t in partitions}
-    return any((t, p) not in held for t in wanted for p in range(partitions[t]))
+             partitions: Mapping[str, int], reading: _Reading, wanted: int) -> bool:
+    if reading.clean:
+        return reading.missing(wanted)
+    held = reading.held
+    topics = {t for ts in subs.values() for t in ts if t in partitions}
+    return any((t, p) not in held for t in topics for p in range(partitions[t]))
 
 
 def _as_sets(assignment: Mapping[str, list[TopicPartition]]) -> dict[str, set[TopicPartition]]:
@@ -113,8 +179,10 @@ def _follow_up(request: dict[str, Any], response: dict[str, Any],
     if not isinstance(generation, int):
         generation = max([v["generation"] or 0 for v in request["members"].values()],
                          default=0) + 1
-    nxt: dict[str, Any] = json.loads(json.dumps(request))
+    nxt: dict[str, Any] = {**request, "members": {m: dict(v) for m, v in
+                                                  request["members"].items()}}
     for m, v in nxt["members"].items():
+        v["topics"] = list(v["topics"])
         v["owned"] = [[t, p] for t, p in dict.fromkeys(assignment.get(m, []))]
         v["generation"] = generation
     return nxt
@@ -151,8 +219,10 @@ class Judgement:
 
 
 class Optimiser:
-    """Z3's optimum (``optimal.MovesOracle``), memoised per input; no solver call when the
-    assignor's balanced complete answer meets the lower bound (``forced_moves``)."""
+    """The I4b optimum, memoised per input: no search when the assignor's balanced complete
+    answer meets the lower bound (``forced_moves``); else an exhaustive search where the
+    assignments are few (``search_min_moves``, equal to Z3's optimum and far cheaper), else
+    Z3 (``optimal.MovesOracle``). ``exact`` asks Z3 every time."""
 
     def __init__(self, exact: bool) -> None:
         self.exact = exact
@@ -169,7 +239,7 @@ class Optimiser:
                 achieved: int | None) -> tuple[int, str]:
         """``achieved``: the moves of the assignor's answer when it is complete and
         balanced (an upper bound on the optimum), else None."""
-        from .optimal import MovesOracle, forced_moves
+        from .optimal import MovesOracle, forced_moves, search_min_moves
 
         if (not self.exact and achieved is not None
                 and achieved == forced_moves(subs, partitions, prev)):
@@ -179,6 +249,11 @@ class Optimiser:
                tuple((m, tuple(sorted(ps))) for m, ps in prev.items()))
         if key in self.cache:
             return self.cache[key], "cache"
+        if not self.exact:
+            found = search_min_moves(subs, partitions, prev)
+            if found is not None:
+                self.cache[key] = found
+                return found, "search"
         if self.oracle is None:
             self.oracle = MovesOracle()
         value = int(self.oracle.min_moves(subs, partitions, prev,
@@ -187,12 +262,29 @@ class Optimiser:
         return value, "z3"
 
 
+def _i4a_premise(request: Mapping[str, Any], subs: Mapping[str, list[str]],
+                 sets: Mapping[str, set[str]], partitions: Mapping[str, int],
+                 wanted: int) -> bool:
+    """``rebalance.i4a_applies``, with the quick reading first."""
+    members = request["members"]
+    gens = {v["generation"] for v in members.values()}
+    if (len(gens) != 1 or None in gens or "racks" in request
+            or sum(len(v["owned"]) for v in members.values()) != wanted):
+        return False  # a complete disjoint assignment holds exactly the wanted partitions
+    prev = {m: [(t, p) for t, p in v["owned"]] for m, v in members.items()}
+    reading = _Reading(prev, sets, partitions)
+    return (not reading.complete(prev, subs, partitions, wanted)
+            and not reading.balanced(prev, subs, partitions))
+
+
 def judge(assign: AssignFn, assignor: str, config: Config, optimiser: Optimiser | None,
           sticky: bool) -> Judgement:
     """Run one configuration (and its cooperative follow-ups) and judge it."""
     request = build_request(assignor, config)
-    subs = {m: list(v["topics"]) for m, v in request["members"].items()}
-    partitions: dict[str, int] = dict(request["partitions"])
+    subs = {m: v["topics"] for m, v in request["members"].items()}
+    sets = {m: set(ts) for m, ts in subs.items()}
+    partitions: dict[str, int] = request["partitions"]
+    wanted = sum(partitions[t] for t in set().union(*sets.values()) if t in partitions)
     out = Judgement([], [])
 
     def note(round_no: int, found: list[str]) -> None:
@@ -202,6 +294,7 @@ def judge(assign: AssignFn, assignor: str, config: Config, optimiser: Optimiser 
 
     current = request
     settled: dict[str, list[TopicPartition]] = {}
+    reading: _Reading | None = None
     for round_no in range(MAX_FOLLOW_UPS + 1):
         started = time.perf_counter()
         try:
@@ -216,7 +309,8 @@ def judge(assign: AssignFn, assignor: str, config: Config, optimiser: Optimiser 
         out.rounds.append((current, response))
         protocol = str(response.get("protocol") or (
             "COOPERATIVE" if assignor in COOPERATIVE_ASSIGNORS else "EAGER"))
-        found = A.exclusive_ownership(assignment) + A.valid_targets(assignment, subs, partitions)
+        reading = _Reading(assignment, sets, partitions)
+        found = reading.exclusive_and_valid(assignment, subs, partitions)
         if protocol == "COOPERATIVE":
             sent = sent_claims(current)
             found += A.revoke_before_reassign(uncontested(sent), assignment)
@@ -224,7 +318,7 @@ def judge(assign: AssignFn, assignor: str, config: Config, optimiser: Optimiser 
             i6 = [b.describe() for b in breaches]
             out.classify("I6", i6, inherited_i6(assignor, subs, breaches))
             found += i6
-        if round_no == 0 and sticky and i4a_applies(current, subs, partitions):
+        if round_no == 0 and sticky and _i4a_premise(current, subs, sets, partitions, wanted):
             prev = {m: [(t, p) for t, p in v["owned"]] for m, v in current["members"].items()}
             i4a = A.no_moves_when_balanced(prev, assignment)
             out.classify("I4a", i4a, inherited_i4a(assignor, subs, prev, assignment))
@@ -235,14 +329,14 @@ def judge(assign: AssignFn, assignor: str, config: Config, optimiser: Optimiser 
         # a violation that is Kafka's own (kafka_rules) does not stop the group: it goes on
         # as a Kafka group would, so what follows is still judged
         if (out.own_violation or protocol != "COOPERATIVE" or not changed
-                or not _missing(assignment, subs, partitions)):
+                or not _missing(assignment, subs, partitions, reading, wanted)):
             break
         if round_no < MAX_FOLLOW_UPS:
             current = _follow_up(current, response, assignment)
-    if out.own_violation:
+    if out.own_violation or reading is None:
         return out
     last = len(out.rounds) - 1
-    settled_found = A.complete(settled, subs, partitions)
+    settled_found = reading.complete(settled, subs, partitions, wanted)
     if settled_found and last > 0:
         if changed:
             # still changing: the group has not settled (I11), not a settled gap (I2)
@@ -251,7 +345,7 @@ def judge(assign: AssignFn, assignor: str, config: Config, optimiser: Optimiser 
         else:
             settled_found = [f"{v} (after {last} follow-up rebalance(s))"
                              for v in settled_found]
-    unbalanced = A.balanced(settled, subs, partitions)
+    unbalanced = reading.balanced(settled, subs, partitions)
     if sticky:
         settled_found += unbalanced
     note(last, settled_found)

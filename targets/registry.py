@@ -72,6 +72,9 @@ class Target:
     balanced: bool = False
     fork_safe: bool = True
     call: Callable[[dict[str, Any]], dict[str, Any]] | None = None  # any JSON-lines op
+    #: a fresh assign function that caches what repeats across requests and leaves out
+    #: user data (``impl.assign_op.AssignSession``): deterministic in-tree assignors only
+    assign_session: Callable[[], AssignFn] | None = None
     closers: list[Callable[[], None]] = field(default_factory=list)
     #: seconds a request may take before it fails as TIMEOUT (None: no limit)
     timeout: float | None = None
@@ -99,13 +102,14 @@ def _builtin(name: str, **_: Any) -> Target:
     if name not in BUILTIN_ASSIGNORS:
         raise TargetError(f"unknown builtin assignor {name!r}; expected one of "
                           f"{', '.join(BUILTIN_ASSIGNORS)} (or codec)")
-    from ..impl.assign_op import run_assign
+    from ..impl.assign_op import AssignSession, run_assign
     from ..impl.jsonl import handle
     from .builtin import BuiltinGroup
 
     return Target(f"builtin:{name}", name, assign=run_assign,
                   group=lambda: BuiltinGroup(f"builtin:{name}"), codec=BuiltinCodec(),
-                  hints=MachineHints(name), balanced=name in STICKY_FAMILY, call=handle)
+                  hints=MachineHints(name), balanced=name in STICKY_FAMILY, call=handle,
+                  assign_session=lambda: AssignSession(user_data=False))
 
 
 def _mutant(name: str, **_: Any) -> Target:
@@ -114,36 +118,45 @@ def _mutant(name: str, **_: Any) -> Target:
 
     target = f"mutant:{name}"
     if name in MUTANTS:
+        from .mutants import NoWithholdCooperativeStickyAssignor, PreKip341StickyAssignor
+
         m = MUTANTS[name]
-        assign = None
-        if name == "sticky-user-data-v0":
-            from ..impl.assign_op import assign_with
-            from .mutants import PreKip341StickyAssignor
-
-            def assign(request: dict[str, Any]) -> dict[str, Any]:
-                return assign_with(PreKip341StickyAssignor, request)
-        elif name == "cooperative-no-withhold":
-            from ..impl.assign_op import assign_with
-            from .mutants import NoWithholdCooperativeStickyAssignor
-
-            def assign(request: dict[str, Any]) -> dict[str, Any]:
-                return assign_with(NoWithholdCooperativeStickyAssignor, request)
-        return Target(target, m.assignor, assign=assign, group=m.factory,
-                      hints=MachineHints(m.assignor, m.profiles, m.user_data_versions),
-                      balanced=m.assignor in STICKY_FAMILY)
+        classes = {"sticky-user-data-v0": PreKip341StickyAssignor,
+                   "cooperative-no-withhold": NoWithholdCooperativeStickyAssignor}
+        out = Target(target, m.assignor, group=m.factory,
+                     hints=MachineHints(m.assignor, m.profiles, m.user_data_versions),
+                     balanced=m.assignor in STICKY_FAMILY)
+        if name in classes:
+            _with_class(out, classes[name])
+        return out
     if name in ASSIGNOR_MUTANTS:
         from .python_target import PythonTarget
 
         am = ASSIGNOR_MUTANTS[name]
         py = PythonTarget(target, am.cls, am.subscription_version)
         versions = (am.subscription_version,) if am.subscription_version is not None else (3,)
-        return Target(target, am.assignor, assign=py.assign, group=py.group_factory(),
-                      hints=MachineHints(am.assignor, subscription_versions=versions),
-                      balanced=am.assignor in STICKY_FAMILY)
+        out = Target(target, am.assignor, group=py.group_factory(),
+                     hints=MachineHints(am.assignor, subscription_versions=versions),
+                     balanced=am.assignor in STICKY_FAMILY)
+        _with_class(out, am.cls, am.subscription_version)
+        return out
     if name in CODEC_MUTANTS:
         return Target(target, None, codec=CODEC_MUTANTS[name]())
     known = sorted([*MUTANTS, *ASSIGNOR_MUTANTS, *CODEC_MUTANTS])
     raise TargetError(f"unknown mutant {name!r}; expected one of {', '.join(known)}")
+
+
+def _with_class(target: Target, cls: Callable[[], Any],
+                subscription_version: int | None = None) -> None:
+    """An in-tree assignor class as the target's assign function and assign session."""
+    from ..impl.assign_op import AssignSession, assign_with
+
+    def assign(request: dict[str, Any]) -> dict[str, Any]:
+        return assign_with(cls, request, subscription_version=subscription_version)
+
+    target.assign = assign
+    target.assign_session = lambda: AssignSession(
+        lambda _: cls(), subscription_version=subscription_version, user_data=False)
 
 
 def _python(spec: str, **_: Any) -> Target:

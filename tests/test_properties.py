@@ -36,6 +36,41 @@ def test_balanced_follows_kafkas_is_balanced_rule() -> None:
     assert A.balanced({"a": [], "b": T}, subs2, {"t": 3}) != []
 
 
+@st.composite
+def _groups(draw: st.DrawFn) -> tuple[dict[str, list[tuple[str, int]]], dict[str, list[str]],
+                                      dict[str, int]]:
+    """Members a..d with any topics of t, u, v (metadata may lack one), holding any
+    partitions, some outside the metadata, some twice."""
+    members = ["a", "b", "c", "d"][:draw(st.integers(1, 4))]
+    partitions = draw(st.dictionaries(st.sampled_from("tuv"), st.integers(0, 4)))
+    subs = {m: draw(st.lists(st.sampled_from("tuvw"), max_size=3)) for m in members}
+    tps = st.tuples(st.sampled_from("tuv"), st.integers(-1, 5))
+    held = {m: draw(st.lists(tps, max_size=8)) for m in members}
+    return held, subs, partitions
+
+
+def _brute_force_could_take(held: dict[str, list[tuple[str, int]]],
+                            subs: dict[str, list[str]], partitions: dict[str, int]) -> bool:
+    sizes = {m: len(ps) for m, ps in held.items()}
+    return any(other != m and sizes[m] + 1 < sizes[other]
+               for m, topics in subs.items() for t in topics
+               for p in range(partitions.get(t, 0))
+               for other, ps in held.items() if (t, p) in ps)
+
+
+@given(_groups())
+def test_balanced_finds_a_taker_exactly_when_one_exists(
+        group: tuple[dict[str, list[tuple[str, int]]], dict[str, list[str]],
+                     dict[str, int]]) -> None:
+    """I3 has a violation exactly when some member could take a partition of one of its
+    topics from another holding at least two more (the one-pass check agrees with the
+    definition on every group)."""
+    held, subs, partitions = group
+    sizes = [len(ps) for ps in held.values()]
+    expected = max(sizes) - min(sizes) > 1 and _brute_force_could_take(held, subs, partitions)
+    assert bool(A.balanced(held, subs, partitions)) == expected
+
+
 def test_revoke_before_reassign_catches_a_partition_moving_in_one_round() -> None:
     assert A.revoke_before_reassign({"a": T}, {"a": T[:2], "b": []}) == []
     assert A.revoke_before_reassign({"a": T}, {"a": T[:2], "b": T[2:]}) != []

@@ -23,10 +23,10 @@ from .sticky_common import (
     OwnedClaims,
     RackInfo,
     keep_to_subscribers,
-    member_map,
     member_order,
     misplaced_partitions,
     resolve_owned_partitions,
+    subscribed_topics,
 )
 from .sticky_constrained import ConstrainedAssignmentBuilder
 from .sticky_general import GeneralAssignmentBuilder
@@ -54,18 +54,20 @@ class _AbstractStickyAssignor:
     def assign(self, cluster: Cluster,
                subscriptions: dict[str, Subscription]) -> dict[str, Assignment]:
         """Kafka's ``AbstractPartitionAssignor.assign``: every member gets an entry, in the
-        order of Java's result ``HashMap``."""
+        order of Java's result ``HashMap``.
+
+        The cyclic collector is off until the answer is built: it would walk the millions
+        of acyclic tuples of a large group again and again while they are made; its one
+        look at them comes after the call (``bench/assign.py`` shows what it costs).
+        """
         collecting = gc.isenabled()
-        gc.disable()  # millions of acyclic tuples: the cyclic collector only costs time here
+        gc.disable()
         try:
             raw = self.assign_partitions(cluster, subscriptions)
+            return {m: Assignment(raw[m]) for m in member_order(raw)}
         finally:
             if collecting:
                 gc.enable()
-        result = member_map()
-        for member in raw:
-            result.put(member)
-        return {m: Assignment(raw[m]) for m in result.order()}
 
     def assign_partitions(self, cluster: Cluster, subscriptions: dict[str, Subscription]
                           ) -> dict[str, list[TopicPartition]]:
@@ -74,7 +76,7 @@ class _AbstractStickyAssignor:
             return {}
         members = member_order(subscriptions)
         partitions_per_topic: dict[str, int] = {}
-        for topic in set().union(*(s.topics for s in subscriptions.values())):
+        for topic in subscribed_topics(subscriptions.values()):
             count = cluster.partition_count(topic)
             if count is not None and count > 0:
                 partitions_per_topic[topic] = count

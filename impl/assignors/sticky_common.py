@@ -14,13 +14,14 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 
 from ..errors import AssignorError
-from ..javahash import HashMapOrder, java_string_key, string_hash
+from ..javahash import HashMapOrder, capacity_for, java_string_key, string_hash
 from ..types import Cluster, Subscription, TopicPartition
 from ..user_data import DEFAULT_GENERATION, MemberData
 
 __all__ = [
     "DEFAULT_GENERATION", "IllegalStateError", "MemberData", "NullPointerError", "OwnedClaims",
     "RackInfo", "member_key", "member_order", "partition_key", "resolve_owned_partitions",
+    "subscribed_topics",
 ]
 
 
@@ -52,6 +53,13 @@ def cached_string_hash(s: str) -> int:
     return string_hash(s)
 
 
+@lru_cache(maxsize=65536)
+def _spread_hash(member: str) -> int:
+    """``HashMap.hash`` of a member id: its bucket is this masked by the table length."""
+    h = string_hash(member) & 0xFFFFFFFF
+    return h ^ (h >> 16)
+
+
 def partition_key(tp: TopicPartition) -> tuple[int, str]:
     """KAFKA-16277: owned partitions are kept in (partition, topic) order."""
     return tp[1], member_key(tp[0])
@@ -62,12 +70,19 @@ def member_map(capacity: int = 16) -> HashMapOrder:
     return HashMapOrder(capacity, cached_string_hash)
 
 
-def member_order(members: Iterable[str]) -> list[str]:
-    """Iteration order of a default ``HashMap`` filled with ``members`` in this order."""
-    m = member_map()
-    for member in members:
-        m.put(member)
-    return m.order()
+def member_order(members: Iterable[str], capacity: int = 16) -> list[str]:
+    """Iteration order of a ``HashMap<String, _>`` created with table length ``capacity``
+    (the default map: 16) and filled with ``members`` in this order.
+
+    All at once rather than put by put: the table only grows, a resize never reorders a
+    bucket, so the order is bucket by bucket under the final table length, each bucket in
+    insertion order (a stable sort).
+    """
+    keys = list(dict.fromkeys(members))
+    mask = capacity_for(len(keys), capacity) - 1
+    spread = _spread_hash
+    buckets = [spread(k) & mask for k in keys]
+    return [keys[i] for i in sorted(range(len(keys)), key=buckets.__getitem__)]
 
 
 @dataclass
@@ -77,6 +92,18 @@ class OwnedClaims:
     all_equal: bool
     owned: dict[str, list[TopicPartition]]
     partitions_with_multiple_previous_owners: set[TopicPartition] = field(default_factory=set)
+
+
+def subscribed_topics(subscriptions: Iterable[Subscription]) -> set[str]:
+    """Every topic some member subscribes to (equal lists in a row are read once)."""
+    topics: set[str] = set()
+    previous: list[str] | None = None
+    for subscription in subscriptions:
+        mine = subscription.topics
+        if mine is not previous and mine != previous:
+            topics.update(mine)
+            previous = mine
+    return topics
 
 
 def _same_topics(reference: set[str], topics: list[str]) -> bool:
@@ -100,16 +127,22 @@ def resolve_owned_partitions(
     """
     all_equal = True
     reference: set[str] = set()
+    same: list[str] | None = None  # the last topic list found equal to the reference
     owned: dict[str, list[TopicPartition]] = {}
     multiple: set[TopicPartition] = set()
-    # per topic, the member recorded as each partition's claimant (arrays, not a tuple map)
-    owner_of: dict[str, list[str | None]] = {t: [None] * n for t, n in partitions_per_topic.items()}
+    # per topic, the member recorded as each partition's claimant (arrays, not a tuple map),
+    # made on the topic's first claim
+    owner_of: dict[str, list[str | None]] = {}
     for member in members:
         subscription = subscriptions[member]
+        topics = subscription.topics
         if not reference:
-            reference.update(subscription.topics)
-        elif all_equal and not _same_topics(reference, subscription.topics):
-            all_equal = False
+            reference.update(topics)
+        elif all_equal and topics is not same and topics != same:
+            if _same_topics(reference, topics):
+                same = topics
+            else:
+                all_equal = False
         data = member_data[member]
         generation = DEFAULT_GENERATION if data.generation is None else data.generation
         max_generation = max(max_generation, generation)
@@ -117,8 +150,13 @@ def resolve_owned_partitions(
         owned[member] = mine
         for tp in data.partitions:
             slots = owner_of.get(tp[0])
+            if slots is None:
+                count = partitions_per_topic.get(tp[0])
+                if count is None:
+                    continue
+                slots = owner_of[tp[0]] = [None] * count
             p = tp[1]
-            if slots is None or not 0 <= p < len(slots):
+            if not 0 <= p < len(slots):
                 continue
             other = slots[p]
             if other is None:
@@ -227,13 +265,14 @@ def misplaced_partitions(assignment: dict[str, list[TopicPartition]],
     before the first non-empty one in the member map (they are never compared).
     """
     full = set(all_topics)
-    partial: dict[tuple[str, ...], set[str] | None] = {}  # None: every topic is subscribed
     out: Misplaced = []
+    previous: list[str] | None = None
+    subscribed: set[str] | None = None  # None: every topic is subscribed
     for member, partitions in assignment.items():
-        key = tuple(subscriptions[member].topics)
-        if key not in partial:
-            partial[key] = None if full.issubset(key) else set(key)
-        subscribed = partial[key]
+        topics = subscriptions[member].topics
+        if topics is not previous and topics != previous:  # members mostly share one list
+            previous = topics
+            subscribed = None if full.issubset(topics) else set(topics)
         if subscribed is not None and partitions:
             out.extend((tp, member) for tp in partitions if tp[0] not in subscribed)
     return out

@@ -4,6 +4,11 @@ Steps (spec §3): keep owned partitions up to the quotas, in (partition, topic) 
 (KAFKA-16277); fill members under ``min_quota`` round robin (rack-matching first, KIP-881,
 KAFKA-15170), then give the leftovers one each to members at exactly ``min_quota``. Partitions
 that leave a member are recorded in ``partitions_transferring_ownership`` (KIP-429).
+
+The partitions nobody kept wait as two columns (`PartitionColumns`: topics, numbers); each
+becomes a tuple when it is handed out, a member's whole share at a time (one strided slice per
+pass of the round robin), so a first assignment of a million partitions makes each tuple once,
+already in its member's list.
 """
 
 from __future__ import annotations
@@ -13,8 +18,15 @@ from itertools import repeat
 from operator import itemgetter
 from typing import Any
 
+from ..javahash import capacity_for_copy
 from ..types import TopicPartition
-from .sticky_common import IllegalStateError, RackInfo, member_key, member_map, partition_key
+from .sticky_common import (
+    IllegalStateError,
+    RackInfo,
+    member_key,
+    member_order,
+    partition_key,
+)
 
 
 def _owned_sorter(topics: list[str]) -> Callable[[TopicPartition], Any]:
@@ -23,6 +35,36 @@ def _owned_sorter(topics: list[str]) -> Callable[[TopicPartition], Any]:
         by_partition_then_topic: Callable[[TopicPartition], Any] = itemgetter(1, 0)
         return by_partition_then_topic
     return partition_key
+
+
+class PartitionColumns:
+    """Partitions waiting to be handed out, in order, as two columns (topics, numbers).
+
+    The tuple of a partition is made when it is handed out, member by member, so a member's
+    partitions lie together in memory; the numbers are shared ints (most are not CPython's
+    cached small ints), so a partition costs one new tuple and nothing more.
+    """
+
+    __slots__ = ("topics", "numbers")
+
+    def __init__(self, topics: list[str], numbers: list[int]) -> None:
+        self.topics = topics
+        self.numbers = numbers
+
+    @classmethod
+    def of(cls, partitions: list[TopicPartition]) -> PartitionColumns:
+        return cls([t for t, _ in partitions], [p for _, p in partitions])
+
+    def __len__(self) -> int:
+        return len(self.numbers)
+
+    def take(self, start: int, stop: int | None = None, step: int = 1) -> list[TopicPartition]:
+        """The partitions at ``[start:stop:step]`` as new tuples."""
+        return list(zip(self.topics[start:stop:step], self.numbers[start:stop:step],
+                        strict=True))
+
+    def tuples(self) -> list[TopicPartition]:
+        return list(zip(self.topics, self.numbers, strict=True))
 
 
 class ConstrainedAssignmentBuilder:
@@ -54,23 +96,21 @@ class ConstrainedAssignmentBuilder:
         unassigned = self._unassigned_partitions(assigned)
         self.under_min.sort(key=member_key)
         self.exactly_min.sort(key=member_key)
-        unassigned = self.rack_info.sort_by_rack_consumers(unassigned)
-        if self.rack_info.consumer_racks:
-            unassigned = self._assign_rack_aware_round_robin(unassigned)
+        rack = self.rack_info
+        if rack.num_consumers_by_partition or rack.consumer_racks:
+            listed = rack.sort_by_rack_consumers(unassigned.tuples())
+            if rack.consumer_racks:
+                listed = self._assign_rack_aware_round_robin(listed)
+            unassigned = PartitionColumns.of(listed)
         self._assign_round_robin(unassigned)
         self._verify_unfilled_members()
         return self._in_result_order()
 
     def _in_result_order(self) -> dict[str, list[TopicPartition]]:
         """``new HashMap<>(Collectors.toMap(...))``: the copy constructor's table size."""
-        from ..javahash import capacity_for_copy
-        order = member_map()
-        for member in self.members:
-            order.put(member)
-        copy = member_map(capacity_for_copy(len(self.members)))
-        for member in order.order():
-            copy.put(member)
-        return {m: self.assignment[m] for m in copy.order()}
+        order = member_order(self.members)
+        return {m: self.assignment[m]
+                for m in member_order(order, capacity_for_copy(len(order)))}
 
     def _owned_order(self) -> Callable[[TopicPartition], Any]:
         """The order in which a member keeps its owned partitions: (partition, topic), so an
@@ -84,6 +124,12 @@ class ConstrainedAssignmentBuilder:
         rack = self.rack_info
         for member in self.members:
             claims = self.owned[member]
+            if not claims:  # nothing to keep (a first assignment)
+                if self.min_quota > 0:
+                    self.under_min.append(member)
+                else:
+                    self._quota_for(0, member)
+                continue
             if rack.consumer_racks:
                 kept = []
                 for tp in claims:
@@ -117,25 +163,34 @@ class ConstrainedAssignmentBuilder:
             self.exactly_min.append(member)
         return self.min_quota
 
-    def _unassigned_partitions(self, assigned: list[TopicPartition]) -> list[TopicPartition]:
-        """All partitions in (topic, partition) order that nobody kept."""
-        taken = {t: bytearray(n) for t, n in self.partitions_per_topic.items()}
+    def _unassigned_partitions(self, assigned: list[TopicPartition]) -> PartitionColumns:
+        """All partitions in (topic, partition) order that nobody kept, as columns."""
+        counts = self.partitions_per_topic
+        taken: dict[str, bytearray] = {}
         for topic, p in assigned:
-            taken[topic][p] = 1
-        out: list[TopicPartition] = []
-        for topic in sorted(self.partitions_per_topic, key=member_key):
-            marks = taken[topic]
-            free = len(marks) - sum(marks)
-            if free == len(marks):
-                out.extend(zip(repeat(topic), range(free)))
-            elif 4 * free > len(marks):
-                out.extend([(topic, p) for p, m in enumerate(marks) if not m])
+            marks = taken.get(topic)
+            if marks is None:
+                marks = taken[topic] = bytearray(counts[topic])
+            marks[p] = 1
+        numbers = list(range(max(counts.values(), default=0)))
+        topic_column: list[str] = []
+        number_column: list[int] = []
+        for topic in sorted(counts, key=member_key):
+            n = counts[topic]
+            marks = taken.get(topic)
+            if marks is None:
+                free = numbers if n == len(numbers) else numbers[:n]
+            elif 4 * (n - marks.count(1)) > n:
+                free = [numbers[p] for p, m in enumerate(marks) if not m]
             else:
+                free = []
                 p = marks.find(0)
                 while p >= 0:
-                    out.append((topic, p))
+                    free.append(numbers[p])
                     p = marks.find(0, p + 1)
-        return out
+            topic_column.extend(repeat(topic, len(free)))
+            number_column.extend(free)
+        return PartitionColumns(topic_column, number_column)
 
     def _assign_new_partition(self, tp: TopicPartition, member: str) -> int:
         mine = self.assignment[member]
@@ -180,12 +235,12 @@ class ConstrainedAssignmentBuilder:
                 self._assign_new_partition(tp, member)
         return left
 
-    def _assign_round_robin(self, unassigned: list[TopicPartition]) -> None:
+    def _assign_round_robin(self, unassigned: PartitionColumns) -> None:
         """Round robin over members under ``min_quota``, then one each to ``exactly_min``."""
         position = self._fill_under_min(unassigned)
         exact = self.exactly_min
         head = 0
-        for tp in unassigned[position:]:
+        for tp in unassigned.take(position):
             if head >= len(exact):
                 raise IllegalStateError("No more unfilled consumers to be assigned.")
             member = exact[head]
@@ -194,7 +249,7 @@ class ConstrainedAssignmentBuilder:
                 self.current_over += 1
         del exact[:head]
 
-    def _fill_under_min(self, unassigned: list[TopicPartition]) -> int:
+    def _fill_under_min(self, unassigned: PartitionColumns) -> int:
         """Passes over ``under_min`` in id order; a member leaves when it reaches min.
 
         Computed a block of passes at a time (all members in a block take one partition
@@ -211,7 +266,7 @@ class ConstrainedAssignmentBuilder:
             if passes > 0:
                 end = position + passes * width
                 for i, member in enumerate(under):
-                    self._take(member, unassigned[position + i:end:width])
+                    self._take(member, unassigned.take(position + i, end, width))
                 position, done_passes = end, done_passes + passes
             if done_passes == level:
                 reached = [m for m in under if need[m] == level]
@@ -219,10 +274,9 @@ class ConstrainedAssignmentBuilder:
                 self.exactly_min.extend(reached)
                 continue
             # fewer partitions left than one more pass needs: a partial pass ends it all
-            for i in range(total - position):
+            for i, tp in enumerate(unassigned.take(position)):
                 member = under[i]
-                if self._assign_new_partition(unassigned[position + i], member) \
-                        == self.min_quota:
+                if self._assign_new_partition(tp, member) == self.min_quota:
                     self.exactly_min.append(member)
             reached_ids = {under[i] for i in range(total - position)
                            if len(self.assignment[under[i]]) == self.min_quota}
@@ -231,8 +285,13 @@ class ConstrainedAssignmentBuilder:
         return position
 
     def _take(self, member: str, partitions: list[TopicPartition]) -> None:
-        """Hand a slice of partitions to ``member`` (bookkeeping of ``_assign_new_partition``)."""
-        self.assignment[member].extend(partitions)
+        """Hand a slice of partitions to ``member`` (bookkeeping of ``_assign_new_partition``);
+        the slice becomes the member's list when it has none yet."""
+        mine = self.assignment[member]
+        if mine:
+            mine.extend(partitions)
+        else:
+            self.assignment[member] = partitions
         if self.maybe_revoked or self.multiple:
             for tp in partitions:
                 previous_owner = self.maybe_revoked.get(tp)

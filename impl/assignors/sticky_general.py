@@ -373,7 +373,9 @@ class GeneralAssignmentBuilder:
 
     def _perform_reassignments(self, partitions: list[TopicPartition],
                                prev: dict[TopicPartition, PrevOwner]) -> bool:
-        """Passes over ``partitions`` until one moves nothing; see D4 for termination."""
+        """Passes over ``partitions`` until one moves nothing; see D4 for termination.
+        ``isBalanced`` is asked before each partition, as in Kafka, but computed again only
+        after a move (nothing else changes what it answers)."""
         performed = False
         modified = True
         seen: set[int] = set()
@@ -387,11 +389,15 @@ class GeneralAssignmentBuilder:
                         f"{MAX_SWAP_PASSES} reassignment passes without a repeated state")
                 seen.add(self._fingerprint)
             modified = False
+            balanced: bool | None = None  # None: to be computed (nothing moved since)
             for tp in partitions:
-                if self._is_balanced():
+                if balanced is None:
+                    balanced = self._is_balanced()
+                if balanced:
                     break
                 if self._reassign_one(tp, prev):
                     performed = modified = True
+                    balanced = None
         return performed
 
     def _drop_swap_rule(self) -> None:
