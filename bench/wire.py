@@ -1,64 +1,99 @@
-"""Rebalance latency of real librdkafka consumers on the mock cluster (wire mode).
+"""Real clients on the wire, per client: how long a group of five takes to settle, and how many
+events per second the state machine drives through it.
 
-For each assignor, on a fresh mock cluster per round: c1 joins, c2 joins, c1 leaves; each
-event is followed by ``settle`` (the driver waits for the callbacks and the members'
-statistics, never on a fixed sleep). Prints the median and the slowest wall time of each
-settle over the rounds, with the load average, and the model's verdict (every run must hold).
+For each client and each backend (groupcheck's broker, the default, and librdkafka's mock;
+range, or the client's first assignor when it has none; a fresh cluster per round): five
+consumers join a 10-partition topic one after the other, then ``settle`` (the
+harness waits for the callbacks and for the coordinator's side, never on a fixed sleep); the
+time from the first join until the group is settled is taken over ``--rounds`` rounds. Then
+the state machine runs ``--examples`` examples (seed 0, normal operation without pauses and
+subscription changes, which have findings of their own) and its events per second are
+printed (on the broker the machine also aims late answers and SyncGroup orders at single
+members, which the mock cannot). Every run must hold: the verdict column says so, or names
+the first violation.
 
-    python bench/wire.py [--rounds N]
+    python bench/wire.py [--rounds N] [--examples N] [--clients a,b,...] [--brokers b,...]
 """
 
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import os
 import platform
 import statistics
+import sys
 import time
+from pathlib import Path
 
+from groupcheck.battery import machine_config
 from groupcheck.model.events import apply_event
+from groupcheck.model.fuzz import fuzz
 from groupcheck.model.spec import ReferenceModel
-from groupcheck.targets.librdkafka import ASSIGNORS
-from groupcheck.targets.registry import make_group_target
+from groupcheck.targets.registry import make_group_target, resolve
+from groupcheck.targets.wire_backend import BACKENDS
+from groupcheck.targets.wire_clients import BUILT, SHIPPED, hello, missing
 
-STAGES = ("c1 joins", "c2 joins", "c1 leaves")
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
+from wire_cases import five_members  # noqa: E402
 
 
-def one_round(assignor: str) -> tuple[list[float], list[str]]:
-    target = make_group_target(f"librdkafka:{assignor}")
+def assignor_of(client: str) -> str:
+    """range, or the client's first assignor when it has none (KafkaJS: roundrobin)."""
+    assignors = hello(client).assignors
+    return "range" if "range" in assignors else assignors[0]
+
+
+def settle_five(client: str) -> tuple[float, list[str]]:
+    target = make_group_target(f"wire:{client}:{assignor_of(client)}")
     model = ReferenceModel()
-    join = {"op": "join", "topics": ["t0"], "assignors": [assignor], "profile": "librdkafka"}
-    events = [{**join, "member": "c1"}, {**join, "member": "c2"}, {"op": "leave", "member": "c1"}]
-    times, problems = [], []
+    events = five_members(assignor_of(client))
+    problems: list[str] = []
     try:
-        problems += apply_event({"op": "partitions", "topic": "t0", "count": 6}, target, model)
-        for event in events:
-            started = time.perf_counter()
+        problems += apply_event(events[0], target, model)
+        started = time.perf_counter()
+        for event in events[1:]:
             problems += apply_event(event, target, model)
-            problems += apply_event({"op": "settle"}, target, model)
-            times.append(time.perf_counter() - started)
+        elapsed = time.perf_counter() - started
     finally:
         target.close()
-    return times, problems
+    return elapsed, problems
+
+
+def machine_rate(client: str, examples: int) -> tuple[float, int, list[str]]:
+    target = resolve(f"wire:{client}:{assignor_of(client)}")
+    assert target.group is not None
+    config = dataclasses.replace(machine_config(target), pauses=False, subscriptions=False)
+    result = fuzz(target.group, config, profile="wire", max_examples=examples, seed_value=0,
+                  shrink_seconds=0)
+    return result.steps / max(result.seconds, 1e-9), result.steps, list(result.violations)
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--examples", type=int, default=3)
+    parser.add_argument("--clients", default=",".join([*SHIPPED, *BUILT]))
+    parser.add_argument("--brokers", default=",".join(BACKENDS))
     args = parser.parse_args()
     print(f"{platform.processor() or platform.machine()}, {os.cpu_count()} cores, "
           f"load average {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
-    print(f"{'assignor':<20}" + "".join(f"{s + ' (med/max s)':>26}" for s in STAGES)
-          + "  verdict")
-    for assignor in ASSIGNORS:
-        runs = [one_round(assignor) for _ in range(args.rounds)]
-        cells = []
-        for i in range(len(STAGES)):
-            values = [times[i] for times, _ in runs]
-            cells.append(f"{statistics.median(values):>14.2f} / {max(values):<9.2f}")
-        problems = [p for _, found in runs for p in found]
-        print(f"{assignor:<20}" + "".join(f"{c:>26}" for c in cells)
-              + ("  held" if not problems else f"  {problems[0]}"))
+    print(f"{'client':<28}{'backend':<12}{'five settle, med / max s':>26}"
+          f"{'machine events/s':>18}{'events':>8}  verdict", flush=True)
+    for client in args.clients.split(","):
+        if missing(client):
+            print(f"{client:<28}skipped: {missing(client)}")
+            continue
+        label = f"{client} {hello(client).version}"
+        for broker in args.brokers.split(","):
+            os.environ["GROUPCHECK_BROKER"] = broker
+            runs = [settle_five(client) for _ in range(args.rounds)]
+            times = [t for t, _ in runs]
+            rate, steps, violations = machine_rate(client, args.examples)
+            problems = [p for _, found in runs for p in found] + violations
+            print(f"{label:<28}{broker:<12}{statistics.median(times):>14.2f} / "
+                  f"{max(times):<9.2f}{rate:>18.2f}{steps:>8}  "
+                  + ("held" if not problems else problems[0]), flush=True)
     print(f"load average after: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
 
 

@@ -25,7 +25,7 @@ from .battery_results import EngineResult, Finding, file_safe, invariant_id, sav
 from .targets.registry import Target
 
 FUZZ_CHECKED = ("I1", "I2", "I3", "I4a", "I5", "I6", "I7", "I8", "I9", "I11", "I12")
-WIRE_CHECKED = ("I1", "I2", "I5", "I6", "I7", "I8", "I9", "I11")
+WIRE_CHECKED = ("I1", "I2", "I5", "I6", "I7", "I8", "I9", "I10", "I11")
 GAP_SHARE = 0.1  # of the fuzz budget, for Z3's optima (at most GAP_SECONDS)
 GAP_SECONDS = 10.0
 SHRINK_SECONDS = 10.0  # in process: the delta-debugging pass alone, within this
@@ -41,7 +41,8 @@ def machine_config(target: Target) -> Any:
     hints = target.hints
     assert hints is not None and target.assignor is not None
     if hints.wire:
-        return wire_config(hints.assignor, adversarial=hints.adversarial)
+        return wire_config(hints.assignor, adversarial=hints.adversarial,
+                           steering=hints.steering, profiles=hints.profiles)
     # members on the KIP-429 upgrade path also run Kafka's builtins, held to Kafka's rules
     promises = Promises(balance=((target.assignor, target.balance),),
                         sticky=STICKY_FAMILY | ({target.assignor} if target.sticky else set()))

@@ -344,6 +344,15 @@ def cmd_diff(args: argparse.Namespace) -> int:
     return 0 if agree else 1
 
 
+def add_broker_option(p: argparse.ArgumentParser) -> None:
+    """``--broker``: the cluster the wire targets run on (``$GROUPCHECK_BROKER``)."""
+    from .targets.wire_backend import BACKENDS
+
+    p.add_argument("--broker", choices=BACKENDS, default=None,
+                   help="the cluster wire targets run on: groupcheck's own broker "
+                        "(groupcheck, the default) or librdkafka's mock cluster (mock)")
+
+
 def add_commands(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     target_help = TARGET_KINDS
     p = sub.add_parser("check", help="run the whole battery against a target")
@@ -371,6 +380,7 @@ def add_commands(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-
                         "machine's findings keep the rules)")
     p.add_argument("--strict", action="store_true",
                    help="fail on violations that are Kafka's own behaviour too (rules K1-K4)")
+    add_broker_option(p)
     p.set_defaults(func=cmd_check)
 
     p = sub.add_parser("zoo", help="catch every mutant of the bug zoo")

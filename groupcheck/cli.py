@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from collections.abc import Sequence
 from typing import Any, NoReturn
@@ -90,6 +91,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--json", action="store_true", help="print the JSON response instead")
     p.set_defaults(func=_cmd_assign)
     from .audit_command import add_commands as add_audit
+    from .broker_command import add_commands as add_broker
     from .check_command import add_commands as add_check
     from .membership_commands import add_commands
     from .prove_command import add_commands as add_prove
@@ -102,12 +104,15 @@ def build_parser() -> argparse.ArgumentParser:
     add_audit(sub)
     add_scenarios(sub)
     add_shrink(sub)
+    add_broker(sub)
     return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     try:
         args = build_parser().parse_args(argv)
+        if getattr(args, "broker", None):  # wire targets read it when they are resolved
+            os.environ["GROUPCHECK_BROKER"] = args.broker
         code: int = args.func(args)
         return code
     except (UsageError, CommandError) as exc:

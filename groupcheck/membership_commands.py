@@ -174,11 +174,13 @@ def _replay_request(args: argparse.Namespace, body: dict[str, Any]) -> int:
 
 
 def add_commands(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    from .check_command import add_broker_option
+
     p = sub.add_parser("fuzz", help="run the stateful model against a target")
     p.add_argument("--target", required=True,
                    help="any target with a group (an assignor): builtin:<assignor>, "
                         "mutant:<name>, python:pkg.module[:attr], jsonl:<command>, "
-                        "java:[CLASSPATH], …")
+                        "java:[CLASSPATH], wire:<client>:<assignor>, …")
     p.add_argument("--assignor", action="append", default=None,
                    help="which assignors (repeatable or comma-separated; default: every "
                         "assignor the target answers)")
@@ -188,6 +190,7 @@ def add_commands(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-
     p.add_argument("--settings", choices=SETTINGS, default="ci",
                    help="ci (default; wire for librdkafka: targets), dev, deep, wire")
     p.add_argument("--failures", default=DEFAULT_FAILURES, help="where replay files go")
+    add_broker_option(p)
     p.set_defaults(func=cmd_fuzz)
     p = sub.add_parser("replay", help="run a saved counterexample again (a state-machine "
                                       "replay file, or one saved assign request)")
@@ -197,6 +200,7 @@ def add_commands(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-
                    help="the assignor, for a target that answers several (default: the one "
                         "the file was found on; a replayed request names its own)")
     _timeout_option(p)
+    add_broker_option(p)
     p.set_defaults(func=cmd_replay)
 
 

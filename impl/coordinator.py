@@ -90,6 +90,13 @@ class GroupCoordinator(RebalanceCore):
         self._fire_timers(now_ms)
         return self._drain()
 
+    def expire_session(self, member_id: str, now_ms: int) -> list[Envelope]:
+        """End ``member_id``'s session at ``now_ms`` as if its session timer fired there (a
+        harness's fault injection); the same exemptions apply. Unknown ids are ignored."""
+        self._fire_timers(now_ms)
+        self._session_expired(member_id)
+        return self._drain()
+
     def next_deadline(self) -> int | None:
         """The earliest armed timer, or None."""
         return self._timers.next_deadline()

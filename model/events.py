@@ -178,13 +178,16 @@ def apply_event(event: Event, target: GroupTarget, model: ReferenceModel) -> lis
         target.resume(member, _parts(event["partitions"]))
         if not getattr(target, "shows_pause_calls", False):
             model.resumed(member, _parts(event["partitions"]))
-    elif op == "error":
-        target.inject_error(member, event["api"], event["error"])
+    elif op == "error":  # the target says whom it may reach (the mock: anyone's next)
+        reached = target.inject_error(member, event["api"], event["error"])
+        model.error_answered(set(reached) if reached else {member}, event["error"])
     elif op == "rejoin":
         rejoin = getattr(target, "enforce_rebalance", None)
         if rejoin is None:
             raise ValueError(f"{target.name} cannot make a member rejoin")
         rejoin(member)
+    elif op in ("delay", "sync_order"):
+        _steer(target, event)
     elif op == "slow_revoke":
         slow = getattr(target, "slow_revoke", None)
         if slow is None:
@@ -199,3 +202,17 @@ def apply_event(event: Event, target: GroupTarget, model: ReferenceModel) -> lis
     else:
         raise ValueError(f"unknown event op {op!r}")
     return _observe(model, target)[1] or _drain(model, target)
+
+
+def _steer(target: Any, event: Event) -> None:
+    """A late answer or an order of SyncGroup answers: only a wire target's backend can."""
+    if event["op"] == "delay":
+        late = getattr(target, "delay_answer", None)
+        if late is None:
+            raise ValueError(f"{target.name} cannot answer late")
+        late(event["member"], event["api"], int(event["ms"]))
+        return
+    order = getattr(target, "order_sync_answers", None)
+    if order is None:
+        raise ValueError(f"{target.name} cannot order SyncGroup answers")
+    order(event["member"], bool(event["leader_first"]))

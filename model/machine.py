@@ -29,6 +29,9 @@ __all__ = ["UPGRADE_PATH", "MachineConfig", "ViolationFound", "config_for", "mak
 NAMES = ("c1", "c2", "c3", "c4", "c5", "c6")
 ERRORS = {"sync": ("ILLEGAL_GENERATION", "UNKNOWN_MEMBER_ID", "REBALANCE_IN_PROGRESS"),
           "heartbeat": ("ILLEGAL_GENERATION", "UNKNOWN_MEMBER_ID", "REBALANCE_IN_PROGRESS")}
+#: answers the coordinator may send late, and how late (ms): below the wire targets'
+#: session timeout, so a late answer is a slow coordinator, not a lost member
+DELAYS = {"join": (300, 1500), "sync": (300, 1500), "heartbeat": (300, 1500)}
 
 
 class ViolationFound(AssertionError):
@@ -232,7 +235,7 @@ def make_machine(target_factory: Callable[[], GroupTarget], config: MachineConfi
                       "subscription_version": spec.subscription_version,
                       "user_data_version": spec.user_data_version})
 
-        @precondition(lambda self: bool(self.present()))
+        @precondition(lambda self: config.subscriptions and bool(self.present()))
         @rule(data=st.data())
         def member_changes_subscription(self, data: st.DataObject) -> None:
             member = data.draw(st.sampled_from(self.present()), label="member")
@@ -304,6 +307,25 @@ def make_machine(target_factory: Callable[[], GroupTarget], config: MachineConfi
             api = data.draw(st.sampled_from(sorted(ERRORS)), label="api")
             error = data.draw(st.sampled_from(ERRORS[api]), label="error")
             self.run({"op": "error", "member": member, "api": api, "error": error})
+
+        @precondition(lambda self: config.faults and config.delays and bool(self.present()))
+        @rule(data=st.data())
+        def coordinator_answers_late(self, data: st.DataObject) -> None:
+            """The coordinator's next answer of one API to one member goes out late."""
+            member = data.draw(st.sampled_from(self.present()), label="member")
+            api = data.draw(st.sampled_from(sorted(DELAYS)), label="api")
+            ms = data.draw(st.sampled_from(DELAYS[api]), label="ms")
+            self.run({"op": "delay", "member": member, "api": api, "ms": ms})
+
+        @precondition(lambda self: config.sync_orders and len(self.present()) > 1)
+        @rule(data=st.data())
+        def coordinator_orders_sync_answers(self, data: st.DataObject) -> None:
+            """The next rebalance's SyncGroup answers go out with the leader's before or
+            after one member's (a real coordinator answers in whatever order its network
+            does); it waits for the next rebalance the story brings."""
+            member = data.draw(st.sampled_from(self.present()), label="member")
+            leader_first = data.draw(st.booleans(), label="leader_first")
+            self.run({"op": "sync_order", "member": member, "leader_first": leader_first})
 
         @precondition(lambda self: config.slow_revokes and bool(self.present()))
         @rule(data=st.data())

@@ -31,13 +31,14 @@ class MachineConfig:
     crashes: bool = True  # with faults
     metadata: bool = True  # topics grow and are deleted
     unsubscribes: bool = True
+    subscriptions: bool = True  # members change their subscription
     slow_revokes: bool = False  # a revoke callback outlasts the rebalance (wire targets)
+    delays: bool = False  # with faults: the coordinator answers one member late (wire)
+    sync_orders: bool = False  # the leader's SyncGroup answer before or after a member's
     initial_members: int = 0  # members that join (and settle) before the rules start
     promises: Promises = field(default_factory=Promises)
     group_forms: bool = True
     rejoins: bool = True
-
-
 
 
 #: assignor lists a member may move between in a rolling upgrade (KIP-429): first to
@@ -59,13 +60,19 @@ def config_for(assignor: str, *, profiles: tuple[str, ...] = ("kip", "java"),
                          promises=promises or Promises())
 
 
-def wire_config(assignor: str, *, adversarial: bool = False) -> MachineConfig:
-    """Real clients on a mock cluster (librdkafka): one strategy per group (mixed lists
-    crash the mock), fixed topics, no unsubscribe; ``adversarial`` adds members that stop
-    polling past ``max.poll.interval.ms`` — for good (a crash: librdkafka keeps heartbeating
-    from its own thread, so this is how its process looks to the group) or until they wake —
-    and revoke callbacks slower than the rebalance."""
-    return MachineConfig(strategies=((assignor,),), profiles=("librdkafka",), max_members=3,
-                         topics={"t0": 3, "t1": 2}, initial_members=2, crashes=adversarial,
+def wire_config(assignor: str, *, adversarial: bool = False, steering: bool = False,
+                profiles: tuple[str, ...] = ("librdkafka",)) -> MachineConfig:
+    """Real clients on a real wire (member drivers, a backend cluster): one strategy per
+    group, fixed topics (the mock cannot grow one), no unsubscribe (commits are not
+    observed); a crash is real (no LeaveGroup, no heartbeat). ``adversarial`` adds members
+    that stop polling past ``max.poll.interval.ms`` while their client keeps heartbeating,
+    and revoke callbacks slower than the rebalance. ``steering`` (a backend that aims at one
+    member: groupcheck's broker) adds late answers and ordered SyncGroup answers. Each
+    member is judged by its own client's profile; ``profiles`` only labels the join
+    events. Groups do not form at once and the leader asks for no rebalance (seconds per
+    event on a real wire)."""
+    return MachineConfig(strategies=((assignor,),), profiles=profiles, max_members=3,
+                         topics={"t0": 3, "t1": 2}, initial_members=2, crashes=True,
                          stalls=adversarial, metadata=False, unsubscribes=False,
-                         slow_revokes=adversarial, group_forms=False, rejoins=False)
+                         slow_revokes=adversarial, delays=steering, sync_orders=steering,
+                         group_forms=False, rejoins=False)

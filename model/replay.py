@@ -65,6 +65,12 @@ def _describe(event: Event) -> str:
         return f"{who}'s next revoke callback lasts until another member has its partitions"
     if op == "error":
         return f"the coordinator answers {who}'s next {event['api']} with {event['error']}"
+    if op == "delay":
+        return f"the coordinator answers {who}'s next {event['api']} {event['ms']} ms late"
+    if op == "sync_order":
+        when = "before" if event["leader_first"] else "after"
+        return (f"in the next rebalance the leader's SyncGroup answer goes out {when} "
+                f"{who}'s")
     if op == "produce":
         return f"a record arrives on {event['topic']}-{event['partition']}"
     if op == "poll":

@@ -24,6 +24,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from ..properties import assignment as A
+from ..properties import generations as G
 from ..properties import membership as M
 from ..properties.balance import imbalance, judge_balance
 from ..properties.group import (
@@ -36,6 +37,9 @@ from ..properties.group import (
 )
 from .promises import Promises, judge_i4a, judge_i12
 from .stats import Stats
+
+#: answers that tell a member its membership is gone (Kafka's clients then report lost)
+FENCING_ERRORS = frozenset({"ILLEGAL_GENERATION", "UNKNOWN_MEMBER_ID", "FENCED_INSTANCE_ID"})
 
 
 @dataclass
@@ -64,6 +68,8 @@ class ReferenceModel:
     labelled: list[str] = field(default_factory=list)  # Kafka's own, until the caller reads
     #: the last settled generation and its ownership (for moves between settled states)
     settled_at: tuple[int, dict[str, frozenset[TopicPartition]]] | None = None
+    #: members an injected answer told they are fenced, until their next assign callback
+    told_fenced: set[str] = field(default_factory=set)
 
     # --- events the harness applied -------------------------------------------------------
 
@@ -102,6 +108,12 @@ class ReferenceModel:
     def resumed(self, name: str, partitions: tuple[TopicPartition, ...]) -> None:
         self.members[name].pause_marks -= set(partitions)
 
+    def error_answered(self, members: set[str], error: str) -> None:
+        """The coordinator answered these members with ``error`` (an injected error reaches
+        one member, or on a backend that cannot aim, any member)."""
+        if error in FENCING_ERRORS:
+            self.told_fenced |= members
+
     def metadata(self, topic: str, count: int | None) -> None:
         if count is None:
             self.partitions.pop(topic, None)
@@ -129,11 +141,12 @@ class ReferenceModel:
         self.judge("I9", len(view.subscribe_calls))
         self.judge("I8", len(view.records))
         for cb in view.callbacks:
-            member = self.members.get(cb.member)
-            profile = member.spec.profile if member else "kip"
+            profile = self._profile(view, cb.member)
             out += [f"{cb.member}: {v}" for v in M.listener_call(
                 cb.kind, set(cb.partitions), set(cb.owned_before), cb.generation,
-                cb.member_id, profile, cb.rebalancing)]
+                cb.member_id, profile, cb.rebalancing, cb.member in self.told_fenced)]
+            if cb.kind == "assigned":
+                self.told_fenced.discard(cb.member)
             out += self._handover(cb)
         for call in view.subscribe_calls:
             out += [f"{call.member}: {v}" for v in M.subscription_change(call.before,
@@ -152,6 +165,15 @@ class ReferenceModel:
         if view.settled:
             out += self._settled(view)
         return out
+
+    def _profile(self, view: GroupView, name: str) -> str:
+        """The profile a member is judged by: the one its target reports (a wire member
+        follows its own client's, whatever the join event said), else the join's."""
+        shown = view.members.get(name)
+        member = self.members.get(name)
+        if shown is not None and shown.profile:
+            return shown.profile
+        return member.spec.profile if member else "kip"
 
     def _handover(self, cb: CallbackRecord) -> list[str]:
         """I1 and I5 on ownership intervals (targets that log both ends of a callback): an
@@ -199,11 +221,17 @@ class ReferenceModel:
             self.judge("I5")
             out += [f"gen {record.generation}: {v}" for v in
                     A.revoke_before_reassign(record.owned, record.assignment)]
+        if record.protocol == "COOPERATIVE" or record.observed:
             for m, c in record.claims.items():
                 self.judge("I6", bool(c.owned))
                 if c.generation < 0 and c.owned:
                     out.append(f"gen {record.generation}: I6: {m} claims {len(c.owned)} "
                                "partition(s) with no generation")
+        if record.observed:
+            self.judge("I10")
+            out += [f"gen {record.generation}: {v}" for v in G.claims_match_given(
+                {m: c.owned for m, c in record.claims.items()}, record.given)]
+            out += [f"gen {record.generation}: I10: {u}" for u in record.unreadable]
         found, labelled = judge_i4a(record, self.partitions, self.promises, self.stats)
         out += found
         self.labelled += labelled
@@ -220,12 +248,13 @@ class ReferenceModel:
         member = self.members.get(name)
         if member is None:
             return []
-        if member.spec.profile == "java":  # a mark lives in the partition's state: it goes
+        profile = mv.profile or member.spec.profile
+        if profile == "java":  # a mark lives in the partition's state: it goes
             member.pause_marks &= set(mv.owned)  # as soon as the partition leaves the member
         if mv.completed_joins != member.completed_joins:
             self.judge("I8")
             member.completed_joins = mv.completed_joins
-            member.pause_marks = M.pause_marks(member.spec.profile, mv.protocol,
+            member.pause_marks = M.pause_marks(profile, mv.protocol,
                                                member.pause_marks, mv.joined_owned)
             return M.pause_state(set(mv.paused), set(mv.owned), member.pause_marks)
         problems = [] if mv.paused <= mv.owned else M.pause_state(

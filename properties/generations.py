@@ -124,3 +124,18 @@ def claim_hygiene(claims: Claims, assignment: Mapping[str, Iterable[TopicPartiti
                   protocol: str) -> list[str]:
     """I6 for one rebalance: one message per breach (`claim_breaches`)."""
     return [b.describe() for b in claim_breaches(claims, assignment, protocol)]
+
+
+def claims_match_given(claimed: Mapping[str, Iterable[TopicPartition]],
+                       given: Mapping[str, Iterable[TopicPartition]]) -> list[str]:
+    """I6 on the bytes a coordinator held: a member claims (in its subscription's owned
+    partitions or its assignor's user data) only partitions it was assigned in its last
+    completed generation (``given``; a member absent there has no previous assignment).
+    A claim beyond that is a stale or foreign claim the leader may trust (KAFKA-7026)."""
+    out: list[str] = []
+    for member, parts in sorted(claimed.items()):
+        extra = sorted(set(parts) - set(given.get(member, ())))
+        if extra:
+            out.append(f"I6: {member} claims {', '.join(_fmt(tp) for tp in extra)}, which "
+                       "its last completed generation did not give it")
+    return out

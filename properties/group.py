@@ -77,6 +77,13 @@ class RebalanceRecord:
     claims: dict[str, Claim]
     owned: dict[str, tuple[TopicPartition, ...]]
     assignment: dict[str, tuple[TopicPartition, ...]]
+    #: read from the coordinator's side of a real wire (the bytes it held): then every
+    #: protocol's claims are judged (I6), against ``given`` — what each claimant was
+    #: assigned in its last completed generation — and ``unreadable`` lists the bytes a
+    #: reader version failed on (I10)
+    observed: bool = False
+    given: dict[str, tuple[TopicPartition, ...]] = field(default_factory=dict)
+    unreadable: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -153,7 +160,10 @@ class GroupTarget(Protocol):
 
     def resume(self, member: str, partitions: tuple[TopicPartition, ...]) -> None: ...
 
-    def inject_error(self, member: str, api: str, error: str) -> None: ...
+    def inject_error(self, member: str, api: str, error: str) -> set[str] | None:
+        """The coordinator answers the member's next ``api`` with ``error``; returns the
+        members it may reach when that is not the member alone (None: the member)."""
+        ...
 
     def produce(self, topic: str, partition: int) -> None: ...
 

@@ -47,19 +47,21 @@ def _fmt(parts: Iterable[TopicPartition]) -> str:
 
 def listener_call(kind: str, partitions: Set[TopicPartition], owned_before: Set[TopicPartition],
                   generation: int, member_id: str, profile: str,
-                  rebalancing: bool = False) -> list[str]:
+                  rebalancing: bool = False, told_fenced: bool = False) -> list[str]:
     """I7 and I6 for one callback: revoked and lost only name owned partitions; assigned
     names only new ones; lost only when the membership is invalid — or, as Kafka's
-    onLeavePrepare does, when the member leaves during a rebalance — and revoked only when it
-    is valid (a fenced member reports lost, not revoked); ``kip`` never calls with an empty
-    set (KIP-429)."""
+    onLeavePrepare does, when the member leaves during a rebalance, or after the coordinator
+    told the member it is fenced (``told_fenced``: an ILLEGAL_GENERATION or UNKNOWN_MEMBER_ID
+    answer, whatever generation the client still shows its application) — and revoked only
+    when it is valid (a fenced member reports lost, not revoked); ``kip`` never calls with
+    an empty set (KIP-429)."""
     out: list[str] = []
     invalid = generation < 0 or member_id == ""
     if kind in ("revoked", "lost") and not partitions <= owned_before:
         out.append(f"I7: {kind} {_fmt(partitions - owned_before)} which it did not own")
     if kind == "assigned" and partitions & owned_before:
         out.append(f"I7: assigned {_fmt(partitions & owned_before)} which it already owned")
-    if kind == "lost" and not invalid and not rebalancing:
+    if kind == "lost" and not invalid and not rebalancing and not told_fenced:
         out.append(f"I7: lost {_fmt(partitions)} while its generation {generation} was valid")
     if kind == "revoked" and invalid and partitions:
         out.append(f"I6: revoked {_fmt(partitions)} after it was fenced (generation "

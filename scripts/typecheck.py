@@ -1,4 +1,4 @@
-"""Run ``mypy --strict`` on impl/, model/ and properties/ under their installed names.
+"""Run ``mypy --strict`` on impl/, model/, properties/ and broker/ under their installed names.
 
 The floors live in top-level folders that pyproject.toml maps into the ``groupcheck``
 namespace; mypy cannot follow that mapping, so this builds the same tree out of symlinks
@@ -14,7 +14,7 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-FLOORS = ("impl", "model", "properties")
+FLOORS = ("impl", "model", "properties", "broker")
 
 
 def main() -> int:

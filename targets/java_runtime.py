@@ -5,13 +5,15 @@ Theory of operation. A ``java:[CLASSPATH]`` target names Kafka's client jars (ru
 `classpath_entries`; empty means ``$GROUPCHECK_KAFKA_CLASSPATH``, else ``../shared/kafka``
 beside the working directory or the source tree). `kafka_classpath` expands it into files
 and checks that Kafka's consumer classes and slf4j's API are really there. `compile_sources`
-compiles Java sources shipped in this package (``targets/java/*.java`` for the driver) with
-``javac --release 11`` into ``${XDG_CACHE_HOME:-~/.cache}/groupcheck/java/<digest>/``,
+compiles Java sources (``targets/java/*.java`` for the ``java:`` target's driver,
+``targets/drivers/java/*.java`` for the wire layer's member driver, a test's or bench's
+own) with ``javac --release 11`` into ``${XDG_CACHE_HOME:-~/.cache}/groupcheck/java/<digest>/``,
 where the digest covers the classpath's contents and the sources, so a new Kafka build or
-a changed driver compiles afresh and everything else reuses the cache. A compile writes
-into a private temporary folder renamed into place at the end: two processes compiling at
-once both succeed and one result is kept. Every problem is a `JavaUnavailable` with one
-plain line (the CLI prints it and exits 2).
+a changed driver compiles afresh and everything else reuses the cache. The cache folder and
+the build into a private temporary folder renamed into place are the shipped drivers' one
+helper (`drivers.cache`): two processes compiling at once both succeed and one result is
+kept. Every problem is a `JavaUnavailable` with one plain line (the CLI prints it and
+exits 2). This is the one place that finds Kafka's classpath and compiles Java.
 """
 
 from __future__ import annotations
@@ -20,11 +22,11 @@ import hashlib
 import importlib.resources
 import os
 import shutil
-import subprocess
-import tempfile
 import zipfile
 from collections.abc import Sequence
 from pathlib import Path
+
+from .drivers.cache import build_once, cache_dir
 
 ENV_CLASSPATH = "GROUPCHECK_KAFKA_CLASSPATH"
 KAFKA_CLASS = "org/apache/kafka/clients/consumer/internals/ConsumerProtocol.class"
@@ -120,10 +122,11 @@ def tool(name: str) -> str:
     return found
 
 
-def driver_sources(folder: str = "java") -> dict[str, bytes]:
-    """The ``*.java`` files shipped in ``groupcheck/targets/<folder>`` (from a checkout, an
-    install or a zip), by file name."""
-    root = importlib.resources.files("groupcheck.targets").joinpath(folder)
+def driver_sources(folder: str = "java", package: str = "groupcheck.targets"
+                   ) -> dict[str, bytes]:
+    """The ``*.java`` files shipped in ``<package>/<folder>`` (from a checkout, an install
+    or a zip), by file name."""
+    root = importlib.resources.files(package).joinpath(folder)
     sources = {item.name: item.read_bytes() for item in root.iterdir()
                if item.name.endswith(".java")}
     if not sources:
@@ -149,11 +152,11 @@ def _content_digest(classpath: Sequence[Path], sources: dict[str, bytes]) -> str
 
 
 def cache_root() -> Path:
-    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(Path.home(), ".cache")
-    return Path(base) / "groupcheck" / "java"
+    return cache_dir("java", "")
 
 
 _COMPILED: dict[tuple[str, tuple[str, ...]], Path] = {}
+COMPILE_TIMEOUT = 300.0
 
 
 def compile_sources(sources: dict[str, bytes], classpath: Sequence[Path]) -> Path:
@@ -163,7 +166,7 @@ def compile_sources(sources: dict[str, bytes], classpath: Sequence[Path]) -> Pat
            tuple(str(p) for p in classpath))
     if key in _COMPILED and _COMPILED[key].is_dir():  # (a cache emptied meanwhile: again)
         return _COMPILED[key]
-    final = cache_root() / _content_digest(classpath, sources)
+    final = cache_dir("java", _content_digest(classpath, sources))
     if not (final / "classes").is_dir():
         _compile_into(final, sources, classpath)
     _COMPILED[key] = final / "classes"
@@ -171,36 +174,48 @@ def compile_sources(sources: dict[str, bytes], classpath: Sequence[Path]) -> Pat
 
 
 def _compile_into(final: Path, sources: dict[str, bytes], classpath: Sequence[Path]) -> None:
-    final.parent.mkdir(parents=True, exist_ok=True)
-    work = Path(tempfile.mkdtemp(prefix=f".{final.name}-", dir=final.parent))
-    try:
-        src = work / "src"
-        src.mkdir()
+    javac = tool("javac")
+
+    def write_sources(work: Path) -> None:
+        (work / "src").mkdir()
         for name, text in sources.items():
-            (src / name).write_bytes(text)
+            (work / "src" / name).write_bytes(text)
         (work / "classes").mkdir()
-        command = [tool("javac"), "--release", RELEASE, "-encoding", "UTF-8", "-nowarn",
-                   "-cp", os.pathsep.join(str(p) for p in classpath),
-                   "-d", str(work / "classes"), *sorted(str(p) for p in src.iterdir())]
-        done = subprocess.run(command, capture_output=True, text=True, timeout=300)
-        if done.returncode != 0:
-            errors = [ln for ln in done.stderr.splitlines() if "error" in ln.lower()]
-            raise JavaUnavailable("java: groupcheck's driver does not compile against this "
-                                  f"classpath: {(errors or [done.stderr.strip()])[0]}")
-        try:
-            os.rename(work, final)
-        except OSError:
-            if not (final / "classes").is_dir():  # not another process's finished result
-                raise
-    finally:
-        shutil.rmtree(work, ignore_errors=True)
+
+    failed = build_once(final, lambda work: [
+        javac, "--release", RELEASE, "-encoding", "UTF-8", "-nowarn",
+        "-cp", os.pathsep.join(str(p) for p in classpath), "-d", str(work / "classes"),
+        *sorted(str(work / "src" / name) for name in sources)], COMPILE_TIMEOUT,
+        prepare=write_sources)
+    if failed:
+        errors = [ln for ln in failed.splitlines() if "error" in ln.lower()]
+        raise JavaUnavailable("java: Java sources do not compile against this classpath: "
+                              f"{(errors or [failed])[0]}")
+
+
+def java_command(spec: str, sources: dict[str, bytes], main: str,
+                 options: Sequence[str] = JVM_OPTIONS) -> list[str]:
+    """The command line that runs class ``main`` of ``sources`` (compiled first when the
+    cache lacks them) on the Kafka classpath of ``spec``."""
+    classpath = kafka_classpath(spec)
+    java = tool("java")
+    classes = compile_sources(sources, classpath)
+    return [java, *options, "-cp", os.pathsep.join([str(classes), *(str(p) for p in classpath)]),
+            main]
+
+
+def missing(spec: str = "") -> str:
+    """Why Kafka's client cannot run here ('' when it can): no JDK, or no classpath."""
+    try:
+        tool("java")
+        tool("javac")
+        kafka_classpath(spec)
+    except JavaUnavailable as exc:
+        return str(exc)
+    return ""
 
 
 def driver_command(spec: str) -> list[str]:
     """The command line of groupcheck's Java driver against the classpath of ``spec``
     (compiled first when the cache lacks it)."""
-    classpath = kafka_classpath(spec)
-    java = tool("java")
-    classes = compile_sources(driver_sources(), classpath)
-    return [java, *JVM_OPTIONS, "-cp",
-            os.pathsep.join([str(classes), *(str(p) for p in classpath)]), DRIVER_MAIN]
+    return java_command(spec, driver_sources(), DRIVER_MAIN)

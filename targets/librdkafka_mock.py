@@ -52,6 +52,8 @@ def _load() -> ctypes.CDLL:
         "rd_kafka_mock_cluster_bootstraps": ([vp], cp),
         "rd_kafka_mock_topic_create": ([vp, cp, ci, ci], ci),
         "rd_kafka_mock_group_initial_rebalance_delay_ms": ([vp, ci], None),
+        "rd_kafka_mock_broker_set_host_port": ([vp, ctypes.c_int32, cp, ci], ci),
+        "rd_kafka_mock_topic_delete": ([vp, cp], ci),
         "rd_kafka_mock_push_request_errors_array": (
             [vp, ctypes.c_int16, ctypes.c_size_t, ctypes.POINTER(ci)], None),
     }
@@ -89,11 +91,35 @@ class MockCluster:
             raise RuntimeError(f"librdkafka: creating {topic} failed with error {code}")
         self.topics[topic] = partitions
 
+    def advertise(self, host: str, port: int, broker: int = 1) -> None:
+        """Metadata names ``host:port`` for ``broker`` (a proxy in front of it)."""
+        code = self._lib.rd_kafka_mock_broker_set_host_port(self._mc, broker, host.encode(),
+                                                            port)
+        if code != 0:
+            raise RuntimeError(f"librdkafka: advertising {host}:{port} failed ({code})")
+
+    def delete_topic(self, topic: str) -> None:
+        code = self._lib.rd_kafka_mock_topic_delete(self._mc, topic.encode())
+        if code != 0:
+            raise RuntimeError(f"librdkafka: deleting {topic} failed with error {code}")
+        self.topics.pop(topic, None)
+
     def push_errors(self, api: str, errors: list[str]) -> None:
         """The next ``len(errors)`` requests of ``api`` (any member's) fail with these."""
         codes = (ctypes.c_int * len(errors))(*(ERROR_CODES[e] for e in errors))
         self._lib.rd_kafka_mock_push_request_errors_array(self._mc, API_KEYS[api],
                                                           len(errors), codes)
+
+    def push_delay(self, api: str, rtt_ms: int, broker: int = 1) -> None:
+        """The broker's next request of ``api`` (any member's) is answered ``rtt_ms`` late
+        (no error: librdkafka's request error stack with a round-trip time)."""
+        push = self._lib.rd_kafka_mock_broker_push_request_error_rtts  # variadic: (err, rtt)*
+        push.restype = ctypes.c_int
+        code = push(ctypes.c_void_p(self._mc), ctypes.c_int32(broker),
+                    ctypes.c_int16(API_KEYS[api]), ctypes.c_size_t(1), ctypes.c_int(0),
+                    ctypes.c_int(rtt_ms))
+        if code != 0:
+            raise RuntimeError(f"librdkafka: delaying {api} failed with error {code}")
 
     def close(self) -> None:
         if self._mc:

@@ -6,13 +6,17 @@
 * ``python:pkg.module:attr`` — a user's assignor with our assignor protocol;
   ``python:pkg.module`` — every assignor object the module defines (`python_target`);
 * ``kafka-python:<assignor>`` — kafka-python's assignor through an adapter;
+* ``aiokafka:<assignor>`` — aiokafka's assignor, called as its coordinator calls it;
 * ``jsonl:<command>`` — a process speaking the JSON-lines contract (which assignor it runs
   is the ``assignor`` argument of `resolve`; without one the target leaves it open);
 * ``java:[CLASSPATH]`` — Kafka's own Java client (its ConsumerProtocol and four assignors)
   through groupcheck's driver, a JSON-lines process like ``jsonl:`` (`java_target`);
   its assignor is left open the same way;
-* ``librdkafka:<assignor>[:adversarial]`` — real librdkafka consumers (confluent-kafka) on a
-  fresh librdkafka mock cluster per test case (`librdkafka`).
+* ``wire:<client>:<assignor>[:adversarial]``, ``wire:mixed:<a>+<b>…:<assignor>``,
+  ``wire:cmd=<command>:<assignor>`` — real consumers in member drivers on a fresh backend
+  cluster per test case (`wire`; the backend from ``$GROUPCHECK_BROKER``: ``groupcheck``,
+  groupcheck's own broker, by default, or ``mock``, librdkafka's mock cluster);
+  ``librdkafka:<assignor>[:adversarial]`` is ``wire:librdkafka:…``.
 
 `resolve` gives a `Target`: whichever of an assign function (``assign(request) ->
 response``, for the scope prover, the vectors and ``diff``), a group factory (for the state
@@ -52,10 +56,12 @@ class MachineHints:
     def __init__(self, assignor: str, profiles: tuple[str, ...] = ("kip", "java"),
                  user_data_versions: tuple[int, ...] = (1,),
                  subscription_versions: tuple[int, ...] = (3,), upgrades: bool = True,
-                 wire: bool = False, adversarial: bool = False) -> None:
+                 wire: bool = False, adversarial: bool = False, steering: bool = False) -> None:
         self.assignor = assignor
         self.wire = wire  # real clients on a real wire: slow, fixed topics (wire_config)
         self.adversarial = adversarial
+        #: the wire backend aims errors and delays at one member and orders SyncGroup answers
+        self.steering = steering
         self.upgrades = upgrades  # members may bounce along the KIP-429 upgrade path
         self.profiles = profiles
         self.user_data_versions = user_data_versions
@@ -231,6 +237,22 @@ def _kafka_python(name: str, **_: Any) -> Target:
                                      upgrades=not kp.cooperative)).promise()
 
 
+def _aiokafka(name: str, **_: Any) -> Target:
+    from .aiokafka_target import AiokafkaAssignor
+    from .kafka_python import TargetUnavailable
+    from .python_target import PythonTarget
+
+    try:
+        py = PythonTarget(f"aiokafka:{name}", lambda: AiokafkaAssignor(name),
+                          subscription_version=0)
+    except (ValueError, TargetUnavailable) as exc:
+        raise TargetError(str(exc)) from None
+    return Target(py.target, py.assignor, assign=py.assign, group=py.group_factory(),
+                  hints=MachineHints(py.assignor, profiles=("java",),
+                                     subscription_versions=(0,), upgrades=False)
+                  ).promise()
+
+
 def process_target(target: str, process: Any, assignor: str | None) -> Target:
     """A target answered by a JSON-lines process (`jsonl_target.JsonlProcess`) that runs
     the assignor named ``assignor``: ``jsonl:`` and ``java:``. Without one the assignor is
@@ -273,32 +295,74 @@ def _java(classpath: str, *, assignor: str | None = None, timeout: float | None 
     return process_target(f"java:{classpath}", process, assignor)
 
 
-def _librdkafka(spec: str, **_: Any) -> Target:
-    from .librdkafka import ASSIGNORS, WireGroup
-    from .librdkafka_mock import MockUnavailable, library_path
+def _librdkafka(spec: str, **kwargs: Any) -> Target:
+    """``librdkafka:<assignor>[:adversarial]`` is ``wire:librdkafka:…`` by its old name."""
+    target = _wire(f"librdkafka:{spec}", **kwargs)
+    target.name = f"librdkafka:{spec}"
+    return target
 
-    name, _sep, mode = spec.partition(":")
-    if name not in ASSIGNORS or mode not in ("", "adversarial"):
-        raise TargetError(f"unknown librdkafka target {spec!r}; expected librdkafka:<"
-                          f"{'|'.join(ASSIGNORS)}>[:adversarial]")
+
+def wire_clients(spec: str) -> tuple[tuple[str, ...], str, bool]:
+    """``<client>|mixed:<a>+<b>…|cmd=<command>`` ``:<assignor>[:adversarial]`` → clients,
+    assignor, adversarial (the command may hold colons: the assignor is the last field)."""
+    adversarial = spec.endswith(":adversarial")
+    body = spec[:-len(":adversarial")] if adversarial else spec
+    clients_part, sep, assignor = body.rpartition(":")
+    if not sep or not clients_part or not assignor:
+        raise TargetError(f"wire: expected wire:<client>:<assignor>[:adversarial], "
+                          f"wire:mixed:<a>+<b>…:<assignor> or wire:cmd=<command>:<assignor>, "
+                          f"not wire:{spec}")
+    if clients_part.startswith("mixed:"):
+        clients = tuple(c for c in clients_part[len("mixed:"):].split("+") if c)
+        if len(clients) < 2:
+            raise TargetError("wire: a mixed group names at least two clients (a+b)")
+    else:
+        clients = (clients_part,)
+    return clients, assignor, adversarial
+
+
+def _wire(spec: str, **_: Any) -> Target:
+    import os
+
+    from .wire import WireGroup
+    from .wire_clients import ClientUnavailable, hello
+
+    clients, assignor, adversarial = wire_clients(spec)
+    from .wire_backend import BACKENDS, DEFAULT_BACKEND, backend_missing
+
+    broker = os.environ.get("GROUPCHECK_BROKER") or DEFAULT_BACKEND
+    if broker not in BACKENDS:
+        raise TargetError(f"wire: unknown broker {broker!r}; expected one of "
+                          f"{', '.join(BACKENDS)}")
+    if backend_missing(broker):
+        raise TargetError(backend_missing(broker))
     try:
-        library_path()
-    except MockUnavailable as exc:
+        infos = [hello(c) for c in dict.fromkeys(clients)]
+    except ClientUnavailable as exc:
         raise TargetError(str(exc)) from None
-    target = f"librdkafka:{spec}"
-    return Target(target, name, group=lambda: WireGroup(target, name),
-                  hints=MachineHints(name, profiles=("librdkafka",), upgrades=False,
-                                     wire=True, adversarial=mode == "adversarial"),
-                  fork_safe=False)
+    for info in infos:
+        if assignor not in info.assignors:
+            raise TargetError(f"wire: {info.name} ({info.client} {info.version}) supports "
+                              f"{', '.join(info.assignors)}, not {assignor}")
+    target = f"wire:{spec}"
+    profiles = tuple(dict.fromkeys(i.profile for i in infos))
+    return Target(target, assignor,
+                  group=lambda: WireGroup(target, clients, assignor, broker),
+                  hints=MachineHints(assignor, profiles=profiles, upgrades=False, wire=True,
+                                     adversarial=adversarial, steering=broker != "mock"),
+                  fork_safe=False).promise()
 
 
 RESOLVERS: dict[str, Callable[..., Target]] = {
     "builtin": _builtin, "mutant": _mutant, "python": _python, "kafka-python": _kafka_python,
-    "jsonl": _jsonl, "java": _java, "librdkafka": _librdkafka}
+    "aiokafka": _aiokafka, "jsonl": _jsonl, "java": _java, "librdkafka": _librdkafka,
+    "wire": _wire}
 #: kinds whose name may be empty (``java:`` takes its default classpath)
 OPTIONAL_NAME = frozenset({"java"})
 TARGET_KINDS = ("builtin:<assignor>, mutant:<name>, python:pkg.module[:attr], "
-                "kafka-python:<assignor>, jsonl:<command>, java:[CLASSPATH], "
+                "kafka-python:<assignor>, aiokafka:<assignor>, jsonl:<command>, "
+                "java:[CLASSPATH], wire:<client>:<assignor>[:adversarial], "
+                "wire:mixed:<a>+<b>…:<assignor>, wire:cmd=<command>:<assignor>, "
                 "librdkafka:<assignor>[:adversarial]")
 KINDS = RESOLVERS
 

@@ -62,3 +62,20 @@ def test_same_seed_gives_the_same_run() -> None:
     runs = [fuzz(group_target_factory("builtin:range"), config, max_examples=15, seed_value=7)
             for _ in range(2)]
     assert runs[0].steps == runs[1].steps and runs[0].examples == runs[1].examples
+
+
+def test_a_member_told_it_is_fenced_may_report_lost_whatever_generation_it_shows() -> None:
+    """I7: lost is for a member whose membership is gone. Kafka's Java consumer answered
+    ILLEGAL_GENERATION reports onPartitionsLost while groupMetadata() still shows the old
+    generation; the coordinator's answer, not the client's stale metadata, decides."""
+    from groupcheck.model.spec import ReferenceModel
+    from groupcheck.properties import membership as M
+
+    owned = {("t0", 0)}
+    assert M.listener_call("lost", owned, owned, 3, "m-1", "java") != []
+    assert M.listener_call("lost", owned, owned, 3, "m-1", "java", told_fenced=True) == []
+    model = ReferenceModel()
+    model.error_answered({"c2"}, "REBALANCE_IN_PROGRESS")  # not a fencing answer
+    assert model.told_fenced == set()
+    model.error_answered({"c2"}, "ILLEGAL_GENERATION")
+    assert model.told_fenced == {"c2"}

@@ -1,6 +1,8 @@
-"""Wire mode, the short version kept in the default run: real librdkafka consumers
-(confluent-kafka) on librdkafka's mock cluster, judged by the model under the
-``librdkafka`` client profile. The long runs are in tests/test_wire_long.py (tox -e wire)."""
+"""Wire mode, the short version kept in the default run: real consumers of each shipped
+client in member drivers on groupcheck's broker (the default backend: rebalances complete
+as soon as every member has rejoined, so a smoke takes seconds), judged by the model under
+each client's own profile, and one mixed group. The long runs are in tests/test_wire_long.py
+(tox -e wire). A test skips only where its client's library (or kio) is not installed."""
 
 from __future__ import annotations
 
@@ -9,15 +11,52 @@ import pytest
 from groupcheck.model.events import apply_event
 from groupcheck.model.spec import ReferenceModel
 from groupcheck.properties import membership as M
-from groupcheck.targets.registry import TargetError, resolve
+from groupcheck.targets.registry import TargetError, resolve, wire_clients
+from groupcheck.targets.wire_clients import missing
 
-from wire_cases import pause_outlives_the_assignment, smoke
+from wire_cases import smoke, without_pauses
 
-pytest.importorskip("confluent_kafka")
+pytest.importorskip("kio", reason="groupcheck's broker (the default wire backend) needs kio")
+pytestmark = pytest.mark.skipif(bool(missing("librdkafka")), reason=missing("librdkafka"))
 
 
-def test_librdkafka_target_names_are_checked() -> None:
-    with pytest.raises(TargetError, match="librdkafka:<range"):
+def needs(*clients: str) -> None:
+    for client in clients:
+        reason = missing(client)
+        if reason:
+            pytest.skip(reason)
+
+
+def run(target: str, events: list[dict[str, object]]) -> tuple[list[str], object]:
+    resolved = resolve(target)
+    assert resolved.group is not None
+    group = resolved.group()
+    model = ReferenceModel()
+    found: list[str] = []
+    try:
+        for event in events:
+            found += apply_event(event, group, model)
+    finally:
+        group.close()
+    return found, group
+
+
+def test_wire_target_strings_name_clients_assignor_and_mode() -> None:
+    assert wire_clients("kafka-python:range") == (("kafka-python",), "range", False)
+    assert wire_clients("mixed:librdkafka+aiokafka:range:adversarial") == (
+        ("librdkafka", "aiokafka"), "range", True)
+    assert wire_clients("cmd=node drv.js --x=1:y:roundrobin") == (
+        ("cmd=node drv.js --x=1:y",), "roundrobin", False)
+    with pytest.raises(TargetError):
+        wire_clients("range")
+    with pytest.raises(TargetError, match="at least two"):
+        wire_clients("mixed:librdkafka:range")
+
+
+def test_unknown_clients_and_unsupported_assignors_are_refused_in_one_line() -> None:
+    with pytest.raises(TargetError, match="unknown client"):
+        resolve("wire:nosuchclient:range")
+    with pytest.raises(TargetError, match="not sticky"):
         resolve("librdkafka:sticky")
     with pytest.raises(TargetError):
         resolve("librdkafka:range:sometimes")
@@ -35,31 +74,53 @@ def test_librdkafka_profile_keeps_every_pause_mark_and_allows_empty_callbacks() 
     assert M.listener_call("assigned", set(), set(), 3, "m", "kip") != []
 
 
-def test_wire_smoke_cooperative_sticky_holds_librdkafka_profile() -> None:
-    """A join, a subscription change and a leave on a fresh mock cluster: every invariant
-    holds after every logged callback end and record, and the log shows the profile's
-    cooperative order (in a round, a member's revokes end before its assign starts)."""
-    target = resolve("librdkafka:cooperative-sticky")
-    assert target.group is not None
-    group = target.group()
-    model = ReferenceModel()
-    try:
-        for event in smoke("cooperative-sticky"):
-            assert apply_event(event, group, model) == [], event
-        assert model.last_view is not None and model.last_view.generation >= 3
-        ends = [e for e in group.log.entries if e.phase == "end"]  # type: ignore[attr-defined]
-    finally:
-        group.close()
+def test_librdkafka_smoke_cooperative_sticky_holds_its_profile_and_the_coordinators_side() -> None:
+    """A join, a subscription change and a leave: every invariant holds after every logged
+    callback end, record and completed generation (decoded from the coordinator's bytes), and
+    the log shows librdkafka's cooperative order (a member's revokes end before its next
+    assign starts)."""
+    found, group = run("librdkafka:cooperative-sticky", smoke("cooperative-sticky"))
+    assert found == []
+    ends = [e for e in group.log.entries if e.phase == "end"]  # type: ignore[attr-defined]
     kinds = [(e.member, e.kind, bool(e.partitions)) for e in ends]
     assert ("c1", "revoked", True) in kinds and ("c2", "assigned", True) in kinds
     assert any(not p for _, k, p in kinds if k == "assigned")  # empty on_assign rounds
-    rounds = 0
     for i, e in enumerate(ends):
         later = [x for x in ends[i + 1:] if x.member == e.member]
-        if e.kind == "revoked" and later:  # (a member's last revoke may be its close)
-            assert later[0].kind == "assigned" and later[0].started > e.seq  # then assign
-            rounds += 1
-    assert rounds >= 1
+        if e.kind == "revoked" and later:
+            assert later[0].kind == "assigned" and later[0].started > e.seq
+    assert len(group.shown_rounds) >= 3  # type: ignore[attr-defined]
+
+
+def test_kafka_python_smoke_range_holds_the_java_profile() -> None:
+    """kafka-python's KafkaConsumer, two members in their own drivers: joins, records and a
+    leave break nothing (its pause retention is a finding, replayed in tox -e wire)."""
+    needs("kafka-python")
+    events = [e for e in without_pauses(smoke("range")) if e["op"] != "subscribe"]
+    found, group = run("wire:kafka-python:range", events)
+    assert found == []
+    assert any(e.kind == "record" for e in group.log.entries)  # type: ignore[attr-defined]
+
+
+def test_aiokafka_smoke_roundrobin_holds_the_java_profile_without_subscription_changes() -> None:
+    """Two AIOKafkaConsumers in one driver process: joins, records and a leave break nothing
+    (aiokafka's subscribe is a finding)."""
+    needs("aiokafka")
+    events = [e for e in without_pauses(smoke("roundrobin")) if e["op"] != "subscribe"]
+    found, group = run("wire:aiokafka:roundrobin", events)
+    assert found == []
+    assert len(group.shown_rounds) >= 3  # type: ignore[attr-defined]
+
+
+def test_mixed_group_of_librdkafka_and_kafka_python_reads_each_others_bytes() -> None:
+    """c1 on librdkafka, c2 on kafka-python, range: each leader decodes the other's
+    subscription, and every generation's bytes read as every older version (I10)."""
+    needs("kafka-python")
+    events = [e for e in without_pauses(smoke("range")) if e["op"] != "subscribe"]
+    found, group = run("wire:mixed:librdkafka+kafka-python:range", events)
+    assert found == []
+    turns = group.turns  # type: ignore[attr-defined]
+    assert turns["c1"] == "librdkafka" and turns["c2"] == "kafka-python"
 
 
 @pytest.mark.parametrize("assignor", ("range", "cooperative-sticky"))
@@ -67,22 +128,39 @@ def test_pause_outlives_revoke_and_reassign_under_librdkafka(assignor: str) -> N
     """librdkafka profile, I8 on real records: c1's pause of t0 survives the rebalances that
     move part of t0 to c2 and back, so records produced then are not returned to c1; after
     c1 resumes, they are (the records were there to be fetched)."""
+    from wire_cases import pause_outlives_the_assignment
+
     group = resolve(f"librdkafka:{assignor}").group()  # type: ignore[misc]
     model = ReferenceModel()
     try:
         for event in pause_outlives_the_assignment(assignor):
             assert apply_event(event, group, model) == [], event
-        moved = [e for e in group.log.entries if e.member == "c2" and e.kind == "assigned"
-                 and e.phase == "end" and e.partitions]
-        assert moved  # part of t0 really went to c2 and came back
+        log = group.log  # type: ignore[attr-defined]
+        assert any(e.member == "c2" and e.kind == "assigned" and e.phase == "end"
+                   and e.partitions for e in log.entries)  # part of t0 went to c2 and back
         resume = {"op": "resume", "member": "c1",
                   "partitions": [["t0", 0], ["t0", 1], ["t0", 2]]}
         assert apply_event(resume, group, model) == []
-        assert group.log.wait_for(lambda: any(
-            e.kind == "record" and e.member == "c1" for e in group.log.entries), 60)
+        assert log.wait_for(lambda: any(e.kind == "record" and e.member == "c1"
+                                        for e in log.entries), 60)
         assert apply_event({"op": "poll", "steps": 3}, group, model) == []
     finally:
         group.close()
-    records = [e for e in group.log.entries if e.kind == "record"]
-    resumed_at = next(e.seq for e in group.log.entries if e.kind == "resume")
+    records = [e for e in log.entries if e.kind == "record"]
+    resumed_at = next(e.seq for e in log.entries if e.kind == "resume")
     assert records and all(e.seq > resumed_at for e in records)
+
+
+def test_a_users_own_driver_runs_through_cmd() -> None:
+    """``wire:cmd=<command>:<assignor>`` starts any command as a member driver; here the
+    shipped librdkafka driver, started as a user would start theirs."""
+    import sys
+
+    from wire_cases import join, topics
+
+    target = f"wire:cmd={sys.executable} -m groupcheck.targets.drivers.librdkafka:range"
+    events = [*topics(), join("c1", "range"), {"op": "settle"}, join("c2", "range"),
+              {"op": "settle"}]
+    found, group = run(target, events)
+    assert found == []
+    assert group.infos[group.order[0]].client == "librdkafka"  # type: ignore[attr-defined]

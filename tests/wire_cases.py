@@ -1,4 +1,4 @@
-"""Event lists shared by the wire-mode tests (librdkafka on its mock cluster)."""
+"""Event lists shared by the wire-mode tests (real clients in member drivers on the mock)."""
 
 from __future__ import annotations
 
@@ -7,9 +7,11 @@ from typing import Any
 Event = dict[str, Any]
 
 
-def join(member: str, assignor: str, *topics: str) -> Event:
+def join(member: str, assignor: str, *topics: str, profile: str = "librdkafka") -> Event:
+    """A join event; on the wire a member is judged by its own client's profile whatever
+    ``profile`` says (it only labels the story)."""
     return {"op": "join", "member": member, "topics": list(topics or ("t0",)),
-            "assignors": [assignor], "profile": "librdkafka"}
+            "assignors": [assignor], "profile": profile}
 
 
 def topics() -> list[Event]:
@@ -66,3 +68,13 @@ def subscription_switch(assignor: str) -> list[Event]:
     return [*topics(), join("c1", assignor, "t0"), join("c2", assignor, "t1"),
             {"op": "settle"}, {"op": "subscribe", "member": "c2", "topics": ["t0"]},
             {"op": "settle"}]
+
+
+def without_pauses(events: list[Event]) -> list[Event]:
+    return [e for e in events if e["op"] not in ("pause", "resume")]
+
+
+def five_members(assignor: str) -> list[Event]:
+    """Five members join t0 (10 partitions) one after the other, each join settling."""
+    return [{"op": "partitions", "topic": "t0", "count": 10},
+            *(e for i in range(1, 6) for e in (join(f"c{i}", assignor), {"op": "settle"}))]

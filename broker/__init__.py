@@ -1,0 +1,10 @@
+"""groupcheck's own one-node Kafka broker: `impl`'s classic group coordinator on Kafka's wire
+protocol (kio's message schemas), steered per member by the harness. See `broker.Broker`."""
+
+from .broker import Broker, BrokerConfig, GroupDescription, MemberDescription
+from .checks import Verdict
+from .rounds import Round
+from .steering import Exchange, Held
+
+__all__ = ["Broker", "BrokerConfig", "Exchange", "GroupDescription", "Held",
+           "MemberDescription", "Round", "Verdict"]

@@ -1,0 +1,282 @@
+"""`Broker`: groupcheck's one-node Kafka broker on loopback, in process, steered by the harness.
+
+What lives here: the configuration (`BrokerConfig`), the thread-safe face the harness uses
+(start and close, topics, steering, the request log, the group's view, the verdicts) and
+`GroupDescription`, a group as the coordinator holds it.
+
+Theory of operation: `start` runs a `server.BrokerCore` on an asyncio loop in a daemon
+thread and returns once the port is bound. Every other method hands a function to that
+loop and waits for its result (`_call`), so the harness's thread never touches broker state
+directly and each steering action takes effect between two requests, never inside one.
+Steering is per member and per API, the member named by client id, member id or group
+instance id (see `steering`). Use it as a context manager, or call `close`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import concurrent.futures
+import threading
+import time
+from collections.abc import Callable, Coroutine, Mapping
+from dataclasses import dataclass, field
+from types import TracebackType
+from typing import Any, TypeVar
+
+from .checks import Verdict
+from .data_apis import Cluster
+from .group_apis import GroupHub
+from .rounds import Round
+from .server import FAILABLE, BrokerCore, Listener
+from .steering import Action, Exchange, Held, Rule, api_key_of
+from .store import Offsets, Topics
+
+T = TypeVar("T")
+CALL_TIMEOUT = 30.0
+
+
+@dataclass
+class BrokerConfig:
+    """The broker's settings; the defaults suit a test harness."""
+
+    host: str = "127.0.0.1"
+    port: int = 0  # 0: any free port
+    initial_rebalance_delay_ms: int = 0  # Kafka's default is 3000
+    min_session_timeout_ms: int = 6000
+    max_session_timeout_ms: int = 1_800_000
+    auto_create_partitions: int | None = 1  # None: topics only by CreateTopics or steering
+    topics: Mapping[str, int] = field(default_factory=dict)
+    seed: int = 0
+    log_limit: int = 100_000
+    keep_frames: bool = False  # keep every request's and response's bytes in the log
+    bytes_per_partition: int = 64 * 1024 * 1024
+
+
+@dataclass(frozen=True)
+class MemberDescription:
+    member_id: str
+    client_id: str
+    instance_id: str | None
+    metadata: bytes | None
+    assignment: bytes | None
+
+
+@dataclass(frozen=True)
+class GroupDescription:
+    group_id: str
+    state: str
+    generation: int
+    protocol_type: str | None
+    protocol_name: str | None
+    leader: str | None
+    members: tuple[MemberDescription, ...]
+
+
+class Broker:
+    """One broker; ``with Broker() as broker: broker.bootstrap``."""
+
+    def __init__(self, config: BrokerConfig | None = None, *,
+                 listener: Listener | None = None) -> None:
+        self.config = config or BrokerConfig()
+        self._listener = listener
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._core: BrokerCore | None = None
+        self._thread: threading.Thread | None = None
+        self._stop: asyncio.Event | None = None
+
+    # -- life cycle ------------------------------------------------------------------------
+
+    def start(self) -> Broker:
+        ready: concurrent.futures.Future[None] = concurrent.futures.Future()
+        self._thread = threading.Thread(target=self._run, args=(ready,), daemon=True,
+                                        name="groupcheck-broker")
+        self._thread.start()
+        ready.result(timeout=CALL_TIMEOUT)
+        return self
+
+    def _run(self, ready: concurrent.futures.Future[None]) -> None:
+        asyncio.run(self._main(ready))
+
+    async def _main(self, ready: concurrent.futures.Future[None]) -> None:
+        c = self.config
+        topics = Topics(bytes_per_partition=c.bytes_per_partition)
+        groups = GroupHub(initial_rebalance_delay_ms=c.initial_rebalance_delay_ms,
+                          min_session_timeout_ms=c.min_session_timeout_ms,
+                          max_session_timeout_ms=c.max_session_timeout_ms, seed=c.seed)
+        cluster = Cluster(c.host, c.port, topics, Offsets(), groups, lambda: 0,
+                          c.auto_create_partitions)
+        try:
+            core = BrokerCore(cluster, log_limit=c.log_limit, listener=self._listener,
+                              keep_frames=c.keep_frames)
+            for name, count in c.topics.items():
+                topics.create(name, count)
+            await core.listen()
+        except BaseException as e:
+            ready.set_exception(e)
+            return
+        self._loop, self._core, self._stop = asyncio.get_running_loop(), core, asyncio.Event()
+        ready.set_result(None)
+        await self._stop.wait()
+        await core.close()
+
+    def close(self) -> None:
+        if self._loop is not None and self._stop is not None:
+            self._loop.call_soon_threadsafe(self._stop.set)
+        if self._thread is not None:
+            self._thread.join(timeout=CALL_TIMEOUT)
+        self._loop = self._core = self._thread = None
+
+    def __enter__(self) -> Broker:
+        return self.start() if self._thread is None else self
+
+    def __exit__(self, kind: type[BaseException] | None, value: BaseException | None,
+                 tb: TracebackType | None) -> None:
+        self.close()
+
+    @property
+    def bootstrap(self) -> str:
+        core = self._running()
+        return f"{core.cluster.host}:{core.cluster.port}"
+
+    def _running(self) -> BrokerCore:
+        if self._core is None:
+            raise RuntimeError("the broker is not running: call start() first")
+        return self._core
+
+    def _call(self, fn: Callable[[BrokerCore], T]) -> T:
+        """Run ``fn(core)`` on the broker's loop and return its result."""
+        core = self._running()
+        assert self._loop is not None
+        future: concurrent.futures.Future[T] = concurrent.futures.Future()
+
+        def run() -> None:
+            try:
+                future.set_result(fn(core))
+            except BaseException as e:  # handed to the caller's thread
+                future.set_exception(e)
+
+        self._loop.call_soon_threadsafe(run)
+        return future.result(timeout=CALL_TIMEOUT)
+
+    def _await(self, make: Callable[[BrokerCore], Coroutine[Any, Any, T]]) -> T:
+        core = self._running()
+        assert self._loop is not None
+        return asyncio.run_coroutine_threadsafe(make(core), self._loop).result(CALL_TIMEOUT)
+
+    # -- topics ----------------------------------------------------------------------------
+
+    def create_topic(self, name: str, partitions: int) -> None:
+        self._call(lambda core: core.cluster.topics.create(name, partitions, core.now_ms()))
+
+    def grow_topic(self, name: str, partitions: int) -> None:
+        """Add partitions so the topic has ``partitions`` in all."""
+        self._call(lambda core: core.cluster.topics.grow(name, partitions, core.now_ms()))
+
+    def delete_topic(self, name: str) -> None:
+        def delete(core: BrokerCore) -> None:
+            core.cluster.topics.delete(name)
+            core.cluster.offsets.forget_topic(name)
+        self._call(delete)
+
+    def partitions(self) -> dict[str, int]:
+        return self._call(lambda core: core.cluster.topics.partition_counts())
+
+    # -- steering --------------------------------------------------------------------------
+
+    def fail_next(self, member: str, api: str | int, error: int, count: int = 1) -> None:
+        """Answer ``member``'s next ``count`` requests of ``api`` with Kafka error code
+        ``error``; the coordinator never sees them."""
+        key = api_key_of(api)
+        if key not in FAILABLE:
+            raise ValueError(f"steering cannot fail API key {key}: only the group APIs, "
+                             "FindCoordinator, OffsetCommit and OffsetFetch")
+        self._call(lambda core: core.rules.add(Rule(member, key, "fail", count, error=error)))
+
+    def delay(self, member: str, api: str | int, seconds: float, count: int = 1) -> None:
+        """Send ``member``'s next ``count`` responses of ``api`` ``seconds`` late."""
+        rule = Rule(member, api_key_of(api), "delay", count, seconds=seconds)
+        self._call(lambda core: core.rules.add(rule))
+
+    def hold(self, member: str, api: str | int, count: int = 1) -> None:
+        """Keep ``member``'s next ``count`` responses of ``api`` until `release`."""
+        rule = Rule(member, api_key_of(api), "hold", count)
+        self._call(lambda core: core.rules.add(rule))
+
+    def held(self) -> list[Held]:
+        """Responses held now, in the order they were held."""
+        return self._call(lambda core: core.held())
+
+    def wait_held(self, count: int, timeout: float = 30.0) -> list[Held]:
+        """Wait until at least ``count`` responses are held; TimeoutError otherwise."""
+        deadline = time.monotonic() + timeout
+        while True:
+            found = self.held()
+            if len(found) >= count:
+                return found
+            if time.monotonic() > deadline:
+                raise TimeoutError(f"{len(found)} responses held, waited for {count}")
+            time.sleep(0.01)
+
+    def release(self, *held: Held) -> None:
+        """Send held responses in this order, each written before the next one."""
+        ids = [h.hold_id for h in held]
+        self._await(lambda core: core.release(ids))
+
+    def cancel(self, member: str, api: str | int, action: Action) -> int:
+        """Disarm ``member``'s rules of ``action`` ("fail", "delay", "hold") for ``api`` that
+        have not fired; how many there were."""
+        if action not in ("fail", "delay", "hold"):
+            raise ValueError(f"no steering action {action!r}; fail, delay or hold")
+        key = api_key_of(api)
+        return self._call(lambda core: core.rules.drop(member, key, action))
+
+    def clear_rules(self) -> None:
+        self._call(lambda core: core.rules.clear())
+
+    def drop_session(self, group: str, member_id: str) -> None:
+        """End the member's session now, as if it had stopped heartbeating."""
+        self._call(lambda core: core.expire(group, member_id))
+
+    # -- what the broker saw -----------------------------------------------------------------
+
+    def exchanges(self) -> list[Exchange]:
+        return self._call(lambda core: list(core.log))
+
+    def verdicts(self) -> list[Verdict]:
+        return self._call(lambda core: list(core.checks.verdicts))
+
+    def violations(self) -> list[Verdict]:
+        return [v for v in self.verdicts() if not v.holds]
+
+    def notes(self) -> list[str]:
+        """Connections the broker closed, and why."""
+        return self._call(lambda core: list(core.notes))
+
+    def rounds(self, group: str) -> list[Round]:
+        """The group's generations as the coordinator ran them (subscriptions, the
+        leader's assignment, who got a SyncGroup answer): a wire layer's backend reads these."""
+        return self._call(lambda core: core.rounds.rounds(group))
+
+    def group_ids(self) -> list[str]:
+        """Every group the broker has coordinated, in name order."""
+        return self._call(lambda core: list(core.cluster.groups))
+
+    def joins_in_flight(self, group: str) -> int:
+        """JoinGroup requests of the group the coordinator has not answered yet."""
+        return self._call(lambda core: core.rounds.joins_in_flight.get(group, 0))
+
+    def describe_group(self, group: str) -> GroupDescription | None:
+        return self._call(lambda core: _describe(core, group))
+
+
+def _describe(core: BrokerCore, group: str) -> GroupDescription | None:
+    coordinator = core.cluster.groups.get(group)
+    if coordinator is None:
+        return None
+    clients = core.cluster.groups.client_ids
+    members = tuple(MemberDescription(m, clients.get((group, m), ""), v.instance_id,
+                                      v.metadata, v.assignment)
+                    for m, v in coordinator.members.items())
+    return GroupDescription(group, coordinator.state.value, coordinator.generation_id,
+                            coordinator.protocol_type, coordinator.protocol_name,
+                            coordinator.leader_id, members)

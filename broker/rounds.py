@@ -1,0 +1,80 @@
+"""Each group's generations as the coordinator ran them: what a harness's wire layer reads.
+
+What lives here: `Round` (one generation: leader, protocol, every member's subscription bytes
+and client id, the assignment bytes the leader sent, who got a SyncGroup answer) and
+`RoundLedger`, which the server feeds from the coordinator's answers.
+
+Theory of operation: a generation's round opens with the first successful JoinGroup answer
+of that generation (the coordinator's member list then holds every member's subscription
+for the selected protocol); the leader's SyncGroup adds the assignment and the monotonic
+time it reached the coordinator; each successful SyncGroup answer marks its member synced.
+A round is complete when every member of the generation got its answer. This is the shape
+of the wire layer's cluster backend (issue 14): a backend built on the broker reads it.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+
+from ..impl.coordinator import GroupCoordinator
+from ..impl.group_messages import SyncGroupRequest
+
+
+@dataclass
+class Round:
+    generation: int
+    protocol: str
+    leader: str
+    subscriptions: dict[str, bytes]
+    client_ids: dict[str, str]
+    assignments: dict[str, bytes] = field(default_factory=dict)
+    leader_sync_ns: int = 0
+    synced: set[str] = field(default_factory=set)
+
+    @property
+    def complete(self) -> bool:
+        return set(self.subscriptions) <= self.synced
+
+
+class RoundLedger:
+    """Rounds per group, bounded to the last ``limit`` generations of each."""
+
+    def __init__(self, limit: int = 1000) -> None:
+        self._rounds: dict[str, dict[int, Round]] = {}
+        self._limit = limit
+        self.joins_in_flight: dict[str, int] = {}
+
+    def joined(self, group: str, coordinator: GroupCoordinator,
+               client_ids: dict[tuple[str, str], str]) -> None:
+        """A successful JoinGroup answer of the coordinator's current generation."""
+        rounds = self._rounds.setdefault(group, {})
+        generation = coordinator.generation_id
+        if generation in rounds:
+            return
+        members = coordinator.members
+        rounds[generation] = Round(
+            generation, coordinator.protocol_name or "", coordinator.leader_id or "",
+            {m: v.metadata or b"" for m, v in members.items()},
+            {m: client_ids.get((group, m), "") for m in members})
+        while len(rounds) > self._limit:
+            del rounds[min(rounds)]
+
+    def leader_synced(self, group: str, request: SyncGroupRequest) -> None:
+        round_ = self._rounds.get(group, {}).get(request.generation_id)
+        if round_ is not None and request.member_id == round_.leader:
+            round_.assignments = dict(request.assignments)
+            round_.leader_sync_ns = time.monotonic_ns()
+
+    def synced(self, group: str, generation: int, member_id: str) -> None:
+        round_ = self._rounds.get(group, {}).get(generation)
+        if round_ is not None:
+            round_.synced.add(member_id)
+
+    def rounds(self, group: str) -> list[Round]:
+        return [self._copy(r) for _, r in sorted(self._rounds.get(group, {}).items())]
+
+    @staticmethod
+    def _copy(r: Round) -> Round:
+        return Round(r.generation, r.protocol, r.leader, dict(r.subscriptions),
+                     dict(r.client_ids), dict(r.assignments), r.leader_sync_ns, set(r.synced))

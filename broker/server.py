@@ -1,0 +1,366 @@
+"""The broker's I/O: connections, dispatch, the coordinator's timers, and steering applied.
+
+What lives here: `BrokerCore`, which owns every piece of broker state and runs on one
+asyncio event loop. `broker.Broker` runs it on a thread of its own and gives the harness a
+thread-safe face.
+
+Theory of operation
+-------------------
+asyncio, one loop, one thread: the coordinator is a sans-I/O state machine that must be
+driven by one caller at a time, and a loop gives that for free (no locks) while serving
+every connection, long-polling Fetch and timers (session and rebalance timeouts on the real
+clock) without a thread each. Like Kafka's network layer, a connection is served one
+request at a time: the next request is read only once the previous response is written,
+so a client always gets its responses in order — and a parked JoinGroup or a held
+SyncGroup holds back what that connection sent after it, as on a real broker.
+
+A group request goes to its group's coordinator as an envelope (client = connection
+number, request id = correlation id); the coordinator answers at once or later, from
+another request or from a timer, and `_deliver` hands each answer to the connection that
+waits for it. After each call the group's next deadline is armed as a loop timer. Before
+the coordinator sees a JoinGroup or the leader's SyncGroup, `checks` judges what was sent.
+Steering (`steering.Rules`) fails a request before dispatch, or delays or holds its
+response after it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import itertools
+from collections.abc import Callable
+from typing import Any
+
+from ..impl.group_messages import (
+    Envelope,
+    Errors,
+    HeartbeatResponse,
+    JoinGroupRequest,
+    JoinGroupResponse,
+    LeaveGroupResponse,
+    Request,
+    Response,
+    SyncGroupRequest,
+    SyncGroupResponse,
+)
+from . import data_apis, group_apis
+from .checks import GroupChecks, is_leader_sync
+from .data_apis import Cluster
+from .protocol import (
+    MAX_FRAME,
+    FrameError,
+    RequestFrame,
+    api_versions_data,
+    build,
+    decode_request,
+    encode_response,
+    millis,
+    response_type,
+    unsupported_api_versions,
+)
+from .rounds import RoundLedger
+from .steering import Exchange, ExchangeLog, Held, Rules, Who
+
+FETCH, API_VERSIONS, DESCRIBE_GROUPS, LIST_GROUPS = 1, 18, 15, 16
+RESPONSES = (JoinGroupResponse, SyncGroupResponse, HeartbeatResponse, LeaveGroupResponse)
+Listener = Callable[[Exchange], None]
+#: APIs a fail rule may answer with an error (`error_data` builds their answers).
+FAILABLE = group_apis.GROUP_KEYS | {8, 9, 10}
+
+
+class BrokerCore:
+    """Every piece of the broker's state; to be used from its event loop only."""
+
+    def __init__(self, cluster: Cluster, *, log_limit: int = 100_000,
+                 listener: Listener | None = None, keep_frames: bool = False) -> None:
+        self.cluster = cluster
+        self.log = ExchangeLog(log_limit)
+        self.rules = Rules()
+        self.checks = GroupChecks(cluster.topics)
+        self.listener = listener
+        self.keep_frames = keep_frames
+        self.notes: list[str] = []  # connections closed on unreadable or unserved requests
+        self._loop = asyncio.get_running_loop()
+        self._t0 = self._loop.time()
+        self._waiting: dict[tuple[str, int], tuple[asyncio.Future[Response], Request]] = {}
+        self.rounds = RoundLedger()
+        self._timers: dict[str, asyncio.TimerHandle] = {}
+        self._held: dict[int, Held] = {}
+        self._hold_ids = itertools.count(1)
+        self._connections = itertools.count(1)
+        self._members: dict[int, str] = {}
+        self._produced: asyncio.Future[None] = self._loop.create_future()
+        self._server: asyncio.Server | None = None
+        cluster.clock = self.now_ms
+
+    def now_ms(self) -> int:
+        return int((self._loop.time() - self._t0) * 1000)
+
+    async def listen(self) -> int:
+        self._server = await asyncio.start_server(self._connection, self.cluster.host,
+                                                  self.cluster.port)
+        port = int(self._server.sockets[0].getsockname()[1])
+        self.cluster.port = port
+        return port
+
+    async def close(self) -> None:
+        for timer in self._timers.values():
+            timer.cancel()
+        for held in self._held.values():
+            if not held.waiter.done():
+                held.waiter.set_result(None)
+        if self._server is not None:
+            self._server.close()
+            await self._server.wait_closed()
+
+    # -- connections -----------------------------------------------------------------------
+
+    async def _connection(self, reader: asyncio.StreamReader,
+                          writer: asyncio.StreamWriter) -> None:
+        conn = next(self._connections)
+        try:
+            while True:
+                size = int.from_bytes(await reader.readexactly(4), "big", signed=True)
+                if not 0 <= size <= MAX_FRAME:
+                    self.notes.append(f"conn {conn}: frame size {size} refused")
+                    break
+                out = await self._serve(conn, await reader.readexactly(size))
+                if out is None:
+                    break
+                writer.write(out[0])
+                await writer.drain()
+                if out[1] is not None:
+                    out[1].set_result(None)
+        except (asyncio.IncompleteReadError, ConnectionError, asyncio.CancelledError):
+            pass  # the client went away, or the broker is closing
+        finally:
+            self._members.pop(conn, None)
+            writer.close()
+
+    async def _serve(self, conn: int,
+                     payload: bytes) -> tuple[bytes, asyncio.Future[None] | None] | None:
+        """The response bytes (and a future to set once written), or None to close."""
+        try:
+            frame = decode_request(payload)
+        except FrameError as e:
+            self.notes.append(f"conn {conn}: unreadable request: {e}")
+            return None
+        if not frame.supported:
+            if frame.api_key == API_VERSIONS:
+                return unsupported_api_versions(frame.correlation_id), None
+            # Kafka's network layer closes the connection on an API or version it does
+            # not serve; so does this broker.
+            self.notes.append(f"conn {conn}: {frame.api_name} v{frame.api_version} "
+                              "not served; connection closed")
+            return None
+        who = self._who(conn, frame)
+        exchange = self.log.open(connection=conn, who=who, api_key=frame.api_key,
+                                 api_version=frame.api_version,
+                                 correlation_id=frame.correlation_id, request=frame.body,
+                                 received_ms=self.now_ms(), client_id=frame.client_id)
+        judged = len(self.checks.verdicts)
+        data = await self._answer(conn, frame, who, exchange)
+        exchange.verdicts = tuple(self.checks.verdicts[judged:])
+        response = build(response_type(frame.api_key, frame.api_version), data)
+        exchange.response = response
+        sent = await self._steer_response(who, frame.api_key, exchange)
+        exchange.answered_ms = self.now_ms()
+        out = encode_response(response, frame.correlation_id)
+        if self.keep_frames:
+            exchange.raw_request, exchange.raw_response = payload, out[4:]
+        if self.listener is not None:
+            self.listener(exchange)
+        return out, sent
+
+    def _who(self, conn: int, frame: RequestFrame) -> Who:
+        body = frame.body
+        member_id = getattr(body, "member_id", None)
+        members = getattr(body, "members", None)
+        if member_id is None and frame.api_key == 13 and members:
+            member_id = members[0].member_id
+        instance_id = getattr(body, "group_instance_id", None)
+        return Who(frame.client_id or "", member_id or self._members.get(conn, ""), instance_id)
+
+    async def _answer(self, conn: int, frame: RequestFrame, who: Who,
+                      exchange: Exchange) -> dict[str, Any]:
+        key, version, body = frame.api_key, frame.api_version, frame.body
+        rule = self.rules.take(who, key, "request")
+        if rule is not None:
+            exchange.steering = rule.describe()
+            return error_data(key, version, body, rule.error)
+        if key in group_apis.GROUP_KEYS:
+            return await self._group_request(conn, frame)
+        if key == FETCH:
+            return await self._fetch(version, body)
+        if key == API_VERSIONS:
+            return api_versions_data()
+        if key == DESCRIBE_GROUPS:
+            return {"throttle_time": 0, "groups": [
+                group_apis.describe(self.cluster.groups, g, version) for g in body.groups]}
+        if key == LIST_GROUPS:
+            states = list(body.states_filter) if version >= 4 else []
+            return group_apis.list_groups(self.cluster.groups, states)
+        data = data_apis.HANDLERS[key](self.cluster, version, body)
+        if key == 0:
+            self._wake_fetchers()
+        elif key == 3:
+            self.checks.saw_metadata(frame.client_id or "", data)
+        return data
+
+    async def _steer_response(self, who: Who, api_key: int,
+                              exchange: Exchange) -> asyncio.Future[None] | None:
+        rule = self.rules.take(who, api_key, "response")
+        if rule is None:
+            return None
+        exchange.steering = rule.describe()
+        if rule.action == "delay":
+            await asyncio.sleep(rule.seconds)
+            return None
+        held = Held(next(self._hold_ids), exchange, self._loop.create_future())
+        self._held[held.hold_id] = held
+        sent: asyncio.Future[None] = await held.waiter
+        return sent
+
+    # -- group requests and the coordinator's timers -----------------------------------------
+
+    async def _group_request(self, conn: int, frame: RequestFrame) -> dict[str, Any]:
+        key, version, body = frame.api_key, frame.api_version, frame.body
+        group_id = group_apis.group_of(key, body)
+        coordinator = self.cluster.groups.coordinator(group_id, self.now_ms())
+        request = group_apis.to_impl(key, version, body, frame.client_id)
+        leader = coordinator.leader_id or ""
+        leader_client = self.cluster.groups.client_ids.get((group_id, leader), "")
+        self.checks.before(group_id, coordinator, request, leader_client, self.now_ms())
+        response = await self._submit(group_id, conn, frame.correlation_id, request)
+        if group_apis.needs_member_id(version, response):
+            assert isinstance(request, JoinGroupRequest)
+            assert isinstance(response, JoinGroupResponse)
+            rejoin = dataclasses.replace(request, member_id=response.member_id)
+            response = await self._submit(group_id, conn, frame.correlation_id, rejoin)
+        member_id = getattr(response, "member_id", "")
+        if member_id:
+            self._members[conn] = member_id
+            self.cluster.groups.client_ids[(group_id, member_id)] = frame.client_id or ""
+        return group_apis.from_impl(key, version, response, coordinator.protocol_type)
+
+    async def _submit(self, group_id: str, conn: int, correlation_id: int,
+                      request: Any) -> Response:
+        coordinator = self.cluster.groups.coordinator(group_id, self.now_ms())
+        future: asyncio.Future[Response] = self._loop.create_future()
+        self._waiting[(str(conn), correlation_id)] = (future, request)
+        envelope = Envelope(str(conn), correlation_id, request)
+        if isinstance(request, SyncGroupRequest) and is_leader_sync(coordinator, request):
+            self.rounds.leader_synced(group_id, request)
+        joins = self.rounds.joins_in_flight
+        joining = isinstance(request, JoinGroupRequest)
+        joins[group_id] = joins.get(group_id, 0) + joining
+        try:
+            self._deliver(group_id, coordinator.receive(envelope, self._clock(group_id)))
+            self._arm(group_id)
+            return await future
+        finally:
+            joins[group_id] -= joining
+
+    def _clock(self, group_id: str) -> int:
+        coordinator = self.cluster.groups.get(group_id)
+        floor = coordinator.now_ms if coordinator is not None else 0
+        return max(self.now_ms(), floor)
+
+    def _deliver(self, group_id: str, envelopes: list[Envelope]) -> None:
+        """Hand each answer to its waiting connection; note joins and syncs in the ledger
+        (the coordinator's state is the one these answers came from)."""
+        coordinator = self.cluster.groups.get(group_id)
+        for envelope in envelopes:
+            answer = envelope.message
+            entry = self._waiting.pop((envelope.client, envelope.request_id), None)
+            if entry is None or not isinstance(answer, RESPONSES):
+                continue
+            future, request = entry
+            if coordinator is not None and answer.error is Errors.NONE:
+                if isinstance(answer, JoinGroupResponse):
+                    self.rounds.joined(group_id, coordinator, self.cluster.groups.client_ids)
+                elif isinstance(request, SyncGroupRequest):
+                    self.rounds.synced(group_id, request.generation_id, request.member_id)
+            if not future.done():
+                future.set_result(answer)
+
+    def _arm(self, group_id: str) -> None:
+        old = self._timers.pop(group_id, None)
+        if old is not None:
+            old.cancel()
+        coordinator = self.cluster.groups.get(group_id)
+        deadline = coordinator.next_deadline() if coordinator is not None else None
+        if deadline is not None:
+            self._timers[group_id] = self._loop.call_at(
+                self._t0 + deadline / 1000, self._tick, group_id, deadline)
+
+    def _tick(self, group_id: str, deadline: int) -> None:
+        coordinator = self.cluster.groups.get(group_id)
+        if coordinator is not None:
+            now = max(self._clock(group_id), deadline)
+            self._deliver(group_id, coordinator.advance(now))
+            self._arm(group_id)
+
+    def expire(self, group_id: str, member_id: str) -> None:
+        """Steering: end a member's session now, as if its session timer had fired."""
+        coordinator = self.cluster.groups.get(group_id)
+        if coordinator is None:
+            raise KeyError(f"no group {group_id!r}")
+        self._deliver(group_id, coordinator.expire_session(member_id, self._clock(group_id)))
+        self._arm(group_id)
+
+    # -- fetch -----------------------------------------------------------------------------
+
+    async def _fetch(self, version: int, body: Any) -> dict[str, Any]:
+        """Answer when ``min_bytes`` are there or ``max_wait`` has passed."""
+        deadline = self._loop.time() + millis(body.max_wait) / 1000
+        while True:
+            data, size = data_apis.fetch(self.cluster, version, body)
+            remaining = deadline - self._loop.time()
+            if size >= int(body.min_bytes) or remaining <= 0:
+                return data
+            try:
+                await asyncio.wait_for(asyncio.shield(self._produced), remaining)
+            except TimeoutError:
+                pass
+
+    def _wake_fetchers(self) -> None:
+        if not self._produced.done():
+            self._produced.set_result(None)
+        self._produced = self._loop.create_future()
+
+    # -- held responses ----------------------------------------------------------------------
+
+    def held(self) -> list[Held]:
+        return [h for h in self._held.values() if not h.waiter.done()]
+
+    async def release(self, hold_ids: list[int]) -> None:
+        """Send held responses in this order, each written before the next is let go."""
+        for hold_id in hold_ids:
+            held = self._held.pop(hold_id, None)
+            if held is None or held.waiter.done():
+                raise KeyError(f"no held response {hold_id}")
+            sent: asyncio.Future[None] = self._loop.create_future()
+            held.waiter.set_result(sent)
+            await sent
+
+
+def error_data(api_key: int, version: int, body: Any, code: int) -> dict[str, Any]:
+    """The answer to a request that steering fails with ``code``."""
+    if api_key in group_apis.GROUP_KEYS:
+        return group_apis.error_data(api_key, version, body, code)
+    if api_key == 10:
+        return {"throttle_time": 0, "error_code": code, "error_message": None, "node_id": -1,
+                "host": "", "port": -1, "coordinators": [
+                    {"key": k, "error_code": code, "error_message": None, "node_id": -1,
+                     "host": "", "port": -1} for k in getattr(body, "coordinator_keys", ())]}
+    if api_key == 8:
+        return {"throttle_time": 0, "topics": [
+            {"name": t.name, "partitions": [{"partition_index": p.partition_index,
+                                             "error_code": code} for p in t.partitions]}
+            for t in body.topics]}
+    if api_key == 9:
+        groups = body.groups if version >= 8 else ()
+        return {"throttle_time": 0, "error_code": code, "topics": [], "groups": [
+            {"group_id": g.group_id, "topics": [], "error_code": code} for g in groups]}
+    raise ValueError(f"steering cannot fail API key {api_key}")

@@ -1,0 +1,189 @@
+"""What the harness makes the broker do to one member, and what the broker saw.
+
+What lives here: `Rule` (fail, delay or hold the next requests of one API from one member),
+`Rules` (the armed rules, matched per request), `Held` (a response kept back until the
+harness releases it) and `Exchange` (one request and its response, decoded, with times and
+what steering did to it), kept in a bounded `ExchangeLog`.
+
+Theory of operation
+-------------------
+A member is named the way the harness knows it: its client id (set per consumer, the only
+name a new member has before JoinGroup gives it an id), its member id or its group instance
+id; a rule matches a request when any of the three equals the rule's ``member``. Each rule
+fires ``count`` times, oldest rule first. A *fail* rule answers the request with its error
+at once, without reaching the coordinator (so the coordinator's state is as if the request
+never arrived, like a request lost on the way). A *delay* rule sends the real response
+``seconds`` later. A *hold* rule keeps the real response until `release` names it; the
+harness releases held responses in the order it chooses (e.g. a follower's SyncGroup
+before the leader's). Nothing here does I/O: the server applies the decision.
+"""
+
+from __future__ import annotations
+
+import collections
+import itertools
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from .protocol import API_KEYS, SUPPORTED
+
+Action = Literal["fail", "delay", "hold"]
+
+
+def api_key_of(api: str | int) -> int:
+    """An API by key or by Kafka's name (``"SyncGroup"``), case-insensitive."""
+    if isinstance(api, int):
+        if api not in SUPPORTED:
+            raise ValueError(f"the broker does not serve API key {api}")
+        return api
+    for name, key in API_KEYS.items():
+        if name.lower() == api.lower():
+            return key
+    raise ValueError(f"unknown API {api!r}; one of {', '.join(sorted(API_KEYS))}")
+
+
+@dataclass
+class Rule:
+    member: str
+    api_key: int
+    action: Action
+    count: int = 1
+    error: int = 0
+    seconds: float = 0.0
+
+    def describe(self) -> str:
+        detail = {"fail": f"error {self.error}", "delay": f"{self.seconds:g}s",
+                  "hold": "until released"}[self.action]
+        return f"{self.action} {SUPPORTED[self.api_key][0]} ({detail})"
+
+
+@dataclass(frozen=True)
+class Who:
+    """The names a request is known by."""
+
+    client_id: str
+    member_id: str
+    instance_id: str | None
+
+    def named(self, name: str) -> bool:
+        return name in (self.client_id, self.member_id) or name == self.instance_id
+
+
+class Rules:
+    """Armed rules, oldest first; `take` consumes one firing of the first that matches."""
+
+    def __init__(self) -> None:
+        self._rules: list[Rule] = []
+
+    def add(self, rule: Rule) -> None:
+        if rule.count < 1:
+            raise ValueError(f"a rule fires at least once, not {rule.count} times")
+        self._rules.append(rule)
+
+    def take(self, who: Who, api_key: int, phase: Literal["request", "response"]) -> Rule | None:
+        """Fail rules fire on the request, delay and hold rules on its response."""
+        for rule in self._rules:
+            if rule.api_key != api_key or not who.named(rule.member):
+                continue
+            if (rule.action == "fail") != (phase == "request"):
+                continue
+            rule.count -= 1
+            if rule.count == 0:
+                self._rules.remove(rule)
+            return rule
+        return None
+
+    def pending(self) -> list[Rule]:
+        return list(self._rules)
+
+    def drop(self, member: str, api_key: int, action: Action) -> int:
+        """Disarm the rules of ``action`` for this member and API; how many there were."""
+        kept = [r for r in self._rules
+                if not (r.member == member and r.api_key == api_key and r.action == action)]
+        dropped = len(self._rules) - len(kept)
+        self._rules = kept
+        return dropped
+
+    def clear(self) -> None:
+        self._rules.clear()
+
+
+@dataclass
+class Exchange:
+    """One request and its response; times are the broker's milliseconds since start."""
+
+    seq: int
+    connection: int
+    who: Who
+    api_key: int
+    api_version: int
+    correlation_id: int
+    request: Any
+    received_ms: int
+    client_id: str | None = None  # as the header carried it (null or a string)
+    response: Any = None
+    answered_ms: int | None = None
+    steering: str | None = None
+    verdicts: tuple[Any, ...] = ()  # the broker-side verdicts this request led to
+    raw_request: bytes | None = field(default=None, repr=False)  # with keep_frames only
+    raw_response: bytes | None = field(default=None, repr=False)
+
+    @property
+    def api(self) -> str:
+        return SUPPORTED[self.api_key][0] if self.api_key in SUPPORTED else f"api-{self.api_key}"
+
+    @property
+    def error_code(self) -> int | None:
+        code = getattr(self.response, "error_code", None)
+        return None if code is None else int(code)
+
+    def line(self) -> str:
+        """One line for a person: time, member, API and version, outcome."""
+        who = self.who.member_id or self.who.client_id or "?"
+        took = "" if self.answered_ms is None else f" {self.answered_ms - self.received_ms}ms"
+        code = self.error_code
+        outcome = "pending" if self.answered_ms is None else (
+            "ok" if code in (None, 0) else f"error {code}")
+        extra = f" [{self.steering}]" if self.steering else ""
+        return (f"{self.received_ms:>8}ms conn {self.connection} {who} "
+                f"{self.api} v{self.api_version} -> {outcome}{took}{extra}")
+
+
+@dataclass
+class Held:
+    """A response kept back by a hold rule; `Broker.release` sends it."""
+
+    hold_id: int
+    exchange: Exchange
+    waiter: Any = field(repr=False, default=None)
+
+    @property
+    def member(self) -> str:
+        return self.exchange.who.member_id or self.exchange.who.client_id
+
+    @property
+    def api(self) -> str:
+        return self.exchange.api
+
+
+class ExchangeLog:
+    """The last ``limit`` exchanges, in arrival order (bounded memory)."""
+
+    def __init__(self, limit: int = 100_000) -> None:
+        self._items: collections.deque[Exchange] = collections.deque(maxlen=limit)
+        self._seq = itertools.count()
+        self.dropped = 0
+
+    def open(self, **fields: Any) -> Exchange:
+        if len(self._items) == self._items.maxlen:
+            self.dropped += 1
+        exchange = Exchange(seq=next(self._seq), **fields)
+        self._items.append(exchange)
+        return exchange
+
+    def __iter__(self) -> Iterator[Exchange]:
+        return iter(list(self._items))
+
+    def __len__(self) -> int:
+        return len(self._items)

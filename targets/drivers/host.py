@@ -1,0 +1,285 @@
+"""The driver side of the member-driver contract, for the drivers written in Python.
+
+A driver process reads commands from stdin and writes acks and events to stdout (README,
+"Driving your own client"). `Output` numbers and stamps every event (``seq`` per process,
+``ts`` = ``time.monotonic_ns()``, CLOCK_MONOTONIC) and writes whole lines under a lock, so
+threads of several consumers never interleave. `ThreadedHost` runs each consumer of a
+blocking client (confluent-kafka, kafka-python) on a thread of its own: the thread creates the
+consumer, then loops — a command from its queue if there is one, else one ``poll`` — so the
+client is only ever called from the thread that owns it, as an application would, and every
+command is acked from that thread once the client call has returned. Callbacks go through
+`Listener.callback`, which logs their start, runs the client's own change (where the client
+wants the application to apply it), and logs their end. `serve` is the stdin loop.
+"""
+
+from __future__ import annotations
+
+import json
+import queue
+import sys
+import threading
+import time
+from collections.abc import Callable
+from typing import IO, Any, Protocol
+
+TopicPartition = tuple[str, int]
+Record = tuple[str, int, int]
+IDLE_SECONDS = 0.2  # how long a stalled member's thread blocks on its queue per turn
+
+
+class Output:
+    """Acks and events as JSON lines on one stream, one writer at a time."""
+
+    def __init__(self, stream: IO[str] | None = None) -> None:
+        self.stream = stream or sys.stdout
+        self.lock = threading.Lock()
+        self.seq = 0
+
+    def _write(self, message: dict[str, Any]) -> None:
+        self.stream.write(json.dumps(message) + "\n")
+        self.stream.flush()
+
+    def event(self, name: str, member: str, **fields: Any) -> None:
+        with self.lock:
+            self._write({"event": name, "member": member, "seq": self.seq,
+                         "ts": time.monotonic_ns(), **fields})
+            self.seq += 1
+
+    def ack(self, number: int, error: str | None = None, **fields: Any) -> None:
+        with self.lock:
+            self._write({"ack": number, **fields, **({"error": error} if error else {})})
+
+
+def load_class(spec: str) -> Any:
+    """``package.module:Attr`` → that attribute (a client's assignor class)."""
+    import importlib
+
+    module, _, attr = spec.partition(":")
+    return getattr(importlib.import_module(module), attr)
+
+
+def parts(partitions: Any) -> list[list[Any]]:
+    return [[t, p] for t, p in sorted(partitions)]
+
+
+class Listener:
+    """What every client's rebalance callback reports, whatever the client."""
+
+    def __init__(self, out: Output, member: str,
+                 membership: Callable[[], tuple[int | None, str | None]],
+                 paused: Callable[[], list[TopicPartition] | None]) -> None:
+        self.out, self.member, self.membership, self.paused = out, member, membership, paused
+        self.slow_ms = 0
+
+    def callback(self, kind: str, partitions: list[TopicPartition],
+                 apply: Callable[[], None] | None = None) -> None:
+        generation, member_id = self.membership()
+        fields = {"kind": kind, "partitions": parts(partitions), "generation": generation,
+                  "memberId": member_id}
+        self.out.event("callback_start", self.member, **fields)
+        if kind == "revoked" and partitions and self.slow_ms:
+            slow, self.slow_ms = self.slow_ms, 0
+            time.sleep(slow / 1000.0)
+        if apply is not None:
+            apply()
+        now_paused = self.paused()
+        self.out.event("callback_end", self.member, **fields,
+                       paused=None if now_paused is None else parts(now_paused))
+
+
+class ThreadedClient(Protocol):
+    """One blocking client library, as `ThreadedHost` drives it."""
+
+    def hello(self) -> dict[str, Any]: ...
+
+    def create(self, command: dict[str, Any], listener: Listener) -> Any: ...
+
+    def subscribe(self, consumer: Any, topics: list[str], listener: Listener) -> None: ...
+
+    def unsubscribe(self, consumer: Any) -> None: ...
+
+    def assignment(self, consumer: Any) -> list[TopicPartition]: ...
+
+    def pause(self, consumer: Any, partitions: list[TopicPartition]) -> None: ...
+
+    def resume(self, consumer: Any, partitions: list[TopicPartition]) -> None: ...
+
+    def poll(self, consumer: Any) -> list[Record]: ...
+
+    def close(self, consumer: Any) -> None: ...
+
+    def crash(self, consumer: Any) -> None: ...
+
+    def membership(self, consumer: Any) -> tuple[int | None, str | None]: ...
+
+    def paused(self, consumer: Any) -> list[TopicPartition] | None: ...
+
+    def produce(self, bootstrap: str, topic: str, partition: int, value: str) -> None: ...
+
+
+class MemberThread(threading.Thread):
+    """One consumer on a thread of its own: commands from its queue, else a poll."""
+
+    def __init__(self, client: ThreadedClient, out: Output, create: dict[str, Any]) -> None:
+        super().__init__(name=f"member-{create['member']}", daemon=True)
+        self.client, self.out, self.create_command = client, out, create
+        self.member = str(create["member"])
+        self.commands: queue.Queue[dict[str, Any]] = queue.Queue()
+        self.polling = True
+        self.consumer: Any = None
+        self.listener = Listener(out, self.member, self._membership, self._paused)
+
+    def _membership(self) -> tuple[int | None, str | None]:
+        return self.client.membership(self.consumer) if self.consumer is not None \
+            else (None, None)
+
+    def _paused(self) -> list[TopicPartition] | None:
+        return self.client.paused(self.consumer) if self.consumer is not None else None
+
+    def run(self) -> None:
+        try:
+            self.consumer = self.client.create(self.create_command, self.listener)
+        except Exception as exc:  # noqa: BLE001 - the client's error is the answer
+            self.out.ack(self.create_command["id"], f"{type(exc).__name__}: {exc}")
+            return
+        self.out.ack(self.create_command["id"])
+        while True:
+            try:
+                command = self.commands.get(timeout=0 if self.polling else IDLE_SECONDS)
+            except queue.Empty:
+                command = None
+            if command is not None:
+                if self._run(command):
+                    return
+            elif self.polling:
+                self._poll()
+
+    def _poll(self) -> None:
+        try:
+            records = self.client.poll(self.consumer)
+        except Exception as exc:  # noqa: BLE001 - an exception from poll is an event
+            self.out.event("error", self.member, message=f"{type(exc).__name__}: {exc}")
+            return
+        if records:
+            self.out.event("records", self.member, records=[list(r) for r in records])
+
+    def _run(self, command: dict[str, Any]) -> bool:
+        """Run one command and ack it; True when the consumer is gone."""
+        cmd = command["cmd"]
+        error = None
+        try:
+            getattr(self, f"_do_{cmd}")(command)
+        except Exception as exc:  # noqa: BLE001 - reported in the ack
+            error = f"{type(exc).__name__}: {exc}"
+            self.out.event("error", self.member, message=f"{cmd}: {error}")
+        done = cmd in ("close", "crash")
+        if cmd == "close":
+            self.out.event("closed", self.member)
+        self.out.ack(command["id"], error)
+        return done
+
+    def _do_subscribe(self, command: dict[str, Any]) -> None:
+        before = self.client.assignment(self.consumer)
+        self.client.subscribe(self.consumer, list(command["topics"]), self.listener)
+        after = self.client.assignment(self.consumer)
+        self.out.event("subscribed", self.member, topics=list(command["topics"]),
+                       before=parts(before), after=parts(after))
+
+    def _do_unsubscribe(self, command: dict[str, Any]) -> None:
+        self.client.unsubscribe(self.consumer)
+
+    def _do_pause(self, command: dict[str, Any]) -> None:
+        owned = set(self.client.assignment(self.consumer))
+        mine = sorted((t, p) for t, p in command["partitions"] if (t, p) in owned)
+        self.client.pause(self.consumer, mine)
+        self.out.event("paused", self.member, partitions=parts(mine))
+
+    def _do_resume(self, command: dict[str, Any]) -> None:
+        wanted = sorted((t, p) for t, p in command["partitions"])
+        self.client.resume(self.consumer, wanted)
+        self.out.event("resumed", self.member, partitions=parts(wanted))
+
+    def _do_stop_polling(self, command: dict[str, Any]) -> None:
+        self.polling = False
+
+    def _do_start_polling(self, command: dict[str, Any]) -> None:
+        self.polling = True
+
+    def _do_slow_revoke(self, command: dict[str, Any]) -> None:
+        self.listener.slow_ms = int(command["ms"])
+
+    def _do_close(self, command: dict[str, Any]) -> None:
+        self.listener.slow_ms = 0
+        self.client.close(self.consumer)
+
+    def _do_crash(self, command: dict[str, Any]) -> None:
+        self.client.crash(self.consumer)
+
+
+class ThreadedHost:
+    """Many consumers of one blocking client in this process."""
+
+    def __init__(self, client: ThreadedClient, out: Output | None = None) -> None:
+        self.client, self.out = client, out or Output()
+        self.members: dict[str, MemberThread] = {}
+
+    def handle(self, command: dict[str, Any]) -> bool:
+        """Dispatch one command; False once the driver should exit."""
+        cmd, number = command.get("cmd"), command.get("id", -1)
+        if cmd == "hello":
+            self.out.ack(number, **self.client.hello())
+        elif cmd == "create":
+            thread = MemberThread(self.client, self.out, command)
+            self.members[thread.member] = thread
+            thread.start()
+        elif cmd == "produce":
+            self._answer(number, lambda: self.client.produce(
+                command["bootstrap"], command["topic"], int(command["partition"]),
+                str(command.get("value", ""))))
+        elif cmd == "shutdown":
+            self.shutdown()
+            self.out.ack(number)
+            return False
+        elif command.get("member") in self.members:
+            self.members[command["member"]].commands.put(command)
+        else:
+            self.out.ack(number, f"unknown command or member: {json.dumps(command)[:200]}")
+        return True
+
+    def _answer(self, number: int, call: Callable[[], None]) -> None:
+        try:
+            call()
+        except Exception as exc:  # noqa: BLE001 - reported in the ack
+            self.out.ack(number, f"{type(exc).__name__}: {exc}")
+        else:
+            self.out.ack(number)
+
+    def shutdown(self) -> None:
+        for thread in self.members.values():
+            if thread.is_alive():
+                thread.commands.put({"id": -1, "cmd": "close"})
+        for thread in self.members.values():
+            thread.join(30)
+
+
+def serve(handle: Callable[[dict[str, Any]], bool], stream: IO[str] | None = None) -> None:
+    """Read commands until ``shutdown`` (or the end of stdin); the client's warnings go to
+    stderr, which the harness keeps."""
+    import faulthandler
+    import logging
+    import os
+    import signal
+
+    faulthandler.register(signal.SIGUSR1, file=sys.stderr)  # a stack dump on demand
+    level = os.environ.get("GROUPCHECK_DRIVER_LOG", "WARNING").upper()
+    logging.basicConfig(stream=sys.stderr, level=getattr(logging, level, logging.WARNING),
+                        format="%(asctime)s %(name)s %(levelname)s %(message)s")
+    for line in stream or sys.stdin:
+        if not line.strip():
+            continue
+        try:
+            command = json.loads(line)
+        except ValueError:
+            continue
+        if isinstance(command, dict) and not handle(command):
+            return

@@ -1,0 +1,262 @@
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.Comparator;
+import java.util.HashSet;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Properties;
+import java.util.Set;
+import java.util.concurrent.BlockingQueue;
+import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.TimeUnit;
+import org.apache.kafka.clients.consumer.ConsumerGroupMetadata;
+import org.apache.kafka.clients.consumer.ConsumerRebalanceListener;
+import org.apache.kafka.clients.consumer.ConsumerRecord;
+import org.apache.kafka.clients.consumer.ConsumerRecords;
+import org.apache.kafka.clients.consumer.KafkaConsumer;
+import org.apache.kafka.common.TopicPartition;
+
+/**
+ * One KafkaConsumer on a thread of its own (the client is single-threaded): the thread
+ * creates the consumer, then loops — the next command from its queue if there is one, else
+ * one poll — and acks every command once the client call has returned. The rebalance
+ * listener logs each callback's start and end with the generation and member id the
+ * consumer reports from inside the callback.
+ */
+final class Member extends Thread implements ConsumerRebalanceListener {
+    static final Duration POLL = Duration.ofMillis(50);
+    static final Map<String, String> ASSIGNORS = Map.of(
+        "range", "org.apache.kafka.clients.consumer.RangeAssignor",
+        "roundrobin", "org.apache.kafka.clients.consumer.RoundRobinAssignor",
+        "sticky", "org.apache.kafka.clients.consumer.StickyAssignor",
+        "cooperative-sticky", "org.apache.kafka.clients.consumer.CooperativeStickyAssignor");
+
+    private final Out out;
+    private final Map<String, Object> create;
+    private final String name;
+    final BlockingQueue<Map<String, Object>> commands = new LinkedBlockingQueue<>();
+    private KafkaConsumer<byte[], byte[]> consumer;
+    private boolean polling = true;
+    private long slowRevokeMs;
+
+    Member(Out out, Map<String, Object> create) {
+        super("member-" + create.get("member"));
+        setDaemon(true);
+        this.out = out;
+        this.create = create;
+        this.name = String.valueOf(create.get("member"));
+    }
+
+    static Properties config(Map<String, Object> create) {
+        @SuppressWarnings("unchecked")
+        Map<String, Object> given = (Map<String, Object>) create.getOrDefault("config", Map.of());
+        String assignor = String.valueOf(create.get("assignor"));
+        if (!ASSIGNORS.containsKey(assignor)) {
+            throw new IllegalArgumentException("Kafka's Java consumer has no assignor " + assignor);
+        }
+        Properties p = new Properties();
+        p.put("bootstrap.servers", create.get("bootstrap"));
+        p.put("group.id", create.get("group"));
+        p.put("group.protocol", "classic");
+        p.put("client.id", String.valueOf(given.getOrDefault("client_id", create.get("member"))));
+        p.put("partition.assignment.strategy", ASSIGNORS.get(assignor));
+        p.put("session.timeout.ms", String.valueOf(given.getOrDefault("session_timeout_ms", 6000)));
+        p.put("heartbeat.interval.ms",
+              String.valueOf(given.getOrDefault("heartbeat_interval_ms", 500)));
+        p.put("max.poll.interval.ms",
+              String.valueOf(given.getOrDefault("max_poll_interval_ms", 6000)));
+        p.put("auto.offset.reset", String.valueOf(given.getOrDefault("auto_offset_reset", "earliest")));
+        p.put("enable.auto.commit", String.valueOf(given.getOrDefault("enable_auto_commit", false)));
+        p.put("key.deserializer", "org.apache.kafka.common.serialization.ByteArrayDeserializer");
+        p.put("value.deserializer", "org.apache.kafka.common.serialization.ByteArrayDeserializer");
+        return p;
+    }
+
+    @Override
+    public void run() {
+        try {
+            consumer = new KafkaConsumer<>(config(create));
+            consumer.subscribe(topics(create.get("topics")), this);
+        } catch (RuntimeException e) {
+            out.ack(create.get("id"), Out.describe(e), Map.of());
+            return;
+        }
+        out.ack(create.get("id"), null, Map.of());
+        while (true) {
+            Map<String, Object> command;
+            try {
+                command = commands.poll(polling ? 0 : 200, TimeUnit.MILLISECONDS);
+            } catch (InterruptedException e) {
+                return;
+            }
+            if (command != null) {
+                if (handle(command)) {
+                    return;
+                }
+            } else if (polling) {
+                poll();
+            }
+        }
+    }
+
+    private void poll() {
+        ConsumerRecords<byte[], byte[]> records;
+        try {
+            records = consumer.poll(POLL);
+        } catch (RuntimeException e) {
+            out.event("error", name, Map.of("message", Out.describe(e)));
+            return;
+        }
+        if (records.isEmpty()) {
+            return;
+        }
+        List<Object> rows = new ArrayList<>();
+        for (ConsumerRecord<byte[], byte[]> r : records) {
+            rows.add(List.of(r.topic(), r.partition(), r.offset()));
+        }
+        out.event("records", name, Map.of("records", rows));
+    }
+
+    /** Runs one command and acks it; true when the consumer is gone. */
+    private boolean handle(Map<String, Object> command) {
+        String cmd = String.valueOf(command.get("cmd"));
+        String error = null;
+        try {
+            run(cmd, command);
+        } catch (RuntimeException e) {
+            error = Out.describe(e);
+            out.event("error", name, Map.of("message", cmd + ": " + error));
+        }
+        boolean gone = cmd.equals("close");
+        if (gone) {
+            out.event("closed", name, Map.of());
+        }
+        out.ack(command.get("id"), error, Map.of());
+        return gone;
+    }
+
+    private void run(String cmd, Map<String, Object> command) {
+        switch (cmd) {
+            case "subscribe": {
+                List<Object> before = parts(consumer.assignment());
+                List<String> topics = topics(command.get("topics"));
+                consumer.subscribe(topics, this);
+                Map<String, Object> fields = new LinkedHashMap<>();
+                fields.put("topics", topics);
+                fields.put("before", before);
+                fields.put("after", parts(consumer.assignment()));
+                out.event("subscribed", name, fields);
+                break;
+            }
+            case "unsubscribe":
+                consumer.unsubscribe();
+                break;
+            case "pause": {
+                Set<TopicPartition> owned = consumer.assignment();
+                List<TopicPartition> mine = new ArrayList<>();
+                for (TopicPartition tp : partitions(command.get("partitions"))) {
+                    if (owned.contains(tp)) {
+                        mine.add(tp);
+                    }
+                }
+                consumer.pause(mine);
+                out.event("paused", name, Map.of("partitions", parts(mine)));
+                break;
+            }
+            case "resume": {
+                List<TopicPartition> wanted = partitions(command.get("partitions"));
+                consumer.resume(wanted);
+                out.event("resumed", name, Map.of("partitions", parts(wanted)));
+                break;
+            }
+            case "stop_polling":
+                polling = false;
+                break;
+            case "start_polling":
+                polling = true;
+                break;
+            case "slow_revoke":
+                slowRevokeMs = ((Number) command.get("ms")).longValue();
+                break;
+            case "close":
+                slowRevokeMs = 0;
+                consumer.close();
+                break;
+            case "crash":
+                throw new UnsupportedOperationException(
+                    "KafkaConsumer cannot end without leaving the group; the harness kills the driver");
+            default:
+                throw new IllegalArgumentException("unknown command " + cmd);
+        }
+    }
+
+    // --- the rebalance listener ------------------------------------------------------------
+
+    @Override
+    public void onPartitionsRevoked(Collection<TopicPartition> partitions) {
+        callback("revoked", partitions, true);
+    }
+
+    @Override
+    public void onPartitionsAssigned(Collection<TopicPartition> partitions) {
+        callback("assigned", partitions, false);
+    }
+
+    @Override
+    public void onPartitionsLost(Collection<TopicPartition> partitions) {
+        callback("lost", partitions, false);
+    }
+
+    private void callback(String kind, Collection<TopicPartition> partitions, boolean revoke) {
+        Map<String, Object> fields = new LinkedHashMap<>();
+        fields.put("kind", kind);
+        fields.put("partitions", parts(partitions));
+        ConsumerGroupMetadata meta = consumer.groupMetadata();
+        fields.put("generation", meta.generationId());
+        fields.put("memberId", meta.memberId());
+        out.event("callback_start", name, fields);
+        if (revoke && !partitions.isEmpty() && slowRevokeMs > 0) {
+            long ms = slowRevokeMs;
+            slowRevokeMs = 0;
+            try {
+                Thread.sleep(ms);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+        }
+        Map<String, Object> end = new LinkedHashMap<>(fields);
+        end.put("paused", parts(consumer.paused()));
+        out.event("callback_end", name, end);
+    }
+
+    // --- conversions -------------------------------------------------------------------------
+
+    static List<String> topics(Object value) {
+        List<String> topics = new ArrayList<>();
+        for (Object t : (List<?>) value) {
+            topics.add(String.valueOf(t));
+        }
+        return topics;
+    }
+
+    static List<TopicPartition> partitions(Object value) {
+        List<TopicPartition> out = new ArrayList<>();
+        for (Object item : (List<?>) value) {
+            List<?> pair = (List<?>) item;
+            out.add(new TopicPartition(String.valueOf(pair.get(0)), ((Number) pair.get(1)).intValue()));
+        }
+        return out;
+    }
+
+    static List<Object> parts(Collection<TopicPartition> partitions) {
+        List<TopicPartition> sorted = new ArrayList<>(new HashSet<>(partitions));
+        sorted.sort(Comparator.comparing(TopicPartition::topic).thenComparingInt(TopicPartition::partition));
+        List<Object> rows = new ArrayList<>();
+        for (TopicPartition tp : sorted) {
+            rows.add(List.of(tp.topic(), tp.partition()));
+        }
+        return rows;
+    }
+}

@@ -1,0 +1,160 @@
+"""The harness's end of the member-driver contract: one child process speaking JSON lines.
+
+A member driver (README, "Driving your own client") hosts consumers of one client library.
+`DriverProcess` starts it, sends commands (``{"id": n, "cmd": ...}``) and waits, with a
+deadline, for their acks; every unsolicited event line goes to the callback the owner gave,
+on the reader thread, in the order the driver wrote them. Theory of operation: one reader
+thread per driver parses stdout (an ack wakes the caller waiting on that id; anything else is
+an event), one more keeps the last lines of stderr for error messages. A driver that exits,
+writes a line that is not a JSON object, or does not answer within `COMMAND_TIMEOUT` makes the
+waiting call raise `DriverError` naming the driver and its last stderr lines — never a hang.
+Nothing here knows any client: the shipped drivers and a user's own are started alike.
+"""
+
+from __future__ import annotations
+
+import collections
+import json
+import os
+import signal
+import subprocess
+import threading
+from collections.abc import Callable, Sequence
+from typing import Any
+
+COMMAND_TIMEOUT = 60.0  # seconds a command may take before the driver counts as hung
+SHUTDOWN_TIMEOUT = 15.0
+STDERR_LINES = 40
+
+Message = dict[str, Any]
+
+
+class DriverError(RuntimeError):
+    """The driver failed the contract: it exited, hung, or wrote something unreadable."""
+
+
+class CommandFailed(RuntimeError):
+    """The driver answered a command with an error (the client call raised)."""
+
+
+class DriverProcess:
+    """One running member driver; `call` sends a command and returns its ack."""
+
+    def __init__(self, argv: Sequence[str], label: str,
+                 on_event: Callable[[DriverProcess, Message], None],
+                 env: dict[str, str] | None = None) -> None:
+        self.label = label
+        self.on_event = on_event
+        self.proc = subprocess.Popen(
+            list(argv), stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+            env={**os.environ, **(env or {})}, start_new_session=True)
+        self.stderr: collections.deque[str] = collections.deque(maxlen=STDERR_LINES)
+        self._acks: dict[int, Message] = {}
+        self._cond = threading.Condition()
+        self._next_id = 0
+        self._broken = ""  # why the driver can no longer be talked to
+        self._write_lock = threading.Lock()
+        self._threads = [threading.Thread(target=self._read_stdout, daemon=True),
+                         threading.Thread(target=self._read_stderr, daemon=True)]
+        for thread in self._threads:
+            thread.start()
+
+    # --- the reader threads -------------------------------------------------------------
+
+    def _read_stdout(self) -> None:
+        assert self.proc.stdout is not None
+        for raw in self.proc.stdout:
+            line = raw.decode("utf-8", "replace").strip()
+            if not line:
+                continue
+            try:
+                message = json.loads(line)
+            except ValueError:
+                message = None
+            if not isinstance(message, dict):
+                self._break(f"wrote a line that is not a JSON object: {line[:200]!r}")
+                return
+            if "ack" in message and "event" not in message:
+                with self._cond:
+                    self._acks[int(message["ack"])] = message
+                    self._cond.notify_all()
+            else:
+                self.on_event(self, message)
+        self._break(f"exited (code {self.proc.wait()})")
+
+    def _read_stderr(self) -> None:
+        assert self.proc.stderr is not None
+        for raw in self.proc.stderr:
+            self.stderr.append(raw.decode("utf-8", "replace").rstrip())
+
+    def _break(self, why: str) -> None:
+        with self._cond:
+            if not self._broken:
+                self._broken = why
+            self._cond.notify_all()
+
+    # --- commands -------------------------------------------------------------------------
+
+    def describe(self, why: str) -> str:
+        tail = " | ".join(list(self.stderr)[-5:])
+        return f"driver {self.label} {why}" + (f"; stderr: {tail}" if tail else "")
+
+    def send(self, cmd: str, **fields: Any) -> int:
+        """Write one command; returns its id (see `wait`)."""
+        with self._write_lock:
+            self._next_id += 1
+            number = self._next_id
+            line = json.dumps({"id": number, "cmd": cmd, **fields}) + "\n"
+            try:
+                assert self.proc.stdin is not None
+                self.proc.stdin.write(line.encode())
+                self.proc.stdin.flush()
+            except (BrokenPipeError, OSError) as exc:
+                self._break(f"cannot be written to ({exc})")
+        return number
+
+    def wait(self, number: int, cmd: str, timeout: float = COMMAND_TIMEOUT) -> Message:
+        """The ack of command ``number``; raises `CommandFailed` on an error answer."""
+        with self._cond:
+            self._cond.wait_for(lambda: number in self._acks or bool(self._broken), timeout)
+            ack = self._acks.pop(number, None)
+            if ack is None:
+                raise DriverError(self.describe(self._broken or
+                                                f"did not answer {cmd} in {timeout:.0f}s"))
+        if ack.get("error"):
+            raise CommandFailed(f"{cmd}: {ack['error']}")
+        return ack
+
+    def call(self, cmd: str, timeout: float = COMMAND_TIMEOUT, **fields: Any) -> Message:
+        return self.wait(self.send(cmd, **fields), cmd, timeout)
+
+    @property
+    def alive(self) -> bool:
+        return self.proc.poll() is None and not self._broken
+
+    def kill(self) -> None:
+        """SIGKILL the driver's whole process group: its consumers vanish without a word."""
+        if self.proc.poll() is None:
+            try:
+                os.killpg(self.proc.pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+        self.proc.wait()
+
+    def close(self) -> None:
+        """``shutdown``, then wait (bounded); a driver that does not exit is killed."""
+        if self.alive:
+            try:
+                self.call("shutdown", timeout=SHUTDOWN_TIMEOUT)
+            except (DriverError, CommandFailed):
+                pass
+            try:
+                self.proc.wait(SHUTDOWN_TIMEOUT)
+            except subprocess.TimeoutExpired:
+                pass
+        self.kill()
+        for thread in self._threads:  # they end at the streams' EOF, now that it is dead
+            thread.join(SHUTDOWN_TIMEOUT)
+        for stream in (self.proc.stdin, self.proc.stdout, self.proc.stderr):
+            if stream is not None:
+                stream.close()

@@ -1,0 +1,141 @@
+"""The merged log of a wire group: every driver's events in the order they happened.
+
+Theory of operation: every driver stamps its events with CLOCK_MONOTONIC nanoseconds, the
+clock the harness reads too, so events of several processes can be put in one order. Events
+arrive on each driver's reader thread (`receive`); they wait in ``incoming`` until no earlier
+event can still be on its way — at once when the group has one source, else once they are
+`MERGE_GRACE_NS` old (a pipe delivers a line within microseconds; the grace covers a busy
+machine) — then `release` moves them, sorted by time, into ``entries`` and gives each the
+next global sequence number. An event that arrives after a later one was already released
+is still shown, and counted in ``late``.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+TopicPartition = tuple[str, int]
+MERGE_GRACE_NS = 30_000_000
+CALLBACKS = ("assigned", "revoked", "lost")
+
+
+@dataclass(frozen=True)
+class Entry:
+    """One logged happening. ``kind``: assigned / revoked / lost (``phase`` start or end),
+    record, error, pause, resume, subscribe, closed; ``started``: the global seq of a
+    callback's start (end entries only); ``before`` / ``after``: the client's assignment
+    around a subscribe."""
+
+    seq: int
+    ts: int
+    member: str
+    source: int  # which incarnation of the member (a name comes back after leave or crash)
+    kind: str
+    partitions: tuple[TopicPartition, ...] = ()
+    phase: str = ""
+    member_id: str = ""
+    generation: int = -1
+    started: int = -1
+    text: str = ""
+    before: tuple[TopicPartition, ...] = ()
+    after: tuple[TopicPartition, ...] = ()
+    paused: tuple[TopicPartition, ...] | None = None  # the client's, after a callback
+
+
+@dataclass(order=True)
+class _Incoming:
+    ts: int
+    order: int
+    source: int = field(compare=False)
+    message: dict[str, Any] = field(compare=False)
+
+
+def _tps(raw: Any) -> tuple[TopicPartition, ...]:
+    return tuple(sorted((str(t), int(p)) for t, p, *_ in raw or ()))
+
+
+class WireLog:
+    """Entries in true order; ``cond`` wakes whoever waits for one."""
+
+    def __init__(self) -> None:
+        self.cond = threading.Condition()
+        self.entries: list[Entry] = []
+        self.incoming: list[_Incoming] = []
+        self.sources: set[int] = set()
+        self.late = 0
+        self._order = 0
+        self._starts: dict[tuple[int, str], int] = {}  # (source, member+kind) → start seq
+
+    def receive(self, source: int, message: dict[str, Any]) -> None:
+        with self.cond:
+            self._order += 1
+            self.sources.add(source)
+            ts = int(message.get("ts") or time.monotonic_ns())
+            self.incoming.append(_Incoming(ts, self._order, source, message))
+            self.cond.notify_all()
+
+    def release(self) -> int:
+        """Move what can no longer be overtaken into ``entries``; called with ``cond``
+        held. Returns how many events are still waiting."""
+        if not self.incoming:
+            return 0
+        horizon = time.monotonic_ns() - (MERGE_GRACE_NS if len(self.sources) > 1 else 0)
+        self.incoming.sort()
+        ready = [i for i in self.incoming if i.ts <= horizon]
+        self.incoming = [i for i in self.incoming if i.ts > horizon]
+        for item in ready:
+            if self.entries and item.ts < self.entries[-1].ts:
+                self.late += 1
+            self._append(item)
+        return len(self.incoming)
+
+    def _append(self, item: _Incoming) -> None:
+        m, seq = item.message, len(self.entries)
+        name, member = str(m.get("event", "")), str(m.get("member", ""))
+        common: dict[str, Any] = {"seq": seq, "ts": item.ts, "member": member,
+                                  "source": item.source}
+        if name in ("callback_start", "callback_end"):
+            kind = str(m.get("kind", ""))
+            key = (item.source, member + "/" + kind)
+            started = -1
+            if name == "callback_start":
+                self._starts[key] = seq
+            else:
+                started = self._starts.pop(key, -1)
+            generation, paused = m.get("generation"), m.get("paused")
+            self.entries.append(Entry(
+                **common, kind=kind, partitions=_tps(m.get("partitions")),
+                phase="start" if name == "callback_start" else "end",
+                member_id=str(m.get("memberId") or ""),
+                generation=-1 if generation is None else int(generation), started=started,
+                paused=None if paused is None else _tps(paused)))
+        elif name == "records":
+            for t, p, *_ in m.get("records") or ():
+                self.entries.append(Entry(**{**common, "seq": len(self.entries)},
+                                          kind="record", partitions=((str(t), int(p)),)))
+        elif name == "subscribed":
+            self.entries.append(Entry(**common, kind="subscribe", before=_tps(m.get("before")),
+                                      after=_tps(m.get("after")),
+                                      text=",".join(m.get("topics") or ())))
+        elif name in ("paused", "resumed"):
+            self.entries.append(Entry(**common, kind={"paused": "pause"}.get(name, "resume"),
+                                      partitions=_tps(m.get("partitions"))))
+        else:
+            self.entries.append(Entry(**common, kind=name or "error",
+                                      text=str(m.get("message", ""))))
+
+    def wait_for(self, predicate: Any, timeout: float) -> bool:
+        """Wait (bounded) until ``predicate()`` holds over the released entries."""
+        deadline = time.monotonic() + timeout
+        with self.cond:
+            while True:
+                self.release()
+                if predicate():
+                    return True
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    return False
+                self.cond.wait(min(left, 0.05))

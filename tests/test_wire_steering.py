@@ -1,0 +1,224 @@
+"""Steering aimed at one member on groupcheck's broker (the default wire backend), and the
+mock's group-wide stand-ins.
+
+On the broker an injected error, a late answer and the order of the SyncGroup answers reach
+the member they name and no other; the state machine gets those rules only where the
+backend can aim them. After each rebalance the wire layer reads the group with a real
+DescribeGroups and judges those bytes. None of the mock's defect handling is active on the
+broker, even for Kafka's Java client, which meets most of the mock's defects.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+
+from groupcheck.model.events import apply_event
+from groupcheck.model.spec import ReferenceModel
+from groupcheck.targets.registry import resolve
+from groupcheck.targets.wire_clients import missing
+
+from wire_cases import join, topics
+
+pytest.importorskip("kio")
+pytestmark = pytest.mark.skipif(bool(missing("librdkafka")), reason=missing("librdkafka"))
+
+
+def _group(target: str, broker: str, monkeypatch: pytest.MonkeyPatch) -> Any:
+    monkeypatch.setenv("GROUPCHECK_BROKER", broker)
+    resolved = resolve(target)
+    assert resolved.group is not None
+    return resolved.group()
+
+
+def _play(group: Any, events: list[dict[str, Any]],
+          model: ReferenceModel | None = None) -> list[str]:
+    """The events on the group, judged by ``model`` (a fresh one when none is given)."""
+    model = model or ReferenceModel()
+    found: list[str] = []
+    for event in events:
+        found += apply_event(event, group, model)
+    return found
+
+
+def _wait_for(found: Callable[[], list[Any]], timeout: float = 20.0) -> list[Any]:
+    deadline = time.monotonic() + timeout
+    while not (items := found()):
+        assert time.monotonic() < deadline, "the broker never saw it"
+        time.sleep(0.05)
+    return items
+
+
+def test_the_state_machine_aims_delays_and_orders_only_where_the_backend_can(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    from groupcheck.battery import machine_config
+
+    monkeypatch.setenv("GROUPCHECK_BROKER", "groupcheck")
+    on_broker = machine_config(resolve("librdkafka:range"))
+    monkeypatch.setenv("GROUPCHECK_BROKER", "mock")
+    on_mock = machine_config(resolve("librdkafka:range"))
+    assert on_broker.faults and on_broker.delays and on_broker.sync_orders
+    assert on_mock.faults and not on_mock.delays and not on_mock.sync_orders
+    monkeypatch.delenv("GROUPCHECK_BROKER")
+    assert resolve("wire:librdkafka:range").hints.steering  # type: ignore[union-attr]
+
+
+def test_a_late_answer_aimed_at_one_member_reaches_that_member_only(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    group = _group("librdkafka:range", "groupcheck", monkeypatch)
+    broker = group.backend.broker
+    model = ReferenceModel()
+    try:
+        found = _play(group, [*topics(), join("c1", "range"), join("c2", "range"),
+                              {"op": "settle"},
+                              {"op": "delay", "member": "c2", "api": "heartbeat", "ms": 800}],
+                      model)
+        late = _wait_for(lambda: [e for e in broker.exchanges() if e.steering
+                                  and e.answered_ms is not None])
+        found += _play(group, [{"op": "settle"}], model)
+    finally:
+        group.close()
+    assert found == []
+    assert [(e.who.client_id, e.api) for e in late] == [("c2", "Heartbeat")]
+    assert late[0].answered_ms - late[0].received_ms >= 800
+
+
+@pytest.mark.parametrize("leader_first", [True, False])
+def test_sync_answers_go_out_in_the_order_the_machine_chose_and_the_group_settles(
+        leader_first: bool, monkeypatch: pytest.MonkeyPatch) -> None:
+    """c1 leads (it joined first); the ordering names c2: the next rebalance (c3 joins)
+    answers the leader's SyncGroup before or after c2's, and every invariant holds."""
+    group = _group("librdkafka:range", "groupcheck", monkeypatch)
+    try:
+        found = _play(group, [*topics(), join("c1", "range"), {"op": "settle"},
+                              join("c2", "range"), {"op": "settle"},
+                              {"op": "sync_order", "member": "c2",
+                               "leader_first": leader_first},
+                              join("c3", "range"), {"op": "settle"}])
+        ordering = group.backend.orderings[0]
+        ordering.join(timeout=30)
+        rounds = group.backend.rounds()
+    finally:
+        group.close()
+    assert found == []
+    leader = rounds[-1].names[rounds[-1].leader]
+    released = ordering.released
+    assert set(released) >= {"c2", leader} and leader != "c2"
+    assert (released.index(leader) < released.index("c2")) == leader_first
+
+
+def test_each_rebalance_is_judged_on_the_group_as_describe_groups_gives_it(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """On the broker the wire layer asks DescribeGroups after each completed generation;
+    on the mock (no DescribeGroups) the recording proxy's rounds stand in."""
+    events = [*topics(), join("c1", "range"), {"op": "settle"}, join("c2", "range"),
+              {"op": "settle"}, {"op": "leave", "member": "c1"}, {"op": "settle"}]
+    counts = {}
+    for broker in ("groupcheck", "mock"):
+        group = _group("librdkafka:range", broker, monkeypatch)
+        try:
+            assert _play(group, events) == []
+        finally:
+            group.close()
+        counts[broker] = (group.described, len(group.shown_rounds))
+    described, shown = counts["groupcheck"]
+    assert shown >= 3 and described >= 1
+    assert counts["mock"][0] == 0
+
+
+def test_the_mock_aims_at_no_one_and_cannot_order(monkeypatch: pytest.MonkeyPatch) -> None:
+    group = _group("librdkafka:range", "mock", monkeypatch)
+    try:
+        assert group.backend.aims_errors_at_members is False
+        with pytest.raises(ValueError, match="sync-order"):
+            group.order_sync_answers("c1", True)
+        found = _play(group, [*topics(), join("c1", "range"), {"op": "settle"},
+                              {"op": "delay", "member": "c1", "api": "heartbeat", "ms": 300},
+                              join("c2", "range"), {"op": "settle"}])
+    finally:
+        group.close()
+    assert found == []
+
+
+SNIFF = """
+import json, sys
+from groupcheck.model.events import apply_event
+from groupcheck.model.spec import ReferenceModel
+from groupcheck.targets.registry import resolve
+group = resolve(sys.argv[1]).group()
+model = ReferenceModel()
+found = []
+for event in [{"op": "partitions", "topic": "t0", "count": 3},
+              {"op": "join", "member": "c1", "topics": ["t0"], "assignors": ["range"]},
+              {"op": "join", "member": "c2", "topics": ["t0"], "assignors": ["range"]},
+              {"op": "settle"}]:
+    found += apply_event(event, group, model)
+backend = group.backend
+joins = sorted({e.api_version for e in backend.broker.exchanges() if e.api == "JoinGroup"})
+direct = backend.bootstrap == backend.broker.bootstrap
+group.close()
+print(json.dumps({"found": found, "direct": direct,
+                  "joins": joins, "loaded": sorted(
+                      m for m in sys.modules if m.startswith("groupcheck.targets.wire_")
+                      or m == "groupcheck.targets.librdkafka_mock")}))
+"""
+
+
+@pytest.mark.skipif(bool(missing("java")), reason=missing("java") or "java")
+def test_no_mock_defect_handling_is_active_on_the_broker_even_for_java() -> None:
+    """Kafka's Java consumer meets four of the mock's defects; on the broker it talks to the
+    coordinator directly (no proxy), at the flexible JoinGroup versions the mock cannot
+    parse, and nothing of the mock's handling (wire_mock, wire_proxy, the mock) is loaded."""
+    from groupcheck.targets.wire_mock import MOCK_PARSES
+
+    done = subprocess.run([sys.executable, "-c", SNIFF, "wire:java:range"],
+                          capture_output=True, text=True, timeout=300,
+                          env={**os.environ, "GROUPCHECK_BROKER": "groupcheck"})
+    assert done.returncode == 0, done.stderr[-3000:]
+    seen = json.loads(done.stdout.strip().splitlines()[-1])
+    assert seen["found"] == [] and seen["direct"]
+    assert "groupcheck.targets.wire_groupcheck" in seen["loaded"]
+    assert not {"groupcheck.targets.wire_mock", "groupcheck.targets.wire_proxy",
+                "groupcheck.targets.librdkafka_mock"} & set(seen["loaded"])
+    assert max(seen["joins"]) > MOCK_PARSES[11]  # JoinGroup: flexible versions, uncapped
+
+
+def test_a_generation_is_judged_on_describe_groups_only_while_it_is_the_newest() -> None:
+    """DescribeGroups names no generation: a cooperative rebalance forms two generations
+    with the same members, and the second's bytes must never be judged as the first's
+    (they give the first's withheld partitions away, which would read as I5)."""
+    from groupcheck.broker import GroupDescription, MemberDescription
+    from groupcheck.targets.wire import WireGroup
+    from groupcheck.targets.wire_backend import GroupRound
+
+    def round_(generation: int, assignment: bytes) -> GroupRound:
+        return GroupRound(generation, "cooperative-sticky", "m1", {"m1": b"s1", "m2": b"s2"},
+                          {"m1": b"a1", "m2": assignment}, {"m1": "c1", "m2": "c2"}, True)
+
+    class Backend:
+        rounds_now = [round_(2, b"empty"), round_(3, b"handed-over")]
+
+        def rounds(self) -> list[GroupRound]:
+            return self.rounds_now
+
+        def describe(self, group: str) -> GroupDescription:
+            members = (MemberDescription("m1", "c1", None, b"s1", b"a1"),
+                       MemberDescription("m2", "c2", None, b"s2", b"handed-over"))
+            return GroupDescription(group, "Stable", -1, "consumer", "cooperative-sticky",
+                                    None, members)
+
+    group = WireGroup.__new__(WireGroup)
+    group.backend, group.described = Backend(), 0  # type: ignore[assignment]
+    group._pending = {"errors": []}
+    older, newest = Backend.rounds_now
+    assert group._as_described(older) is older and group.described == 0
+    judged = group._as_described(newest)
+    assert judged.assignments["m2"] == b"handed-over" and group.described == 1
+    assert group._pending["errors"] == []
