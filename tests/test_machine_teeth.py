@@ -9,6 +9,7 @@ most four members (the machine forms groups of up to six at once) and a handful 
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -74,6 +75,9 @@ def test_cooperative_sticky_group_passes_dev_settings() -> None:
     assert not result.failed, result.violations
 
 
+@pytest.mark.skipif(os.environ.get("GROUPCHECK_DEEP") != "1",
+                    reason="minutes of state machine: set GROUPCHECK_DEEP=1 (tox -e deep); "
+                           "the default run keeps the ci settings for every builtin")
 def test_sticky_group_passes_deep_settings() -> None:
     """The real sticky assignor (KIP-341 generations) passes the deep settings."""
     result = _fuzz_target("builtin:sticky", "deep")
