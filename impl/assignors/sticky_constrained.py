@@ -21,6 +21,7 @@ from typing import Any
 from ..javahash import capacity_for_copy
 from ..types import TopicPartition
 from .sticky_common import (
+    CollectorPause,
     IllegalStateError,
     RackInfo,
     member_key,
@@ -67,8 +68,15 @@ class PartitionColumns:
         return list(zip(self.topics, self.numbers, strict=True))
 
 
+#: new partition tuples between two of the collector's passes while handing out
+_COLLECT_EVERY = 4096
+
+
 class ConstrainedAssignmentBuilder:
     """Kafka's ``ConstrainedAssignmentBuilder`` (``AbstractStickyAssignor``)."""
+
+    #: set by the assignor for one call: the collector's passes while partitions are made
+    collector: CollectorPause | None = None
 
     def __init__(self, partitions_per_topic: dict[str, int], rack_info: RackInfo,
                  members: list[str], owned: dict[str, list[TopicPartition]],
@@ -265,8 +273,13 @@ class ConstrainedAssignmentBuilder:
             passes = min(level - done_passes, (total - position) // width)
             if passes > 0:
                 end = position + passes * width
+                made = 0
                 for i, member in enumerate(under):
                     self._take(member, unassigned.take(position + i, end, width))
+                    made += passes
+                    if made >= _COLLECT_EVERY and self.collector is not None:
+                        self.collector.step()
+                        made = 0
                 position, done_passes = end, done_passes + passes
             if done_passes == level:
                 reached = [m for m in under if need[m] == level]
