@@ -19,6 +19,7 @@ through the cache); ``--target java:[CLASSPATH]`` stands for the four assignors 
 from __future__ import annotations
 
 import argparse
+import functools
 import os
 import shutil
 import sys
@@ -56,6 +57,12 @@ class BuiltinCodec:
                 "rackId": d.rack_id, "version": d.version, "remaining": d.remaining}
 
 
+@functools.cache
+def _builtin_codec() -> BuiltinCodec:
+    """The builtin targets' shared codec (it holds no state)."""
+    return BuiltinCodec()
+
+
 def resolve_audit_target(name: str) -> Any:
     """A target string → an ``audit.targets.AuditTarget``: ``builtin:<assignor>`` (our
     implementation), ``<assignor>@java:[CLASSPATH]`` (Kafka's client, each call bounded by
@@ -87,7 +94,8 @@ def resolve_audit_target(name: str) -> Any:
             raise AuditTargetError(f"unknown assignor {assignor!r}; expected one of "
                                    f"{', '.join(ASSIGNOR_NAMES)}")
         # the chains read only the assignment: the members' next user data is left out
-        return AuditTarget(name, assignor, run_assign_assignment_only, BuiltinCodec())
+        # one codec for every builtin target: I10 is then checked once per scenario
+        return AuditTarget(name, assignor, run_assign_assignment_only, _builtin_codec())
     return resolve_plugin(name)
 
 
