@@ -161,6 +161,8 @@ class StickyAssignor(_AbstractStickyAssignor):
         cached = self._decoded.get(data)
         if cached is None:
             cached = self._decoded[data] = decode_sticky_user_data(data, self._names)
+            if self.collector is not None:
+                self.collector.made(len(cached.partitions))
         return cached
 
     def assign_partitions(self, cluster: Cluster, subscriptions: dict[str, Subscription]

@@ -50,16 +50,21 @@ class CollectorPause:
     would visit them in passes of 700 allocations and visit the member lists again in every
     middle-generation pass; switched off, it would make one pass over all of them after the
     call, with none of them in the processor's cache any more. Here it is off during the
-    call, and the builders call `step` after each batch of new objects: the young and
-    middle generations are collected while the batch is still cached, so what the call
-    costs the collector is paid inside the call, in the call's time. When the caller had
-    the collector off, `step` does nothing and the collector stays off.
+    call, and the code that makes partitions in bulk tells `made` how many: after every
+    `EVERY` of them the young and middle generations are collected while the batch is
+    still cached, so what the call costs the collector is paid inside the call, in the
+    call's time. When the caller had the collector off, nothing is collected and the
+    collector stays off.
     """
 
-    __slots__ = ("enabled",)
+    #: new partition tuples between two passes
+    EVERY = 4096
+
+    __slots__ = ("enabled", "pending")
 
     def __init__(self) -> None:
         self.enabled = False
+        self.pending = 0
 
     def __enter__(self) -> CollectorPause:
         self.enabled = gc.isenabled()
@@ -70,10 +75,13 @@ class CollectorPause:
         if self.enabled:
             gc.enable()
 
-    def step(self) -> None:
-        """Collect the young and middle generations (only if the caller collects)."""
-        if self.enabled:
+    def made(self, count: int) -> None:
+        """``count`` new tuples: collect the young and middle generations once a batch is
+        full (only if the caller collects)."""
+        self.pending += count
+        if self.pending >= self.EVERY and self.enabled:
             gc.collect(1)
+            self.pending = 0
 
 
 @lru_cache(maxsize=65536)
