@@ -19,7 +19,6 @@ through the cache); ``--target java:[CLASSPATH]`` stands for the four assignors 
 from __future__ import annotations
 
 import argparse
-import functools
 import os
 import shutil
 import sys
@@ -34,10 +33,20 @@ DEFAULT_SCENARIOS = 100_000
 class BuiltinCodec:
     """Our consumer-protocol codec as an I10 codec (plain-data messages)."""
 
+    #: the instance every builtin target shares (the codec holds no state); kept on the
+    #: class, which Spark's workers rebuild when this module runs as ``__main__``
+    _shared: BuiltinCodec | None = None
+
     def __init__(self) -> None:
         from .impl.errors import CodecError
 
         self.error: type[Exception] = CodecError
+
+    @classmethod
+    def shared(cls) -> BuiltinCodec:
+        if cls._shared is None:
+            cls._shared = cls()
+        return cls._shared
 
     def encode_subscription(self, x: dict[str, Any], version: int) -> bytes:
         from .impl.consumer_protocol import encode_subscription
@@ -55,12 +64,6 @@ class BuiltinCodec:
         return {"topics": d.topics, "userData": d.user_data,
                 "ownedPartitions": d.owned_partitions, "generationId": d.generation_id,
                 "rackId": d.rack_id, "version": d.version, "remaining": d.remaining}
-
-
-@functools.cache
-def _builtin_codec() -> BuiltinCodec:
-    """The builtin targets' shared codec (it holds no state)."""
-    return BuiltinCodec()
 
 
 def resolve_audit_target(name: str) -> Any:
@@ -95,7 +98,7 @@ def resolve_audit_target(name: str) -> Any:
                                    f"{', '.join(ASSIGNOR_NAMES)}")
         # the chains read only the assignment: the members' next user data is left out
         # one codec for every builtin target: I10 is then checked once per scenario
-        return AuditTarget(name, assignor, run_assign_assignment_only, _builtin_codec())
+        return AuditTarget(name, assignor, run_assign_assignment_only, BuiltinCodec.shared())
     return resolve_plugin(name)
 
 
