@@ -33,12 +33,10 @@ first; for COOPERATIVE those that change owner), assign time.
 from __future__ import annotations
 
 import _signal
-import base64
 import copy
 import hashlib
 import json
 import signal
-import struct
 import threading
 import time
 from collections.abc import Mapping
@@ -46,10 +44,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..properties import assignment as A
-from ..properties.codec import codec_violations
 from ..properties.generations import claim_breaches, resolved, uncontested
 from ..properties.kafka_rules import SETTLE_HORIZON, inherited_i4a, inherited_i6, inherited_i11
 from ..properties.rebalance import assignment_of, claims_of, i4a_applies, sent_claims
+from .codec_check import check_codec
 from .targets import AuditTarget
 
 TopicPartition = tuple[str, int]
@@ -258,51 +256,6 @@ def _owner(assignment: Mapping[str, list[TopicPartition]]) -> dict[TopicPartitio
 def _as_sets(assignment: Mapping[str, list[TopicPartition]]
              ) -> dict[str, frozenset[TopicPartition]]:
     return {m: frozenset(ps) for m, ps in assignment.items() if ps}
-
-
-def check_codec(target: AuditTarget, request: Mapping[str, Any],
-                codec: Mapping[str, Any]) -> list[str]:
-    """I10 over every member of ``request``: written at ``codec['writer']``, read with the
-    header rewritten to ``codec['reader']``."""
-    if target.codec is None:
-        return []
-    w, r = int(codec["writer"]), int(codec["reader"])
-    user_data = codec.get("userData")
-    members = [(list(v["topics"]), [(t, p) for t, p in v["owned"]], v["generation"],
-                v.get("rack")) for v in request["members"].values()]
-    key = (target.codec, w, r, user_data, members)
-    if _last_codec_check[0] == key:
-        return list(_last_codec_check[1])
-    out = _codec_round_trips(target.codec, w, r, user_data, members)
-    _last_codec_check[:] = [key, list(out)]
-    return out
-
-
-#: the last I10 check's inputs (codec object, versions, user data, members) and findings:
-#: a scenario's targets usually share one codec and the same first request, so the round
-#: trips run once for all of them
-_last_codec_check: list[Any] = [None, []]
-
-
-def _codec_round_trips(codec: Any, w: int, r: int, user_data: str | None,
-                       members: list[tuple[list[str], list[TopicPartition], Any, Any]]
-                       ) -> list[str]:
-    """I10's round trips, member by member, up to the first violation."""
-    out: list[str] = []
-    for topics, owned, gen, rack in members:
-        x = {"topics": list(topics),
-             "userData": None if user_data is None else base64.b64decode(user_data),
-             "owned": list(owned), "generation": -1 if gen is None else gen, "rack": rack}
-        data = codec.encode_subscription(x, w)
-        data = struct.pack(">h", r) + data[2:]
-        try:
-            decoded: dict[str, Any] | None = codec.decode_subscription(data)
-        except codec.error:
-            decoded = None
-        out += codec_violations(x, w, r, decoded)
-        if out:
-            break
-    return out
 
 
 def _run_rebalance(target: AuditTarget, group: _Group, result: ChainResult,
