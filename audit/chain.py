@@ -35,12 +35,11 @@ first; for COOPERATIVE those that change owner), assign time.
 
 from __future__ import annotations
 
-import base64
+import _signal
 import copy
 import hashlib
 import json
 import signal
-import struct
 import threading
 import time
 from collections.abc import Mapping
@@ -48,7 +47,6 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..properties import assignment as A
-from ..properties.codec import codec_violations
 from ..properties.generations import claim_breaches, resolved, uncontested
 from ..properties.kafka_rules import (
     CYCLE_HORIZON,
@@ -58,6 +56,7 @@ from ..properties.kafka_rules import (
     inherited_i11,
 )
 from ..properties.rebalance import assignment_of, claims_of, i4a_applies, sent_claims
+from .codec_check import check_codec
 from .targets import AuditTarget
 
 TopicPartition = tuple[str, int]
@@ -66,6 +65,10 @@ MAX_FOLLOW_UPS = 3
 #: Seconds one assign call may take before the story stops with ``TIMEOUT`` (a hang is a
 #: liveness bug; without a limit one hanging scenario would stall the whole audit).
 CALL_TIMEOUT = 5.0
+
+
+_ALARM = int(getattr(signal, "SIGALRM", 14))
+_REAL_TIMER = int(getattr(signal, "ITIMER_REAL", 0))
 
 
 class AssignTimeout(TimeoutError):
@@ -82,13 +85,15 @@ def call_with_timeout(fn: Any, request: dict[str, Any], seconds: float) -> Any:
     def expired(signum: int, frame: Any) -> None:
         raise AssignTimeout(f"assign did not answer within {seconds:g}s")
 
-    previous = signal.signal(signal.SIGALRM, expired)
-    signal.setitimer(signal.ITIMER_REAL, seconds)
+    # the C functions of ``_signal``: ``signal.signal`` converts numbers and handlers to and
+    # from enums on every call, a few percent of a small scenario's time
+    previous = _signal.signal(_ALARM, expired)
+    _signal.setitimer(_REAL_TIMER, seconds)
     try:
         return fn(request)
     finally:
-        signal.setitimer(signal.ITIMER_REAL, 0)
-        signal.signal(signal.SIGALRM, previous)
+        _signal.setitimer(_REAL_TIMER, 0)
+        _signal.signal(_ALARM, previous)
 CHAIN_FORMAT = "groupcheck-audit-chain/1"
 
 
@@ -263,33 +268,6 @@ def _owner(assignment: Mapping[str, list[TopicPartition]]) -> dict[TopicPartitio
 def _as_sets(assignment: Mapping[str, list[TopicPartition]]
              ) -> dict[str, frozenset[TopicPartition]]:
     return {m: frozenset(ps) for m, ps in assignment.items() if ps}
-
-
-def check_codec(target: AuditTarget, request: Mapping[str, Any],
-                codec: Mapping[str, Any]) -> list[str]:
-    """I10 over every member of ``request``: written at ``codec['writer']``, read with the
-    header rewritten to ``codec['reader']``."""
-    if target.codec is None:
-        return []
-    w, r = int(codec["writer"]), int(codec["reader"])
-    user_data = codec.get("userData")
-    out: list[str] = []
-    for v in request["members"].values():
-        gen = v["generation"]
-        x = {"topics": list(v["topics"]),
-             "userData": None if user_data is None else base64.b64decode(user_data),
-             "owned": [(t, p) for t, p in v["owned"]],
-             "generation": -1 if gen is None else gen, "rack": v.get("rack")}
-        data = target.codec.encode_subscription(x, w)
-        data = struct.pack(">h", r) + data[2:]
-        try:
-            decoded: dict[str, Any] | None = target.codec.decode_subscription(data)
-        except target.codec.error:
-            decoded = None
-        out += codec_violations(x, w, r, decoded)
-        if out:
-            break
-    return out
 
 
 def _run_rebalance(target: AuditTarget, group: _Group, result: ChainResult,

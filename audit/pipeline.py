@@ -7,7 +7,7 @@ Layout of ``--out DIR``::
     results/_done/chunk-00007.json the chunk's marker, written atomically after its rows
     aggregates/{invariants,by_size,disagreement}/   Parquet, partitioned by target
     counterexamples/*.json         the smallest counterexample per (target, invariant)
-    summary.json  timings.json  index.html  *.png
+    summary.json  timings.json  index.html  *.svg
 
 Scenarios are processed in chunks of consecutive indexes. A chunk's rows are written to a
 hidden temporary folder, renamed into place, and only then is its marker written (write to a

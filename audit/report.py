@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..properties.kafka_rules import RULES
 from .chain import INVARIANTS
+from .charts import heatmap, line_chart
 from .evidence import EVIDENCE, evidence_note, label_entry, label_text
 
 if TYPE_CHECKING:
@@ -266,67 +267,44 @@ def write_summary(out: Path, summary: dict[str, Any]) -> Path:
 
 
 def _plots(out: Path, summary: dict[str, Any], timings: dict[str, Any]) -> list[str]:
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    files: list[str] = []
+    """The report's plots as SVG files (``charts.py``): each metric's mean and the assign
+    time against group size, one line per target, and the disagreement matrix."""
     targets = summary["targets"]
+    files: list[str] = []
 
-    def series(metric: str, key: str = "mean") -> None:
-        fig, ax = plt.subplots(figsize=(7, 4))
-        for t in targets:
-            rows = summary["by_size"].get(t, [])
-            ax.plot([r["members"] for r in rows], [r[metric][key] for r in rows],
-                    marker="o", label=t)
-        ax.set_xlabel("group size (members)")
-        ax.set_ylabel(f"{key} {metric.replace('_', ' ')} per scenario")
-        ax.set_title(f"{metric.replace('_', ' ')} vs group size")
-        ax.legend(fontsize=8)
-        fig.tight_layout()
-        name = f"{metric}_vs_size.png"
-        fig.savefig(out / name, dpi=90)
-        plt.close(fig)
+    def write(name: str, text: str) -> None:
+        (out / name).write_text(text, encoding="utf-8")
         files.append(name)
 
+    def buckets(rows_of: dict[str, list[dict[str, Any]]]) -> list[str]:
+        seen = {r["members"]: _bucket_low(r["members"]) for t in targets
+                for r in rows_of.get(t, [])}
+        return sorted(seen, key=seen.__getitem__)
+
+    sizes = buckets(summary["by_size"])
     for metric in METRICS:
-        series(metric)
-    fig, ax = plt.subplots(figsize=(7, 4))
-    for t in targets:
-        rows = timings["by_size"].get(t, [])
-        ax.plot([r["members"] for r in rows], [r["mean_ms"] for r in rows], marker="o", label=t)
-    ax.set_yscale("log")
-    ax.set_xlabel("group size (members)")
-    ax.set_ylabel("assign time per scenario (ms)")
-    ax.set_title("time vs group size")
-    ax.legend(fontsize=8)
-    fig.tight_layout()
-    fig.savefig(out / "time_vs_size.png", dpi=90)
-    plt.close(fig)
-    files.append("time_vs_size.png")
+        label = metric.replace("_", " ")
+        write(f"{metric}_vs_size.svg", line_chart(
+            f"{label} vs group size", "group size (members)", f"mean {label} per scenario",
+            sizes, {t: [(r["members"], r[metric]["mean"]) for r in summary["by_size"]
+                        .get(t, [])] for t in targets}))
+    write("time_vs_size.svg", line_chart(
+        "time vs group size", "group size (members)", "assign time per scenario (ms)",
+        buckets(timings["by_size"]),
+        {t: [(r["members"], r["mean_ms"]) for r in timings["by_size"].get(t, [])]
+         for t in targets}, log=True))
     if len(targets) >= 2:
-        n = len(targets)
-        matrix = [[0.0] * n for _ in range(n)]
-        for i, t in enumerate(targets):
-            total = max(1, summary["scenarios_per_target"][t])
-            for j, u in enumerate(targets):
-                if i != j:
-                    matrix[i][j] = summary["disagreement"][t].get(u, 0) / total
-        fig, ax = plt.subplots(figsize=(1.6 * n + 2, 1.3 * n + 1.5))
-        image = ax.imshow(matrix, vmin=0, vmax=1, cmap="Reds")
-        ax.set_xticks(range(n), targets, rotation=30, ha="right", fontsize=8)
-        ax.set_yticks(range(n), targets, fontsize=8)
-        for i in range(n):
-            for j in range(n):
-                ax.text(j, i, f"{matrix[i][j]:.2f}", ha="center", va="center", fontsize=8)
-        ax.set_title("share of scenarios whose first rebalance differs")
-        fig.colorbar(image)
-        fig.tight_layout()
-        fig.savefig(out / "disagreement.png", dpi=90)
-        plt.close(fig)
-        files.append("disagreement.png")
+        matrix = [[0.0 if t == u else summary["disagreement"][t].get(u, 0)
+                   / max(1, summary["scenarios_per_target"][t]) for u in targets]
+                  for t in targets]
+        write("disagreement.svg", heatmap("share of scenarios whose first rebalance differs",
+                                          targets, matrix))
     return files
+
+
+def _bucket_low(label: str) -> int:
+    """The smallest group size of a bucket label (``bucket_label``'s ``"4-7"`` → 4)."""
+    return int(str(label).split("-")[0])
 
 
 def _table(header: list[str], rows: list[list[Any]]) -> str:

@@ -34,10 +34,20 @@ DEFAULT_SCENARIOS = 100_000
 class BuiltinCodec:
     """Our consumer-protocol codec as an I10 codec (plain-data messages)."""
 
+    #: the instance every builtin target shares (the codec holds no state); kept on the
+    #: class, which Spark's workers rebuild when this module runs as ``__main__``
+    _shared: BuiltinCodec | None = None
+
     def __init__(self) -> None:
         from .impl.errors import CodecError
 
         self.error: type[Exception] = CodecError
+
+    @classmethod
+    def shared(cls) -> BuiltinCodec:
+        if cls._shared is None:
+            cls._shared = cls()
+        return cls._shared
 
     def encode_subscription(self, x: dict[str, Any], version: int) -> bytes:
         from .impl.consumer_protocol import encode_subscription
@@ -88,7 +98,8 @@ def resolve_audit_target(name: str) -> Any:
             raise AuditTargetError(f"unknown assignor {assignor!r}; expected one of "
                                    f"{', '.join(ASSIGNOR_NAMES)}")
         # the chains read only the assignment: the members' next user data is left out
-        return AuditTarget(name, assignor, run_assign_assignment_only, BuiltinCodec())
+        # one codec for every builtin target: I10 is then checked once per scenario
+        return AuditTarget(name, assignor, run_assign_assignment_only, BuiltinCodec.shared())
     return resolve_plugin(name)
 
 

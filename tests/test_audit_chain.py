@@ -151,6 +151,45 @@ def test_a_codec_that_drops_the_generation_breaks_i10() -> None:
     assert bad > 10
 
 
+def test_i10_runs_once_for_targets_sharing_a_codec_and_never_mixes_codecs() -> None:
+    """The builtin targets share one codec, so a scenario's I10 round trips run once; a target
+    with another codec on the same request still gets its own verdict, in either order."""
+    sticky, ranged = (resolve_audit_target(f"builtin:{a}") for a in ("sticky", "range"))
+    assert sticky.codec is ranged.codec is not None
+    inner = ranged.codec
+    calls = Counter[str]()
+
+    class Counting:
+        error = inner.error
+
+        def __init__(self, lossy: bool) -> None:
+            self.lossy = lossy
+
+        def encode_subscription(self, x: dict[str, Any], version: int) -> bytes:
+            calls["lossy" if self.lossy else "exact"] += 1
+            return inner.encode_subscription({**x, "generation": -1} if self.lossy else x,
+                                             version)
+
+        def decode_subscription(self, data: bytes) -> dict[str, Any]:
+            return inner.decode_subscription(data)
+
+    shared = Counting(lossy=False)
+    first, second = (AuditTarget(f"pyfn:{n}", "range", ranged.assign, shared)
+                     for n in ("a", "b"))
+    lossy = AuditTarget("pyfn:lossy", "range", ranged.assign, Counting(lossy=True))
+    spec = next(s for s in (random_spec(0, i) for i in range(200))
+                if any(m["generation"] for m in s["members"]))
+    spec["codec"] = {"writer": 3, "reader": 3, "userData": None}
+    assert run_chain(first, spec).verdicts["I10"] == 0
+    once = calls["exact"]
+    assert once > 0
+    assert run_chain(second, spec).verdicts["I10"] == 0
+    assert calls["exact"] == once  # the same codec and request: not run again
+    verdicts = [run_chain(t, spec).verdicts["I10"] for t in (lossy, first, lossy, second)]
+    assert verdicts == [1, 0, 1, 0]
+    assert calls["exact"] == 3 * once and calls["lossy"] > 0
+
+
 def test_unknown_targets_are_refused() -> None:
     with pytest.raises(AuditTargetError):
         resolve_audit_target("builtin:nope")

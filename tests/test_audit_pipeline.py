@@ -16,7 +16,6 @@ import pytest
 
 pytest.importorskip("pyspark")
 pytest.importorskip("pyarrow")
-pytest.importorskip("matplotlib")
 
 from groupcheck.audit.pipeline import AuditConfig, AuditError, run_audit  # noqa: E402
 from groupcheck.audit_command import main as audit_main  # noqa: E402
@@ -70,11 +69,11 @@ def test_tiny_audit_end_to_end(spark: Any, tmp_path: Path) -> None:
     assert d["builtin:range"]["builtin:roundrobin"] == d["builtin:roundrobin"][
         "builtin:range"] > 0
     assert sum(b["scenarios"] for b in summary["by_size"]["builtin:range"]) == 160
-    for name in ("index.html", "timings.json", "moves_vs_size.png", "time_vs_size.png",
-                 "imbalance_vs_size.png", "disagreement.png"):
+    for name in ("index.html", "timings.json", "moves_vs_size.svg", "time_vs_size.svg",
+                 "imbalance_vs_size.svg", "disagreement.svg"):
         assert (out / name).stat().st_size > 0, name
     html = (out / "index.html").read_text()
-    assert "disagreement.png" in html and "builtin:sticky" in html
+    assert "disagreement.svg" in html and "builtin:sticky" in html
     for agg in ("invariants", "by_size", "disagreement"):
         assert any((out / "aggregates" / agg).glob("target=*"))
     assert sorted(p.name for p in (out / "results" / "chunk=00000").glob("target=*")) == \

@@ -8,8 +8,6 @@ the cooperative assignor also withholds partitions that another member must revo
 
 from __future__ import annotations
 
-import gc
-
 from ..types import Assignment, Cluster, RebalanceProtocol, Subscription, TopicPartition
 from ..user_data import (
     DEFAULT_GENERATION,
@@ -20,6 +18,7 @@ from ..user_data import (
     encode_sticky_user_data,
 )
 from .sticky_common import (
+    CollectorPause,
     Misplaced,
     OwnedClaims,
     RackInfo,
@@ -48,6 +47,8 @@ class _AbstractStickyAssignor:
         self.partitions_transferring_ownership: dict[TopicPartition, str] | None = {}
         #: the general builder's loop figures of the last assignment (None: constrained)
         self.reassignment_stats: ReassignmentStats | None = None
+        #: the collector held by the running ``assign`` call, if any
+        self.collector: CollectorPause | None = None
 
     def member_data(self, subscription: Subscription) -> MemberData:
         raise NotImplementedError
@@ -57,18 +58,17 @@ class _AbstractStickyAssignor:
         """Kafka's ``AbstractPartitionAssignor.assign``: every member gets an entry, in the
         order of Java's result ``HashMap``.
 
-        The cyclic collector is off until the answer is built: it would walk the millions
-        of acyclic tuples of a large group again and again while they are made; its one
-        look at them comes after the call (``bench/assign.py`` shows what it costs).
+        The cyclic collector runs in step with the builder (`CollectorPause`): its passes
+        over the new partitions of a large group are paid inside the call, while they are
+        still in the processor's cache.
         """
-        collecting = gc.isenabled()
-        gc.disable()
-        try:
-            raw = self.assign_partitions(cluster, subscriptions)
-            return {m: Assignment(raw[m]) for m in member_order(raw)}
-        finally:
-            if collecting:
-                gc.enable()
+        with CollectorPause() as pause:
+            self.collector = pause
+            try:
+                raw = self.assign_partitions(cluster, subscriptions)
+                return {m: Assignment(raw[m]) for m in member_order(raw)}
+            finally:
+                self.collector = None
 
     def assign_partitions(self, cluster: Cluster, subscriptions: dict[str, Subscription]
                           ) -> dict[str, list[TopicPartition]]:
@@ -90,6 +90,7 @@ class _AbstractStickyAssignor:
             constrained = self.constrained_builder(
                 partitions_per_topic, rack_info, members, claims.owned,
                 claims.partitions_with_multiple_previous_owners)
+            constrained.collector = self.collector
             assignment = constrained.build()
             transferring = constrained.transferring
             self.reassignment_stats = None
@@ -188,6 +189,8 @@ class StickyAssignor(_AbstractStickyAssignor):
         cached = self._decoded.get(data)
         if cached is None:
             cached = self._decoded[data] = decode_sticky_user_data(data, self._names)
+            if self.collector is not None:
+                self.collector.made(len(cached.partitions))
         return cached
 
     def assign_partitions(self, cluster: Cluster, subscriptions: dict[str, Subscription]

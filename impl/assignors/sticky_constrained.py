@@ -21,6 +21,7 @@ from typing import Any
 from ..javahash import capacity_for_copy
 from ..types import TopicPartition
 from .sticky_common import (
+    CollectorPause,
     IllegalStateError,
     RackInfo,
     member_key,
@@ -28,13 +29,27 @@ from .sticky_common import (
     partition_key,
 )
 
+#: the (partition, topic) key where Python's str order is Java's (no surrogate code units)
+_BY_PARTITION_THEN_TOPIC: Callable[[TopicPartition], Any] = itemgetter(1, 0)
+_TOPIC, _NUMBER = itemgetter(0), itemgetter(1)
+
 
 def _owned_sorter(topics: list[str]) -> Callable[[TopicPartition], Any]:
     """(partition, topic) key: a C-level itemgetter when Python's str order is Java's."""
     if all(max(t, default="\0") < "\ud800" for t in topics):
-        by_partition_then_topic: Callable[[TopicPartition], Any] = itemgetter(1, 0)
-        return by_partition_then_topic
+        return _BY_PARTITION_THEN_TOPIC
     return partition_key
+
+
+def _sorted_owned(claims: list[TopicPartition], key: Callable[[TopicPartition], Any]
+                  ) -> list[TopicPartition]:
+    """``claims`` sorted by ``key``; the (partition, topic) key as two stable sorts (by
+    topic, then by partition), which make no key tuple per partition."""
+    if key is not _BY_PARTITION_THEN_TOPIC:
+        return sorted(claims, key=key)
+    owned = sorted(claims, key=_TOPIC)
+    owned.sort(key=_NUMBER)
+    return owned
 
 
 class PartitionColumns:
@@ -69,6 +84,9 @@ class PartitionColumns:
 
 class ConstrainedAssignmentBuilder:
     """Kafka's ``ConstrainedAssignmentBuilder`` (``AbstractStickyAssignor``)."""
+
+    #: set by the assignor for one call: the collector's passes while partitions are made
+    collector: CollectorPause | None = None
 
     def __init__(self, partitions_per_topic: dict[str, int], rack_info: RackInfo,
                  members: list[str], owned: dict[str, list[TopicPartition]],
@@ -138,7 +156,7 @@ class ConstrainedAssignmentBuilder:
                     else:
                         kept.append(tp)
                 claims = kept
-            owned = sorted(claims, key=sorter)
+            owned = _sorted_owned(claims, sorter)
             if self.multiple:
                 owned = [tp for tp in owned if tp not in self.multiple]
             keep = self._quota_for(len(owned), member)
@@ -265,8 +283,11 @@ class ConstrainedAssignmentBuilder:
             passes = min(level - done_passes, (total - position) // width)
             if passes > 0:
                 end = position + passes * width
+                collector = self.collector
                 for i, member in enumerate(under):
                     self._take(member, unassigned.take(position + i, end, width))
+                    if collector is not None:
+                        collector.made(passes)
                 position, done_passes = end, done_passes + passes
             if done_passes == level:
                 reached = [m for m in under if need[m] == level]
