@@ -208,7 +208,8 @@ def cmd_diff(args: argparse.Namespace) -> int:
                   f"requests name {assignor!r}")
         assert assignor is not None
         result = run_diff(a, b, assignor=assignor, scope=args.scope or
-                          "members=3,topics=2,partitions=2,generations=2,claims=1",
+                          "members=3,topics=2,partitions=2,generations=2,claims=1,"
+                          "symmetry=2",
                           vectors=not args.no_vectors, budget=args.budget)
     finally:
         a.close()

@@ -30,7 +30,7 @@ SCOPE_HELP = ("comma-separated key=value: members (max members), topics, partiti
               "generation values in order; 2 and 3 only sample: 2 also renames topics and "
               "members, 3 also renumbers partitions within a topic), orders (1 keeps every "
               "order of the members at 2 and 3); unset keys keep the default members=3,topics=2,"
-              "partitions=2,generations=2,claims=2,racks=0,stale=1,symmetry=1,orders=0")
+              "partitions=1,generations=2,claims=2,racks=0,stale=1,symmetry=1,orders=0")
 
 
 def resolve_target(target: str, assignor: str | None = None,

@@ -1,6 +1,7 @@
 """The space the scope prover searches: scope bounds and configurations.
 
-**Scope** (``members=3,topics=2,partitions=2,generations=2,claims=2,racks=0,stale=1``):
+**Scope** (``members=3,topics=2,partitions=1,generations=2,claims=2,racks=0,stale=1``, the
+default):
 
 * 1..``members`` members named ``m0, m1, ...``; topics ``t0, t1, ...``; each topic has
   0..``partitions`` partitions in the leader's metadata, where 0 means the leader has no
@@ -79,7 +80,7 @@ class Scope:
 
     members: int = 3
     topics: int = 2
-    partitions: int = 2
+    partitions: int = 1
     generations: int = 2
     claims: int = 2
     racks: int = 0
