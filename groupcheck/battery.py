@@ -179,7 +179,8 @@ def run_prove(target: Target, scope_text: str, failures: str, *,
                    session=target.assign_session)
     result.seconds = report.seconds
     result.runs = report.configurations
-    result.note = f"scope {scope.text()}"
+    result.note = (f"scope {scope.text()}: "
+                   + ("proof" if report.proved else "sampled, not proved"))
     for inv in INVARIANT_ROWS:
         cex = report.counterexamples.get(inv)
         if cex is not None:

@@ -8,7 +8,7 @@ as a bit mask over the member rows. Partitions of a topic are cut into *blocks*:
 the leader's metadata (one block per rack) and those beyond it (``stale``: numbers at or
 past the leader's count, or any partition of a topic the leader does not know).
 
-**Reductions**, by ``symmetry`` level. Only level 1 is a proof; levels 2 and 3 are samples.
+**Reductions**, by ``symmetry`` level. Levels 0 and 1 are proofs; levels 2 and 3 sample.
 
 * 0 — none: every labelled configuration (every member order, every generation value).
 * 1 (default, sound) — generation values relabelled in order: a configuration stands for
@@ -34,10 +34,12 @@ follow-up rebalance gets it, and the judges read generations only through compar
 premise: all equal; I5 and I6: which claim is strictly newest or tied; the I4b gap: each
 partition's newest claimant). So every configuration of a class has the same verdicts, and
 ``tests/test_scope_symmetry.py`` checks it by brute force: on every builtin and zoo mutant
-at small scopes, each labelled configuration's answer equals its representative's, and
-the weighted violation counts of levels 0 and 1 are equal. A target outside the tree is
-assumed to read generations the same way (the protocol gives them no other meaning than
-their order; the scope's values 1..``generations`` are themselves one choice of values).
+at small scopes (three generation values, stale claims, racks), the configurations that
+level 1's representatives stand for break each invariant exactly as often as level 0's
+one-by-one run finds, and each representative's weight is the size of its class. A target
+outside the tree is assumed to read generations the same way (the protocol gives them no
+other meaning than their order; the scope's values 1..``generations`` are themselves one
+choice of values).
 
 **Why levels 2 and 3 are not.** Kafka's assignors read names and numbers through orders that
 renaming changes. Member ids reach the leader in its receive order as ``m0, m1, ...``; that

@@ -176,3 +176,16 @@ def test_renumbering_partitions_loses_violations_that_depend_on_partition_number
         "mutant:cooperative-trust-claims", "members=2,topics=2,partitions=2,generations=1",
         "symmetry=2,orders=1", "symmetry=3,orders=1"))
     assert "I3" in numbered and "I3" not in renumbered
+
+
+def test_checks_prover_engine_says_whether_its_run_is_a_proof(tmp_path: Any) -> None:
+    """The ``check`` command's prover engine uses the same reductions and its note tells a
+    proof (the default level) from a sample (renaming levels)."""
+    from groupcheck.battery import run_prove
+
+    target = resolve("builtin:range")
+    text = "members=2,topics=1,partitions=1"
+    proved = run_prove(target, text, str(tmp_path), workers=1)
+    sampled = run_prove(target, f"{text},symmetry=2", str(tmp_path), workers=1)
+    assert proved.note.endswith(": proof") and "symmetry=1" in proved.note
+    assert sampled.note.endswith("sampled, not proved")
