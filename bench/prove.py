@@ -1,13 +1,18 @@
 """The exhaustive scope prover's speed, per target and scope: one command for the table in
 BENCHMARKS.md.
 
-Each row is one `prove` run on two worker processes (``--workers``): representatives
-checked, the labelled configurations they stand for (what symmetry saved), wall and CPU
-time, configurations per second, and the 1-minute load average before and after the run
-(the machine is shared; CPU seconds are the steadier figure). The rate counts
-representatives; ``labelled/s`` counts what they stand for.
+Each row is one `prove` run on two worker processes (``--workers``): classes checked (one
+representative run each), the configurations of the scope they cover (what symmetry
+saved), wall and CPU time, classes and configurations per second, and the 1-minute load
+average before and after the run (the machine is shared; CPU seconds are the steadier
+figure).
 
     python bench/prove.py [--targets builtin:sticky,...] [--scopes ";"-separated scopes]
+    python bench/prove.py --zoo [--scopes ...]   # what each scope finds on the bug zoo
+
+Rows say whether the run is a proof (``symmetry`` 0 or 1) or a sample (2, 3). ``--zoo``
+prints, per mutant of the bug zoo and per scope, the invariants broken somewhere: the
+evidence that a smaller default scope keeps the bug-finding power of a bigger one.
 """
 
 from __future__ import annotations
@@ -27,7 +32,8 @@ from groupcheck.properties.scope import Scope, prove  # noqa: E402
 from groupcheck.targets.registry import resolve  # noqa: E402
 
 TARGETS = "builtin:sticky,builtin:cooperative-sticky,builtin:range,builtin:roundrobin"
-SCOPES = "stale=0;;symmetry=2;partitions=3,symmetry=2"
+SCOPES = ";members=3,topics=2,partitions=3"
+ZOO_SCOPES = "partitions=2,symmetry=2;"
 
 
 def row(target: str, scope_text: str, workers: int) -> str:
@@ -40,11 +46,30 @@ def row(target: str, scope_text: str, workers: int) -> str:
                    sticky=resolved.balanced, session=resolved.assign_session)
     own = time.process_time() - cpu  # the parent's share (collecting, merging)
     found = ",".join(sorted(report.violations)) or "none"
-    return (f"| {target} | {scope_text or '(default)'} | {report.configurations:,} | "
+    kind = "proof" if report.proved else "sample"
+    return (f"| {target} | {scope_text or '(default)'} | {kind} | {report.configurations:,} | "
             f"{report.labelled:,} | x{report.labelled / max(report.configurations, 1):.1f} | "
             f"{report.seconds:.1f} | {report.rate:,.0f} | "
             f"{report.labelled / max(report.seconds, 1e-9):,.0f} | "
             f"{report.cpu_seconds + own:.1f} | {found} | {load:.2f}–{os.getloadavg()[0]:.2f} |")
+
+
+def zoo(scopes: list[str], workers: int) -> None:
+    """Per mutant of the bug zoo, the invariants each scope finds broken."""
+    from groupcheck.targets.zoo import ASSIGNOR_MUTANTS
+
+    print("| mutant | " + " | ".join(s or "(default)" for s in scopes) + " |")
+    print("| --- |" + " --- |" * len(scopes))
+    for name in ["sticky-user-data-v0", "cooperative-no-withhold", *sorted(ASSIGNOR_MUTANTS)]:
+        resolved = resolve(f"mutant:{name}")
+        assert resolved.assign is not None and resolved.assignor is not None
+        cells = []
+        for text in scopes:
+            report = prove(resolved.assign, resolved.assignor, Scope.parse(text),
+                           workers=workers, sticky=resolved.balanced,
+                           session=resolved.assign_session)
+            cells.append(",".join(sorted(report.violations)) or "none")
+        print(f"| {name} | " + " | ".join(cells) + " |", flush=True)
 
 
 def main() -> None:
@@ -52,12 +77,17 @@ def main() -> None:
     parser.add_argument("--targets", default=TARGETS)
     parser.add_argument("--scopes", default=SCOPES, help="';'-separated; empty = default")
     parser.add_argument("--workers", type=int, default=2)
+    parser.add_argument("--zoo", action="store_true", help="the bug zoo's findings per scope")
     args = parser.parse_args()
+    if args.zoo:
+        zoo([s.strip() for s in (args.scopes if args.scopes != SCOPES else ZOO_SCOPES)
+             .split(";")], args.workers)
+        return
     print(f"# {platform.processor() or platform.machine()}, {os.cpu_count()} CPUs, "
           f"Python {platform.python_version()}, {args.workers} worker(s)")
-    print("| target | scope | configurations | labelled | saved | wall s | configurations/s "
-          "| labelled/s | CPU s | violated | load |")
-    print("| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- | --- |")
+    print("| target | scope | kind | classes | configurations | saved | wall s | classes/s "
+          "| configurations/s | CPU s | violated | load |")
+    print("| --- | --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- | --- |")
     for scope_text in args.scopes.split(";"):
         for target in args.targets.split(","):
             print(row(target, scope_text.strip(), args.workers), flush=True)

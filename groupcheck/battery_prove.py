@@ -145,7 +145,8 @@ def run_prove(target: Target, scope_text: str, failures: str, *,
         result.add(contract)
     result.seconds = report.seconds
     result.runs = report.configurations
-    result.note = f"scope {scope.text()}"
+    result.note = (f"scope {scope.text()}: "
+                   + ("proof" if report.proved else "sampled, not proved"))
     _judged(result, target, report, scope_text)
     if report.gaps:
         result.figures["gap"] = dict(report.gaps)
@@ -207,7 +208,7 @@ def run_prove_within(target: Target, budget: float, failures: str, *,
         if part.skipped:
             return part
         _merge(total, part)
-        ran.append(scope)
+        ran.append(part.note.removeprefix("scope "))  # the scope, and proof or sample
         rate = total.runs / total.seconds if total.seconds else 0.0
         if part.findings:
             break

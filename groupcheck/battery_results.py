@@ -22,7 +22,7 @@ from typing import Any
 INVARIANT_ROWS = ("I1", "I2", "I3", "I4a", "I5", "I6", "I7", "I8", "I9", "I10", "I11", "I12",
                   "PARITY", "ERROR", "TIMEOUT")
 ENGINES = ("codec", "prove", "vectors", "scenario", "scenarios", "fuzz")
-DEFAULT_SCOPE = "members=3,topics=2,partitions=2,generations=2,claims=2"
+DEFAULT_SCOPE = "members=3,topics=2,partitions=1,generations=2,claims=2"
 SMALL_SCOPE = "members=2,topics=2,partitions=2,generations=2,claims=2"
 _ID = re.compile(r"\b(I\d+a?|ERROR|PARITY|TIMEOUT)\b")
 

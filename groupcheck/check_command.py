@@ -324,7 +324,8 @@ def cmd_diff(args: argparse.Namespace) -> int:
                 print(f"note: {a.name} runs {a.assignor!r}, {b.name} runs {b.assignor!r}; "
                       f"requests name {assignor!r}")
             result = run_diff(a, b, assignor=assignor, scope=args.scope or
-                              "members=3,topics=2,partitions=2,generations=2,claims=1",
+                              "members=3,topics=2,partitions=2,generations=2,claims=1,"
+                              "symmetry=2",
                               vectors=not args.no_vectors, budget=args.budget / len(pairs))
             if len(pairs) > 1:
                 print(f"[{assignor}]")

@@ -30,10 +30,11 @@ LARGE_SCOPE = 10_000_000
 SCOPE_HELP = ("comma-separated key=value: members (max members), topics, partitions (max per "
               "topic; 0 = no metadata), generations, claims (max claimants per partition), "
               "racks, stale (max claims on partitions the leader's metadata lacks), symmetry "
-              "(0 checks every labelled configuration; 1 one per renaming of members, topics "
-              "and generations; 2 also renumbers partitions within a topic), orders (1 keeps "
-              "every order of the members); unset keys keep the default members=3,topics=2,"
-              "partitions=2,generations=2,claims=2,racks=0,stale=1,symmetry=1,orders=0")
+              "(0 checks every configuration one by one; 1, a proof, one per renaming of the "
+              "generation values in order; 2 and 3 only sample: 2 also renames topics and "
+              "members, 3 also renumbers partitions within a topic), orders (1 keeps every "
+              "order of the members at 2 and 3); unset keys keep the default members=3,topics=2,"
+              "partitions=1,generations=2,claims=2,racks=0,stale=1,symmetry=1,orders=0")
 
 
 def _progress(started: float) -> Callable[[int, float], None]:

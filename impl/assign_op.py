@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import base64
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Hashable, Sequence
 from typing import Any
 
 from .assignors import make_assignor
@@ -280,10 +280,11 @@ class AssignSession:
         self.user_data = user_data
         self.limit = limit
         self.subscriptions: dict[Any, dict[Any, Subscription]] = {}
+        self.keyed: dict[Any, dict[Hashable, tuple[Subscription, Any]]] = {}
         self.answers: dict[Any, Any] = {}
         self.leader_runs = 0
 
-    def __call__(self, request: dict[str, Any]) -> dict[str, Any]:
+    def _maker(self, request: dict[str, Any]) -> tuple[str, Callable[[], Assignor], int]:
         name = request.get("assignor")
         if self.make is None and not isinstance(name, str):
             raise InvalidRequestError("assign needs an 'assignor' name")
@@ -295,6 +296,46 @@ class AssignSession:
 
         version = self.subscription_version if self.subscription_version is not None else int(
             request.get("subscriptionVersion", HIGHEST_VERSION))
+        return label, make, version
+
+    def _led(self, key: Any, make: Callable[[], Assignor], request: dict[str, Any],
+             subscriptions: dict[str, Subscription]) -> Any:
+        found = self.answers.get(key)
+        if found is None:
+            if len(self.answers) >= self.limit:
+                self.answers.clear()
+            self.leader_runs += 1
+            found = self.answers[key] = _lead(make, request, subscriptions)
+        return found
+
+    def assign_keyed(self, request: dict[str, Any], keys: Sequence[Hashable],
+                     metadata_key: Hashable) -> SessionAnswer:
+        """``__call__`` for a caller that names what repeats: ``keys[i]`` stands for the
+        i-th member's fields (equal keys, equal fields) and ``metadata_key`` for the
+        partitions and racks. Nothing is built from the request that a key already names,
+        and the answer's response dict is made only when asked for (client mode only)."""
+        if request.get("mode", "client") != "client":
+            raise InvalidRequestError("assign_keyed answers client-mode requests only")
+        label, make, version = self._maker(request)
+        cache = self.keyed.setdefault((label, version), {})
+        if len(cache) >= self.limit:
+            cache.clear()
+        members: dict[str, Any] = request["members"]
+        subscriptions: dict[str, Subscription] = {}
+        seen: list[Any] = []
+        for (member_id, member), key in zip(members.items(), keys, strict=True):
+            hit = cache.get(key)
+            if hit is None:
+                built = client_subscription(make(), member, version)
+                hit = cache[key] = (built, _seen_by_leader(built))
+            subscriptions[member_id] = hit[0]
+            seen.append((member_id, hit[1]))
+        led = self._led((label, version, metadata_key, tuple(seen)), make, request,
+                        subscriptions)
+        return SessionAnswer(self, make, request, led)
+
+    def __call__(self, request: dict[str, Any]) -> dict[str, Any]:
+        label, make, version = self._maker(request)
         cache = self.subscriptions.setdefault((label, version), {})
         if len(cache) >= self.limit:
             cache.clear()
@@ -302,10 +343,24 @@ class AssignSession:
         key = (label, tuple(sorted((request.get("partitions") or {}).items())),
                repr(request.get("racks")),
                tuple((m, _seen_by_leader(s)) for m, s in subscriptions.items()))
-        found = self.answers.get(key)
-        if found is None:
-            if len(self.answers) >= self.limit:
-                self.answers.clear()
-            self.leader_runs += 1
-            found = self.answers[key] = _lead(make, request, subscriptions)
-        return _answer(make, request, found, self.user_data)
+        return _answer(make, request, self._led(key, make, request, subscriptions),
+                       self.user_data)
+
+
+class SessionAnswer:
+    """One answer of `AssignSession.assign_keyed`: the assignment as the leader made it
+    (shared with every request of the same leader input: read it, never change it), the
+    protocol and the next generation; ``response()`` is the dict ``__call__`` returns."""
+
+    __slots__ = ("_make", "_request", "_session", "assignment", "generation", "led",
+                 "protocol")
+
+    def __init__(self, session: AssignSession, make: Callable[[], Assignor],
+                 request: dict[str, Any], led: Any) -> None:
+        self._session, self._make, self._request, self.led = session, make, request, led
+        self.assignment: dict[str, list[TopicPartition]] = dict(led[0])
+        self.protocol: str = led[2]
+        self.generation = _new_generation(request, request["members"])
+
+    def response(self) -> dict[str, Any]:
+        return _answer(self._make, self._request, self.led, self._session.user_data)

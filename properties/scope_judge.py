@@ -46,9 +46,9 @@ from __future__ import annotations
 
 import importlib
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Hashable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
 from . import assignment as A
 from .generations import claim_breaches, resolved, uncontested
@@ -79,28 +79,37 @@ def member_name(i: int) -> str:
     return f"m{i}"
 
 
-_ENTRIES: dict[MemberDesc, tuple[list[str], list[list[Any]], int | None, int]] = {}
+_ENTRIES: dict[MemberDesc, dict[str, Any]] = {}
 
 
 def _entry(desc: MemberDesc) -> dict[str, Any]:
-    """One member's request entry (fresh lists; the pieces are kept per descriptor)."""
-    parts = _ENTRIES.get(desc)
-    if parts is None:
+    """One member's request entry, kept per descriptor: shared by every request built with
+    ``shared=True`` (read it, never change it)."""
+    entry = _ENTRIES.get(desc)
+    if entry is None:
         if len(_ENTRIES) > 100_000:
             _ENTRIES.clear()
         topics, gen, rack, owned = desc
-        parts = _ENTRIES[desc] = ([topic_name(t) for t in topics],
-                                  [[topic_name(t), p] for t, p in owned], gen or None, rack)
-    entry: dict[str, Any] = {"topics": list(parts[0]), "owned": [list(x) for x in parts[1]],
-                             "generation": parts[2]}
-    if parts[3] >= 0:
-        entry["rack"] = f"r{parts[3]}"
+        entry = _ENTRIES[desc] = {"topics": [topic_name(t) for t in topics],
+                                  "owned": [[topic_name(t), p] for t, p in owned],
+                                  "generation": gen or None}
+        if rack >= 0:
+            entry["rack"] = f"r{rack}"
     return entry
 
 
-def build_request(assignor: str, config: Config) -> dict[str, Any]:
-    """The ``assign`` request (client mode) for one configuration."""
-    members = {member_name(i): _entry(desc) for i, desc in enumerate(config.members)}
+def _copy(entry: dict[str, Any]) -> dict[str, Any]:
+    out = {**entry, "topics": list(entry["topics"])}
+    out["owned"] = [list(x) for x in entry["owned"]]
+    return out
+
+
+def build_request(assignor: str, config: Config, *, shared: bool = False) -> dict[str, Any]:
+    """The ``assign`` request (client mode) for one configuration; ``shared``: the member
+    entries are shared with other requests (for callers that only read them)."""
+    entries = [_entry(desc) for desc in config.members]
+    members = {member_name(i): entry if shared else _copy(entry)
+               for i, entry in enumerate(entries)}
     request: dict[str, Any] = {
         "op": "assign", "assignor": assignor, "mode": "client",
         "partitions": {topic_name(t): c for t, (c, _) in enumerate(config.metadata) if c},
@@ -173,19 +182,40 @@ def _as_sets(assignment: Mapping[str, list[TopicPartition]]) -> dict[str, set[To
     return {m: set(ps) for m, ps in assignment.items() if ps}
 
 
-def _follow_up(request: dict[str, Any], response: dict[str, Any],
-               assignment: Mapping[str, list[TopicPartition]]) -> dict[str, Any]:
-    generation = response.get("generation")
-    if not isinstance(generation, int):
-        generation = max([v["generation"] or 0 for v in request["members"].values()],
-                         default=0) + 1
-    nxt: dict[str, Any] = {**request, "members": {m: dict(v) for m, v in
-                                                  request["members"].items()}}
-    for m, v in nxt["members"].items():
-        v["topics"] = list(v["topics"])
-        v["owned"] = [[t, p] for t, p in dict.fromkeys(assignment.get(m, []))]
-        v["generation"] = generation
-    return nxt
+def _follow_up(config: Config, generation: Any,
+               assignment: Mapping[str, list[TopicPartition]]) -> Config:
+    """The next rebalance of a cooperative group: every member owns what it was given (once
+    each, in the answer's order) at the answer's generation (when a positive integer, else
+    the highest plus one). Only a clean answer is followed up: its partitions are of the
+    configuration's topics."""
+    if type(generation) is not int or generation < 1:
+        generation = max((m[1] for m in config.members), default=0) + 1
+    index = {topic_name(t): t for t in range(len(config.metadata))}
+    members = tuple(
+        (topics, generation, rack,
+         tuple(dict.fromkeys((index[t], p) for t, p in assignment.get(member_name(i), ()))))
+        for i, (topics, _, rack, _) in enumerate(config.members))
+    return Config(config.metadata, members, config.weight)
+
+
+class KeyedAnswer(Protocol):
+    """What a keyed session answers (``impl.assign_op.SessionAnswer``)."""
+
+    assignment: dict[str, list[TopicPartition]]
+    protocol: str
+    generation: int
+
+    def response(self) -> dict[str, Any]: ...
+
+
+class KeyedAssign(Protocol):
+    """An assign function that also answers by keys (``AssignSession.assign_keyed``):
+    ``keys[i]`` stands for the i-th member's entry, ``metadata_key`` for the partitions."""
+
+    def __call__(self, request: dict[str, Any]) -> dict[str, Any]: ...
+
+    def assign_keyed(self, request: dict[str, Any], keys: Sequence[Hashable],
+                     metadata_key: Hashable) -> KeyedAnswer: ...
 
 
 @dataclass
@@ -193,7 +223,8 @@ class Judgement:
     """What one configuration showed."""
 
     violations: list[str]
-    rounds: list[tuple[dict[str, Any], Any]]
+    #: each assign call: (request, response), the response a `KeyedAnswer` until asked for
+    calls: list[tuple[dict[str, Any], Any]]
     first_round_of: dict[str, int] = field(default_factory=dict)
     moves: int | None = None
     optimum: int | None = None
@@ -201,6 +232,11 @@ class Judgement:
     assign_seconds: float = 0.0
     #: invariant → the `kafka_rules` rule that explains every violation of it
     inherited: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def rounds(self) -> list[tuple[dict[str, Any], Any]]:
+        """Each assign call as (request, response dict)."""
+        return [(q, r.response() if hasattr(r, "response") else r) for q, r in self.calls]
 
     @property
     def own_violation(self) -> bool:
@@ -277,49 +313,94 @@ def _i4a_premise(request: Mapping[str, Any], subs: Mapping[str, list[str]],
             and not reading.balanced(prev, subs, partitions))
 
 
+@dataclass(frozen=True)
+class _Frame:
+    """What every round of one configuration is judged against: subscriptions (lists and
+    sets), the metadata and how many partitions the subscribed topics hold."""
+
+    subs: dict[str, list[str]]
+    sets: dict[str, set[str]]
+    partitions: dict[str, int]
+    wanted: int
+
+
+_FRAMES: dict[Any, _Frame] = {}
+
+
+def _frame(config: Config, request: dict[str, Any]) -> _Frame:
+    key = (config.metadata, tuple(m[0] for m in config.members))
+    frame = _FRAMES.get(key)
+    if frame is None:
+        if len(_FRAMES) > 50_000:
+            _FRAMES.clear()
+        subs = {m: list(v["topics"]) for m, v in request["members"].items()}
+        sets = {m: set(ts) for m, ts in subs.items()}
+        partitions: dict[str, int] = dict(request["partitions"])
+        wanted = sum(partitions[t] for t in set().union(*sets.values()) if t in partitions)
+        frame = _FRAMES[key] = _Frame(subs, sets, partitions, wanted)
+    return frame
+
+
+def _call(assign: AssignFn, request: dict[str, Any], config: Config
+          ) -> tuple[Any, dict[str, list[TopicPartition]], str | None, Any]:
+    """One assign call: (response or keyed answer, assignment, protocol, generation). A
+    keyed session is handed the configuration's own pieces as keys."""
+    keyed = getattr(assign, "assign_keyed", None)
+    if keyed is not None:
+        answer = keyed(request, config.members, config.metadata)
+        return answer, answer.assignment, answer.protocol, answer.generation
+    response = assign(request)
+    return (response, assignment_of(response), response.get("protocol"),
+            response.get("generation"))
+
+
 def judge(assign: AssignFn, assignor: str, config: Config, optimiser: Optimiser | None,
           sticky: bool) -> Judgement:
     """Run one configuration (and its cooperative follow-ups) and judge it."""
-    request = build_request(assignor, config)
-    subs = {m: v["topics"] for m, v in request["members"].items()}
-    sets = {m: set(ts) for m, ts in subs.items()}
-    partitions: dict[str, int] = request["partitions"]
-    wanted = sum(partitions[t] for t in set().union(*sets.values()) if t in partitions)
     out = Judgement([], [])
+    # a keyed session only reads the request: its member entries can be shared
+    shared = hasattr(assign, "assign_keyed")
 
     def note(round_no: int, found: list[str]) -> None:
         for v in found:
             out.first_round_of.setdefault(v.split(":")[0], round_no)
         out.violations += found
 
-    current = request
+    current = config
+    first: dict[str, Any] | None = None
+    frame: _Frame | None = None
     settled: dict[str, list[TopicPartition]] = {}
     reading: _Reading | None = None
+    changed = True
     for round_no in range(MAX_FOLLOW_UPS + 1):
+        request = build_request(assignor, current, shared=shared)
         started = time.perf_counter()
         try:
-            response = assign(current)
-            assignment = assignment_of(response)
+            response, assignment, protocol_name, generation = _call(assign, request, current)
         except Exception as exc:  # noqa: BLE001 - any failure of the target is a finding
             out.assign_seconds += time.perf_counter() - started
-            out.rounds.append((current, {"error": f"{type(exc).__name__}: {exc}"}))
+            out.calls.append((request, {"error": f"{type(exc).__name__}: {exc}"}))
             note(round_no, [failure_text(exc)])
             return out
         out.assign_seconds += time.perf_counter() - started
-        out.rounds.append((current, response))
-        protocol = str(response.get("protocol") or (
+        out.calls.append((request, response))
+        if first is None:
+            first, frame = request, _frame(config, request)
+        assert frame is not None
+        subs, sets, partitions, wanted = frame.subs, frame.sets, frame.partitions, frame.wanted
+        protocol = str(protocol_name or (
             "COOPERATIVE" if assignor in COOPERATIVE_ASSIGNORS else "EAGER"))
         reading = _Reading(assignment, sets, partitions)
         found = reading.exclusive_and_valid(assignment, subs, partitions)
         if protocol == "COOPERATIVE":
-            sent = sent_claims(current)
+            sent = sent_claims(request)
             found += A.revoke_before_reassign(uncontested(sent), assignment)
             breaches = claim_breaches(sent, assignment, protocol)
             i6 = [b.describe() for b in breaches]
             out.classify("I6", i6, inherited_i6(assignor, subs, breaches))
             found += i6
-        if round_no == 0 and sticky and _i4a_premise(current, subs, sets, partitions, wanted):
-            prev = {m: [(t, p) for t, p in v["owned"]] for m, v in current["members"].items()}
+        if round_no == 0 and sticky and _i4a_premise(request, subs, sets, partitions, wanted):
+            prev = {m: [(t, p) for t, p in v["owned"]] for m, v in request["members"].items()}
             i4a = A.no_moves_when_balanced(prev, assignment)
             out.classify("I4a", i4a, inherited_i4a(assignor, subs, prev, assignment))
             found += i4a
@@ -332,11 +413,22 @@ def judge(assign: AssignFn, assignor: str, config: Config, optimiser: Optimiser 
                 or not _missing(assignment, subs, partitions, reading, wanted)):
             break
         if round_no < MAX_FOLLOW_UPS:
-            current = _follow_up(current, response, assignment)
-    if out.own_violation or reading is None:
+            current = _follow_up(current, generation, assignment)
+    if out.own_violation or reading is None or frame is None or first is None:
         return out
-    last = len(out.rounds) - 1
-    settled_found = reading.complete(settled, subs, partitions, wanted)
+    _judge_settled(out, first, frame, settled, reading, changed, optimiser, sticky, note)
+    return out
+
+
+def _judge_settled(out: Judgement, request: dict[str, Any], frame: _Frame,
+                   settled: dict[str, list[TopicPartition]], reading: _Reading,
+                   changed: bool, optimiser: Optimiser | None, sticky: bool,
+                   note: Callable[[int, list[str]], None]) -> None:
+    """The settled assignment: complete (I2, or I11 while it still changes), balanced for
+    the sticky family (I3), then its moves against the I4b optimum."""
+    subs, partitions = frame.subs, frame.partitions
+    last = len(out.calls) - 1
+    settled_found = reading.complete(settled, subs, partitions, frame.wanted)
     if settled_found and last > 0:
         if changed:
             # still changing: the group has not settled (I11), not a settled gap (I2)
@@ -350,11 +442,10 @@ def judge(assign: AssignFn, assignor: str, config: Config, optimiser: Optimiser 
         settled_found += unbalanced
     note(last, settled_found)
     if settled_found:
-        return out
+        return
     prev = resolved(claims_of(request))
     out.moves = A.moves(prev, settled)
     if optimiser is not None and optimiser.available:
         # the answer bounds the optimum only when it is itself complete and balanced
         out.optimum, out.optimum_by = optimiser.optimum(
             subs, partitions, prev, None if unbalanced else out.moves)
-    return out

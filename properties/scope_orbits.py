@@ -8,37 +8,57 @@ as a bit mask over the member rows. Partitions of a topic are cut into *blocks*:
 the leader's metadata (one block per rack) and those beyond it (``stale``: numbers at or
 past the leader's count, or any partition of a topic the leader does not know).
 
-**The group** acting on labelled configurations, by ``symmetry`` level:
+**Reductions**, by ``symmetry`` level. Levels 0 and 1 are proofs; levels 2 and 3 sample.
 
-* 0 — none: every labelled configuration (ordered members, every generation value).
-* 1 (default) — names: members are renamed (rows permuted), topics are renamed (σ) and
-  generations renumbered in order.
-* 2 — names and partition numbers: besides, the partitions of one block are renumbered
-  among themselves (a partition of the metadata keeps its rack; a stale claim stays stale).
+* 0 — none: every labelled configuration (every member order, every generation value).
+* 1 (default, sound) — generation values relabelled in order: a configuration stands for
+  every configuration that differs from it only by a strictly increasing renaming of the
+  generation values it uses (its generations are dense from 1). Members keep their order
+  and ids, topics their names, partitions their numbers.
+* 2 (sampled, not proved) — besides, topics renamed (σ) and, unless ``orders=1``, members
+  renamed (rows permuted, a multiset).
+* 3 (sampled, not proved) — besides, the partitions of one block renumbered among
+  themselves (a partition of the metadata keeps its rack; a stale claim stays stale).
 
-``orders=1`` keeps the members in every order (rows are a sequence, not a multiset): the
-order is the leader's receive order, and with the positional ids ``m0, m1, ...`` it decides
-Kafka's ``HashMap`` iteration, so an assignor can tell two orders apart.
+**Why level 1 is sound.** A generation reaches the leader as an int32 (the subscription's
+``generationId`` from v2, KIP-792; sticky user data v1, KIP-341; cooperative user data,
+KAFKA-12984) and is read only by comparing it — with another member's, with the leader's
+``max_generation``, with the ``DEFAULT_GENERATION`` sentinel -1 or with "absent". Nothing
+hashes it, sorts names by it, indexes by it or computes with it, and its encoding has a
+fixed width. A strictly increasing relabelling of values ≥ 1 keeps the outcome of every
+such comparison (and keeps each value ≥ 1, so a truthiness test such as ``generation or
+DEFAULT_GENERATION`` answers alike), so Kafka's assignors, groupcheck's and the zoo's
+mutants give the same assignment, member for member. The harness's side keeps the relation
+too: the next generation is the highest plus one (still above all), every member of a
+follow-up rebalance gets it, and the judges read generations only through comparisons (I4a's
+premise: all equal; I5 and I6: which claim is strictly newest or tied; the I4b gap: each
+partition's newest claimant). So every configuration of a class has the same verdicts, and
+``tests/test_scope_symmetry.py`` checks it by brute force: on every builtin and zoo mutant
+at small scopes (three generation values, stale claims, racks), the configurations that
+level 1's representatives stand for break each invariant exactly as often as level 0's
+one-by-one run finds, and each representative's weight is the size of its class. A target
+outside the tree is assumed to read generations the same way (the protocol gives them no
+other meaning than their order; the scope's values 1..``generations`` are themselves one
+choice of values).
 
-Why a class shares its verdicts: the invariants never name a member, a topic, a generation
-value or a partition number. I1 (no partition twice), I2 (each partition of the metadata
-once, to a subscriber), I3 (counts), I4a and the I4b gap (moves, a count), I5 and I6 (who
-claimed what, in which order of generations) and I11 (whether the answer changes) are each
-invariant under the group. So an assignor that is equivariant — renaming its input renames
-its answer — breaks the same invariants on every member of a class. Real assignors are
-equivariant only up to their tie-breaks (member order, topic names, partition numbers), so
-a reduction trusts that tie-breaks do not decide *whether* an invariant breaks. The tests
-measure that trust on the bug zoo's mutants against ``symmetry=0``: topic renaming and
-generation renumbering with ``orders=1`` found every violation the full scope found; merging
-member orders (the default, as the prover always has) and renumbering partitions
-(``symmetry=2``) each miss a few violations of some mutants at small scopes — violations
-that show only under some orders or numberings (``tests/test_scope_symmetry.py`` names
-them). Bigger scopes find those invariants through other configurations, and the reports
-say which reduction ran.
+**Why levels 2 and 3 are not.** Kafka's assignors read names and numbers through orders that
+renaming changes. Member ids reach the leader in its receive order as ``m0, m1, ...``; that
+order, Java's ``String.compareTo`` order and ``HashMap<String, _>`` iteration order (the
+hashes of ``m0, m1, ...`` are consecutive) all coincide, so permuting the rows hands each
+member's role to an id with other tie-break priorities. Topic names are sorted and hashed,
+and ``TopicPartition.hashCode`` (``31 * (31 + partition) + topic.hashCode()``) mixes the
+topic's hash with the partition number, so a ``HashMap<TopicPartition, _>`` is iterated in
+an order that depends on the actual names and numbers: no renaming of ``t0, t1, ...`` other
+than the identity keeps it, and renumbering partitions breaks it too. The tests show answers
+that change under each of these renamings, and violations each loses (the pre-KIP-341
+sticky's crash and imbalance under member merging and partition renumbering, librdkafka
+#3159's cursor crash). These levels stay for a quick look at bigger scopes, and every report
+of them says "sampled, not proved".
 
-**Canonical form.** Metadata: topics in sorted order of (count, racks), racks sorted within a
-topic at level 2. Skeletons: a sorted tuple (a multiset). Claims: per block, the sequence of
-columns (levels 0 and 1) or their sorted tuple (level 2, a multiset). A configuration is the
+**Canonical form** (levels 2 and 3). Metadata: topics in sorted order of (count, racks), racks
+sorted within a topic at level 3. Skeletons: a sorted tuple (a multiset) unless
+``orders=1``. Claims: per block, the sequence of columns (level 2) or their sorted tuple
+(level 3, a multiset). A configuration is the
 representative of its class when no pair (σ, row permutation) that maps the metadata and the
 skeletons onto themselves maps its claims to a smaller tuple; the common case (distinct
 skeletons, no two topics alike) has no such pair, and every claim pattern is canonical.
@@ -48,7 +68,8 @@ metadata × |H| / |stabiliser| (H: topic renamings that fix the metadata × row 
 block renumberings) × the ways to pick its generation values (C(generations, k)). The
 stabiliser is counted exactly: the (σ, ρ) pairs that map the claims onto themselves, times
 the renumberings that swap equal columns. A test checks the weights against the unreduced
-enumeration.
+enumeration. At level 1 a representative is simply a configuration with dense
+generations, and it stands for C(generations, k) configurations (k: the values it uses).
 """
 
 from __future__ import annotations
@@ -58,10 +79,8 @@ import math
 from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
-if TYPE_CHECKING:
-    from .scope_space import Config, Metadata, Scope
+from .scope_space import Config, Metadata, Scope
 
 Skeleton = tuple[tuple[int, ...], int, int]  # (topics, generation (0 = none), rack (-1 = none))
 # a block: (topic, first partition, size, stale?)
@@ -90,24 +109,59 @@ def _run_lengths(part: tuple[int, ...]) -> int:
     return out
 
 
+def renames_topics(scope: Scope) -> bool:
+    """Topics renamed (levels 2 and 3: sampled, not proved)."""
+    return scope.symmetry >= 2
+
+
+def merges_members(scope: Scope) -> bool:
+    """Member orders merged into multisets (levels 2 and 3 without ``orders=1``)."""
+    return scope.symmetry >= 2 and not scope.orders
+
+
+def renumbers_partitions(scope: Scope) -> bool:
+    """Partitions renumbered within a block (level 3: sampled, not proved)."""
+    return scope.symmetry >= 3
+
+
+def reduction_is_sound(scope: Scope) -> bool:
+    """Levels 0 and 1 cover every configuration of the scope (see the module doc)."""
+    return scope.symmetry <= 1
+
+
+def reduction_text(scope: Scope) -> str:
+    """What the run's reduction assumes, in one line (for reports)."""
+    if scope.symmetry == 0:
+        return "every configuration of the scope checked, no reduction"
+    if scope.symmetry == 1:
+        return ("every configuration of the scope, generation values taken up to their "
+                "order (assignors only compare generations)")
+    renamed = "topics" if scope.orders else "topics and members"
+    if renumbers_partitions(scope):
+        renamed += ", and partitions renumbered"
+    return (f"symmetry={scope.symmetry} renames {renamed}, which Kafka's assignors can tell "
+            "apart (sorted and hashed names): one class member checked for all")
+
+
 def metadatas(scope: Scope) -> list[tuple[Metadata, int]]:
-    """Each metadata of the scope (one per class above level 0) with its orbit size."""
+    """Each metadata of the scope (one per class when topics are renamed) with its orbit
+    size."""
     counts = range(scope.partitions + 1)
     entries: list[tuple[int, tuple[int, ...]]] = []
     for c in counts:
         if not scope.racks:
             entries.append((c, ()))
-        elif scope.symmetry >= 2:
+        elif renumbers_partitions(scope):
             entries += [(c, r) for r in itertools.combinations_with_replacement(
                 range(scope.racks), c)]
         else:
             entries += [(c, r) for r in itertools.product(range(scope.racks), repeat=c)]
-    if not scope.symmetry:
+    if not renames_topics(scope):
         return [(m, 1) for m in itertools.product(entries, repeat=scope.topics)]
     out: list[tuple[Metadata, int]] = []
     for meta in itertools.combinations_with_replacement(entries, scope.topics):
         orbit = math.factorial(scope.topics) // _multiplicities(list(meta))
-        if scope.symmetry >= 2 and scope.racks:
+        if renumbers_partitions(scope) and scope.racks:
             for count, racks in meta:
                 orbit *= math.factorial(count) // _multiplicities(list(racks))
         out.append((meta, orbit))
@@ -136,7 +190,7 @@ class Shape:
     def of(cls, scope: Scope, metadata: Metadata, orbit: int) -> Shape:
         blocks: list[Block] = []
         stale_blocks: list[int] = []
-        level2 = scope.symmetry >= 2
+        level2 = renumbers_partitions(scope)
         for t, (count, racks) in enumerate(metadata):
             if level2:
                 start = 0
@@ -155,7 +209,7 @@ class Shape:
                 stale_blocks += range(first, len(blocks))
         perms: list[tuple[int, ...]] = []
         images: dict[tuple[int, ...], list[int]] = {}
-        if scope.symmetry:
+        if renames_topics(scope):
             identity = tuple(range(len(metadata)))
             for sigma in itertools.permutations(range(len(metadata))):
                 if sigma != identity and all(metadata[sigma[t]] == metadata[t]
@@ -196,12 +250,12 @@ def _skeleton_autos(scope: Scope, shape: Shape, rows: tuple[Skeleton, ...]
         renamed = sigma != tuple(range(scope.topics))
         mapped = [(tuple(sorted(sigma[t] for t in topics)), gen, rack)
                   for topics, gen, rack in rows]
-        image = tuple(mapped) if scope.orders else tuple(sorted(mapped))
+        image = tuple(sorted(mapped)) if merges_members(scope) else tuple(mapped)
         if image < rows:
             return None
         if image != rows:
             continue
-        if scope.orders:  # rows keep their places: ρ is the identity
+        if not merges_members(scope):  # rows keep their places: ρ is the identity
             if renamed:
                 autos.append((tuple(shape.block_image[sigma]), _mask_table(tuple(identity_rows))))
             continue
@@ -227,7 +281,7 @@ def _patterns(scope: Scope, shape: Shape, columns: list[int]
               ) -> Iterator[tuple[tuple[int, ...], ...]]:
     """Every claim pattern: per block, a sequence (levels 0, 1) or a multiset (level 2) of
     columns; at most ``scope.stale`` claims beyond the metadata in all."""
-    level2 = scope.symmetry >= 2
+    level2 = renumbers_partitions(scope)
 
     def choices(size: int, pool: list[int]) -> list[tuple[int, ...]]:
         if level2:
@@ -262,28 +316,29 @@ _ROWS_OF = [tuple(i for i in range(8) if mask >> i & 1) for mask in range(1 << 8
 
 def _config(shape: Shape, rows: tuple[Skeleton, ...], pattern: tuple[tuple[int, ...], ...],
             weight: int) -> Config:
-    from .scope_space import Config
-
+    """The configuration of one claim pattern. Blocks come in (topic, partition) order, so
+    each member's claims are collected already sorted."""
     owned: list[list[tuple[int, int]]] = [[] for _ in rows]
     for (t, start, _, _), part in zip(shape.blocks, pattern, strict=True):
         for j, mask in enumerate(part):
-            for i in _ROWS_OF[mask]:
-                owned[i].append((t, start + j))
-    members = tuple((topics, gen, rack, tuple(sorted(own)) if own else ())
+            if mask:
+                for i in _ROWS_OF[mask]:
+                    owned[i].append((t, start + j))
+    members = tuple((topics, gen, rack, tuple(own))
                     for (topics, gen, rack), own in zip(rows, owned, strict=True))
     return Config(shape.metadata, members, weight)
 
 
 def _row_tuples(scope: Scope, skels: list[Skeleton], n: int, first: int
                 ) -> Iterator[tuple[Skeleton, ...]]:
-    """Skeleton tuples starting with ``skels[first]``: sorted (a multiset) above level 0,
-    every sequence at level 0; generations dense from 1 above level 0."""
+    """Skeleton tuples starting with ``skels[first]``: sorted (a multiset) where members are
+    merged, else every sequence; generations dense from 1 above level 0."""
     if not scope.symmetry:
         for rest in itertools.product(skels, repeat=n - 1):
             yield (skels[first], *rest)
         return
-    tails = (itertools.product(skels, repeat=n - 1) if scope.orders
-             else itertools.combinations_with_replacement(skels[first:], n - 1))
+    tails = (itertools.combinations_with_replacement(skels[first:], n - 1)
+             if merges_members(scope) else itertools.product(skels, repeat=n - 1))
     for rest in tails:
         rows = (skels[first], *rest)
         gens = {row[1] for row in rows if row[1]}
@@ -294,16 +349,17 @@ def _row_tuples(scope: Scope, skels: list[Skeleton], n: int, first: int
 def configs_of_task(scope: Scope, task: Task, shape: Shape,
                     skels: list[Skeleton]) -> Iterator[Config]:
     _, n, first = task
-    level2 = scope.symmetry >= 2
+    level2 = renumbers_partitions(scope)
+    reduced = renames_topics(scope)
     for rows in _row_tuples(scope, skels, n, first):
-        autos = _skeleton_autos(scope, shape, rows) if scope.symmetry else []
+        autos = _skeleton_autos(scope, shape, rows) if reduced else []
         if autos is None:
             continue
         base = 1
         if scope.symmetry:
             gens = len({row[1] for row in rows if row[1]})
             base = (shape.orbit * (len(shape.topic_perms) + 1)
-                    * (1 if scope.orders else math.factorial(n))
+                    * (math.factorial(n) if merges_members(scope) else 1)
                     * math.comb(scope.generations, gens) * shape.renumberings)
         for pattern in _patterns(scope, shape, _columns(rows, scope.claims)):
             fixed = 1
@@ -333,7 +389,7 @@ def tasks_of(scope: Scope) -> list[tuple[Task, int]]:
         patterns = _pattern_estimate(scope, Shape.of(scope, meta, orbit))
         for n in range(1, scope.members + 1):
             for i in range(len(skels)):
-                ordered = not scope.symmetry or scope.orders
+                ordered = not merges_members(scope)
                 rest = len(skels) - (0 if ordered else i)
                 rows = rest ** (n - 1) if ordered else math.comb(rest + n - 2, n - 1)
                 sized.append((-rows * patterns ** (n / scope.members), meta, n, i, orbit))
@@ -349,7 +405,7 @@ def _pattern_estimate(scope: Scope, shape: Shape) -> int:
     for _, _, size, stale in shape.blocks:
         if stale:
             continue
-        out *= math.comb(columns + size - 1, size) if scope.symmetry >= 2 else columns
+        out *= math.comb(columns + size - 1, size) if renumbers_partitions(scope) else columns
     return out
 
 
@@ -362,7 +418,7 @@ def upper_bound(scope: Scope) -> int:
     for meta, orbit in metadatas(scope):
         patterns = _pattern_estimate(scope, Shape.of(scope, meta, orbit))
         for n in range(1, scope.members + 1):
-            ordered = not scope.symmetry or scope.orders
+            ordered = not merges_members(scope)
             rows = skels ** n if ordered else math.comb(skels + n - 1, n)
             total += rows * patterns
     return total

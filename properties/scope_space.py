@@ -1,6 +1,7 @@
 """The space the scope prover searches: scope bounds and configurations.
 
-**Scope** (``members=3,topics=2,partitions=2,generations=2,claims=2,racks=0,stale=1``):
+**Scope** (``members=3,topics=2,partitions=1,generations=2,claims=2,racks=0,stale=1``, the
+default):
 
 * 1..``members`` members named ``m0, m1, ...``; topics ``t0, t1, ...``; each topic has
   0..``partitions`` partitions in the leader's metadata, where 0 means the leader has no
@@ -23,13 +24,15 @@
   has no rack or one of them (rack renaming is not reduced).
   Static members, old subscription versions and hand-made user data are out of scope.
 
-**Symmetry** (``symmetry=0|1|2``, default 1; ``orders=0|1``, default 0): one representative
-per class of configurations that the invariants cannot tell apart — renamed members, topics
-and generations (1), and besides renumbered partitions within a topic (2); ``orders=1``
-keeps every order of the members. ``scope_orbits`` says why the invariants cannot tell them
-apart, what each reduction trusts (and what the bug zoo showed it costs), and how each
-representative's weight (the labelled configurations it stands for) is counted; the report
-shows what symmetry saved, and ``symmetry=0`` checks every labelled configuration.
+**Reductions** (``symmetry=0|1|2|3``, default 1; ``orders=0|1``, default 0). Level 1, the
+default, is sound: a configuration stands for those that differ from it only in the values
+of its generations, renamed in order (assignors and judges only compare generations), so a
+clean report is a proof of the whole scope. Levels 2 and 3 also rename topics and members
+(``orders=1`` keeps every order of the members) and, at 3, renumber partitions within a
+topic; Kafka's assignors can tell those apart, so they sample the scope and their reports
+say "sampled, not proved". ``scope_orbits`` gives the argument, what each level costs (the
+bug zoo's mutants) and how each representative's weight (the labelled configurations it
+stands for) is counted; ``symmetry=0`` checks every labelled configuration one by one.
 """
 
 from __future__ import annotations
@@ -46,7 +49,7 @@ MemberDesc = tuple[tuple[int, ...], int, int, tuple[tuple[int, int], ...]]
 Metadata = tuple[tuple[int, tuple[int, ...]], ...]
 
 _LIMITS = {"members": (1, 6), "topics": (1, 4), "partitions": (0, 8), "generations": (1, 4),
-           "racks": (0, 3), "claims": (1, 6), "stale": (0, 4), "symmetry": (0, 2),
+           "racks": (0, 3), "claims": (1, 6), "stale": (0, 4), "symmetry": (0, 3),
            "orders": (0, 1)}
 
 
@@ -77,7 +80,7 @@ class Scope:
 
     members: int = 3
     topics: int = 2
-    partitions: int = 2
+    partitions: int = 1
     generations: int = 2
     claims: int = 2
     racks: int = 0
