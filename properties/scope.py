@@ -236,11 +236,11 @@ class ProofReport:
             "assignSeconds": round(self.assign_seconds, 3),
             "cpuSeconds": round(self.cpu_seconds, 3),
             "violations": dict(sorted(self.violations.items())),
+            "violationsLabelled": dict(sorted(self.violations_labelled.items())),
             "reference": self.reference,
             "inheritedFromKafka": {inv: {"configurations": n, "rules": self.rules.get(inv, []),
                                          "byEvidence": self.evidence.get(inv, 0),
                                          "byRule": n - self.evidence.get(inv, 0)}
-            "violationsLabelled": dict(sorted(self.violations_labelled.items())),
                                    for inv, n in sorted(self.inherited.items())},
             "counterexamples": {
                 inv: {"violations": c.violations, "file": c.file, "inheritedFromKafka": c.rule,
