@@ -208,7 +208,7 @@ def run_prove_within(target: Target, budget: float, failures: str, *,
         if part.skipped:
             return part
         _merge(total, part)
-        ran.append(part.note.removeprefix("scope "))  # the scope, and proof or sample
+        ran.append(part.note.removeprefix("scope ").split(";")[0])  # and proof or sample
         rate = total.runs / total.seconds if total.seconds else 0.0
         if part.findings:
             break
