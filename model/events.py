@@ -16,11 +16,20 @@ from .spec import ReferenceModel
 
 Event = dict[str, Any]
 
-#: protocol steps a ``settle`` event may take before I11 calls the group unsettled
+#: protocol steps a ``settle`` event may take before I11 calls the group unsettled, on a
+#: target without a logical clock (the wire: one step is one logged entry)
 SETTLE_BUDGET = 400
 #: generations a settle may add: eager needs 1 rebalance, cooperative 1 + 2 follow-ups
 #: (DESIGN I11), plus one for a leader that notices new metadata
 MAX_SETTLE_GENERATIONS = 4
+#: on a target with a logical clock (``clock_ms`` and ``rebalance_timeout_ms``, the
+#: builtins) the settle is bounded in logical time, not steps: each allowed rebalance may
+#: wait up to a rebalance timeout for a member the coordinator still lists (one that got
+#: UNKNOWN_MEMBER_ID while the coordinator kept its old id goes only at its session timeout,
+#: Kafka's ``onExpireHeartbeat``), plus one more; a step count grows with the group's size
+SETTLE_REBALANCE_TIMEOUTS = MAX_SETTLE_GENERATIONS + 1
+#: a clocked target's steps that must move its clock; past it the group is livelocked
+SETTLE_STEP_CAP = 20_000
 
 
 def _parts(raw: Any) -> tuple[TopicPartition, ...]:
@@ -68,16 +77,37 @@ def _drain(model: ReferenceModel, target: GroupTarget) -> list[str]:
     return _steps(model, target, pending() if pending is not None else 0)
 
 
+def _settle_horizon(target: GroupTarget) -> tuple[int, int] | None:
+    """(clock now, clock deadline) for a target with a logical clock, else None."""
+    clock = getattr(target, "clock_ms", None)
+    timeout = getattr(target, "rebalance_timeout_ms", None)
+    if not isinstance(clock, int) or not isinstance(timeout, int):
+        return None
+    return clock, clock + SETTLE_REBALANCE_TIMEOUTS * timeout
+
+
 def _settle(model: ReferenceModel, target: GroupTarget) -> list[str]:
     """I11: with no membership change the group settles within a bounded number of
-    rebalances (and protocol steps)."""
+    rebalances (at most ``MAX_SETTLE_GENERATIONS``; a group past them and still unsettled
+    fails at once), and within ``SETTLE_BUDGET`` protocol steps, or on a target with a
+    logical clock within ``SETTLE_REBALANCE_TIMEOUTS`` rebalance timeouts of logical time."""
     start, _ = _observe(model, target)
+    horizon = _settle_horizon(target)
+    budget = SETTLE_BUDGET if horizon is None else SETTLE_STEP_CAP
     out: list[str] = []
-    for _ in range(SETTLE_BUDGET):
+    for _ in range(budget):
         view, problems = _observe(model, target)
         out += problems
         if out or view.settled:
             break
+        if view.generation - start.generation > MAX_SETTLE_GENERATIONS:
+            model.judge("I11")
+            return out + [f"I11: not settled after {view.generation - start.generation} "
+                          f"rebalances (at most {MAX_SETTLE_GENERATIONS} allowed)"]
+        if horizon is not None and getattr(target, "clock_ms", 0) > horizon[1]:
+            model.judge("I11")
+            return out + [f"I11: not settled after {horizon[1] - horizon[0]} ms of logical "
+                          f"time ({SETTLE_REBALANCE_TIMEOUTS} rebalance timeouts)"]
         if not target.step():
             view, problems = _observe(model, target)
             out += problems
@@ -86,7 +116,7 @@ def _settle(model: ReferenceModel, target: GroupTarget) -> list[str]:
             break
     else:
         model.judge("I11")
-        return out + [f"I11: not settled after {SETTLE_BUDGET} protocol steps"]
+        return out + [f"I11: not settled after {budget} protocol steps"]
     model.judge("I11")
     end = model.last_view or start
     if end.settled and end.generation - start.generation > MAX_SETTLE_GENERATIONS:

@@ -79,6 +79,8 @@ class BuiltinGroup:
         self.coordinator = GroupCoordinator("groupcheck")
         self.network = Network()
         self.now = 0
+        #: what the model's settle bounds its logical time by (model/events.py, I11)
+        self.rebalance_timeout_ms = REBALANCE_TIMEOUT_MS
         self.partitions: dict[str, int] = {}
         self.members: dict[str, _Member] = {}
         self._incarnations: dict[str, int] = {}
@@ -307,6 +309,11 @@ class BuiltinGroup:
                 self.coordinator.next_deadline() is None:
             return False
         return self._tick()
+
+    @property
+    def clock_ms(self) -> int:
+        """The logical clock (ms): the model bounds a settle in logical time, not steps."""
+        return self.now
 
     # --- observation --------------------------------------------------------------------
 

@@ -1,0 +1,122 @@
+"""I11's bound on a ``settle``: rebalances, and logical time on a target with a clock.
+
+`tests/data/settle_topic_deleted_ghost_members.json` is the state machine's seed 6 on
+builtin:cooperative-sticky: six members settle on t2, two leave and rejoin with
+[range, cooperative-sticky], injected UNKNOWN_MEMBER_ID heartbeats leave the coordinator
+listing two members' old ids, c1's SyncGroup gets REBALANCE_IN_PROGRESS, t2 is deleted.
+Each old id holds a rebalance until its session timeout (Kafka's ``onExpireHeartbeat``
+removes it, then ``joinPurgatory.checkAndComplete``), so the group settles at generation 4,
+three rebalances on, but at protocol step 401: a fixed budget of 400 steps called it
+unsettled. The settle is now bounded by rebalances and by logical time.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import replace
+from pathlib import Path
+
+from groupcheck.model import events as E
+from groupcheck.model.replay import replay_events
+from groupcheck.model.spec import ReferenceModel
+from groupcheck.properties.group import GroupView
+from groupcheck.targets.builtin import REBALANCE_TIMEOUT_MS, SESSION_TIMEOUT_MS, BuiltinGroup
+from groupcheck.targets.registry import make_group_target
+
+DATA = Path(__file__).parent / "data"
+GHOSTS = DATA / "settle_topic_deleted_ghost_members.json"
+
+
+def _ghost_story() -> dict[str, object]:
+    data: dict[str, object] = json.loads(GHOSTS.read_text(encoding="utf-8"))
+    return data
+
+
+def test_the_group_whose_topic_is_deleted_settles_with_nothing_owned() -> None:
+    data = _ghost_story()
+    outcome = replay_events(make_group_target(str(data["target"])), list(data["events"]))
+    assert outcome.violations == [], outcome.story
+    end = outcome.views[-1]
+    assert end is not None and end.settled
+    assert end.state == "Stable" and end.generation == 4 and "t2" not in end.partitions
+    assert all(m.in_group and not m.owned for m in end.members.values())
+
+
+def test_the_settle_needs_more_steps_than_the_old_budget_but_few_rebalances() -> None:
+    """Why 400 steps were wrong: two session timeouts of waiting, six members polling."""
+    data = _ghost_story()
+    events = list(data["events"])
+    target = BuiltinGroup("builtin:cooperative-sticky")
+    model = ReferenceModel()
+    for event in events[:-1]:
+        assert E.apply_event(event, target, model) == []
+    assert events[-1] == {"op": "settle"}
+    start_gen, start_ms = target.view().generation, target.clock_ms
+    steps = 0
+    view: GroupView = target.view()
+    while not view.settled:
+        assert target.step()
+        steps += 1
+        view = target.view()
+    assert steps > E.SETTLE_BUDGET
+    assert view.generation - start_gen == 3 <= E.MAX_SETTLE_GENERATIONS
+    assert target.clock_ms - start_ms >= 2 * SESSION_TIMEOUT_MS
+    assert target.clock_ms - start_ms < E.SETTLE_REBALANCE_TIMEOUTS * REBALANCE_TIMEOUT_MS
+    target.close()
+
+
+class _NeverSettles(BuiltinGroup):
+    """Our group, but never reported settled: the clock goes on, the settle must stop."""
+
+    def _settled(self, listed: set[str]) -> bool:
+        return False
+
+
+class _FrozenClock(_NeverSettles):
+    """Busy for ever without moving its clock (a livelock): the step cap stops it."""
+
+    def step(self) -> bool:
+        return True
+
+
+class _Flapping(_NeverSettles):
+    """A generation that moves at every look (a group that keeps rebalancing)."""
+
+    looks = 0
+
+    def view(self) -> GroupView:
+        self.looks += 1
+        view = super().view()
+        return replace(view, generation=view.generation + self.looks)
+
+
+def _settle_on(target: BuiltinGroup) -> list[str]:
+    model = ReferenceModel()
+    for event in ({"op": "partitions", "topic": "t0", "count": 2},
+                  {"op": "join", "member": "c1", "topics": ["t0"],
+                   "assignors": ["cooperative-sticky"]}):
+        assert E.apply_event(event, target, model) == []
+    try:
+        return E.apply_event({"op": "settle"}, target, model)
+    finally:
+        target.close()
+
+
+def test_a_group_that_never_settles_fails_after_its_logical_time() -> None:
+    target = _NeverSettles("never")
+    out = _settle_on(target)
+    horizon = E.SETTLE_REBALANCE_TIMEOUTS * REBALANCE_TIMEOUT_MS
+    assert out == [f"I11: not settled after {horizon} ms of logical time "
+                   f"({E.SETTLE_REBALANCE_TIMEOUTS} rebalance timeouts)"]
+    assert target.clock_ms > horizon
+
+
+def test_a_group_whose_clock_never_moves_fails_at_the_step_cap() -> None:
+    assert _settle_on(_FrozenClock("frozen")) == [
+        f"I11: not settled after {E.SETTLE_STEP_CAP} protocol steps"]
+
+
+def test_a_group_that_keeps_rebalancing_fails_once_past_the_allowed_rebalances() -> None:
+    out = _settle_on(_Flapping("flapping"))
+    assert out == [f"I11: not settled after {E.MAX_SETTLE_GENERATIONS + 1} rebalances "
+                   f"(at most {E.MAX_SETTLE_GENERATIONS} allowed)"]
