@@ -2,12 +2,19 @@
 
 from __future__ import annotations
 
-from groupcheck.model.events import apply_event
+import importlib
+from pathlib import Path
+
+import pytest
+
+from groupcheck.model import machine
+from groupcheck.model.events import Event, apply_event
 from groupcheck.model.fuzz import fuzz
-from groupcheck.model.machine import config_for
+from groupcheck.model.machine import MachineConfig, config_for
 from groupcheck.model.replay import replay_events
 from groupcheck.model.shrink import minimize
 from groupcheck.model.spec import ReferenceModel
+from groupcheck.properties.group import GroupTarget
 from groupcheck.targets.registry import group_target_factory, make_group_target
 
 JOIN = {"op": "join", "topics": ["t0"], "assignors": ["cooperative-sticky"]}
@@ -62,6 +69,37 @@ def test_same_seed_gives_the_same_run() -> None:
     runs = [fuzz(group_target_factory("builtin:range"), config, max_examples=15, seed_value=7)
             for _ in range(2)]
     assert runs[0].steps == runs[1].steps and runs[0].examples == runs[1].examples
+
+
+def _stories(monkeypatch: pytest.MonkeyPatch, config: MachineConfig) -> list[Event]:
+    """Every event one seeded run applies, in order (passing examples included)."""
+    applied: list[Event] = []
+
+    def recording(event: Event, target: GroupTarget, model: ReferenceModel) -> list[str]:
+        applied.append(dict(event))
+        return apply_event(event, target, model)
+
+    monkeypatch.setattr(machine, "apply_event", recording)
+    fuzz(group_target_factory("builtin:range"), config, max_examples=40, seed_value=1)
+    return applied
+
+
+def test_same_seed_gives_the_same_examples_whatever_the_process_imported_before(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Hypothesis draws some integers from constants in the source of every local module
+    imported so far; a module full of 100-254 (the swarm flags' range) imported between two
+    runs must not change one example (it turned a passing dev run into an I11 failure)."""
+    from hypothesis.internal.conjecture import providers
+
+    config = config_for("range")
+    before = _stories(monkeypatch, config)
+    name = f"groupcheck_dirt_{tmp_path.name}".replace("-", "_")
+    (tmp_path / f"{name}.py").write_text(f"DIRT = {list(range(100, 255))}\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    importlib.import_module(name)
+    # the dirt reached Hypothesis's pool (without the pin the examples differ)
+    assert 201 in providers._get_local_constants().integers
+    assert _stories(monkeypatch, config) == before
 
 
 def test_a_member_told_it_is_fenced_may_report_lost_whatever_generation_it_shows() -> None:
