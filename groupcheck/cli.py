@@ -109,6 +109,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    broker_before = os.environ.get("GROUPCHECK_BROKER")
     try:
         args = build_parser().parse_args(argv)
         if getattr(args, "broker", None):  # wire targets read it when they are resolved
@@ -120,3 +121,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     except KeyboardInterrupt:
         return 130
+    finally:  # --broker is this command's: a later one in the process gets the default
+        if broker_before is None:
+            os.environ.pop("GROUPCHECK_BROKER", None)
+        else:
+            os.environ["GROUPCHECK_BROKER"] = broker_before

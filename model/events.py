@@ -20,7 +20,9 @@ Event = dict[str, Any]
 #: target without a logical clock (the wire: one step is one logged entry)
 SETTLE_BUDGET = 400
 #: generations a settle may add: eager needs 1 rebalance, cooperative 1 + 2 follow-ups
-#: (DESIGN I11), plus one for a leader that notices new metadata
+#: (DESIGN I11), plus one for a leader that notices new metadata; a settle also gets one
+#: more for each error answer injected since the last settle (the member it reaches
+#: rejoins: a rebalance no change asked for)
 MAX_SETTLE_GENERATIONS = 4
 #: on a target with a logical clock (``clock_ms`` and ``rebalance_timeout_ms``, the
 #: builtins) the settle is bounded in logical time, not steps: each allowed rebalance may
@@ -88,9 +90,12 @@ def _settle_horizon(target: GroupTarget) -> tuple[int, int] | None:
 
 def _settle(model: ReferenceModel, target: GroupTarget) -> list[str]:
     """I11: with no membership change the group settles within a bounded number of
-    rebalances (at most ``MAX_SETTLE_GENERATIONS``; a group past them and still unsettled
-    fails at once), and within ``SETTLE_BUDGET`` protocol steps, or on a target with a
-    logical clock within ``SETTLE_REBALANCE_TIMEOUTS`` rebalance timeouts of logical time."""
+    rebalances (``MAX_SETTLE_GENERATIONS``, one more for each error injected since the last
+    settle; a group past them and still unsettled fails at once), and within
+    ``SETTLE_BUDGET`` protocol steps, or on a target with a logical clock within
+    ``SETTLE_REBALANCE_TIMEOUTS`` rebalance timeouts of logical time."""
+    allowed = MAX_SETTLE_GENERATIONS + model.injected_errors
+    model.injected_errors = 0
     start, _ = _observe(model, target)
     horizon = _settle_horizon(target)
     budget = SETTLE_BUDGET if horizon is None else SETTLE_STEP_CAP
@@ -100,10 +105,10 @@ def _settle(model: ReferenceModel, target: GroupTarget) -> list[str]:
         out += problems
         if out or view.settled:
             break
-        if view.generation - start.generation > MAX_SETTLE_GENERATIONS:
+        if view.generation - start.generation > allowed:
             model.judge("I11")
             return out + [f"I11: not settled after {view.generation - start.generation} "
-                          f"rebalances (at most {MAX_SETTLE_GENERATIONS} allowed)"]
+                          f"rebalances (at most {allowed} allowed)"]
         if horizon is not None and getattr(target, "clock_ms", 0) > horizon[1]:
             model.judge("I11")
             return out + [f"I11: not settled after {horizon[1] - horizon[0]} ms of logical "
@@ -119,9 +124,9 @@ def _settle(model: ReferenceModel, target: GroupTarget) -> list[str]:
         return out + [f"I11: not settled after {budget} protocol steps"]
     model.judge("I11")
     end = model.last_view or start
-    if end.settled and end.generation - start.generation > MAX_SETTLE_GENERATIONS:
+    if end.settled and end.generation - start.generation > allowed:
         out.append(f"I11: settling took {end.generation - start.generation} rebalances "
-                   f"(at most {MAX_SETTLE_GENERATIONS} allowed)")
+                   f"(at most {allowed} allowed)")
     return out
 
 

@@ -8,7 +8,8 @@ The same seed gives the same examples.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 
 from hypothesis import HealthCheck, Phase, Verbosity, seed, settings
@@ -27,6 +28,33 @@ _run_machine: Callable[..., None] = run_state_machine_as_test
 #: name -> (examples, steps per example)
 PROFILES: dict[str, tuple[int, int]] = {"ci": (200, 30), "dev": (600, 40), "deep": (2500, 50),
                                         "wire": (5, 14)}  # real clients: seconds per event
+
+
+@contextmanager
+def process_independent_draws() -> Iterator[None]:
+    """Hypothesis sometimes draws a "local constant" read from the source of every local
+    module imported so far, and the state machine's swarm flags draw from 0-254: a run's
+    examples depended on what the process had imported before it. The pool stays empty
+    while this holds."""
+    try:
+        from hypothesis.internal.conjecture import providers
+        from hypothesis.internal.constants_ast import Constants
+    except ImportError:  # a Hypothesis without local constants
+        yield
+        return
+    pool = getattr(providers, "_get_local_constants", None)
+    cache = getattr(providers, "CONSTANTS_CACHE", None)
+    if pool is None or cache is None:
+        yield
+        return
+    empty = Constants()
+    cache.cache.clear()  # entries filtered from the pool so far
+    providers._get_local_constants = lambda: empty
+    try:
+        yield
+    finally:
+        providers._get_local_constants = pool
+        cache.cache.clear()
 
 
 @dataclass
@@ -76,7 +104,8 @@ def fuzz(target_factory: Callable[[], GroupTarget], config: MachineConfig, *,
     started = time.perf_counter()
     try:
         try:
-            _run_machine(seeded, settings=chosen)
+            with process_independent_draws():
+                _run_machine(seeded, settings=chosen)
         except FlakyFailure as flaky:  # a real client did not fail the same way twice
             found = [e for e in flaky.exceptions if isinstance(e, ViolationFound)]
             if not found:

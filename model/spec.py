@@ -70,6 +70,8 @@ class ReferenceModel:
     settled_at: tuple[int, dict[str, frozenset[TopicPartition]]] | None = None
     #: members an injected answer told they are fenced, until their next assign callback
     told_fenced: set[str] = field(default_factory=set)
+    #: injected error answers since the last settle: each may cost the group one rebalance
+    injected_errors: int = 0
 
     # --- events the harness applied -------------------------------------------------------
 
@@ -111,6 +113,7 @@ class ReferenceModel:
     def error_answered(self, members: set[str], error: str) -> None:
         """The coordinator answered these members with ``error`` (an injected error reaches
         one member, or on a backend that cannot aim, any member)."""
+        self.injected_errors += 1
         if error in FENCING_ERRORS:
             self.told_fenced |= members
 

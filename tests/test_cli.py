@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
+
+import pytest
 
 from vectors import ROOT
 
@@ -77,3 +80,16 @@ def test_numbers_outside_int32_get_a_request_error_not_a_crash() -> None:
                      "owned": [["t", 0]], "generation": -(2**31) - 1}):
         answer = handle(request)
         assert answer["error"].startswith("InvalidRequestError"), answer
+
+
+def test_broker_option_does_not_outlive_its_command(monkeypatch: pytest.MonkeyPatch) -> None:
+    """``--broker`` reaches the wire targets through the environment for one command only:
+    a later command (or test) in the same process gets what was there before."""
+    from groupcheck.cli import main
+
+    monkeypatch.delenv("GROUPCHECK_BROKER", raising=False)
+    assert main(["replay", "/nonexistent/replay.json", "--broker", "mock"]) == 2
+    assert "GROUPCHECK_BROKER" not in os.environ
+    monkeypatch.setenv("GROUPCHECK_BROKER", "groupcheck")
+    assert main(["replay", "/nonexistent/replay.json", "--broker", "mock"]) == 2
+    assert os.environ["GROUPCHECK_BROKER"] == "groupcheck"
