@@ -1,9 +1,9 @@
 """The ``java`` member driver's command line: Kafka's own ``KafkaConsumer`` (classic protocol).
 
 The driver's Java source lives beside this module (``java/*.java``: `JavaDriver` reads the
-commands, one `Member` thread per consumer, a small JSON reader and writer of its own). It
-runs on the ``java:`` target's Kafka classpath and is compiled and cached the way that
-target's driver is: everything about finding Kafka's jars, a JDK and compiling is
+commands, one `Member` thread per consumer); its JSON reader and writer is the ``java:``
+target's ``Json``, compiled in with it. It runs on the ``java:`` target's Kafka classpath
+and is compiled and cached the way that target's driver is: everything about finding Kafka's jars, a JDK and compiling is
 `java_runtime`'s (``$GROUPCHECK_KAFKA_CLASSPATH``, else ``../shared/kafka``; one cache
 folder per digest of the sources and the classpath's contents).
 """
@@ -28,4 +28,5 @@ def missing() -> str:
 def command(classpath: str = "") -> list[str]:
     """The command line that starts one java member driver (compiling on first use)."""
     sources = driver_sources("java", package="groupcheck.targets.drivers")
+    sources["Json.java"] = driver_sources("java")["Json.java"]  # the java: target's reader
     return java_command(classpath, sources, MAIN_CLASS, JVM_OPTIONS)

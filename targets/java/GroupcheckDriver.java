@@ -71,7 +71,7 @@ public final class GroupcheckDriver {
         Map<String, Object> response;
         try {
             response = handle(Fields.object(Json.parse(line), "a request"));
-        } catch (BadRequest exc) {
+        } catch (BadRequest | Json.Malformed exc) {
             response = new LinkedHashMap<>();
             response.put("error", "InvalidRequestError: " + exc.getMessage());
         } catch (Throwable exc) {  // Kafka's own exception, or an Error: the driver goes on

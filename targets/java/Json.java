@@ -5,7 +5,9 @@
  * which the leader received them), arrays as ArrayList, integers as Long, other numbers as
  * Double, true/false as Boolean, null as null. The writer emits ASCII only: every other
  * character is a \\uXXXX escape, so any Java string (lone surrogates included) survives the
- * trip to Python unchanged.
+ * trip to Python unchanged. Malformed input is a `Json.Malformed` naming the character
+ * offset. Both drivers use this one class: the java: target's (this package) and the wire
+ * layer's member driver (`targets/drivers/java`, which imports it).
  */
 package groupcheck.driver;
 
@@ -14,7 +16,16 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 
-final class Json {
+public final class Json {
+    /** Input that is not one JSON value; the message names the offset. */
+    public static final class Malformed extends IllegalArgumentException {
+        private static final long serialVersionUID = 1L;
+
+        Malformed(String message) {
+            super(message);
+        }
+    }
+
     private static final char[] HEX = "0123456789abcdef".toCharArray();
     private final String text;
     private int pos;
@@ -24,7 +35,7 @@ final class Json {
     }
 
     /** One JSON value, the whole of {@code text} (surrounding blanks allowed). */
-    static Object parse(String text) {
+    public static Object parse(String text) {
         Json reader = new Json(text);
         reader.blanks();
         Object value = reader.value(0);
@@ -35,8 +46,8 @@ final class Json {
         return value;
     }
 
-    private BadRequest fail(String why) {
-        return new BadRequest("line is not JSON: " + why + " at character " + pos);
+    private Malformed fail(String why) {
+        return new Malformed("line is not JSON: " + why + " at character " + pos);
     }
 
     private void blanks() {
@@ -234,7 +245,7 @@ final class Json {
     }
 
     /** {@code value} as one line of ASCII JSON. */
-    static String write(Object value) {
+    public static String write(Object value) {
         StringBuilder out = new StringBuilder();
         write(value, out);
         return out.toString();
@@ -249,8 +260,8 @@ final class Json {
         } else if (value instanceof Boolean || value instanceof Long || value instanceof Integer
                 || value instanceof Short) {
             out.append(value);
-        } else if (value instanceof Double) {
-            double d = (Double) value;
+        } else if (value instanceof Double || value instanceof Float) {
+            double d = ((Number) value).doubleValue();
             out.append(Double.isFinite(d) ? Double.toString(d) : "null");
         } else if (value instanceof Map) {
             out.append('{');

@@ -1,3 +1,4 @@
+import groupcheck.driver.Json;
 import java.io.BufferedReader;
 import java.io.InputStreamReader;
 import java.nio.charset.StandardCharsets;

@@ -1,3 +1,4 @@
+import groupcheck.driver.Json;
 import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
 import java.util.LinkedHashMap;
