@@ -183,6 +183,23 @@ def _running(pid: int) -> bool:
 
 
 @pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="needs Linux's /proc")
+def test_a_line_that_is_not_json_gets_an_error_naming_its_offset_and_the_driver_goes_on(
+        ) -> None:
+    """The driver's one JSON reader (shared with the wire layer's member driver) answers a
+    malformed line with an InvalidRequestError naming the character where it broke."""
+    from groupcheck.targets.java_runtime import driver_command
+
+    lines = ['{"op": "ping"', '[1, 2', '{"op": "ping"} x', '{"op": "ping"}']
+    done = subprocess.run(driver_command(""), input="\n".join(lines) + "\n",
+                          capture_output=True, text=True, timeout=120, check=True)
+    answers = [json.loads(line) for line in done.stdout.splitlines()]
+    errors = [a.get("error", "") for a in answers[:3]]
+    assert all(e.startswith("InvalidRequestError: line is not JSON: ") for e in errors), errors
+    # where each line broke: its end (twice), then the first character after the value
+    assert [e.rsplit(" ", 1)[-1] for e in errors] == ["13", "5", "15"], errors
+    assert answers[3] == {"pong": True}
+
+
 def test_a_jvm_stuck_in_kafkas_loop_exits_when_its_caller_dies() -> None:
     """A caller killed outright cannot kill the JVM: the driver exits when its parent does,
     rather than spin in Kafka's endless loop for ever."""
