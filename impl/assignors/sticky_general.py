@@ -20,11 +20,12 @@ is off and only plain moves are made, which ends within the bound above. ``passe
 
 from __future__ import annotations
 
-from itertools import repeat
+from itertools import compress
 
 from ..javahash import HashMapOrder, table_size_for
 from ..types import Subscription, TopicPartition
 from ..user_data import DEFAULT_GENERATION, MemberData
+from .partition_pool import FREE_MARKS, topic_partitions
 from .sticky_common import RackInfo, member_key, member_map, null_pointer
 from .sticky_movements import (
     MAX_SWAP_PASSES,
@@ -84,7 +85,7 @@ class GeneralAssignmentBuilder:
         self.sorted_all_partitions: list[TopicPartition] = []
         for topic in self.sorted_topics:
             self.sorted_all_partitions.extend(
-                zip(repeat(topic), range(partitions_per_topic[topic])))
+                topic_partitions(topic, partitions_per_topic[topic]))
         self.sizes: dict[str, int] = {}
         self.sorted_members = SortedMembers(self.sizes)
         self.revocation_required = False
@@ -152,16 +153,11 @@ class GeneralAssignmentBuilder:
         out: list[TopicPartition] = []
         for topic in self.sorted_topics:
             marks = kept[topic]
-            free = len(marks) - sum(marks)
-            if free == len(marks):
-                out.extend(zip(repeat(topic), range(free)))
-            elif 4 * free > len(marks):
-                out.extend([(topic, p) for p, m in enumerate(marks) if not m])
+            partitions = topic_partitions(topic, len(marks))
+            if marks.find(1) < 0:
+                out.extend(partitions)
             else:
-                p = marks.find(0)
-                while p >= 0:
-                    out.append((topic, p))
-                    p = marks.find(0, p + 1)
+                out.extend(compress(partitions, marks.translate(FREE_MARKS)))
         return out
 
     # -- sizes and moves -------------------------------------------------------------------

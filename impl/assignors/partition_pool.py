@@ -1,0 +1,117 @@
+"""A bounded pool of partition tuples shared between assignments.
+
+A group leader assigns the same metadata again and again, and a large assignment spends most
+of its time making the same ``(topic, p)`` tuples each time: a million new heap objects for
+Kafka's scale shape, and the cyclic collector's passes over them. Tuples are immutable, so one
+tuple can sit in many answers; this pool hands out, per (topic name, partition count), one
+shared tuple of that topic's partitions, ``(topic, 0) .. (topic, count - 1)``.
+
+Theory of operation. Entries are keyed by ``(topic, count)``: the same name and count
+in two metadata snapshots share an entry, a topic whose count changed gets a new one (the
+old one ages out). The pool holds at most ``capacity`` partitions in all; after a new entry
+the least recently used ones are dropped until it fits again, and a topic larger than the
+whole capacity is made afresh each time and never held. Lookups and insertions take a
+lock, so assignors on several threads share one pool safely; the tuples of an entry are
+made outside the lock (two threads may both make one, the first stored one wins). The pool
+only saves work: answers are equal with it empty or full.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import OrderedDict
+from collections.abc import Callable
+from itertools import repeat
+
+from ..types import TopicPartition
+
+__all__ = ["DEFAULT_CAPACITY", "FREE_MARKS", "PartitionPool", "topic_partitions", "shared_pool"]
+
+#: a ``bytes.translate`` table turning a partition's "taken" mark (1) into "free" (1 where it
+#: was 0), for picking the free ones with ``itertools.compress``
+FREE_MARKS = bytes([1]) + bytes(255)
+
+#: partitions the shared pool holds at most (about 70 bytes each, tuple and slot)
+DEFAULT_CAPACITY = 2_000_000
+
+Partitions = tuple[TopicPartition, ...]
+#: told how many new tuples a lookup made
+Made = Callable[[int], object]
+
+
+class PartitionPool:
+    """Per (topic, count), one shared tuple of the topic's partition tuples; bounded, LRU."""
+
+    __slots__ = ("capacity", "_entries", "_held", "_lock", "_numbers")
+
+    def __init__(self, capacity: int = DEFAULT_CAPACITY) -> None:
+        if capacity < 0:
+            raise ValueError(f"capacity must be at least 0, not {capacity}")
+        self.capacity = capacity
+        self._entries: OrderedDict[tuple[str, int], Partitions] = OrderedDict()
+        self._held = 0
+        self._lock = threading.Lock()
+        #: the partition numbers 0..n-1 as shared ints (most are not cached small ints)
+        self._numbers: tuple[int, ...] = ()
+
+    def partitions(self, topic: str, count: int, made: Made | None = None) -> Partitions:
+        """``((topic, 0), ..., (topic, count - 1))``, shared with earlier callers; ``made``
+        hears how many new tuples a miss made (the assignor's `CollectorPause.made`)."""
+        key = (topic, count)
+        with self._lock:
+            found = self._entries.get(key)
+            if found is not None:
+                self._entries.move_to_end(key)
+                return found
+        fresh = tuple(zip(repeat(topic), self._range(count)))
+        if made is not None:
+            made(count)
+        if count > self.capacity:
+            return fresh
+        with self._lock:
+            found = self._entries.get(key)
+            if found is not None:  # another thread made it meanwhile
+                self._entries.move_to_end(key)
+                return found
+            self._entries[key] = fresh
+            self._held += count
+            while self._held > self.capacity:
+                _, dropped = self._entries.popitem(last=False)
+                self._held -= len(dropped)
+        return fresh
+
+    def _range(self, count: int) -> tuple[int, ...] | range:
+        """0..count-1, from the shared ints when the pool has that many."""
+        numbers = self._numbers
+        if count <= len(numbers):
+            return numbers if count == len(numbers) else numbers[:count]
+        if count <= self.capacity:
+            self._numbers = numbers = tuple(range(count))
+            return numbers
+        return range(count)
+
+    @property
+    def held(self) -> int:
+        """Partitions held now (never more than ``capacity``)."""
+        return self._held
+
+    def keys(self) -> list[tuple[str, int]]:
+        """The (topic, count) entries held, least recently used first."""
+        with self._lock:
+            return list(self._entries)
+
+    def clear(self) -> None:
+        """Drop every entry (the next lookups make their tuples again)."""
+        with self._lock:
+            self._entries.clear()
+            self._held = 0
+            self._numbers = ()
+
+
+#: the pool every builtin assignor shares
+shared_pool = PartitionPool()
+
+
+def topic_partitions(topic: str, count: int, made: Made | None = None) -> Partitions:
+    """The shared pool's partitions of ``topic`` with ``count`` partitions."""
+    return shared_pool.partitions(topic, count, made)
