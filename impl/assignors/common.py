@@ -11,13 +11,15 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
+from itertools import chain
 
 from ..errors import AssignorError
 from ..javahash import java_string_key, string_map_order
 from ..types import Cluster, Subscription
 
 _MAX_PARTITIONS = 2**31 - 1  # partition numbers are Java ints
+_STR = {str}
 
 
 def member_info_key(member_id: str, group_instance_id: str | None) -> tuple[int, str]:
@@ -39,12 +41,51 @@ def member_info_order(members: Iterable[str],
                   key=lambda m: member_info_key(m, subscriptions[m].group_instance_id))
 
 
-def checked_topics(member_id: str, subscription: Subscription) -> list[str]:
-    """The member's topics without repeats, in subscription order; checks their types."""
+def checked_topics_of(members: Iterable[str],
+                      subscriptions: Mapping[str, Subscription]) -> dict[str, list[str]]:
+    """Each member's topics without repeats, in subscription order, after checking their
+    types; a member whose topics equal the previous member's shares that member's list, so
+    equal subscriptions, the common case, are deduplicated once."""
+    out: dict[str, list[str]] = {}
+    previous: list[str] | tuple[str, ...] | None = None
+    shared: list[str] = []
+    for member in members:
+        subscription = subscriptions[member]
+        _check_member(member, subscription)
+        topics = subscription.topics
+        if topics is not previous and topics != previous:
+            previous, shared = topics, list(dict.fromkeys(topics))
+        out[member] = shared
+    return out
+
+
+def all_topics(topics_of: Mapping[str, list[str]]) -> Iterator[str]:
+    """Every member's topics in member order, each distinct list read once (a list seen
+    before adds nothing new to a set or map built from them in this order)."""
+    distinct = {id(topics): topics for topics in topics_of.values()}
+    return chain.from_iterable(distinct.values())
+
+
+def frozen_topics(topics_of: Mapping[str, list[str]]) -> dict[str, frozenset[str]]:
+    """Each member's topics as a set, one set per distinct list (`checked_topics_of`
+    shares the lists of equal subscriptions)."""
+    made: dict[int, frozenset[str]] = {}
+    out: dict[str, frozenset[str]] = {}
+    for member, topics in topics_of.items():
+        found = made.get(id(topics))
+        if found is None:
+            found = made[id(topics)] = frozenset(topics)
+        out[member] = found
+    return out
+
+
+def _check_member(member_id: str, subscription: Subscription) -> None:
+    """Types of a member's subscription: topics a list (or tuple) of strings, optional ids."""
     if not isinstance(subscription, Subscription):
         raise AssignorError(f"member {member_id!r}: subscription is not a Subscription")
     topics = subscription.topics
-    if not isinstance(topics, list | tuple) or not all(isinstance(t, str) for t in topics):
+    if not isinstance(topics, list | tuple) or not (
+            set(map(type, topics)) <= _STR or all(isinstance(t, str) for t in topics)):
         raise AssignorError(f"member {member_id!r}: topics must be a list of strings")
     gid = subscription.group_instance_id
     if gid is not None and not isinstance(gid, str):
@@ -52,7 +93,6 @@ def checked_topics(member_id: str, subscription: Subscription) -> list[str]:
     rack = subscription.rack_id
     if rack is not None and not isinstance(rack, str):
         raise AssignorError(f"member {member_id!r}: rack_id must be a string")
-    return list(dict.fromkeys(topics))
 
 
 def check_inputs(cluster: Cluster, subscriptions: Mapping[str, Subscription]) -> None:

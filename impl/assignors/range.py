@@ -18,16 +18,20 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from itertools import chain, repeat
+from operator import itemgetter
 
 from ..javahash import java_string_key, string_map_order
 from ..types import Assignment, Cluster, RebalanceProtocol, Subscription, TopicPartition
 from .common import (
+    all_topics,
     check_inputs,
-    checked_topics,
+    checked_topics_of,
+    frozen_topics,
     leader_map_order,
     member_info_order,
     partition_count,
 )
+from .partition_pool import topic_partitions
 
 
 class _TopicState:
@@ -136,8 +140,9 @@ def _subscribers_per_topic(topics: list[str], ordered: list[str],
                            topics_of: dict[str, list[str]]) -> dict[str, list[str]]:
     """Each topic's subscribers in MemberInfo order, sharing lists between equal groups."""
     groups: dict[frozenset[str], list[str]] = {}
+    sets = frozen_topics(topics_of)
     for member in ordered:
-        groups.setdefault(frozenset(topics_of[member]), []).append(member)
+        groups.setdefault(sets[member], []).append(member)
     wanted = set(topics)
     holders: dict[str, list[int]] = {}
     group_members = list(groups.values())
@@ -167,7 +172,7 @@ def _plain_ranges(topics: list[str], counts: dict[str, int], subscribers: dict[s
         while end < len(topics) and (id(subscribers[topics[end]]),
                                      counts[topics[end]]) == layout:
             end += 1
-        run = topics[start:end]
+        pooled = [topic_partitions(t, counts[first]) for t in topics[start:end]]
         members = subscribers[first]
         base, extra = divmod(counts[first], len(members))
         low = 0
@@ -176,9 +181,9 @@ def _plain_ranges(topics: list[str], counts: dict[str, int], subscribers: dict[s
             if high == low:
                 break
             if high == low + 1:
-                result[member].extend([(t, low) for t in run])
+                result[member].extend(map(itemgetter(low), pooled))
             else:
-                result[member].extend([(t, p) for t in run for p in range(low, high)])
+                result[member].extend(chain.from_iterable(ps[low:high] for ps in pooled))
             low = high
         start = end
 
@@ -193,10 +198,10 @@ class RangeAssignor:
                subscriptions: dict[str, Subscription]) -> dict[str, Assignment]:
         check_inputs(cluster, subscriptions)
         members = leader_map_order(subscriptions)
-        topics_of = {m: checked_topics(m, subscriptions[m]) for m in members}
+        topics_of = checked_topics_of(members, subscriptions)
         # HashSet of all subscribed topics, then the HashMap of those with metadata.
-        all_topics = string_map_order(chain.from_iterable(topics_of.values()))
-        topics = string_map_order([t for t in all_topics if partition_count(cluster, t) > 0])
+        subscribed = string_map_order(all_topics(topics_of))
+        topics = string_map_order([t for t in subscribed if partition_count(cluster, t) > 0])
         counts = {t: partition_count(cluster, t) for t in topics}
         subscribers = _subscribers_per_topic(
             topics, member_info_order(members, subscriptions), topics_of)

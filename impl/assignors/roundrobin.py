@@ -14,31 +14,49 @@ from __future__ import annotations
 
 from bisect import bisect_left
 from itertools import chain
+from operator import itemgetter
 
 from ..javahash import java_string_key
 from ..types import Assignment, Cluster, RebalanceProtocol, Subscription, TopicPartition
 from .common import (
+    all_topics,
     check_inputs,
-    checked_topics,
+    checked_topics_of,
+    frozen_topics,
     leader_map_order,
     member_info_order,
     partition_count,
 )
+from .partition_pool import topic_partitions
 
 
 def _positions_per_topic(topics: list[str], ordered: list[str],
                          topics_of: dict[str, list[str]]) -> dict[str, list[int]]:
-    """For each topic, the circular-iterator positions of its subscribers (ascending)."""
-    wanted = set(topics)
-    cache: dict[frozenset[str], list[str]] = {}
-    out: dict[str, list[int]] = {t: [] for t in topics}
+    """For each topic, the circular-iterator positions of its subscribers (ascending).
+
+    Members with equal topic sets are grouped first; a topic only one group subscribes to
+    gets that group's list (shared between such topics), else the groups' lists merged.
+    """
+    sets = frozen_topics(topics_of)
+    by_set: dict[frozenset[str], list[int]] = {}
     for position, member in enumerate(ordered):
-        key = frozenset(topics_of[member])
-        hit = cache.get(key)
-        if hit is None:
-            hit = cache[key] = [t for t in key if t in wanted]
-        for topic in hit:
-            out[topic].append(position)
+        by_set.setdefault(sets[member], []).append(position)
+    holders: dict[str, list[list[int]]] = {t: [] for t in topics}
+    for subscribed, positions in by_set.items():
+        for topic in subscribed:
+            found = holders.get(topic)
+            if found is not None:
+                found.append(positions)
+    merged: dict[tuple[int, ...], list[int]] = {}
+    out: dict[str, list[int]] = {}
+    for topic, lists in holders.items():
+        if len(lists) == 1:
+            out[topic] = lists[0]
+            continue
+        key = tuple(map(id, lists))
+        if key not in merged:
+            merged[key] = sorted(chain.from_iterable(lists))
+        out[topic] = merged[key]
     return out
 
 
@@ -50,12 +68,13 @@ def _deal(lists: list[list[TopicPartition]], holders: list[int], first: int, cou
     topic is ``range(offset, count, len(holders))``, and topics stay in ``run`` order.
     """
     step = len(holders)
+    pooled = [topic_partitions(t, count) for t in run]
     for offset in range(min(step, count)):
         target = lists[holders[(first + offset) % step]]
         if offset + step >= count:
-            target.extend([(t, offset) for t in run])
+            target.extend(map(itemgetter(offset), pooled))
         else:
-            target.extend([(t, p) for t in run for p in range(offset, count, step)])
+            target.extend(chain.from_iterable(ps[offset::step] for ps in pooled))
 
 
 class RoundRobinAssignor:
@@ -68,9 +87,9 @@ class RoundRobinAssignor:
                subscriptions: dict[str, Subscription]) -> dict[str, Assignment]:
         check_inputs(cluster, subscriptions)
         members = leader_map_order(subscriptions)
-        topics_of = {m: checked_topics(m, subscriptions[m]) for m in members}
+        topics_of = checked_topics_of(members, subscriptions)
         result: dict[str, list[TopicPartition]] = {m: [] for m in members}
-        subscribed = dict.fromkeys(chain.from_iterable(topics_of.values()))
+        subscribed = dict.fromkeys(all_topics(topics_of))
         topics = sorted((t for t in subscribed if partition_count(cluster, t) > 0),
                         key=java_string_key)
         ordered = member_info_order(members, subscriptions)
