@@ -21,15 +21,15 @@ from __future__ import annotations
 import threading
 from collections import OrderedDict
 from collections.abc import Callable
-from itertools import repeat
+from itertools import compress, repeat
 
 from ..types import TopicPartition
 
-__all__ = ["DEFAULT_CAPACITY", "FREE_MARKS", "PartitionPool", "topic_partitions", "shared_pool"]
+__all__ = ["DEFAULT_CAPACITY", "PartitionPool", "add_free", "shared_pool", "topic_partitions"]
 
 #: a ``bytes.translate`` table turning a partition's "taken" mark (1) into "free" (1 where it
 #: was 0), for picking the free ones with ``itertools.compress``
-FREE_MARKS = bytes([1]) + bytes(255)
+_FREE_MARKS = bytes([1]) + bytes(255)
 
 #: partitions the shared pool holds at most (about 70 bytes each, tuple and slot)
 DEFAULT_CAPACITY = 2_000_000
@@ -115,3 +115,21 @@ shared_pool = PartitionPool()
 def topic_partitions(topic: str, count: int, made: Made | None = None) -> Partitions:
     """The shared pool's partitions of ``topic`` with ``count`` partitions."""
     return shared_pool.partitions(topic, count, made)
+
+
+def add_free(out: list[TopicPartition], partitions: Partitions, taken: bytearray) -> None:
+    """Append to ``out`` the ``partitions`` whose mark in ``taken`` is 0, in order.
+
+    Many free: one C-level pass (``compress``); few free (a reassignment, where most are
+    kept): jump from free mark to free mark (``find``) instead of looking at every one.
+    """
+    free = len(taken) - taken.count(1)
+    if free == len(taken):
+        out.extend(partitions)
+    elif 4 * free > len(taken):
+        out.extend(compress(partitions, taken.translate(_FREE_MARKS)))
+    else:
+        p = taken.find(0)
+        while p >= 0:
+            out.append(partitions[p])
+            p = taken.find(0, p + 1)

@@ -15,13 +15,12 @@ the collector's passes over each list run while it is still in the processor's c
 from __future__ import annotations
 
 from collections.abc import Callable
-from itertools import compress
 from operator import itemgetter
 from typing import Any
 
 from ..javahash import capacity_for_copy
 from ..types import TopicPartition
-from .partition_pool import FREE_MARKS, topic_partitions
+from .partition_pool import add_free, topic_partitions
 from .sticky_common import (
     CollectorPause,
     IllegalStateError,
@@ -169,7 +168,7 @@ class ConstrainedAssignmentBuilder:
             if marks is None:
                 out.extend(partitions)
             else:
-                out.extend(compress(partitions, marks.translate(FREE_MARKS)))
+                add_free(out, partitions, marks)
         return out
 
     def _assign_new_partition(self, tp: TopicPartition, member: str) -> int:

@@ -20,12 +20,10 @@ is off and only plain moves are made, which ends within the bound above. ``passe
 
 from __future__ import annotations
 
-from itertools import compress
-
 from ..javahash import HashMapOrder, table_size_for
 from ..types import Subscription, TopicPartition
 from ..user_data import DEFAULT_GENERATION, MemberData
-from .partition_pool import FREE_MARKS, topic_partitions
+from .partition_pool import add_free, topic_partitions
 from .sticky_common import RackInfo, member_key, member_map, null_pointer
 from .sticky_movements import (
     MAX_SWAP_PASSES,
@@ -154,10 +152,7 @@ class GeneralAssignmentBuilder:
         for topic in self.sorted_topics:
             marks = kept[topic]
             partitions = topic_partitions(topic, len(marks))
-            if marks.find(1) < 0:
-                out.extend(partitions)
-            else:
-                out.extend(compress(partitions, marks.translate(FREE_MARKS)))
+            add_free(out, partitions, marks)
         return out
 
     # -- sizes and moves -------------------------------------------------------------------
