@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 from test_sticky_properties import Group, groups, subscriptions
 
 from groupcheck.impl.assignors import make_assignor
-from groupcheck.impl.assignors.partition_pool import PartitionPool, shared_pool
+from groupcheck.impl.assignors.partition_pool import PartitionPool, add_free, shared_pool
 from groupcheck.impl.types import Cluster, Subscription, TopicPartition
 
 
@@ -125,6 +125,19 @@ def test_threads_sharing_a_small_pool_get_right_answers_and_keep_it_bounded() ->
         thread.join()
     assert wrong == []
     assert pool.held == sum(count for _, count in pool.keys()) <= 60
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.integers(0, 20).flatmap(  # the share of marked partitions, in twentieths
+    lambda share: st.lists(st.integers(0, 19).map(lambda x: int(x < share)), max_size=60)))
+def test_add_free_appends_exactly_the_unmarked_partitions_in_order(marks: list[int]) -> None:
+    """Whatever the share of free partitions (all, many, few, none), `add_free` appends the
+    partitions whose mark is 0, in partition order, after what ``out`` held."""
+    partitions = expected("t", len(marks))
+    out: list[TopicPartition] = [("before", 0)]
+    add_free(out, partitions, bytearray(marks))
+    assert out == [("before", 0)] + [tp for tp, m in zip(partitions, marks, strict=True)
+                                     if not m]
 
 
 def _answers(name: str, group: Group) -> dict[str, list[TopicPartition]]:
