@@ -128,16 +128,39 @@ def test_threads_sharing_a_small_pool_get_right_answers_and_keep_it_bounded() ->
 
 
 @settings(max_examples=300, deadline=None)
-@given(st.integers(0, 20).flatmap(  # the share of marked partitions, in twentieths
-    lambda share: st.lists(st.integers(0, 19).map(lambda x: int(x < share)), max_size=60)))
-def test_add_free_appends_exactly_the_unmarked_partitions_in_order(marks: list[int]) -> None:
-    """Whatever the share of free partitions (all, many, few, none), `add_free` appends the
-    partitions whose mark is 0, in partition order, after what ``out`` held."""
-    partitions = expected("t", len(marks))
+@given(marks=st.integers(0, 20).flatmap(  # the share of marked partitions, in twentieths
+    lambda share: st.lists(st.integers(0, 19).map(lambda x: int(x < share)), max_size=60)),
+       warm=st.booleans())
+@pytest.mark.usefixtures("pool_capacity")
+def test_add_free_appends_exactly_the_unmarked_partitions_in_order(
+        marks: list[int], warm: bool) -> None:
+    """Whatever the share of free partitions (all, many, few, none) and whether the pool
+    holds the topic, `add_free` appends the partitions whose mark is 0, in partition order,
+    after what ``out`` held."""
+    shared_pool.clear()
+    if warm:
+        shared_pool.partitions("t", len(marks))
     out: list[TopicPartition] = [("before", 0)]
-    add_free(out, partitions, bytearray(marks))
-    assert out == [("before", 0)] + [tp for tp, m in zip(partitions, marks, strict=True)
-                                     if not m]
+    add_free(out, "t", bytearray(marks))
+    assert out == [("before", 0)] + [tp for tp, m in zip(expected("t", len(marks)), marks,
+                                                         strict=True) if not m]
+
+
+def test_add_free_makes_and_holds_a_topic_only_when_most_of_it_is_free(
+        pool_capacity: None) -> None:
+    """A reassignment's few free partitions on an empty pool are made one by one (the pool
+    stays empty); a first assignment's topic is made once and held."""
+    shared_pool.clear()
+    heard: list[int] = []
+    few = bytearray([1] * 100)
+    few[7] = few[42] = 0
+    out: list[TopicPartition] = []
+    add_free(out, "kept", few, heard.append)
+    assert out == [("kept", 7), ("kept", 42)]
+    assert shared_pool.keys() == [] and heard == []
+    add_free(out, "new", bytearray(100), heard.append)
+    assert out[2:] == list(expected("new", 100))
+    assert shared_pool.keys() == [("new", 100)] and heard == [100]
 
 
 def _answers(name: str, group: Group) -> dict[str, list[TopicPartition]]:

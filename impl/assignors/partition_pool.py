@@ -80,6 +80,15 @@ class PartitionPool:
                 self._held -= len(dropped)
         return fresh
 
+    def get(self, topic: str, count: int) -> Partitions | None:
+        """The held partitions of ``topic`` with ``count`` partitions, or None (nothing made)."""
+        key = (topic, count)
+        with self._lock:
+            found = self._entries.get(key)
+            if found is not None:
+                self._entries.move_to_end(key)
+            return found
+
     def _range(self, count: int) -> tuple[int, ...] | range:
         """0..count-1, from the shared ints when the pool has that many."""
         numbers = self._numbers
@@ -117,19 +126,25 @@ def topic_partitions(topic: str, count: int, made: Made | None = None) -> Partit
     return shared_pool.partitions(topic, count, made)
 
 
-def add_free(out: list[TopicPartition], partitions: Partitions, taken: bytearray) -> None:
-    """Append to ``out`` the ``partitions`` whose mark in ``taken`` is 0, in order.
+def add_free(out: list[TopicPartition], topic: str, taken: bytearray,
+             made: Made | None = None) -> None:
+    """Append to ``out`` the partitions of ``topic`` whose mark in ``taken`` is 0, in order.
 
-    Many free: one C-level pass (``compress``); few free (a reassignment, where most are
-    kept): jump from free mark to free mark (``find``) instead of looking at every one.
+    Many free (a first assignment): the shared pool's tuples, made and held on a miss, picked
+    in one C-level pass (``compress``). Few free (a reassignment, where most are kept): jump
+    from free mark to free mark (``find``), taking the pool's tuple where the pool holds the
+    topic and making just that tuple where it does not, so a reassignment on an empty pool
+    never makes a whole topic's tuples for a few of them.
     """
-    free = len(taken) - taken.count(1)
-    if free == len(taken):
-        out.extend(partitions)
-    elif 4 * free > len(taken):
-        out.extend(compress(partitions, taken.translate(_FREE_MARKS)))
-    else:
-        p = taken.find(0)
-        while p >= 0:
-            out.append(partitions[p])
-            p = taken.find(0, p + 1)
+    count = len(taken)
+    free = count - taken.count(1)
+    if 4 * free > count:
+        partitions = shared_pool.partitions(topic, count, made)
+        out.extend(partitions if free == count
+                   else compress(partitions, taken.translate(_FREE_MARKS)))
+        return
+    held = shared_pool.get(topic, count)
+    p = taken.find(0)
+    while p >= 0:
+        out.append((topic, p) if held is None else held[p])
+        p = taken.find(0, p + 1)

@@ -154,21 +154,17 @@ class ConstrainedAssignmentBuilder:
     def _unassigned_partitions(self, assigned: list[TopicPartition]) -> list[TopicPartition]:
         """All partitions in (topic, partition) order that nobody kept (the pool's tuples)."""
         counts = self.partitions_per_topic
-        taken: dict[str, bytearray] = {}
-        for topic, p in assigned:
-            marks = taken.get(topic)
-            if marks is None:
-                marks = taken[topic] = bytearray(counts[topic])
-            marks[p] = 1
         made = None if self.collector is None else self.collector.made
         out: list[TopicPartition] = []
+        if not assigned:  # a first assignment: every partition
+            for topic in sorted(counts, key=member_key):
+                out.extend(topic_partitions(topic, counts[topic], made))
+            return out
+        taken = {topic: bytearray(count) for topic, count in counts.items()}
+        for topic, p in assigned:
+            taken[topic][p] = 1
         for topic in sorted(counts, key=member_key):
-            partitions = topic_partitions(topic, counts[topic], made)
-            marks = taken.get(topic)
-            if marks is None:
-                out.extend(partitions)
-            else:
-                add_free(out, partitions, marks)
+            add_free(out, topic, taken[topic], made)
         return out
 
     def _assign_new_partition(self, tp: TopicPartition, member: str) -> int:

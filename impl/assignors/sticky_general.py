@@ -150,9 +150,7 @@ class GeneralAssignmentBuilder:
         """``sortedAllPartitions`` minus the kept ones, in the same order."""
         out: list[TopicPartition] = []
         for topic in self.sorted_topics:
-            marks = kept[topic]
-            partitions = topic_partitions(topic, len(marks))
-            add_free(out, partitions, marks)
+            add_free(out, topic, kept[topic])
         return out
 
     # -- sizes and moves -------------------------------------------------------------------
