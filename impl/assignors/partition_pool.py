@@ -57,23 +57,20 @@ class PartitionPool:
     def partitions(self, topic: str, count: int, made: Made | None = None) -> Partitions:
         """``((topic, 0), ..., (topic, count - 1))``, shared with earlier callers; ``made``
         hears how many new tuples a miss made (the assignor's `CollectorPause.made`)."""
-        key = (topic, count)
-        with self._lock:
-            found = self._entries.get(key)
-            if found is not None:
-                self._entries.move_to_end(key)
-                return found
+        found = self.get(topic, count)
+        if found is not None:
+            return found
         fresh = tuple(zip(repeat(topic), self._range(count)))
         if made is not None:
             made(count)
         if count > self.capacity:
             return fresh
+        key = (topic, count)
         with self._lock:
-            found = self._entries.get(key)
-            if found is not None:  # another thread made it meanwhile
+            found = self._entries.setdefault(key, fresh)
+            if found is not fresh:  # another thread made it meanwhile
                 self._entries.move_to_end(key)
                 return found
-            self._entries[key] = fresh
             self._held += count
             while self._held > self.capacity:
                 _, dropped = self._entries.popitem(last=False)
