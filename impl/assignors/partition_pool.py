@@ -14,6 +14,10 @@ whole capacity is made afresh each time and never held. Lookups and insertions t
 lock, so assignors on several threads share one pool safely; the tuples of an entry are
 made outside the lock (two threads may both make one, the first stored one wins). The pool
 only saves work: answers are equal with it empty or full.
+
+`add_free` picks a topic's free partitions for the sticky builders: from the pool when most
+of the topic is free (a first assignment), else one by one (a reassignment keeps most
+partitions, so a topic the pool does not hold is not made whole for a few of them).
 """
 
 from __future__ import annotations
@@ -31,7 +35,7 @@ __all__ = ["DEFAULT_CAPACITY", "PartitionPool", "add_free", "shared_pool", "topi
 #: was 0), for picking the free ones with ``itertools.compress``
 _FREE_MARKS = bytes([1]) + bytes(255)
 
-#: partitions the shared pool holds at most (about 70 bytes each, tuple and slot)
+#: partitions the shared pool holds at most (64 bytes each, tuple and slot: about 130 MB)
 DEFAULT_CAPACITY = 2_000_000
 
 Partitions = tuple[TopicPartition, ...]
@@ -51,7 +55,8 @@ class PartitionPool:
         self._entries: OrderedDict[tuple[str, int], Partitions] = OrderedDict()
         self._held = 0
         self._lock = threading.Lock()
-        #: the partition numbers 0..n-1 as shared ints (most are not cached small ints)
+        #: the partition numbers 0..n-1 as shared ints (most are not cached small ints), n the
+        #: largest count made so far within the capacity
         self._numbers: tuple[int, ...] = ()
 
     def partitions(self, topic: str, count: int, made: Made | None = None) -> Partitions:
