@@ -15,7 +15,13 @@ from hypothesis import strategies as st
 from test_sticky_properties import Group, groups, subscriptions
 
 from groupcheck.impl.assignors import make_assignor
-from groupcheck.impl.assignors.partition_pool import PartitionPool, add_free, shared_pool
+from groupcheck.impl.assignors.partition_pool import (
+    POOLED_FROM,
+    PartitionPool,
+    add_free,
+    shared_pool,
+    topic_partitions,
+)
 from groupcheck.impl.types import Cluster, Subscription, TopicPartition
 
 
@@ -193,17 +199,28 @@ def test_answers_are_equal_with_a_cold_a_warm_and_a_thrashing_pool(
 
 
 def test_a_warm_first_assignment_hands_out_the_pools_tuples(pool_capacity: None) -> None:
-    """Two metadata snapshots with equal topics: the second answer reuses the first's tuples
-    (no new tuple per partition), and every partition is handed out once."""
+    """Two metadata snapshots with equal topics: the second answer of every builtin reuses
+    the first's tuples (no new tuple per partition), and every partition is handed out
+    once."""
     names = [f"topic-{t}" for t in range(6)]
     members = {f"c{i}": Subscription(list(names)) for i in range(4)}
+    count = POOLED_FROM + 4
     shared_pool.clear()
-    for name in ("sticky", "cooperative-sticky"):
-        first = make_assignor(name).assign(Cluster(dict.fromkeys(names, 10)), members)
-        second = make_assignor(name).assign(Cluster(dict.fromkeys(names, 10)), members)
+    for name in ("sticky", "cooperative-sticky", "range", "roundrobin"):
+        first = make_assignor(name).assign(Cluster(dict.fromkeys(names, count)), members)
+        second = make_assignor(name).assign(Cluster(dict.fromkeys(names, count)), members)
         for member, assignment in first.items():
             again = second[member].partitions
             assert again == assignment.partitions
             assert all(a is b for a, b in zip(again, assignment.partitions, strict=True))
         handed = sorted(tp for a in second.values() for tp in a.partitions)
-        assert handed == sorted(tp for t in names for tp in expected(t, 10))
+        assert handed == sorted(tp for t in names for tp in expected(t, count))
+
+
+def test_small_topics_are_made_afresh_and_not_held(pool_capacity: None) -> None:
+    shared_pool.clear()
+    small = topic_partitions("small", POOLED_FROM - 1)
+    assert small == expected("small", POOLED_FROM - 1)
+    assert topic_partitions("small", POOLED_FROM - 1) is not small
+    assert topic_partitions("large", POOLED_FROM) is topic_partitions("large", POOLED_FROM)
+    assert shared_pool.keys() == [("large", POOLED_FROM)]

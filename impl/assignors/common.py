@@ -41,42 +41,36 @@ def member_info_order(members: Iterable[str],
                   key=lambda m: member_info_key(m, subscriptions[m].group_instance_id))
 
 
-def checked_topics_of(members: Iterable[str],
-                      subscriptions: Mapping[str, Subscription]) -> dict[str, list[str]]:
-    """Each member's topics without repeats, in subscription order, after checking their
-    types; a member whose topics equal the previous member's shares that member's list, so
-    equal subscriptions, the common case, are deduplicated once."""
-    out: dict[str, list[str]] = {}
-    previous: list[str] | tuple[str, ...] | None = None
-    shared: list[str] = []
-    for member in members:
-        subscription = subscriptions[member]
-        _check_member(member, subscription)
-        topics = subscription.topics
-        if topics is not previous and topics != previous:
-            previous, shared = topics, list(dict.fromkeys(topics))
-        out[member] = shared
-    return out
+class Subscribed:
+    """Each member's checked topics as a set, and every distinct topic list once (without
+    repeats, in subscription order); a member whose topics equal the previous member's
+    shares that member's set, so equal subscriptions, the common case, are read once. Every
+    member's topics are type-checked."""
 
+    __slots__ = ("sets", "distinct")
 
-def all_topics(topics_of: Mapping[str, list[str]]) -> Iterator[str]:
-    """Every member's topics in member order, each distinct list read once (a list seen
-    before adds nothing new to a set or map built from them in this order)."""
-    distinct = {id(topics): topics for topics in topics_of.values()}
-    return chain.from_iterable(distinct.values())
+    def __init__(self, members: Iterable[str],
+                 subscriptions: Mapping[str, Subscription]) -> None:
+        self.sets: dict[str, frozenset[str]] = {}
+        #: the members' lists in member order, a run of equal ones once
+        self.distinct: list[list[str]] = []
+        previous: list[str] | tuple[str, ...] | None = None
+        shared: list[str] = []
+        shared_set: frozenset[str] = frozenset()
+        for member in members:
+            subscription = subscriptions[member]
+            _check_member(member, subscription)
+            topics = subscription.topics
+            if topics is not previous and topics != previous:
+                previous, shared = topics, list(dict.fromkeys(topics))
+                shared_set = frozenset(shared)
+                self.distinct.append(shared)
+            self.sets[member] = shared_set
 
-
-def frozen_topics(topics_of: Mapping[str, list[str]]) -> dict[str, frozenset[str]]:
-    """Each member's topics as a set, one set per distinct list (`checked_topics_of`
-    shares the lists of equal subscriptions)."""
-    made: dict[int, frozenset[str]] = {}
-    out: dict[str, frozenset[str]] = {}
-    for member, topics in topics_of.items():
-        found = made.get(id(topics))
-        if found is None:
-            found = made[id(topics)] = frozenset(topics)
-        out[member] = found
-    return out
+    def all_topics(self) -> Iterator[str]:
+        """Every member's topics in member order (a list seen before adds nothing new to a
+        set or map built from them in this order)."""
+        return chain.from_iterable(self.distinct)
 
 
 def _check_member(member_id: str, subscription: Subscription) -> None:

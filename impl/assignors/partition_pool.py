@@ -29,11 +29,15 @@ from itertools import compress, repeat
 
 from ..types import TopicPartition
 
-__all__ = ["DEFAULT_CAPACITY", "PartitionPool", "add_free", "shared_pool", "topic_partitions"]
+__all__ = ["DEFAULT_CAPACITY", "POOLED_FROM", "PartitionPool", "add_free", "shared_pool",
+           "topic_partitions"]
 
 #: a ``bytes.translate`` table turning a partition's "taken" mark (1) into "free" (1 where it
 #: was 0), for picking the free ones with ``itertools.compress``
 _FREE_MARKS = bytes([1]) + bytes(255)
+
+#: topics with fewer partitions are made afresh by `topic_partitions`, not pooled
+POOLED_FROM = 16
 
 #: partitions the shared pool holds at most (64 bytes each, tuple and slot: about 130 MB)
 DEFAULT_CAPACITY = 2_000_000
@@ -83,13 +87,21 @@ class PartitionPool:
         return fresh
 
     def get(self, topic: str, count: int) -> Partitions | None:
-        """The held partitions of ``topic`` with ``count`` partitions, or None (nothing made)."""
+        """The held partitions of ``topic`` with ``count`` partitions, or None (nothing made).
+
+        No lock: each ``OrderedDict`` operation here is one step under CPython's GIL (the
+        keys are str and int), and an entry dropped by another thread between the two
+        steps is still a correct answer.
+        """
         key = (topic, count)
-        with self._lock:
-            found = self._entries.get(key)
-            if found is not None:
-                self._entries.move_to_end(key)
-            return found
+        entries = self._entries
+        found = entries.get(key)
+        if found is not None:
+            try:
+                entries.move_to_end(key)
+            except KeyError:  # dropped meanwhile by another thread
+                pass
+        return found
 
     def _range(self, count: int) -> tuple[int, ...] | range:
         """0..count-1, from the shared ints when the pool has that many."""
@@ -124,7 +136,12 @@ shared_pool = PartitionPool()
 
 
 def topic_partitions(topic: str, count: int, made: Made | None = None) -> Partitions:
-    """The shared pool's partitions of ``topic`` with ``count`` partitions."""
+    """The shared pool's partitions of ``topic`` with ``count`` partitions; a small topic's
+    are made afresh (cheaper than a lookup)."""
+    if count < POOLED_FROM:
+        if made is not None:
+            made(count)
+        return tuple(zip(repeat(topic), range(count)))
     return shared_pool.partitions(topic, count, made)
 
 

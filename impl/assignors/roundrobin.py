@@ -19,44 +19,33 @@ from operator import itemgetter
 from ..javahash import java_string_key
 from ..types import Assignment, Cluster, RebalanceProtocol, Subscription, TopicPartition
 from .common import (
-    all_topics,
+    Subscribed,
     check_inputs,
-    checked_topics_of,
-    frozen_topics,
     leader_map_order,
     member_info_order,
     partition_count,
 )
-from .partition_pool import topic_partitions
+from .partition_pool import POOLED_FROM, topic_partitions
 
 
 def _positions_per_topic(topics: list[str], ordered: list[str],
-                         topics_of: dict[str, list[str]]) -> dict[str, list[int]]:
+                         sets: dict[str, frozenset[str]]) -> dict[str, list[int]]:
     """For each topic, the circular-iterator positions of its subscribers (ascending).
 
-    Members with equal topic sets are grouped first; a topic only one group subscribes to
-    gets that group's list (shared between such topics), else the groups' lists merged.
+    Equal subscriptions (the common case) give every topic one shared list of all positions.
     """
-    sets = frozen_topics(topics_of)
-    by_set: dict[frozenset[str], list[int]] = {}
+    if len(set(sets.values())) == 1:
+        return dict.fromkeys(topics, list(range(len(ordered))))
+    wanted = set(topics)
+    cache: dict[frozenset[str], list[str]] = {}
+    out: dict[str, list[int]] = {t: [] for t in topics}
     for position, member in enumerate(ordered):
-        by_set.setdefault(sets[member], []).append(position)
-    holders: dict[str, list[list[int]]] = {t: [] for t in topics}
-    for subscribed, positions in by_set.items():
-        for topic in subscribed:
-            found = holders.get(topic)
-            if found is not None:
-                found.append(positions)
-    merged: dict[tuple[int, ...], list[int]] = {}
-    out: dict[str, list[int]] = {}
-    for topic, lists in holders.items():
-        if len(lists) == 1:
-            out[topic] = lists[0]
-            continue
-        key = tuple(map(id, lists))
-        if key not in merged:
-            merged[key] = sorted(chain.from_iterable(lists))
-        out[topic] = merged[key]
+        key = sets[member]
+        hit = cache.get(key)
+        if hit is None:
+            hit = cache[key] = [t for t in key if t in wanted]
+        for topic in hit:
+            out[topic].append(position)
     return out
 
 
@@ -68,6 +57,11 @@ def _deal(lists: list[list[TopicPartition]], holders: list[int], first: int, cou
     topic is ``range(offset, count, len(holders))``, and topics stay in ``run`` order.
     """
     step = len(holders)
+    if count < POOLED_FROM:  # small topics: tuples made here are cheaper than the pool's
+        for offset in range(min(step, count)):
+            lists[holders[(first + offset) % step]].extend(
+                [(t, p) for t in run for p in range(offset, count, step)])
+        return
     pooled = [topic_partitions(t, count) for t in run]
     for offset in range(min(step, count)):
         target = lists[holders[(first + offset) % step]]
@@ -87,15 +81,15 @@ class RoundRobinAssignor:
                subscriptions: dict[str, Subscription]) -> dict[str, Assignment]:
         check_inputs(cluster, subscriptions)
         members = leader_map_order(subscriptions)
-        topics_of = checked_topics_of(members, subscriptions)
+        subscribed_by = Subscribed(members, subscriptions)
         result: dict[str, list[TopicPartition]] = {m: [] for m in members}
-        subscribed = dict.fromkeys(all_topics(topics_of))
+        subscribed = dict.fromkeys(subscribed_by.all_topics())
         topics = sorted((t for t in subscribed if partition_count(cluster, t) > 0),
                         key=java_string_key)
         ordered = member_info_order(members, subscriptions)
         if not topics:
             return {m: Assignment(parts) for m, parts in result.items()}
-        positions = _positions_per_topic(topics, ordered, topics_of)
+        positions = _positions_per_topic(topics, ordered, subscribed_by.sets)
         lists = [result[m] for m in ordered]
         size = len(ordered)
         cursor = 0
