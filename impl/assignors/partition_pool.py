@@ -10,10 +10,13 @@ Theory of operation. Entries are keyed by ``(topic, count)``: the same name and 
 in two metadata snapshots share an entry, a topic whose count changed gets a new one (the
 old one ages out). The pool holds at most ``capacity`` partitions in all; after a new entry
 the least recently used ones are dropped until it fits again, and a topic larger than the
-whole capacity is made afresh each time and never held. Lookups and insertions take a
-lock, so assignors on several threads share one pool safely; the tuples of an entry are
-made outside the lock (two threads may both make one, the first stored one wins). The pool
-only saves work: answers are equal with it empty or full.
+whole capacity is made afresh each time and never held. Assignors on several threads share
+one pool: a lookup is two single steps under CPython's GIL (no lock), an insertion and the
+drops after it hold a lock, and the tuples of an entry are made outside it (two threads may
+both make one; the first stored one wins). `topic_partitions`, the assignors' way in, makes
+topics of fewer than `POOLED_FROM` partitions directly: for the prover's and the audit's
+small groups a lookup costs more than the few tuples. The pool only saves work: answers are
+equal with it empty or full.
 
 `add_free` picks a topic's free partitions for the sticky builders: from the pool when most
 of the topic is free (a first assignment), else one by one (a reassignment keeps most
