@@ -31,6 +31,10 @@ every timed run is shown. The columns:
                          the answer map (SHA-256 of the answers; "—" without Java)
   py gc ms               of Python's time, the collector pass after the call (the builtin
                          sticky assignors run their passes during the call instead)
+  py cold ms             the same region for the phase's first call in its process (first
+  Java cold ms           phase: the first call after start-up, the shared partition pool
+                         empty, nothing cached; Java: the JVM's first request, its JIT
+                         cold); a median over rounds. The ratio is of the warm medians.
 
 The load average is printed before and after, and the whole run's time at the end.
 
@@ -124,13 +128,15 @@ def digest(answer: Pairs) -> str:
 
 
 def python_phase(request: Request, warmup: int, runs: int
-                 ) -> tuple[list[float], list[float], dict[str, list[tuple[str, int]]]]:
+                 ) -> tuple[list[float], list[float], float, dict[str, list[tuple[str, int]]]]:
     """(timed-region ms per timed run: the call and a young pass after it; that pass's ms;
-    the last answer) of groupcheck's leader on ``request``."""
+    the same region's ms for the phase's first, untimed call; the last answer) of
+    groupcheck's leader on ``request``."""
     cluster = Cluster(dict(request["partitions"]))
     subscriptions = {m: raw_subscription(v) for m, v in request["members"].items()}
     times: list[float] = []
     passes: list[float] = []
+    cold = 0.0
     answer: dict[str, list[tuple[str, int]]] = {}
     for i in range(warmup + runs):
         answer = {}
@@ -141,12 +147,14 @@ def python_phase(request: Request, warmup: int, runs: int
         called = time.perf_counter()
         gc.collect(1)
         ended = time.perf_counter()
+        if i == 0:
+            cold = (ended - started) * 1000
         if i >= warmup:
             times.append((ended - started) * 1000)
             passes.append((ended - called) * 1000)
         answer = {m: a.partitions for m, a in result.items()}
         del result
-    return times, passes, answer
+    return times, passes, cold, answer
 
 
 def run_python(case: Case, sizes: tuple[int, int, int], warmup: int, runs: int
@@ -155,8 +163,9 @@ def run_python(case: Case, sizes: tuple[int, int, int], warmup: int, runs: int
     out: dict[str, Any] = {}
     request = first_request(case, sizes)
     for phase in case.phases:
-        times, passes, answer = python_phase(request, warmup, runs)
-        out[phase] = {"ms": times, "py_gc_ms": passes, "digest": digest(answer)}
+        times, passes, cold, answer = python_phase(request, warmup, runs)
+        out[phase] = {"ms": times, "py_gc_ms": passes, "cold_ms": [cold],
+                      "digest": digest(answer)}
         request = reassign_request(request, answer)
     out["peak_mb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     return out
@@ -173,13 +182,16 @@ def run_java(command: list[str], case: Case, sizes: tuple[int, int, int], warmup
         request = first_request(case, sizes)
         for phase in case.phases:
             times: list[float] = []
+            cold = 0.0
             answer: Pairs = {}
             for i in range(warmup + runs):
                 reply = process.call(request)
+                if i == 0:
+                    cold = float(reply["ms"])
                 if i >= warmup:
                     times.append(float(reply["ms"]))
                 answer = reply["assignment"]
-            out[phase] = {"ms": times, "digest": digest(answer)}
+            out[phase] = {"ms": times, "cold_ms": [cold], "digest": digest(answer)}
             request = reassign_request(request, answer)
     finally:
         process.close()
@@ -203,13 +215,14 @@ def row(name: str, phase: str, py: list[dict[str, Any]], java: list[dict[str, An
     def median(rounds: list[dict[str, Any]], key: str) -> float:
         return statistics.median(x for r in rounds for x in r[phase][key])
 
-    ms, py_gc = median(py, "ms"), median(py, "py_gc_ms")
+    ms, py_gc, cold = median(py, "ms"), median(py, "py_gc_ms"), median(py, "cold_ms")
     if not java:
-        return f"| {name} {phase} | {ms:,.0f} | — | — | — | {py_gc:,.0f} |"
-    java_ms = median(java, "ms")
+        return f"| {name} {phase} | {ms:,.0f} | — | — | — | {py_gc:,.0f} | {cold:,.0f} | — |"
+    java_ms, java_cold = median(java, "ms"), median(java, "cold_ms")
     same = {r[phase]["digest"] for r in py + java}
     return (f"| {name} {phase} | {ms:,.0f} | {java_ms:,.0f} | {ms / java_ms:.2f} | "
-            f"{'yes' if len(same) == 1 else 'NO'} | {py_gc:,.0f} |")
+            f"{'yes' if len(same) == 1 else 'NO'} | {py_gc:,.0f} | {cold:,.0f} | "
+            f"{java_cold:,.0f} |")
 
 
 def load() -> str:
@@ -262,8 +275,9 @@ def main() -> int:
     print(f"{args.topics} topics x {args.partitions} partitions, {args.consumers} consumers; "
           f"{args.rounds} round(s) of {args.warmup} warm-up + {args.runs} timed runs a side; "
           f"cpus {os.cpu_count()}; load average {load()}")
-    print("\n| case | groupcheck ms | Java ms | ratio | same | py gc ms |")
-    print("|---|---:|---:|---:|---|---:|")
+    print("\n| case | groupcheck ms | Java ms | ratio | same | py gc ms | py cold ms "
+          "| Java cold ms |")
+    print("|---|---:|---:|---:|---|---:|---:|---:|")
     for name in names:
         case = by_name[name]
         py: list[dict[str, Any]] = []

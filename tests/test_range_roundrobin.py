@@ -105,6 +105,30 @@ def test_member_info_key_uses_utf16_order() -> None:
     assert member_info_key("z", "g") < member_info_key("a", None)
 
 
+class _EqualToAnything:
+    """Not a topic name, though it compares equal to one."""
+
+    def __eq__(self, other: object) -> bool:
+        return True
+
+    __hash__ = object.__hash__
+
+
+class _TopicName(str):
+    """A str subclass: still a topic name."""
+
+
+@pytest.mark.parametrize("name", sorted(ASSIGNORS))
+def test_topic_names_of_a_str_subclass_are_topic_names(name: str) -> None:
+    cluster = Cluster(partitions={"t": 3, "u": 2})
+    plain = {"a": Subscription(topics=["t", "u"]), "b": Subscription(topics=["t"])}
+    subclassed = {"a": Subscription(topics=[_TopicName("t"), "u"]),
+                  "b": Subscription(topics=[_TopicName("t")])}
+    expected = {m: a.partitions for m, a in ASSIGNORS[name]().assign(cluster, plain).items()}
+    answer = ASSIGNORS[name]().assign(cluster, subclassed)
+    assert {m: a.partitions for m, a in answer.items()} == expected
+
+
 @pytest.mark.parametrize("name", sorted(ASSIGNORS))
 @pytest.mark.parametrize("cluster,subs", [
     (Cluster(partitions={"t": -1}), {"a": Subscription(topics=["t"])}),
@@ -114,6 +138,9 @@ def test_member_info_key_uses_utf16_order() -> None:
     (Cluster(partitions={"t": 2}, racks={"t": [["r", 3]]}),  # type: ignore[list-item]
      {"a": Subscription(topics=["t"], rack_id="r")}),
     (Cluster(partitions={"t": 2}), {"a": "not a subscription"}),
+    # equal to the previous member's list, but not strings: checked all the same
+    (Cluster(partitions={"t": 2}), {"a": Subscription(topics=["t"]),
+                                    "b": Subscription(topics=[_EqualToAnything()])}),
 ])
 def test_bad_input_raises_assignor_error(name: str, cluster: Cluster, subs: Any) -> None:
     with pytest.raises(AssignorError):

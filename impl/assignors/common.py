@@ -11,13 +11,15 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
+from itertools import chain
 
 from ..errors import AssignorError
 from ..javahash import java_string_key, string_map_order
 from ..types import Cluster, Subscription
 
 _MAX_PARTITIONS = 2**31 - 1  # partition numbers are Java ints
+_STR = {str}
 
 
 def member_info_key(member_id: str, group_instance_id: str | None) -> tuple[int, str]:
@@ -39,12 +41,45 @@ def member_info_order(members: Iterable[str],
                   key=lambda m: member_info_key(m, subscriptions[m].group_instance_id))
 
 
-def checked_topics(member_id: str, subscription: Subscription) -> list[str]:
-    """The member's topics without repeats, in subscription order; checks their types."""
+class Subscribed:
+    """Each member's checked topics as a set, and every distinct topic list once (without
+    repeats, in subscription order); a member whose topics equal the previous member's
+    shares that member's set, so equal subscriptions, the common case, are read once. Every
+    member's topics are type-checked."""
+
+    __slots__ = ("sets", "distinct")
+
+    def __init__(self, members: Iterable[str],
+                 subscriptions: Mapping[str, Subscription]) -> None:
+        self.sets: dict[str, frozenset[str]] = {}
+        #: the members' lists in member order, a run of equal ones once
+        self.distinct: list[list[str]] = []
+        previous: list[str] | tuple[str, ...] | None = None
+        shared: list[str] = []
+        shared_set: frozenset[str] = frozenset()
+        for member in members:
+            subscription = subscriptions[member]
+            _check_member(member, subscription)
+            topics = subscription.topics
+            if topics is not previous and topics != previous:
+                previous, shared = topics, list(dict.fromkeys(topics))
+                shared_set = frozenset(shared)
+                self.distinct.append(shared)
+            self.sets[member] = shared_set
+
+    def all_topics(self) -> Iterator[str]:
+        """Every member's topics in member order (a list seen before adds nothing new to a
+        set or map built from them in this order)."""
+        return chain.from_iterable(self.distinct)
+
+
+def _check_member(member_id: str, subscription: Subscription) -> None:
+    """Types of a member's subscription: topics a list (or tuple) of strings, optional ids."""
     if not isinstance(subscription, Subscription):
         raise AssignorError(f"member {member_id!r}: subscription is not a Subscription")
     topics = subscription.topics
-    if not isinstance(topics, list | tuple) or not all(isinstance(t, str) for t in topics):
+    if not isinstance(topics, list | tuple) or not (
+            set(map(type, topics)) <= _STR or all(isinstance(t, str) for t in topics)):
         raise AssignorError(f"member {member_id!r}: topics must be a list of strings")
     gid = subscription.group_instance_id
     if gid is not None and not isinstance(gid, str):
@@ -52,7 +87,6 @@ def checked_topics(member_id: str, subscription: Subscription) -> list[str]:
     rack = subscription.rack_id
     if rack is not None and not isinstance(rack, str):
         raise AssignorError(f"member {member_id!r}: rack_id must be a string")
-    return list(dict.fromkeys(topics))
 
 
 def check_inputs(cluster: Cluster, subscriptions: Mapping[str, Subscription]) -> None:

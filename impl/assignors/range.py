@@ -18,16 +18,18 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from itertools import chain, repeat
+from operator import itemgetter
 
 from ..javahash import java_string_key, string_map_order
 from ..types import Assignment, Cluster, RebalanceProtocol, Subscription, TopicPartition
 from .common import (
+    Subscribed,
     check_inputs,
-    checked_topics,
     leader_map_order,
     member_info_order,
     partition_count,
 )
+from .partition_pool import POOLED_FROM, topic_partitions
 
 
 class _TopicState:
@@ -133,11 +135,11 @@ def _assign_co_partitioned(states: list[_TopicState], count: int,
 
 
 def _subscribers_per_topic(topics: list[str], ordered: list[str],
-                           topics_of: dict[str, list[str]]) -> dict[str, list[str]]:
+                           sets: dict[str, frozenset[str]]) -> dict[str, list[str]]:
     """Each topic's subscribers in MemberInfo order, sharing lists between equal groups."""
     groups: dict[frozenset[str], list[str]] = {}
     for member in ordered:
-        groups.setdefault(frozenset(topics_of[member]), []).append(member)
+        groups.setdefault(sets[member], []).append(member)
     wanted = set(topics)
     holders: dict[str, list[int]] = {}
     group_members = list(groups.values())
@@ -168,6 +170,9 @@ def _plain_ranges(topics: list[str], counts: dict[str, int], subscribers: dict[s
                                      counts[topics[end]]) == layout:
             end += 1
         run = topics[start:end]
+        # small topics: tuples made here are cheaper than the pool's
+        pooled = ([topic_partitions(t, counts[first]) for t in run]
+                  if counts[first] >= POOLED_FROM else None)
         members = subscribers[first]
         base, extra = divmod(counts[first], len(members))
         low = 0
@@ -175,10 +180,12 @@ def _plain_ranges(topics: list[str], counts: dict[str, int], subscribers: dict[s
             high = low + base + (1 if i < extra else 0)
             if high == low:
                 break
-            if high == low + 1:
-                result[member].extend([(t, low) for t in run])
-            else:
+            if pooled is None:
                 result[member].extend([(t, p) for t in run for p in range(low, high)])
+            elif high == low + 1:
+                result[member].extend(map(itemgetter(low), pooled))
+            else:
+                result[member].extend(chain.from_iterable(ps[low:high] for ps in pooled))
             low = high
         start = end
 
@@ -193,13 +200,13 @@ class RangeAssignor:
                subscriptions: dict[str, Subscription]) -> dict[str, Assignment]:
         check_inputs(cluster, subscriptions)
         members = leader_map_order(subscriptions)
-        topics_of = {m: checked_topics(m, subscriptions[m]) for m in members}
+        subscribed_by = Subscribed(members, subscriptions)
         # HashSet of all subscribed topics, then the HashMap of those with metadata.
-        all_topics = string_map_order(chain.from_iterable(topics_of.values()))
-        topics = string_map_order([t for t in all_topics if partition_count(cluster, t) > 0])
+        subscribed = string_map_order(subscribed_by.all_topics())
+        topics = string_map_order([t for t in subscribed if partition_count(cluster, t) > 0])
         counts = {t: partition_count(cluster, t) for t in topics}
         subscribers = _subscribers_per_topic(
-            topics, member_info_order(members, subscriptions), topics_of)
+            topics, member_info_order(members, subscriptions), subscribed_by.sets)
         result: dict[str, list[TopicPartition]] = {m: [] for m in members}
         consumer_racks = {m: r for m in members if (r := subscriptions[m].rack_id)}
         states: list[_TopicState] = []

@@ -14,26 +14,33 @@ from __future__ import annotations
 
 from bisect import bisect_left
 from itertools import chain
+from operator import itemgetter
 
 from ..javahash import java_string_key
 from ..types import Assignment, Cluster, RebalanceProtocol, Subscription, TopicPartition
 from .common import (
+    Subscribed,
     check_inputs,
-    checked_topics,
     leader_map_order,
     member_info_order,
     partition_count,
 )
+from .partition_pool import POOLED_FROM, topic_partitions
 
 
 def _positions_per_topic(topics: list[str], ordered: list[str],
-                         topics_of: dict[str, list[str]]) -> dict[str, list[int]]:
-    """For each topic, the circular-iterator positions of its subscribers (ascending)."""
+                         sets: dict[str, frozenset[str]]) -> dict[str, list[int]]:
+    """For each topic, the circular-iterator positions of its subscribers (ascending).
+
+    Equal subscriptions (the common case) give every topic one shared list of all positions.
+    """
+    if len(set(sets.values())) == 1:
+        return dict.fromkeys(topics, list(range(len(ordered))))
     wanted = set(topics)
     cache: dict[frozenset[str], list[str]] = {}
     out: dict[str, list[int]] = {t: [] for t in topics}
     for position, member in enumerate(ordered):
-        key = frozenset(topics_of[member])
+        key = sets[member]
         hit = cache.get(key)
         if hit is None:
             hit = cache[key] = [t for t in key if t in wanted]
@@ -50,12 +57,18 @@ def _deal(lists: list[list[TopicPartition]], holders: list[int], first: int, cou
     topic is ``range(offset, count, len(holders))``, and topics stay in ``run`` order.
     """
     step = len(holders)
+    if count < POOLED_FROM:  # small topics: tuples made here are cheaper than the pool's
+        for offset in range(min(step, count)):
+            lists[holders[(first + offset) % step]].extend(
+                [(t, p) for t in run for p in range(offset, count, step)])
+        return
+    pooled = [topic_partitions(t, count) for t in run]
     for offset in range(min(step, count)):
         target = lists[holders[(first + offset) % step]]
         if offset + step >= count:
-            target.extend([(t, offset) for t in run])
+            target.extend(map(itemgetter(offset), pooled))
         else:
-            target.extend([(t, p) for t in run for p in range(offset, count, step)])
+            target.extend(chain.from_iterable(ps[offset::step] for ps in pooled))
 
 
 class RoundRobinAssignor:
@@ -68,15 +81,15 @@ class RoundRobinAssignor:
                subscriptions: dict[str, Subscription]) -> dict[str, Assignment]:
         check_inputs(cluster, subscriptions)
         members = leader_map_order(subscriptions)
-        topics_of = {m: checked_topics(m, subscriptions[m]) for m in members}
+        subscribed_by = Subscribed(members, subscriptions)
         result: dict[str, list[TopicPartition]] = {m: [] for m in members}
-        subscribed = dict.fromkeys(chain.from_iterable(topics_of.values()))
+        subscribed = dict.fromkeys(subscribed_by.all_topics())
         topics = sorted((t for t in subscribed if partition_count(cluster, t) > 0),
                         key=java_string_key)
         ordered = member_info_order(members, subscriptions)
         if not topics:
             return {m: Assignment(parts) for m, parts in result.items()}
-        positions = _positions_per_topic(topics, ordered, topics_of)
+        positions = _positions_per_topic(topics, ordered, subscribed_by.sets)
         lists = [result[m] for m in ordered]
         size = len(ordered)
         cursor = 0

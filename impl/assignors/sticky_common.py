@@ -18,6 +18,7 @@ from ..errors import AssignorError
 from ..javahash import HashMapOrder, capacity_for, java_string_key, string_hash
 from ..types import Cluster, Subscription, TopicPartition
 from ..user_data import DEFAULT_GENERATION, MemberData
+from .partition_pool import topic_partitions
 
 __all__ = [
     "DEFAULT_GENERATION", "CollectorPause", "IllegalStateError", "MemberData",
@@ -50,14 +51,15 @@ class CollectorPause:
     would visit them in passes of 700 allocations and visit the member lists again in every
     middle-generation pass; switched off, it would make one pass over all of them after the
     call, with none of them in the processor's cache any more. Here it is off during the
-    call, and the code that makes partitions in bulk tells `made` how many: after every
-    `EVERY` of them the young and middle generations are collected while the batch is
-    still cached, so what the call costs the collector is paid inside the call, in the
-    call's time. When the caller had the collector off, nothing is collected and the
-    collector stays off.
+    call, and the code that makes partitions in bulk tells `made` how many (new tuples, or
+    the slots of new lists the collector will visit, when the tuples come from the shared
+    `partition_pool`): after every `EVERY` of them the young and middle generations are
+    collected while the batch is still cached, so what the call costs the collector is paid
+    inside the call, in the call's time. When the caller had the collector off, nothing is
+    collected and the collector stays off.
     """
 
-    #: new partition tuples between two passes
+    #: new partition tuples (or list slots) between two passes
     EVERY = 4096
 
     __slots__ = ("enabled", "pending")
@@ -246,9 +248,9 @@ class RackInfo:
         all_racks: set[str] = set()
         if consumers_by_rack:
             for topic, count in partitions_per_topic.items():
-                for p in range(count):
-                    racks = {r for r in cluster.replica_racks(topic, p) if r is not None}
-                    racks_of[(topic, p)] = racks
+                for tp in topic_partitions(topic, count):
+                    racks = {r for r in cluster.replica_racks(*tp) if r is not None}
+                    racks_of[tp] = racks
                     all_racks |= racks
         self.consumer_racks: dict[str, str] = {}
         self.partition_racks: dict[TopicPartition, set[str]] = {}

@@ -5,21 +5,22 @@ Steps (spec §3): keep owned partitions up to the quotas, in (partition, topic) 
 KAFKA-15170), then give the leftovers one each to members at exactly ``min_quota``. Partitions
 that leave a member are recorded in ``partitions_transferring_ownership`` (KIP-429).
 
-The partitions nobody kept wait as two columns (`PartitionColumns`: topics, numbers); each
-becomes a tuple when it is handed out, a member's whole share at a time (one strided slice per
-pass of the round robin), so a first assignment of a million partitions makes each tuple once,
-already in its member's list.
+The partitions nobody kept wait in one list, in (topic, partition) order, made of the
+shared pool's tuples (`partition_pool`: a leader assigning the same metadata again makes no
+new tuple); a member's share of a block of round-robin passes is one strided slice of it, so
+a first assignment of a million partitions copies pointers, a member's list at a time, and
+the collector's passes over each list run while it is still in the processor's cache.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from itertools import repeat
 from operator import itemgetter
 from typing import Any
 
 from ..javahash import capacity_for_copy
 from ..types import TopicPartition
+from .partition_pool import add_free, topic_partitions
 from .sticky_common import (
     CollectorPause,
     IllegalStateError,
@@ -50,36 +51,6 @@ def _sorted_owned(claims: list[TopicPartition], key: Callable[[TopicPartition], 
     owned = sorted(claims, key=_TOPIC)
     owned.sort(key=_NUMBER)
     return owned
-
-
-class PartitionColumns:
-    """Partitions waiting to be handed out, in order, as two columns (topics, numbers).
-
-    The tuple of a partition is made when it is handed out, member by member, so a member's
-    partitions lie together in memory; the numbers are shared ints (most are not CPython's
-    cached small ints), so a partition costs one new tuple and nothing more.
-    """
-
-    __slots__ = ("topics", "numbers")
-
-    def __init__(self, topics: list[str], numbers: list[int]) -> None:
-        self.topics = topics
-        self.numbers = numbers
-
-    @classmethod
-    def of(cls, partitions: list[TopicPartition]) -> PartitionColumns:
-        return cls([t for t, _ in partitions], [p for _, p in partitions])
-
-    def __len__(self) -> int:
-        return len(self.numbers)
-
-    def take(self, start: int, stop: int | None = None, step: int = 1) -> list[TopicPartition]:
-        """The partitions at ``[start:stop:step]`` as new tuples."""
-        return list(zip(self.topics[start:stop:step], self.numbers[start:stop:step],
-                        strict=True))
-
-    def tuples(self) -> list[TopicPartition]:
-        return list(zip(self.topics, self.numbers, strict=True))
 
 
 class ConstrainedAssignmentBuilder:
@@ -116,10 +87,9 @@ class ConstrainedAssignmentBuilder:
         self.exactly_min.sort(key=member_key)
         rack = self.rack_info
         if rack.num_consumers_by_partition or rack.consumer_racks:
-            listed = rack.sort_by_rack_consumers(unassigned.tuples())
+            unassigned = rack.sort_by_rack_consumers(unassigned)
             if rack.consumer_racks:
-                listed = self._assign_rack_aware_round_robin(listed)
-            unassigned = PartitionColumns.of(listed)
+                unassigned = self._assign_rack_aware_round_robin(unassigned)
         self._assign_round_robin(unassigned)
         self._verify_unfilled_members()
         return self._in_result_order()
@@ -181,34 +151,21 @@ class ConstrainedAssignmentBuilder:
             self.exactly_min.append(member)
         return self.min_quota
 
-    def _unassigned_partitions(self, assigned: list[TopicPartition]) -> PartitionColumns:
-        """All partitions in (topic, partition) order that nobody kept, as columns."""
+    def _unassigned_partitions(self, assigned: list[TopicPartition]) -> list[TopicPartition]:
+        """All partitions in (topic, partition) order that nobody kept (the pool's tuples)."""
         counts = self.partitions_per_topic
-        taken: dict[str, bytearray] = {}
+        made = None if self.collector is None else self.collector.made
+        out: list[TopicPartition] = []
+        if not assigned:  # a first assignment: every partition
+            for topic in sorted(counts, key=member_key):
+                out.extend(topic_partitions(topic, counts[topic], made))
+            return out
+        taken = {topic: bytearray(count) for topic, count in counts.items()}
         for topic, p in assigned:
-            marks = taken.get(topic)
-            if marks is None:
-                marks = taken[topic] = bytearray(counts[topic])
-            marks[p] = 1
-        numbers = list(range(max(counts.values(), default=0)))
-        topic_column: list[str] = []
-        number_column: list[int] = []
+            taken[topic][p] = 1
         for topic in sorted(counts, key=member_key):
-            n = counts[topic]
-            marks = taken.get(topic)
-            if marks is None:
-                free = numbers if n == len(numbers) else numbers[:n]
-            elif 4 * (n - marks.count(1)) > n:
-                free = [numbers[p] for p, m in enumerate(marks) if not m]
-            else:
-                free = []
-                p = marks.find(0)
-                while p >= 0:
-                    free.append(numbers[p])
-                    p = marks.find(0, p + 1)
-            topic_column.extend(repeat(topic, len(free)))
-            number_column.extend(free)
-        return PartitionColumns(topic_column, number_column)
+            add_free(out, topic, taken[topic], made)
+        return out
 
     def _assign_new_partition(self, tp: TopicPartition, member: str) -> int:
         mine = self.assignment[member]
@@ -253,12 +210,12 @@ class ConstrainedAssignmentBuilder:
                 self._assign_new_partition(tp, member)
         return left
 
-    def _assign_round_robin(self, unassigned: PartitionColumns) -> None:
+    def _assign_round_robin(self, unassigned: list[TopicPartition]) -> None:
         """Round robin over members under ``min_quota``, then one each to ``exactly_min``."""
         position = self._fill_under_min(unassigned)
         exact = self.exactly_min
         head = 0
-        for tp in unassigned.take(position):
+        for tp in unassigned[position:]:
             if head >= len(exact):
                 raise IllegalStateError("No more unfilled consumers to be assigned.")
             member = exact[head]
@@ -267,7 +224,7 @@ class ConstrainedAssignmentBuilder:
                 self.current_over += 1
         del exact[:head]
 
-    def _fill_under_min(self, unassigned: PartitionColumns) -> int:
+    def _fill_under_min(self, unassigned: list[TopicPartition]) -> int:
         """Passes over ``under_min`` in id order; a member leaves when it reaches min.
 
         Computed a block of passes at a time (all members in a block take one partition
@@ -285,8 +242,8 @@ class ConstrainedAssignmentBuilder:
                 end = position + passes * width
                 collector = self.collector
                 for i, member in enumerate(under):
-                    self._take(member, unassigned.take(position + i, end, width))
-                    if collector is not None:
+                    self._take(member, unassigned[position + i:end:width])
+                    if collector is not None:  # the new slice's slots, for the collector
                         collector.made(passes)
                 position, done_passes = end, done_passes + passes
             if done_passes == level:
@@ -295,7 +252,7 @@ class ConstrainedAssignmentBuilder:
                 self.exactly_min.extend(reached)
                 continue
             # fewer partitions left than one more pass needs: a partial pass ends it all
-            for i, tp in enumerate(unassigned.take(position)):
+            for i, tp in enumerate(unassigned[position:]):
                 member = under[i]
                 if self._assign_new_partition(tp, member) == self.min_quota:
                     self.exactly_min.append(member)

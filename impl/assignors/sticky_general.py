@@ -20,11 +20,10 @@ is off and only plain moves are made, which ends within the bound above. ``passe
 
 from __future__ import annotations
 
-from itertools import repeat
-
 from ..javahash import HashMapOrder, table_size_for
 from ..types import Subscription, TopicPartition
 from ..user_data import DEFAULT_GENERATION, MemberData
+from .partition_pool import add_free, topic_partitions
 from .sticky_common import RackInfo, member_key, member_map, null_pointer
 from .sticky_movements import (
     MAX_SWAP_PASSES,
@@ -84,7 +83,7 @@ class GeneralAssignmentBuilder:
         self.sorted_all_partitions: list[TopicPartition] = []
         for topic in self.sorted_topics:
             self.sorted_all_partitions.extend(
-                zip(repeat(topic), range(partitions_per_topic[topic])))
+                topic_partitions(topic, partitions_per_topic[topic]))
         self.sizes: dict[str, int] = {}
         self.sorted_members = SortedMembers(self.sizes)
         self.revocation_required = False
@@ -151,17 +150,7 @@ class GeneralAssignmentBuilder:
         """``sortedAllPartitions`` minus the kept ones, in the same order."""
         out: list[TopicPartition] = []
         for topic in self.sorted_topics:
-            marks = kept[topic]
-            free = len(marks) - sum(marks)
-            if free == len(marks):
-                out.extend(zip(repeat(topic), range(free)))
-            elif 4 * free > len(marks):
-                out.extend([(topic, p) for p, m in enumerate(marks) if not m])
-            else:
-                p = marks.find(0)
-                while p >= 0:
-                    out.append((topic, p))
-                    p = marks.find(0, p + 1)
+            add_free(out, topic, kept[topic])
         return out
 
     # -- sizes and moves -------------------------------------------------------------------
