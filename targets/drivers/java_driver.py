@@ -3,9 +3,10 @@
 The driver's Java source lives beside this module (``java/*.java``: `JavaDriver` reads the
 commands, one `Member` thread per consumer); its JSON reader and writer is the ``java:``
 target's ``Json``, compiled in with it. It runs on the ``java:`` target's Kafka classpath
-and is compiled and cached the way that target's driver is: everything about finding Kafka's jars, a JDK and compiling is
-`java_runtime`'s (``$GROUPCHECK_KAFKA_CLASSPATH``, else ``../shared/kafka``; one cache
-folder per digest of the sources and the classpath's contents).
+and is compiled and cached the way that target's driver is: everything about finding
+Kafka's jars, a JDK and compiling is `java_runtime`'s (``$GROUPCHECK_KAFKA_CLASSPATH``,
+else ``../shared/kafka``; one cache folder per digest of the sources and the classpath's
+contents).
 """
 
 from __future__ import annotations
