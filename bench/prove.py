@@ -9,8 +9,10 @@ figure).
 
     python bench/prove.py [--targets builtin:sticky,...] [--scopes ";"-separated scopes]
     python bench/prove.py --zoo [--scopes ...]   # what each scope finds on the bug zoo
+    python bench/prove.py --no-gaps ...          # no I4b gap: claim-blind proofs where sound
 
-Rows say whether the run is a proof (``symmetry`` 0 or 1) or a sample (2, 3). ``--zoo``
+Rows say whether the run is a proof (``symmetry`` 0 or 1) or a sample (2, 3), and whether
+claims were aggregated (``--no-gaps`` on a target whose leader never sees them). ``--zoo``
 prints, per mutant of the bug zoo and per scope, the invariants broken somewhere: the
 evidence that a smaller default scope keeps the bug-finding power of a bigger one.
 """
@@ -36,17 +38,19 @@ SCOPES = ";members=3,topics=2,partitions=3"
 ZOO_SCOPES = "partitions=2,symmetry=2;"
 
 
-def row(target: str, scope_text: str, workers: int) -> str:
+def row(target: str, scope_text: str, workers: int, gaps: bool = True) -> str:
     resolved = resolve(target)
     assert resolved.assign is not None and resolved.assignor is not None
     scope = Scope.parse(scope_text)
     load = os.getloadavg()[0]
     cpu = time.process_time()
     report = prove(resolved.assign, resolved.assignor, scope, target=target, workers=workers,
-                   sticky=resolved.balanced, session=resolved.assign_session)
+                   sticky=resolved.balanced, session=resolved.assign_session, gaps=gaps)
     own = time.process_time() - cpu  # the parent's share (collecting, merging)
     found = ",".join(sorted(report.violations)) or "none"
     kind = "proof" if report.proved else "sample"
+    if report.claims_hidden:
+        kind += f", claims aggregated ({report.claims_hidden})"
     return (f"| {target} | {scope_text or '(default)'} | {kind} | {report.configurations:,} | "
             f"{report.labelled:,} | x{report.labelled / max(report.configurations, 1):.1f} | "
             f"{report.seconds:.1f} | {report.rate:,.0f} | "
@@ -78,6 +82,8 @@ def main() -> None:
     parser.add_argument("--scopes", default=SCOPES, help="';'-separated; empty = default")
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--zoo", action="store_true", help="the bug zoo's findings per scope")
+    parser.add_argument("--no-gaps", action="store_true",
+                        help="skip the I4b gap (claim-blind proofs where they are sound)")
     args = parser.parse_args()
     if args.zoo:
         zoo([s.strip() for s in (args.scopes if args.scopes != SCOPES else ZOO_SCOPES)
@@ -90,7 +96,7 @@ def main() -> None:
     print("| --- | --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- | --- |")
     for scope_text in args.scopes.split(";"):
         for target in args.targets.split(","):
-            print(row(target, scope_text.strip(), args.workers), flush=True)
+            print(row(target, scope_text.strip(), args.workers, not args.no_gaps), flush=True)
 
 
 if __name__ == "__main__":

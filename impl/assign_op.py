@@ -308,6 +308,13 @@ class AssignSession:
             found = self.answers[key] = _lead(make, request, subscriptions)
         return found
 
+    def leader_view(self, assignor: str, member: dict[str, Any]) -> Hashable:
+        """What the leader reads of one member's client-mode subscription (a request's
+        member entry) with this assignor: equal views, equal leader inputs."""
+        _, make, version = self._maker({"assignor": assignor})
+        view: Hashable = _seen_by_leader(client_subscription(make(), member, version))
+        return view
+
     def assign_keyed(self, request: dict[str, Any], keys: Sequence[Hashable],
                      metadata_key: Hashable) -> SessionAnswer:
         """``__call__`` for a caller that names what repeats: ``keys[i]`` stands for the

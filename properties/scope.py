@@ -31,12 +31,13 @@ import os
 import time
 from collections import Counter
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 from .deviations import EVIDENCE, agreement, evidence_labels
 from .rebalance import assignment_of
+from .scope_blind import check_eager, choose, projections
 from .scope_judge import (
     STICKY_FAMILY,
     Judgement,
@@ -48,40 +49,18 @@ from .scope_orbits import (
     Shape,
     Task,
     configs_of_task,
+    metadatas,
     reduction_is_sound,
-    reduction_text,
     skeletons,
     tasks_of,
     upper_bound,
 )
+from .scope_report import FORMAT, Counterexample, ProofReport
 from .scope_space import AssignFn, Config, Metadata, Scope, enumerate_scope, parse_bounds
 
-__all__ = ["AssignFn", "Config", "Counterexample", "ProofReport", "Scope", "build_request",
-           "enumerate_scope", "judge", "parse_bounds", "prove", "save_counterexample",
-           "upper_bound"]
-
-FORMAT = "groupcheck-prove/1"
-
-
-
-
-@dataclass
-class Counterexample:
-    invariant: str
-    violations: list[str]
-    config: Config
-    rounds: list[tuple[dict[str, Any], Any]]
-    round_no: int
-    file: str | None = None
-    rule: str | None = None  # the kafka_rules rule, when Kafka itself answers this way
-
-    def record(self, target: str, scope: Scope) -> dict[str, Any]:
-        request, response = self.rounds[self.round_no]
-        return {**request, "groupcheck": {
-            "format": FORMAT, "target": target, "scope": scope.text(),
-            "invariant": self.invariant, "violations": self.violations,
-            "inheritedFromKafka": self.rule, "round": self.round_no, "response": response,
-            "rounds": [{"request": q, "response": r} for q, r in self.rounds]}}
+__all__ = ["FORMAT", "AssignFn", "Config", "Counterexample", "ProofReport", "Scope",
+           "build_request", "enumerate_scope", "judge", "parse_bounds", "prove",
+           "claims_blind", "save_counterexample", "upper_bound"]
 
 
 @dataclass
@@ -104,11 +83,12 @@ class _Partial:
     gap_examples: dict[int, tuple[tuple[Any, ...], dict[str, Any]]] = field(
         default_factory=dict)
 
-    def add(self, config: Config, j: Judgement) -> None:
-        self.configs += 1
+    def add(self, config: Config, j: Judgement, fresh: bool = True) -> None:
+        """``fresh=False``: more configurations of a class already counted."""
+        self.configs += fresh
         self.weight += config.weight
-        self.assign_calls += len(j.calls)
-        self.assign_seconds += j.assign_seconds
+        self.assign_calls += len(j.calls) if fresh else 0
+        self.assign_seconds += j.assign_seconds if fresh else 0.0
         if j.optimum is not None and j.moves is not None:
             gap = j.moves - j.optimum
             self.gaps[gap] += 1
@@ -163,171 +143,17 @@ class _Partial:
                 self.smallest[inv] = (key, cex)
 
 
-@dataclass
-class ProofReport:
-    """The outcome of :func:`prove`."""
-
-    target: str
-    assignor: str
-    scope: Scope
-    configurations: int
-    labelled: int
-    seconds: float
-    workers: int
-    assign_calls: int
-    assign_seconds: float
-    cpu_seconds: float
-    violations: dict[str, int]
-    counterexamples: dict[str, Counterexample]
-    gaps: dict[int, int]
-    gap_unjudged: int
-    optimum_by: dict[str, int]
-    z3_available: bool
-    gap_examples: dict[int, dict[str, Any]] = field(default_factory=dict)
-    #: of ``violations``, the configurations whose violation a `kafka_rules` rule explains
-    inherited: dict[str, int] = field(default_factory=dict)
-    rules: dict[str, list[str]] = field(default_factory=dict)
-    #: of ``inherited``, the configurations the ``reference`` target reproduced
-    evidence: dict[str, int] = field(default_factory=dict)
-    reference: str | None = None
-    #: of ``violations``, the labelled configurations the violating representatives stand for
-    violations_labelled: dict[str, int] = field(default_factory=dict)
-
-    @property
-    def proved(self) -> bool:
-        """The reduction is sound (symmetry 0 or 1): the run covered every configuration of
-        the scope, so a clean report is a proof; levels 2 and 3 only sample it."""
-        return reduction_is_sound(self.scope)
-
-    @property
-    def own_violations(self) -> dict[str, int]:
-        """Violations no `kafka_rules` rule explains (configurations per invariant)."""
-        own = {inv: n - self.inherited.get(inv, 0) for inv, n in self.violations.items()}
-        return {inv: n for inv, n in own.items() if n}
-
-    @property
-    def ok(self) -> bool:
-        """No violation but Kafka's own behaviour (`kafka_rules`); see ``strict_ok``."""
-        return not self.own_violations
-
-    @property
-    def strict_ok(self) -> bool:
-        return not self.violations
-
-    @property
-    def rate(self) -> float:
-        return self.configurations / self.seconds if self.seconds > 0 else 0.0
-
-    @property
-    def symmetry_saved(self) -> int:
-        return self.labelled - self.configurations
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "target": self.target, "assignor": self.assignor, "scope": self.scope.text(),
-            "ok": self.ok, "proved": self.proved, "reduction": reduction_text(self.scope),
-            "configurations": self.configurations, "labelled": self.labelled,
-            "symmetrySaved": self.symmetry_saved, "seconds": round(self.seconds, 3),
-            "configurationsPerSecond": round(self.rate, 1),
-            "labelledPerSecond": round(self.labelled / self.seconds if self.seconds > 0
-                                       else 0.0, 1),
-            "workers": self.workers,
-            "assignCalls": self.assign_calls,
-            "assignSeconds": round(self.assign_seconds, 3),
-            "cpuSeconds": round(self.cpu_seconds, 3),
-            "violations": dict(sorted(self.violations.items())),
-            "violationsLabelled": dict(sorted(self.violations_labelled.items())),
-            "reference": self.reference,
-            "inheritedFromKafka": {inv: {"configurations": n, "rules": self.rules.get(inv, []),
-                                         "byEvidence": self.evidence.get(inv, 0),
-                                         "byRule": n - self.evidence.get(inv, 0)}
-                                   for inv, n in sorted(self.inherited.items())},
-            "counterexamples": {
-                inv: {"violations": c.violations, "file": c.file, "inheritedFromKafka": c.rule,
-                      "request": c.rounds[c.round_no][0], "response": c.rounds[c.round_no][1],
-                      "round": c.round_no}
-                for inv, c in sorted(self.counterexamples.items())},
-            "gapHistogram": {str(k): v for k, v in sorted(self.gaps.items())},
-            "gapUnjudged": self.gap_unjudged,
-            "optimumBy": dict(sorted(self.optimum_by.items())),
-            "gapExamples": {str(k): v for k, v in sorted(self.gap_examples.items())},
-            "z3": self.z3_available,
-        }
-
-    def table(self) -> str:
-        """A short human-readable report; it says whether the run is a proof."""
-        factor = self.labelled / self.configurations if self.configurations else 1.0
-        per_second = self.labelled / self.seconds if self.seconds > 0 else 0.0
-        verdict = "proof" if self.proved else "SAMPLED, NOT PROVED"
-        lines = [
-            f"prove {self.target}  scope {self.scope.text()}",
-            f"  {verdict:<22}  {reduction_text(self.scope)}",
-            f"  classes checked         {self.configurations:>10,}  "
-            f"(covering {self.labelled:,} configurations of the scope; symmetry saved "
-            f"x{factor:.1f})",
-            f"  time                    {self.seconds:>10.1f} s  "
-            f"({self.rate:,.0f} classes/s, {per_second:,.0f} configurations/s "
-            f"on {self.workers} worker(s); "
-            f"{self.cpu_seconds:.1f} CPU s, {self.assign_seconds:.1f} of them in "
-            f"{self.assign_calls:,} assign calls)",
-        ]
-        lines.append("  invariant     classes  configurations  of them Kafka's own  "
-                     "smallest counterexample")
-        for inv in ("I1", "I2", "I3", "I4a", "I5", "I6", "I11", "ERROR", "TIMEOUT"):
-            n = self.violations.get(inv, 0)
-            kafka = self.inherited.get(inv, 0)
-            rules = ",".join(self._label(r) for r in self.rules.get(inv, []))
-            cex = self.counterexamples.get(inv)
-            shown = "-" if cex is None else cex.violations[0]
-            if cex is not None and cex.rule:
-                shown = f"({self._label(cex.rule)}) {shown}"
-            if cex is not None and cex.file:
-                shown += f"  [{cex.file}]"
-            own = f"{kafka:,} {rules}" if kafka else "-"
-            lines.append(f"  {inv:<9}  {n:>10,}  {self.violations_labelled.get(inv, 0):>14,}  "
-                         f"{own:<18}  {shown}")
-        if self.z3_available:
-            hist = "  ".join(f"{k:+d}: {v:,}" if k else f"0: {v:,}"
-                             for k, v in sorted(self.gaps.items())) or "-"
-            lines.append(f"  I4b gap (moves - optimum, classes)  {hist}")
-            by = ", ".join(f"{k} {v:,}" for k, v in sorted(self.optimum_by.items()))
-            lines.append(f"    optimum from: {by or '-'}; not judged (a violation came first): "
-                         f"{self.gap_unjudged:,}")
-        else:
-            lines.append("  I4b gap: not measured (install the z3 extra)")
-        scope_word = ("on every configuration of the scope: proved" if self.proved else
-                      f"on the {self.configurations:,} sampled classes: sampled, not proved")
-        if not self.ok:
-            lines.append(f"VIOLATED: {', '.join(sorted(self.own_violations))}")
-        elif self.violations:
-            lines.append(f"every violation is Kafka's own behaviour ("
-                         f"{', '.join(sorted(self.inherited))}; rules in README, 'Where "
-                         "groupcheck differs from Kafka'); --strict fails on them; "
-                         f"every other invariant held {scope_word}")
-        else:
-            lines.append(f"every invariant held {scope_word}")
-        if self.reference is not None:
-            by_evidence = sum(self.evidence.values())
-            lines.append(f"labels: {by_evidence:,} from evidence (the reference "
-                         f"{self.reference} answered the same requests identically), "
-                         f"{sum(self.inherited.values()) - by_evidence:,} from a rule where "
-                         "the reference could not be asked")
-        return "\n".join(lines)
-
-    def _label(self, rule: str) -> str:
-        """A label as the table shows it: the rule id, or the reference that reproduced."""
-        return f"reproduced by {self.reference}" if rule == EVIDENCE else rule
-
-
 _WORKER: dict[str, Any] = {}
 
 
 def _init_worker(assign: AssignFn, session: Callable[[], AssignFn] | None, assignor: str,
                  scope: Scope, sticky: bool, exact: bool,
-                 reference: AssignFn | None = None) -> None:
+                 reference: AssignFn | None = None, gaps: bool = True,
+                 blind: str | None = None) -> None:
     _WORKER.clear()
     _WORKER.update(assign=session() if session is not None else assign, plain=assign,
-                   assignor=assignor, scope=scope, sticky=sticky, optimiser=Optimiser(exact),
+                   assignor=assignor, scope=scope, sticky=sticky,
+                   optimiser=Optimiser(exact) if gaps else None, blind=blind,
                    shapes={}, skeletons=skeletons(scope), reference=reference)
 
 
@@ -346,7 +172,8 @@ def _run_task(item: tuple[Task, int]) -> _Partial:
     if shape is None:
         shape = shapes[task[0]] = Shape.of(scope, task[0], orbit)
     part = _Partial()
-    optimiser: Optimiser = _WORKER["optimiser"]
+    optimiser: Optimiser | None = _WORKER["optimiser"]
+    blind: str | None = _WORKER["blind"]
     assign, assignor, sticky = _WORKER["assign"], _WORKER["assignor"], _WORKER["sticky"]
     started = time.process_time()
     reference = _WORKER["reference"]
@@ -355,7 +182,10 @@ def _run_task(item: tuple[Task, int]) -> _Partial:
     collecting = gc.isenabled()
     gc.disable()
     try:
-        for config in configs_of_task(scope, task, shape, _WORKER["skeletons"]):
+        if blind is not None:
+            _judge_projections(part, task, shape, blind)
+        for config in () if blind else configs_of_task(scope, task, shape,
+                                                        _WORKER["skeletons"]):
             j = judge(assign, assignor, config, optimiser, sticky)
             if reference is not None and j.first_round_of:
                 relabel(j, _WORKER["plain"], reference)
@@ -365,6 +195,30 @@ def _run_task(item: tuple[Task, int]) -> _Partial:
             gc.enable()
     part.cpu_seconds = time.process_time() - started
     return part
+
+
+def _judge_projections(part: _Partial, task: Task, shape: Shape, mode: str) -> None:
+    """A task in claim-blind mode (``scope_blind``): each projection judged for itself and,
+    without I4a when its premise held, for the configurations that add hidden claims."""
+    assign, assignor, sticky = _WORKER["assign"], _WORKER["assignor"], _WORKER["sticky"]
+    reference = _WORKER["reference"]
+
+    def run(config: Config, i4a: bool) -> Judgement:
+        j = judge(assign, assignor, config, None, sticky, i4a)
+        if mode == "all":
+            check_eager(config, j)
+        if reference is not None and j.first_round_of:
+            relabel(j, _WORKER["plain"], reference)
+        return j
+
+    for config, more in projections(_WORKER["scope"], task, shape, _WORKER["skeletons"],
+                                    mode):
+        j = run(config, True)
+        part.add(config, j)
+        if more:
+            again = j.i4a_judged
+            part.add(replace(config, weight=more), run(config, False) if again else j,
+                     fresh=False)
 
 
 def save_counterexample(directory: str | os.PathLike[str], target: str, scope: Scope,
@@ -384,8 +238,8 @@ def prove(assign: AssignFn, assignor: str, scope: Scope | None = None, *,
           failures: str | os.PathLike[str] | None = None, sticky: bool | None = None,
           exact: bool = False, session: Callable[[], AssignFn] | None = None,
           progress: Callable[[int, float], None] | None = None,
-          reference: AssignFn | None = None, reference_name: str | None = None
-          ) -> ProofReport:
+          reference: AssignFn | None = None, reference_name: str | None = None,
+          gaps: bool = True, aggregate: bool = True) -> ProofReport:
     """Check every configuration of ``scope`` against ``assign`` (see the module doc).
 
     ``workers``: processes (default: the CPUs, at most 2 unless told; 1 runs in-process;
@@ -395,7 +249,9 @@ def prove(assign: AssignFn, assignor: str, scope: Scope | None = None, *,
     ``session``: a factory of assign functions that answer like ``assign`` but keep what
     repeats across requests (``impl.assign_op.AssignSession``); each worker makes one.
     ``reference``: ask it every request of a violating configuration (`relabel`), under
-    the name ``reference_name``.
+    the name ``reference_name``. ``gaps=False``: no I4b gap, which lets a keyed session
+    whose leader does not see some claims be judged once for every way to add them
+    (``scope_blind``; ``aggregate=False`` enumerates them all the same).
     """
     scope = scope or Scope()
     target = target or f"python:{assignor}"
@@ -407,6 +263,7 @@ def prove(assign: AssignFn, assignor: str, scope: Scope | None = None, *,
     tasks = tasks_of(scope)
     total = _Partial()
     started = time.perf_counter()
+    blind, claims_note = claims_blind(scope, assignor, gaps or not aggregate, session)
 
     def collect(parts: Iterator[_Partial]) -> None:
         for part in parts:
@@ -414,16 +271,16 @@ def prove(assign: AssignFn, assignor: str, scope: Scope | None = None, *,
             if progress is not None:
                 progress(total.configs, time.perf_counter() - started)
 
-    args = (assign, session, assignor, scope, sticky, exact, reference)
+    args = (assign, session, assignor, scope, sticky, exact, reference, gaps, blind)
     if workers == 1:
         _init_worker(*args)
         collect(_run_task(t) for t in tasks)
-        z3_ok = bool(_WORKER["optimiser"].available)
+        z3_ok = _WORKER["optimiser"] is not None and bool(_WORKER["optimiser"].available)
     else:
         ctx = multiprocessing.get_context("fork")
         with ctx.Pool(workers, initializer=_init_worker, initargs=args) as pool:
             collect(pool.imap_unordered(_run_task, tasks, chunksize=4))
-        z3_ok = Optimiser(exact).available
+        z3_ok = gaps and Optimiser(exact).available
     seconds = time.perf_counter() - started
     counterexamples = {inv: cex for inv, (_, cex) in total.smallest.items()}
     if failures is not None:
@@ -441,4 +298,26 @@ def prove(assign: AssignFn, assignor: str, scope: Scope | None = None, *,
         reference=reference_name or (None if reference is None else "the reference"),
         rules={inv: sorted(r) for inv, r in total.rules.items()},
         violations_labelled=dict(total.weighted),
-        gap_examples={g: ex for g, (_, ex) in total.gap_examples.items()})
+        gap_examples={g: ex for g, (_, ex) in total.gap_examples.items()},
+        gaps_measured=gaps, claims_hidden=blind, claims_note=claims_note)
+
+
+def claims_blind(scope: Scope, assignor: str, enumerate_all: bool,
+                 session: Callable[[], AssignFn] | None) -> tuple[str | None, str]:
+    """Which claims the run may aggregate (a ``scope_blind`` mode, or None) and why, in one
+    line for the report; ``enumerate_all``: none (the gap is measured, or told so)."""
+    if enumerate_all:
+        return None, ""
+    if not reduction_is_sound(scope) or session is None:
+        return None, ("claims enumerated (aggregating them needs a proof level and an "
+                      "in-tree assign session)")
+    view = getattr(session(), "leader_view", None)
+    if view is None:
+        return None, "claims enumerated (the session cannot show what its leader reads)"
+    mode, found = choose(scope, metadatas(scope), assignor, view)
+    if mode is None:
+        return None, f"claims enumerated: {found}"
+    hidden = "nothing a member owns" if mode == "all" else "no claim on a topic its member "\
+        "no longer subscribes to"
+    return mode, (f"claims aggregated: the leader sees {hidden} (checked for every member "
+                  "of the scope), so one judgement stands for every way to add such claims")

@@ -82,7 +82,7 @@ def member_name(i: int) -> str:
 _ENTRIES: dict[MemberDesc, dict[str, Any]] = {}
 
 
-def _entry(desc: MemberDesc) -> dict[str, Any]:
+def member_entry(desc: MemberDesc) -> dict[str, Any]:
     """One member's request entry, kept per descriptor: shared by every request built with
     ``shared=True`` (read it, never change it)."""
     entry = _ENTRIES.get(desc)
@@ -107,7 +107,7 @@ def _copy(entry: dict[str, Any]) -> dict[str, Any]:
 def build_request(assignor: str, config: Config, *, shared: bool = False) -> dict[str, Any]:
     """The ``assign`` request (client mode) for one configuration; ``shared``: the member
     entries are shared with other requests (for callers that only read them)."""
-    entries = [_entry(desc) for desc in config.members]
+    entries = [member_entry(desc) for desc in config.members]
     members = {member_name(i): entry if shared else _copy(entry)
                for i, entry in enumerate(entries)}
     request: dict[str, Any] = {
@@ -232,6 +232,8 @@ class Judgement:
     assign_seconds: float = 0.0
     #: invariant → the `kafka_rules` rule that explains every violation of it
     inherited: dict[str, str] = field(default_factory=dict)
+    #: I4a's premise held, so I4a was judged (it reads every claim)
+    i4a_judged: bool = False
 
     @property
     def rounds(self) -> list[tuple[dict[str, Any], Any]]:
@@ -355,8 +357,9 @@ def _call(assign: AssignFn, request: dict[str, Any], config: Config
 
 
 def judge(assign: AssignFn, assignor: str, config: Config, optimiser: Optimiser | None,
-          sticky: bool) -> Judgement:
-    """Run one configuration (and its cooperative follow-ups) and judge it."""
+          sticky: bool, i4a: bool = True) -> Judgement:
+    """Run one configuration (and its cooperative follow-ups) and judge it (``i4a=False``:
+    without I4a, for ``scope_blind``)."""
     out = Judgement([], [])
     # a keyed session only reads the request: its member entries can be shared
     shared = hasattr(assign, "assign_keyed")
@@ -399,11 +402,13 @@ def judge(assign: AssignFn, assignor: str, config: Config, optimiser: Optimiser 
             i6 = [b.describe() for b in breaches]
             out.classify("I6", i6, inherited_i6(assignor, subs, breaches))
             found += i6
-        if round_no == 0 and sticky and _i4a_premise(request, subs, sets, partitions, wanted):
+        if (round_no == 0 and sticky and i4a
+                and _i4a_premise(request, subs, sets, partitions, wanted)):
+            out.i4a_judged = True
             prev = {m: [(t, p) for t, p in v["owned"]] for m, v in request["members"].items()}
-            i4a = A.no_moves_when_balanced(prev, assignment)
-            out.classify("I4a", i4a, inherited_i4a(assignor, subs, prev, assignment))
-            found += i4a
+            moved = A.no_moves_when_balanced(prev, assignment)
+            out.classify("I4a", moved, inherited_i4a(assignor, subs, prev, assignment))
+            found += moved
         note(round_no, found)
         changed = round_no == 0 or _as_sets(assignment) != _as_sets(settled)
         settled = assignment

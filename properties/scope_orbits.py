@@ -314,7 +314,7 @@ def _image(pattern: tuple[tuple[int, ...], ...], blocks: tuple[int, ...], table:
 _ROWS_OF = [tuple(i for i in range(8) if mask >> i & 1) for mask in range(1 << 8)]
 
 
-def _config(shape: Shape, rows: tuple[Skeleton, ...], pattern: tuple[tuple[int, ...], ...],
+def config_of(shape: Shape, rows: tuple[Skeleton, ...], pattern: tuple[tuple[int, ...], ...],
             weight: int) -> Config:
     """The configuration of one claim pattern. Blocks come in (topic, partition) order, so
     each member's claims are collected already sorted."""
@@ -329,7 +329,7 @@ def _config(shape: Shape, rows: tuple[Skeleton, ...], pattern: tuple[tuple[int, 
     return Config(shape.metadata, members, weight)
 
 
-def _row_tuples(scope: Scope, skels: list[Skeleton], n: int, first: int
+def row_tuples(scope: Scope, skels: list[Skeleton], n: int, first: int
                 ) -> Iterator[tuple[Skeleton, ...]]:
     """Skeleton tuples starting with ``skels[first]``: sorted (a multiset) where members are
     merged, else every sequence; generations dense from 1 above level 0."""
@@ -351,7 +351,7 @@ def configs_of_task(scope: Scope, task: Task, shape: Shape,
     _, n, first = task
     level2 = renumbers_partitions(scope)
     reduced = renames_topics(scope)
-    for rows in _row_tuples(scope, skels, n, first):
+    for rows in row_tuples(scope, skels, n, first):
         autos = _skeleton_autos(scope, shape, rows) if reduced else []
         if autos is None:
             continue
@@ -370,13 +370,13 @@ def configs_of_task(scope: Scope, task: Task, shape: Shape,
                 fixed += image == pattern
             else:
                 if not scope.symmetry:
-                    yield _config(shape, rows, pattern, 1)
+                    yield config_of(shape, rows, pattern, 1)
                     continue
                 swaps = 1
                 if level2:
                     for part in pattern:
                         swaps *= _run_lengths(part)
-                yield _config(shape, rows, pattern, base // (fixed * swaps))
+                yield config_of(shape, rows, pattern, base // (fixed * swaps))
 
 
 def tasks_of(scope: Scope) -> list[tuple[Task, int]]:
