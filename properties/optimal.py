@@ -12,6 +12,7 @@ is balanced), so :func:`min_moves` always answers. z3 is imported lazily.
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -206,3 +207,45 @@ class MovesOracle:
         while not self._within(solver, objective, bound):
             bound += 1
         return bound
+
+
+class Optimiser:
+    """The I4b optimum, memoised per input: no search when the assignor's balanced complete
+    answer meets the lower bound (``forced_moves``); else an exhaustive search where the
+    assignments are few (``search_min_moves``, equal to Z3's optimum and far cheaper), else
+    Z3 (``MovesOracle``). ``exact`` asks Z3 every time."""
+
+    def __init__(self, exact: bool) -> None:
+        self.exact = exact
+        self.cache: dict[Any, int] = {}
+        self.available = True
+        self.oracle: Any = None
+        try:
+            importlib.import_module("z3")
+        except ImportError:
+            self.available = False
+
+    def optimum(self, subs: Mapping[str, list[str]], partitions: Mapping[str, int],
+                prev: Mapping[str, list[TopicPartition]],
+                achieved: int | None) -> tuple[int, str]:
+        """``achieved``: the moves of the assignor's answer when it is complete and
+        balanced (an upper bound on the optimum), else None."""
+        if (not self.exact and achieved is not None
+                and achieved == forced_moves(subs, partitions, prev)):
+            return achieved, "bound"
+        key = (tuple((m, tuple(ts)) for m, ts in subs.items()),
+               tuple(sorted(partitions.items())),
+               tuple((m, tuple(sorted(ps))) for m, ps in prev.items()))
+        if key in self.cache:
+            return self.cache[key], "cache"
+        if not self.exact:
+            found = search_min_moves(subs, partitions, prev)
+            if found is not None:
+                self.cache[key] = found
+                return found, "search"
+        if self.oracle is None:
+            self.oracle = MovesOracle()
+        value = int(self.oracle.min_moves(subs, partitions, prev,
+                                          None if self.exact else achieved))
+        self.cache[key] = value
+        return value, "z3"

@@ -36,12 +36,12 @@ from pathlib import Path
 from typing import Any
 
 from .deviations import EVIDENCE, agreement, evidence_labels
+from .optimal import Optimiser
 from .rebalance import assignment_of
 from .scope_blind import check_eager, choose, projections
 from .scope_judge import (
     STICKY_FAMILY,
     Judgement,
-    Optimiser,
     build_request,
     judge,
 )
@@ -263,7 +263,7 @@ def prove(assign: AssignFn, assignor: str, scope: Scope | None = None, *,
     tasks = tasks_of(scope)
     total = _Partial()
     started = time.perf_counter()
-    blind, claims_note = claims_blind(scope, assignor, gaps or not aggregate, session)
+    blind, claims_note = claims_blind(scope, assignor, gaps or not aggregate, session, sticky)
 
     def collect(parts: Iterator[_Partial]) -> None:
         for part in parts:
@@ -303,9 +303,11 @@ def prove(assign: AssignFn, assignor: str, scope: Scope | None = None, *,
 
 
 def claims_blind(scope: Scope, assignor: str, enumerate_all: bool,
-                 session: Callable[[], AssignFn] | None) -> tuple[str | None, str]:
+                 session: Callable[[], AssignFn] | None,
+                 sticky: bool = False) -> tuple[str | None, str]:
     """Which claims the run may aggregate (a ``scope_blind`` mode, or None) and why, in one
-    line for the report; ``enumerate_all``: none (the gap is measured, or told so)."""
+    line for the report; ``enumerate_all``: none (the gap is measured, or told so);
+    ``sticky``: I4a is judged, which only mode ``unsubscribed`` keeps whole."""
     if enumerate_all:
         return None, ""
     if not reduction_is_sound(scope) or session is None:
@@ -314,7 +316,7 @@ def claims_blind(scope: Scope, assignor: str, enumerate_all: bool,
     view = getattr(session(), "leader_view", None)
     if view is None:
         return None, "claims enumerated (the session cannot show what its leader reads)"
-    mode, found = choose(scope, metadatas(scope), assignor, view)
+    mode, found = choose(scope, metadatas(scope), assignor, view, sticky)
     if mode is None:
         return None, f"claims enumerated: {found}"
     hidden = "nothing a member owns" if mode == "all" else "no claim on a topic its member "\

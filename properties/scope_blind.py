@@ -20,18 +20,22 @@ members, subscriptions, generations, racks and visible claims):
    partitions it may own, stale claims included — and uses a mode only when every view
    equals the view of the same member without its hidden claims.
 2. *The judges read the same claims.* A cooperative answer is judged on the claims a member
-   still holds when it joins, those of topics it subscribes to (I5, I6: visible in both
-   modes); in mode ``all`` an answer that is not ``EAGER`` stops the run (``check_eager``).
-   Follow-up rounds are built from the answer alone. I4a reads every claim, but its premise
-   (the claims form a complete assignment of subscribed partitions) is false whenever a
-   hidden claim exists, so a projection whose premise holds is judged twice: with I4a for
-   itself, without it for the configurations that add hidden claims.
+   still holds when it joins, those of topics it subscribes to (I5, I6), which mode
+   ``unsubscribed`` keeps; mode ``all`` keeps none, so there an answer that is not
+   ``EAGER`` stops the run (``check_eager``). Follow-up rounds are built from the answer
+   alone. I4a reads every claim, but its premise (the claims form a complete assignment of
+   subscribed partitions) is false whenever a claim on an unsubscribed topic exists, so a
+   projection whose premise holds is judged twice: with I4a for itself, without it for the
+   configurations that add hidden claims. (Mode ``all`` would hide claims that can make
+   the premise true, so a target judged on I4a never gets it.)
 
 So every configuration breaks exactly the invariants its projection's judgement shows, and
-a clean run is a proof of the whole scope. Weights count the hidden claims that can be
-added (``completions``: per partition, claimants up to ``claims`` in all; stale claims up to
-``stale`` in all). ``tests/test_scope_blind.py`` checks weights and verdicts against the
-full enumeration on every builtin it applies to and the bug zoo.
+a clean run is a proof of the whole scope. A counterexample is a projection: itself a
+configuration of the scope, whose requests get the answers that broke the invariant.
+Weights count the hidden claims that can be added (``completions``: per partition,
+claimants up to ``claims`` in all; stale claims up to ``stale`` in all).
+``tests/test_scope_blind.py`` checks weights and verdicts against the full enumeration on
+the builtins and the bug zoo's eager and cooperative mutants.
 """
 
 from __future__ import annotations
@@ -153,10 +157,12 @@ def _premise(scope: Scope, metadatas: list[tuple[Metadata, int]], assignor: str,
 
 
 def choose(scope: Scope, metadatas: list[tuple[Metadata, int]], assignor: str,
-           view: LeaderView) -> tuple[str | None, str]:
-    """The strongest mode whose premise holds (None if neither), and why, in words."""
+           view: LeaderView, i4a: bool = False) -> tuple[str | None, str]:
+    """The strongest mode whose premise holds (None if neither), and why, in words. With
+    ``i4a`` (I4a is judged) only ``unsubscribed``: a hidden claim on a subscribed topic
+    could make I4a's premise true."""
     reason = ""
-    for mode in MODES:
+    for mode in MODES[1:] if i4a else MODES:
         found = _premise(scope, metadatas, assignor, view, mode)
         if found is None:
             return mode, reason

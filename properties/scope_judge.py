@@ -44,7 +44,6 @@ violations, only where the reading finds a fault.
 
 from __future__ import annotations
 
-import importlib
 import time
 from collections.abc import Callable, Hashable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -53,6 +52,7 @@ from typing import Any, Protocol
 from . import assignment as A
 from .generations import claim_breaches, resolved, uncontested
 from .kafka_rules import inherited_i4a, inherited_i6
+from .optimal import Optimiser
 from .rebalance import assignment_of, claims_of, sent_claims
 from .scope_space import AssignFn, Config, MemberDesc, TopicPartition
 
@@ -254,50 +254,6 @@ class Judgement:
             self.inherited[invariant] = rule
         else:
             self.inherited.pop(invariant, None)
-
-
-class Optimiser:
-    """The I4b optimum, memoised per input: no search when the assignor's balanced complete
-    answer meets the lower bound (``forced_moves``); else an exhaustive search where the
-    assignments are few (``search_min_moves``, equal to Z3's optimum and far cheaper), else
-    Z3 (``optimal.MovesOracle``). ``exact`` asks Z3 every time."""
-
-    def __init__(self, exact: bool) -> None:
-        self.exact = exact
-        self.cache: dict[Any, int] = {}
-        self.available = True
-        self.oracle: Any = None
-        try:
-            importlib.import_module("z3")
-        except ImportError:
-            self.available = False
-
-    def optimum(self, subs: Mapping[str, list[str]], partitions: Mapping[str, int],
-                prev: Mapping[str, list[TopicPartition]],
-                achieved: int | None) -> tuple[int, str]:
-        """``achieved``: the moves of the assignor's answer when it is complete and
-        balanced (an upper bound on the optimum), else None."""
-        from .optimal import MovesOracle, forced_moves, search_min_moves
-
-        if (not self.exact and achieved is not None
-                and achieved == forced_moves(subs, partitions, prev)):
-            return achieved, "bound"
-        key = (tuple((m, tuple(ts)) for m, ts in subs.items()),
-               tuple(sorted(partitions.items())),
-               tuple((m, tuple(sorted(ps))) for m, ps in prev.items()))
-        if key in self.cache:
-            return self.cache[key], "cache"
-        if not self.exact:
-            found = search_min_moves(subs, partitions, prev)
-            if found is not None:
-                self.cache[key] = found
-                return found, "search"
-        if self.oracle is None:
-            self.oracle = MovesOracle()
-        value = int(self.oracle.min_moves(subs, partitions, prev,
-                                          None if self.exact else achieved))
-        self.cache[key] = value
-        return value, "z3"
 
 
 def _i4a_premise(request: Mapping[str, Any], subs: Mapping[str, list[str]],
