@@ -13,7 +13,9 @@ I11, the I4b gap) is in ``scope_judge``; this module runs them over the whole sc
 worker processes (units of work: a metadata, a member count and the first member's
 skeleton, biggest first) and collects the report. A target may hand over a ``session``
 factory — an assign function per worker that keeps what repeats across requests
-(``impl.assign_op.AssignSession``, for the deterministic in-tree assignors).
+(``impl.assign_op.AssignSession``, for the deterministic in-tree assignors). Without the
+gap (``gaps=False``), claims such a session's leader never sees are aggregated: one
+judgement per projection (``scope_blind``, still a proof). The report is ``scope_report``.
 
 Counterexamples: for each invariant id, the smallest violating configuration (fewest
 members, then partitions, claims, generations, subscriptions) is kept and, with
