@@ -123,11 +123,11 @@ def _prove_one(args: argparse.Namespace, scope: Scope, target: Target,
 
 def _warn_if_large(args: argparse.Namespace, scope: Scope, target: Target) -> None:
     """A line on stderr when the run will enumerate a scope too big to wait for."""
-    from .properties.scope import claims_blind, upper_bound
+    from .properties.scope import claim_mode, upper_bound
 
     bound = upper_bound(scope)
-    if bound <= LARGE_SCOPE or claims_blind(scope, str(target.assignor), not args.no_gaps,
-                                            target.assign_session)[0]:
+    if bound <= LARGE_SCOPE or claim_mode(scope, str(target.assignor), not args.no_gaps,
+                                          target.assign_session, target.balanced)[0]:
         return
     print(f"prove: scope {scope.text()} visits up to {bound:,} candidate configurations for "
           f"{target.name}; consider fewer members, generations or claims",
@@ -174,9 +174,10 @@ def add_commands(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-
                         "violating configuration: identical answers label the violation "
                         "the reference's own, other answers make it the target's own")
     p.add_argument("--no-gaps", action="store_true",
-                   help="skip the I4b stickiness gap; a target whose leader never sees what "
-                        "members own (range, roundrobin) is then judged once per claim-free "
-                        "configuration, a proof of the same scope in a fraction of the time")
+                   help="skip the I4b stickiness gap; claims a target's leader never sees "
+                        "(all of them for range and roundrobin, those on unsubscribed topics "
+                        "for cooperative-sticky) are then aggregated: a proof of the same "
+                        "scope in a fraction of the time")
     p.add_argument("--strict", action="store_true",
                    help="fail on violations that are Kafka's own behaviour too (rules K1-K4)")
     p.set_defaults(func=cmd_prove)

@@ -62,7 +62,7 @@ from .scope_space import AssignFn, Config, Metadata, Scope, enumerate_scope, par
 
 __all__ = ["FORMAT", "AssignFn", "Config", "Counterexample", "ProofReport", "Scope",
            "build_request", "enumerate_scope", "judge", "parse_bounds", "prove",
-           "claims_blind", "save_counterexample", "upper_bound"]
+           "claim_mode", "save_counterexample", "upper_bound"]
 
 
 @dataclass
@@ -151,11 +151,11 @@ _WORKER: dict[str, Any] = {}
 def _init_worker(assign: AssignFn, session: Callable[[], AssignFn] | None, assignor: str,
                  scope: Scope, sticky: bool, exact: bool,
                  reference: AssignFn | None = None, gaps: bool = True,
-                 blind: str | None = None) -> None:
+                 claim_mode: str | None = None) -> None:
     _WORKER.clear()
     _WORKER.update(assign=session() if session is not None else assign, plain=assign,
                    assignor=assignor, scope=scope, sticky=sticky,
-                   optimiser=Optimiser(exact) if gaps else None, blind=blind,
+                   optimiser=Optimiser(exact) if gaps else None, claim_mode=claim_mode,
                    shapes={}, skeletons=skeletons(scope), reference=reference)
 
 
@@ -175,7 +175,7 @@ def _run_task(item: tuple[Task, int]) -> _Partial:
         shape = shapes[task[0]] = Shape.of(scope, task[0], orbit)
     part = _Partial()
     optimiser: Optimiser | None = _WORKER["optimiser"]
-    blind: str | None = _WORKER["blind"]
+    mode: str | None = _WORKER["claim_mode"]
     assign, assignor, sticky = _WORKER["assign"], _WORKER["assignor"], _WORKER["sticky"]
     started = time.process_time()
     reference = _WORKER["reference"]
@@ -184,14 +184,14 @@ def _run_task(item: tuple[Task, int]) -> _Partial:
     collecting = gc.isenabled()
     gc.disable()
     try:
-        if blind is not None:
-            _judge_projections(part, task, shape, blind)
-        for config in () if blind else configs_of_task(scope, task, shape,
-                                                        _WORKER["skeletons"]):
-            j = judge(assign, assignor, config, optimiser, sticky)
-            if reference is not None and j.first_round_of:
-                relabel(j, _WORKER["plain"], reference)
-            part.add(config, j)
+        if mode is not None:
+            _judge_projections(part, task, shape, mode)
+        else:
+            for config in configs_of_task(scope, task, shape, _WORKER["skeletons"]):
+                j = judge(assign, assignor, config, optimiser, sticky)
+                if reference is not None and j.first_round_of:
+                    relabel(j, _WORKER["plain"], reference)
+                part.add(config, j)
     finally:
         if collecting:
             gc.enable()
@@ -265,7 +265,7 @@ def prove(assign: AssignFn, assignor: str, scope: Scope | None = None, *,
     tasks = tasks_of(scope)
     total = _Partial()
     started = time.perf_counter()
-    blind, claims_note = claims_blind(scope, assignor, gaps or not aggregate, session, sticky)
+    mode, claims_note = claim_mode(scope, assignor, gaps or not aggregate, session, sticky)
 
     def collect(parts: Iterator[_Partial]) -> None:
         for part in parts:
@@ -273,7 +273,7 @@ def prove(assign: AssignFn, assignor: str, scope: Scope | None = None, *,
             if progress is not None:
                 progress(total.configs, time.perf_counter() - started)
 
-    args = (assign, session, assignor, scope, sticky, exact, reference, gaps, blind)
+    args = (assign, session, assignor, scope, sticky, exact, reference, gaps, mode)
     if workers == 1:
         _init_worker(*args)
         collect(_run_task(t) for t in tasks)
@@ -301,10 +301,10 @@ def prove(assign: AssignFn, assignor: str, scope: Scope | None = None, *,
         rules={inv: sorted(r) for inv, r in total.rules.items()},
         violations_labelled=dict(total.weighted),
         gap_examples={g: ex for g, (_, ex) in total.gap_examples.items()},
-        gaps_measured=gaps, claims_hidden=blind, claims_note=claims_note)
+        gaps_measured=gaps, claims_hidden=mode, claims_note=claims_note)
 
 
-def claims_blind(scope: Scope, assignor: str, enumerate_all: bool,
+def claim_mode(scope: Scope, assignor: str, enumerate_all: bool,
                  session: Callable[[], AssignFn] | None,
                  sticky: bool = False) -> tuple[str | None, str]:
     """Which claims the run may aggregate (a ``scope_blind`` mode, or None) and why, in one
