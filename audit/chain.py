@@ -35,12 +35,9 @@ first; for COOPERATIVE those that change owner), assign time.
 
 from __future__ import annotations
 
-import _signal
 import copy
 import hashlib
 import json
-import signal
-import threading
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -56,44 +53,14 @@ from ..properties.kafka_rules import (
     inherited_i11,
 )
 from ..properties.rebalance import assignment_of, claims_of, i4a_applies, sent_claims
+from .call_timeout import CALL_TIMEOUT, call_with_timeout
 from .codec_check import check_codec
 from .targets import AuditTarget
 
 TopicPartition = tuple[str, int]
 INVARIANTS = ("I1", "I2", "I3", "I4", "I5", "I6", "I10", "I11", "ERROR", "TIMEOUT")
 MAX_FOLLOW_UPS = 3
-#: Seconds one assign call may take before the story stops with ``TIMEOUT`` (a hang is a
-#: liveness bug; without a limit one hanging scenario would stall the whole audit).
-CALL_TIMEOUT = 5.0
 
-
-_ALARM = int(getattr(signal, "SIGALRM", 14))
-_REAL_TIMER = int(getattr(signal, "ITIMER_REAL", 0))
-
-
-class AssignTimeout(TimeoutError):
-    """An assign call took longer than `CALL_TIMEOUT`."""
-
-
-def call_with_timeout(fn: Any, request: dict[str, Any], seconds: float) -> Any:
-    """``fn(request)``, interrupted after ``seconds`` by SIGALRM where it can be (the main
-    thread of a POSIX process: Spark's Python workers run the function there)."""
-    if seconds <= 0 or threading.current_thread() is not threading.main_thread() \
-            or not hasattr(signal, "setitimer"):
-        return fn(request)
-
-    def expired(signum: int, frame: Any) -> None:
-        raise AssignTimeout(f"assign did not answer within {seconds:g}s")
-
-    # the C functions of ``_signal``: ``signal.signal`` converts numbers and handlers to and
-    # from enums on every call, a few percent of a small scenario's time
-    previous = _signal.signal(_ALARM, expired)
-    _signal.setitimer(_REAL_TIMER, seconds)
-    try:
-        return fn(request)
-    finally:
-        _signal.setitimer(_REAL_TIMER, 0)
-        _signal.signal(_ALARM, previous)
 CHAIN_FORMAT = "groupcheck-audit-chain/1"
 
 

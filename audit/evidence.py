@@ -28,7 +28,8 @@ from collections.abc import Mapping
 from typing import Any
 
 from ..properties.deviations import EVIDENCE, agreement, evidence_labels
-from .chain import ChainResult, call_with_timeout
+from .call_timeout import call_with_timeout
+from .chain import ChainResult
 from .targets import AuditTarget
 
 #: what the codec check judges: not an ``assign`` answer, so never asked of the reference

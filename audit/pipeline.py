@@ -27,31 +27,27 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import sys
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .chain import CALL_TIMEOUT, INVARIANTS, run_chain
+from .call_timeout import CALL_TIMEOUT
+from .chain import INVARIANTS, run_chain
 from .chain import replay_record as _replay_record
 from .evidence import label, reference_name
 from .examples import shrink_and_draw
 from .progress import Progress
 from .scenarios import random_spec, spec_size
+from .session import spark_session
 from .targets import Resolver, plugin_file, resolve_cached
 
 RUN_FORMAT = "groupcheck-audit-run/1"
 SIZE_BUCKETS = (1, 2, 4, 8, 16, 32, 64, 128)
-DEFAULT_MASTER = "local[*]"
 #: Chunks (Spark jobs) run at once: while one waits for its slowest task, the next one's
 #: tasks keep the other cores busy.
 IN_FLIGHT = 2
-#: For a JVM this process starts (local masters): the JVM only moves small Arrow batches and
-#: writes Parquet, so C1 alone and the serial collector leave the cores to the Python
-#: workers (measured: half the JVM's CPU time; BENCHMARKS.md).
-LOCAL_JVM_OPTIONS = "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC"
 
 
 class AuditError(Exception):
@@ -91,41 +87,6 @@ class AuditConfig:
         size = self.effective_chunk_size()
         return [(i, lo, min(self.scenarios, lo + size))
                 for i, lo in enumerate(range(0, self.scenarios, size))]
-
-
-# ---------------------------------------------------------------------------------------
-# Spark session
-
-
-def spark_session(master: str | None, package_dir: str | os.PathLike[str],
-                  extra_conf: dict[str, str] | None = None) -> Any:
-    """A session on ``master`` (or the one ``spark-submit`` made) with the ``groupcheck``
-    package shipped to the executors."""
-    from pyspark.sql import SparkSession
-
-    from .package import package_zip
-
-    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
-    builder = (SparkSession.builder.appName("groupcheck-audit")
-               .config("spark.ui.enabled", "false")
-               .config("spark.ui.showConsoleProgress", "false")
-               .config("spark.python.worker.reuse", "true")
-               .config("spark.sql.execution.arrow.maxRecordsPerBatch", "256")
-               .config("spark.sql.shuffle.partitions", "8"))
-    if "PYSPARK_GATEWAY_PORT" not in os.environ:  # we start the JVM (not spark-submit)
-        builder = builder.config("spark.driver.extraJavaOptions", LOCAL_JVM_OPTIONS)
-    if master or "PYSPARK_GATEWAY_PORT" not in os.environ:
-        # under spark-submit (which sets PYSPARK_GATEWAY_PORT) its --master wins
-        builder = builder.master(master or DEFAULT_MASTER)
-    for key, value in (extra_conf or {}).items():
-        builder = builder.config(key, value)
-    spark = builder.getOrCreate()
-    spark.sparkContext.setLogLevel("ERROR")
-    zip_path = package_zip(package_dir)
-    shipped = spark.sparkContext.getConf().get("spark.submit.pyFiles", "") or ""
-    if zip_path is not None and str(zip_path) not in shipped:
-        spark.sparkContext.addPyFile(str(zip_path))
-    return spark
 
 
 # ---------------------------------------------------------------------------------------

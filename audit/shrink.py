@@ -39,7 +39,8 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from .chain import CALL_TIMEOUT, INVARIANTS, ChainResult, run_chain
+from .call_timeout import CALL_TIMEOUT
+from .chain import INVARIANTS, ChainResult, run_chain
 from .evidence import label
 from .scenarios import spec_size
 from .story_parts import PASSES, all_members, claims, drop_all_racks, drop_codec, renamed, replicas

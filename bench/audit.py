@@ -27,8 +27,9 @@ if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
 from groupcheck.audit.chain import run_chain  # noqa: E402
-from groupcheck.audit.pipeline import AuditConfig, run_audit, spark_session  # noqa: E402
+from groupcheck.audit.pipeline import AuditConfig, run_audit  # noqa: E402
 from groupcheck.audit.scenarios import random_spec  # noqa: E402
+from groupcheck.audit.session import spark_session  # noqa: E402
 from groupcheck.audit.targets import DEFAULT_TARGETS  # noqa: E402
 from groupcheck.audit_command import resolve_audit_target  # noqa: E402
 

@@ -75,7 +75,7 @@ def resolve_audit_target(name: str) -> Any:
 
     family, at, rest = name.partition("@")
     if at and rest.startswith("java:"):
-        from .audit.chain import CALL_TIMEOUT
+        from .audit.call_timeout import CALL_TIMEOUT
         from .impl.assignors import ASSIGNOR_NAMES
         from .targets.java_runtime import JavaUnavailable
         from .targets.java_target import audit_parts

@@ -141,7 +141,7 @@ class PairedAssign:
         self.scenario, self.calls = scenario, 0
 
     def __call__(self, request: dict[str, Any]) -> Answer:
-        from .audit.chain import AssignTimeout, call_with_timeout
+        from .audit.call_timeout import AssignTimeout, call_with_timeout
 
         call, self.calls = self.calls, self.calls + 1
         self.result.requests += 1

@@ -33,13 +33,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from .audit.chain import (
-    CALL_TIMEOUT,
-    INVARIANTS,
-    AssignTimeout,
-    ChainResult,
-    replay_record,
-)
+from .audit.call_timeout import CALL_TIMEOUT, AssignTimeout
+from .audit.chain import INVARIANTS, ChainResult, replay_record
 from .audit.scenarios import _pick_tier, random_spec, scenario_rng, spec_size
 from .audit.shrink import play
 from .audit.targets import AuditTarget

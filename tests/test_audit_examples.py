@@ -68,7 +68,8 @@ def test_without_a_shrink_budget_the_examples_are_drawn_as_found(tmp_path: Path)
 def test_the_audit_report_shows_shrunk_pictures_and_keeps_its_summary(tmp_path: Path
                                                                       ) -> None:
     pytest.importorskip("pyspark", reason="the audit needs PySpark (the spark extra)")
-    from groupcheck.audit.pipeline import AuditConfig, run_audit, spark_session
+    from groupcheck.audit.pipeline import AuditConfig, run_audit
+    from groupcheck.audit.session import spark_session
 
     spark = spark_session("local[2]", tmp_path / "pkg")
     try:

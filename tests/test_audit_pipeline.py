@@ -28,7 +28,7 @@ PASSING = ["builtin:range", "builtin:roundrobin", "builtin:sticky"]
 
 @pytest.fixture(scope="module")
 def spark(tmp_path_factory: pytest.TempPathFactory) -> Any:
-    from groupcheck.audit.pipeline import spark_session
+    from groupcheck.audit.session import spark_session
 
     session = spark_session("local[2]", tmp_path_factory.mktemp("pkg"))
     yield session
@@ -264,7 +264,8 @@ def test_usage_errors_exit_2(capsys: pytest.CaptureFixture[str], tmp_path: Path)
 PROBE = """
 import json, os, sys
 sys.path.insert(0, sys.argv[1])  # the driver imports the checkout; executors get the zip
-from groupcheck.audit.pipeline import AuditConfig, run_audit, spark_session
+from groupcheck.audit.pipeline import AuditConfig, run_audit
+from groupcheck.audit.session import spark_session
 from groupcheck.audit_command import resolve_audit_target
 
 spark = spark_session(sys.argv[2], sys.argv[3] + "/_package")
