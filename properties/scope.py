@@ -52,13 +52,20 @@ from .scope_orbits import (
     Task,
     configs_of_task,
     metadatas,
-    reduction_is_sound,
     skeletons,
     tasks_of,
     upper_bound,
 )
 from .scope_report import FORMAT, Counterexample, ProofReport
-from .scope_space import AssignFn, Config, Metadata, Scope, enumerate_scope, parse_bounds
+from .scope_space import (
+    AssignFn,
+    Config,
+    Metadata,
+    Scope,
+    enumerate_scope,
+    parse_bounds,
+    reduction_is_sound,
+)
 
 __all__ = ["FORMAT", "AssignFn", "Config", "Counterexample", "ProofReport", "Scope",
            "build_request", "enumerate_scope", "judge", "parse_bounds", "prove",

@@ -80,7 +80,14 @@ from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-from .scope_space import Config, Metadata, Scope
+from .scope_space import (
+    Config,
+    Metadata,
+    Scope,
+    merges_members,
+    renames_topics,
+    renumbers_partitions,
+)
 
 Skeleton = tuple[tuple[int, ...], int, int]  # (topics, generation (0 = none), rack (-1 = none))
 # a block: (topic, first partition, size, stale?)
@@ -107,40 +114,6 @@ def _run_lengths(part: tuple[int, ...]) -> int:
         run = run + 1 if a == b else 1
         out *= run
     return out
-
-
-def renames_topics(scope: Scope) -> bool:
-    """Topics renamed (levels 2 and 3: sampled, not proved)."""
-    return scope.symmetry >= 2
-
-
-def merges_members(scope: Scope) -> bool:
-    """Member orders merged into multisets (levels 2 and 3 without ``orders=1``)."""
-    return scope.symmetry >= 2 and not scope.orders
-
-
-def renumbers_partitions(scope: Scope) -> bool:
-    """Partitions renumbered within a block (level 3: sampled, not proved)."""
-    return scope.symmetry >= 3
-
-
-def reduction_is_sound(scope: Scope) -> bool:
-    """Levels 0 and 1 cover every configuration of the scope (see the module doc)."""
-    return scope.symmetry <= 1
-
-
-def reduction_text(scope: Scope) -> str:
-    """What the run's reduction assumes, in one line (for reports)."""
-    if scope.symmetry == 0:
-        return "every configuration of the scope checked, no reduction"
-    if scope.symmetry == 1:
-        return ("every configuration of the scope, generation values taken up to their "
-                "order (assignors only compare generations)")
-    renamed = "topics" if scope.orders else "topics and members"
-    if renumbers_partitions(scope):
-        renamed += ", and partitions renumbered"
-    return (f"symmetry={scope.symmetry} renames {renamed}, which Kafka's assignors can tell "
-            "apart (sorted and hashed names): one class member checked for all")
 
 
 def metadatas(scope: Scope) -> list[tuple[Metadata, int]]:

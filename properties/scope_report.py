@@ -7,8 +7,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .deviations import EVIDENCE
-from .scope_orbits import reduction_is_sound, reduction_text
-from .scope_space import Config, Scope
+from .scope_space import Config, Scope, reduction_is_sound, reduction_text
 
 FORMAT = "groupcheck-prove/1"
 
