@@ -25,6 +25,7 @@ import shutil
 import sys
 from typing import Any
 
+from .cli_values import int_at_least, seconds_or_zero
 from .membership_commands import CommandError
 
 DEFAULT_OUT = "audit-out"
@@ -226,15 +227,15 @@ def add_commands(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-
                         "assignors; <assignor>@java:[CLASSPATH] for one) or pyfn:<module or "
                         "file.py>:<function>; repeatable (default: the four builtin "
                         "assignors)")
-    p.add_argument("--scenarios", type=int, default=None,
+    p.add_argument("--scenarios", type=int_at_least(1), default=None,
                    help=f"random scenarios to run (default {DEFAULT_SCENARIOS:,})")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--master", default=None,
                    help="Spark master URL (default local[*], or spark-submit's)")
     p.add_argument("--out", default=DEFAULT_OUT, help=f"output folder (default {DEFAULT_OUT})")
-    p.add_argument("--chunk-size", type=int, default=None,
+    p.add_argument("--chunk-size", type=int_at_least(1), default=None,
                    help="scenarios per resumable chunk (default: about 20 chunks)")
-    p.add_argument("--slices", type=int, default=None,
+    p.add_argument("--slices", type=int_at_least(1), default=None,
                    help="Spark partitions per chunk (default: one per core, at least 2)")
     p.add_argument("--corpus", default=None,
                    help="run the replay files (*.json) in this folder instead of random "
@@ -247,7 +248,7 @@ def add_commands(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-
     p.add_argument("--strict", action="store_true",
                    help="exit 1 also on violations that are Kafka's own behaviour "
                         "(inherited from Kafka, see the report)")
-    p.add_argument("--shrink-seconds", type=float, default=60.0,
+    p.add_argument("--shrink-seconds", type=seconds_or_zero, default=60.0,
                    help="seconds to shrink the smallest examples in, all together, before "
                         "the report is written (0: do not shrink; default %(default)s)")
     p.add_argument("--fresh", action="store_true",

@@ -22,6 +22,7 @@ import sys
 import threading
 from typing import Any
 
+from .cli_values import INT32_MAX, int_between
 from .membership_commands import CommandError
 
 
@@ -44,17 +45,18 @@ def _loopback(host: str) -> str:
 
 def add_commands(sub: Any) -> None:
     p = sub.add_parser("broker", help="run groupcheck's broker on loopback until interrupted")
-    p.add_argument("--port", type=int, default=9092, help="port to listen on (0: any free)")
+    p.add_argument("--port", type=int_between(0, 65535), default=9092,
+                   help="port to listen on (0: any free)")
     p.add_argument("--host", type=_loopback, default="127.0.0.1", help="a loopback address")
     p.add_argument("--topic", type=_topic, action="append", default=[],
                    metavar="NAME:PARTITIONS", help="create this topic at start (repeatable)")
-    p.add_argument("--partitions", type=int, default=1,
+    p.add_argument("--partitions", type=int_between(1, INT32_MAX), default=1,
                    help="partitions of a topic created on a client's Metadata request")
     p.add_argument("--no-auto-create", action="store_true",
                    help="create no topic on Metadata requests")
-    p.add_argument("--initial-rebalance-delay-ms", type=int, default=0,
+    p.add_argument("--initial-rebalance-delay-ms", type=int_between(0, INT32_MAX), default=0,
                    help="group.initial.rebalance.delay.ms (Kafka's default is 3000)")
-    p.add_argument("--min-session-timeout-ms", type=int, default=6000,
+    p.add_argument("--min-session-timeout-ms", type=int_between(0, INT32_MAX), default=6000,
                    help="group.min.session.timeout.ms")
     p.add_argument("--quiet", action="store_true", help="no line per request")
     p.set_defaults(func=_cmd_broker)

@@ -29,6 +29,7 @@ from .battery import (
     run_prove,
     run_scenarios,
 )
+from .cli_values import int_at_least, positive_seconds
 from .membership_commands import DEFAULT_FAILURES, CommandError
 from .targets.offers import Offer, close_all, expand, parse_assignors
 from .targets.registry import TARGET_KINDS, Target, TargetError, resolve
@@ -358,18 +359,18 @@ def add_commands(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-
     target_help = TARGET_KINDS
     p = sub.add_parser("check", help="run the whole battery against a target")
     p.add_argument("--target", required=True, help=target_help)
-    p.add_argument("--budget", type=float, default=DEFAULT_BUDGET,
+    p.add_argument("--budget", type=positive_seconds, default=DEFAULT_BUDGET,
                    help="seconds in all, over every assignor (the searching engines share "
                         "what the fixed ones leave; default %(default)s)")
     p.add_argument("--parity", action="store_true",
                    help="also hold the target against the golden vectors")
     p.add_argument("--scope", default=None, help="the prover's scope (default: by budget)")
     p.add_argument("--assignor", action="append", default=None, help=ASSIGNOR_HELP)
-    p.add_argument("--timeout", type=float, default=None,
+    p.add_argument("--timeout", type=positive_seconds, default=None,
                    help="seconds per request for a jsonl: or java: target before it is a "
                         "TIMEOUT (default 10)")
     p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--workers", type=int, default=None, help="prover processes")
+    p.add_argument("--workers", type=int_at_least(1), default=None, help="prover processes")
     p.add_argument("--failures", default=DEFAULT_FAILURES, help="where counterexamples go")
     p.add_argument("--json", action="store_true", help="print the result as JSON")
     p.add_argument("--first", action="store_true",
@@ -388,7 +389,7 @@ def add_commands(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-
     p.add_argument("--row", action="append", default=[], help="only these rows (repeatable)")
     p.add_argument("--peers", action="store_true",
                    help="also the real peers behind zoo rows (kafka-python)")
-    p.add_argument("--budget", type=float, default=None, help="seconds per mutant")
+    p.add_argument("--budget", type=positive_seconds, default=None, help="seconds per mutant")
     p.add_argument("--no-control", action="store_true",
                    help="skip running each check on the unmutated builtin")
     p.add_argument("--failures", default=DEFAULT_FAILURES, help="where counterexamples go")
@@ -402,17 +403,18 @@ def add_commands(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-
                         "default: every assignor both targets answer)")
     p.add_argument("--scope", default=None, help="scope of generated requests")
     p.add_argument("--no-vectors", action="store_true", help="generated requests only")
-    p.add_argument("--budget", type=float, default=DEFAULT_BUDGET, help="seconds")
-    p.add_argument("--timeout", type=float, default=None,
+    p.add_argument("--budget", type=positive_seconds, default=DEFAULT_BUDGET, help="seconds")
+    p.add_argument("--timeout", type=positive_seconds, default=None,
                    help="seconds per request for a jsonl: or java: target (default 10)")
     p.add_argument("--failures", default=DEFAULT_FAILURES, help="where the input is saved")
     p.add_argument("--request", action="append", default=[], metavar="FILE",
                    help="run this saved assign request on both targets (repeatable)")
-    p.add_argument("--stories", type=int, default=0, metavar="N",
+    p.add_argument("--stories", type=int_at_least(0), default=0, metavar="N",
                    help="feed both targets N of the audit's random chains of rebalances "
                         "(each request built from the first target's answer)")
     p.add_argument("--seed", type=int, default=0, help="--stories: the audit's seed")
-    p.add_argument("--start", type=int, default=0, help="--stories: the first scenario id")
-    p.add_argument("--workers", type=int, default=1,
+    p.add_argument("--start", type=int_at_least(0), default=0,
+                   help="--stories: the first scenario id")
+    p.add_argument("--workers", type=int_at_least(1), default=1,
                    help="--stories: worker processes (each with its own JVM)")
     p.set_defaults(func=cmd_diff)

@@ -108,6 +108,16 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _input_error(exc: Exception) -> bool:
+    """Bad arguments or input, wherever found: a target string that names nothing we can run
+    may surface only when a command (or one of its worker processes) resolves it."""
+    if isinstance(exc, UsageError | CommandError):
+        return True
+    from .targets.registry import TargetError
+
+    return isinstance(exc, TargetError)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     broker_before = os.environ.get("GROUPCHECK_BROKER")
     try:
@@ -116,7 +126,9 @@ def main(argv: Sequence[str] | None = None) -> int:
             os.environ["GROUPCHECK_BROKER"] = args.broker
         code: int = args.func(args)
         return code
-    except (UsageError, CommandError) as exc:
+    except Exception as exc:
+        if not _input_error(exc):
+            raise
         print(str(exc).splitlines()[0] if str(exc) else "usage error", file=sys.stderr)
         return 2
     except KeyboardInterrupt:

@@ -10,6 +10,8 @@ import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+from .cli_values import int_at_least, positive_seconds
+
 if TYPE_CHECKING:  # the engines load only when a command runs: `jsonl` needs none of them
     from .model.machine import MachineConfig
     from .targets.registry import Target
@@ -185,7 +187,7 @@ def add_commands(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-
                    help="which assignors (repeatable or comma-separated; default: every "
                         "assignor the target answers)")
     _timeout_option(p)
-    p.add_argument("--max-examples", type=int, default=None)
+    p.add_argument("--max-examples", type=int_at_least(1), default=None)
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--settings", choices=SETTINGS, default="ci",
                    help="ci (default; wire for librdkafka: targets), dev, deep, wire")
@@ -205,6 +207,6 @@ def add_commands(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-
 
 
 def _timeout_option(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--timeout", type=float, default=None,
+    p.add_argument("--timeout", type=positive_seconds, default=None,
                    help="seconds per request for a jsonl: or java: target before it is a "
                         "TIMEOUT (default 10)")

@@ -20,6 +20,7 @@ import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
+from .cli_values import int_at_least, positive_seconds
 from .membership_commands import DEFAULT_FAILURES, CommandError
 
 if TYPE_CHECKING:
@@ -145,7 +146,7 @@ def add_commands(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-
     p.add_argument("--assignor", action="append", default=None,
                    help="which assignors (repeatable or comma-separated; default: every "
                         "assignor the target answers)")
-    p.add_argument("--timeout", type=float, default=None,
+    p.add_argument("--timeout", type=positive_seconds, default=None,
                    help="seconds per request for a jsonl: or java: target before it is a "
                         "TIMEOUT (default 10)")
     p.add_argument("--scope", default="", help=SCOPE_HELP + "; with --bmc/--matrix: "
@@ -165,7 +166,7 @@ def add_commands(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-
     p.add_argument("--failures", default=DEFAULT_FAILURES,
                    help="where counterexample files go (default %(default)s)")
     p.add_argument("--json", action="store_true", help="print the report as one JSON object")
-    p.add_argument("--workers", type=int, default=None,
+    p.add_argument("--workers", type=int_at_least(1), default=None,
                    help="processes (default: up to 2, one per CPU)")
     p.add_argument("--exact", action="store_true",
                    help="ask Z3 for every optimum (no lower-bound shortcut)")

@@ -39,6 +39,7 @@ from .audit.scenarios import _pick_tier, random_spec, scenario_rng, spec_size
 from .audit.shrink import play
 from .audit.targets import AuditTarget
 from .battery_results import INVARIANT_ROWS, EngineResult, Finding, file_safe, save_json
+from .cli_values import int_at_least, positive_seconds
 from .properties.deviations import EVIDENCE
 from .targets.registry import Target
 
@@ -349,11 +350,12 @@ def add_commands(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-
                    help="any target with an assign function (builtin:, mutant:, python:, "
                         "kafka-python:, jsonl:)")
     p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--count", type=int, default=None,
+    p.add_argument("--count", type=int_at_least(1), default=None,
                    help="play exactly this many stories (default: as many as --budget allows)")
-    p.add_argument("--budget", type=float, default=30.0, help="seconds (default %(default)s)")
+    p.add_argument("--budget", type=positive_seconds, default=30.0,
+                   help="seconds (default %(default)s)")
     p.add_argument("--assignor", default=None, help="which assignor a jsonl: target runs")
-    p.add_argument("--timeout", type=float, default=None,
+    p.add_argument("--timeout", type=positive_seconds, default=None,
                    help="seconds per request for a jsonl: target")
     p.add_argument("--strict", action="store_true",
                    help="fail on violations that are Kafka's own behaviour too")

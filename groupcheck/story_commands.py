@@ -30,6 +30,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from .cli_values import positive_seconds
 from .membership_commands import CommandError
 
 CHAIN_FORMAT = "groupcheck-audit-chain/1"
@@ -340,7 +341,7 @@ def add_commands(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-
     p.add_argument("file", help="an audit or scenarios counterexample, a story, or a "
                                 "state-machine replay file")
     p.add_argument("--target", default=None, help="default: the target the file names")
-    p.add_argument("--budget", type=float, default=DEFAULT_BUDGET,
+    p.add_argument("--budget", type=positive_seconds, default=DEFAULT_BUDGET,
                    help="seconds (default %(default)s)")
     p.add_argument("--out", default=None, help="default: FILE with .shrunk.json")
     p.add_argument("--assignor", default=None,

@@ -93,3 +93,47 @@ def test_broker_option_does_not_outlive_its_command(monkeypatch: pytest.MonkeyPa
     monkeypatch.setenv("GROUPCHECK_BROKER", "groupcheck")
     assert main(["replay", "/nonexistent/replay.json", "--broker", "mock"]) == 2
     assert os.environ["GROUPCHECK_BROKER"] == "groupcheck"
+
+
+@pytest.mark.parametrize(("argv", "option"), [
+    (["fuzz", "--target", "builtin:range", "--max-examples", "0"], "--max-examples"),
+    (["check", "--target", "builtin:range", "--workers", "0"], "--workers"),
+    (["check", "--target", "builtin:range", "--timeout", "-1"], "--timeout"),
+    (["check", "--target", "builtin:range", "--budget", "nan"], "--budget"),
+    (["zoo", "--budget", "-1"], "--budget"),
+    (["diff", "--target", "builtin:range", "--target", "builtin:sticky", "--budget", "inf"],
+     "--budget"),
+    (["diff", "--target", "builtin:range", "--target", "builtin:sticky", "--stories", "2",
+      "--start", "-1"], "--start"),
+    (["prove", "--target", "builtin:range", "--timeout", "0"], "--timeout"),
+    (["scenarios", "--target", "builtin:range", "--count", "0"], "--count"),
+    (["audit", "--slices", "0"], "--slices"),
+    (["audit", "--shrink-seconds", "-1"], "--shrink-seconds"),
+    (["broker", "--port", "-5"], "--port"),
+    (["broker", "--port", "70000"], "--port"),
+    (["broker", "--initial-rebalance-delay-ms", "-1"], "--initial-rebalance-delay-ms"),
+    (["broker", "--min-session-timeout-ms", "-1"], "--min-session-timeout-ms"),
+])
+def test_a_numeric_option_out_of_range_is_one_line_and_exit_code_2(
+        argv: list[str], option: str, capsys: pytest.CaptureFixture[str]) -> None:
+    """Counts, ports and seconds are checked as the command line is read, before any run
+    starts (a negative port or a NaN budget never reaches a socket or a loop)."""
+    from groupcheck.cli import main
+
+    assert main(argv) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and option in err[0], err
+
+
+@pytest.mark.parametrize("workers", ["1", "2"])
+def test_diff_over_stories_reports_a_bad_target_as_one_line(
+        workers: str, capsys: pytest.CaptureFixture[str]) -> None:
+    """``diff --stories`` resolves its targets inside the (worker) run: a target string that
+    names nothing still ends in one line and exit code 2, not a traceback."""
+    from groupcheck.cli import main
+
+    code = main(["diff", "--target", "builtin:range", "--target", "builtin", "--stories", "4",
+                 "--workers", workers])
+    err = capsys.readouterr().err.strip().splitlines()
+    assert code == 2
+    assert len(err) == 1 and "unknown target 'builtin'" in err[0], err

@@ -1,0 +1,64 @@
+"""Value types for the command line's numeric options.
+
+argparse hands each option's text to its ``type``; a value out of range becomes one plain
+line on stderr and exit code 2 (``cli.main``), never a traceback deep inside a run. Seconds
+must be finite: ``float`` accepts ``nan`` and ``inf``, which would make a budget never end or
+never start.
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+from collections.abc import Callable
+
+#: the largest value of a Java int (Kafka's timeouts and counts)
+INT32_MAX = 2**31 - 1
+
+
+def int_at_least(low: int) -> Callable[[str], int]:
+    """An integer option that must be ``low`` or more."""
+    return int_between(low, None)
+
+
+def int_between(low: int, high: int | None) -> Callable[[str], int]:
+    """An integer option within ``low``..``high`` (``high`` None: no upper bound)."""
+
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"not an integer: {text!r}") from None
+        if value < low or (high is not None and value > high):
+            wanted = f"at least {low}" if high is None else f"between {low} and {high}"
+            raise argparse.ArgumentTypeError(f"must be {wanted}, not {value}")
+        return value
+
+    parse.__name__ = "integer"
+    return parse
+
+
+def _seconds(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number of seconds: {text!r}") from None
+    if not math.isfinite(value):
+        raise argparse.ArgumentTypeError(f"must be a finite number of seconds, not {text}")
+    return value
+
+
+def positive_seconds(text: str) -> float:
+    """Seconds that must be more than zero (a budget, a per-request timeout)."""
+    value = _seconds(text)
+    if value <= 0:
+        raise argparse.ArgumentTypeError(f"must be more than 0 seconds, not {text}")
+    return value
+
+
+def seconds_or_zero(text: str) -> float:
+    """Seconds that may be zero (zero turns the step off)."""
+    value = _seconds(text)
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"must not be negative, not {text}")
+    return value
