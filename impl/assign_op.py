@@ -41,6 +41,9 @@ def unb64(text: Any, what: str) -> bytes | None:
 
 
 INT32_MIN, INT32_MAX = -(2**31), 2**31 - 1
+#: the most partitions one assign request may hold in all (four times Kafka's scale test,
+#: 500 topics x 2,000 partitions): a count is a few bytes of JSON, its partitions are not
+MAX_REQUEST_PARTITIONS = 4_000_000
 
 
 def int32(value: Any, what: str) -> int:
@@ -49,6 +52,22 @@ def int32(value: Any, what: str) -> int:
         raise InvalidRequestError(f"{what} must be an integer, not {value!r}")
     if not INT32_MIN <= value <= INT32_MAX:
         raise InvalidRequestError(f"{what} {value} does not fit in an int32")
+    return value
+
+
+def topic_names(value: Any) -> list[str]:
+    """A member's ``topics``: a JSON array of names (absent or null: none)."""
+    if value is None:
+        return []
+    if not isinstance(value, list) or not all(isinstance(t, str) for t in value):
+        raise InvalidRequestError(f"topics must be a list of topic names, not {value!r}")
+    return list(value)
+
+
+def optional_name(value: Any, what: str) -> str | None:
+    """A ``rack`` or ``groupInstanceId``: a string, or absent/null."""
+    if value is not None and not isinstance(value, str):
+        raise InvalidRequestError(f"{what} must be a string or null, not {value!r}")
     return value
 
 
@@ -78,8 +97,13 @@ def protocol_of(assignor: Assignor) -> RebalanceProtocol:
 def _cluster(request: dict[str, Any]) -> Cluster:
     partitions = request.get("partitions") or {}
     if not isinstance(partitions, dict) or not all(
-            isinstance(k, str) and isinstance(v, int) and v >= 0 for k, v in partitions.items()):
+            isinstance(k, str) and isinstance(v, int) and not isinstance(v, bool) and v >= 0
+            for k, v in partitions.items()):
         raise InvalidRequestError("partitions must map topic names to partition counts >= 0")
+    total = sum(partitions.values())
+    if total > MAX_REQUEST_PARTITIONS:
+        raise InvalidRequestError(f"partitions: {total:,} in all, more than the "
+                                  f"{MAX_REQUEST_PARTITIONS:,} one request may hold")
     racks = request.get("racks") or {}
     if not isinstance(racks, dict):
         raise InvalidRequestError("racks must map topic names to per-partition rack lists")
@@ -90,7 +114,7 @@ def client_subscription(instance: Assignor, member: dict[str, Any],
                         version: int) -> Subscription:
     """One member's subscription as a consumer configured with this assignor (``instance``,
     the member's own) builds it, sent through the codec at ``version`` and read back."""
-    topics = list(map(str, member.get("topics") or []))
+    topics = topic_names(member.get("topics"))
     owned = partition_list(member.get("owned"), "owned")
     generation = optional_generation(member.get("generation"))
     if generation is not None:
@@ -102,23 +126,24 @@ def client_subscription(instance: Assignor, member: dict[str, Any],
     if generation is not None and protocol_of(instance) is RebalanceProtocol.COOPERATIVE:
         subscribed = set(topics)
         sent_owned = [tp for tp in owned if tp[0] in subscribed]
-    rack = member.get("rack")
+    rack = optional_name(member.get("rack"), "rack")
+    group_instance_id = optional_name(member.get("groupInstanceId"), "groupInstanceId")
     wire = encode_subscription(
         Subscription(topics, user_data, sent_owned,
                      -1 if generation is None else generation, rack or None),
         version)
-    return decode_subscription(wire).to_api(member.get("groupInstanceId"))
+    return decode_subscription(wire).to_api(group_instance_id)
 
 
 def raw_subscription(member: dict[str, Any]) -> Subscription:
     generation = optional_generation(member.get("generation"))
     return Subscription(
-        topics=[str(t) for t in member.get("topics") or []],
+        topics=topic_names(member.get("topics")),
         user_data=unb64(member.get("userData"), "userData"),
         owned_partitions=partition_list(member.get("owned"), "owned"),
         generation_id=generation if generation is not None and generation >= 0 else None,
-        rack_id=member.get("rack"),
-        group_instance_id=member.get("groupInstanceId"),
+        rack_id=optional_name(member.get("rack"), "rack"),
+        group_instance_id=optional_name(member.get("groupInstanceId"), "groupInstanceId"),
     )
 
 

@@ -12,7 +12,15 @@ import json
 from collections.abc import Callable
 from typing import IO, Any
 
-from .assign_op import b64, optional_generation, partition_list, run_assign, unb64
+from .assign_op import (
+    b64,
+    optional_generation,
+    optional_name,
+    partition_list,
+    run_assign,
+    topic_names,
+    unb64,
+)
 from .assignors import make_assignor
 from .consumer_protocol import (
     AssignmentData,
@@ -48,11 +56,11 @@ def _version(request: dict[str, Any]) -> int:
 def _op_encode_subscription(req: dict[str, Any]) -> dict[str, Any]:
     generation = optional_generation(req.get("generation"))
     sub = Subscription(
-        topics=[str(t) for t in req.get("topics") or []],
+        topics=topic_names(req.get("topics")),
         user_data=unb64(req.get("userData"), "userData"),
         owned_partitions=partition_list(req.get("owned"), "owned"),
         generation_id=-1 if generation is None else generation,
-        rack_id=req.get("rack"),
+        rack_id=optional_name(req.get("rack"), "rack"),
     )
     return {"hex": encode_subscription(sub, _version(req)).hex()}
 
@@ -118,7 +126,7 @@ def _op_user_data(req: dict[str, Any]) -> dict[str, Any]:
     if generation is not None:
         assignor.on_assignment(Assignment(partition_list(req.get("owned"), "owned")),
                                generation)
-    topics = {str(t) for t in req.get("topics") or []}
+    topics = set(topic_names(req.get("topics")))
     return {"userData": b64(assignor.subscription_user_data(topics))}
 
 
@@ -165,6 +173,8 @@ def handle_line(line: str) -> str:
         request = json.loads(line)
     except ValueError as exc:
         return json.dumps({"error": f"InvalidRequestError: line is not JSON: {exc}"})
+    except RecursionError:  # a line nested deeper than the decoder's stack
+        return json.dumps({"error": "InvalidRequestError: line is not JSON: nested too deeply"})
     return json.dumps(handle(request), ensure_ascii=False, separators=(",", ":"))
 
 

@@ -137,3 +137,59 @@ def test_diff_over_stories_reports_a_bad_target_as_one_line(
     err = capsys.readouterr().err.strip().splitlines()
     assert code == 2
     assert len(err) == 1 and "unknown target 'builtin'" in err[0], err
+
+
+def test_a_request_of_a_few_bytes_cannot_ask_for_unbounded_partitions() -> None:
+    """A partition count costs a few bytes of JSON and its partitions memory: one request
+    holds at most MAX_REQUEST_PARTITIONS in all, and a count must be a JSON integer."""
+    from groupcheck.impl.assign_op import MAX_REQUEST_PARTITIONS
+    from groupcheck.impl.jsonl import handle
+
+    members = {"a": {"topics": ["t0", "t1"]}}
+    half = MAX_REQUEST_PARTITIONS // 2
+    over = handle({"op": "assign", "assignor": "range", "members": members,
+                   "partitions": {"t0": half, "t1": half + 1}})
+    assert over["error"].startswith("InvalidRequestError") and "in all" in over["error"]
+    boolean = handle({"op": "assign", "assignor": "range", "members": members,
+                      "partitions": {"t0": True}})
+    assert boolean["error"].startswith("InvalidRequestError"), boolean
+    within = handle({"op": "assign", "assignor": "range", "members": members,
+                     "partitions": {"t0": 3, "t1": 2}})
+    assert within["assignment"] == {"a": [["t0", 0], ["t0", 1], ["t0", 2], ["t1", 0],
+                                          ["t1", 1]]}
+
+
+@pytest.mark.parametrize("op", ["assign", "encode_subscription", "user_data"])
+@pytest.mark.parametrize("field", [{"topics": "t0"}, {"topics": [1]}, {"rack": 5}])
+def test_member_fields_of_the_wrong_type_are_request_errors(op: str,
+                                                            field: dict[str, object]) -> None:
+    """``topics`` is a list of names (a bare string is not read letter by letter) and a
+    rack is a string: anything else is a request error naming the field."""
+    from groupcheck.impl.jsonl import handle
+
+    member: dict[str, object] = {"topics": ["t0"], **field}
+    if op == "assign":
+        request: dict[str, object] = {"op": op, "assignor": "sticky",
+                                      "partitions": {"t0": 1}, "members": {"m": member}}
+    else:
+        request = {"op": op, "assignor": "sticky", "version": 3, **member}
+    answer = handle(request)
+    if op == "user_data" and "rack" in field:  # the user data does not carry the rack
+        assert "userData" in answer
+        return
+    assert answer["error"].startswith("InvalidRequestError"), answer
+    assert next(iter(field)) in answer["error"]
+
+
+def test_a_line_nested_too_deeply_is_an_error_line_and_the_service_goes_on() -> None:
+    """The JSON decoder's recursion limit is bad input like any other: one error line, and
+    the next line is still answered."""
+    from io import StringIO
+
+    from groupcheck.impl.jsonl import serve
+
+    out = StringIO()
+    assert serve(StringIO("[" * 100_000 + "]" * 100_000 + '\n{"op": "ping"}\n'), out) == 0
+    first, second = out.getvalue().splitlines()
+    assert "nested too deeply" in json.loads(first)["error"]
+    assert json.loads(second) == {"pong": True}
