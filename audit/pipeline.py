@@ -36,6 +36,7 @@ from typing import Any
 from .call_timeout import CALL_TIMEOUT
 from .chain import INVARIANTS, run_chain
 from .chain import replay_record as _replay_record
+from .corpus import corpus_spec
 from .evidence import label, reference_name
 from .examples import shrink_and_draw
 from .progress import Progress
@@ -91,24 +92,6 @@ class AuditConfig:
 
 # ---------------------------------------------------------------------------------------
 # Executor-side functions (mapInArrow)
-
-
-def corpus_spec(text: str) -> dict[str, Any]:
-    """The spec in a corpus file: an audit replay file (its ``spec``), a chain of requests
-    (``requests``), or a single assign request (e.g. a ``prove`` counterexample)."""
-    try:
-        data = json.loads(text)
-    except ValueError:
-        return {"kind": "requests", "requests": [], "error": "not JSON"}
-    if isinstance(data, dict) and isinstance(data.get("spec"), dict):
-        spec: dict[str, Any] = data["spec"]
-        return spec
-    if isinstance(data, dict) and isinstance(data.get("requests"), list):
-        return {"kind": "requests", "requests": data["requests"]}
-    if isinstance(data, dict) and isinstance(data.get("members"), dict):
-        request = {k: v for k, v in data.items() if k != "groupcheck"}
-        return {"kind": "requests", "requests": [request]}
-    return {"kind": "requests", "requests": []}
 
 
 def _specs(batch: Any, seed: int | None) -> Iterator[tuple[int, dict[str, Any]]]:

@@ -111,6 +111,7 @@ def cmd_audit(args: argparse.Namespace) -> int:
     except ImportError as exc:
         raise CommandError(f"audit needs PySpark and PyArrow (pip install "
                            f"'groupcheck[spark]'): {exc}") from None
+    from .audit.corpus import corpus_problem
     from .audit.pipeline import AuditConfig, AuditError, run_audit
     from .audit.targets import DEFAULT_TARGETS
 
@@ -120,6 +121,9 @@ def cmd_audit(args: argparse.Namespace) -> int:
         raise CommandError("audit: --shrink-seconds must not be negative")
     if args.chunk_size is not None and args.chunk_size < 1:
         raise CommandError("audit: --chunk-size must be at least 1")
+    problem = corpus_problem(args.corpus) if args.corpus and "://" not in args.corpus else None
+    if problem:
+        raise CommandError(f"audit: {problem}")
     targets = expand_targets(list(args.target or DEFAULT_TARGETS))
     if args.reference:
         expand_targets([args.reference])  # a java: reference is checked like a target

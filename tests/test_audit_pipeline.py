@@ -317,3 +317,24 @@ def test_local_cluster_runs_distributed_and_agrees_with_local(spark: Any,
            targets=["builtin:range", "builtin:cooperative-sticky"])
     assert (out / "summary.json").read_bytes() == \
         (tmp_path / "local" / "summary.json").read_bytes()
+
+
+@pytest.mark.parametrize(("files", "said"), [
+    ({}, "holds no *.json file"),
+    ({"a.json": '{"events": [{"op": "join"}]}'}, "neither an audit story"),
+    ({"a.json": '{"requests": [{"partitions": {"t": 1}}]}'}, "has no members object"),
+    ({"a.json": "{not json"}, "is not JSON"),
+])
+def test_a_corpus_the_audit_cannot_play_is_a_usage_error(
+        files: dict[str, str], said: str, capsys: pytest.CaptureFixture[str],
+        tmp_path: Path) -> None:
+    """Every corpus file is read before Spark starts: a file that is no story would
+    otherwise run as an empty one and pass ("every invariant held")."""
+    corpus = tmp_path / "corpus"
+    corpus.mkdir()
+    for name, text in files.items():
+        (corpus / name).write_text(text)
+    assert audit_main(["--corpus", str(corpus), "--out", str(tmp_path / "out")]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and said in err[0], err
+    assert not (tmp_path / "out").exists()
