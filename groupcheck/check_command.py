@@ -1,4 +1,5 @@
-"""``groupcheck check``, ``groupcheck zoo`` and ``groupcheck diff``.
+"""``groupcheck check`` and ``groupcheck zoo``, and the ``diff`` command's options (its runs:
+`diff_command`).
 
     groupcheck check --target T [--budget SECONDS] [--parity] [--scope S] [--assignor A,...]
                      [--first] [--json]
@@ -49,7 +50,7 @@ def offers_of(text: str, assignors: list[str] | None,
         raise CommandError(f"{exc}") from None
 
 
-def _check_scope(text: str | None) -> None:
+def check_scope(text: str | None) -> None:
     if text:
         from .properties.scope import Scope
 
@@ -62,7 +63,7 @@ def _check_scope(text: str | None) -> None:
 def cmd_check(args: argparse.Namespace) -> int:
     if args.budget <= 0:
         raise CommandError("check: --budget must be positive")
-    _check_scope(args.scope)
+    check_scope(args.scope)
     offers = offers_of(args.target, args.assignor, args.timeout)
     targets = [o.target for o in offers if o.target is not None]
     references = References(args.reference, args.timeout)
@@ -248,27 +249,7 @@ def cmd_zoo(args: argparse.Namespace) -> int:
 
 
 # ---------------------------------------------------------------------------------------
-# diff
-
-
-def diff_pairs(a: list[Offer], b: list[Offer], wanted: list[str]
-               ) -> list[tuple[Target, Target, str]]:
-    """The (A, B, assignor) pairs to compare: the one assignor of each side, or every
-    assignor both sides answer, by name."""
-    sa = [o.target for o in a if o.target is not None]
-    sb = [o.target for o in b if o.target is not None]
-    if len(sa) == 1 and len(sb) == 1:
-        name = (wanted[0] if wanted else None) or sa[0].assignor or sb[0].assignor
-        assert name is not None
-        return [(sa[0], sb[0], name)]
-    pairs = [(x, y, x.assignor) for x in sa for y in sb
-             if x.assignor is not None and x.assignor == y.assignor
-             and (not wanted or x.assignor in wanted)]
-    if not pairs:
-        raise CommandError(f"diff: the targets answer no assignor in common "
-                           f"({', '.join(str(t.assignor) for t in sa)} / "
-                           f"{', '.join(str(t.assignor) for t in sb)})")
-    return pairs
+# diff (the command itself: diff_command)
 
 
 class References:
@@ -296,54 +277,6 @@ class References:
     def close(self) -> None:
         for made in self.made.values():
             made.close()
-
-
-def cmd_diff(args: argparse.Namespace) -> int:
-    from .differential import describe, run_diff
-
-    if len(args.target) != 2:
-        raise CommandError("diff: give exactly two --target options")
-    if args.stories:
-        from .diff_command import cmd_diff_stories
-
-        return cmd_diff_stories(args)
-    _check_scope(args.scope)
-    wanted = parse_assignors(args.assignor)
-    a_offers = offers_of(args.target[0], None, args.timeout)
-    b_offers = offers_of(args.target[1], None, args.timeout)
-    agree = True
-    try:
-        pairs = diff_pairs(a_offers, b_offers, wanted)
-        if args.request:
-            from .diff_command import cmd_diff_requests
-
-            return cmd_diff_requests(args.request, {n: (a, b) for a, b, n in pairs})
-        for a, b, assignor in pairs:
-            if a.assign is None or b.assign is None:
-                raise CommandError("diff: both targets need an assign function (an assignor)")
-            if len(pairs) == 1 and a.assignor != b.assignor:
-                print(f"note: {a.name} runs {a.assignor!r}, {b.name} runs {b.assignor!r}; "
-                      f"requests name {assignor!r}")
-            result = run_diff(a, b, assignor=assignor, scope=args.scope or
-                              "members=3,topics=2,partitions=2,generations=2,claims=1,"
-                              "symmetry=2",
-                              vectors=not args.no_vectors, budget=args.budget / len(pairs))
-            if len(pairs) > 1:
-                print(f"[{assignor}]")
-            print(describe(result, a.name, b.name))
-            agree = agree and result.agree
-            if not result.agree and args.failures:
-                from .battery import save_json
-
-                path = save_json(args.failures, f"diff-{a.name}-vs-{b.name}-{assignor}", {
-                    **(result.request or {}), "groupcheck": {
-                        "format": "groupcheck-diff/1", "targets": [a.name, b.name],
-                        "invariant": "TIMEOUT" if result.timeout else "DIFF",
-                        "answers": [result.a, result.b], "source": result.source}})
-                print(f"saved: {path}")
-    finally:
-        close_all(a_offers + b_offers)
-    return 0 if agree else 1
 
 
 def add_broker_option(p: argparse.ArgumentParser) -> None:
@@ -417,4 +350,6 @@ def add_commands(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-
                    help="--stories: the first scenario id")
     p.add_argument("--workers", type=int_at_least(1), default=1,
                    help="--stories: worker processes (each with its own JVM)")
+    from .diff_command import cmd_diff
+
     p.set_defaults(func=cmd_diff)

@@ -1,6 +1,8 @@
-"""``groupcheck diff --stories N`` and ``groupcheck diff --request FILE``: the differential
-run over the audit's chains of rebalances, and saved requests run again on both targets.
+"""``groupcheck diff``: the smallest input of the scope on which two targets disagree, the
+differential run over the audit's chains of rebalances (``--stories N``), and saved
+requests run again on both targets (``--request FILE``).
 
+    groupcheck diff --target A --target B [--assignor A] [--scope S] [--no-vectors]
     groupcheck diff --target builtin:sticky --target java: --stories 1000 [--seed S]
                     [--start I] [--workers W] [--timeout S] [--failures DIR]
     groupcheck diff --target builtin:sticky --target java: --request FILE [--request ...]
@@ -20,7 +22,10 @@ import sys
 import time
 from typing import Any
 
+from .check_command import check_scope, offers_of
 from .membership_commands import CommandError
+from .targets.offers import Offer, close_all, parse_assignors
+from .targets.registry import Target
 
 ASSIGNORS = ("range", "roundrobin", "sticky", "cooperative-sticky")
 
@@ -147,3 +152,67 @@ def cmd_diff_requests(paths: list[str], pairs: dict[str, tuple[Any, Any]]) -> in
             print(f"{path}:")
             print(describe(result, a.name, b.name))
     return code
+
+
+def diff_pairs(a: list[Offer], b: list[Offer], wanted: list[str]
+               ) -> list[tuple[Target, Target, str]]:
+    """The (A, B, assignor) pairs to compare: the one assignor of each side, or every
+    assignor both sides answer, by name."""
+    sa = [o.target for o in a if o.target is not None]
+    sb = [o.target for o in b if o.target is not None]
+    if len(sa) == 1 and len(sb) == 1:
+        name = (wanted[0] if wanted else None) or sa[0].assignor or sb[0].assignor
+        assert name is not None
+        return [(sa[0], sb[0], name)]
+    pairs = [(x, y, x.assignor) for x in sa for y in sb
+             if x.assignor is not None and x.assignor == y.assignor
+             and (not wanted or x.assignor in wanted)]
+    if not pairs:
+        raise CommandError(f"diff: the targets answer no assignor in common "
+                           f"({', '.join(str(t.assignor) for t in sa)} / "
+                           f"{', '.join(str(t.assignor) for t in sb)})")
+    return pairs
+
+
+def cmd_diff(args: argparse.Namespace) -> int:
+    from .differential import describe, run_diff
+
+    if len(args.target) != 2:
+        raise CommandError("diff: give exactly two --target options")
+    if args.stories:
+        return cmd_diff_stories(args)
+    check_scope(args.scope)
+    wanted = parse_assignors(args.assignor)
+    a_offers = offers_of(args.target[0], None, args.timeout)
+    b_offers = offers_of(args.target[1], None, args.timeout)
+    agree = True
+    try:
+        pairs = diff_pairs(a_offers, b_offers, wanted)
+        if args.request:
+            return cmd_diff_requests(args.request, {n: (a, b) for a, b, n in pairs})
+        for a, b, assignor in pairs:
+            if a.assign is None or b.assign is None:
+                raise CommandError("diff: both targets need an assign function (an assignor)")
+            if len(pairs) == 1 and a.assignor != b.assignor:
+                print(f"note: {a.name} runs {a.assignor!r}, {b.name} runs {b.assignor!r}; "
+                      f"requests name {assignor!r}")
+            result = run_diff(a, b, assignor=assignor, scope=args.scope or
+                              "members=3,topics=2,partitions=2,generations=2,claims=1,"
+                              "symmetry=2",
+                              vectors=not args.no_vectors, budget=args.budget / len(pairs))
+            if len(pairs) > 1:
+                print(f"[{assignor}]")
+            print(describe(result, a.name, b.name))
+            agree = agree and result.agree
+            if not result.agree and args.failures:
+                from .battery import save_json
+
+                path = save_json(args.failures, f"diff-{a.name}-vs-{b.name}-{assignor}", {
+                    **(result.request or {}), "groupcheck": {
+                        "format": "groupcheck-diff/1", "targets": [a.name, b.name],
+                        "invariant": "TIMEOUT" if result.timeout else "DIFF",
+                        "answers": [result.a, result.b], "source": result.source}})
+                print(f"saved: {path}")
+    finally:
+        close_all(a_offers + b_offers)
+    return 0 if agree else 1
