@@ -329,6 +329,9 @@ def cmd_scenarios(args: argparse.Namespace) -> int:
     try:
         if target.assign is None:
             raise CommandError(f"scenarios: {args.target} has no assign function")
+        if args.assignor and target.assignor not in (None, args.assignor):
+            raise CommandError(f"{args.target} runs {target.assignor} only; --assignor "
+                               f"{args.assignor} names none of it")
         result = run_scenarios_engine(target, args.budget, args.failures, args.seed,
                                       count=args.count, strict=args.strict)
     finally:

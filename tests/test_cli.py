@@ -193,3 +193,15 @@ def test_a_line_nested_too_deeply_is_an_error_line_and_the_service_goes_on() -> 
     first, second = out.getvalue().splitlines()
     assert "nested too deeply" in json.loads(first)["error"]
     assert json.loads(second) == {"pong": True}
+
+
+def test_scenarios_refuses_an_assignor_its_target_does_not_run(
+        capsys: pytest.CaptureFixture[str]) -> None:
+    """``scenarios --assignor`` narrows a target, as in check, fuzz and prove: naming one the
+    target does not run is a usage error, not a run of the other one."""
+    from groupcheck.cli import main
+
+    assert main(["scenarios", "--target", "builtin:range", "--assignor", "sticky",
+                 "--count", "1"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "runs range only" in err[0], err
