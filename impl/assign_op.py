@@ -105,8 +105,11 @@ def _cluster(request: dict[str, Any]) -> Cluster:
         raise InvalidRequestError(f"partitions: {total:,} in all, more than the "
                                   f"{MAX_REQUEST_PARTITIONS:,} one request may hold")
     racks = request.get("racks") or {}
-    if not isinstance(racks, dict):
-        raise InvalidRequestError("racks must map topic names to per-partition rack lists")
+    if not isinstance(racks, dict) or not all(
+            isinstance(rs, list) and all(isinstance(r, list) for r in rs)
+            for rs in racks.values()):
+        raise InvalidRequestError("racks must map topic names to per-partition lists of "
+                                  "rack names")
     return Cluster(dict(partitions), {t: [list(r) for r in rs] for t, rs in racks.items()})
 
 

@@ -205,3 +205,14 @@ def test_scenarios_refuses_an_assignor_its_target_does_not_run(
                  "--count", "1"]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "runs range only" in err[0], err
+
+
+@pytest.mark.parametrize("racks", [{"t0": 5}, {"t0": ["r1", "r2"]}, ["r1"]])
+def test_racks_of_the_wrong_shape_are_request_errors(racks: object) -> None:
+    """``racks`` maps a topic to one list of rack names per partition: a bare string is not
+    read letter by letter as racks ``r`` and ``1``."""
+    from groupcheck.impl.jsonl import handle
+
+    answer = handle({"op": "assign", "assignor": "range", "partitions": {"t0": 2},
+                     "racks": racks, "members": {"a": {"topics": ["t0"], "rack": "r1"}}})
+    assert answer["error"].startswith("InvalidRequestError") and "racks" in answer["error"]
