@@ -25,7 +25,7 @@ import shutil
 import sys
 from typing import Any
 
-from .cli_values import int_at_least, seconds_or_zero
+from .cli_values import folder_problem, int_at_least, seconds_or_zero
 from .membership_commands import CommandError
 
 DEFAULT_OUT = "audit-out"
@@ -121,7 +121,9 @@ def cmd_audit(args: argparse.Namespace) -> int:
         raise CommandError("audit: --shrink-seconds must not be negative")
     if args.chunk_size is not None and args.chunk_size < 1:
         raise CommandError("audit: --chunk-size must be at least 1")
-    problem = corpus_problem(args.corpus) if args.corpus and "://" not in args.corpus else None
+    problem = folder_problem(args.out, "--out")
+    if not problem and args.corpus and "://" not in args.corpus:
+        problem = corpus_problem(args.corpus)
     if problem:
         raise CommandError(f"audit: {problem}")
     targets = expand_targets(list(args.target or DEFAULT_TARGETS))

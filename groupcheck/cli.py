@@ -13,6 +13,7 @@ import sys
 from collections.abc import Sequence
 from typing import Any, NoReturn
 
+from .cli_values import folder_problem
 from .impl import jsonl
 from .impl.errors import AssignorError, CodecError, InvalidRequestError
 from .membership_commands import CommandError
@@ -122,6 +123,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     broker_before = os.environ.get("GROUPCHECK_BROKER")
     try:
         args = build_parser().parse_args(argv)
+        failures = getattr(args, "failures", None)
+        problem = folder_problem(failures, "--failures") if failures else None
+        if problem:
+            raise UsageError(problem)
         if getattr(args, "broker", None):  # wire targets read it when they are resolved
             os.environ["GROUPCHECK_BROKER"] = args.broker
         code: int = args.func(args)

@@ -1,15 +1,17 @@
-"""Value types for the command line's numeric options.
+"""Checks of the command line's option values, made before anything runs.
 
-argparse hands each option's text to its ``type``; a value out of range becomes one plain
-line on stderr and exit code 2 (``cli.main``), never a traceback deep inside a run. Seconds
-must be finite: ``float`` accepts ``nan`` and ``inf``, which would make a budget never end or
-never start.
+argparse hands each numeric option's text to its ``type``; a value out of range becomes one
+plain line on stderr and exit code 2 (``cli.main``), never a traceback deep inside a run.
+Seconds must be finite: ``float`` accepts ``nan`` and ``inf``, which would make a budget
+never end or never start. A folder to write results into is checked before the run that
+would write them (`folder_problem`).
 """
 
 from __future__ import annotations
 
 import argparse
 import math
+import os
 from collections.abc import Callable
 
 #: the largest value of a Java int (Kafka's timeouts and counts)
@@ -62,3 +64,17 @@ def seconds_or_zero(text: str) -> float:
     if value < 0:
         raise argparse.ArgumentTypeError(f"must not be negative, not {text}")
     return value
+
+
+def folder_problem(path: str, option: str) -> str | None:
+    """Why ``path`` cannot become a folder to write into, in one line, or None: it, or its
+    nearest existing parent, is a file (found before a run, so no result is lost to it)."""
+    probe = os.path.abspath(path)
+    while not os.path.exists(probe):
+        parent = os.path.dirname(probe)
+        if parent == probe:
+            return None
+        probe = parent
+    if os.path.isdir(probe):
+        return None
+    return f"{option} {path}: {probe} is a file, not a folder"

@@ -216,3 +216,23 @@ def test_racks_of_the_wrong_shape_are_request_errors(racks: object) -> None:
     answer = handle({"op": "assign", "assignor": "range", "partitions": {"t0": 2},
                      "racks": racks, "members": {"a": {"topics": ["t0"], "rack": "r1"}}})
     assert answer["error"].startswith("InvalidRequestError") and "racks" in answer["error"]
+
+
+@pytest.mark.parametrize(("argv", "option"), [
+    (["fuzz", "--target", "builtin:range", "--max-examples", "1", "--failures", "{file}"],
+     "--failures"),
+    (["prove", "--target", "builtin:range", "--failures", "{file}/below"], "--failures"),
+    (["audit", "--scenarios", "1", "--out", "{file}"], "--out"),
+])
+def test_a_result_folder_that_is_a_file_is_refused_before_the_run(
+        argv: list[str], option: str, tmp_path: Path,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    """A counterexample found and then not saved would be a lost result: a ``--failures``
+    or ``--out`` folder that is (or lies under) a file is a usage error up front."""
+    from groupcheck.cli import main
+
+    blocker = tmp_path / "a-file"
+    blocker.write_text("not a folder")
+    assert main([a.replace("{file}", str(blocker)) for a in argv]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and option in err[0] and "is a file" in err[0], err
