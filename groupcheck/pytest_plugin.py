@@ -24,6 +24,8 @@ from typing import Any
 
 import pytest
 
+from .cli_values import folder_problem, positive_seconds
+
 ENGINE_ORDER = ("codec", "prove", "vectors", "scenarios", "fuzz")
 UNSUPPORTED = "unsupported"
 
@@ -35,7 +37,8 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                          "jsonl:<command>, java:[CLASSPATH] (repeatable)")
     group.addoption("--groupcheck-assignor", action="append", default=[], metavar="ASSIGNOR",
                     help="only these assignors of the targets (repeatable or comma-separated)")
-    group.addoption("--groupcheck-budget", type=float, default=30.0, metavar="SECONDS",
+    group.addoption("--groupcheck-budget", type=positive_seconds, default=30.0,
+                    metavar="SECONDS",
                     help="seconds for the searching engines per assignor, the scenarios "
                          "engine and the state machine (default 30)")
     group.addoption("--groupcheck-scope", default=None, metavar="SCOPE",
@@ -44,6 +47,24 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                     help="also compare with the golden vectors")
     group.addoption("--groupcheck-failures", default="groupcheck-failures", metavar="DIR")
     group.addoption("--groupcheck-seed", type=int, default=0)
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """Bad options stop the session before any item runs (a bad scope would otherwise fail
+    one item with a traceback, a result folder that is a file lose every finding)."""
+    opts = config.option
+    if not getattr(opts, "groupcheck_target", None):
+        return
+    if opts.groupcheck_scope:
+        from .properties.scope_space import Scope
+
+        try:
+            Scope.parse(opts.groupcheck_scope)
+        except ValueError as exc:
+            raise pytest.UsageError(f"--groupcheck-scope: {exc}") from None
+    problem = folder_problem(opts.groupcheck_failures, "--groupcheck-failures")
+    if problem:
+        raise pytest.UsageError(problem)
 
 
 class GroupcheckFailure(Exception):

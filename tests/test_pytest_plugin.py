@@ -69,3 +69,19 @@ def test_plugin_takes_every_assignor_of_a_module(tmp_path: Path) -> None:
     assert run.returncode == 1, run.stdout + run.stderr
     assert "groupcheck[python:mypkg.assignors][RoundRobinish]::prove PASSED" in run.stdout
     assert "groupcheck[python:mypkg.assignors][Greedy]::prove FAILED" in run.stdout
+
+
+def test_bad_plugin_options_stop_the_session_before_any_item_runs(tmp_path: Path) -> None:
+    """A bad scope, a budget that is not a positive number of seconds, or a failures folder
+    that is a file is pytest's usage error (exit code 4), not items that fail with a
+    traceback, pass on no budget, or lose their counterexamples."""
+    (tmp_path / "test_nothing.py").write_text("def test_own():\n    assert True\n")
+    (tmp_path / "a-file").write_text("")
+    for more, said in ((["--groupcheck-scope", "members=99"], "--groupcheck-scope"),
+                       (["--groupcheck-budget", "-5"], "--groupcheck-budget"),
+                       (["--groupcheck-budget", "nan"], "--groupcheck-budget"),
+                       (["--groupcheck-failures", str(tmp_path / "a-file")],
+                        "--groupcheck-failures")):
+        run = _pytest(tmp_path, "builtin:range", *more)
+        assert run.returncode == 4, (more, run.stdout + run.stderr)
+        assert said in run.stderr and "passed" not in run.stdout, (more, run.stderr)
