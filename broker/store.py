@@ -41,6 +41,10 @@ CORRUPT_MESSAGE = 2
 OFFSET_OUT_OF_RANGE = 1
 TOPIC_ALREADY_EXISTS = 36
 INVALID_PARTITIONS = 37
+#: the most partitions a topic may have here: each is a log in memory, and a CreateTopics
+#: request may ask for 2**31 - 1 of them in four bytes (Kafka answers INVALID_PARTITIONS to
+#: a count its own checks refuse, so does this broker past the bound)
+MAX_TOPIC_PARTITIONS = 100_000
 
 
 @dataclass
@@ -150,6 +154,7 @@ class Topics:
             raise StoreError(TOPIC_ALREADY_EXISTS, f"topic {name!r} already exists")
         if partitions < 1:
             raise StoreError(INVALID_PARTITIONS, f"{partitions} partitions: need at least 1")
+        _within_bound(partitions)
         seed = zlib.crc32(name.encode()).to_bytes(4, "big") * 4
         topic = Topic(name, uuid.UUID(bytes=seed, version=4),
                       [PartitionLog() for _ in range(partitions)], now_ms)
@@ -162,6 +167,7 @@ class Topics:
         if partitions <= len(topic.partitions):
             raise StoreError(INVALID_PARTITIONS, f"topic {name!r} has {len(topic.partitions)} "
                              f"partitions; cannot grow it to {partitions}")
+        _within_bound(partitions)
         topic.partitions.extend(PartitionLog() for _ in range(partitions - len(topic.partitions)))
         topic.changed_ms = now_ms
 
@@ -202,3 +208,9 @@ class Offsets:
         for committed in self._groups.values():
             for key in [k for k in committed if k[0] == topic]:
                 del committed[key]
+
+
+def _within_bound(partitions: int) -> None:
+    if partitions > MAX_TOPIC_PARTITIONS:
+        raise StoreError(INVALID_PARTITIONS, f"{partitions} partitions: this broker keeps at "
+                         f"most {MAX_TOPIC_PARTITIONS:,} a topic")

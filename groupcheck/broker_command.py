@@ -68,8 +68,13 @@ def _cmd_broker(args: argparse.Namespace) -> int:
     except ImportError as e:
         raise CommandError(f"the broker needs kio: pip install 'groupcheck[broker]' ({e})"
                            ) from None
-    if args.partitions < 1:
-        raise CommandError("--partitions must be at least 1")
+    from .broker.store import MAX_TOPIC_PARTITIONS
+
+    for option, count in [("--partitions", args.partitions), *(
+            (f"--topic {name}", n) for name, n in args.topic)]:
+        if count > MAX_TOPIC_PARTITIONS:
+            raise CommandError(f"{option}: {count:,} partitions, more than the "
+                               f"{MAX_TOPIC_PARTITIONS:,} a topic may have here")
 
     def show(exchange: Exchange) -> None:
         if not args.quiet:

@@ -186,3 +186,28 @@ def test_a_request_that_cannot_be_read_closes_the_connection_with_a_note(
 def test_a_frame_larger_than_the_broker_accepts_is_refused(broker: Broker) -> None:
     assert _raw(broker, (200 * 1024 * 1024).to_bytes(4, "big")) == b""
     assert any("frame size" in note for note in broker.notes())
+
+
+def test_create_topics_asking_for_more_partitions_than_memory_holds_is_invalid_partitions(
+        broker: Broker) -> None:
+    """Four bytes of a CreateTopics request can ask for 2**31 - 1 partitions: the broker
+    answers INVALID_PARTITIONS past its bound (each partition is a log in memory) instead of
+    allocating them, and still creates a topic within it; growing a topic is bounded alike."""
+    from groupcheck.broker.store import MAX_TOPIC_PARTITIONS
+
+    from broker_wire import RawClient
+
+    client = RawClient(broker.bootstrap, "admin")
+
+    def create(name: str, count: int) -> tuple[int, int]:
+        answer = client.call(19, 7, {"topics": [{
+            "name": name, "num_partitions": count, "replication_factor": 1,
+            "assignments": [], "configs": []}], "timeout": 5000, "validate_only": False})
+        topic = answer.topics[0]
+        return int(topic.error_code), int(topic.num_partitions)
+
+    assert create("huge", 2**31 - 1) == (37, -1)
+    assert create("huge", MAX_TOPIC_PARTITIONS + 1) == (37, -1)
+    assert create("small", 3) == (0, 3)
+    with pytest.raises(Exception, match="at most"):
+        broker.grow_topic("small", MAX_TOPIC_PARTITIONS + 1)
