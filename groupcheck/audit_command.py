@@ -115,12 +115,6 @@ def cmd_audit(args: argparse.Namespace) -> int:
     from .audit.pipeline import AuditConfig, AuditError, run_audit
     from .audit.targets import DEFAULT_TARGETS
 
-    if args.scenarios is not None and args.scenarios < 1:
-        raise CommandError("audit: --scenarios must be at least 1")
-    if args.shrink_seconds < 0:
-        raise CommandError("audit: --shrink-seconds must not be negative")
-    if args.chunk_size is not None and args.chunk_size < 1:
-        raise CommandError("audit: --chunk-size must be at least 1")
     problem = folder_problem(args.out, "--out")
     if not problem and args.corpus and "://" not in args.corpus:
         problem = corpus_problem(args.corpus)

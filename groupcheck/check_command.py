@@ -61,8 +61,6 @@ def check_scope(text: str | None) -> None:
 
 
 def cmd_check(args: argparse.Namespace) -> int:
-    if args.budget <= 0:
-        raise CommandError("check: --budget must be positive")
     check_scope(args.scope)
     offers = offers_of(args.target, args.assignor, args.timeout)
     targets = [o.target for o in offers if o.target is not None]

@@ -65,8 +65,6 @@ def cmd_prove(args: argparse.Namespace) -> int:
         scope = Scope.parse(args.scope or "")
     except ValueError as exc:
         raise CommandError(f"prove: {exc}") from None
-    if args.workers is not None and args.workers < 1:
-        raise CommandError("prove: --workers must be at least 1")
     from .check_command import References, offers_of
     from .targets.offers import close_all
 

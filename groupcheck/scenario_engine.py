@@ -318,10 +318,6 @@ def cmd_scenarios(args: argparse.Namespace) -> int:
     from .membership_commands import CommandError
     from .targets.registry import TargetError, resolve
 
-    if args.count is not None and args.count < 1:
-        raise CommandError("scenarios: --count must be at least 1")
-    if args.budget <= 0:
-        raise CommandError("scenarios: --budget must be positive")
     try:
         target = resolve(args.target, assignor=args.assignor, timeout=args.timeout)
     except TargetError as exc:

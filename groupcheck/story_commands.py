@@ -320,8 +320,6 @@ def _rounds_text(record: dict[str, Any]) -> list[str]:
 
 
 def cmd_shrink(args: argparse.Namespace) -> int:
-    if args.budget <= 0:
-        raise CommandError("shrink: --budget must be positive")
     data = read_story_file(args.file)
     if data.get("format") == REPLAY_FORMAT:
         return _shrink_events(args, data)
