@@ -22,7 +22,8 @@ import sys
 import threading
 from typing import Any
 
-from .cli_values import INT32_MAX, int_between
+from .cli_values import int_between
+from .impl.assign_op import INT32_MAX
 from .membership_commands import CommandError
 
 

@@ -14,9 +14,6 @@ import math
 import os
 from collections.abc import Callable
 
-#: the largest value of a Java int (Kafka's timeouts and counts)
-INT32_MAX = 2**31 - 1
-
 
 def int_at_least(low: int) -> Callable[[str], int]:
     """An integer option that must be ``low`` or more."""
