@@ -6,6 +6,8 @@ answer ``"<Class>: <message>"`` the way Kafka's client would.
 
 from __future__ import annotations
 
+from typing import ClassVar
+
 
 class CodecError(ValueError):
     """Malformed consumer-protocol bytes (Kafka: ``SchemaException``).
@@ -30,7 +32,7 @@ class CodecError(ValueError):
 class AssignorError(Exception):
     """An assignor refused its input (Kafka: ``IllegalStateException`` and friends)."""
 
-    kafka_class = "IllegalStateException"
+    kafka_class: ClassVar[str] = "IllegalStateException"
 
 
 class InvalidRequestError(ValueError):

@@ -69,7 +69,10 @@ class Assignor(Protocol):
     """Mirrors ``ConsumerPartitionAssignor``; one instance per consumer (it keeps state)."""
 
     name: str
-    supported_protocols: tuple[RebalanceProtocol, ...]
+
+    @property
+    def supported_protocols(self) -> tuple[RebalanceProtocol, ...]:
+        """The protocols it can assign for, preferred first (KIP-429)."""
 
     def assign(self, cluster: Cluster,
                subscriptions: dict[str, Subscription]) -> dict[str, Assignment]: ...

@@ -19,6 +19,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from itertools import chain, repeat
 from operator import itemgetter
+from typing import ClassVar
 
 from ..javahash import java_string_key, string_map_order
 from ..types import Assignment, Cluster, RebalanceProtocol, Subscription, TopicPartition
@@ -194,7 +195,7 @@ class RangeAssignor:
     """The "range" assignor (eager only); keeps no state and sends no user data."""
 
     name = "range"
-    supported_protocols: tuple[RebalanceProtocol, ...] = (RebalanceProtocol.EAGER,)
+    supported_protocols: ClassVar[tuple[RebalanceProtocol, ...]] = (RebalanceProtocol.EAGER,)
 
     def assign(self, cluster: Cluster,
                subscriptions: dict[str, Subscription]) -> dict[str, Assignment]:

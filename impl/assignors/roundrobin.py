@@ -15,6 +15,7 @@ from __future__ import annotations
 from bisect import bisect_left
 from itertools import chain
 from operator import itemgetter
+from typing import ClassVar
 
 from ..javahash import java_string_key
 from ..types import Assignment, Cluster, RebalanceProtocol, Subscription, TopicPartition
@@ -75,7 +76,7 @@ class RoundRobinAssignor:
     """The "roundrobin" assignor (eager only); keeps no state and sends no user data."""
 
     name = "roundrobin"
-    supported_protocols: tuple[RebalanceProtocol, ...] = (RebalanceProtocol.EAGER,)
+    supported_protocols: ClassVar[tuple[RebalanceProtocol, ...]] = (RebalanceProtocol.EAGER,)
 
     def assign(self, cluster: Cluster,
                subscriptions: dict[str, Subscription]) -> dict[str, Assignment]:

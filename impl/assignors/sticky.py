@@ -8,6 +8,8 @@ the cooperative assignor also withholds partitions that another member must revo
 
 from __future__ import annotations
 
+from typing import ClassVar
+
 from ..types import Assignment, Cluster, RebalanceProtocol, Subscription, TopicPartition
 from ..user_data import (
     DEFAULT_GENERATION,
@@ -37,10 +39,10 @@ class _AbstractStickyAssignor:
     """What both sticky assignors share; ``max_generation`` lives as long as the instance."""
 
     name = "abstract-sticky"
-    supported_protocols: tuple[RebalanceProtocol, ...] = (RebalanceProtocol.EAGER,)
+    supported_protocols: ClassVar[tuple[RebalanceProtocol, ...]] = (RebalanceProtocol.EAGER,)
     #: the builders (the bug zoo's mutants swap in altered ones)
-    constrained_builder: type[ConstrainedAssignmentBuilder] = ConstrainedAssignmentBuilder
-    general_builder: type[GeneralAssignmentBuilder] = GeneralAssignmentBuilder
+    constrained_builder: ClassVar[type[ConstrainedAssignmentBuilder]] = ConstrainedAssignmentBuilder
+    general_builder: ClassVar[type[GeneralAssignmentBuilder]] = GeneralAssignmentBuilder
 
     def __init__(self) -> None:
         self.max_generation = DEFAULT_GENERATION
@@ -162,7 +164,7 @@ class StickyAssignor(_AbstractStickyAssignor):
     """The eager sticky assignor: previous partitions travel in user data (KIP-341)."""
 
     name = "sticky"
-    supported_protocols: tuple[RebalanceProtocol, ...] = (RebalanceProtocol.EAGER,)
+    supported_protocols: ClassVar[tuple[RebalanceProtocol, ...]] = (RebalanceProtocol.EAGER,)
 
     def __init__(self) -> None:
         super().__init__()
@@ -208,7 +210,7 @@ class CooperativeStickyAssignor(_AbstractStickyAssignor):
     the generation too from v2 on (KIP-792), else from user data (KAFKA-12984)."""
 
     name = "cooperative-sticky"
-    supported_protocols: tuple[RebalanceProtocol, ...] = (
+    supported_protocols: ClassVar[tuple[RebalanceProtocol, ...]] = (
         RebalanceProtocol.COOPERATIVE, RebalanceProtocol.EAGER)
 
     def __init__(self) -> None:

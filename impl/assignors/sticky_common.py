@@ -13,6 +13,7 @@ import gc
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from functools import lru_cache
+from typing import ClassVar
 
 from ..errors import AssignorError
 from ..javahash import HashMapOrder, capacity_for, java_string_key, string_hash
@@ -30,13 +31,13 @@ __all__ = [
 class IllegalStateError(AssignorError):
     """The sticky builders' ``IllegalStateException``."""
 
-    kafka_class = "IllegalStateException"
+    kafka_class: ClassVar[str] = "IllegalStateException"
 
 
 class NullPointerError(AssignorError):
     """Where Kafka's sticky assignor dereferences a missing map entry."""
 
-    kafka_class = "NullPointerException"
+    kafka_class: ClassVar[str] = "NullPointerException"
 
 
 def null_pointer() -> NullPointerError:

@@ -33,11 +33,13 @@ from .sticky_common import (
 #: the (partition, topic) key where Python's str order is Java's (no surrogate code units)
 _BY_PARTITION_THEN_TOPIC: Callable[[TopicPartition], Any] = itemgetter(1, 0)
 _TOPIC, _NUMBER = itemgetter(0), itemgetter(1)
+#: the first surrogate code unit, where the two orders part (chr: mypyc takes no surrogate literal)
+_SURROGATES = chr(0xD800)
 
 
 def _owned_sorter(topics: list[str]) -> Callable[[TopicPartition], Any]:
     """(partition, topic) key: a C-level itemgetter when Python's str order is Java's."""
-    if all(max(t, default="\0") < "\ud800" for t in topics):
+    if all(max(t, default="\0") < _SURROGATES for t in topics):
         return _BY_PARTITION_THEN_TOPIC
     return partition_key
 
