@@ -11,6 +11,10 @@ figure).
     python bench/prove.py --zoo [--scopes ...]   # what each scope finds on the bug zoo
     python bench/prove.py --no-gaps ...          # no I4b gap: claim-blind proofs where sound
 
+It measures the groupcheck it imports: the checkout (interpreted), or an installed copy
+whose hot path ``scripts/compile_prover.py`` compiled (``PYTHONPATH=SITE``, as in the proofs
+environments of ``tox.ini``); the first line says which.
+
 Rows say whether the run is a proof (``symmetry`` 0 or 1) or a sample (2, 3), and whether
 claims were aggregated (``--no-gaps`` on a target whose leader never sees them). ``--zoo``
 prints, per mutant of the bug zoo and per scope, the invariants broken somewhere: the
@@ -20,6 +24,7 @@ evidence that a smaller default scope keeps the bug-finding power of a bigger on
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import os
 import platform
 import sys
@@ -27,7 +32,7 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-if str(ROOT) not in sys.path:
+if importlib.util.find_spec("groupcheck") is None:  # a checkout, not installed
     sys.path.insert(0, str(ROOT))
 
 from groupcheck.properties.scope import Scope, prove  # noqa: E402
@@ -56,6 +61,15 @@ def row(target: str, scope_text: str, workers: int, gaps: bool = True) -> str:
             f"{report.seconds:.1f} | {report.rate:,.0f} | "
             f"{report.labelled / max(report.seconds, 1e-9):,.0f} | "
             f"{report.cpu_seconds + own:.1f} | {found} | {load:.2f}–{os.getloadavg()[0]:.2f} |")
+
+
+def _build() -> str:
+    """Whether the prover's hot path runs compiled (scripts/compile_prover.py)."""
+    from groupcheck.properties import scope_judge
+
+    if scope_judge.__file__ is not None and scope_judge.__file__.endswith(".py"):
+        return "interpreted"
+    return "compiled (mypyc)"
 
 
 def zoo(scopes: list[str], workers: int) -> None:
@@ -90,7 +104,7 @@ def main() -> None:
              .split(";")], args.workers)
         return
     print(f"# {platform.processor() or platform.machine()}, {os.cpu_count()} CPUs, "
-          f"Python {platform.python_version()}, {args.workers} worker(s)")
+          f"Python {platform.python_version()}, {args.workers} worker(s), {_build()}")
     print("| target | scope | kind | classes | configurations | saved | wall s | classes/s "
           "| configurations/s | CPU s | violated | load |")
     print("| --- | --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- | --- |")

@@ -13,7 +13,7 @@ I11, the I4b gap) is in ``scope_judge``; this module runs them over the whole sc
 worker processes (units of work: a metadata, a member count and the first member's
 skeleton, biggest first) and collects the report. A target may hand over a ``session``
 factory — an assign function per worker that keeps what repeats across requests
-(``impl.assign_op.AssignSession``, for the deterministic in-tree assignors). Without the
+(``impl.assign_session.AssignSession``, for the deterministic in-tree assignors). Without the
 gap (``gaps=False``), claims such a session's leader never sees are aggregated: one
 judgement per projection (``scope_blind``, still a proof). The report is ``scope_report``.
 
@@ -256,7 +256,7 @@ def prove(assign: AssignFn, assignor: str, scope: Scope | None = None, *,
     judge I3 and I4a (default: the assignor is ``sticky`` or ``cooperative-sticky``). ``exact``:
     ask Z3 for every optimum instead of accepting the lower bound when it is met.
     ``session``: a factory of assign functions that answer like ``assign`` but keep what
-    repeats across requests (``impl.assign_op.AssignSession``); each worker makes one.
+    repeats across requests (``impl.assign_session.AssignSession``); each worker makes one.
     ``reference``: ask it every request of a violating configuration (`relabel`), under
     the name ``reference_name``. ``gaps=False``: no I4b gap, which lets a keyed session
     whose leader does not see some claims be judged once for every way to add them

@@ -13,7 +13,7 @@ once — its *projection* — and lets it stand for every way of adding them.
 **Why it is sound.** For a configuration ``c`` and its projection ``p`` (the same metadata,
 members, subscriptions, generations, racks and visible claims):
 
-1. *The leader is handed the same input.* A keyed session (``impl.assign_op.AssignSession``)
+1. *The leader is handed the same input.* A keyed session (``impl.assign_session.AssignSession``)
    answers as a function of the metadata and of what the leader reads of each member's
    subscription (``leader_view``). ``choose`` asks the session for that view for every
    member the scope can hold — every subscription, generation and rack with every set of

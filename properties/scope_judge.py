@@ -199,7 +199,7 @@ def _follow_up(config: Config, generation: Any,
 
 
 class KeyedAnswer(Protocol):
-    """What a keyed session answers (``impl.assign_op.SessionAnswer``)."""
+    """What a keyed session answers (``impl.assign_session.SessionAnswer``)."""
 
     assignment: dict[str, list[TopicPartition]]
     protocol: str
@@ -226,7 +226,7 @@ class Judgement:
     #: each assign call: (request, response), the response a `KeyedAnswer` until asked for
     calls: list[tuple[dict[str, Any], Any]]
     first_round_of: dict[str, int] = field(default_factory=dict)
-    moves: int | None = None
+    moves: int | None = None  # measured only against an optimum (the I4b gap)
     optimum: int | None = None
     optimum_by: str = ""
     assign_seconds: float = 0.0
@@ -402,11 +402,10 @@ def _judge_settled(out: Judgement, request: dict[str, Any], frame: _Frame,
     if sticky:
         settled_found += unbalanced
     note(last, settled_found)
-    if settled_found:
-        return
+    if settled_found or optimiser is None or not optimiser.available:
+        return  # the moves only count against an optimum (the I4b gap)
     prev = resolved(claims_of(request))
     out.moves = A.moves(prev, settled)
-    if optimiser is not None and optimiser.available:
-        # the answer bounds the optimum only when it is itself complete and balanced
-        out.optimum, out.optimum_by = optimiser.optimum(
-            subs, partitions, prev, None if unbalanced else out.moves)
+    # the answer bounds the optimum only when it is itself complete and balanced
+    out.optimum, out.optimum_by = optimiser.optimum(
+        subs, partitions, prev, None if unbalanced else out.moves)

@@ -34,7 +34,7 @@ from pathlib import Path
 
 #: the hot path of ``groupcheck prove`` (dotted names under ``groupcheck``)
 MODULES = (
-    "impl.javahash", "impl.user_data", "impl.assign_op",
+    "impl.javahash", "impl.user_data", "impl.assign_op", "impl.assign_session",
     "impl.assignors.partition_pool",
     "impl.assignors.sticky", "impl.assignors.sticky_common",
     "impl.assignors.sticky_constrained", "impl.assignors.sticky_general",

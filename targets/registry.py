@@ -91,7 +91,7 @@ class Target:
     fork_safe: bool = True
     call: Callable[[dict[str, Any]], dict[str, Any]] | None = None  # any JSON-lines op
     #: a fresh assign function that caches what repeats across requests and leaves out
-    #: user data (``impl.assign_op.AssignSession``): deterministic in-tree assignors only
+    #: user data (``impl.assign_session.AssignSession``): deterministic in-tree assignors only
     assign_session: Callable[[], AssignFn] | None = None
     user_data: UserDataFn | None = None
     closers: list[Callable[[], None]] = field(default_factory=list)
@@ -140,7 +140,8 @@ def _builtin(name: str, **_: Any) -> Target:
     if name not in BUILTIN_ASSIGNORS:
         raise TargetError(f"unknown builtin assignor {name!r}; expected one of "
                           f"{', '.join(BUILTIN_ASSIGNORS)} (or codec)")
-    from ..impl.assign_op import AssignSession, run_assign
+    from ..impl.assign_op import run_assign
+    from ..impl.assign_session import AssignSession
     from ..impl.assignors import make_assignor
     from ..impl.jsonl import handle
     from .builtin import BuiltinGroup
@@ -188,7 +189,7 @@ def _mutant(name: str, **_: Any) -> Target:
 def _session_of(cls: Callable[[], Any], subscription_version: int | None = None
                 ) -> Callable[[], AssignFn]:
     """An assign session for an in-tree (deterministic) assignor class: the prover's cache."""
-    from ..impl.assign_op import AssignSession
+    from ..impl.assign_session import AssignSession
 
     return lambda: AssignSession(lambda _: cls(), subscription_version=subscription_version,
                                  user_data=False)

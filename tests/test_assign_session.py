@@ -7,7 +7,8 @@ from typing import Any
 
 import pytest
 
-from groupcheck.impl.assign_op import AssignSession, run_assign
+from groupcheck.impl.assign_op import run_assign
+from groupcheck.impl.assign_session import AssignSession
 from groupcheck.impl.errors import InvalidRequestError
 from groupcheck.properties.scope import Scope, build_request, enumerate_scope
 
@@ -53,3 +54,22 @@ def test_a_session_rejects_bad_requests_like_run_assign() -> None:
     good = {"assignor": "sticky", "partitions": {"t": 1},
             "members": {"a": {"topics": ["t"], "owned": [], "generation": None}}}
     assert session(good)["assignment"] == {"a": [["t", 0]]}
+
+
+@pytest.mark.parametrize("assignor", ["sticky", "cooperative-sticky"])
+@pytest.mark.parametrize("limit", [3, 50])
+def test_keyed_answers_survive_the_caches_being_cleared(assignor: str, limit: int) -> None:
+    """``assign_keyed`` (the prover's path) answers each configuration as run_assign does,
+    also when its caches fill up and are cleared many times over: a number standing for a
+    member's leader view never outlives the caches that hold it."""
+    session = AssignSession(limit=limit)
+    configs = list(enumerate_scope(SCOPE))
+    for config in configs + configs[::-1]:
+        request = build_request(assignor, config, shared=True)
+        answer = session.assign_keyed(request, config.members, config.metadata)
+        expected = _without_timing(run_assign(request))
+        assert answer.assignment == {m: [tuple(tp) for tp in ps]
+                                     for m, ps in expected["assignment"].items()}, request
+        assert _without_timing(answer.response()) == expected
+        # cleared before a request once full: at most one request's members past it
+        assert len(session.view_ids) <= limit + len(config.members)

@@ -20,7 +20,7 @@ from typing import Any
 
 import pytest
 
-from groupcheck.impl.assign_op import AssignSession
+from groupcheck.impl.assign_session import AssignSession
 from groupcheck.impl.assignors.range import RangeAssignor
 from groupcheck.impl.types import Assignment, Cluster, Subscription
 from groupcheck.properties.scope import Scope, prove

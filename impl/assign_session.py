@@ -1,0 +1,159 @@
+"""Many ``assign`` requests of the JSON-lines contract answered in one process, for callers
+that send thousands of small, similar ones (the scope prover): what repeats across them is
+computed once (`AssignSession`). Each answer equals `assign_op.assign_with`'s.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Hashable, Sequence
+from typing import Any
+
+from .assign_op import (
+    _answer,
+    _lead,
+    _member_subscriptions,
+    _new_generation,
+    _seen_by_leader,
+    client_subscription,
+)
+from .assignors import make_assignor
+from .consumer_protocol import HIGHEST_VERSION
+from .errors import InvalidRequestError
+from .types import Assignor, Subscription, TopicPartition
+
+
+class AssignSession:
+    """Many ``assign`` requests answered as :func:`assign_with` answers each, for callers
+    that send thousands of small, similar ones (the scope prover).
+
+    What repeats is computed once. A member's client-mode subscription is a function of its
+    fields, the subscription version and the assignor (a fresh instance per member), so it
+    is kept by those fields. The leader's answer is a function of what the leader is handed
+    — the metadata, the racks and the subscriptions in order — because the leader is a
+    fresh instance of a deterministic assignor: equal leader inputs share one answer. (Only
+    for assignors known to be deterministic: the builtins and the bug zoo's mutants.) Both
+    caches are cleared when they reach ``limit`` entries. ``user_data=False`` leaves out
+    ``userData`` and ``assignmentUserData``, which only a member's next join reads.
+    """
+
+    def __init__(self, make: Callable[[str], Assignor] | None = None, *,
+                 subscription_version: int | None = None, user_data: bool = True,
+                 limit: int = 50_000) -> None:
+        self.make = make
+        self.subscription_version = subscription_version
+        self.user_data = user_data
+        self.limit = limit
+        self.subscriptions: dict[Any, dict[Any, Subscription]] = {}
+        self.keyed: dict[Any, dict[Hashable, tuple[Subscription, int]]] = {}
+        #: each distinct leader view a key named, numbered (keyed answers are kept by them)
+        self.view_ids: dict[Any, int] = {}
+        self.answers: dict[Any, Any] = {}
+        self.leader_runs = 0
+        self._makers: dict[Any, tuple[str, Callable[[], Assignor], int]] = {}
+
+    def _maker(self, request: dict[str, Any]) -> tuple[str, Callable[[], Assignor], int]:
+        name, asked = request.get("assignor"), request.get("subscriptionVersion")
+        if not isinstance(name, str) or not (asked is None or type(asked) is int):
+            return self._new_maker(request, name)
+        found = self._makers.get((name, asked))
+        if found is None:
+            found = self._new_maker(request, name)
+            if len(self._makers) < 64:
+                self._makers[(name, asked)] = found
+        return found
+
+    def _new_maker(self, request: dict[str, Any], name: Any
+                   ) -> tuple[str, Callable[[], Assignor], int]:
+        if self.make is None and not isinstance(name, str):
+            raise InvalidRequestError("assign needs an 'assignor' name")
+        chosen = self.make
+        label = str(name)
+
+        def make() -> Assignor:
+            return chosen(label) if chosen is not None else make_assignor(label)
+
+        version = self.subscription_version if self.subscription_version is not None else int(
+            request.get("subscriptionVersion", HIGHEST_VERSION))
+        return label, make, version
+
+    def _led(self, key: Any, make: Callable[[], Assignor], request: dict[str, Any],
+             subscriptions: dict[str, Subscription]) -> Any:
+        found = self.answers.get(key)
+        if found is None:
+            if len(self.answers) >= self.limit:
+                self.answers.clear()
+            self.leader_runs += 1
+            found = self.answers[key] = _lead(make, request, subscriptions)
+        return found
+
+    def leader_view(self, assignor: str, member: dict[str, Any]) -> Hashable:
+        """What the leader reads of one member's client-mode subscription (a request's
+        member entry) with this assignor: equal views, equal leader inputs."""
+        _, make, version = self._maker({"assignor": assignor})
+        view: Hashable = _seen_by_leader(client_subscription(make(), member, version))
+        return view
+
+    def assign_keyed(self, request: dict[str, Any], keys: Sequence[Hashable],
+                     metadata_key: Hashable) -> SessionAnswer:
+        """``__call__`` for a caller that names what repeats: ``keys[i]`` stands for the
+        i-th member's fields (equal keys, equal fields) and ``metadata_key`` for the
+        partitions and racks. Nothing is built from the request that a key already names,
+        and the answer's response dict is made only when asked for (client mode only)."""
+        if request.get("mode", "client") != "client":
+            raise InvalidRequestError("assign_keyed answers client-mode requests only")
+        label, make, version = self._maker(request)
+        if len(self.view_ids) >= self.limit:
+            # a number stands for one view only while every cache that holds it lives
+            self.view_ids.clear()
+            self.keyed.clear()
+            self.answers.clear()
+        cache = self.keyed.setdefault((label, version), {})
+        if len(cache) >= self.limit:
+            cache.clear()
+        members: dict[str, Any] = request["members"]
+        subscriptions: dict[str, Subscription] = {}
+        seen: list[Any] = []
+        for (member_id, member), key in zip(members.items(), keys, strict=True):
+            hit = cache.get(key)
+            if hit is None:
+                built = client_subscription(make(), member, version)
+                view = _seen_by_leader(built)
+                number = self.view_ids.setdefault(view, len(self.view_ids))
+                hit = cache[key] = (built, number)
+            subscriptions[member_id] = hit[0]
+            seen.append(member_id)
+            seen.append(hit[1])
+        led = self._led((label, version, metadata_key, tuple(seen)), make, request,
+                        subscriptions)
+        return SessionAnswer(self, make, request, led)
+
+    def __call__(self, request: dict[str, Any]) -> dict[str, Any]:
+        label, make, version = self._maker(request)
+        cache = self.subscriptions.setdefault((label, version), {})
+        if len(cache) >= self.limit:
+            cache.clear()
+        subscriptions = _member_subscriptions(make, request, version, cache, [])
+        key = (label, tuple(sorted((request.get("partitions") or {}).items())),
+               repr(request.get("racks")),
+               tuple((m, _seen_by_leader(s)) for m, s in subscriptions.items()))
+        return _answer(make, request, self._led(key, make, request, subscriptions),
+                       self.user_data)
+
+
+class SessionAnswer:
+    """One answer of `AssignSession.assign_keyed`: the assignment as the leader made it
+    (shared with every request of the same leader input: read it, never change it), the
+    protocol and the next generation; ``response()`` is the dict ``__call__`` returns."""
+
+    __slots__ = ("_make", "_request", "_session", "assignment", "generation", "led",
+                 "protocol")
+
+    def __init__(self, session: AssignSession, make: Callable[[], Assignor],
+                 request: dict[str, Any], led: Any) -> None:
+        self._session, self._make, self._request, self.led = session, make, request, led
+        self.assignment: dict[str, list[TopicPartition]] = dict(led[0])
+        self.protocol: str = led[2]
+        self.generation = _new_generation(request, request["members"])
+
+    def response(self) -> dict[str, Any]:
+        return _answer(self._make, self._request, self.led, self._session.user_data)
