@@ -89,7 +89,13 @@ def test_assign_lines_through_one_jsonl_process() -> None:
     payload = "".join(json.dumps(line["request"]) + "\n" for line in LINES)
     proc = subprocess.run([sys.executable, "-m", "groupcheck", "jsonl"], input=payload,
                           capture_output=True, text=True, cwd=ROOT, timeout=600, check=True)
-    answers = [json.loads(a) for a in proc.stdout.splitlines()]
+    failures = differing_lines([json.loads(a) for a in proc.stdout.splitlines()])
+    assert not failures, f"{len(failures)} lines differ; first:\n{failures[0]}"
+
+
+def differing_lines(answers: list[dict[str, Any]]) -> list[str]:
+    """How each answer (one per line of the file, in order) differs from Kafka's, where it
+    does."""
     assert len(answers) == len(LINES)
     failures = []
     for line, got in zip(LINES, answers, strict=True):
@@ -97,7 +103,7 @@ def test_assign_lines_through_one_jsonl_process() -> None:
             check_line(line, got)
         except AssertionError as exc:
             failures.append(str(exc))
-    assert not failures, f"{len(failures)} lines differ; first:\n{failures[0]}"
+    return failures
 
 
 def test_jsonl_assign_answer_carries_assign_time() -> None:

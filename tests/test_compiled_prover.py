@@ -25,7 +25,7 @@ import pytest
 from groupcheck.properties.scope import Scope, prove
 from groupcheck.targets.registry import resolve
 
-from test_assign_vectors import LINES, check_line
+from test_assign_vectors import LINES, differing_lines
 from vectors import ROOT
 
 #: the installed layout (pyproject.toml's package-dir): source folder -> package folder
@@ -115,14 +115,7 @@ def test_compiled_answers_every_assign_vector_as_kafka(compiled: Path) -> None:
     payload = "".join(json.dumps(line["request"]) + "\n" for line in LINES)
     done = _run(compiled, ["-m", "groupcheck", "jsonl"], payload)
     assert done.returncode == 0, done.stderr
-    answers = [json.loads(a) for a in done.stdout.splitlines()]
-    assert len(answers) == len(LINES)
-    failures = []
-    for line, got in zip(LINES, answers, strict=True):
-        try:
-            check_line(line, got)
-        except AssertionError as exc:
-            failures.append(str(exc))
+    failures = differing_lines([json.loads(a) for a in done.stdout.splitlines()])
     assert not failures, f"{len(failures)} lines differ; first:\n{failures[0]}"
 
 
