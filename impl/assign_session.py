@@ -32,8 +32,10 @@ class AssignSession:
     — the metadata, the racks and the subscriptions in order — because the leader is a
     fresh instance of a deterministic assignor: equal leader inputs share one answer. (Only
     for assignors known to be deterministic: the builtins and the bug zoo's mutants.) Both
-    caches are cleared when they reach ``limit`` entries. ``user_data=False`` leaves out
-    ``userData`` and ``assignmentUserData``, which only a member's next join reads.
+    caches are cleared when they reach ``limit`` entries; `assign_keyed` keeps answers by
+    numbered leader views, and clears everything that holds those numbers at once.
+    ``user_data=False`` leaves out ``userData`` and ``assignmentUserData``, which only a
+    member's next join reads.
     """
 
     def __init__(self, make: Callable[[str], Assignor] | None = None, *,
