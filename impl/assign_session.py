@@ -10,6 +10,7 @@ from typing import Any
 
 from .assign_op import (
     _answer,
+    _cluster,
     _lead,
     _member_subscriptions,
     _new_generation,
@@ -50,6 +51,9 @@ class AssignSession:
         #: each distinct leader view a key named, numbered (keyed answers are kept by them)
         self.view_ids: dict[Any, int] = {}
         self.answers: dict[Any, Any] = {}
+        #: answers by the leader's resolved input, for assignors that offer it
+        self.resolved: dict[Any, Any] = {}
+        self._keyers: dict[Any, Assignor] = {}
         self.leader_runs = 0
         self._makers: dict[Any, tuple[str, Callable[[], Assignor], int]] = {}
 
@@ -79,13 +83,37 @@ class AssignSession:
         return label, make, version
 
     def _led(self, key: Any, make: Callable[[], Assignor], request: dict[str, Any],
-             subscriptions: dict[str, Subscription]) -> Any:
+             subscriptions: dict[str, Subscription], metadata: Hashable) -> Any:
         found = self.answers.get(key)
         if found is None:
             if len(self.answers) >= self.limit:
                 self.answers.clear()
+            found = self.answers[key] = self._resolved_led(key[:2], make, request,
+                                                           subscriptions, metadata)
+        return found
+
+    def _resolved_led(self, maker: Any, make: Callable[[], Assignor], request: dict[str, Any],
+                      subscriptions: dict[str, Subscription], metadata: Hashable) -> Any:
+        """A leader run, shared by every input the assignor resolves alike
+        (``resolved_input``: sticky's claims after conflict resolution)."""
+        keyer = self._keyers.get(maker)
+        if keyer is None:
+            keyer = self._keyers[maker] = make()
+        resolve = getattr(keyer, "resolved_input", None)
+        try:
+            resolved = None if resolve is None else resolve(_cluster(request), subscriptions)
+        except Exception:  # noqa: BLE001 - the leader run below raises what is wrong
+            resolved = None
+        if resolved is None:
             self.leader_runs += 1
-            found = self.answers[key] = _lead(make, request, subscriptions)
+            return _lead(make, request, subscriptions)
+        key = (maker, metadata, resolved)
+        found = self.resolved.get(key)
+        if found is None:
+            if len(self.resolved) >= self.limit:
+                self.resolved.clear()
+            self.leader_runs += 1
+            found = self.resolved[key] = _lead(make, request, subscriptions)
         return found
 
     def leader_view(self, assignor: str, member: dict[str, Any]) -> Hashable:
@@ -126,7 +154,7 @@ class AssignSession:
             seen.append(member_id)
             seen.append(hit[1])
         led = self._led((label, version, metadata_key, tuple(seen)), make, request,
-                        subscriptions)
+                        subscriptions, metadata_key)
         return SessionAnswer(self, make, request, led)
 
     def __call__(self, request: dict[str, Any]) -> dict[str, Any]:
@@ -135,10 +163,11 @@ class AssignSession:
         if len(cache) >= self.limit:
             cache.clear()
         subscriptions = _member_subscriptions(make, request, version, cache, [])
-        key = (label, tuple(sorted((request.get("partitions") or {}).items())),
-               repr(request.get("racks")),
+        metadata = (tuple(sorted((request.get("partitions") or {}).items())),
+                    repr(request.get("racks")))
+        key = (label, version, metadata,
                tuple((m, _seen_by_leader(s)) for m, s in subscriptions.items()))
-        return _answer(make, request, self._led(key, make, request, subscriptions),
+        return _answer(make, request, self._led(key, make, request, subscriptions, metadata),
                        self.user_data)
 
 

@@ -7,9 +7,11 @@ from typing import Any
 
 import pytest
 
-from groupcheck.impl.assign_op import run_assign
+from groupcheck.impl.assign_op import run_assign, run_assign_assignment_only
 from groupcheck.impl.assign_session import AssignSession
+from groupcheck.impl.assignors.sticky import StickyAssignor
 from groupcheck.impl.errors import InvalidRequestError
+from groupcheck.impl.types import Cluster, Subscription
 from groupcheck.properties.scope import Scope, build_request, enumerate_scope
 
 SCOPE = Scope.parse("members=3,topics=1,partitions=2,generations=2,symmetry=1")
@@ -73,3 +75,39 @@ def test_keyed_answers_survive_the_caches_being_cleared(assignor: str, limit: in
         assert _without_timing(answer.response()) == expected
         # cleared before a request once full: at most one request's members past it
         assert len(session.view_ids) <= limit + len(config.members)
+
+
+@pytest.mark.parametrize("scope_text", [
+    "generations=3",
+    "members=2,topics=2,partitions=2,generations=3",
+    "members=2,topics=1,partitions=2,racks=2",
+])
+def test_sticky_requests_resolved_alike_share_one_correct_answer(scope_text: str) -> None:
+    """The session runs sticky's leader once per *resolved* input
+    (`StickyAssignor.resolved_input`: claims after conflict resolution, the older
+    generation's claimants of metadata partitions). Brute force over a whole scope — stale,
+    conflicting and older claims, equal and differing subscriptions, racks — every answer
+    so shared equals a fresh run's, and far fewer leader runs than requests were needed."""
+    session = AssignSession()
+    configs = list(enumerate_scope(Scope.parse(scope_text)))
+    for config in configs:
+        request = build_request("sticky", config, shared=True)
+        answer = session.assign_keyed(request, config.members, config.metadata)
+        expected = run_assign_assignment_only(request)
+        assert answer.assignment == {m: [tuple(tp) for tp in ps]
+                                     for m, ps in expected["assignment"].items()}, request
+        assert list(answer.assignment) == list(expected["assignment"])
+    assert session.leader_runs < len(configs) // 4
+
+
+def test_a_subclass_of_sticky_is_never_resolved_for_it() -> None:
+    """A subclass may read more of its input than sticky does (the bug zoo's mutants do),
+    so it gets no resolved input and the session runs its leader on every distinct input."""
+
+    class Reader(StickyAssignor):
+        pass
+
+    cluster = Cluster({"t": 2})
+    subscriptions = {"a": Subscription(["t"]), "b": Subscription(["t"])}
+    assert StickyAssignor().resolved_input(cluster, subscriptions) is not None
+    assert Reader().resolved_input(cluster, subscriptions) is None

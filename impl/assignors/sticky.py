@@ -8,6 +8,7 @@ the cooperative assignor also withholds partitions that another member must revo
 
 from __future__ import annotations
 
+from collections.abc import Hashable
 from typing import ClassVar
 
 from ..types import Assignment, Cluster, RebalanceProtocol, Subscription, TopicPartition
@@ -32,7 +33,7 @@ from .sticky_common import (
 )
 from .sticky_constrained import ConstrainedAssignmentBuilder
 from .sticky_general import GeneralAssignmentBuilder
-from .sticky_movements import ReassignmentStats
+from .sticky_movements import ReassignmentStats, older_claims
 
 
 class _AbstractStickyAssignor:
@@ -78,11 +79,7 @@ class _AbstractStickyAssignor:
         if not subscriptions:
             return {}
         members = member_order(subscriptions)
-        partitions_per_topic: dict[str, int] = {}
-        for topic in subscribed_topics(subscriptions.values()):
-            count = cluster.partition_count(topic)
-            if count is not None and count > 0:
-                partitions_per_topic[topic] = count
+        partitions_per_topic = _partitions_per_topic(cluster, subscriptions)
         rack_info = RackInfo(cluster, partitions_per_topic, members, subscriptions)
         member_data = {m: self.member_data(subscriptions[m]) for m in members}
         claims = self.resolve_claims(partitions_per_topic, members, subscriptions, member_data)
@@ -195,6 +192,40 @@ class StickyAssignor(_AbstractStickyAssignor):
                 self.collector.made(len(cached.partitions))
         return cached
 
+    def resolved_input(self, cluster: Cluster, subscriptions: dict[str, Subscription]
+                       ) -> Hashable | None:
+        """What `assign_partitions` reads of its input once the claims are resolved, as a
+        key: equal keys, equal assignments (the cluster's racks aside, which the caller
+        keys). None for a subclass, which may read more (the bug zoo's mutants do).
+
+        The rest of the run reads the members in order, their topics and racks, the
+        partition counts of their topics, the claims that survive conflict resolution
+        (KIP-341), the partitions claimed twice at one generation (KAFKA-12984) and, when
+        subscriptions differ, each partition's claimant of an older generation (KIP-341,
+        KAFKA-14639), only for partitions of the metadata. Stale and losing claims, user
+        data bytes and generations reach it through nothing else. This instance, its
+        ``max_generation`` included, is left as it was.
+        """
+        if type(self) is not StickyAssignor or not subscriptions:
+            return None
+        members = member_order(subscriptions)
+        partitions_per_topic = _partitions_per_topic(cluster, subscriptions)
+        member_data = {m: self.member_data(subscriptions[m]) for m in members}
+        claims, max_generation = resolve_owned_partitions(
+            partitions_per_topic, members, subscriptions, member_data, self.max_generation)
+        older: tuple[object, ...] = ()
+        if not claims.all_equal:
+            older = tuple(sorted(
+                (tp, owner) for tp, owner in older_claims(members, member_data,
+                                                          max_generation).items()
+                if 0 <= tp[1] < partitions_per_topic.get(tp[0], 0)))
+        if len(self._decoded) > 4096:
+            self._decoded.clear()
+        return (tuple(subscriptions), tuple(partitions_per_topic.items()),
+                tuple((m, tuple(subscriptions[m].topics), subscriptions[m].rack_id,
+                       tuple(claims.owned[m])) for m in members),
+                frozenset(claims.partitions_with_multiple_previous_owners), older)
+
     def assign_partitions(self, cluster: Cluster, subscriptions: dict[str, Subscription]
                           ) -> dict[str, list[TopicPartition]]:
         """Each member's user data is decoded once per rebalance (Kafka decodes it twice)."""
@@ -243,6 +274,17 @@ class CooperativeStickyAssignor(_AbstractStickyAssignor):
             partitions = assignment[member]
             if tp in partitions:
                 partitions.remove(tp)
+
+
+def _partitions_per_topic(cluster: Cluster, subscriptions: dict[str, Subscription]
+                          ) -> dict[str, int]:
+    """The partition count of every subscribed topic the metadata knows with partitions."""
+    counts: dict[str, int] = {}
+    for topic in subscribed_topics(subscriptions.values()):
+        count = cluster.partition_count(topic)
+        if count is not None and count > 0:
+            counts[topic] = count
+    return counts
 
 
 def _compute_transferring(subscriptions: dict[str, Subscription],

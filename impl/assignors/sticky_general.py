@@ -22,19 +22,20 @@ from __future__ import annotations
 
 from ..javahash import HashMapOrder, table_size_for
 from ..types import Subscription, TopicPartition
-from ..user_data import DEFAULT_GENERATION, MemberData
+from ..user_data import MemberData
 from .partition_pool import add_free, topic_partitions
 from .sticky_common import RackInfo, member_key, member_map, null_pointer
 from .sticky_movements import (
     MAX_SWAP_PASSES,
     PartitionMovements,
+    PrevOwner,
     ReassignmentLimitError,
     ReassignmentStats,
     SortedMembers,
+    older_claims,
     state_key,
 )
 
-PrevOwner = tuple[str, int, bool]  # (member, generation, generation was reported)
 
 class GeneralAssignmentBuilder:
     """Kafka's ``GeneralAssignmentBuilder`` (``AbstractStickyAssignor``)."""
@@ -110,21 +111,7 @@ class GeneralAssignmentBuilder:
 
     def _prev_assignment(self) -> dict[TopicPartition, PrevOwner]:
         """KIP-341 / KAFKA-14639: claims of older generations, the highest one per partition."""
-        prev: dict[TopicPartition, PrevOwner] = {}
-        for member in self.members:
-            data = self.member_data[member]
-            if data.generation is not None and data.generation < self.max_generation:
-                generation = data.generation
-            elif data.generation is None and self.max_generation > DEFAULT_GENERATION:
-                generation = DEFAULT_GENERATION
-            else:
-                continue
-            reported = data.generation is not None
-            for tp in data.partitions:
-                known = prev.get(tp)
-                if known is None or generation > known[1]:
-                    prev[tp] = (member, generation, reported)
-        return prev
+        return older_claims(self.members, self.member_data, self.max_generation)
 
     def _assign_owned_partitions(self) -> dict[str, bytearray]:
         """Drop claims on topics the member left or on mismatched racks (revocation);

@@ -1,4 +1,5 @@
-"""Bookkeeping of the general builder: the member ``TreeSet`` and ``PartitionMovements``.
+"""Bookkeeping of the general builder: the member ``TreeSet``, ``PartitionMovements`` and
+the previous owners of an older generation (``older_claims``).
 
 ``SortedMembers`` is Kafka's ``sortedCurrentSubscriptions``: members ordered by (number of
 partitions, member id in Java order). ``PartitionMovements`` records where partitions moved in
@@ -18,9 +19,34 @@ from hashlib import blake2b
 from ..errors import AssignorError
 from ..javahash import HashMapOrder
 from ..types import TopicPartition
+from ..user_data import DEFAULT_GENERATION, MemberData
 from .sticky_common import member_key
 
 ConsumerPair = tuple[str, str]
+PrevOwner = tuple[str, int, bool]  # (member, generation, generation was reported)
+
+
+def older_claims(members: list[str], member_data: dict[str, MemberData],
+                 max_generation: int) -> dict[TopicPartition, PrevOwner]:
+    """``prevAssignment`` (KIP-341, KAFKA-14639): each partition claimed by a member of a
+    generation below ``max_generation``, with the highest such claimant (the first one on a
+    tie); a member that reported no generation counts as ``DEFAULT_GENERATION``."""
+    prev: dict[TopicPartition, PrevOwner] = {}
+    for member in members:
+        data = member_data[member]
+        if data.generation is not None and data.generation < max_generation:
+            generation = data.generation
+        elif data.generation is None and max_generation > DEFAULT_GENERATION:
+            generation = DEFAULT_GENERATION
+        else:
+            continue
+        reported = data.generation is not None
+        for tp in data.partitions:
+            known = prev.get(tp)
+            if known is None or generation > known[1]:
+                prev[tp] = (member, generation, reported)
+    return prev
+
 
 #: Passes of one ``performReassignments`` call with the swap rule on before the build gives
 #: up (Kafka's runs take a handful; a loop is caught as a repeated state long before).
