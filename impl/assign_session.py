@@ -20,7 +20,7 @@ from .assign_op import (
 from .assignors import make_assignor
 from .consumer_protocol import HIGHEST_VERSION
 from .errors import InvalidRequestError
-from .types import Assignor, Subscription, TopicPartition
+from .types import Assignor, Cluster, Subscription, TopicPartition
 
 
 class AssignSession:
@@ -32,9 +32,11 @@ class AssignSession:
     is kept by those fields. The leader's answer is a function of what the leader is handed
     — the metadata, the racks and the subscriptions in order — because the leader is a
     fresh instance of a deterministic assignor: equal leader inputs share one answer. (Only
-    for assignors known to be deterministic: the builtins and the bug zoo's mutants.) Both
-    caches are cleared when they reach ``limit`` entries; `assign_keyed` keeps answers by
-    numbered leader views, and clears everything that holds those numbers at once.
+    for assignors known to be deterministic: the builtins and the bug zoo's mutants.) An
+    assignor that offers ``resolved_input`` (sticky: its claims after conflict resolution,
+    KIP-341) shares one answer between inputs it resolves alike, stale and losing claims
+    apart. The caches are cleared when they reach ``limit`` entries; `assign_keyed` keeps
+    answers by numbered leader views, and clears everything that holds those numbers at once.
     ``user_data=False`` leaves out ``userData`` and ``assignmentUserData``, which only a
     member's next join reads.
     """
@@ -54,6 +56,7 @@ class AssignSession:
         #: answers by the leader's resolved input, for assignors that offer it
         self.resolved: dict[Any, Any] = {}
         self._keyers: dict[Any, Assignor] = {}
+        self._clusters: dict[Hashable, Cluster] = {}
         self.leader_runs = 0
         self._makers: dict[Any, tuple[str, Callable[[], Assignor], int]] = {}
 
@@ -101,7 +104,8 @@ class AssignSession:
             keyer = self._keyers[maker] = make()
         resolve = getattr(keyer, "resolved_input", None)
         try:
-            resolved = None if resolve is None else resolve(_cluster(request), subscriptions)
+            resolved = None if resolve is None else resolve(self._cluster(request, metadata),
+                                                            subscriptions)
         except Exception:  # noqa: BLE001 - the leader run below raises what is wrong
             resolved = None
         if resolved is None:
@@ -115,6 +119,15 @@ class AssignSession:
             self.leader_runs += 1
             found = self.resolved[key] = _lead(make, request, subscriptions)
         return found
+
+    def _cluster(self, request: dict[str, Any], metadata: Hashable) -> Cluster:
+        """The request's metadata as the leader reads it, kept by its key (read it only)."""
+        cluster = self._clusters.get(metadata)
+        if cluster is None:
+            if len(self._clusters) >= self.limit:
+                self._clusters.clear()
+            cluster = self._clusters[metadata] = _cluster(request)
+        return cluster
 
     def leader_view(self, assignor: str, member: dict[str, Any]) -> Hashable:
         """What the leader reads of one member's client-mode subscription (a request's

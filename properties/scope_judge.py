@@ -35,10 +35,11 @@ exhaustive search finds it where the complete assignments are few
 ``moves <= achieved - 1`` settles it). ``exact=True`` always asks Z3. The gap of range and
 roundrobin may be negative: they need not balance.
 
-**Quick readings.** Each answer is read once (``_Reading``): valid and exclusive, how many
-partitions it holds, the sizes. A clean reading is exactly the empty answer of the
-predicates of ``assignment`` (I1, I2, completeness, I3's first test); they run, and word the
-violations, only where the reading finds a fault.
+**Quick readings.** Each answer is read once (``scope_reading.Reading``; a keyed session's
+answers once per leader run): valid and exclusive, how many partitions it holds, the sizes.
+A clean reading is exactly the empty answer of the predicates of ``assignment`` (I1, I2,
+completeness, I3's first test); they run, and word the violations, only where the reading
+finds a fault.
 
 """
 
@@ -54,6 +55,7 @@ from .generations import claim_breaches, resolved, uncontested
 from .kafka_rules import inherited_i4a, inherited_i6
 from .optimal import Optimiser
 from .rebalance import assignment_of, claims_of, sent_claims
+from .scope_reading import Frame, Reading, frame_of, missing, read
 from .scope_space import AssignFn, Config, MemberDesc, TopicPartition
 
 STICKY_FAMILY = frozenset({"sticky", "cooperative-sticky"})
@@ -119,63 +121,6 @@ def build_request(assignor: str, config: Config, *, shared: bool = False) -> dic
         request["racks"] = {topic_name(t): [[f"r{r}"] for r in racks]
                             for t, (c, racks) in enumerate(config.metadata) if c}
     return request
-
-
-class _Reading:
-    """One assignment read once against the round's subscriptions and metadata: whether it
-    is valid and exclusive (I1, I2's validity half), how much it holds, and its sizes. The
-    predicates of ``assignment`` run only where this quick reading finds a fault, so their
-    messages stay the reference, and a clean reading is exactly their empty answer."""
-
-    def __init__(self, assignment: Mapping[str, list[TopicPartition]],
-                 subs: Mapping[str, set[str]], partitions: Mapping[str, int]) -> None:
-        held: set[TopicPartition] = set()
-        clean = True
-        for member, parts in assignment.items():
-            topics = subs.get(member, ())
-            for tp in parts:
-                if tp in held or tp[0] not in topics or not 0 <= tp[1] < partitions.get(
-                        tp[0], 0):
-                    clean = False
-                held.add(tp)
-        self.clean = clean
-        self.held = held
-        self.sizes = [len(parts) for parts in assignment.values()]
-        self.sizes += [0] * sum(1 for m in subs if m not in assignment)
-
-    def exclusive_and_valid(self, assignment: Mapping[str, list[TopicPartition]],
-                            subs: Mapping[str, list[str]],
-                            partitions: Mapping[str, int]) -> list[str]:
-        if self.clean:
-            return []
-        return A.exclusive_ownership(assignment) + A.valid_targets(assignment, subs, partitions)
-
-    def complete(self, assignment: Mapping[str, list[TopicPartition]],
-                 subs: Mapping[str, list[str]], partitions: Mapping[str, int],
-                 wanted: int) -> list[str]:
-        if self.clean and len(self.held) == wanted:
-            return []
-        return A.complete(assignment, subs, partitions)
-
-    def balanced(self, assignment: Mapping[str, list[TopicPartition]],
-                 subs: Mapping[str, list[str]], partitions: Mapping[str, int]) -> list[str]:
-        if not self.sizes or max(self.sizes) - min(self.sizes) <= 1:
-            return []
-        return A.balanced(assignment, subs, partitions)
-
-    def missing(self, wanted: int) -> bool:
-        """Some partition of a subscribed topic is held by nobody (valid holders only
-        count when the reading is clean; else the full scan decides)."""
-        return len(self.held) < wanted if self.clean else True
-
-
-def _missing(assignment: Mapping[str, list[TopicPartition]], subs: Mapping[str, list[str]],
-             partitions: Mapping[str, int], reading: _Reading, wanted: int) -> bool:
-    if reading.clean:
-        return reading.missing(wanted)
-    held = reading.held
-    topics = {t for ts in subs.values() for t in ts if t in partitions}
-    return any((t, p) not in held for t in topics for p in range(partitions[t]))
 
 
 def _as_sets(assignment: Mapping[str, list[TopicPartition]]) -> dict[str, set[TopicPartition]]:
@@ -266,37 +211,9 @@ def _i4a_premise(request: Mapping[str, Any], subs: Mapping[str, list[str]],
             or sum(len(v["owned"]) for v in members.values()) != wanted):
         return False  # a complete disjoint assignment holds exactly the wanted partitions
     prev = {m: [(t, p) for t, p in v["owned"]] for m, v in members.items()}
-    reading = _Reading(prev, sets, partitions)
+    reading = Reading(prev, sets, partitions)
     return (not reading.complete(prev, subs, partitions, wanted)
             and not reading.balanced(prev, subs, partitions))
-
-
-@dataclass(frozen=True)
-class _Frame:
-    """What every round of one configuration is judged against: subscriptions (lists and
-    sets), the metadata and how many partitions the subscribed topics hold."""
-
-    subs: dict[str, list[str]]
-    sets: dict[str, set[str]]
-    partitions: dict[str, int]
-    wanted: int
-
-
-_FRAMES: dict[Any, _Frame] = {}
-
-
-def _frame(config: Config, request: dict[str, Any]) -> _Frame:
-    key = (config.metadata, tuple(m[0] for m in config.members))
-    frame = _FRAMES.get(key)
-    if frame is None:
-        if len(_FRAMES) > 50_000:
-            _FRAMES.clear()
-        subs = {m: list(v["topics"]) for m, v in request["members"].items()}
-        sets = {m: set(ts) for m, ts in subs.items()}
-        partitions: dict[str, int] = dict(request["partitions"])
-        wanted = sum(partitions[t] for t in set().union(*sets.values()) if t in partitions)
-        frame = _FRAMES[key] = _Frame(subs, sets, partitions, wanted)
-    return frame
 
 
 def _call(assign: AssignFn, request: dict[str, Any], config: Config
@@ -327,9 +244,9 @@ def judge(assign: AssignFn, assignor: str, config: Config, optimiser: Optimiser 
 
     current = config
     first: dict[str, Any] | None = None
-    frame: _Frame | None = None
+    frame: Frame | None = None
     settled: dict[str, list[TopicPartition]] = {}
-    reading: _Reading | None = None
+    reading: Reading | None = None
     changed = True
     for round_no in range(MAX_FOLLOW_UPS + 1):
         request = build_request(assignor, current, shared=shared)
@@ -344,12 +261,12 @@ def judge(assign: AssignFn, assignor: str, config: Config, optimiser: Optimiser 
         out.assign_seconds += time.perf_counter() - started
         out.calls.append((request, response))
         if first is None:
-            first, frame = request, _frame(config, request)
+            first, frame = request, frame_of(config, request)
         assert frame is not None
         subs, sets, partitions, wanted = frame.subs, frame.sets, frame.partitions, frame.wanted
         protocol = str(protocol_name or (
             "COOPERATIVE" if assignor in COOPERATIVE_ASSIGNORS else "EAGER"))
-        reading = _Reading(assignment, sets, partitions)
+        reading = read(response, assignment, frame)
         found = reading.exclusive_and_valid(assignment, subs, partitions)
         if protocol == "COOPERATIVE":
             sent = sent_claims(request)
@@ -371,7 +288,7 @@ def judge(assign: AssignFn, assignor: str, config: Config, optimiser: Optimiser 
         # a violation that is Kafka's own (kafka_rules) does not stop the group: it goes on
         # as a Kafka group would, so what follows is still judged
         if (out.own_violation or protocol != "COOPERATIVE" or not changed
-                or not _missing(assignment, subs, partitions, reading, wanted)):
+                or not missing(assignment, subs, partitions, reading, wanted)):
             break
         if round_no < MAX_FOLLOW_UPS:
             current = _follow_up(current, generation, assignment)
@@ -381,8 +298,8 @@ def judge(assign: AssignFn, assignor: str, config: Config, optimiser: Optimiser 
     return out
 
 
-def _judge_settled(out: Judgement, request: dict[str, Any], frame: _Frame,
-                   settled: dict[str, list[TopicPartition]], reading: _Reading,
+def _judge_settled(out: Judgement, request: dict[str, Any], frame: Frame,
+                   settled: dict[str, list[TopicPartition]], reading: Reading,
                    changed: bool, optimiser: Optimiser | None, sticky: bool,
                    note: Callable[[int, list[str]], None]) -> None:
     """The settled assignment: complete (I2, or I11 while it still changes), balanced for

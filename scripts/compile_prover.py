@@ -41,6 +41,7 @@ MODULES = (
     "impl.assignors.sticky_movements",
     "properties.assignment", "properties.generations", "properties.rebalance",
     "properties.scope_blind", "properties.scope_judge", "properties.scope_orbits",
+    "properties.scope_reading",
 )
 
 _CLASS = re.compile(r"^(@dataclass[^\n]*\n)?class \w+", re.MULTILINE)

@@ -81,6 +81,7 @@ def test_keyed_answers_survive_the_caches_being_cleared(assignor: str, limit: in
     "generations=3",
     "members=2,topics=2,partitions=2,generations=3",
     "members=2,topics=1,partitions=2,racks=2",
+    "members=3,topics=1,partitions=2,claims=3,generations=3",
 ])
 def test_sticky_requests_resolved_alike_share_one_correct_answer(scope_text: str) -> None:
     """The session runs sticky's leader once per *resolved* input
