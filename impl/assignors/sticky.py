@@ -199,12 +199,14 @@ class StickyAssignor(_AbstractStickyAssignor):
         keys). None for a subclass, which may read more (the bug zoo's mutants do).
 
         The rest of the run reads the members in order, their topics and racks, the
-        partition counts of their topics, the claims that survive conflict resolution
-        (KIP-341), the partitions claimed twice at one generation (KAFKA-12984) and, when
-        subscriptions differ, each partition's claimant of an older generation (KIP-341,
-        KAFKA-14639), only for partitions of the metadata. Stale and losing claims, user
-        data bytes and generations reach it through nothing else. This instance, its
-        ``max_generation`` included, is left as it was.
+        partition counts of their topics and the claims that survive conflict resolution
+        (KIP-341). When every member reports the same subscription it also reads the
+        partitions claimed twice at one generation (KAFKA-12984); otherwise, instead, each
+        partition's claimant of an older generation (KAFKA-14639), and only who it is and
+        whether it reported a generation, only for partitions of a topic two members can
+        take (no other is ever reassigned). Stale and losing claims, user data bytes and
+        generations reach it through nothing else. This instance, its ``max_generation``
+        included, is left as it was.
         """
         if type(self) is not StickyAssignor or not subscriptions:
             return None
@@ -213,18 +215,14 @@ class StickyAssignor(_AbstractStickyAssignor):
         member_data = {m: self.member_data(subscriptions[m]) for m in members}
         claims, max_generation = resolve_owned_partitions(
             partitions_per_topic, members, subscriptions, member_data, self.max_generation)
-        older: tuple[object, ...] = ()
-        if not claims.all_equal:
-            older = tuple(sorted(
-                (tp, owner) for tp, owner in older_claims(members, member_data,
-                                                          max_generation).items()
-                if 0 <= tp[1] < partitions_per_topic.get(tp[0], 0)))
         if len(self._decoded) > 4096:
             self._decoded.clear()
         return (tuple(subscriptions), tuple(partitions_per_topic.items()),
                 tuple((m, tuple(subscriptions[m].topics), subscriptions[m].rack_id,
                        tuple(claims.owned[m])) for m in members),
-                frozenset(claims.partitions_with_multiple_previous_owners), older)
+                frozenset(claims.partitions_with_multiple_previous_owners) if claims.all_equal
+                else _older_key(members, subscriptions, partitions_per_topic, member_data,
+                                max_generation))
 
     def assign_partitions(self, cluster: Cluster, subscriptions: dict[str, Subscription]
                           ) -> dict[str, list[TopicPartition]]:
@@ -274,6 +272,23 @@ class CooperativeStickyAssignor(_AbstractStickyAssignor):
             partitions = assignment[member]
             if tp in partitions:
                 partitions.remove(tp)
+
+
+def _older_key(members: list[str], subscriptions: dict[str, Subscription],
+               partitions_per_topic: dict[str, int], member_data: dict[str, MemberData],
+               max_generation: int) -> tuple[tuple[TopicPartition, str, bool], ...]:
+    """What the general builder reads of ``older_claims``: (partition, claimant, generation
+    reported) for partitions of the metadata whose topic has two or more takers (the
+    builder's ``topic_consumers``, counted as it counts them)."""
+    takers: dict[str, int] = {}
+    for member in members:
+        for topic in subscriptions[member].topics:
+            if topic in partitions_per_topic:
+                takers[topic] = takers.get(topic, 0) + 1
+    return tuple(sorted(
+        (tp, owner[0], owner[2])
+        for tp, owner in older_claims(members, member_data, max_generation).items()
+        if takers.get(tp[0], 0) >= 2 and 0 <= tp[1] < partitions_per_topic[tp[0]]))
 
 
 def _partitions_per_topic(cluster: Cluster, subscriptions: dict[str, Subscription]
