@@ -200,7 +200,7 @@ class StickyAssignor(_AbstractStickyAssignor):
 
         The rest of the run reads the members in order, their topics and racks, the
         partition counts of their topics and the claims that survive conflict resolution
-        (KIP-341). When every member reports the same subscription it also reads the
+        (KIP-341). When every member subscribes to the same topics it also reads the
         partitions claimed twice at one generation (KAFKA-12984); otherwise, instead, each
         partition's claimant of an older generation (KAFKA-14639), and only who it is and
         whether it reported a generation, only for partitions of a topic two members can
