@@ -1,8 +1,8 @@
 """`StickyAssignor.resolved_input` is the key `AssignSession` shares leader runs by: equal
 keys must mean equal assignments, and what the key leaves out (older claimants'
 generation numbers, older claimants of a partition on a topic fewer than two members
-take) must not matter. Random three-member groups with differing subscriptions, where the general
-builder reads the older claims (KIP-341, KAFKA-14639)."""
+take) must not matter. Random three-member groups with differing subscriptions, where
+the general builder reads the older claims (KIP-341, KAFKA-14639)."""
 
 from __future__ import annotations
 
@@ -67,7 +67,8 @@ def test_older_generations_renumbered_in_order_resolve_alike(group: Group,
     order (ties kept), changes neither the key nor the assignment."""
     newest = _newest(group)
     olds = sorted({g for _, g, _ in group.values() if g is not None and g < newest})
-    renumbered = sorted(data.draw(st.lists(st.integers(0, max(newest - 1, 0)), min_size=len(olds),
+    below_newest = st.integers(0, max(newest - 1, 0))
+    renumbered = sorted(data.draw(st.lists(below_newest, min_size=len(olds),
                                            max_size=len(olds), unique=True)))
     to_new = dict(zip(olds, renumbered, strict=True))
     variant = {m: (topics, to_new.get(g, g) if g is not None else None, claims)
@@ -80,16 +81,28 @@ def test_older_generations_renumbered_in_order_resolve_alike(group: Group,
 @given(groups, st.data())
 def test_equal_keys_after_an_older_generation_changes_mean_equal_assignments(
         group: Group, data: st.DataObject) -> None:
-    """Property: when an older member's generation changes (to another older one or to
-    none), the claims stay where they are but the older claimant of a partition may change;
-    whenever the key is unchanged, so is the assignment (a key that left out an older
-    claimant the builder reads fails here)."""
+    """Property: when an older member's generation changes (to any other, or to none), its
+    claims stay where they are but the older claimant of a partition may change; whenever
+    the key is unchanged, so is the assignment (a key that left out an older claimant the
+    builder reads fails here)."""
     older = _older(group)
     if not older:
         return
     who = data.draw(st.sampled_from(older))
     topics, _, claims = group[who]
-    generation = data.draw(st.one_of(st.none(), st.integers(0, max(_newest(group) - 1, 0))))
+    generation = data.draw(st.one_of(st.none(), st.integers(0, 5)))
     variant = {**group, who: (topics, generation, claims)}
     if _key(variant) == _key(group):
         assert _assignment(variant) == _assignment(group)
+
+
+def test_an_older_claimant_is_keyed_with_whether_it_reported_a_generation() -> None:
+    """b left topic t but claims t-0 from an older generation; t has two takers (a and c).
+    Whether b reported its generation (0) or none changes the assignment here, so the two
+    keys must differ (a key without the reported flag, or only on topics three members
+    take, makes them equal)."""
+    group: Group = {"a": (["t"], None, []), "b": (["u"], 0, [("t", 0)]),
+                    "c": (["t"], 1, [("t", 0), ("t", 1), ("t", 2)])}
+    unreported: Group = {**group, "b": (["u"], None, [("t", 0)])}
+    assert _assignment(unreported) != _assignment(group)
+    assert _key(unreported) != _key(group)
