@@ -15,9 +15,11 @@ import os
 import zipfile
 from pathlib import Path
 
-SUBPACKAGES = ("", "impl", "impl.assignors", "properties", "targets", "model", "audit")
+SUBPACKAGES = ("", "impl", "impl.assignors", "properties", "targets", "targets.adapters",
+               "targets.processes", "targets.zoo", "targets.wire", "targets.wire.backends",
+               "model", "audit")
 #: files beside the modules that the package reads at run time (the java: driver's sources)
-PACKAGE_DATA = {"targets": ("java/*.java",)}
+PACKAGE_DATA = {"targets.processes": ("java_driver_src/*.java",)}
 
 
 def _package_dir(name: str) -> Path | None:

@@ -174,7 +174,7 @@ def run_python(case: Case, sizes: tuple[int, int, int], warmup: int, runs: int
 def run_java(command: list[str], case: Case, sizes: tuple[int, int, int], warmup: int,
              runs: int) -> dict[str, Any]:
     """One round of a case on a fresh JVM of the ``java:`` target's driver."""
-    from groupcheck.targets.jsonl_target import JsonlProcess
+    from groupcheck.targets.processes.jsonl_process import JsonlProcess
 
     process = JsonlProcess(command, timeout=900, label="java: bench")
     out: dict[str, Any] = {}
@@ -231,7 +231,7 @@ def load() -> str:
 
 def java_command(classpath: str) -> list[str] | str:
     """The driver's command line, or why there is none."""
-    from groupcheck.targets.java_runtime import JavaUnavailable, driver_command
+    from groupcheck.targets.processes.java_runtime import JavaUnavailable, driver_command
 
     try:
         return driver_command(classpath)

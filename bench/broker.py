@@ -36,7 +36,7 @@ from pathlib import Path
 from typing import Any
 
 from groupcheck.broker import Broker, BrokerConfig
-from groupcheck.targets.librdkafka_mock import MockCluster
+from groupcheck.targets.wire.backends.mock_binding import MockCluster
 
 ROOT = Path(__file__).resolve().parent.parent
 TOPIC, PARTITIONS, MEMBERS, DEADLINE = "bench", 10, 5, 120.0
@@ -125,7 +125,7 @@ def _smoke(command: list[str]) -> float:
 
 
 def settle_java(bootstrap: str, group: str) -> float:
-    from groupcheck.targets import java_runtime
+    from groupcheck.targets.processes import java_runtime
 
     source = {"BrokerSmoke.java": (ROOT / "tests" / "clients" / "BrokerSmoke.java").read_bytes()}
     command = java_runtime.java_command("", source, "BrokerSmoke")
@@ -135,7 +135,7 @@ def settle_java(bootstrap: str, group: str) -> float:
 
 
 def settle_kafkajs(bootstrap: str, group: str) -> float:
-    from groupcheck.targets.drivers import kafkajs_driver
+    from groupcheck.targets.wire.drivers import kafkajs_member as kafkajs_driver
 
     os.environ["NODE_PATH"] = str(kafkajs_driver.install() / "node_modules")
     return _smoke(["node", str(ROOT / "tests" / "clients" / "kafkajs" / "smoke.js"), bootstrap,

@@ -70,7 +70,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args(argv)
     sys.path.insert(0, str(ROOT))
-    from groupcheck.targets.zoo import ZOO
+    from groupcheck.targets.zoo.entries import ZOO
 
     rows = [e for e in ZOO if not args.row or e.row in args.row]
     print(f"groupcheck check --budget {args.budget:g} --first{' --parity' if args.parity else ''}"

@@ -30,8 +30,8 @@ from typing import Any
 
 from groupcheck.battery import vectors_dir
 from groupcheck.impl.assign_op import run_assign
-from groupcheck.targets import java_runtime
-from groupcheck.targets.jsonl_target import JsonlProcess
+from groupcheck.targets.processes import java_runtime
+from groupcheck.targets.processes.jsonl_process import JsonlProcess
 
 Request = dict[str, Any]
 SIZES = ((3, 2, 4), (30, 10, 10), (300, 50, 20))  # members, topics, partitions per topic

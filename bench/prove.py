@@ -74,7 +74,7 @@ def _build() -> str:
 
 def zoo(scopes: list[str], workers: int) -> None:
     """Per mutant of the bug zoo, the invariants each scope finds broken."""
-    from groupcheck.targets.zoo import ASSIGNOR_MUTANTS
+    from groupcheck.targets.zoo.entries import ASSIGNOR_MUTANTS
 
     print("| mutant | " + " | ".join(s or "(default)" for s in scopes) + " |")
     print("| --- |" + " --- |" * len(scopes))

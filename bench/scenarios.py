@@ -21,7 +21,7 @@ import time
 
 from groupcheck.scenario_engine import run_scenarios_engine
 from groupcheck.targets.registry import BUILTIN_ASSIGNORS, resolve
-from groupcheck.targets.zoo import ZOO
+from groupcheck.targets.zoo.entries import ZOO
 
 
 def _load() -> str:

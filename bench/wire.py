@@ -31,8 +31,8 @@ from groupcheck.model.events import apply_event
 from groupcheck.model.fuzz import fuzz
 from groupcheck.model.spec import ReferenceModel
 from groupcheck.targets.registry import make_group_target, resolve
-from groupcheck.targets.wire_backend import BACKENDS
-from groupcheck.targets.wire_clients import BUILT, SHIPPED, hello, missing
+from groupcheck.targets.wire.backends.factory import BACKENDS
+from groupcheck.targets.wire.clients import BUILT, SHIPPED, hello, missing
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
 from wire_cases import five_members  # noqa: E402

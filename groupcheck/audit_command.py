@@ -78,9 +78,9 @@ def resolve_audit_target(name: str) -> Any:
     if at and rest.startswith("java:"):
         from .audit.call_timeout import CALL_TIMEOUT
         from .impl.assignors import ASSIGNOR_NAMES
-        from .targets.java_runtime import JavaUnavailable
-        from .targets.java_target import audit_parts
-        from .targets.jsonl_target import TargetFailure
+        from .targets.processes.java_runtime import JavaUnavailable
+        from .targets.processes.java_process import audit_parts
+        from .targets.processes.jsonl_process import TargetFailure
 
         if family not in ASSIGNOR_NAMES:
             raise AuditTargetError(f"unknown assignor {family!r} in {name}; expected one of "
@@ -156,7 +156,7 @@ def expand_targets(targets: list[str]) -> list[str]:
     for name in targets:
         spec = name.partition("@")[2] or name
         if spec.startswith("java:"):
-            from .targets import java_runtime
+            from .targets.processes import java_runtime
 
             classpath = spec.removeprefix("java:")
             try:

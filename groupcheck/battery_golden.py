@@ -223,7 +223,7 @@ def _run_subscription_codec(target: Target, result: EngineResult, failures: str)
         codec_violations,
         expected_subscription_decode,
     )
-    from .targets.codecs import CodecFailure
+    from .targets.adapters.codecs import CodecFailure
 
     codec = target.codec
     for x in codec_inputs():

@@ -221,7 +221,7 @@ def zoo_table(outcomes: list[ZooOutcome]) -> str:
 
 
 def cmd_zoo(args: argparse.Namespace) -> int:
-    from .targets.zoo import PEER_ZOO, ZOO
+    from .targets.zoo.entries import PEER_ZOO, ZOO
 
     entries = list(ZOO) + (list(PEER_ZOO) if args.peers else [])
     if args.row:
@@ -279,7 +279,7 @@ class References:
 
 def add_broker_option(p: argparse.ArgumentParser) -> None:
     """``--broker``: the cluster the wire targets run on (``$GROUPCHECK_BROKER``)."""
-    from .targets.wire_backend import BACKENDS
+    from .targets.wire.backends.factory import BACKENDS
 
     p.add_argument("--broker", choices=BACKENDS, default=None,
                    help="the cluster wire targets run on: groupcheck's own broker "

@@ -72,7 +72,7 @@ def answer_fn(target: Target) -> AnswerFn:
     if target.name.startswith("builtin:"):
         return builtin_answer
     from .impl.jsonl import error_text
-    from .targets.jsonl_target import TargetFailure
+    from .targets.processes.jsonl_process import TargetFailure
 
     call, assign = target.call, target.assign
 

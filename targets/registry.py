@@ -133,7 +133,7 @@ class Target:
 
 
 def _builtin(name: str, **_: Any) -> Target:
-    from .codecs import BuiltinCodec
+    from .adapters.codecs import BuiltinCodec
 
     if name == "codec":
         return Target("builtin:codec", None, codec=BuiltinCodec())
@@ -144,8 +144,8 @@ def _builtin(name: str, **_: Any) -> Target:
     from ..impl.assign_session import AssignSession
     from ..impl.assignors import make_assignor
     from ..impl.jsonl import handle
-    from .builtin import BuiltinGroup
-    from .python_target import instances_user_data
+    from .adapters.builtin import BuiltinGroup
+    from .adapters.python_assignor import instances_user_data
 
     return Target(f"builtin:{name}", name, assign=run_assign,
                   group=lambda: BuiltinGroup(f"builtin:{name}"), codec=BuiltinCodec(),
@@ -155,9 +155,9 @@ def _builtin(name: str, **_: Any) -> Target:
 
 
 def _mutant(name: str, **_: Any) -> Target:
-    from .mutants import MUTANT_ASSIGNORS, MUTANTS
-    from .python_target import PythonTarget, instances_user_data
-    from .zoo import ASSIGNOR_MUTANTS, CODEC_MUTANTS
+    from .zoo.group_mutants import MUTANT_ASSIGNORS, MUTANTS
+    from .adapters.python_assignor import PythonTarget, instances_user_data
+    from .zoo.entries import ASSIGNOR_MUTANTS, CODEC_MUTANTS
 
     target = f"mutant:{name}"
     if name in MUTANTS:
@@ -196,7 +196,7 @@ def _session_of(cls: Callable[[], Any], subscription_version: int | None = None
 
 
 def _python(spec: str, **_: Any) -> Target:
-    from .python_target import (
+    from .adapters.python_assignor import (
         PythonTarget,
         TargetLoadError,
         assignors_in_module,
@@ -222,9 +222,9 @@ def _python(spec: str, **_: Any) -> Target:
 
 
 def _kafka_python(name: str, **_: Any) -> Target:
-    from .codecs import KafkaPythonCodec
-    from .kafka_python import KafkaPythonTarget, TargetUnavailable
-    from .python_target import instances_user_data
+    from .adapters.codecs import KafkaPythonCodec
+    from .adapters.kafka_python_assignors import KafkaPythonTarget, TargetUnavailable
+    from .adapters.python_assignor import instances_user_data
 
     try:
         kp = KafkaPythonTarget(f"kafka-python:{name}", name)
@@ -239,9 +239,9 @@ def _kafka_python(name: str, **_: Any) -> Target:
 
 
 def _aiokafka(name: str, **_: Any) -> Target:
-    from .aiokafka_target import AiokafkaAssignor
-    from .kafka_python import TargetUnavailable
-    from .python_target import PythonTarget
+    from .adapters.aiokafka_assignors import AiokafkaAssignor
+    from .adapters.kafka_python_assignors import TargetUnavailable
+    from .adapters.python_assignor import PythonTarget
 
     try:
         py = PythonTarget(f"aiokafka:{name}", lambda: AiokafkaAssignor(name),
@@ -258,8 +258,8 @@ def process_target(target: str, process: Any, assignor: str | None) -> Target:
     """A target answered by a JSON-lines process (`jsonl_target.JsonlProcess`) that runs
     the assignor named ``assignor``: ``jsonl:`` and ``java:``. Without one the assignor is
     left open (`resolve` offers Kafka's four; sticky where a caller needs just one)."""
-    from .codecs import JsonlCodec
-    from .jsonl_target import JsonlTarget, call_user_data
+    from .adapters.codecs import JsonlCodec
+    from .processes.jsonl_process import JsonlTarget, call_user_data
 
     name = assignor or "sticky"
     if name not in BUILTIN_ASSIGNORS:
@@ -275,7 +275,7 @@ def process_target(target: str, process: Any, assignor: str | None) -> Target:
 
 def _jsonl(command: str, *, assignor: str | None = None, timeout: float | None = None,
            **_: Any) -> Target:
-    from .jsonl_target import DEFAULT_TIMEOUT, shared_process
+    from .processes.jsonl_process import DEFAULT_TIMEOUT, shared_process
 
     try:
         process = shared_process(command, timeout or DEFAULT_TIMEOUT)
@@ -286,8 +286,8 @@ def _jsonl(command: str, *, assignor: str | None = None, timeout: float | None =
 
 def _java(classpath: str, *, assignor: str | None = None, timeout: float | None = None,
           **_: Any) -> Target:
-    from .java_runtime import JavaUnavailable
-    from .java_target import java_process
+    from .processes.java_runtime import JavaUnavailable
+    from .processes.java_process import java_process
 
     try:
         process = java_process(classpath, timeout)
@@ -325,11 +325,11 @@ def wire_clients(spec: str) -> tuple[tuple[str, ...], str, bool]:
 def _wire(spec: str, **_: Any) -> Target:
     import os
 
-    from .wire import WireGroup
-    from .wire_clients import ClientUnavailable, hello
+    from .wire.group import WireGroup
+    from .wire.clients import ClientUnavailable, hello
 
     clients, assignor, adversarial = wire_clients(spec)
-    from .wire_backend import BACKENDS, DEFAULT_BACKEND, backend_missing
+    from .wire.backends.factory import BACKENDS, DEFAULT_BACKEND, backend_missing
 
     broker = os.environ.get("GROUPCHECK_BROKER") or DEFAULT_BACKEND
     if broker not in BACKENDS:

@@ -145,7 +145,7 @@ def _parse(stdout: str) -> ClientRun:
 def java_classes() -> list[str]:
     """The Java smoke client's command line up to its arguments (compiled and cached by
     `java_runtime`, on Kafka's classpath as the ``java:`` target finds it)."""
-    from groupcheck.targets import java_runtime
+    from groupcheck.targets.processes import java_runtime
 
     reason = java_runtime.missing()
     if reason:
@@ -166,7 +166,7 @@ def run_java(command: list[str], bootstrap: str, topic: str, group: str, records
 def kafkajs_home() -> Path:
     """KafkaJS's ``node_modules``, as the kafkajs member driver installs it (``npm ci`` of
     its lockfile into the cache, on first use)."""
-    from groupcheck.targets.drivers import kafkajs_driver
+    from groupcheck.targets.wire.drivers import kafkajs_member as kafkajs_driver
 
     reason = kafkajs_driver.missing()
     if reason:

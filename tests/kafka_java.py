@@ -12,7 +12,7 @@ import os
 
 import pytest
 
-from groupcheck.targets.java_runtime import JavaUnavailable, driver_command
+from groupcheck.targets.processes.java_runtime import JavaUnavailable, driver_command
 
 
 def java_command() -> list[str]:

@@ -54,7 +54,7 @@ def test_assignor_option_is_repeatable_and_takes_comma_lists() -> None:
     (SERVICE, ["roundrobin"], "does not support roundrobin"),
     (SERVICE, ["nope"], "is not one of range, roundrobin, sticky, cooperative-sticky"),
     ("builtin:sticky", ["range"], "runs sticky only"),
-    ("python:groupcheck.targets.zoo_escapes", ["nope"], "names no assignor of the module"),
+    ("python:groupcheck.targets.zoo.escapes", ["nope"], "names no assignor of the module"),
 ])
 def test_narrowing_to_what_a_target_does_not_offer_is_a_usage_error(text, wanted, says) -> None:
     with pytest.raises(TargetError, match=says):
@@ -62,11 +62,11 @@ def test_narrowing_to_what_a_target_does_not_offer_is_a_usage_error(text, wanted
 
 
 def test_a_module_offers_every_assignor_it_defines_and_narrows_by_attribute_or_name() -> None:
-    offers = expand("python:groupcheck.targets.zoo_escapes")
+    offers = expand("python:groupcheck.targets.zoo.escapes")
     assert {o.label for o in offers} >= {"WholeTopicAssignor", "LeastLoadedAssignor",
                                          "SharedStateStickyAssignor"}
     assert all(o.supported for o in offers)
-    (whole,) = expand("python:groupcheck.targets.zoo_escapes", ["whole-topic"])
+    (whole,) = expand("python:groupcheck.targets.zoo.escapes", ["whole-topic"])
     assert whole.label == "WholeTopicAssignor" and whole.target.assignor == "whole-topic"
     assert whole.target.balance == "sticky" and "not declared" in whole.target.balance_why
     assert not whole.target.sticky

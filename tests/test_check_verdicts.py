@@ -84,12 +84,12 @@ def test_every_assignor_gets_every_engine_before_the_next_engine_starts(tmp_path
 
 def test_the_text_output_has_a_table_per_assignor_and_a_summary(
         tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    code = main(["check", "--target", "python:groupcheck.targets.zoo_escapes",
+    code = main(["check", "--target", "python:groupcheck.targets.zoo.escapes",
                  "--assignor", "WholeTopicAssignor,LeastLoadedAssignor", "--budget", "20",
                  "--failures", str(tmp_path)])
     out = capsys.readouterr().out
     assert code == 1
-    assert "check python:groupcheck.targets.zoo_escapes:WholeTopicAssignor [whole-topic]" in out
+    assert "check python:groupcheck.targets.zoo.escapes:WholeTopicAssignor [whole-topic]" in out
     assert "balance contract: sticky (not declared: the strictest rule" in out
     assert "  WholeTopicAssignor   VIOLATED I3" in out
     assert "  LeastLoadedAssignor  every invariant judged held" in out

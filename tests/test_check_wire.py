@@ -21,7 +21,7 @@ import pytest
 
 pytest.importorskip("kio", reason="groupcheck's broker (the default wire backend) needs kio")
 
-from groupcheck.targets.wire_clients import hello, missing  # noqa: E402
+from groupcheck.targets.wire.clients import hello, missing  # noqa: E402
 
 from wire_findings import unknown  # noqa: E402
 

@@ -21,7 +21,7 @@ pytest.importorskip("kio", reason="groupcheck's broker (the default wire backend
 
 from groupcheck.model.replay import replay_events, replay_file  # noqa: E402
 from groupcheck.targets.registry import group_target_factory  # noqa: E402
-from groupcheck.targets.wire_clients import hello, missing  # noqa: E402
+from groupcheck.targets.wire.clients import hello, missing  # noqa: E402
 
 from wire_cases import smoke  # noqa: E402
 

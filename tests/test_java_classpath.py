@@ -16,8 +16,8 @@ import pytest
 
 from groupcheck.audit.package import package_files
 from groupcheck.cli import main
-from groupcheck.targets import java_runtime
-from groupcheck.targets.java_runtime import (
+from groupcheck.targets.processes import java_runtime
+from groupcheck.targets.processes.java_runtime import (
     ENV_CLASSPATH,
     KAFKA_CLASS,
     SLF4J_CLASS,
@@ -112,10 +112,12 @@ def test_no_jdk_is_one_line_on_stderr_and_exit_2(tmp_path: Path,
 def test_the_driver_sources_ship_with_the_package() -> None:
     """In the zip the audit sends to executors, and in what pyproject installs."""
     shipped = {name for _, name in package_files()}
-    sources = {f"groupcheck/targets/java/{n}" for n in java_runtime.driver_sources()}
-    assert "groupcheck/targets/java/GroupcheckDriver.java" in sources
+    folder = "groupcheck/targets/processes/java_driver_src"
+    sources = {f"{folder}/{n}" for n in java_runtime.driver_sources()}
+    assert f"{folder}/GroupcheckDriver.java" in sources
     assert sources <= shipped
-    assert '"groupcheck.targets" = ["java/*.java"]' in (ROOT / "pyproject.toml").read_text()
+    assert ('"groupcheck.targets.processes" = ["java_driver_src/*.java"]'
+            in (ROOT / "pyproject.toml").read_text())
 
 
 # --- the compile cache (a JDK and Kafka's client) -------------------------------------------
@@ -150,7 +152,7 @@ def test_first_use_compiles_into_the_cache_and_later_uses_reuse_it(
 def test_two_processes_compiling_at_once_both_get_one_cached_result(tmp_path: Path) -> None:
     _needs_java()
     env = {**os.environ, "XDG_CACHE_HOME": str(tmp_path)}
-    code = ("from groupcheck.targets.java_runtime import driver_command; "
+    code = ("from groupcheck.targets.processes.java_runtime import driver_command; "
             "c = driver_command(''); print(c[c.index('-cp') + 1].split(':')[0])")
     procs = [subprocess.Popen([sys.executable, "-c", code], env=env, stdout=subprocess.PIPE,
                               stderr=subprocess.PIPE, text=True) for _ in range(2)]

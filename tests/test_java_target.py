@@ -26,7 +26,7 @@ from groupcheck.cli import main
 from groupcheck.differential import DiffResult, describe, run_diff
 from groupcheck.impl.assign_op import run_assign
 from groupcheck.request_replay import replay_request
-from groupcheck.targets.jsonl_target import TargetAnswerError, TargetTimeout
+from groupcheck.targets.processes.jsonl_process import TargetAnswerError, TargetTimeout
 from groupcheck.targets.registry import Target, resolve
 
 from kafka_java import java_command
@@ -187,7 +187,7 @@ def test_a_line_that_is_not_json_gets_an_error_naming_its_offset_and_the_driver_
         ) -> None:
     """The driver's one JSON reader (shared with the wire layer's member driver) answers a
     malformed line with an InvalidRequestError naming the character where it broke."""
-    from groupcheck.targets.java_runtime import driver_command
+    from groupcheck.targets.processes.java_runtime import driver_command
 
     lines = ['{"op": "ping"', '[1, 2', '{"op": "ping"} x', '{"op": "ping"}']
     done = subprocess.run(driver_command(""), input="\n".join(lines) + "\n",
@@ -204,7 +204,7 @@ def test_a_jvm_stuck_in_kafkas_loop_exits_when_its_caller_dies() -> None:
     """A caller killed outright cannot kill the JVM: the driver exits when its parent does,
     rather than spin in Kafka's endless loop for ever."""
     code = ("import json, os, subprocess, sys, time\n"
-            "from groupcheck.targets.java_runtime import driver_command\n"
+            "from groupcheck.targets.processes.java_runtime import driver_command\n"
             "p = subprocess.Popen(driver_command(''), stdin=subprocess.PIPE, "
             "stdout=subprocess.PIPE, text=True)\n"
             f"p.stdin.write({json.dumps(json.dumps(LOOPS[2]))} + '\\n'); p.stdin.flush()\n"

@@ -7,7 +7,7 @@ from groupcheck.battery import machine_config, run_fuzz
 from groupcheck.model.fuzz import fuzz
 from groupcheck.model.replay import replay_events
 from groupcheck.model.shrink import invariant_of
-from groupcheck.targets.builtin import BuiltinGroup
+from groupcheck.targets.adapters.builtin import BuiltinGroup
 from groupcheck.targets.registry import resolve
 
 

@@ -17,8 +17,8 @@ import pytest
 pytest.importorskip("confluent_kafka")
 pytest.importorskip("kio")
 
-from groupcheck.targets import wire_mock as W  # noqa: E402
-from groupcheck.targets.librdkafka_mock import MockCluster  # noqa: E402
+from groupcheck.targets.wire.backends import mock as W  # noqa: E402
+from groupcheck.targets.wire.backends.mock_binding import MockCluster  # noqa: E402
 
 from mock_wire import (  # noqa: E402
     Connection,
@@ -191,7 +191,7 @@ def test_proxy_lets_a_lone_members_sync_go_at_once(proxy: Handled) -> None:
 MIXED_PROTOCOLS = """
 import socket, sys, time
 sys.path.insert(0, sys.argv[1])
-from groupcheck.targets.librdkafka_mock import MockCluster
+from groupcheck.targets.wire.backends.mock_binding import MockCluster
 from mock_wire import Connection, join_request
 with MockCluster() as mock:
     a, b = Connection(mock.bootstraps), Connection(mock.bootstraps)

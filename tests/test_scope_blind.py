@@ -29,7 +29,7 @@ from groupcheck.properties.scope_orbits import Shape, skeletons, tasks_of
 from groupcheck.properties.scope_space import enumerate_scope
 from groupcheck.prove_command import add_commands
 from groupcheck.targets.registry import resolve
-from groupcheck.targets.zoo import ASSIGNOR_MUTANTS
+from groupcheck.targets.zoo.entries import ASSIGNOR_MUTANTS
 
 SCOPES = ["members=3,topics=2,partitions=1",
           "members=2,topics=2,partitions=2,generations=3,stale=2",

@@ -24,7 +24,7 @@ import pytest
 from groupcheck.properties.scope import Scope, enumerate_scope, prove
 from groupcheck.properties.scope_space import Config
 from groupcheck.targets.registry import resolve
-from groupcheck.targets.zoo import ASSIGNOR_MUTANTS
+from groupcheck.targets.zoo.entries import ASSIGNOR_MUTANTS
 
 
 def _renumberings(count: int, limit: int, level: int) -> list[tuple[int, ...]]:

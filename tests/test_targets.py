@@ -16,7 +16,7 @@ from groupcheck.battery import answer, partition_sets, run_codec, run_fuzz, run_
 from groupcheck.impl.assign_op import run_assign
 from groupcheck.model.replay import replay_events
 from groupcheck.properties.scope import Scope, build_request, enumerate_scope
-from groupcheck.targets.jsonl_target import JsonlProcess, TargetAnswerError, TargetFailure
+from groupcheck.targets.processes.jsonl_process import JsonlProcess, TargetAnswerError, TargetFailure
 from groupcheck.targets.registry import TargetError, make_group_target, resolve
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -95,7 +95,7 @@ def test_kafka_python_wire_facts() -> None:
     v1 with empty user data (no generation anywhere), sticky user data with its own 2-byte
     version header (Java's StickyAssignor user data has none)."""
     _kafka()
-    from groupcheck.targets.kafka_python import KafkaPythonAssignor
+    from groupcheck.targets.adapters.kafka_python_assignors import KafkaPythonAssignor
 
     coop = KafkaPythonAssignor("cooperative-sticky")
     assert coop.version == 1 and coop.subscription_user_data({"t"}) == b""

@@ -12,7 +12,7 @@ from groupcheck.model.events import apply_event
 from groupcheck.model.spec import ReferenceModel
 from groupcheck.properties import membership as M
 from groupcheck.targets.registry import TargetError, resolve, wire_clients
-from groupcheck.targets.wire_clients import missing
+from groupcheck.targets.wire.clients import missing
 
 from wire_cases import smoke, without_pauses
 
@@ -158,7 +158,7 @@ def test_a_users_own_driver_runs_through_cmd() -> None:
 
     from wire_cases import join, topics
 
-    target = f"wire:cmd={sys.executable} -m groupcheck.targets.drivers.librdkafka:range"
+    target = f"wire:cmd={sys.executable} -m groupcheck.targets.wire.drivers.librdkafka_member:range"
     events = [*topics(), join("c1", "range"), {"op": "settle"}, join("c2", "range"),
               {"op": "settle"}]
     found, group = run(target, events)

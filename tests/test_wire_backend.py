@@ -10,8 +10,8 @@ import sys
 
 import pytest
 
-from groupcheck.targets.wire_clients import missing
-from groupcheck.targets.wire_driver import CommandFailed, DriverError, DriverProcess
+from groupcheck.targets.wire.clients import missing
+from groupcheck.targets.wire.driver_process import CommandFailed, DriverError, DriverProcess
 
 needs_mock = pytest.mark.skipif(bool(missing("librdkafka")),
                                 reason="the mock cluster needs confluent-kafka")
@@ -43,7 +43,7 @@ def test_the_mock_has_no_describe_groups_so_the_proxy_reads_the_group() -> None:
     """Why the coordinator's side is read by the proxy: the mock lists no DescribeGroups."""
     from kafka.protocol.metadata import ApiVersionsResponse
 
-    from groupcheck.targets.wire_mock import MockBackend
+    from groupcheck.targets.wire.backends.mock import MockBackend
 
     backend = MockBackend(frozenset({"librdkafka"}), 2000)
     try:
@@ -59,7 +59,7 @@ def test_the_mock_has_no_describe_groups_so_the_proxy_reads_the_group() -> None:
 def test_mock_defects_are_handled_only_for_the_clients_that_meet_them() -> None:
     from kafka.protocol.metadata import ApiVersionsResponse
 
-    from groupcheck.targets.wire_mock import DEFECTS_BY_CLIENT, MOCK_PARSES, MockBackend
+    from groupcheck.targets.wire.backends.mock import DEFECTS_BY_CLIENT, MOCK_PARSES, MockBackend
 
     assert "librdkafka" not in DEFECTS_BY_CLIENT
     plain = MockBackend(frozenset({"librdkafka"}), 2000)
@@ -117,7 +117,7 @@ def test_aiokafka_assignors_keep_one_state_per_consumer_and_never_see_a_generati
     pytest.importorskip("aiokafka")
     from groupcheck.impl.types import Assignment
     from groupcheck.impl.user_data import decode_sticky_user_data
-    from groupcheck.targets.aiokafka_target import AiokafkaAssignor
+    from groupcheck.targets.adapters.aiokafka_assignors import AiokafkaAssignor
 
     first, second = AiokafkaAssignor("sticky"), AiokafkaAssignor("sticky")
     first.on_assignment(Assignment([("t", 0), ("t", 1)]), 7)

@@ -22,7 +22,7 @@ from test_wire import run as run_story
 from groupcheck.model.events import apply_event
 from groupcheck.model.spec import ReferenceModel
 from groupcheck.targets.registry import resolve, wire_clients
-from groupcheck.targets.wire_clients import missing
+from groupcheck.targets.wire.clients import missing
 
 from wire_cases import join, smoke, topics, without_pauses
 

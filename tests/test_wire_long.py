@@ -22,7 +22,7 @@ from groupcheck.model.shrink import invariant_of
 from groupcheck.model.spec import ReferenceModel
 from groupcheck.properties.group import GroupTarget
 from groupcheck.targets.registry import make_group_target, resolve, wire_clients
-from groupcheck.targets.wire_clients import missing
+from groupcheck.targets.wire.clients import missing
 
 from wire_cases import five_members, slow_revoke, stall_past_max_poll, subscription_switch
 from wire_findings import WIRE_FINDINGS, unknown

@@ -23,7 +23,7 @@ import pytest
 from groupcheck.model.events import apply_event
 from groupcheck.model.spec import ReferenceModel
 from groupcheck.targets.registry import resolve
-from groupcheck.targets.wire_clients import missing
+from groupcheck.targets.wire.clients import missing
 
 from wire_cases import join, topics
 
@@ -167,7 +167,7 @@ group.close()
 print(json.dumps({"found": found, "direct": direct,
                   "joins": joins, "loaded": sorted(
                       m for m in sys.modules if m.startswith("groupcheck.targets.wire_")
-                      or m == "groupcheck.targets.librdkafka_mock")}))
+                      or m == "groupcheck.targets.wire.backends.mock_binding")}))
 """
 
 
@@ -176,7 +176,7 @@ def test_no_mock_defect_handling_is_active_on_the_broker_even_for_java() -> None
     """Kafka's Java consumer meets four of the mock's defects; on the broker it talks to the
     coordinator directly (no proxy), at the flexible JoinGroup versions the mock cannot
     parse, and nothing of the mock's handling (wire_mock, wire_proxy, the mock) is loaded."""
-    from groupcheck.targets.wire_mock import MOCK_PARSES
+    from groupcheck.targets.wire.backends.mock import MOCK_PARSES
 
     done = subprocess.run([sys.executable, "-c", SNIFF, "wire:java:range"],
                           capture_output=True, text=True, timeout=300,
@@ -184,9 +184,9 @@ def test_no_mock_defect_handling_is_active_on_the_broker_even_for_java() -> None
     assert done.returncode == 0, done.stderr[-3000:]
     seen = json.loads(done.stdout.strip().splitlines()[-1])
     assert seen["found"] == [] and seen["direct"]
-    assert "groupcheck.targets.wire_groupcheck" in seen["loaded"]
-    assert not {"groupcheck.targets.wire_mock", "groupcheck.targets.wire_proxy",
-                "groupcheck.targets.librdkafka_mock"} & set(seen["loaded"])
+    assert "groupcheck.targets.wire.backends.groupcheck_broker" in seen["loaded"]
+    assert not {"groupcheck.targets.wire.backends.mock", "groupcheck.targets.wire.backends.mock_proxy",
+                "groupcheck.targets.wire.backends.mock_binding"} & set(seen["loaded"])
     assert max(seen["joins"]) > MOCK_PARSES[11]  # JoinGroup: flexible versions, uncapped
 
 
@@ -195,8 +195,8 @@ def test_a_generation_is_judged_on_describe_groups_only_while_it_is_the_newest()
     with the same members, and the second's bytes must never be judged as the first's
     (they give the first's withheld partitions away, which would read as I5)."""
     from groupcheck.broker import GroupDescription, MemberDescription
-    from groupcheck.targets.wire import WireGroup
-    from groupcheck.targets.wire_backend import GroupRound
+    from groupcheck.targets.wire.group import WireGroup
+    from groupcheck.targets.wire.backends.backend import GroupRound
 
     def round_(generation: int, assignment: bytes) -> GroupRound:
         return GroupRound(generation, "cooperative-sticky", "m1", {"m1": b"s1", "m2": b"s2"},

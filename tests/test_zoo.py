@@ -10,7 +10,7 @@ import pytest
 from groupcheck.check_command import add_commands, run_zoo_entry, zoo_table
 from groupcheck.membership_commands import CommandError
 from groupcheck.targets.registry import group_target_factory, machine_hints, resolve
-from groupcheck.targets.zoo import ASSIGNOR_MUTANTS, CODEC_MUTANTS, PEER_ZOO, ZOO
+from groupcheck.targets.zoo.entries import ASSIGNOR_MUTANTS, CODEC_MUTANTS, PEER_ZOO, ZOO
 
 REQUIRED_ROWS = {"1", "2", "7", "9", "10b", "11", "12", "13", "14", "22", "24", "A.2-1"}
 

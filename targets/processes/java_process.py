@@ -1,0 +1,44 @@
+"""``java:[CLASSPATH]``: Kafka's own Java client as a target.
+
+What runs: groupcheck's driver (``java_driver_src/*.java``), a small Java program that answers
+the JSON-lines contract with Kafka's real ``ConsumerProtocol`` and its four classic
+assignors, emulating client mode as a consumer configured with one assignor builds its
+subscription (see ``AssignOp.java``). It is compiled on first use against the classpath
+(`java_runtime`) and runs as one long-lived JVM per Python process, through the same
+`jsonl_target.JsonlProcess` as any ``jsonl:`` target: every request has a time limit, a JVM
+that does not answer in time is killed (the request fails with `TargetTimeout`, which every
+engine reports as ``TIMEOUT``) and the next request starts a fresh one.
+
+So a ``java:`` target is a plain ``assign(request) -> response`` function (the request
+names its assignor) plus the other ops, usable wherever a ``jsonl:`` target is: the
+registry's `Target` for check, prove, fuzz, diff and replay, and `audit_parts` for the
+audit's executors.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from ..adapters.codecs import JsonlCodec
+from .java_runtime import driver_command
+from .jsonl_process import DEFAULT_TIMEOUT, JsonlProcess, JsonlTarget, shared_process
+
+AssignFn = Callable[[dict[str, Any]], dict[str, Any]]
+
+
+def java_process(classpath: str, timeout: float | None = None) -> JsonlProcess:
+    """The driver's process for ``classpath`` (compiled first if needed; the JVM itself
+    starts with the first request). Raises `java_runtime.JavaUnavailable`."""
+    return shared_process(driver_command(classpath), timeout or DEFAULT_TIMEOUT,
+                          label=f"java:{classpath}" if classpath else "java (default classpath)")
+
+
+def audit_parts(classpath: str, assignor: str,
+                timeout: float | None = None) -> tuple[AssignFn, JsonlCodec]:
+    """The assign function and the codec of ``java:<classpath>`` for one assignor, with the
+    JVM started (so its start-up is not charged to the first request's time limit)."""
+    process = java_process(classpath, timeout)
+    target = JsonlTarget(f"{assignor}@java:{classpath}", process, assignor)
+    process.call({"op": "ping"})
+    return target.assign, JsonlCodec(target)

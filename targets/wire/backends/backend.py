@@ -1,0 +1,67 @@
+"""The cluster the wire members talk to, behind one small interface (`Backend`).
+
+A backend gives a bootstrap address, creates, grows and deletes topics, injects errors and
+delays for an API and orders SyncGroup answers — aimed at one member where it can
+(`Backend.aims_errors_at_members`; the mock cannot, and cannot order) — and describes the
+group as its coordinator ran it: for every generation, the leader, the protocol, each member's
+subscription bytes and the assignment bytes the leader sent, and whether every member got its
+SyncGroup answer (`GroupRound`). The wire layer (`group.WireGroup`) judges those bytes and uses
+them to tell when the group has settled; it never knows which backend it runs on. Backends:
+``groupcheck`` (groupcheck's own broker, `groupcheck_broker`, the default: it also answers a
+real DescribeGroups, `describe`) and ``mock`` (librdkafka's mock cluster, `mock`).
+Everything a backend needs to work around stays inside it. This module is the interface
+only; `factory` makes a backend by its name.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Protocol
+
+
+@dataclass(frozen=True)
+class GroupRound:
+    """One generation as the coordinator ran it (member ids as the coordinator gave them;
+    ``names`` maps them to the harness's member names, from each consumer's client id)."""
+
+    generation: int
+    protocol: str
+    leader: str
+    subscriptions: dict[str, bytes]
+    assignments: dict[str, bytes]
+    names: dict[str, str]
+    complete: bool  # every member of the generation got its SyncGroup answer
+    at_ns: int = 0  # CLOCK_MONOTONIC when the leader's assignment reached the coordinator
+    synced: frozenset[str] = field(default_factory=frozenset)
+
+
+class BackendUnavailable(RuntimeError):
+    """The backend cannot run here (its library is missing)."""
+
+
+class Backend(Protocol):
+    name: str
+    bootstrap: str
+    aims_errors_at_members: bool  # an injected error can hit one member only
+    topics: dict[str, int]
+
+    def create_topic(self, topic: str, partitions: int) -> None: ...
+
+    def grow_topic(self, topic: str, partitions: int) -> None: ...
+
+    def delete_topic(self, topic: str) -> None: ...
+
+    def inject_error(self, api: str, error: str, member: str | None = None) -> None: ...
+
+    def delay_answer(self, api: str, seconds: float, member: str | None = None) -> None: ...
+
+    def order_sync_answers(self, member: str, leader_first: bool,
+                           members: list[str]) -> None: ...
+
+    def rounds(self) -> list[GroupRound]: ...
+
+    def joining(self) -> int: ...
+
+    def problems(self) -> list[str]: ...
+
+    def close(self) -> None: ...

@@ -1,0 +1,43 @@
+"""Which backend a wire group runs on: the names ``--broker`` takes, and the one factory.
+
+Each backend module imports its optional library (kio for groupcheck's broker,
+confluent-kafka's librdkafka for the mock) when a backend is made, so naming a backend that
+cannot run here is one line (`backend_missing`), never an ImportError.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+
+from .backend import Backend, BackendUnavailable
+
+__all__ = ["BACKENDS", "DEFAULT_BACKEND", "backend_missing", "make_backend"]
+
+#: the backends a wire target can run on (``--broker``, ``$GROUPCHECK_BROKER``), the default
+#: first
+BACKENDS = ("groupcheck", "mock")
+DEFAULT_BACKEND = BACKENDS[0]
+
+
+def backend_missing(name: str) -> str:
+    """Why backend ``name`` cannot run here ('' when it can)."""
+    if name == "groupcheck" and importlib.util.find_spec("kio") is None:
+        return ("wire: groupcheck's broker needs kio (pip install 'groupcheck[peers]'), or "
+                "run on --broker mock")
+    if name == "mock" and importlib.util.find_spec("confluent_kafka") is None:
+        return "wire: librdkafka's mock cluster needs confluent-kafka (pip install " \
+               "'groupcheck[peers]')"
+    return ""
+
+
+def make_backend(name: str, clients: frozenset[str], session_timeout_ms: int) -> Backend:
+    """The backend ``name`` for a group of these clients."""
+    if name == "mock":
+        from .mock import MockBackend  # librdkafka's mock, loaded only when asked for
+
+        return MockBackend(clients, session_timeout_ms)
+    if name == "groupcheck":
+        from .groupcheck_broker import GroupcheckBackend  # needs kio
+
+        return GroupcheckBackend(clients, session_timeout_ms)
+    raise BackendUnavailable(f"unknown broker {name!r}; expected one of {', '.join(BACKENDS)}")

@@ -1,0 +1,190 @@
+"""``--broker groupcheck`` (the default): groupcheck's own broker (`broker.Broker`) as the
+wire layer's cluster backend.
+
+Everything the wire layer asks of a backend the broker already does in process: topics are
+created, grown and deleted in its metadata; an injected error, a delayed answer and the
+order of SyncGroup answers are aimed at the members they name (a member's client id is its
+name), so `aims_errors_at_members` is true; the rounds are the coordinator's own
+(`Broker.rounds`), with the time the leader's assignment reached it; `describe` asks the
+broker for the group with a real DescribeGroups over the wire (`broker.client`), as an
+admin client does. A topic a client's Metadata request names is created with one partition,
+as Kafka's ``auto.create.topics.enable`` and ``num.partitions`` defaults do. The broker
+accepts the harness's short session timeouts (its minimum is lowered to 1 ms), and its joins
+complete as soon as every known member has rejoined, so no round waits out a session
+timeout. It has no defects to work around: nothing of `wire_mock` is used here.
+
+Ordering (`order_sync_answers`): every current member's next SyncGroup answer is held; once
+the first is held, the others of that generation are waited for (at most `ORDER_WINDOW`),
+then released one by one — the leader's before or after the named member's, the rest after
+both — and the hold rules that did not fire are disarmed. A thread per ordering does this,
+so no answer is held longer than the window and none outlives the backend.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from typing import Any
+
+from .backend import BackendUnavailable, GroupRound
+
+#: the wire layer's API names and error names, as Kafka's API keys and error codes
+API_NAMES = {"join": "JoinGroup", "heartbeat": "Heartbeat", "sync": "SyncGroup",
+             "leave": "LeaveGroup", "commit": "OffsetCommit"}
+ERROR_CODES = {"ILLEGAL_GENERATION": 22, "UNKNOWN_MEMBER_ID": 25, "REBALANCE_IN_PROGRESS": 27,
+               "COORDINATOR_NOT_AVAILABLE": 15, "NOT_COORDINATOR": 16,
+               "FENCED_INSTANCE_ID": 82}
+#: seconds an ordering waits for the rest of a generation's SyncGroup answers once the first
+#: is held (a member that never syncs in it must not hold the others longer)
+ORDER_WINDOW = 3.0
+#: seconds an ordering waits for its rebalance to come at all before it disarms
+ORDER_LIMIT = 120.0
+
+
+class GroupcheckBackend:
+    """A fresh broker for one group."""
+
+    name = "groupcheck"
+    aims_errors_at_members = True
+
+    def __init__(self, clients: frozenset[str], session_timeout_ms: int) -> None:
+        try:
+            from ....broker import Broker, BrokerConfig
+        except ImportError as exc:
+            raise BackendUnavailable(f"groupcheck broker: {exc} (pip install "
+                                     "'groupcheck[broker]')") from None
+        self.broker = Broker(BrokerConfig(min_session_timeout_ms=1)).start()
+        self.bootstrap = self.broker.bootstrap
+        self.stopping = threading.Event()
+        self.orderings: list[SyncOrder] = []
+
+    @property
+    def topics(self) -> dict[str, int]:
+        return self.broker.partitions()
+
+    def create_topic(self, topic: str, partitions: int) -> None:
+        self.broker.create_topic(topic, partitions)
+
+    def grow_topic(self, topic: str, partitions: int) -> None:
+        self.broker.grow_topic(topic, partitions)
+
+    def delete_topic(self, topic: str) -> None:
+        self.broker.delete_topic(topic)
+
+    def inject_error(self, api: str, error: str, member: str | None = None) -> None:
+        """The named member's next ``api`` request fails with ``error`` (every member's, when
+        none is named, as on the mock)."""
+        if api not in API_NAMES or error not in ERROR_CODES:
+            raise ValueError(f"groupcheck broker: cannot inject {error} on {api}")
+        names = [member] if member is not None else sorted(self._member_names())
+        for name in names:
+            self.broker.fail_next(name, API_NAMES[api], ERROR_CODES[error])
+
+    def delay_answer(self, api: str, seconds: float, member: str | None = None) -> None:
+        """The named member's next ``api`` answer goes out ``seconds`` late."""
+        if api not in API_NAMES:
+            raise ValueError(f"groupcheck broker: cannot delay {api}")
+        names = [member] if member is not None else sorted(self._member_names())
+        for name in names:
+            self.broker.delay(name, API_NAMES[api], seconds)
+
+    def order_sync_answers(self, member: str, leader_first: bool, members: list[str]) -> None:
+        """The next rebalance's SyncGroup answers go out with the leader's before (or after)
+        ``member``'s; ``members`` are the group's current members, whose answers are held."""
+        ordering = SyncOrder(self, member, leader_first, sorted(set(members) | {member}))
+        self.orderings.append(ordering)
+        ordering.start()
+
+    def describe(self, group: str) -> Any:
+        """The group as its coordinator holds it, by DescribeGroups over the wire."""
+        from ....broker.client import describe_group
+
+        return describe_group(self.bootstrap, group)
+
+    def _member_names(self) -> set[str]:
+        return {r.client_ids[m] for g in self.broker.group_ids() for r in self.broker.rounds(g)
+                for m in r.client_ids}
+
+    def rounds(self) -> list[GroupRound]:
+        out = []
+        for group in self.broker.group_ids():
+            for r in self.broker.rounds(group):
+                out.append(GroupRound(r.generation, r.protocol, r.leader, dict(r.subscriptions),
+                                      dict(r.assignments), dict(r.client_ids), r.complete,
+                                      r.leader_sync_ns, frozenset(r.synced)))
+        return out
+
+    def joining(self) -> int:
+        return sum(self.broker.joins_in_flight(g) for g in self.broker.group_ids())
+
+    def problems(self) -> list[str]:
+        """Connections the broker closed (unreadable or unserved requests)."""
+        return self.broker.notes()
+
+    def close(self) -> None:
+        self.stopping.set()
+        for ordering in self.orderings:
+            ordering.join(timeout=ORDER_WINDOW + 5)
+        self.broker.close()
+
+
+class SyncOrder(threading.Thread):
+    """One ordering of SyncGroup answers (see the module docstring)."""
+
+    def __init__(self, backend: GroupcheckBackend, member: str, leader_first: bool,
+                 members: list[str]) -> None:
+        super().__init__(daemon=True, name=f"sync-order-{member}")
+        self.backend, self.broker = backend, backend.broker
+        self.member, self.leader_first, self.members = member, leader_first, members
+        self.released: list[str] = []  # client ids, in the order their answers went out
+
+    def run(self) -> None:
+        for name in self.members:
+            self.broker.hold(name, "SyncGroup")
+        try:
+            first = self._wait(lambda held: bool(held), ORDER_LIMIT)
+            if first:
+                generation = int(first[0].exchange.request.generation_id)
+                expected = self._expected(generation)
+                held = self._wait(lambda h: expected <= {x.exchange.who.client_id
+                                                         for x in h}, ORDER_WINDOW) or first
+                self._release(held)
+        finally:
+            for name in self.members:
+                self.broker.cancel(name, "SyncGroup", "hold")
+            rest = self._syncs()
+            if rest:
+                self._release(rest)
+
+    def _syncs(self) -> list[Any]:
+        return [h for h in self.broker.held() if h.api == "SyncGroup"
+                and h.exchange.who.client_id in self.members]
+
+    def _wait(self, enough: Any, limit: float) -> list[Any]:
+        deadline = time.monotonic() + limit
+        while not self.backend.stopping.is_set():
+            held = self._syncs()
+            if held and enough(held) or time.monotonic() > deadline:
+                return held
+            time.sleep(0.01)
+        return self._syncs()
+
+    def _expected(self, generation: int) -> set[str]:
+        for group in self.broker.group_ids():
+            for r in self.broker.rounds(group):
+                if r.generation == generation:
+                    return set(r.client_ids.values()) & set(self.members)
+        return set()
+
+    def _release(self, held: list[Any]) -> None:
+        """Leader before (or after) the named member; the named member being the leader,
+        before (or after) everyone; the others after the two."""
+        lead = [h for h in held if h.exchange.request.assignments]
+        named = [h for h in held if h.exchange.who.client_id == self.member and h not in lead]
+        others = [h for h in held if h not in lead and h not in named]
+        if self.leader_first:
+            ordered = lead + named + others
+        else:
+            ordered = named + lead + others if named else others + lead
+        self.broker.release(*ordered)
+        self.released += [h.exchange.who.client_id for h in ordered]

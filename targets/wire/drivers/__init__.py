@@ -1,0 +1,10 @@
+"""Member drivers shipped with groupcheck (the member-driver contract:
+``docs/reference/member-driver-contract.md``).
+
+Each driver is a child process that hosts consumers of one client library and speaks the
+member-driver contract in JSON lines. The Python ones (`librdkafka_member`,
+`kafka_python_member`, `aiokafka_member`, all built on `host`) run as ``python -m``;
+`java_member` starts Kafka's ``KafkaConsumer`` (Java sources in ``java_member_src/``,
+compiled on first use) and `kafkajs_member` KafkaJS on Node (``kafkajs_member_src/``, its
+npm lockfile installed on first use).
+"""

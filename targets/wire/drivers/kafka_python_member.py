@@ -1,0 +1,135 @@
+"""Member driver for kafka-python's `KafkaConsumer`: ``python -m
+groupcheck.targets.wire.drivers.kafka_python_member``.
+
+Each consumer polls on its own thread (`host.ThreadedHost`) with a `ConsumerRebalanceListener`
+whose three methods — ``on_partitions_revoked``, ``on_partitions_assigned`` and
+``on_partitions_lost`` (kafka-python 3 has it: an evicted member reports its partitions lost)
+— report through `host.Listener`. kafka-python applies the change itself, so the listener
+only reports; its callbacks run on the client's own IO loop, which also sends the heartbeats.
+The generation and member id are read from the coordinator's current generation without its
+lock (see `KafkaPythonClient.membership`). Profile ``java``: kafka-python documents its
+listener as a port of Java's (the same guarantees, word for word), so it is held to what Java
+ships; what it does differently is a finding. Crash: ``"kill"`` (its close always leaves the group).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .host import Listener, Record, ThreadedHost, TopicPartition, load_class, serve
+
+ASSIGNORS = {"range": "kafka.coordinator.assignors.range:RangePartitionAssignor",
+             "roundrobin": "kafka.coordinator.assignors.roundrobin:RoundRobinPartitionAssignor",
+             "sticky": "kafka.coordinator.assignors.sticky.sticky_assignor:"
+                       "StickyPartitionAssignor",
+             "cooperative-sticky": "kafka.coordinator.assignors.cooperative_sticky:"
+                                   "CooperativeStickyAssignor"}
+POLL_MS = 50
+
+
+def assignor_class(name: str) -> Any:
+    return load_class(ASSIGNORS[name])
+
+
+def _tps(partitions: Any) -> list[TopicPartition]:
+    return sorted((tp.topic, tp.partition) for tp in partitions)
+
+
+def rebalance_listener(listener: Listener) -> Any:
+    from kafka import ConsumerRebalanceListener
+
+    class Reporter(ConsumerRebalanceListener):  # type: ignore[misc]
+        def on_partitions_revoked(self, revoked: Any) -> None:
+            listener.callback("revoked", _tps(revoked))
+
+        def on_partitions_assigned(self, assigned: Any) -> None:
+            listener.callback("assigned", _tps(assigned))
+
+        def on_partitions_lost(self, lost: Any) -> None:
+            listener.callback("lost", _tps(lost))
+
+    return Reporter()
+
+
+class KafkaPythonClient:
+    """kafka-python behind `host.ThreadedClient`."""
+
+    def __init__(self) -> None:
+        self._producer: Any = None
+
+    def hello(self) -> dict[str, Any]:
+        import kafka
+
+        return {"client": "kafka-python", "version": kafka.__version__,
+                "assignors": list(ASSIGNORS), "profile": "java", "crash": "kill"}
+
+    def create(self, command: dict[str, Any], listener: Listener) -> Any:
+        from kafka import KafkaConsumer
+
+        config = command.get("config") or {}
+        consumer = KafkaConsumer(
+            bootstrap_servers=command["bootstrap"], group_id=command["group"],
+            client_id=config.get("client_id", command["member"]),
+            partition_assignment_strategy=[assignor_class(command["assignor"])],
+            session_timeout_ms=config.get("session_timeout_ms", 6000),
+            heartbeat_interval_ms=config.get("heartbeat_interval_ms", 500),
+            max_poll_interval_ms=config.get("max_poll_interval_ms", 6000),
+            auto_offset_reset=config.get("auto_offset_reset", "earliest"),
+            enable_auto_commit=bool(config.get("enable_auto_commit", False)))
+        self.subscribe(consumer, list(command["topics"]), listener)
+        return consumer
+
+    def subscribe(self, consumer: Any, topics: list[str], listener: Listener) -> None:
+        consumer.subscribe(topics, listener=rebalance_listener(listener))
+
+    def unsubscribe(self, consumer: Any) -> None:
+        consumer.unsubscribe()
+
+    def assignment(self, consumer: Any) -> list[TopicPartition]:
+        return _tps(consumer.assignment())
+
+    def pause(self, consumer: Any, partitions: list[TopicPartition]) -> None:
+        from kafka import TopicPartition as KafkaTopicPartition
+
+        consumer.pause(*(KafkaTopicPartition(t, p) for t, p in partitions))
+
+    def resume(self, consumer: Any, partitions: list[TopicPartition]) -> None:
+        from kafka import TopicPartition as KafkaTopicPartition
+
+        consumer.resume(*(KafkaTopicPartition(t, p) for t, p in partitions))
+
+    def poll(self, consumer: Any) -> list[Record]:
+        batches = consumer.poll(timeout_ms=POLL_MS)
+        return [(tp.topic, tp.partition, r.offset) for tp, rs in batches.items() for r in rs]
+
+    def close(self, consumer: Any) -> None:
+        consumer.close(autocommit=False)
+
+    def crash(self, consumer: Any) -> None:
+        raise RuntimeError("kafka-python crashes by kill; the harness kills the driver")
+
+    def membership(self, consumer: Any) -> tuple[int | None, str | None]:
+        """Read without the coordinator's lock: the public ``group_metadata()`` takes it, and
+        a callback runs on the IO loop while the polling thread may hold it (a deadlock)."""
+        generation = getattr(consumer._coordinator, "_generation", None)
+        if generation is None:
+            return None, None
+        return int(generation.generation_id), str(generation.member_id or "") or None
+
+    def paused(self, consumer: Any) -> list[TopicPartition] | None:
+        return _tps(consumer.paused())
+
+    def produce(self, bootstrap: str, topic: str, partition: int, value: str) -> None:
+        from kafka import KafkaProducer
+
+        if self._producer is None:
+            self._producer = KafkaProducer(bootstrap_servers=bootstrap)
+        self._producer.send(topic, value.encode(), partition=partition).get(timeout=15)
+
+
+def main() -> None:
+    serve(ThreadedHost(KafkaPythonClient()).handle)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,138 @@
+"""Member driver for librdkafka (confluent-kafka's `Consumer`): ``python -m
+groupcheck.targets.wire.drivers.librdkafka_member``.
+
+Each consumer polls on its own thread (`host.ThreadedHost`). librdkafka wants the application
+to apply a rebalance itself inside the callback — ``assign`` / ``unassign`` under eager,
+``incremental_assign`` / ``incremental_unassign`` under cooperative — so the callback's end is
+logged after that call returned. The generation is read from the serialized consumer group
+metadata (``CGMDv2:``, a native int32 generation, then NUL-terminated group and member ids):
+the Python client has no accessor for it. librdkafka cannot end a consumer without leaving the
+group (its close always sends LeaveGroup), so this driver says ``"crash": "kill"``: each member
+gets a process of its own and a crash is SIGKILL.
+"""
+
+from __future__ import annotations
+
+import sys
+from typing import Any
+
+from .host import Listener, Record, ThreadedHost, TopicPartition, serve
+
+ASSIGNORS = ("range", "roundrobin", "cooperative-sticky")
+POLL_SECONDS = 0.05
+
+
+def group_metadata(consumer: Any) -> tuple[int | None, str | None]:
+    raw = bytes(consumer.consumer_group_metadata())
+    if not raw.startswith(b"CGMDv2:") or len(raw) < 11:
+        return None, str(consumer.memberid() or "") or None
+    generation = int.from_bytes(raw[7:11], sys.byteorder, signed=True)
+    _group, _, rest = raw[11:].partition(b"\0")
+    member_id, _, _ = rest.partition(b"\0")
+    return generation, member_id.decode("utf-8", "replace")
+
+
+def _tps(parts: list[Any]) -> list[TopicPartition]:
+    return sorted((p.topic, p.partition) for p in parts)
+
+
+class LibrdkafkaClient:
+    """confluent-kafka behind `host.ThreadedClient`."""
+
+    def __init__(self) -> None:
+        self.cooperative: dict[int, bool] = {}
+        self._producer: Any = None
+
+    def hello(self) -> dict[str, Any]:
+        import confluent_kafka
+
+        return {"client": "librdkafka", "version": confluent_kafka.libversion()[0],
+                "assignors": list(ASSIGNORS), "profile": "librdkafka", "crash": "kill"}
+
+    def create(self, command: dict[str, Any], listener: Listener) -> Any:
+        from confluent_kafka import Consumer
+
+        config = command.get("config") or {}
+        consumer = Consumer({
+            "bootstrap.servers": command["bootstrap"], "group.id": command["group"],
+            "client.id": config.get("client_id", command["member"]),
+            "partition.assignment.strategy": command["assignor"],
+            "session.timeout.ms": config.get("session_timeout_ms", 6000),
+            "heartbeat.interval.ms": config.get("heartbeat_interval_ms", 500),
+            "max.poll.interval.ms": config.get("max_poll_interval_ms", 6000),
+            "auto.offset.reset": config.get("auto_offset_reset", "earliest"),
+            "enable.auto.commit": bool(config.get("enable_auto_commit", False)),
+            "log_level": 3})
+        self.cooperative[id(consumer)] = command["assignor"] == "cooperative-sticky"
+        self.subscribe(consumer, list(command["topics"]), listener)
+        return consumer
+
+    def subscribe(self, consumer: Any, topics: list[str], listener: Listener) -> None:
+        cooperative = self.cooperative[id(consumer)]
+
+        def on_assign(c: Any, ps: list[Any]) -> None:
+            listener.callback("assigned", _tps(ps), lambda: (
+                c.incremental_assign if cooperative else c.assign)(ps))
+
+        def on_revoke(c: Any, ps: list[Any]) -> None:
+            listener.callback("revoked", _tps(ps), lambda: (
+                c.incremental_unassign(ps) if cooperative else c.unassign()))
+
+        def on_lost(c: Any, ps: list[Any]) -> None:
+            listener.callback("lost", _tps(ps), lambda: (
+                c.incremental_unassign(ps) if cooperative else c.unassign()))
+
+        consumer.subscribe(topics, on_assign=on_assign, on_revoke=on_revoke, on_lost=on_lost)
+
+    def unsubscribe(self, consumer: Any) -> None:
+        consumer.unsubscribe()
+
+    def assignment(self, consumer: Any) -> list[TopicPartition]:
+        return _tps(consumer.assignment())
+
+    def pause(self, consumer: Any, partitions: list[TopicPartition]) -> None:
+        from confluent_kafka import TopicPartition as KafkaTopicPartition
+
+        consumer.pause([KafkaTopicPartition(t, p) for t, p in partitions])
+
+    def resume(self, consumer: Any, partitions: list[TopicPartition]) -> None:
+        from confluent_kafka import TopicPartition as KafkaTopicPartition
+
+        consumer.resume([KafkaTopicPartition(t, p) for t, p in partitions])
+
+    def poll(self, consumer: Any) -> list[Record]:
+        message = consumer.poll(POLL_SECONDS)
+        if message is None:
+            return []
+        if message.error() is not None:
+            raise RuntimeError(str(message.error().str()))
+        return [(message.topic(), message.partition(), message.offset())]
+
+    def close(self, consumer: Any) -> None:
+        consumer.close()
+
+    def crash(self, consumer: Any) -> None:
+        raise RuntimeError("librdkafka cannot crash in-process; the harness kills the driver")
+
+    def membership(self, consumer: Any) -> tuple[int | None, str | None]:
+        return group_metadata(consumer)
+
+    def paused(self, consumer: Any) -> list[TopicPartition] | None:
+        return None  # confluent-kafka cannot tell which partitions are paused
+
+    def produce(self, bootstrap: str, topic: str, partition: int, value: str) -> None:
+        from confluent_kafka import Producer
+
+        if self._producer is None:
+            self._producer = Producer({"bootstrap.servers": bootstrap, "log_level": 3})
+        self._producer.produce(topic, value.encode(), partition=partition)
+        if self._producer.flush(15) != 0:
+            raise TimeoutError(f"a record to {topic}-{partition} was not delivered in 15s")
+
+
+def main() -> None:
+    serve(ThreadedHost(LibrdkafkaClient()).handle)
+
+
+if __name__ == "__main__":
+    main()

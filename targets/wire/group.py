@@ -1,0 +1,392 @@
+"""``wire:<client>[+<client>…]:<assignor>``: real consumers of any client in one group, on a
+backend cluster, judged from their own log and from the coordinator's side.
+
+Theory of operation: each member is a consumer inside a member driver (`wire_driver`, the
+contract in the README); a driver hosts the members of one client, or one member only when
+its client crashes by kill. The engines' events become driver commands — join is ``create``,
+leave ``close``, crash ``crash`` (or SIGKILL), stall and wake ``stop_polling`` /
+``start_polling``, pause / resume / subscribe the client's calls — and metadata, injected
+errors, delayed answers and SyncGroup orders go to the backend (`wire_backend`). Every
+driver event lands in one `WireLog`, merged by CLOCK_MONOTONIC; `step()` shows the next
+entry (waiting, with a deadline, when there is none yet), so ownership is exactly the
+recorded intervals, from the end of an assign callback to the end of the revoke or lost
+callback that releases the partition. Each generation the
+coordinator completes is shown too, decoded from its bytes (`wire_rounds`), with what the
+members owned when the leader's assignment reached it; on a backend that answers
+DescribeGroups (groupcheck's broker) the bytes judged are the ones the coordinator describes.
+
+The group is settled when nothing is waiting to be shown, no JoinGroup is in flight, the
+coordinator's latest generation is complete and lists exactly the polling members, each with
+its current subscription and owning exactly what that generation assigned it, and the polling
+members own every partition of their topics exactly once. The view's generation counts the
+generations the coordinator completed (the mock numbers freely, and a round nobody finished
+is no rebalance a member saw); each member keeps the generation its client reports. A mixed
+group (`wire:mixed:a+b:<assignor>`) gives members to the clients in turn, by the order in
+which names first join; each member is judged by its client's profile.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from ...properties.group import (
+    CallbackRecord,
+    GroupView,
+    MemberSpec,
+    MemberView,
+    RebalanceRecord,
+    SubscribeCall,
+    TopicPartition,
+)
+from .backends.backend import GroupRound
+from .backends.factory import make_backend
+from .clients import DRIVER_ENV, ClientInfo, argv, hello
+from .driver_process import CommandFailed, DriverProcess
+from .log import Entry, WireLog
+from .rounds import COOPERATIVE_PROTOCOLS, given_before, record
+from .settle import unsettled
+
+CONFIG = {"session_timeout_ms": 2000, "heartbeat_interval_ms": 300,
+          "max_poll_interval_ms": 3000, "auto_offset_reset": "earliest",
+          "enable_auto_commit": False}
+GROUP = "groupcheck"
+STEP_WAIT = 60.0  # seconds a step waits for the group to do anything at all
+TICK = 0.05
+SLOW_REVOKE_MS = 2 * int(CONFIG["max_poll_interval_ms"])  # slower than any rebalance
+
+
+@dataclass
+class WireMember:
+    client: ClientInfo
+    driver: DriverProcess
+    source: int
+    spec: MemberSpec
+    subscription: frozenset[str]
+    owned: set[TopicPartition] = field(default_factory=set)
+    marks: set[TopicPartition] = field(default_factory=set)  # the app's pause marks
+    member_id: str = ""
+    generation: int = -1
+    assigns: int = 0
+    joined_owned: frozenset[TopicPartition] = frozenset()
+    polling: bool = True
+
+
+class WireGroup:
+    """A `GroupTarget` of real consumers of one or more clients on a fresh backend."""
+
+    shows_pause_calls = True  # pause / resume reach the model when their entry is shown
+
+    def __init__(self, name: str, clients: tuple[str, ...], assignor: str,
+                 broker: str = "groupcheck") -> None:
+        self.name, self.assignor = name, assignor
+        self.cooperative = assignor in COOPERATIVE_PROTOCOLS
+        self.infos = {c: hello(c) for c in clients}
+        self.order = list(clients)
+        self.backend = make_backend(broker, frozenset(i.client for i in self.infos.values()),
+                                    int(CONFIG["session_timeout_ms"]))
+        self.log = WireLog()
+        self.members: dict[str, WireMember] = {}
+        self.turns: dict[str, str] = {}  # member name → client, fixed at its first join
+        self.shared: dict[str, DriverProcess] = {}  # client → its driver (crash by command)
+        self.drivers: list[DriverProcess] = []
+        self.sources: dict[tuple[int, str], int] = {}  # (driver, member) → incarnation
+        self.applied = 0
+        self.shown_rounds: set[int] = set()
+        self.described = 0  # rounds judged on what DescribeGroups gave
+        self._incarnations = 0
+        self._pending: dict[str, list[Any]] = {k: [] for k in (
+            "callbacks", "records", "errors", "subscribes", "pauses", "rebalances")}
+
+    # --- drivers --------------------------------------------------------------------------
+
+    def _on_event(self, driver: DriverProcess, message: dict[str, Any]) -> None:
+        source = self.sources.get((id(driver), str(message.get("member", ""))), 0)
+        self.log.receive(source, message)
+
+    def _start(self, client: str) -> DriverProcess:
+        driver = DriverProcess(argv(client), client, self._on_event, DRIVER_ENV)
+        self.drivers.append(driver)
+        return driver
+
+    def _driver_for(self, info: ClientInfo) -> DriverProcess:
+        if info.crash == "kill":
+            return self._start(info.name)
+        if info.name not in self.shared or not self.shared[info.name].alive:
+            self.shared[info.name] = self._start(info.name)
+        return self.shared[info.name]
+
+    def client_of(self, member: str) -> ClientInfo:
+        if member not in self.turns:
+            self.turns[member] = self.order[len(self.turns) % len(self.order)]
+        return self.infos[self.turns[member]]
+
+    # --- membership events ----------------------------------------------------------------
+
+    def join(self, member: str, spec: MemberSpec) -> None:
+        info = self.client_of(member)
+        driver = self._driver_for(info)
+        self._incarnations += 1
+        self.sources[(id(driver), member)] = self._incarnations
+        self.members[member] = WireMember(info, driver, self._incarnations, spec,
+                                          frozenset(spec.topics))
+        try:
+            driver.call("create", member=member, bootstrap=self.backend.bootstrap,
+                        group=GROUP, assignor=self.assignor, topics=list(spec.topics),
+                        config={**CONFIG, "client_id": member})
+        except CommandFailed as exc:  # the client would not start: shown, never in the group
+            self.members.pop(member)
+            self._failed(member, exc)
+
+    def _failed(self, member: str, exc: CommandFailed) -> None:
+        with self.log.cond:
+            self._pending["errors"].append((member, f"{self.client_of(member).name}: {exc}"))
+
+    def _command(self, member: str, cmd: str, **fields: Any) -> None:
+        """One client call; a call the client refused is shown as the member's error (the
+        driver's own error event says so too), a driver that broke ends the run. A member
+        whose consumer never started has nothing to call."""
+        if member not in self.members:
+            return
+        try:
+            self.members[member].driver.call(cmd, member=member, **fields)
+        except CommandFailed as exc:
+            self._failed(member, exc)
+
+    def leave(self, member: str) -> None:
+        self._command(member, "close")
+        m = self.members.pop(member, None)
+        if m is not None and m.client.crash == "kill":
+            m.driver.close()
+
+    def crash(self, member: str) -> None:
+        """The consumer is gone without a word: no LeaveGroup, no heartbeat, and nothing it
+        logs later is the application's."""
+        m = self.members.pop(member, None)
+        if m is None:
+            return
+        if m.client.crash == "kill":
+            m.driver.kill()
+        else:
+            m.driver.call("crash", member=member)
+
+    def stall(self, member: str) -> None:
+        self._command(member, "stop_polling")
+        if member in self.members:
+            self.members[member].polling = False
+
+    def wake(self, member: str) -> None:
+        self._command(member, "start_polling")
+        if member in self.members:
+            self.members[member].polling = True
+
+    def slow_revoke(self, member: str) -> None:
+        self._command(member, "slow_revoke", ms=SLOW_REVOKE_MS)
+
+    def subscribe(self, member: str, topics: tuple[str, ...]) -> None:
+        if member in self.members:
+            self.members[member].subscription = frozenset(topics)
+        self._command(member, "subscribe", topics=list(topics))
+
+    def unsubscribe(self, member: str) -> None:
+        raise ValueError("wire: unsubscribe is not judged (commits are not observed)")
+
+    def pause(self, member: str, partitions: tuple[TopicPartition, ...]) -> None:
+        self._command(member, "pause", partitions=[list(tp) for tp in partitions])
+
+    def resume(self, member: str, partitions: tuple[TopicPartition, ...]) -> None:
+        self._command(member, "resume", partitions=[list(tp) for tp in partitions])
+
+    def inject_error(self, member: str, api: str, error: str) -> set[str]:
+        """Who the error may reach: the member, or on a backend that cannot aim (the mock)
+        whichever member sends that request next."""
+        self.backend.inject_error(api, error, member)
+        return {member} if self.backend.aims_errors_at_members else set(self.members)
+
+    def delay_answer(self, member: str, api: str, ms: int) -> None:
+        self.backend.delay_answer(api, ms / 1000.0, member)
+
+    def order_sync_answers(self, member: str, leader_first: bool) -> None:
+        self.backend.order_sync_answers(member, leader_first, sorted(self.members))
+
+    # --- metadata and records -------------------------------------------------------------
+
+    def set_partitions(self, topic: str, count: int) -> None:
+        if topic in self.backend.topics:
+            self.backend.grow_topic(topic, count)
+        else:
+            self.backend.create_topic(topic, count)
+
+    def delete_topic(self, topic: str) -> None:
+        self.backend.delete_topic(topic)
+
+    def produce(self, topic: str, partition: int) -> None:
+        info = self.infos[self.order[0]]
+        if "producer" not in self.shared or not self.shared["producer"].alive:
+            self.shared["producer"] = self._start(info.name)
+        self.shared["producer"].call("produce", bootstrap=self.backend.bootstrap, topic=topic,
+                                     partition=partition, value="groupcheck")
+
+    # --- showing the log, one entry at a time ---------------------------------------------
+
+    def pending(self) -> int:
+        with self.log.cond:
+            self.log.release()
+            return len(self.log.entries) - self.applied + len(self._new_rounds())
+
+    def _new_rounds(self) -> list[GroupRound]:
+        return [r for r in self.backend.rounds()
+                if r.complete and r.generation not in self.shown_rounds]
+
+    def step(self) -> bool:
+        """Show the next entry or completed generation; with none, wait (bounded) for one or
+        for the group to settle."""
+        deadline = time.monotonic() + STEP_WAIT
+        with self.log.cond:
+            while True:
+                waiting = self.log.release()
+                if len(self.log.entries) > self.applied:
+                    self.applied += 1
+                    self._apply(self.log.entries[self.applied - 1])
+                    return True
+                rounds = self._new_rounds() if not waiting else []
+                if rounds:
+                    self._show_round(rounds[0])
+                    return True
+                if not waiting and not self._unsettled():
+                    return True
+                if time.monotonic() > deadline:
+                    self._pending["errors"].append(
+                        ("group", f"nothing happened for {STEP_WAIT:.0f}s; "
+                                  f"{self._unsettled()}"))
+                    return False
+                self.log.cond.wait(TICK)
+
+    def _apply(self, e: Entry) -> None:
+        m = self.members.get(e.member)
+        if m is None or m.source != e.source:
+            return  # a member that left or crashed: its interval ended then
+        if e.kind in ("assigned", "revoked", "lost") and e.phase == "end":
+            self._apply_callback(m, e)
+        elif e.kind == "record":
+            self._pending["records"].append((e.member, e.partitions[0]))
+        elif e.kind == "error":
+            self._pending["errors"].append((e.member, f"{m.client.name}: {e.text}"))
+        elif e.kind in ("pause", "resume"):
+            m.marks = m.marks | set(e.partitions) if e.kind == "pause" \
+                else m.marks - set(e.partitions)
+            self._pending["pauses"].append((e.member, e.kind, e.partitions))
+        elif e.kind == "subscribe":
+            self._pending["subscribes"].append(
+                SubscribeCall(e.member, frozenset(e.before), frozenset(e.after)))
+
+    def _apply_callback(self, m: WireMember, e: Entry) -> None:
+        before = tuple(sorted(m.owned))
+        if e.kind == "assigned":
+            m.owned |= set(e.partitions)
+            m.assigns += 1
+            m.joined_owned = frozenset(m.owned)
+        else:
+            m.owned -= set(e.partitions)
+        m.member_id, m.generation = e.member_id, e.generation
+        if e.paused is not None:  # the client says which partitions it holds paused
+            m.marks = set(e.paused)
+        self._pending["callbacks"].append(CallbackRecord(
+            e.seq, e.member, e.kind, e.partitions, before, e.generation, e.member_id,
+            started=e.started))
+
+    def _owned_at(self, ts: int) -> dict[str, tuple[TopicPartition, ...]]:
+        """Each current member's ownership at ``ts``, from the callback ends shown so far."""
+        owned: dict[str, set[TopicPartition]] = {n: set() for n in self.members}
+        for e in self.log.entries[:self.applied]:
+            m = self.members.get(e.member)
+            if e.ts > ts or e.phase != "end" or m is None or m.source != e.source:
+                continue
+            if e.kind == "assigned":
+                owned[e.member] |= set(e.partitions)
+            elif e.kind in ("revoked", "lost"):
+                owned[e.member] -= set(e.partitions)
+        return {n: tuple(sorted(ps)) for n, ps in owned.items()}
+
+    def _show_round(self, round_: GroupRound) -> None:
+        self.shown_rounds.add(round_.generation)
+        round_ = self._as_described(round_)
+        given = given_before(self.backend.rounds(), round_)
+        rebalance: RebalanceRecord = record(round_, self._owned_at(round_.at_ns), given)
+        self._pending["rebalances"].append(rebalance)
+
+    def _as_described(self, round_: GroupRound) -> GroupRound:
+        """Issue 14 item 4: where the backend answers DescribeGroups (groupcheck's broker),
+        the group read from its coordinator, while it is still Stable in this generation
+        (the same members), is what gets judged; bytes that differ from the round's are an
+        error of the coordinator. On the mock the recording proxy's round stands in."""
+        describe = getattr(self.backend, "describe", None)
+        if describe is None or self._newest() != round_.generation:
+            return round_
+        seen = describe(GROUP)  # DescribeGroups names no generation: the same one before
+        ids = {m.member_id for m in seen.members}  # and after, Stable, the same members
+        if seen.state != "Stable" or ids != set(round_.subscriptions) \
+                or self._newest() != round_.generation:
+            return round_  # the group moved on: the round as the coordinator recorded it
+        self.described += 1
+        subscriptions = {m.member_id: m.metadata or b"" for m in seen.members}
+        assignments = {m.member_id: m.assignment or b"" for m in seen.members}
+        for what, described, recorded in (("subscription", subscriptions, round_.subscriptions),
+                                           ("assignment", assignments, round_.assignments)):
+            for member_id, data in described.items():
+                if recorded.get(member_id, b"") != data:
+                    name = round_.names.get(member_id) or member_id
+                    self._pending["errors"].append(
+                        ("group", f"DescribeGroups gives {name}'s {what} in generation "
+                                  f"{round_.generation} other bytes than the coordinator "
+                                  f"took in its rounds"))
+        return replace(round_, subscriptions=subscriptions, assignments=assignments,
+                       protocol=seen.protocol_name or round_.protocol)
+
+    def _newest(self) -> int:
+        """The newest generation the coordinator has formed, complete or not."""
+        return max((r.generation for r in self.backend.rounds()), default=-1)
+
+    # --- observation ----------------------------------------------------------------------
+
+    def _unsettled(self) -> str:
+        """Why the group is not settled ('' when it is); called with the log's lock held."""
+        if len(self.log.entries) > self.applied or self.log.incoming:
+            return "entries to show"
+        return unsettled(self.backend, self.members, self.shown_rounds)
+
+    def _latest(self) -> GroupRound | None:
+        complete = [r for r in self.backend.rounds() if r.complete]
+        return complete[-1] if complete else None
+
+    def view(self) -> GroupView:
+        with self.log.cond:
+            settled = not self._unsettled()
+            latest = self._latest()
+            listed = set(latest.names.values()) if latest else set()
+            members = {
+                n: MemberView(n, m.member_id, m.generation, frozenset(m.owned),
+                              frozenset(m.marks & m.owned), m.subscription,
+                              "COOPERATIVE" if self.cooperative else "EAGER", m.client.profile,
+                              n in listed, m.polling, 0, m.assigns, m.joined_owned)
+                for n, m in self.members.items()}
+            leader = latest.names.get(latest.leader) if latest else None
+            p = self._pending
+            rounds = sum(1 for r in self.backend.rounds() if r.complete)
+            view = GroupView(rounds,
+                             "Stable" if settled else "Rebalancing", leader,
+                             dict(self.backend.topics), members, settled,
+                             tuple(p["callbacks"]), tuple(p["rebalances"]), tuple(p["records"]),
+                             tuple(p["errors"]), subscribe_calls=tuple(p["subscribes"]),
+                             pause_calls=tuple(p["pauses"]))
+            for kept in p.values():
+                kept.clear()
+        return view
+
+    def close(self) -> None:
+        """Shut every driver down (bounded; a driver that hangs is killed), then the backend."""
+        self.members.clear()
+        for driver in self.drivers:
+            driver.close()
+        self.backend.close()

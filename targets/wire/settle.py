@@ -1,0 +1,73 @@
+"""When a wire group has settled, judged from the coordinator's side and the members' own.
+
+`unsettled` says why the group has not settled yet ('' once it has): a JoinGroup is in
+flight, the coordinator's latest generation is not complete (or not shown yet), it does not
+list exactly the polling members, a polling member has not rejoined with its current
+subscription (all its topics that exist, at least: librdkafka leaves the others out) or does
+not own exactly what that generation assigned it, or the polling members do not own every
+partition of their topics exactly once (a cooperative group still owes its follow-up
+rebalance). Nothing here waits or sleeps: the caller polls it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from ...impl.consumer_protocol import decode_assignment, decode_subscription
+from ...impl.errors import CodecError
+from .backends.backend import Backend, GroupRound
+
+TopicPartition = tuple[str, int]
+
+
+def _fmt(parts: Any) -> str:
+    return "[" + ", ".join(f"{t}-{p}" for t, p in sorted(parts)) + "]"
+
+
+def _read(round_: GroupRound, member_id: str) -> tuple[frozenset[str], set[TopicPartition]]:
+    """The member's subscribed topics and assignment in this generation (empty if unreadable:
+    the codec's complaint is I10's business, shown with the generation)."""
+    try:
+        topics = frozenset(decode_subscription(round_.subscriptions[member_id]).topics)
+    except (CodecError, KeyError):
+        topics = frozenset()
+    try:
+        parts = set(decode_assignment(round_.assignments[member_id]).to_api().partitions)
+    except (CodecError, KeyError):
+        parts = set()
+    return topics, parts
+
+
+def unsettled(backend: Backend, members: Mapping[str, Any], shown: set[int]) -> str:
+    """Why the group is not settled ('' when it is). ``members``: name → a member with
+    ``polling``, ``subscription`` and ``owned``; ``shown``: generations already shown."""
+    live = {n: m for n, m in members.items() if m.polling and m.subscription}
+    if backend.joining():
+        return "a JoinGroup is in flight"
+    complete = [r for r in backend.rounds() if r.complete]
+    if not live:
+        return ""
+    if not complete:
+        return "no generation has completed"
+    latest = complete[-1]
+    if latest.generation not in shown:
+        return f"generation {latest.generation} is not shown yet"
+    ids = {name: member_id for member_id, name in latest.names.items()}
+    if set(ids) != set(live):
+        return (f"generation {latest.generation} lists {sorted(ids)}, the polling members are "
+                f"{sorted(live)}")
+    for name, m in live.items():
+        topics, assigned = _read(latest, ids[name])
+        existing = {t for t in m.subscription if backend.topics.get(t, 0) > 0}
+        if not existing <= topics <= m.subscription:  # some clients name existing ones only
+            return f"{name} has not rejoined with its subscription {sorted(m.subscription)}"
+        if set(m.owned) != assigned:
+            return (f"{name} owns {_fmt(m.owned)}; generation {latest.generation} assigned "
+                    f"{_fmt(assigned)}")
+    owned = [tp for m in live.values() for tp in m.owned]
+    topics = set().union(*(m.subscription for m in live.values()))
+    wanted = {(t, p) for t in topics for p in range(backend.topics.get(t, 0))}
+    if len(owned) != len(set(owned)) or set(owned) != wanted:
+        return "the polling members do not own their topics' partitions exactly once"
+    return ""
