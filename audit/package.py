@@ -17,7 +17,8 @@ from pathlib import Path
 
 SUBPACKAGES = ("", "impl", "impl.assignors", "properties", "targets", "targets.adapters",
                "targets.processes", "targets.zoo", "targets.wire", "targets.wire.backends",
-               "model", "audit")
+               "targets.wire.drivers",
+               "model", "audit", "engines")
 #: files beside the modules that the package reads at run time (the java: driver's sources)
 PACKAGE_DATA = {"targets.processes": ("java_driver_src/*.java",)}
 

@@ -242,9 +242,9 @@ def java_command(classpath: str) -> list[str] | str:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--java", action="store_true", help="time Kafka's Java client too")
-    parser.add_argument("--classpath", default="",
-                        help="Kafka's classpath, as in java:[CLASSPATH] (default: the "
-                             "target's own default)")
+    parser.add_argument("--classpath", default=os.environ.get("GROUPCHECK_KAFKA_CLASSPATH", ""),
+                        help="Kafka's classpath, as in java:[CLASSPATH] (default: "
+                             "$GROUPCHECK_KAFKA_CLASSPATH)")
     parser.add_argument("--rounds", type=int, default=2, help="Java/Python alternations")
     parser.add_argument("--warmup", type=int, default=3, help="untimed runs per round")
     parser.add_argument("--runs", type=int, default=5, help="timed runs per round")

@@ -8,8 +8,7 @@ is one round (each in a child process, given at most 120 s); the table shows the
 the slowest of ``--rounds`` (nan: a round that never settled). Python clients run
 in this process, Java and KafkaJS as the smoke programs under ``tests/clients`` (skipped
 when their runtime is missing). Kafka's Java consumer is not run on the mock: the mock
-answers its ApiVersions v4 with a reply Java reads as a 20-minute throttle
-(``../shared/kafka/README.md``).
+answers its ApiVersions v4 with a reply Java reads as a 20-minute throttle.
 
 Requests per second: ``--connections`` child processes each send ``--requests`` requests
 one after the other — ApiVersions, or Heartbeat of the one member of a stable group of its
@@ -128,7 +127,8 @@ def settle_java(bootstrap: str, group: str) -> float:
     from groupcheck.targets.processes import java_runtime
 
     source = {"BrokerSmoke.java": (ROOT / "tests" / "clients" / "BrokerSmoke.java").read_bytes()}
-    command = java_runtime.java_command("", source, "BrokerSmoke")
+    command = java_runtime.java_command(os.environ.get("GROUPCHECK_KAFKA_CLASSPATH", ""), source,
+                                        "BrokerSmoke")
     return _smoke([*command, bootstrap, TOPIC, group, "0",
                    "org.apache.kafka.clients.consumer.RangeAssignor", str(MEMBERS),
                    str(HEARTBEAT_MS)])

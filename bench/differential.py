@@ -19,8 +19,8 @@ import platform
 import sys
 import time
 
-from groupcheck.diff_command import ASSIGNORS, save_differences, story_report
-from groupcheck.differential_stories import StoriesResult, run_stories
+from groupcheck.engines.diff_runs import ASSIGNORS, save_differences, story_report
+from groupcheck.engines.differential_stories import StoriesResult, run_stories
 
 
 def _load() -> str:
@@ -41,7 +41,8 @@ def main() -> int:
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--assignor", action="append", default=None)
-    parser.add_argument("--classpath", default="", help="java:CLASSPATH (default: java:)")
+    parser.add_argument("--classpath", default=os.environ.get("GROUPCHECK_KAFKA_CLASSPATH", ""),
+                        help="java:CLASSPATH (default: $GROUPCHECK_KAFKA_CLASSPATH)")
     parser.add_argument("--timeout", type=float, default=5.0,
                         help="seconds per request on each side (the audit's limit)")
     parser.add_argument("--out", default="build/differential")

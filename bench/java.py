@@ -1,6 +1,6 @@
 """Benchmark: the ``java:`` target — compile, JVM start, parity run, assign requests per second.
 
-Four tables, on the classpath of ``java:[CLASSPATH]`` (default: the target's own default):
+Four tables, on the classpath of ``java:[CLASSPATH]`` (default: ``$GROUPCHECK_KAFKA_CLASSPATH``):
 
   compile        ``javac`` of the driver into an empty cache (first use), and a cached use
                  (the classpath digest and the cache lookup only), median of ``--rounds``
@@ -28,7 +28,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from groupcheck.battery import vectors_dir
+from groupcheck.engines.battery import vectors_dir
 from groupcheck.impl.assign_op import run_assign
 from groupcheck.targets.processes import java_runtime
 from groupcheck.targets.processes.jsonl_process import JsonlProcess
@@ -72,7 +72,8 @@ def start_time(command: list[str], rounds: int) -> float:
 
 
 def parity(command: list[str]) -> list[tuple[str, int, float]]:
-    folder = vectors_dir()
+    env = os.environ.get("GROUPCHECK_VECTORS")
+    folder = vectors_dir(Path(env) if env else None)
     if folder is None:
         return []
     out = []
@@ -112,7 +113,8 @@ def rate(call: Callable[[Request], Any], request: Request, seconds: float) -> fl
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--classpath", default="")
+    parser.add_argument("--classpath", default=os.environ.get("GROUPCHECK_KAFKA_CLASSPATH", ""),
+                        help="Kafka's client (default: $GROUPCHECK_KAFKA_CLASSPATH)")
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--seconds", type=float, default=3.0)
     args = parser.parse_args()

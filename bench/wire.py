@@ -26,11 +26,12 @@ import sys
 import time
 from pathlib import Path
 
-from groupcheck.battery import machine_config
+from groupcheck.engines.battery import machine_config
 from groupcheck.model.events import apply_event
 from groupcheck.model.fuzz import fuzz
 from groupcheck.model.spec import ReferenceModel
 from groupcheck.targets.registry import make_group_target, resolve
+from groupcheck.targets.settings import Settings
 from groupcheck.targets.wire.backends.factory import BACKENDS
 from groupcheck.targets.wire.clients import BUILT, SHIPPED, hello, missing
 
@@ -40,12 +41,12 @@ from wire_cases import five_members  # noqa: E402
 
 def assignor_of(client: str) -> str:
     """range, or the client's first assignor when it has none (KafkaJS: roundrobin)."""
-    assignors = hello(client).assignors
+    assignors = hello(client, os.environ.get("GROUPCHECK_KAFKA_CLASSPATH", "")).assignors
     return "range" if "range" in assignors else assignors[0]
 
 
-def settle_five(client: str) -> tuple[float, list[str]]:
-    target = make_group_target(f"wire:{client}:{assignor_of(client)}")
+def settle_five(client: str, settings: Settings) -> tuple[float, list[str]]:
+    target = make_group_target(f"wire:{client}:{assignor_of(client)}", settings)
     model = ReferenceModel()
     events = five_members(assignor_of(client))
     problems: list[str] = []
@@ -60,8 +61,9 @@ def settle_five(client: str) -> tuple[float, list[str]]:
     return elapsed, problems
 
 
-def machine_rate(client: str, examples: int) -> tuple[float, int, list[str]]:
-    target = resolve(f"wire:{client}:{assignor_of(client)}")
+def machine_rate(client: str, examples: int, settings: Settings
+                 ) -> tuple[float, int, list[str]]:
+    target = resolve(f"wire:{client}:{assignor_of(client)}", settings=settings)
     assert target.group is not None
     config = dataclasses.replace(machine_config(target), pauses=False, subscriptions=False)
     result = fuzz(target.group, config, profile="wire", max_examples=examples, seed_value=0,
@@ -76,20 +78,21 @@ def main() -> None:
     parser.add_argument("--clients", default=",".join([*SHIPPED, *BUILT]))
     parser.add_argument("--brokers", default=",".join(BACKENDS))
     args = parser.parse_args()
+    environment = Settings.from_environ(os.environ)  # this script's edge
     print(f"{platform.processor() or platform.machine()}, {os.cpu_count()} cores, "
           f"load average {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
     print(f"{'client':<28}{'backend':<12}{'five settle, med / max s':>26}"
           f"{'machine events/s':>18}{'events':>8}  verdict", flush=True)
     for client in args.clients.split(","):
-        if missing(client):
-            print(f"{client:<28}skipped: {missing(client)}")
+        if missing(client, environment.kafka_classpath):
+            print(f"{client:<28}skipped: {missing(client, environment.kafka_classpath)}")
             continue
-        label = f"{client} {hello(client).version}"
+        label = f"{client} {hello(client, environment.kafka_classpath).version}"
         for broker in args.brokers.split(","):
-            os.environ["GROUPCHECK_BROKER"] = broker
-            runs = [settle_five(client) for _ in range(args.rounds)]
+            settings = dataclasses.replace(environment, broker=broker)
+            runs = [settle_five(client, settings) for _ in range(args.rounds)]
             times = [t for t, _ in runs]
-            rate, steps, violations = machine_rate(client, args.examples)
+            rate, steps, violations = machine_rate(client, args.examples, settings)
             problems = [p for _, found in runs for p in found] + violations
             print(f"{label:<28}{broker:<12}{statistics.median(times):>14.2f} / "
                   f"{max(times):<9.2f}{rate:>18.2f}{steps:>8}  "

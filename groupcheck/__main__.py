@@ -1,3 +1,5 @@
+"""``python -m groupcheck``: the command line (`cli.main`)."""
+
 from .cli import main
 
 raise SystemExit(main())

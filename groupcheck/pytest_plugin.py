@@ -20,11 +20,29 @@ rest), ``--groupcheck-scope S`` (the prover's scope),
 
 from __future__ import annotations
 
+import os
 from typing import Any
 
 import pytest
 
-from .cli_values import folder_problem, positive_seconds
+from .cli.common import Environment, folder_problem, positive_seconds
+from .engines import (
+    SCENARIOS_SHARE,
+    SMALL_SCOPE,
+    EngineResult,
+    run_codec,
+    run_fuzz,
+    run_prove,
+    run_stories,
+    run_vectors,
+)
+from .properties.scope_space import Scope
+from .properties.user_data import LAYOUTS
+from .targets.offers import close_all, expand, parse_assignors
+from .targets.target import Target, TargetError
+
+__all__ = ["GroupcheckFailure", "GroupcheckItem", "pytest_addoption",
+           "pytest_collection_modifyitems", "pytest_configure"]
 
 ENGINE_ORDER = ("codec", "prove", "vectors", "scenarios", "fuzz")
 UNSUPPORTED = "unsupported"
@@ -56,8 +74,6 @@ def pytest_configure(config: pytest.Config) -> None:
     if not getattr(opts, "groupcheck_target", None):
         return
     if opts.groupcheck_scope:
-        from .properties.scope_space import Scope
-
         try:
             Scope.parse(opts.groupcheck_scope)
         except ValueError as exc:
@@ -80,47 +96,40 @@ class GroupcheckItem(pytest.Item):
         self.engine = engine
         self.error = error
 
-    def _resolve(self) -> Any:
-        from .targets.offers import expand
-        from .targets.registry import TargetError
-
+    def _resolve(self, env: Environment) -> Target:
         try:
-            offers = expand(self.target_name, [self.assignor] if self.assignor else None)
+            offers = expand(self.target_name, [self.assignor] if self.assignor else None,
+                            settings=env.settings)
         except TargetError as exc:
             raise GroupcheckFailure(f"cannot load {self.target_name} ({exc})") from None
-        return offers[0].target
+        target = offers[0].target
+        assert target is not None
+        return target
+
+    def _run(self, target: Target, env: Environment) -> EngineResult:
+        opts = self.config.option
+        failures = opts.groupcheck_failures
+        budget = opts.groupcheck_budget
+        if self.engine == "fuzz":
+            return run_fuzz(target, budget * (1 - SCENARIOS_SHARE), failures,
+                            seed=opts.groupcheck_seed)
+        if self.engine == "scenarios":
+            return run_stories(target, budget * SCENARIOS_SHARE, failures,
+                               opts.groupcheck_seed)
+        if self.engine == "prove":
+            return run_prove(target, opts.groupcheck_scope or SMALL_SCOPE, failures,
+                             workers=1)
+        if self.engine == "vectors":
+            return run_vectors(target, failures, vectors=env.vectors)
+        return run_codec(target, failures)
 
     def runtest(self) -> None:
-        from .battery import (
-            SCENARIOS_SHARE,
-            SMALL_SCOPE,
-            run_codec,
-            run_fuzz,
-            run_prove,
-            run_stories,
-            run_vectors,
-        )
-
         if self.engine == UNSUPPORTED:
             pytest.skip(f"{self.target_name} does not support {self.assignor}: {self.error}")
-        opts = self.config.option
-        target = self._resolve()
-        failures = opts.groupcheck_failures
+        env = Environment.read(os.environ)  # the plugin's edge, as the command line's
+        target = self._resolve(env)
         try:
-            budget = opts.groupcheck_budget
-            if self.engine == "fuzz":
-                result = run_fuzz(target, budget * (1 - SCENARIOS_SHARE), failures,
-                                  seed=opts.groupcheck_seed)
-            elif self.engine == "scenarios":
-                result = run_stories(target, budget * SCENARIOS_SHARE, failures,
-                                     opts.groupcheck_seed)
-            elif self.engine == "prove":
-                result = run_prove(target, opts.groupcheck_scope or SMALL_SCOPE, failures,
-                                   workers=1)
-            elif self.engine == "vectors":
-                result = run_vectors(target, failures)
-            else:
-                result = run_codec(target, failures)
+            result = self._run(target, env)
         finally:
             target.close()
         if result.skipped:
@@ -150,12 +159,9 @@ def _items(target: str, assignors: list[str], parity: bool) -> list[tuple[str, s
     """(assignor, engine, error) per item: every engine each supported assignor has, one
     item for each one not supported; a target that cannot load gets one item that fails
     with the reason."""
-    from .properties.user_data import LAYOUTS
-    from .targets.offers import close_all, expand
-    from .targets.registry import TargetError
-
+    env = Environment.read(os.environ)
     try:
-        offers = expand(target, assignors or None, refused_ok=True)
+        offers = expand(target, assignors or None, refused_ok=True, settings=env.settings)
     except TargetError:
         return [(",".join(assignors), "fuzz", "")]  # fails at run time with the reason
     out: list[tuple[str, str, str]] = []
@@ -179,8 +185,6 @@ def _items(target: str, assignors: list[str], parity: bool) -> list[tuple[str, s
 
 def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config,
                                   items: list[pytest.Item]) -> None:
-    from .targets.offers import parse_assignors
-
     wanted = parse_assignors(config.getoption("groupcheck_assignor"))
     for target in config.getoption("groupcheck_target"):
         for assignor, engine, error in _items(target, wanted,

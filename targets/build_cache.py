@@ -17,6 +17,8 @@ import tempfile
 from collections.abc import Callable
 from pathlib import Path
 
+__all__ = ["build_once", "cache_dir"]
+
 
 def cache_dir(kind: str, digest: str) -> Path:
     base = os.environ.get("XDG_CACHE_HOME") or os.path.join(Path.home(), ".cache")

@@ -24,7 +24,11 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from .registry import Target, TargetError, resolve
+from .registry import NO_SETTINGS, resolve
+from .settings import Settings
+from .target import Target, TargetError
+
+__all__ = ["Offer", "close_all", "expand", "parse_assignors", "probe"]
 
 PROBE_ASSIGN = {"op": "assign", "mode": "client", "partitions": {"t0": 1},
                 "members": {"m0": {"topics": ["t0"], "owned": [], "generation": None}}}
@@ -111,13 +115,14 @@ def _module(text: str, base: Target, choices: list[str], wanted: Sequence[str]) 
 
 
 def expand(text: str, assignors: Sequence[str] | None = None,
-           timeout: float | None = None, *, refused_ok: bool = False) -> list[Offer]:
+           timeout: float | None = None, *, refused_ok: bool = False,
+           settings: Settings = NO_SETTINGS) -> list[Offer]:
     """Every assignor ``text`` offers (narrowed by ``assignors``), probed where the name is
     a question (see the module doc). Raises `TargetError` with one line; ``refused_ok``
     returns an assignor named in ``assignors`` that the target refuses as not supported
     instead (the pytest plugin shows it as a skipped item)."""
     wanted = list(assignors or ())
-    base = resolve(text, timeout=timeout)
+    base = resolve(text, timeout=timeout, settings=settings)
     if base.choices is None or base.pick is None:
         return _single(text, base, wanted)
     choices = base.choices()
@@ -140,6 +145,7 @@ def _checked(text: str, offers: list[Offer], wanted: Sequence[str]) -> list[Offe
 
 
 def close_all(offers: Iterable[Offer]) -> None:
+    """Close every resolved target of ``offers``."""
     for offer in offers:
         if offer.target is not None:
             offer.target.close()

@@ -2,28 +2,25 @@
 
 * ``builtin:<assignor>`` — our coordinator, consumers and one of Kafka's four assignors;
   ``builtin:codec`` — our subscription codec alone;
-* ``mutant:<name>`` — a deliberately broken variant (`mutants`, and the bug zoo in `zoo`);
+* ``mutant:<name>`` — a deliberately broken variant (the bug zoo, `zoo`);
 * ``python:pkg.module:attr`` — a user's assignor with our assignor protocol;
-  ``python:pkg.module`` — every assignor object the module defines (`python_target`);
+  ``python:pkg.module`` — every assignor object the module defines (`adapters.python_assignor`);
 * ``kafka-python:<assignor>`` — kafka-python's assignor through an adapter;
 * ``aiokafka:<assignor>`` — aiokafka's assignor, called as its coordinator calls it;
 * ``jsonl:<command>`` — a process speaking the JSON-lines contract (which assignor it runs
   is the ``assignor`` argument of `resolve`; without one the target leaves it open);
 * ``java:[CLASSPATH]`` — Kafka's own Java client (its ConsumerProtocol and four assignors)
-  through groupcheck's driver, a JSON-lines process like ``jsonl:`` (`java_target`);
+  through groupcheck's driver, a JSON-lines process like ``jsonl:`` (`processes.java_process`);
   its assignor is left open the same way;
 * ``wire:<client>:<assignor>[:adversarial]``, ``wire:mixed:<a>+<b>…:<assignor>``,
   ``wire:cmd=<command>:<assignor>`` — real consumers in member drivers on a fresh backend
-  cluster per test case (`wire`; the backend from ``$GROUPCHECK_BROKER``: ``groupcheck``,
+  cluster per test case (`wire.group`; the backend from ``Settings.broker``: ``groupcheck``,
   groupcheck's own broker, by default, or ``mock``, librdkafka's mock cluster);
   ``librdkafka:<assignor>[:adversarial]`` is ``wire:librdkafka:…``.
 
-`resolve` gives a `Target`: whichever of an assign function (``assign(request) ->
-response``, for the scope prover, the vectors and ``diff``), a group factory (for the state
-machine), a codec (for the I10 battery) and a user-data writer (for I12) the target has,
-and what its assignor promises: a balance contract (`properties.balance`) and, for the
-sticky family or a declared ``balance = "sticky"``, stickiness. Group targets are made
-fresh for each example.
+`resolve` gives a `Target` (``target.py``); the environment's part (`settings.Settings`:
+the wire backend, the default Kafka classpath, the process time limit) comes from the
+caller, which reads it once. Group targets are made fresh for each example.
 
 A target string may leave the assignor open (``jsonl:``, ``java:``, ``python:pkg.module``):
 then the `Target` has ``choices`` (names to pick from) and ``pick(name)`` (the target for
@@ -32,121 +29,51 @@ one of them), and `offers.expand` asks each choice what it answers.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Callable
 from typing import Any
 
-from ..properties.balance import STICKY_FAMILY, contract_of
-from ..properties.group import GroupTarget, TopicPartition
+from ..impl.assign_op import run_assign
+from ..impl.assign_session import AssignSession
+from ..impl.assignors import make_assignor
+from ..impl.jsonl import handle
+from ..properties.group import GroupTarget
+from .adapters.aiokafka_assignors import AiokafkaAssignor
+from .adapters.builtin import BuiltinGroup
+from .adapters.codecs import BuiltinCodec, JsonlCodec, KafkaPythonCodec
+from .adapters.kafka_python_assignors import KafkaPythonTarget, TargetUnavailable
+from .adapters.python_assignor import (
+    PythonTarget,
+    TargetLoadError,
+    assignors_in_module,
+    instances_user_data,
+    load_maker,
+)
+from .processes.java_process import java_process
+from .processes.java_runtime import JavaUnavailable
+from .processes.jsonl_process import JsonlProcess, JsonlTarget, call_user_data, shared_process
+from .settings import Settings
+from .target import BUILTIN_ASSIGNORS, AssignFn, MachineHints, Target, TargetError
+from .wire.backends.factory import BACKENDS, backend_missing
+from .wire.clients import ClientUnavailable, hello
+from .wire.group import WireGroup
+from .wire.target_string import wire_clients
+from .zoo.entries import ASSIGNOR_MUTANTS, CODEC_MUTANTS
+from .zoo.group_mutants import MUTANT_ASSIGNORS, MUTANTS
 
-BUILTIN_ASSIGNORS = ("range", "roundrobin", "sticky", "cooperative-sticky")
-AssignFn = Callable[[dict[str, Any]], dict[str, Any]]
-#: (owned partitions handed to ``on_assignment``, its generation, subscribed topics)
-UserDataInput = tuple[list[TopicPartition], int, list[str]]
-UserDataFn = Callable[[Sequence[UserDataInput]], list[bytes | None]]
+__all__ = ["KINDS", "NO_SETTINGS", "OPTIONAL_NAME", "RESOLVERS", "TARGET_KINDS",
+           "group_target_factory", "machine_hints", "make_group_target", "process_target",
+           "resolve"]
 
-
-class TargetError(ValueError):
-    """A target string that names nothing we can run."""
-
-
-class MachineHints:
-    """What the engines need to know of a target to drive it sensibly."""
-
-    def __init__(self, assignor: str, profiles: tuple[str, ...] = ("kip", "java"),
-                 user_data_versions: tuple[int, ...] = (1,),
-                 subscription_versions: tuple[int, ...] = (3,), upgrades: bool = True,
-                 wire: bool = False, adversarial: bool = False, steering: bool = False) -> None:
-        self.assignor = assignor
-        self.wire = wire  # real clients on a real wire: slow, fixed topics (wire_config)
-        self.adversarial = adversarial
-        #: the wire backend aims errors and delays at one member and orders SyncGroup answers
-        self.steering = steering
-        self.upgrades = upgrades  # members may bounce along the KIP-429 upgrade path
-        self.profiles = profiles
-        self.user_data_versions = user_data_versions
-        self.subscription_versions = subscription_versions
-
-
-@dataclass
-class Target:
-    """One resolved target. ``assignor``: the strategy name its members use (None for a
-    codec-only target); ``balance``: the balance contract its assignor is held to and
-    ``balance_why`` where it comes from; ``sticky``: it promises stickiness (I4);
-    ``fork_safe``: the prover may fork worker processes; ``user_data``: writes the user
-    data of fresh members after ``on_assignment`` (I12); ``open_assignor``: the target
-    string leaves the assignor open (set by the resolver; `resolve` then fills ``choices``
-    and ``pick``)."""
-
-    name: str
-    assignor: str | None
-    assign: AssignFn | None = None
-    group: Callable[[], GroupTarget] | None = None
-    codec: Any = None
-    hints: MachineHints | None = None
-    balance: str = "none"
-    balance_why: str = ""
-    sticky: bool = False
-    protocol: str = "EAGER"  # the highest its assignor supports (KIP-429)
-    fork_safe: bool = True
-    call: Callable[[dict[str, Any]], dict[str, Any]] | None = None  # any JSON-lines op
-    #: a fresh assign function that caches what repeats across requests and leaves out
-    #: user data (``impl.assign_session.AssignSession``): deterministic in-tree assignors only
-    assign_session: Callable[[], AssignFn] | None = None
-    user_data: UserDataFn | None = None
-    closers: list[Callable[[], None]] = field(default_factory=list)
-    open_assignor: bool = False
-    choices: Callable[[], list[str]] | None = None
-    pick: Callable[[str], Target] | None = None
-    #: seconds a request may take before it fails as TIMEOUT (None: no limit)
-    timeout: float | None = None
-
-    @property
-    def balanced(self) -> bool:
-        """Kafka's isBalanced is the contract (the scope prover judges I3 and I4a then)."""
-        return self.balance == "sticky"
-
-    def promise(self, declared: str | None = None, cooperative: bool | None = None) -> Target:
-        """Set the balance contract and stickiness from the assignor's name (Kafka's rules)
-        or its declaration, and the protocol (by Kafka's name unless ``cooperative``)."""
-        if self.assignor is not None:
-            self.balance, self.balance_why = contract_of(self.assignor, declared)
-            self.sticky = self.assignor in STICKY_FAMILY or declared == "sticky"
-            if cooperative is None:
-                cooperative = self.assignor == "cooperative-sticky"
-            self.protocol = "COOPERATIVE" if cooperative else "EAGER"
-        return self
-
-    def close(self) -> None:
-        for close in self.closers:
-            close()
-
-    def engines(self) -> list[str]:
-        out = []
-        if self.group is not None:
-            out.append("fuzz")
-        if self.assign is not None:
-            out.append("prove")
-        if self.codec is not None:
-            out.append("codec")
-        return out
+#: the environment's settings when a caller gives none: an empty environment
+NO_SETTINGS = Settings()
 
 
 def _builtin(name: str, **_: Any) -> Target:
-    from .adapters.codecs import BuiltinCodec
-
     if name == "codec":
         return Target("builtin:codec", None, codec=BuiltinCodec())
     if name not in BUILTIN_ASSIGNORS:
         raise TargetError(f"unknown builtin assignor {name!r}; expected one of "
                           f"{', '.join(BUILTIN_ASSIGNORS)} (or codec)")
-    from ..impl.assign_op import run_assign
-    from ..impl.assign_session import AssignSession
-    from ..impl.assignors import make_assignor
-    from ..impl.jsonl import handle
-    from .adapters.builtin import BuiltinGroup
-    from .adapters.python_assignor import instances_user_data
-
     return Target(f"builtin:{name}", name, assign=run_assign,
                   group=lambda: BuiltinGroup(f"builtin:{name}"), codec=BuiltinCodec(),
                   hints=MachineHints(name), call=handle,
@@ -155,10 +82,7 @@ def _builtin(name: str, **_: Any) -> Target:
 
 
 def _mutant(name: str, **_: Any) -> Target:
-    from .zoo.group_mutants import MUTANT_ASSIGNORS, MUTANTS
-    from .adapters.python_assignor import PythonTarget, instances_user_data
-    from .zoo.entries import ASSIGNOR_MUTANTS, CODEC_MUTANTS
-
+    """``mutant:<name>``: a group mutant, an assignor mutant or a codec mutant of the zoo."""
     target = f"mutant:{name}"
     if name in MUTANTS:
         m = MUTANTS[name]
@@ -189,21 +113,13 @@ def _mutant(name: str, **_: Any) -> Target:
 def _session_of(cls: Callable[[], Any], subscription_version: int | None = None
                 ) -> Callable[[], AssignFn]:
     """An assign session for an in-tree (deterministic) assignor class: the prover's cache."""
-    from ..impl.assign_session import AssignSession
 
     return lambda: AssignSession(lambda _: cls(), subscription_version=subscription_version,
                                  user_data=False)
 
 
 def _python(spec: str, **_: Any) -> Target:
-    from .adapters.python_assignor import (
-        PythonTarget,
-        TargetLoadError,
-        assignors_in_module,
-        instances_user_data,
-        load_maker,
-    )
-
+    """``python:pkg.module:attr`` (one assignor) or ``python:pkg.module`` (every one)."""
     if ":" not in spec:
         try:
             names = assignors_in_module(spec)
@@ -222,10 +138,7 @@ def _python(spec: str, **_: Any) -> Target:
 
 
 def _kafka_python(name: str, **_: Any) -> Target:
-    from .adapters.codecs import KafkaPythonCodec
-    from .adapters.kafka_python_assignors import KafkaPythonTarget, TargetUnavailable
-    from .adapters.python_assignor import instances_user_data
-
+    """``kafka-python:<assignor>``: that library's assignor as its consumer calls it."""
     try:
         kp = KafkaPythonTarget(f"kafka-python:{name}", name)
     except (ValueError, TargetUnavailable) as exc:
@@ -239,10 +152,7 @@ def _kafka_python(name: str, **_: Any) -> Target:
 
 
 def _aiokafka(name: str, **_: Any) -> Target:
-    from .adapters.aiokafka_assignors import AiokafkaAssignor
-    from .adapters.kafka_python_assignors import TargetUnavailable
-    from .adapters.python_assignor import PythonTarget
-
+    """``aiokafka:<assignor>``: that library's assignor as its coordinator calls it."""
     try:
         py = PythonTarget(f"aiokafka:{name}", lambda: AiokafkaAssignor(name),
                           subscription_version=0)
@@ -254,12 +164,10 @@ def _aiokafka(name: str, **_: Any) -> Target:
                   ).promise()
 
 
-def process_target(target: str, process: Any, assignor: str | None) -> Target:
-    """A target answered by a JSON-lines process (`jsonl_target.JsonlProcess`) that runs
+def process_target(target: str, process: JsonlProcess, assignor: str | None) -> Target:
+    """A target answered by a JSON-lines process (`jsonl_process.JsonlProcess`) that runs
     the assignor named ``assignor``: ``jsonl:`` and ``java:``. Without one the assignor is
     left open (`resolve` offers Kafka's four; sticky where a caller needs just one)."""
-    from .adapters.codecs import JsonlCodec
-    from .processes.jsonl_process import JsonlTarget, call_user_data
 
     name = assignor or "sticky"
     if name not in BUILTIN_ASSIGNORS:
@@ -273,24 +181,24 @@ def process_target(target: str, process: Any, assignor: str | None) -> Target:
                   timeout=process.timeout).promise()
 
 
-def _jsonl(command: str, *, assignor: str | None = None, timeout: float | None = None,
-           **_: Any) -> Target:
-    from .processes.jsonl_process import DEFAULT_TIMEOUT, shared_process
-
+def _jsonl(command: str, *, settings: Settings, assignor: str | None = None,
+           timeout: float | None = None) -> Target:
+    """``jsonl:<command>``: one shared process per command, its time limit ``timeout``
+    (else the settings')."""
     try:
-        process = shared_process(command, timeout or DEFAULT_TIMEOUT)
+        process = shared_process(command, timeout or settings.jsonl_timeout)
     except ValueError as exc:
         raise TargetError(str(exc)) from None
     return process_target(f"jsonl:{command}", process, assignor)
 
 
-def _java(classpath: str, *, assignor: str | None = None, timeout: float | None = None,
-          **_: Any) -> Target:
-    from .processes.java_runtime import JavaUnavailable
-    from .processes.java_process import java_process
-
+def _java(classpath: str, *, settings: Settings, assignor: str | None = None,
+          timeout: float | None = None) -> Target:
+    """``java:[CLASSPATH]``: groupcheck's driver on Kafka's client (an empty classpath is
+    the settings' ``kafka_classpath``)."""
     try:
-        process = java_process(classpath, timeout)
+        process = java_process(classpath, timeout or settings.jsonl_timeout,
+                               settings.kafka_classpath)
     except JavaUnavailable as exc:
         raise TargetError(str(exc)) from None
     return process_target(f"java:{classpath}", process, assignor)
@@ -303,42 +211,18 @@ def _librdkafka(spec: str, **kwargs: Any) -> Target:
     return target
 
 
-def wire_clients(spec: str) -> tuple[tuple[str, ...], str, bool]:
-    """``<client>|mixed:<a>+<b>…|cmd=<command>`` ``:<assignor>[:adversarial]`` → clients,
-    assignor, adversarial (the command may hold colons: the assignor is the last field)."""
-    adversarial = spec.endswith(":adversarial")
-    body = spec[:-len(":adversarial")] if adversarial else spec
-    clients_part, sep, assignor = body.rpartition(":")
-    if not sep or not clients_part or not assignor:
-        raise TargetError(f"wire: expected wire:<client>:<assignor>[:adversarial], "
-                          f"wire:mixed:<a>+<b>…:<assignor> or wire:cmd=<command>:<assignor>, "
-                          f"not wire:{spec}")
-    if clients_part.startswith("mixed:"):
-        clients = tuple(c for c in clients_part[len("mixed:"):].split("+") if c)
-        if len(clients) < 2:
-            raise TargetError("wire: a mixed group names at least two clients (a+b)")
-    else:
-        clients = (clients_part,)
-    return clients, assignor, adversarial
-
-
-def _wire(spec: str, **_: Any) -> Target:
-    import os
-
-    from .wire.group import WireGroup
-    from .wire.clients import ClientUnavailable, hello
-
+def _wire(spec: str, *, settings: Settings, **_: Any) -> Target:
+    """``wire:…``: real consumers on the settings' backend (checked before any driver
+    starts), each client's driver asked what it supports."""
     clients, assignor, adversarial = wire_clients(spec)
-    from .wire.backends.factory import BACKENDS, DEFAULT_BACKEND, backend_missing
-
-    broker = os.environ.get("GROUPCHECK_BROKER") or DEFAULT_BACKEND
+    broker = settings.broker
     if broker not in BACKENDS:
         raise TargetError(f"wire: unknown broker {broker!r}; expected one of "
                           f"{', '.join(BACKENDS)}")
     if backend_missing(broker):
         raise TargetError(backend_missing(broker))
     try:
-        infos = [hello(c) for c in dict.fromkeys(clients)]
+        infos = [hello(c, settings.kafka_classpath) for c in dict.fromkeys(clients)]
     except ClientUnavailable as exc:
         raise TargetError(str(exc)) from None
     for info in infos:
@@ -348,7 +232,8 @@ def _wire(spec: str, **_: Any) -> Target:
     target = f"wire:{spec}"
     profiles = tuple(dict.fromkeys(i.profile for i in infos))
     return Target(target, assignor,
-                  group=lambda: WireGroup(target, clients, assignor, broker),
+                  group=lambda: WireGroup(target, clients, assignor, broker,
+                                          settings.kafka_classpath, settings.wire_trace),
                   hints=MachineHints(assignor, profiles=profiles, upgrades=False, wire=True,
                                      adversarial=adversarial, steering=broker != "mock"),
                   fork_safe=False).promise()
@@ -368,25 +253,28 @@ TARGET_KINDS = ("builtin:<assignor>, mutant:<name>, python:pkg.module[:attr], "
 KINDS = RESOLVERS
 
 
-def resolve(target: str, *, assignor: str | None = None,
-            timeout: float | None = None) -> Target:
+def resolve(target: str, *, assignor: str | None = None, timeout: float | None = None,
+            settings: Settings = NO_SETTINGS) -> Target:
     """The `Target` a target string names (raises `TargetError` with one line). A target
     that leaves its assignor open and gets none here offers Kafka's four names to choose
-    from (``choices``, ``pick``)."""
+    from (``choices``, ``pick``). ``settings``: the environment's part, read by the caller."""
     kind, sep, name = target.partition(":")
     if not sep or kind not in RESOLVERS or not (name or kind in OPTIONAL_NAME):
         raise TargetError(f"unknown target {target!r}; expected one of {TARGET_KINDS}")
-    resolved = RESOLVERS[kind](name, assignor=assignor, timeout=timeout)
+    made = RESOLVERS[kind]
+    resolved = made(name, assignor=assignor, timeout=timeout, settings=settings)
     if resolved.open_assignor and assignor is None and resolved.choices is None:
         resolved.choices = lambda: list(BUILTIN_ASSIGNORS)
-        resolved.pick = lambda chosen: RESOLVERS[kind](name, assignor=chosen, timeout=timeout)
+        resolved.pick = lambda chosen: made(name, assignor=chosen, timeout=timeout,
+                                            settings=settings)
     return resolved
 
 
-def group_target_factory(target: str, assignor: str | None = None) -> Callable[[], GroupTarget]:
+def group_target_factory(target: str, assignor: str | None = None,
+                         settings: Settings = NO_SETTINGS) -> Callable[[], GroupTarget]:
     """A factory of fresh group targets for a target string (``assignor``: which one, for a
     target that answers several)."""
-    resolved = resolve(target, assignor=assignor)
+    resolved = resolve(target, assignor=assignor, settings=settings)
     if resolved.group is None:
         if resolved.choices is not None and resolved.assignor is None:
             raise TargetError(f"{target} offers several assignors "
@@ -395,13 +283,14 @@ def group_target_factory(target: str, assignor: str | None = None) -> Callable[[
     return resolved.group
 
 
-def make_group_target(target: str) -> GroupTarget:
-    return group_target_factory(target)()
+def make_group_target(target: str, settings: Settings = NO_SETTINGS) -> GroupTarget:
+    """One fresh group of a target string."""
+    return group_target_factory(target, settings=settings)()
 
 
-def machine_hints(target: str) -> MachineHints:
+def machine_hints(target: str, settings: Settings = NO_SETTINGS) -> MachineHints:
     """The assignor family and client settings a target's members use."""
-    resolved = resolve(target)
+    resolved = resolve(target, settings=settings)
     if resolved.hints is None:
         raise TargetError(f"unknown target {target!r}")
     return resolved.hints

@@ -22,6 +22,8 @@ from typing import Any
 
 import pytest
 
+from environment import CLASSPATH
+
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
 DWELL = 1.5
@@ -147,11 +149,11 @@ def java_classes() -> list[str]:
     `java_runtime`, on Kafka's classpath as the ``java:`` target finds it)."""
     from groupcheck.targets.processes import java_runtime
 
-    reason = java_runtime.missing()
+    reason = java_runtime.missing("", CLASSPATH)
     if reason:
         pytest.skip(reason)
     source = {"BrokerSmoke.java": (HERE / "clients" / "BrokerSmoke.java").read_bytes()}
-    return java_runtime.java_command("", source, "BrokerSmoke")
+    return java_runtime.java_command("", source, "BrokerSmoke", default=CLASSPATH)
 
 
 def run_java(command: list[str], bootstrap: str, topic: str, group: str, records: int

@@ -1,9 +1,8 @@
 """Kafka's Java client for the ``java:`` target's tests.
 
-Its classpath comes from ``$GROUPCHECK_KAFKA_CLASSPATH``, else ``../shared/kafka`` beside the
-checkout (the target's own default). Without a JDK or the classpath these tests are skipped,
-with the reason, unless ``GROUPCHECK_REQUIRE_KAFKA`` is set (CI sets it), in which case
-their absence is an error.
+Its classpath comes from ``$GROUPCHECK_KAFKA_CLASSPATH`` (read once, `environment`). Without a
+JDK or the classpath these tests are skipped, with the reason, unless
+``GROUPCHECK_REQUIRE_KAFKA`` is set (CI sets it), in which case their absence is an error.
 """
 
 from __future__ import annotations
@@ -14,11 +13,13 @@ import pytest
 
 from groupcheck.targets.processes.java_runtime import JavaUnavailable, driver_command
 
+from environment import CLASSPATH
+
 
 def java_command() -> list[str]:
     """The driver's command line (compiled on first use), or skip (fail when required)."""
     try:
-        return driver_command("")
+        return driver_command("", CLASSPATH)
     except JavaUnavailable as exc:
         if os.environ.get("GROUPCHECK_REQUIRE_KAFKA"):
             raise RuntimeError(f"GROUPCHECK_REQUIRE_KAFKA is set, but {exc}") from None

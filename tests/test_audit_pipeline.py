@@ -18,8 +18,8 @@ pytest.importorskip("pyspark")
 pytest.importorskip("pyarrow")
 
 from groupcheck.audit.pipeline import AuditConfig, AuditError, run_audit  # noqa: E402
-from groupcheck.audit_command import main as audit_main  # noqa: E402
-from groupcheck.audit_command import resolve_audit_target  # noqa: E402
+from groupcheck.cli.audit_command import main as audit_main  # noqa: E402
+from groupcheck.engines.audit_targets import resolve_audit_target  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
 BROKEN = ROOT / "tests" / "audit_targets.py"
@@ -112,7 +112,7 @@ def test_kill_and_rerun_counts_every_scenario_once(spark: Any, tmp_path: Path) -
             "--out", str(out)]
     env = {**os.environ, "PYTHONPATH": str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH",
                                                                                "")}
-    proc = subprocess.Popen([sys.executable, "-m", "groupcheck.audit_command", *args],
+    proc = subprocess.Popen([sys.executable, "-m", "groupcheck", "audit", *args],
                             cwd=ROOT, env=env, stdout=subprocess.DEVNULL,
                             stderr=subprocess.DEVNULL, start_new_session=True)
     done = out / "results" / "_done"
@@ -266,7 +266,7 @@ import json, os, sys
 sys.path.insert(0, sys.argv[1])  # the driver imports the checkout; executors get the zip
 from groupcheck.audit.pipeline import AuditConfig, run_audit
 from groupcheck.audit.session import spark_session
-from groupcheck.audit_command import resolve_audit_target
+from groupcheck.engines.audit_targets import resolve_audit_target
 
 spark = spark_session(sys.argv[2], sys.argv[3] + "/_package")
 

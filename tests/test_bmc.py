@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from groupcheck.bmc_command import replayer
+from groupcheck.engines.bmc_runs import replayer
 from groupcheck.model.bmc import BmcScope, CodecMix
 from groupcheck.model.bmc_check import check
 from groupcheck.model.replay import load, replay_events, save

@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from groupcheck.battery import ENGINE_LIST, run_batteries, run_battery
-from groupcheck.battery_results import BatteryResult, EngineResult, Finding
 from groupcheck.cli import main
+from groupcheck.engines.battery import ENGINE_LIST, run_batteries, run_battery
+from groupcheck.engines.battery_results import BatteryResult, EngineResult, Finding
 from groupcheck.targets.registry import resolve
 
 

@@ -83,8 +83,8 @@ def test_numbers_outside_int32_get_a_request_error_not_a_crash() -> None:
 
 
 def test_broker_option_does_not_outlive_its_command(monkeypatch: pytest.MonkeyPatch) -> None:
-    """``--broker`` reaches the wire targets through the environment for one command only:
-    a later command (or test) in the same process gets what was there before."""
+    """``--broker`` reaches the wire targets as a setting passed down, never through the
+    environment: a later command (or test) in the same process sees what was there before."""
     from groupcheck.cli import main
 
     monkeypatch.delenv("GROUPCHECK_BROKER", raising=False)

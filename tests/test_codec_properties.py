@@ -2,7 +2,7 @@
 bytes, and what a reader does with a truncated encoding.
 
 The expected values come from `groupcheck.properties.codec`, which restates the rules of
-spec §1 without importing the codec.
+the protocol's layouts (``docs/reference/codec-rules.md``) without importing the codec.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The consumer's membership logic (spec §4; DESIGN.md I6–I9), driven by hand-made responses,
+"""The consumer's membership logic (invariants I6–I9), driven by hand-made responses,
 and a few groups of consumers against the real coordinator."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The classic group coordinator (impl/coordinator*.py) against Kafka's rules (spec §5).
+"""The classic group coordinator (impl/coordinator*.py) against Kafka's rules.
 
 Each test drives one `GroupCoordinator` through a small in-memory network (`Net`) on a
 logical clock and checks the responses and the read-only view.

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import argparse
 
-from groupcheck.check_command import add_commands
-from groupcheck.differential import Pair, disagree, request_size, run_diff, shrink
+from groupcheck.cli.diff_command import register as add_commands
+from groupcheck.engines.differential import Pair, disagree, request_size, run_diff, shrink
 from groupcheck.targets.registry import resolve
 
 

@@ -16,15 +16,16 @@ from typing import Any
 import pytest
 
 from groupcheck.cli import main
-from groupcheck.diff_command import save_differences, story_report
-from groupcheck.differential import builtin_answer
-from groupcheck.differential_stories import (
+from groupcheck.engines.diff_runs import save_differences, story_report
+from groupcheck.engines.differential import builtin_answer
+from groupcheck.engines.differential_stories import (
     PairedAssign,
     StoriesResult,
     run_chunk,
     run_stories,
 )
 
+from environment import SETTINGS
 from kafka_java import java_command
 
 ASSIGNORS = ("range", "roundrobin", "sticky", "cooperative-sticky")
@@ -55,7 +56,8 @@ def test_builtin_answers_every_story_request_as_kafkas_client_does(
         kafka: str, assignor: str, tmp_path: Path) -> None:
     """Equal answers list for list on every request of every chain, or a difference one of
     D1-D4 explains; and the run reached every shape of group the audit makes."""
-    result = run_stories(f"builtin:{assignor}", kafka, assignor, groups=GROUPS, seed=0)
+    result = run_stories(f"builtin:{assignor}", kafka, assignor, groups=GROUPS, seed=0,
+                         settings=SETTINGS)
     saved = save_differences(result, f"builtin:{assignor}", kafka, str(tmp_path))
     assert result.unexplained_count == 0, _unexplained(result, saved)
     assert result.groups == GROUPS and result.requests > GROUPS
@@ -70,7 +72,7 @@ def test_an_assignor_that_differs_from_kafka_is_caught_and_its_request_replays(
     comparison with Kafka's answers can catch it; the saved request runs again with
     ``groupcheck diff --request`` (and the builtin agrees with Kafka there)."""
     mutant = "mutant:sticky-isbalanced-consumer-count"
-    result = run_stories(mutant, kafka, "sticky", groups=150, seed=0)
+    result = run_stories(mutant, kafka, "sticky", groups=150, seed=0, settings=SETTINGS)
     assert result.unexplained_count > 0
     first = result.unexplained[0]
     assert "keeps I1 and I2" in first.explanation.why
@@ -84,8 +86,9 @@ def test_an_assignor_that_differs_from_kafka_is_caught_and_its_request_replays(
 
 def test_two_workers_find_what_one_finds(kafka: str) -> None:
     """Chunks merge in scenario order: the figures do not depend on the worker count."""
-    one = run_stories("builtin:sticky", kafka, "sticky", groups=200, start=2500)
-    two = run_stories("builtin:sticky", kafka, "sticky", groups=200, start=2500, workers=2)
+    one = run_stories("builtin:sticky", kafka, "sticky", groups=200, start=2500, settings=SETTINGS)
+    two = run_stories("builtin:sticky", kafka, "sticky", groups=200, start=2500, workers=2,
+                      settings=SETTINGS)
     for result in (one, two):
         result.seconds = 0.0
     assert (one.groups, one.requests, one.explained, one.shapes, one.unexplained_count) == \
@@ -106,8 +109,9 @@ def test_diff_stories_command_reports_and_exits_0_on_agreement(
 def test_the_fixed_fidelity_differences_answer_as_kafka_recorded(kafka: str) -> None:
     """Requests on which the differential run found groupcheck answering otherwise than
     Kafka (each fixed in impl/): Kafka's client still gives the recorded answer."""
-    from groupcheck.differential import answer_fn
-    from groupcheck.targets.registry import resolve
+    from groupcheck.engines.differential import answer_fn
+
+    from environment import resolve
 
     target = resolve(kafka, assignor="sticky", timeout=30)
     try:

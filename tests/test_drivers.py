@@ -20,9 +20,9 @@ import pytest
 pytest.importorskip("kio", reason="groupcheck's broker (the default wire backend) needs kio")
 
 from groupcheck.model.replay import replay_events, replay_file  # noqa: E402
-from groupcheck.targets.registry import group_target_factory  # noqa: E402
-from groupcheck.targets.wire.clients import hello, missing  # noqa: E402
+from groupcheck.targets.wire.clients import hello  # noqa: E402
 
+from environment import CLASSPATH, group_target_factory, missing  # noqa: E402
 from wire_cases import smoke  # noqa: E402
 
 FINDINGS = Path(__file__).resolve().parent.parent / "findings"
@@ -62,7 +62,7 @@ def replay(name: str) -> tuple[dict[str, Any], list[str], list[str]]:
 
 def test_java_driver_says_it_is_kafkas_client_with_its_four_assignors() -> None:
     need("java")
-    info = hello("java")
+    info = hello("java", CLASSPATH)
     assert info.client == "java" and info.version.startswith("4.0.0")
     assert info.assignors == ("range", "roundrobin", "sticky", "cooperative-sticky")
     assert (info.profile, info.crash) == ("java", "kill")
@@ -116,10 +116,10 @@ def test_state_machine_runs_a_mixed_group_of_java_librdkafka_and_kafka_python() 
     recorded findings of these clients."""
     import dataclasses
 
-    from groupcheck.battery import machine_config
+    from groupcheck.engines.battery import machine_config
     from groupcheck.model.fuzz import fuzz
-    from groupcheck.targets.registry import resolve
 
+    from environment import resolve
     from wire_findings import unknown
 
     need("java", "librdkafka", "kafka-python")

@@ -18,7 +18,9 @@ import pytest
 from groupcheck.audit.chain import run_chain
 from groupcheck.audit.evidence import EVIDENCE, label, label_entry, reference_name
 from groupcheck.audit.targets import AuditTarget
-from groupcheck.audit_command import resolve_audit_target
+from groupcheck.engines.audit_targets import resolve_audit_target
+
+from environment import SETTINGS
 
 ROOT = Path(__file__).resolve().parent.parent
 FLAP = json.loads((ROOT / "tests" / "data" / "rack_aware_flap_spec.json")
@@ -36,7 +38,7 @@ def kafka() -> AuditTarget:
     from kafka_java import java_command
 
     java_command()
-    return resolve_audit_target("cooperative-sticky@java:")  # type: ignore[no-any-return]
+    return resolve_audit_target("cooperative-sticky@java:", SETTINGS)  # type: ignore[no-any-return]
 
 
 def test_the_reference_runs_the_targets_own_assignor() -> None:
@@ -113,7 +115,7 @@ def test_audit_with_kafkas_client_as_reference_labels_from_evidence(
     java:`` over the flap and the tie: every violation is reproduced by Kafka's client, the
     summary and the report say so, and the run exits 0 (1 with --strict)."""
     pytest.importorskip("pyspark")
-    from groupcheck.audit_command import main as audit_main
+    from groupcheck.cli.audit_command import main as audit_main
 
     corpus = tmp_path / "corpus"
     corpus.mkdir()

@@ -16,6 +16,7 @@ import pytest
 
 from groupcheck.audit.package import package_files
 from groupcheck.cli import main
+from groupcheck.cli.common import Environment
 from groupcheck.targets.processes import java_runtime
 from groupcheck.targets.processes.java_runtime import (
     ENV_CLASSPATH,
@@ -26,6 +27,8 @@ from groupcheck.targets.processes.java_runtime import (
     kafka_classpath,
 )
 from groupcheck.targets.registry import TargetError, resolve
+
+from environment import CLASSPATH
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -62,20 +65,19 @@ def test_a_list_takes_jars_class_folders_and_globs(tmp_path: Path) -> None:
         "kafka-clients.jar", "lz4.jar", "slf4j-api.jar", "classes"]
 
 
-def test_an_empty_classpath_takes_the_environment_then_shared_kafka(
+def test_an_empty_classpath_takes_the_default_the_command_line_read(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """``java:`` with no classpath takes the caller's default, which the command line reads
+    from ``$GROUPCHECK_KAFKA_CLASSPATH`` once; the library itself reads no environment and
+    looks nowhere else (not beside the checkout, not beside the working directory)."""
     folder = _kafka_folder(tmp_path / "elsewhere")
-    monkeypatch.setenv(ENV_CLASSPATH, str(folder))
-    assert kafka_classpath("")[0].parent == folder.resolve()
-    monkeypatch.delenv(ENV_CLASSPATH)
-    checkout = tmp_path / "work" / "clone"
-    checkout.mkdir(parents=True)
+    assert kafka_classpath("", str(folder))[0].parent == folder.resolve()
+    assert Environment.read({ENV_CLASSPATH: str(folder)}).settings.kafka_classpath == \
+        str(folder)
     _kafka_folder(tmp_path / "work" / "shared" / "kafka")
-    monkeypatch.chdir(checkout)
-    monkeypatch.setattr(java_runtime, "SOURCE_ROOT", tmp_path / "nowhere")
-    assert java_runtime.default_classpath() == str((tmp_path / "work/shared/kafka").resolve())
-    monkeypatch.chdir(tmp_path)
-    assert java_runtime.default_classpath() is None
+    (tmp_path / "work" / "clone").mkdir()
+    monkeypatch.chdir(tmp_path / "work" / "clone")
+    monkeypatch.setenv(ENV_CLASSPATH, str(folder))
     with pytest.raises(JavaUnavailable, match="no Kafka classpath"):
         kafka_classpath("")
 
@@ -134,7 +136,7 @@ def test_first_use_compiles_into_the_cache_and_later_uses_reuse_it(
     _needs_java()
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
     monkeypatch.setattr(java_runtime, "_COMPILED", {})
-    command = java_runtime.driver_command("")
+    command = java_runtime.driver_command("", CLASSPATH)
     classes = Path(command[command.index("-cp") + 1].split(os.pathsep)[0])
     assert classes.parent.parent == tmp_path / "groupcheck" / "java"
     assert (classes / "groupcheck" / "driver" / "GroupcheckDriver.class").is_file()
@@ -145,7 +147,7 @@ def test_first_use_compiles_into_the_cache_and_later_uses_reuse_it(
         raise AssertionError("compiled again although the cache holds the driver")
 
     monkeypatch.setattr(java_runtime, "_compile_into", no_javac)
-    assert java_runtime.driver_command("") == command
+    assert java_runtime.driver_command("", CLASSPATH) == command
     assert classes.stat().st_mtime_ns == stamp
 
 
@@ -153,7 +155,7 @@ def test_two_processes_compiling_at_once_both_get_one_cached_result(tmp_path: Pa
     _needs_java()
     env = {**os.environ, "XDG_CACHE_HOME": str(tmp_path)}
     code = ("from groupcheck.targets.processes.java_runtime import driver_command; "
-            "c = driver_command(''); print(c[c.index('-cp') + 1].split(':')[0])")
+            f"c = driver_command('', {CLASSPATH!r}); print(c[c.index('-cp') + 1].split(':')[0])")
     procs = [subprocess.Popen([sys.executable, "-c", code], env=env, stdout=subprocess.PIPE,
                               stderr=subprocess.PIPE, text=True) for _ in range(2)]
     outs = [p.communicate(timeout=300) for p in procs]

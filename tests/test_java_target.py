@@ -20,15 +20,16 @@ import pytest
 
 from groupcheck.audit.chain import replay_record, run_chain
 from groupcheck.audit.targets import AuditTargetError
-from groupcheck.audit_command import expand_targets, resolve_audit_target
-from groupcheck.battery import run_battery, run_fuzz, run_prove, run_vectors
 from groupcheck.cli import main
-from groupcheck.differential import DiffResult, describe, run_diff
+from groupcheck.engines.audit_targets import expand_targets, resolve_audit_target
+from groupcheck.engines.battery import run_battery, run_fuzz, run_prove, run_vectors
+from groupcheck.engines.differential import DiffResult, describe, run_diff
+from groupcheck.engines.request_replay import replay_request
 from groupcheck.impl.assign_op import run_assign
-from groupcheck.request_replay import replay_request
 from groupcheck.targets.processes.jsonl_process import TargetAnswerError, TargetTimeout
 from groupcheck.targets.registry import Target, resolve
 
+from environment import CLASSPATH, SETTINGS
 from kafka_java import java_command
 
 java_command()  # skip the module (or fail under GROUPCHECK_REQUIRE_KAFKA) without Java
@@ -41,13 +42,13 @@ HANG = 2.0  # seconds: the time limit of the tests that hang Kafka's assignor
 
 @pytest.fixture
 def sticky() -> Any:
-    target = resolve("java:", assignor="sticky")
+    target = resolve("java:", assignor="sticky", settings=SETTINGS)
     yield target
     target.close()
 
 
 def _hanging(timeout: float) -> Target:
-    return resolve("java:", assignor="sticky", timeout=timeout)
+    return resolve("java:", assignor="sticky", timeout=timeout, settings=SETTINGS)
 
 
 def test_the_driver_answers_every_op_and_goes_on_after_bad_ones(sticky: Target) -> None:
@@ -74,7 +75,7 @@ def test_the_java_target_agrees_with_the_builtins_on_ordinary_groups() -> None:
     from groupcheck.properties.scope import Scope, build_request, enumerate_scope
 
     for assignor in ("range", "roundrobin"):
-        target = resolve("java:", assignor=assignor)
+        target = resolve("java:", assignor=assignor, settings=SETTINGS)
         try:
             assert target.assign is not None
             for config in enumerate_scope(Scope.parse("members=2,topics=2,partitions=2")):
@@ -89,7 +90,7 @@ def test_check_on_kafkas_sticky_finds_a_partition_for_a_member_without_topics(
         tmp_path: Path) -> None:
     """The scope prover on Kafka's client: two members, one partition, one member
     subscribed to nothing gets it (I2; groupcheck's D2 answers otherwise)."""
-    target = resolve("java:", assignor="sticky")
+    target = resolve("java:", assignor="sticky", settings=SETTINGS)
     try:
         result = run_battery(target, budget=10, scope="members=2,topics=1,partitions=1",
                              failures=str(tmp_path), engines=("prove", "codec"))
@@ -103,7 +104,7 @@ def test_check_on_kafkas_sticky_finds_a_partition_for_a_member_without_topics(
 
 
 def test_the_state_machine_drives_kafkas_assignor(tmp_path: Path) -> None:
-    target = resolve("java:", assignor="range")
+    target = resolve("java:", assignor="range", settings=SETTINGS)
     try:
         result = run_fuzz(target, 0.1, str(tmp_path), chunk=10)
     finally:
@@ -147,7 +148,7 @@ def test_the_golden_vector_engine_reports_a_hang_as_timeout_with_its_request(
 def test_the_audit_reports_a_hang_as_timeout_and_goes_on() -> None:
     """The audit's own alarm interrupts the call; the JVM is killed so that its late answer
     never answers the next call, and the replay record keeps the request."""
-    target = resolve_audit_target("sticky@java:")
+    target = resolve_audit_target("sticky@java:", SETTINGS)
     result = run_chain(target, {"kind": "requests", "requests": [LOOPS[2]]}, timeout=HANG)
     assert result.verdicts["TIMEOUT"] == 1 and result.verdicts["ERROR"] is None
     assert replay_record(target, {}, result, 0, None)["requests"] == [LOOPS[2]]
@@ -190,7 +191,7 @@ def test_a_line_that_is_not_json_gets_an_error_naming_its_offset_and_the_driver_
     from groupcheck.targets.processes.java_runtime import driver_command
 
     lines = ['{"op": "ping"', '[1, 2', '{"op": "ping"} x', '{"op": "ping"}']
-    done = subprocess.run(driver_command(""), input="\n".join(lines) + "\n",
+    done = subprocess.run(driver_command("", CLASSPATH), input="\n".join(lines) + "\n",
                           capture_output=True, text=True, timeout=120, check=True)
     answers = [json.loads(line) for line in done.stdout.splitlines()]
     errors = [a.get("error", "") for a in answers[:3]]
@@ -205,7 +206,7 @@ def test_a_jvm_stuck_in_kafkas_loop_exits_when_its_caller_dies() -> None:
     rather than spin in Kafka's endless loop for ever."""
     code = ("import json, os, subprocess, sys, time\n"
             "from groupcheck.targets.processes.java_runtime import driver_command\n"
-            "p = subprocess.Popen(driver_command(''), stdin=subprocess.PIPE, "
+            f"p = subprocess.Popen(driver_command('', {CLASSPATH!r}), stdin=subprocess.PIPE, "
             "stdout=subprocess.PIPE, text=True)\n"
             f"p.stdin.write({json.dumps(json.dumps(LOOPS[2]))} + '\\n'); p.stdin.flush()\n"
             "time.sleep(1.0); print(p.pid, flush=True); os._exit(0)\n")
@@ -229,7 +230,7 @@ def test_kafkas_own_findings_reproduce_on_kafkas_client(path: Path) -> None:
     recorded answer; groupcheck's builtin answers it without the violation."""
     body = json.loads(path.read_text(encoding="utf-8"))
     meta = body.pop("groupcheck")
-    target = resolve(meta["target"], timeout=HANG)
+    target = resolve(meta["target"], timeout=HANG, settings=SETTINGS)
     try:
         answer, found = replay_request(target, body)
     finally:
@@ -260,7 +261,7 @@ def test_kafkas_client_flaps_on_the_rack_aware_chain_as_groupcheck_does() -> Non
     CooperativeStickyAssignor answers exactly as groupcheck's builtin, so the flap (I11, the
     group never settles) is Kafka's own."""
     spec = json.loads((DATA / "rack_aware_flap_spec.json").read_text(encoding="utf-8"))
-    java = run_chain(resolve_audit_target("cooperative-sticky@java:"), spec)
+    java = run_chain(resolve_audit_target("cooperative-sticky@java:", SETTINGS), spec)
     ours = run_chain(resolve_audit_target("builtin:cooperative-sticky"), spec)
     assert len(java.rounds) == len(ours.rounds) >= 9
     for theirs, mine in zip(java.rounds, ours.rounds, strict=True):
@@ -273,10 +274,10 @@ def test_kafkas_client_flaps_on_the_rack_aware_chain_as_groupcheck_does() -> Non
 
 
 def test_the_audit_runs_java_as_one_target_per_assignor() -> None:
-    assert expand_targets(["java:", "builtin:range"]) == [
+    assert expand_targets(["java:", "builtin:range"], SETTINGS) == [
         "range@java:", "roundrobin@java:", "sticky@java:", "cooperative-sticky@java:",
         "builtin:range"]
-    target = resolve_audit_target("roundrobin@java:")
+    target = resolve_audit_target("roundrobin@java:", SETTINGS)
     assert target.assignor == "roundrobin" and target.codec is not None
     with pytest.raises(TargetAnswerError):
         target.assign({"op": "assign", "assignor": "roundrobin", "members": []})
@@ -316,7 +317,7 @@ def test_kafkas_client_plays_the_slow_and_cycling_rack_aware_chains_as_groupchec
     from groupcheck.properties.deviations import same_shared
 
     spec = random_spec(0, scenario)
-    java = run_chain(resolve_audit_target("cooperative-sticky@java:"), spec)
+    java = run_chain(resolve_audit_target("cooperative-sticky@java:", SETTINGS), spec)
     ours = run_chain(resolve_audit_target("builtin:cooperative-sticky"), spec)
     assert len(java.rounds) == len(ours.rounds) > 10
     for theirs, mine in zip(java.rounds, ours.rounds, strict=True):

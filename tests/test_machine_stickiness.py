@@ -3,7 +3,7 @@ four to six members with one subscription, and counts what it judged."""
 
 from __future__ import annotations
 
-from groupcheck.battery import machine_config, run_fuzz
+from groupcheck.engines.battery import machine_config, run_fuzz
 from groupcheck.model.fuzz import fuzz
 from groupcheck.model.replay import replay_events
 from groupcheck.model.shrink import invariant_of

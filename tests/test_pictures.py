@@ -24,8 +24,8 @@ from groupcheck.audit.picture import (
     svg,
 )
 from groupcheck.cli import main
+from groupcheck.engines.scenario_engine import story_target
 from groupcheck.model.replay import replay_events
-from groupcheck.scenario_engine import story_target
 from groupcheck.targets.registry import make_group_target, resolve
 
 DATA = Path(__file__).parent / "data"

@@ -11,9 +11,9 @@ import pytest
 
 from groupcheck.audit.chain import run_chain
 from groupcheck.audit.scenarios import random_spec
-from groupcheck.battery import run_battery
 from groupcheck.cli import main
-from groupcheck.scenario_engine import (
+from groupcheck.engines.battery import run_battery
+from groupcheck.engines.scenario_engine import (
     LARGE_EVERY,
     row_of,
     run_scenarios_engine,
@@ -26,7 +26,7 @@ HERE = Path(__file__).parent
 
 
 def test_importing_the_engine_does_not_import_pyspark() -> None:
-    code = ("import sys, groupcheck.scenario_engine, groupcheck.battery; "
+    code = ("import sys, groupcheck.engines.scenario_engine, groupcheck.engines.battery; "
             "sys.exit(1 if 'pyspark' in sys.modules else 0)")
     assert subprocess.run([sys.executable, "-c", code], check=False).returncode == 0
 

@@ -20,6 +20,7 @@ from typing import Any
 
 import pytest
 
+from groupcheck.cli.prove_command import register as add_commands
 from groupcheck.impl.assign_session import AssignSession
 from groupcheck.impl.assignors.range import RangeAssignor
 from groupcheck.impl.types import Assignment, Cluster, Subscription
@@ -27,7 +28,6 @@ from groupcheck.properties.scope import Scope, prove
 from groupcheck.properties.scope_blind import MODES, completions, projections
 from groupcheck.properties.scope_orbits import Shape, skeletons, tasks_of
 from groupcheck.properties.scope_space import enumerate_scope
-from groupcheck.prove_command import add_commands
 from groupcheck.targets.registry import resolve
 from groupcheck.targets.zoo.entries import ASSIGNOR_MUTANTS
 

@@ -14,9 +14,10 @@ from typing import Any
 
 import pytest
 
+from groupcheck.cli.prove_command import register as add_commands
+from groupcheck.engines import EngineInputError as CommandError
 from groupcheck.impl.assign_op import run_assign
 from groupcheck.properties.scope import Scope, enumerate_scope, prove
-from groupcheck.prove_command import CommandError, add_commands
 
 TINY = Scope.parse("members=2,topics=2,partitions=1")
 

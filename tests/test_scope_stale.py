@@ -1,4 +1,4 @@
-"""Stale metadata in the prover's scope (issue 12): claims on partitions the leader's
+"""Stale metadata in the prover's scope: claims on partitions the leader's
 metadata cannot place — numbers at or beyond its count, topics it does not know — as a
 member with newer metadata than the leader, or one whose topic shrank, sends them.
 

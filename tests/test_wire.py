@@ -11,9 +11,11 @@ import pytest
 from groupcheck.model.events import apply_event
 from groupcheck.model.spec import ReferenceModel
 from groupcheck.properties import membership as M
-from groupcheck.targets.registry import TargetError, resolve, wire_clients
-from groupcheck.targets.wire.clients import missing
+from groupcheck.targets.settings import Settings
+from groupcheck.targets.target import TargetError
+from groupcheck.targets.wire.target_string import wire_clients
 
+from environment import SETTINGS, missing, resolve
 from wire_cases import smoke, without_pauses
 
 pytest.importorskip("kio", reason="groupcheck's broker (the default wire backend) needs kio")
@@ -27,8 +29,9 @@ def needs(*clients: str) -> None:
             pytest.skip(reason)
 
 
-def run(target: str, events: list[dict[str, object]]) -> tuple[list[str], object]:
-    resolved = resolve(target)
+def run(target: str, events: list[dict[str, object]],
+        settings: Settings = SETTINGS) -> tuple[list[str], object]:
+    resolved = resolve(target, settings=settings)
     assert resolved.group is not None
     group = resolved.group()
     model = ReferenceModel()

@@ -10,8 +10,9 @@ import sys
 
 import pytest
 
-from groupcheck.targets.wire.clients import missing
 from groupcheck.targets.wire.driver_process import CommandFailed, DriverError, DriverProcess
+
+from environment import missing
 
 needs_mock = pytest.mark.skipif(bool(missing("librdkafka")),
                                 reason="the mock cluster needs confluent-kafka")

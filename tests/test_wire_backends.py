@@ -21,9 +21,9 @@ from test_wire import run as run_story
 
 from groupcheck.model.events import apply_event
 from groupcheck.model.spec import ReferenceModel
-from groupcheck.targets.registry import resolve, wire_clients
-from groupcheck.targets.wire.clients import missing
+from groupcheck.targets.wire.target_string import wire_clients
 
+from environment import missing, on_broker, resolve
 from wire_cases import join, smoke, topics, without_pauses
 
 pytest.importorskip("kio")
@@ -34,8 +34,7 @@ pytestmark = pytest.mark.skipif(bool(missing("librdkafka")),
 def run(target: str, broker: str, events: list[dict[str, object]],
         monkeypatch: pytest.MonkeyPatch) -> tuple[list[str], object]:
     """`test_wire.run` with the backend chosen as ``--broker`` does."""
-    monkeypatch.setenv("GROUPCHECK_BROKER", broker)
-    return run_story(target, events)
+    return run_story(target, events, on_broker(broker))
 
 
 STORIES = {
@@ -99,8 +98,7 @@ def test_an_error_aimed_at_one_member_is_seen_by_that_member_only(
     metadata, which a stable group answers without a rebalance; the leader is never asked to
     rejoin and keeps what it owns. (Which of c1 and c2 leads depends on whose JoinGroup reached
     the coordinator first; a leader's rejoin would rightly rebalance everyone.)"""
-    monkeypatch.setenv("GROUPCHECK_BROKER", "groupcheck")
-    resolved = resolve("librdkafka:range")
+    resolved = resolve("librdkafka:range", settings=on_broker("groupcheck"))
     assert resolved.group is not None
     group = resolved.group()
     model = ReferenceModel()

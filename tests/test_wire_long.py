@@ -14,16 +14,16 @@ from pathlib import Path
 
 import pytest
 
-from groupcheck.battery import machine_config
+from groupcheck.engines.battery import machine_config
 from groupcheck.model.events import apply_event
 from groupcheck.model.fuzz import fuzz
 from groupcheck.model.replay import load, replay_events, replay_file
 from groupcheck.model.shrink import invariant_of
 from groupcheck.model.spec import ReferenceModel
 from groupcheck.properties.group import GroupTarget
-from groupcheck.targets.registry import make_group_target, resolve, wire_clients
-from groupcheck.targets.wire.clients import missing
+from groupcheck.targets.wire.target_string import wire_clients
 
+from environment import make_group_target, missing, on_broker, resolve
 from wire_cases import five_members, slow_revoke, stall_past_max_poll, subscription_switch
 from wire_findings import WIRE_FINDINGS, unknown
 
@@ -70,13 +70,12 @@ def test_finding_reproduces_on_a_fresh_cluster(path: Path, broker: str,
                                                monkeypatch: pytest.MonkeyPatch) -> None:
     """Each wire finding shows its invariant again on each backend it names (within a few
     attempts: real clients on real sockets do not always interleave the same way)."""
-    monkeypatch.setenv("GROUPCHECK_BROKER", broker)
     data = load(path)
     kind, _, spec = data["target"].partition(":")
     needs(*(("librdkafka",) if kind == "librdkafka" else wire_clients(spec)[0]))
     seen = []
     for _ in range(ATTEMPTS):
-        _, outcome = replay_file(path, make_group_target)
+        _, outcome = replay_file(path, lambda t: make_group_target(t, on_broker(broker)))
         seen.append(outcome.violations[:1])
         if outcome.violations and invariant_of(outcome.violations[0]) == data["invariant"]:
             return

@@ -22,9 +22,9 @@ import pytest
 
 from groupcheck.model.events import apply_event
 from groupcheck.model.spec import ReferenceModel
-from groupcheck.targets.registry import resolve
-from groupcheck.targets.wire.clients import missing
+from groupcheck.targets import registry
 
+from environment import missing, on_broker, resolve
 from wire_cases import join, topics
 
 pytest.importorskip("kio")
@@ -32,8 +32,7 @@ pytestmark = pytest.mark.skipif(bool(missing("librdkafka")), reason=missing("lib
 
 
 def _group(target: str, broker: str, monkeypatch: pytest.MonkeyPatch) -> Any:
-    monkeypatch.setenv("GROUPCHECK_BROKER", broker)
-    resolved = resolve(target)
+    resolved = resolve(target, settings=on_broker(broker))
     assert resolved.group is not None
     return resolved.group()
 
@@ -58,16 +57,13 @@ def _wait_for(found: Callable[[], list[Any]], timeout: float = 20.0) -> list[Any
 
 def test_the_state_machine_aims_delays_and_orders_only_where_the_backend_can(
         monkeypatch: pytest.MonkeyPatch) -> None:
-    from groupcheck.battery import machine_config
+    from groupcheck.engines.battery import machine_config
 
-    monkeypatch.setenv("GROUPCHECK_BROKER", "groupcheck")
-    on_broker = machine_config(resolve("librdkafka:range"))
-    monkeypatch.setenv("GROUPCHECK_BROKER", "mock")
-    on_mock = machine_config(resolve("librdkafka:range"))
-    assert on_broker.faults and on_broker.delays and on_broker.sync_orders
+    on_ours = machine_config(resolve("librdkafka:range", settings=on_broker("groupcheck")))
+    on_mock = machine_config(resolve("librdkafka:range", settings=on_broker("mock")))
+    assert on_ours.faults and on_ours.delays and on_ours.sync_orders
     assert on_mock.faults and not on_mock.delays and not on_mock.sync_orders
-    monkeypatch.delenv("GROUPCHECK_BROKER")
-    assert resolve("wire:librdkafka:range").hints.steering  # type: ignore[union-attr]
+    assert registry.resolve("wire:librdkafka:range").hints.steering  # type: ignore[union-attr]
 
 
 def test_a_late_answer_aimed_at_one_member_reaches_that_member_only(
@@ -148,11 +144,12 @@ def test_the_mock_aims_at_no_one_and_cannot_order(monkeypatch: pytest.MonkeyPatc
 
 
 SNIFF = """
-import json, sys
+import json, os, sys
 from groupcheck.model.events import apply_event
 from groupcheck.model.spec import ReferenceModel
 from groupcheck.targets.registry import resolve
-group = resolve(sys.argv[1]).group()
+from groupcheck.targets.settings import Settings
+group = resolve(sys.argv[1], settings=Settings.from_environ(os.environ)).group()
 model = ReferenceModel()
 found = []
 for event in [{"op": "partitions", "topic": "t0", "count": 3},
@@ -166,8 +163,8 @@ direct = backend.bootstrap == backend.broker.bootstrap
 group.close()
 print(json.dumps({"found": found, "direct": direct,
                   "joins": joins, "loaded": sorted(
-                      m for m in sys.modules if m.startswith("groupcheck.targets.wire_")
-                      or m == "groupcheck.targets.wire.backends.mock_binding")}))
+                      m for m in sys.modules
+                      if m.startswith("groupcheck.targets.wire.backends."))}))
 """
 
 
@@ -185,7 +182,8 @@ def test_no_mock_defect_handling_is_active_on_the_broker_even_for_java() -> None
     seen = json.loads(done.stdout.strip().splitlines()[-1])
     assert seen["found"] == [] and seen["direct"]
     assert "groupcheck.targets.wire.backends.groupcheck_broker" in seen["loaded"]
-    assert not {"groupcheck.targets.wire.backends.mock", "groupcheck.targets.wire.backends.mock_proxy",
+    assert not {"groupcheck.targets.wire.backends.mock",
+                "groupcheck.targets.wire.backends.mock_proxy",
                 "groupcheck.targets.wire.backends.mock_binding"} & set(seen["loaded"])
     assert max(seen["joins"]) > MOCK_PARSES[11]  # JoinGroup: flexible versions, uncapped
 
@@ -195,8 +193,8 @@ def test_a_generation_is_judged_on_describe_groups_only_while_it_is_the_newest()
     with the same members, and the second's bytes must never be judged as the first's
     (they give the first's withheld partitions away, which would read as I5)."""
     from groupcheck.broker import GroupDescription, MemberDescription
-    from groupcheck.targets.wire.group import WireGroup
     from groupcheck.targets.wire.backends.backend import GroupRound
+    from groupcheck.targets.wire.group import WireGroup
 
     def round_(generation: int, assignment: bytes) -> GroupRound:
         return GroupRound(generation, "cooperative-sticky", "m1", {"m1": b"s1", "m2": b"s2"},

@@ -1,8 +1,8 @@
 """Locating and reading the golden vectors recorded from Kafka's Java client.
 
-They live outside the repository: ``$GROUPCHECK_VECTORS``, else ``../shared/vectors`` beside
-the checkout. Without them the vector tests are skipped, unless ``GROUPCHECK_REQUIRE_VECTORS``
-is set (CI sets it), in which case their absence is an error.
+They live outside the repository, in the folder ``$GROUPCHECK_VECTORS`` names. Without them the
+vector tests are skipped, unless ``GROUPCHECK_REQUIRE_VECTORS`` is set (CI sets it), in which
+case their absence is an error.
 """
 
 from __future__ import annotations
@@ -19,11 +19,8 @@ ROOT = Path(__file__).resolve().parent.parent
 
 def vectors_dir() -> Path | None:
     env = os.environ.get("GROUPCHECK_VECTORS")
-    candidates = [Path(env)] if env else []
-    candidates.append(ROOT.parent / "shared" / "vectors")
-    for c in candidates:
-        if (c / "codec.jsonl").is_file():
-            return c
+    if env and (Path(env) / "codec.jsonl").is_file():
+        return Path(env)
     return None
 
 

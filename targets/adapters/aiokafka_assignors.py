@@ -27,9 +27,11 @@ import itertools
 from typing import Any
 
 from ...impl.types import Assignment, Cluster, RebalanceProtocol, Subscription
-from ..wire.drivers.aiokafka_member import ASSIGNORS as NAMES
-from ..wire.drivers.host import load_class
-from .kafka_python_assignors import TargetUnavailable, _ClusterView, _grouped
+from ..client_assignors import AIOKAFKA as NAMES
+from ..client_assignors import load_class
+from .kafka_python_assignors import ClusterView, TargetUnavailable, grouped
+
+__all__ = ["AiokafkaAssignor", "assignor_class", "library_version"]
 
 _instances = itertools.count(1)
 
@@ -72,7 +74,7 @@ class AiokafkaAssignor:
     def on_assignment(self, assignment: Assignment, generation: int) -> None:
         """``_on_join_complete``: the decoded assignment, never the generation."""
         protocol = _protocol()
-        raw = protocol.ASSIGNMENT(0, _grouped(list(assignment.partitions)), b"").encode()
+        raw = protocol.ASSIGNMENT(0, grouped(list(assignment.partitions)), b"").encode()
         self.inner.on_assignment(protocol.ASSIGNMENT.decode(raw))
 
     def assign(self, cluster: Cluster,
@@ -83,7 +85,7 @@ class AiokafkaAssignor:
         counts = {t: c for t in topics if (c := cluster.partition_count(t)) is not None}
         members = {m: protocol.METADATA.decode(protocol.METADATA(
             0, list(s.topics), s.user_data or b"").encode()) for m, s in subscriptions.items()}
-        result = self.inner.assign(_ClusterView(counts), members)
+        result = self.inner.assign(ClusterView(counts), members)
         return {m: Assignment([(str(tp.topic), int(tp.partition))
                                for tp in protocol.ASSIGNMENT.decode(a.encode()).partitions()],
                               None)

@@ -5,7 +5,7 @@ Instrumentation only observes; it never changes what the wrapped objects do."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 from ...impl.assignors import make_assignor
 from ...impl.consumer_listener import RebalanceListener
@@ -14,10 +14,22 @@ from ...impl.user_data import decode_cooperative_user_data
 from ...properties.group import MemberSpec
 from .legacy import NoUserDataCooperativeStickyAssignor, PreKip341StickyAssignor
 
-if TYPE_CHECKING:
-    from .builtin import BuiltinGroup
+__all__ = ["Given", "Recorder", "RecordingAssignor", "RecordingGroup", "builtin_assignor",
+           "claim_generation"]
 
 Given = tuple[tuple[TopicPartition, ...], int]
+
+
+class RecordingGroup(Protocol):
+    """Where the records go (`builtin.BuiltinGroup`)."""
+
+    #: (member, assignor) -> user data written -> what on_assignment had handed over
+    written: dict[tuple[str, str], dict[bytes | None, Given]]
+
+    def log_callback(self, name: str, kind: str, partitions: list[TopicPartition]) -> None: ...
+
+    def log_rebalance(self, leader: str, assignor: str, subscriptions: dict[str, Subscription],
+                      result: dict[str, Assignment]) -> None: ...
 
 
 def builtin_assignor(name: str, spec: MemberSpec) -> Assignor:
@@ -44,7 +56,7 @@ def claim_generation(assignor: str, subscription: Subscription) -> int:
 class Recorder(RebalanceListener):
     """Logs every callback with the member's owned set just before it."""
 
-    def __init__(self, group: BuiltinGroup, name: str) -> None:
+    def __init__(self, group: RecordingGroup, name: str) -> None:
         self.group, self.name = group, name
 
     def _log(self, kind: str, partitions: list[TopicPartition]) -> None:
@@ -64,7 +76,7 @@ class RecordingAssignor:
     """Passes everything to the real assignor; reports each leader run to the group, and
     remembers what ``on_assignment`` handed it when it wrote each user data (I12)."""
 
-    def __init__(self, inner: Assignor, group: BuiltinGroup, member: str) -> None:
+    def __init__(self, inner: Assignor, group: RecordingGroup, member: str) -> None:
         self.inner, self.group, self.member = inner, group, member
         self.name = inner.name
         self.supported_protocols = inner.supported_protocols

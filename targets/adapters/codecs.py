@@ -13,6 +13,14 @@ from __future__ import annotations
 import base64
 from typing import Any, Protocol
 
+from ...impl.consumer_protocol import decode_subscription, encode_subscription
+from ...impl.errors import CodecError
+from ...impl.types import Subscription
+from .kafka_python_assignors import subscription_object
+
+__all__ = ["BuiltinCodec", "CodecFailure", "CodecTarget", "JsonlCodec", "KafkaPythonCodec",
+           "Message"]
+
 Message = dict[str, Any]
 
 
@@ -43,17 +51,11 @@ class BuiltinCodec:
     name = "builtin"
 
     def encode_subscription(self, x: dict[str, Any], version: int) -> bytes:
-        from ...impl.consumer_protocol import encode_subscription
-        from ...impl.types import Subscription
-
         return encode_subscription(Subscription(
             list(x["topics"]), x["userData"], [tuple(tp) for tp in x["owned"]],
             x["generation"], x["rack"]), version)
 
     def decode_subscription(self, data: bytes) -> Message:
-        from ...impl.consumer_protocol import decode_subscription
-        from ...impl.errors import CodecError
-
         try:
             d = decode_subscription(data)
         except CodecError as exc:
@@ -101,9 +103,7 @@ class KafkaPythonCodec:
     name = "kafka-python"
 
     def encode_subscription(self, x: dict[str, Any], version: int) -> bytes:
-        from .kafka_python_assignors import _subscription_object
-
-        obj = _subscription_object(version, list(x["topics"]), x["userData"],
+        obj = subscription_object(version, list(x["topics"]), x["userData"],
                                    [tuple(tp) for tp in x["owned"]], x["generation"], x["rack"])
         if x["userData"] is None:
             obj.user_data = None

@@ -30,11 +30,14 @@ from typing import Any
 
 from ...impl.types import Assignment, Cluster, RebalanceProtocol, Subscription, TopicPartition
 from ...properties.group import GroupTarget
+from ..client_assignors import KAFKA_PYTHON, load_class
+from .python_assignor import group_factory
 
-NAMES = {"range": "range.RangePartitionAssignor",
-         "roundrobin": "roundrobin.RoundRobinPartitionAssignor",
-         "sticky": "sticky.sticky_assignor.StickyPartitionAssignor",
-         "cooperative-sticky": "cooperative_sticky.CooperativeStickyAssignor"}
+__all__ = ["NAMES", "SUBSCRIPTION_VERSIONS", "ClusterView", "KafkaPythonAssignor",
+           "KafkaPythonTarget", "TargetUnavailable", "grouped", "library_version",
+           "subscription_object"]
+
+NAMES = KAFKA_PYTHON
 #: the ConsumerProtocolSubscription version each assignor really sends
 SUBSCRIPTION_VERSIONS = {"range": 0, "roundrobin": 0, "sticky": 0, "cooperative-sticky": 1}
 
@@ -48,10 +51,7 @@ def _assignor_class(name: str) -> Any:
         raise ValueError(f"unknown kafka-python assignor {name!r}; expected one of "
                          f"{', '.join(NAMES)}")
     try:
-        import importlib
-
-        module_name, _, cls = ("kafka.coordinator.assignors." + NAMES[name]).rpartition(".")
-        return getattr(importlib.import_module(module_name), cls)
+        return load_class(NAMES[name])
     except ImportError as exc:
         raise TargetUnavailable(f"kafka-python is not installed ({exc}); "
                                 "pip install 'groupcheck[peers]'") from None
@@ -65,7 +65,7 @@ def library_version() -> str:
     return str(getattr(kafka, "__version__", "?"))
 
 
-class _ClusterView:
+class ClusterView:
     """The two calls kafka-python's assignors make on ``ClusterMetadata``."""
 
     def __init__(self, partitions: dict[str, int]) -> None:
@@ -91,7 +91,7 @@ class _Member:
         return f"Member({self.member_id!r}, {self.metadata!r})"
 
 
-def _grouped(partitions: list[TopicPartition]) -> list[tuple[str, list[int]]]:
+def grouped(partitions: list[TopicPartition]) -> list[tuple[str, list[int]]]:
     by_topic: dict[str, list[int]] = {}
     for t, p in partitions:
         by_topic.setdefault(t, []).append(p)
@@ -107,7 +107,7 @@ def _user_data_bytes(user_data: Any) -> bytes:
     return bytes(user_data.encode())
 
 
-def _subscription_object(version: int, topics: list[str], user_data: bytes | None,
+def subscription_object(version: int, topics: list[str], user_data: bytes | None,
                          owned: list[TopicPartition], generation: int | None,
                          rack: str | None) -> Any:
     from kafka.protocol.consumer.metadata import (  # type: ignore[import-untyped]
@@ -115,7 +115,7 @@ def _subscription_object(version: int, topics: list[str], user_data: bytes | Non
     )
 
     owned_entries = [ConsumerProtocolSubscription.TopicPartition(topic=t, partitions=ps)
-                     for t, ps in _grouped(owned)]
+                     for t, ps in grouped(owned)]
     return ConsumerProtocolSubscription(
         version=version, topics=list(topics), user_data=user_data or b"",
         owned_partitions=owned_entries,
@@ -127,7 +127,7 @@ def _assignment_object(partitions: list[TopicPartition], generation_unused: int 
         ConsumerProtocolAssignment,
     )
 
-    return ConsumerProtocolAssignment(version=0, assigned_partitions=_grouped(partitions),
+    return ConsumerProtocolAssignment(version=0, assigned_partitions=grouped(partitions),
                                       user_data=b"")
 
 
@@ -160,13 +160,13 @@ class KafkaPythonAssignor:
         topics = {t for s in subscriptions.values() for t in s.topics}
         counts = {t: c for t in topics if (c := cluster.partition_count(t)) is not None}
         members = [
-            _Member(m, s.group_instance_id, _subscription_object(
+            _Member(m, s.group_instance_id, subscription_object(
                 3, list(s.topics), s.user_data, list(s.owned_partitions), s.generation_id,
                 s.rack_id))
             for m, s in subscriptions.items()]
-        return self.assign_members(_ClusterView(counts), members)
+        return self.assign_members(ClusterView(counts), members)
 
-    def assign_members(self, cluster: _ClusterView,
+    def assign_members(self, cluster: ClusterView,
                        members: list[_Member]) -> dict[str, Assignment]:
         result = self.inner.assign(cluster, members)
         return {m: Assignment(_partitions_of(a), _user_data_bytes(a.user_data) or None)
@@ -212,7 +212,7 @@ class KafkaPythonTarget:
 
     def _raw_member(self, member_id: str, member: dict[str, Any]) -> _Member:
         user_data = member.get("userData")
-        return _Member(member_id, member.get("groupInstanceId"), _subscription_object(
+        return _Member(member_id, member.get("groupInstanceId"), subscription_object(
             3, [str(t) for t in member.get("topics") or []],
             None if user_data is None else base64.b64decode(user_data),
             [(str(t), int(p)) for t, p in member.get("owned") or []],
@@ -226,7 +226,7 @@ class KafkaPythonTarget:
         members = [build(m, v) for m, v in members_in.items()]
         leader = self.make()
         started = time.perf_counter()
-        result = leader.assign_members(_ClusterView(dict(request.get("partitions") or {})),
+        result = leader.assign_members(ClusterView(dict(request.get("partitions") or {})),
                                        members)
         elapsed_ms = (time.perf_counter() - started) * 1000.0
         if request.get("newGeneration") is not None:
@@ -250,6 +250,4 @@ class KafkaPythonTarget:
         }
 
     def group_factory(self) -> Callable[[], GroupTarget]:
-        from .python_assignor import group_factory
-
         return group_factory(self.target, self.assignor, self.make)

@@ -16,6 +16,8 @@ from ...impl.assignors.sticky_common import OwnedClaims
 from ...impl.types import Subscription, TopicPartition
 from ...impl.user_data import MemberData, encode_sticky_user_data
 
+__all__ = ["NoUserDataCooperativeStickyAssignor", "PreKip341StickyAssignor"]
+
 
 class PreKip341StickyAssignor(StickyAssignor):
     """KAFKA-7026: the sticky assignor before KIP-341. Its user data carries no generation

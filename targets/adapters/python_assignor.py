@@ -38,6 +38,11 @@ from ...impl.assignors import make_assignor
 from ...impl.types import Assignment, Assignor, Cluster, RebalanceProtocol, Subscription
 from ...properties.balance import CONTRACTS
 from ...properties.group import GroupTarget, MemberSpec, TopicPartition
+from .builtin import BuiltinGroup
+
+__all__ = ["METHODS", "PROTOCOL", "AssignFn", "AssignorMaker", "PythonTarget", "TargetLoadError",
+           "assignors_in_module", "check_answer", "check_assignor", "group_factory",
+           "instances_user_data", "load_maker"]
 
 AssignorMaker = Callable[[], Assignor]
 AssignFn = Callable[[dict[str, Any]], dict[str, Any]]
@@ -53,8 +58,6 @@ def group_factory(target: str, assignor_name: str,
                   make: AssignorMaker) -> Callable[[], GroupTarget]:
     """Fresh `BuiltinGroup`s whose consumers use ``make()`` for ``assignor_name`` and our
     builtins for any other strategy they list (the KIP-429 upgrade path lists two)."""
-    from .builtin import BuiltinGroup
-
     def assignor(name: str, spec: MemberSpec) -> Assignor:
         return make() if name == assignor_name else make_assignor(name)
 

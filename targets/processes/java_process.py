@@ -5,7 +5,7 @@ the JSON-lines contract with Kafka's real ``ConsumerProtocol`` and its four clas
 assignors, emulating client mode as a consumer configured with one assignor builds its
 subscription (see ``AssignOp.java``). It is compiled on first use against the classpath
 (`java_runtime`) and runs as one long-lived JVM per Python process, through the same
-`jsonl_target.JsonlProcess` as any ``jsonl:`` target: every request has a time limit, a JVM
+`jsonl_process.JsonlProcess` as any ``jsonl:`` target: every request has a time limit, a JVM
 that does not answer in time is killed (the request fails with `TargetTimeout`, which every
 engine reports as ``TIMEOUT``) and the next request starts a fresh one.
 
@@ -24,21 +24,26 @@ from ..adapters.codecs import JsonlCodec
 from .java_runtime import driver_command
 from .jsonl_process import DEFAULT_TIMEOUT, JsonlProcess, JsonlTarget, shared_process
 
+__all__ = ["AssignFn", "audit_parts", "java_process"]
+
 AssignFn = Callable[[dict[str, Any]], dict[str, Any]]
 
 
-def java_process(classpath: str, timeout: float | None = None) -> JsonlProcess:
-    """The driver's process for ``classpath`` (compiled first if needed; the JVM itself
-    starts with the first request). Raises `java_runtime.JavaUnavailable`."""
-    return shared_process(driver_command(classpath), timeout or DEFAULT_TIMEOUT,
+def java_process(classpath: str, timeout: float | None = None,
+                 default: str = "") -> JsonlProcess:
+    """The driver's process for ``classpath`` (``default`` when it is empty; compiled first
+    if needed; the JVM itself starts with the first request). Raises
+    `java_runtime.JavaUnavailable`."""
+    return shared_process(driver_command(classpath, default), timeout or DEFAULT_TIMEOUT,
                           label=f"java:{classpath}" if classpath else "java (default classpath)")
 
 
-def audit_parts(classpath: str, assignor: str,
-                timeout: float | None = None) -> tuple[AssignFn, JsonlCodec]:
-    """The assign function and the codec of ``java:<classpath>`` for one assignor, with the
-    JVM started (so its start-up is not charged to the first request's time limit)."""
-    process = java_process(classpath, timeout)
+def audit_parts(classpath: str, assignor: str, timeout: float | None = None,
+                default: str = "") -> tuple[AssignFn, JsonlCodec]:
+    """The assign function and the codec of ``java:<classpath>`` (``default`` when it is
+    empty) for one assignor, with the JVM started (so its start-up is not charged to the
+    first request's time limit)."""
+    process = java_process(classpath, timeout, default)
     target = JsonlTarget(f"{assignor}@java:{classpath}", process, assignor)
     process.call({"op": "ping"})
     return target.assign, JsonlCodec(target)

@@ -2,18 +2,18 @@
 against them once and cached.
 
 Theory of operation. A ``java:[CLASSPATH]`` target names Kafka's client jars (rules in
-`classpath_entries`; empty means ``$GROUPCHECK_KAFKA_CLASSPATH``, else ``../shared/kafka``
-beside the working directory or the source tree). `kafka_classpath` expands it into files
-and checks that Kafka's consumer classes and slf4j's API are really there. `compile_sources`
-compiles Java sources (``targets/processes/java_driver_src/*.java`` for the ``java:`` target's driver,
-``targets/wire/drivers/java_member_src/*.java`` for the wire layer's member driver, a test's or bench's
+`classpath_entries`; an empty one means the caller's ``default``, which the command line reads
+from ``$GROUPCHECK_KAFKA_CLASSPATH``). `kafka_classpath` expands it into files and checks that
+Kafka's consumer classes and slf4j's API are really there. `compile_sources` compiles Java
+sources (``processes/java_driver_src/*.java`` for the ``java:`` target's driver,
+``wire/drivers/java_member_src/*.java`` for the wire layer's member driver, a test's or bench's
 own) with ``javac --release 11`` into ``${XDG_CACHE_HOME:-~/.cache}/groupcheck/java/<digest>/``,
-where the digest covers the classpath's contents and the sources, so a new Kafka build or
-a changed driver compiles afresh and everything else reuses the cache. The cache folder and
-the build into a private temporary folder renamed into place are the shipped drivers' one
-helper (`drivers.cache`): two processes compiling at once both succeed and one result is
-kept. Every problem is a `JavaUnavailable` with one plain line (the CLI prints it and
-exits 2). This is the one place that finds Kafka's classpath and compiles Java.
+where the digest covers the classpath's contents and the sources, so a new Kafka build or a
+changed driver compiles afresh and everything else reuses the cache. The cache folder and the
+build into a private temporary folder renamed into place are the shipped drivers' one helper
+(`build_cache`): two processes compiling at once both succeed and one result is kept. Every
+problem is a `JavaUnavailable` with one plain line (the CLI prints it and exits 2). This is the
+one place that finds Kafka's classpath and compiles Java.
 """
 
 from __future__ import annotations
@@ -28,6 +28,11 @@ from pathlib import Path
 
 from ..build_cache import build_once, cache_dir
 
+__all__ = ["COMPILE_TIMEOUT", "DRIVER_MAIN", "ENV_CLASSPATH", "JVM_OPTIONS", "KAFKA_CLASS",
+           "RELEASE", "SLF4J_CLASS", "JavaUnavailable", "cache_root", "classpath_entries",
+           "compile_sources", "driver_command", "driver_sources", "java_command", "kafka_classpath",
+           "missing", "tool"]
+
 ENV_CLASSPATH = "GROUPCHECK_KAFKA_CLASSPATH"
 KAFKA_CLASS = "org/apache/kafka/clients/consumer/internals/ConsumerProtocol.class"
 SLF4J_CLASS = "org/slf4j/LoggerFactory.class"
@@ -36,39 +41,24 @@ RELEASE = "11"  # the class-file level of Kafka's own jars
 #: slf4j-simple, when it is the binding on the classpath, logs nothing; any other binding's
 #: output goes to stderr, which the target keeps only as a tail for error messages
 JVM_OPTIONS = ("-XX:+UseSerialGC", "-Dorg.slf4j.simpleLogger.defaultLogLevel=off")
-SOURCE_ROOT = Path(__file__).resolve().parent.parent
 
 
 class JavaUnavailable(RuntimeError):
     """No JDK, no classpath, no Kafka classes on it, or the driver does not compile."""
 
 
-def default_classpath() -> str | None:
-    """``$GROUPCHECK_KAFKA_CLASSPATH``, else ``../shared/kafka`` beside the working directory
-    or beside the source tree, when present."""
-    env = os.environ.get(ENV_CLASSPATH)
-    if env:
-        return env
-    for base in (Path.cwd(), SOURCE_ROOT):
-        candidate = base.parent / "shared" / "kafka"
-        if candidate.is_dir():
-            return str(candidate.resolve())
-    return None
-
-
 def _jars(folder: Path) -> list[Path]:
     return sorted(p for p in folder.glob("*.jar") if p.is_file())
 
 
-def classpath_entries(spec: str) -> list[Path]:
-    """A classpath spec as files and class folders: a single folder means its ``*.jar``
-    and ``lib/*.jar``; otherwise a ``:``-separated list of jars, class folders and
-    ``dir/*`` globs (every jar in ``dir``)."""
-    text = spec or default_classpath() or ""
+def classpath_entries(spec: str, default: str = "") -> list[Path]:
+    """A classpath spec (``default`` when it is empty) as files and class folders: a single
+    folder means its ``*.jar`` and ``lib/*.jar``; otherwise a ``:``-separated list of jars,
+    class folders and ``dir/*`` globs (every jar in ``dir``)."""
+    text = spec or default
     if not text:
         raise JavaUnavailable(
-            f"java: no Kafka classpath: give java:CLASSPATH, set ${ENV_CLASSPATH}, or put "
-            "Kafka's client jars in ../shared/kafka beside the checkout")
+            f"java: no Kafka classpath: give java:CLASSPATH or set ${ENV_CLASSPATH}")
     single = Path(text).expanduser()
     if os.pathsep not in text and single.is_dir() and (_jars(single) or _jars(single / "lib")):
         return _jars(single) + _jars(single / "lib")
@@ -97,10 +87,11 @@ def _holds(entry: Path, member: str) -> bool:
         return False
 
 
-def kafka_classpath(spec: str) -> list[Path]:
-    """The classpath of ``spec``, checked to hold Kafka's consumer client and slf4j's API."""
-    entries = classpath_entries(spec)
-    shown = spec or default_classpath() or ""
+def kafka_classpath(spec: str, default: str = "") -> list[Path]:
+    """The classpath of ``spec`` (else ``default``), checked to hold Kafka's consumer client
+    and slf4j's API."""
+    entries = classpath_entries(spec, default)
+    shown = spec or default
     if not any(_holds(e, KAFKA_CLASS) for e in entries):
         raise JavaUnavailable(f"java: no Kafka client classes (kafka-clients-*.jar) on the "
                               f"classpath {shown!r}")
@@ -194,28 +185,28 @@ def _compile_into(final: Path, sources: dict[str, bytes], classpath: Sequence[Pa
 
 
 def java_command(spec: str, sources: dict[str, bytes], main: str,
-                 options: Sequence[str] = JVM_OPTIONS) -> list[str]:
+                 options: Sequence[str] = JVM_OPTIONS, default: str = "") -> list[str]:
     """The command line that runs class ``main`` of ``sources`` (compiled first when the
-    cache lacks them) on the Kafka classpath of ``spec``."""
-    classpath = kafka_classpath(spec)
+    cache lacks them) on the Kafka classpath of ``spec`` (else ``default``)."""
+    classpath = kafka_classpath(spec, default)
     java = tool("java")
     classes = compile_sources(sources, classpath)
     return [java, *options, "-cp", os.pathsep.join([str(classes), *(str(p) for p in classpath)]),
             main]
 
 
-def missing(spec: str = "") -> str:
+def missing(spec: str = "", default: str = "") -> str:
     """Why Kafka's client cannot run here ('' when it can): no JDK, or no classpath."""
     try:
         tool("java")
         tool("javac")
-        kafka_classpath(spec)
+        kafka_classpath(spec, default)
     except JavaUnavailable as exc:
         return str(exc)
     return ""
 
 
-def driver_command(spec: str) -> list[str]:
-    """The command line of groupcheck's Java driver against the classpath of ``spec``
-    (compiled first when the cache lacks it)."""
-    return java_command(spec, driver_sources(), DRIVER_MAIN)
+def driver_command(spec: str, default: str = "") -> list[str]:
+    """The command line of groupcheck's Java driver against the classpath of ``spec`` (else
+    ``default``), compiled first when the cache lacks it."""
+    return java_command(spec, driver_sources(), DRIVER_MAIN, default=default)

@@ -1,4 +1,5 @@
-"""``jsonl:<command>``: any process that speaks the JSON-lines contract (DESIGN.md).
+"""``jsonl:<command>``: any process that speaks the JSON-lines contract
+(``docs/reference/jsonl-contract.md``).
 
 One long-lived subprocess per target, fed one request per line. Every request has a time
 limit; a process that does not answer in time is killed (`TargetTimeout`, a
@@ -19,7 +20,6 @@ from __future__ import annotations
 import atexit
 import base64
 import json
-import os
 import queue
 import shlex
 import subprocess
@@ -29,8 +29,16 @@ from typing import IO, Any
 
 from ...impl.types import Assignment, Cluster, RebalanceProtocol, Subscription
 from ...properties.group import GroupTarget
+from ..adapters.python_assignor import group_factory
+from ..settings import DEFAULT_JSONL_TIMEOUT
 
-DEFAULT_TIMEOUT = float(os.environ.get("GROUPCHECK_JSONL_TIMEOUT", "10"))
+__all__ = ["COOPERATIVE", "DEFAULT_TIMEOUT", "JsonlAssignor", "JsonlProcess", "JsonlTarget",
+           "TargetAnswerError", "TargetFailure", "TargetTimeout", "call_user_data",
+           "shared_process"]
+
+#: a request's time limit when the caller gives none (``Settings.jsonl_timeout`` is the
+#: environment's)
+DEFAULT_TIMEOUT = DEFAULT_JSONL_TIMEOUT
 COOPERATIVE = frozenset({"cooperative-sticky"})
 
 
@@ -271,8 +279,6 @@ class JsonlTarget:
         return JsonlAssignor(self.process, self.assignor)
 
     def group_factory(self) -> Callable[[], GroupTarget]:
-        from ..adapters.python_assignor import group_factory
-
         return group_factory(self.target, self.assignor, self.make)
 
     def close(self) -> None:

@@ -5,12 +5,12 @@ A client name in a wire target is one of `SHIPPED` (a driver that ships with gro
 driver once per name and process and keeps its answer (client, version, assignors, profile,
 crash mode): a target is checked against it before any group runs. `missing` says why a
 shipped driver cannot run here (its library or runtime is absent) — the one reason a test
-may skip.
+may skip. The java driver runs on Kafka's client: every function takes the classpath the
+caller's settings give it (``Settings.kafka_classpath``).
 """
 
 from __future__ import annotations
 
-import importlib
 import importlib.util
 import shutil
 import sys
@@ -18,6 +18,11 @@ from dataclasses import dataclass
 from typing import Any
 
 from ...properties.membership import PROFILE_TABLE
+from .driver_process import CommandFailed, DriverError, DriverProcess
+from .drivers import java_member, kafkajs_member
+
+__all__ = ["BUILT", "DRIVER_ENV", "SHIPPED", "ClientInfo", "ClientUnavailable", "argv", "hello",
+           "missing"]
 
 #: shipped drivers: client name → (command line, what must be importable or on PATH)
 SHIPPED: dict[str, tuple[tuple[str, ...], str]] = {
@@ -28,12 +33,8 @@ SHIPPED: dict[str, tuple[tuple[str, ...], str]] = {
     "aiokafka": ((sys.executable, "-m", "groupcheck.targets.wire.drivers.aiokafka_member"),
                  "python:aiokafka"),
 }
-#: shipped drivers in other languages: client name → the module that builds them on first use
-#: (its ``command()`` gives the command line, its ``missing()`` what this machine lacks)
-BUILT: dict[str, str] = {
-    "java": "groupcheck.targets.wire.drivers.java_member",
-    "kafkajs": "groupcheck.targets.wire.drivers.kafkajs_member",
-}
+#: shipped drivers in other languages, built on first use
+BUILT = ("java", "kafkajs")
 #: fixed hash seed for the Python drivers: kafka-python writes topics in set order
 DRIVER_ENV = {"PYTHONHASHSEED": "0"}
 
@@ -54,18 +55,28 @@ class ClientInfo:
     crash: str  # "command" | "kill"
 
 
-def argv(name: str) -> list[str]:
+def _built_missing(name: str, classpath: str) -> str:
+    return java_member.missing(classpath) if name == "java" else kafkajs_member.missing()
+
+
+def _built_command(name: str, classpath: str) -> list[str]:
+    return java_member.command(classpath) if name == "java" else kafkajs_member.command()
+
+
+def argv(name: str, classpath: str = "") -> list[str]:
+    """The command line that starts the driver of client ``name`` (``classpath``: Kafka's
+    client, for the java driver)."""
     if name.startswith("cmd="):
         command = name[len("cmd="):].strip()
         if not command:
             raise ClientUnavailable("wire: cmd= needs a shell command")
         return ["sh", "-c", command]
     if name in BUILT:
-        reason = missing(name)
+        reason = missing(name, classpath)
         if reason:
             raise ClientUnavailable(reason)
         try:
-            return list(importlib.import_module(BUILT[name]).command())
+            return _built_command(name, classpath)
         except RuntimeError as exc:  # a failed build: javac or npm said why
             raise ClientUnavailable(str(exc)) from None
     if name not in SHIPPED:
@@ -74,12 +85,12 @@ def argv(name: str) -> list[str]:
     return list(SHIPPED[name][0])
 
 
-def missing(name: str) -> str:
+def missing(name: str, classpath: str = "") -> str:
     """Why a shipped client cannot run on this machine ('' when it can)."""
     if name.startswith("cmd="):
         return ""
     if name in BUILT:
-        return str(importlib.import_module(BUILT[name]).missing())
+        return _built_missing(name, classpath)
     argv(name)
     need = SHIPPED[name][1]
     kind, _, what = need.partition(":")
@@ -90,19 +101,18 @@ def missing(name: str) -> str:
     return ""
 
 
-_HELLO: dict[str, ClientInfo] = {}
+_HELLO: dict[tuple[str, str], ClientInfo] = {}
 
 
-def hello(name: str) -> ClientInfo:
-    """The driver's own account of itself (asked once per process)."""
-    if name in _HELLO:
-        return _HELLO[name]
-    reason = missing(name)
+def hello(name: str, classpath: str = "") -> ClientInfo:
+    """The driver's own account of itself (asked once per process and classpath)."""
+    key = (name, classpath if name == "java" else "")
+    if key in _HELLO:
+        return _HELLO[key]
+    reason = missing(name, classpath)
     if reason:
         raise ClientUnavailable(reason)
-    from .driver_process import CommandFailed, DriverError, DriverProcess
-
-    driver = DriverProcess(argv(name), name, lambda _d, _m: None, DRIVER_ENV)
+    driver = DriverProcess(argv(name, classpath), name, lambda _d, _m: None, DRIVER_ENV)
     try:
         answer = driver.call("hello")
     except (DriverError, CommandFailed) as exc:
@@ -110,7 +120,7 @@ def hello(name: str) -> ClientInfo:
     finally:
         driver.close()
     info = _info(name, answer)
-    _HELLO[name] = info
+    _HELLO[key] = info
     return info
 
 

@@ -22,6 +22,9 @@ import threading
 from collections.abc import Callable, Sequence
 from typing import Any
 
+__all__ = ["COMMAND_TIMEOUT", "SHUTDOWN_TIMEOUT", "STDERR_LINES", "CommandFailed", "DriverError",
+           "DriverProcess", "Message"]
+
 COMMAND_TIMEOUT = 60.0  # seconds a command may take before the driver counts as hung
 SHUTDOWN_TIMEOUT = 15.0
 STDERR_LINES = 40

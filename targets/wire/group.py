@@ -48,6 +48,8 @@ from .log import Entry, WireLog
 from .rounds import COOPERATIVE_PROTOCOLS, given_before, record
 from .settle import unsettled
 
+__all__ = ["CONFIG", "GROUP", "SLOW_REVOKE_MS", "STEP_WAIT", "TICK", "WireGroup", "WireMember"]
+
 CONFIG = {"session_timeout_ms": 2000, "heartbeat_interval_ms": 300,
           "max_poll_interval_ms": 3000, "auto_offset_reset": "earliest",
           "enable_auto_commit": False}
@@ -79,13 +81,14 @@ class WireGroup:
     shows_pause_calls = True  # pause / resume reach the model when their entry is shown
 
     def __init__(self, name: str, clients: tuple[str, ...], assignor: str,
-                 broker: str = "groupcheck") -> None:
+                 broker: str = "groupcheck", classpath: str = "", trace: bool = False) -> None:
         self.name, self.assignor = name, assignor
+        self.classpath = classpath  # Kafka's client, for the java driver
         self.cooperative = assignor in COOPERATIVE_PROTOCOLS
-        self.infos = {c: hello(c) for c in clients}
+        self.infos = {c: hello(c, classpath) for c in clients}
         self.order = list(clients)
         self.backend = make_backend(broker, frozenset(i.client for i in self.infos.values()),
-                                    int(CONFIG["session_timeout_ms"]))
+                                    int(CONFIG["session_timeout_ms"]), trace)
         self.log = WireLog()
         self.members: dict[str, WireMember] = {}
         self.turns: dict[str, str] = {}  # member name → client, fixed at its first join
@@ -106,7 +109,8 @@ class WireGroup:
         self.log.receive(source, message)
 
     def _start(self, client: str) -> DriverProcess:
-        driver = DriverProcess(argv(client), client, self._on_event, DRIVER_ENV)
+        driver = DriverProcess(argv(client, self.classpath), client, self._on_event,
+                               DRIVER_ENV)
         self.drivers.append(driver)
         return driver
 
@@ -317,7 +321,7 @@ class WireGroup:
         self._pending["rebalances"].append(rebalance)
 
     def _as_described(self, round_: GroupRound) -> GroupRound:
-        """Issue 14 item 4: where the backend answers DescribeGroups (groupcheck's broker),
+        """Where the backend answers DescribeGroups (groupcheck's broker),
         the group read from its coordinator, while it is still Stable in this generation
         (the same members), is what gets judged; bytes that differ from the round's are an
         error of the coordinator. On the mock the recording proxy's round stands in."""

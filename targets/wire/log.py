@@ -17,6 +17,8 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
+__all__ = ["CALLBACKS", "MERGE_GRACE_NS", "Entry", "TopicPartition", "WireLog"]
+
 TopicPartition = tuple[str, int]
 MERGE_GRACE_NS = 30_000_000
 CALLBACKS = ("assigned", "revoked", "lost")

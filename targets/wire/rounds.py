@@ -28,6 +28,8 @@ from ...impl.user_data import decode_cooperative_user_data, decode_sticky_user_d
 from ...properties.group import Claim, RebalanceRecord, TopicPartition
 from .backends.backend import GroupRound
 
+__all__ = ["COOPERATIVE_PROTOCOLS", "given_before", "readable", "record"]
+
 COOPERATIVE_PROTOCOLS = frozenset({"cooperative-sticky"})
 
 

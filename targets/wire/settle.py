@@ -18,6 +18,8 @@ from ...impl.consumer_protocol import decode_assignment, decode_subscription
 from ...impl.errors import CodecError
 from .backends.backend import Backend, GroupRound
 
+__all__ = ["TopicPartition", "unsettled"]
+
 TopicPartition = tuple[str, int]
 
 

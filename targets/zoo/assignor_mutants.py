@@ -27,6 +27,13 @@ from ...impl.user_data import MemberData
 from ...impl.wire import Writer
 from ..adapters.codecs import BuiltinCodec
 
+__all__ = ["ConsumerCountBalanceStickyAssignor", "InvertedGenerationCooperativeStickyAssignor",
+           "LastWriterCooperativeStickyAssignor", "MaxGenerationOnlyCooperativeStickyAssignor",
+           "OwnedAtV0RaisesCodec", "PutBeforeCheckStickyAssignor",
+           "RackTransferMissCooperativeStickyAssignor", "TopicCursorRoundRobinAssignor",
+           "TopicOrderCooperativeStickyAssignor", "TrustingCooperativeStickyAssignor",
+           "UnsortedCodec"]
+
 # ---------------------------------------------------------------------------------------
 # Assignor mutants
 

@@ -1,5 +1,5 @@
-"""The bug zoo, alive: mutants that reproduce historical bugs (spec/bug-zoo.md), and how to
-catch each one.
+"""The bug zoo, alive: mutants that reproduce historical bugs, and how to catch
+each one. A row is named by its id in the bug list of ``docs/explanation/findings.md``.
 
 Every mutant is our implementation with one rule changed back to what a real client once
 shipped (a subclass that overrides one method, or one line of a copied method). Each
@@ -24,14 +24,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from ...impl.types import Assignor, TopicPartition
+from ...properties.scope import Config  # plain data, floor 0
 from ..adapters.codecs import BuiltinCodec
-from .escapes import (
-    GenerationDroppingStickyAssignor,
-    GenerationUnsetStickyAssignor,
-    LargeGroupShuffleStickyAssignor,
-    SharedStateStickyAssignor,
-    WholeTopicAssignor,
-)
 from .assignor_mutants import (
     ConsumerCountBalanceStickyAssignor,
     InvertedGenerationCooperativeStickyAssignor,
@@ -45,6 +39,16 @@ from .assignor_mutants import (
     TrustingCooperativeStickyAssignor,
     UnsortedCodec,
 )
+from .escapes import (
+    GenerationDroppingStickyAssignor,
+    GenerationUnsetStickyAssignor,
+    LargeGroupShuffleStickyAssignor,
+    SharedStateStickyAssignor,
+    WholeTopicAssignor,
+)
+
+__all__ = ["ASSIGNOR_MUTANTS", "CODEC_MUTANTS", "PEER_ZOO", "ZOO", "AssignorMutant", "Scenario",
+           "ZooEntry", "per_topic_balance", "zoo_entry"]
 
 # ---------------------------------------------------------------------------------------
 # Scenarios: fixed assign inputs from the bug reports
@@ -63,8 +67,6 @@ class Scenario:
     racks: tuple[tuple[int, ...], ...] = ()
 
     def config(self) -> Any:
-        from ...properties.scope import Config  # plain data, floor 0
-
         metadata = tuple((c, self.racks[t] if self.racks else ())
                          for t, c in enumerate(self.partitions))
         members = tuple((tuple(topics), gen, rack, tuple(owned))
@@ -227,7 +229,7 @@ ZOO: tuple[ZooEntry, ...] = (
              "mutant:sticky-shared-state", "builtin:sticky", "codec", "I12", 30),
     ZooEntry("A.3-fg", "franz-go dcfcacb5", "stickiness lost in groups of four or more",
              "mutant:sticky-shuffles-large-groups", "builtin:sticky", "fuzz", "I4a", 30),
-    ZooEntry("user", "issue 13", "a user's assignor gives a whole topic to one member",
+    ZooEntry("user", "user assignor", "a user's assignor gives a whole topic to one member",
              "mutant:custom-whole-topic",
              "python:groupcheck.targets.zoo.escapes:LeastLoadedAssignor", "prove", "I3", 60,
              scope="members=2,topics=2,partitions=2,generations=1,claims=1"),

@@ -1,4 +1,4 @@
-"""Mutants of what the harness let through before issue 13: what a member tells the leader
+"""Mutants of what the harness once let through: what a member tells the leader
 (user data, I12), stickiness in groups larger than the prover's scopes (I4a), and a user's
 assignor with no declared balance contract (I3). Each is our implementation with one rule
 undone, or a small user assignor; `zoo` says how each is caught and what its control is."""
@@ -17,6 +17,10 @@ from ...impl.types import (
     TopicPartition,
 )
 from ...impl.user_data import encode_sticky_user_data
+
+__all__ = ["GenerationDroppingStickyAssignor", "GenerationUnsetStickyAssignor",
+           "LargeGroupShuffleStickyAssignor", "LeastLoadedAssignor", "SharedStateStickyAssignor",
+           "WholeTopicAssignor"]
 
 
 class GenerationDroppingStickyAssignor(StickyAssignor):
@@ -84,7 +88,7 @@ class _CustomAssignor:
 
 
 class WholeTopicAssignor(_CustomAssignor):
-    """The escape issue 13 names: a user's assignor that gives every partition of a topic to
+    """The escape of the ``user`` row: a user's assignor that gives every partition of a topic to
     one member (its first subscriber), reported as "every invariant held" while balance was
     judged only for Kafka's assignor names."""
 

@@ -18,6 +18,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Protocol
 
+__all__ = ["Backend", "BackendUnavailable", "GroupRound"]
+
 
 @dataclass(frozen=True)
 class GroupRound:

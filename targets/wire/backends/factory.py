@@ -1,8 +1,9 @@
 """Which backend a wire group runs on: the names ``--broker`` takes, and the one factory.
 
-Each backend module imports its optional library (kio for groupcheck's broker,
-confluent-kafka's librdkafka for the mock) when a backend is made, so naming a backend that
-cannot run here is one line (`backend_missing`), never an ImportError.
+Each backend's module is imported only when a backend is made: groupcheck's broker imports
+kio, and nothing of the mock's handling (its proxy, its defects, its binding) is loaded on a
+run that does not use it. Naming a backend that cannot run here is one line
+(`backend_missing`), never an ImportError.
 """
 
 from __future__ import annotations
@@ -30,14 +31,16 @@ def backend_missing(name: str) -> str:
     return ""
 
 
-def make_backend(name: str, clients: frozenset[str], session_timeout_ms: int) -> Backend:
-    """The backend ``name`` for a group of these clients."""
+def make_backend(name: str, clients: frozenset[str], session_timeout_ms: int,
+                 trace: bool = False) -> Backend:
+    """The backend ``name`` for a group of these clients (``trace``: the mock's proxy prints
+    every group request and answer on stderr)."""
     if name == "mock":
-        from .mock import MockBackend  # librdkafka's mock, loaded only when asked for
+        from .mock import MockBackend  # loaded only on a run that uses the mock
 
-        return MockBackend(clients, session_timeout_ms)
+        return MockBackend(clients, session_timeout_ms, trace)
     if name == "groupcheck":
-        from .groupcheck_broker import GroupcheckBackend  # needs kio
+        from .groupcheck_broker import GroupcheckBackend  # imports the broker, which needs kio
 
         return GroupcheckBackend(clients, session_timeout_ms)
     raise BackendUnavailable(f"unknown broker {name!r}; expected one of {', '.join(BACKENDS)}")

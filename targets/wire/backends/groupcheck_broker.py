@@ -28,6 +28,9 @@ from typing import Any
 
 from .backend import BackendUnavailable, GroupRound
 
+__all__ = ["API_NAMES", "ERROR_CODES", "ORDER_LIMIT", "ORDER_WINDOW", "GroupcheckBackend",
+           "SyncOrder"]
+
 #: the wire layer's API names and error names, as Kafka's API keys and error codes
 API_NAMES = {"join": "JoinGroup", "heartbeat": "Heartbeat", "sync": "SyncGroup",
              "leave": "LeaveGroup", "commit": "OffsetCommit"}

@@ -21,9 +21,13 @@ from __future__ import annotations
 import threading
 import time
 
-from .mock_binding import MockCluster, MockUnavailable
 from .backend import BackendUnavailable, GroupRound
+from .mock_binding import MockCluster, MockUnavailable
 from .mock_proxy import JOIN_GROUP, SYNC_GROUP, Proxy, Request
+
+__all__ = ["ALWAYS", "API_VERSIONS", "DEFECTS_BY_CLIENT", "INCONSISTENT_GROUP_PROTOCOL",
+           "MOCK_API_VERSIONS_MAX", "MOCK_DEFECTS", "MOCK_PARSES", "SYNC_ORDER_GAP",
+           "UNSUPPORTED_VERSION", "MockBackend", "empty_assignment"]
 
 #: the mock's defects that a wire run must work around, each with what the mock does wrong
 MOCK_DEFECTS = {
@@ -87,7 +91,8 @@ class MockBackend:
     name = "mock"
     aims_errors_at_members = False
 
-    def __init__(self, clients: frozenset[str], session_timeout_ms: int) -> None:
+    def __init__(self, clients: frozenset[str], session_timeout_ms: int,
+                 trace: bool = False) -> None:
         try:
             self.cluster = MockCluster()
         except MockUnavailable as exc:
@@ -103,7 +108,7 @@ class MockBackend:
                            hold=self._hold if "sync-order" in self.defects else None,
                            answer=self._answer,
                            rewrite=self._rewrite if {"flexible-versions", "sync-error-null"}
-                           & set(self.defects) else None)
+                           & set(self.defects) else None, trace=trace)
         self.cluster.advertise("127.0.0.1", self.proxy.port)
         self.bootstrap = f"127.0.0.1:{self.proxy.port}"
         self.topics = self.cluster.topics

@@ -15,6 +15,8 @@ import glob
 import os
 from types import TracebackType
 
+__all__ = ["API_KEYS", "ERROR_CODES", "MockCluster", "MockUnavailable", "library_path"]
+
 #: Kafka API keys and error codes the harness injects
 API_KEYS = {"join": 11, "heartbeat": 12, "sync": 14}
 ERROR_CODES = {"ILLEGAL_GENERATION": 22, "UNKNOWN_MEMBER_ID": 25, "REBALANCE_IN_PROGRESS": 27}

@@ -21,7 +21,6 @@ is forwarded and reported in `GroupLedger.errors`.
 from __future__ import annotations
 
 import io
-import os
 import socket
 import struct
 import sys
@@ -30,6 +29,8 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
+
+__all__ = ["MAX_FRAME", "GroupLedger", "Proxy", "Request", "Round"]
 
 JOIN_GROUP, SYNC_GROUP = 11, 14
 MAX_FRAME = 64 * 1024 * 1024  # larger frames are a broken stream, never allocated
@@ -90,9 +91,11 @@ class Proxy:
     def __init__(self, upstream: tuple[str, int],
                  hold: Callable[[Request], None] | None = None,
                  answer: Callable[[Request, int], bytes | None] | None = None,
-                 rewrite: Callable[[Request, bytes], bytes] | None = None) -> None:
+                 rewrite: Callable[[Request, bytes], bytes] | None = None,
+                 trace: bool = False) -> None:
         self.upstream, self.hold, self.answer = upstream, hold, answer
         self.rewrite = rewrite
+        self.trace = trace  # one stderr line per group request and answer
         self.ledger = GroupLedger()
         self._server = socket.create_server(("127.0.0.1", 0))
         self.port: int = self._server.getsockname()[1]
@@ -261,8 +264,8 @@ class Proxy:
                 ledger.cond.notify_all()
 
     def _trace(self, text: str) -> None:
-        """One line per group request and answer on stderr when $GROUPCHECK_WIRE_TRACE is set."""
-        if os.environ.get("GROUPCHECK_WIRE_TRACE"):
+        """One line per group request and answer on stderr when tracing."""
+        if self.trace:
             print(f"proxy {time.monotonic():.3f} {text}", file=sys.stderr, flush=True)
 
     def _error(self, message: str) -> None:

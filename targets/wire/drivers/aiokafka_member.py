@@ -23,13 +23,12 @@ import sys
 import threading
 from typing import Any
 
-from .host import Output, load_class, parts
+from ...client_assignors import AIOKAFKA as ASSIGNORS
+from ...client_assignors import load_class
+from .host import Output, parts
 
-ASSIGNORS = {"range": "aiokafka.coordinator.assignors.range:RangePartitionAssignor",
-             "roundrobin": "aiokafka.coordinator.assignors.roundrobin:"
-                           "RoundRobinPartitionAssignor",
-             "sticky": "aiokafka.coordinator.assignors.sticky.sticky_assignor:"
-                       "StickyPartitionAssignor"}
+__all__ = ["POLL_MS", "AiokafkaHost", "Member", "amain", "assignor_class", "main"]
+
 POLL_MS = 50
 
 

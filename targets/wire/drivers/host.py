@@ -22,6 +22,9 @@ import time
 from collections.abc import Callable
 from typing import IO, Any, Protocol
 
+__all__ = ["IDLE_SECONDS", "Listener", "MemberThread", "Output", "Record", "ThreadedClient",
+           "ThreadedHost", "TopicPartition", "parts", "serve"]
+
 TopicPartition = tuple[str, int]
 Record = tuple[str, int, int]
 IDLE_SECONDS = 0.2  # how long a stalled member's thread blocks on its queue per turn
@@ -48,14 +51,6 @@ class Output:
     def ack(self, number: int, error: str | None = None, **fields: Any) -> None:
         with self.lock:
             self._write({"ack": number, **fields, **({"error": error} if error else {})})
-
-
-def load_class(spec: str) -> Any:
-    """``package.module:Attr`` → that attribute (a client's assignor class)."""
-    import importlib
-
-    module, _, attr = spec.partition(":")
-    return getattr(importlib.import_module(module), attr)
 
 
 def parts(partitions: Any) -> list[list[Any]]:

@@ -16,14 +16,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from .host import Listener, Record, ThreadedHost, TopicPartition, load_class, serve
+from ...client_assignors import KAFKA_PYTHON as ASSIGNORS
+from ...client_assignors import load_class
+from .host import Listener, Record, ThreadedHost, TopicPartition, serve
 
-ASSIGNORS = {"range": "kafka.coordinator.assignors.range:RangePartitionAssignor",
-             "roundrobin": "kafka.coordinator.assignors.roundrobin:RoundRobinPartitionAssignor",
-             "sticky": "kafka.coordinator.assignors.sticky.sticky_assignor:"
-                       "StickyPartitionAssignor",
-             "cooperative-sticky": "kafka.coordinator.assignors.cooperative_sticky:"
-                                   "CooperativeStickyAssignor"}
+__all__ = ["POLL_MS", "KafkaPythonClient", "assignor_class", "main", "rebalance_listener"]
+
 POLL_MS = 50
 
 

@@ -1,11 +1,11 @@
 """The ``kafkajs`` member driver's command line: KafkaJS 2.x consumers in one Node process.
 
-The driver (``kafkajs_member_src/driver.js``) and its ``package.json`` and ``package-lock.json`` live
-in the repository. Its dependencies are installed with ``npm ci`` on first use into
+The driver (``kafkajs_member_src/driver.js``) and its ``package.json`` and ``package-lock.json``
+live in the repository. Its dependencies are installed with ``npm ci`` on first use into
 ``~/.cache/groupcheck/kafkajs/<digest of the lockfile>/`` (a temporary folder renamed into
 place, so two processes never see half an install), and the driver finds them through
-``NODE_PATH``. ``python -m groupcheck.targets.wire.drivers.kafkajs_member --install`` (or this
-file run as a script, as ``.ci/run`` does when ``node`` is on PATH) installs ahead of time.
+``NODE_PATH``. ``python -m groupcheck.targets.wire.drivers.kafkajs_member --install`` (as
+``.ci/run`` does when ``node`` is on PATH) installs ahead of time.
 """
 
 from __future__ import annotations
@@ -18,6 +18,9 @@ import sys
 from pathlib import Path
 
 from ...build_cache import build_once, cache_dir
+
+__all__ = ["INSTALL_TIMEOUT", "MIN_NODE", "SOURCES", "KafkajsUnavailable", "command", "install",
+           "main", "missing", "node_major"]
 
 SOURCES = Path(__file__).with_name("kafkajs_member_src")
 MIN_NODE = 18

@@ -18,6 +18,8 @@ from typing import Any
 
 from .host import Listener, Record, ThreadedHost, TopicPartition, serve
 
+__all__ = ["ASSIGNORS", "POLL_SECONDS", "LibrdkafkaClient", "group_metadata", "main"]
+
 ASSIGNORS = ("range", "roundrobin", "cooperative-sticky")
 POLL_SECONDS = 0.05
 

@@ -25,11 +25,22 @@ import time
 from collections import Counter
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
-from .battery import answer, load_assign_vectors, partition_sets
-from .properties.deviations import Explanation, explain, same_answer
-from .targets.registry import Target
+from ..impl.assign_op import assign_with
+from ..impl.assignors import make_assignor
+from ..impl.jsonl import error_text
+from ..properties.deviations import Explanation, explain, same_answer
+from ..properties.scope import Scope, build_request, enumerate_scope
+from ..targets.processes.jsonl_process import TargetFailure
+from ..targets.target import Target
+from .battery_golden import answer, load_assign_vectors, partition_sets
+
+__all__ = ["AnswerFn", "AssignFn", "DiffResult", "Pair", "answer_fn", "answer_table",
+           "builtin_answer", "canonical_error", "describe", "disagree", "explained_text",
+           "judge_pair", "kafka_side", "request_size", "run_diff", "run_requests", "shrink",
+           "smaller_requests"]
 
 AssignFn = Callable[[dict[str, Any]], dict[str, Any]]
 #: a target's answer to a request (an exception as an error answer) and whether groupcheck's
@@ -47,10 +58,6 @@ def canonical_error(text: str) -> str:
 def builtin_answer(request: dict[str, Any]) -> tuple[dict[str, Any], bool]:
     """groupcheck's answer to ``request``, and whether its general builder's loop guard
     (D4) fired on it."""
-    from .impl.assign_op import assign_with
-    from .impl.assignors import make_assignor
-    from .impl.jsonl import error_text
-
     made: list[Any] = []
 
     def make() -> Any:
@@ -71,8 +78,6 @@ def answer_fn(target: Target) -> AnswerFn:
     one; ``timeout`` marks an answer that never came, ``failure`` a process that broke."""
     if target.name.startswith("builtin:"):
         return builtin_answer
-    from .impl.jsonl import error_text
-    from .targets.processes.jsonl_process import TargetFailure
 
     call, assign = target.call, target.assign
 
@@ -123,7 +128,9 @@ def request_size(request: dict[str, Any]) -> tuple[int, int, int, int]:
             sum(len(v.get("topics") or []) for v in members.values()))
 
 
-def _smaller(request: dict[str, Any]) -> Iterator[dict[str, Any]]:
+def smaller_requests(request: dict[str, Any]) -> Iterator[dict[str, Any]]:
+    """Every request one step smaller than ``request`` (a member, a topic, a partition, a
+    claim or a subscription less), in the order delta debugging tries them."""
     members: dict[str, Any] = request.get("members") or {}
     partitions: dict[str, int] = request.get("partitions") or {}
     for m in list(members):
@@ -196,7 +203,7 @@ def shrink(request: dict[str, Any], pair: Pair, max_tries: int = 5000
     improved = True
     while improved and tries < max_tries:
         improved = False
-        for candidate in _smaller(current):
+        for candidate in smaller_requests(current):
             tries += 1
             ca, cb, cwhy, differ = pair.check(candidate, count=False)
             if differ and not (ca.get("timeout") or cb.get("timeout")):
@@ -227,15 +234,16 @@ class DiffResult:
 
 
 def _scope_requests(assignor: str, scope_text: str) -> Iterator[dict[str, Any]]:
-    from .properties.scope import Scope, build_request, enumerate_scope
-
     configs = sorted(enumerate_scope(Scope.parse(scope_text)), key=lambda c: c.size_key())
     for config in configs:
         yield build_request(assignor, config)
 
 
 def run_diff(a: Target, b: Target, *, assignor: str, scope: str, vectors: bool = True,
-             budget: float = 120.0) -> DiffResult:
+             budget: float = 120.0, vectors_folder: Path | None = None) -> DiffResult:
+    """Ask both targets every request of ``scope``, then (``vectors``) the golden vectors'
+    requests of ``assignor`` in ``vectors_folder``, until the first disagreement that
+    counts, within ``budget`` seconds; the disagreement is shrunk."""
     pair = Pair(a, b)
     started = time.perf_counter()
 
@@ -243,7 +251,7 @@ def run_diff(a: Target, b: Target, *, assignor: str, scope: str, vectors: bool =
         for r in _scope_requests(assignor, scope):
             yield f"scope {scope}", r
         if vectors:
-            for line in load_assign_vectors():
+            for line in load_assign_vectors(vectors_folder):
                 if line["request"].get("assignor") == assignor:
                     yield f"vector {line.get('case')}", line["request"]
 

@@ -23,9 +23,23 @@ import time
 from collections.abc import Callable, Iterable
 from typing import Any
 
+from ..properties.deviations import EVIDENCE
+from ..properties.generations import contested
+from ..properties.rebalance import i4a_applies, sent_claims
+from ..properties.scope import Scope, build_request, enumerate_scope, judge, prove
+from ..targets.target import Target
 from .battery_contract import ContractWatch, watched
-from .battery_results import EngineResult, Finding, file_safe, invariant_id, save_json
-from .targets.registry import Target
+from .battery_results import (
+    INVARIANT_ROWS,
+    EngineResult,
+    Finding,
+    file_safe,
+    invariant_id,
+    save_json,
+)
+
+__all__ = ["PORTFOLIO", "PREMISE_SECONDS", "premise_counts", "prover_checked", "prover_reasons",
+           "run_prove", "run_prove_within", "run_scenarios", "scope_size"]
 
 PREMISE_SECONDS = 1.0  # the premise count's time, after which it reports "at least"
 #: small scopes along different axes, the general one first, then the cheapest: two
@@ -72,10 +86,6 @@ def premise_counts(assignor: str, scope_text: str) -> tuple[dict[str, int], bool
     """How many of the scope's first-round requests meet I4a's premise, hold contested
     claims and have equal subscriptions (roundrobin's premise, under ``I3``); ``True`` when
     every request was counted (else the counts are lower bounds)."""
-    from .properties.generations import contested
-    from .properties.rebalance import i4a_applies, sent_claims
-    from .properties.scope import Scope, build_request, enumerate_scope
-
     counts = {"I4a": 0, "I6": 0, "I3": 0}
     started = time.perf_counter()
     for config in enumerate_scope(Scope.parse(scope_text)):
@@ -119,9 +129,6 @@ def run_prove(target: Target, scope_text: str, failures: str, *,
     """The scope prover; a violation Kafka's own client shows too (`kafka_rules`, or the
     ``reference`` answering its requests identically) goes to ``inherited`` unless
     ``strict``."""
-    from .battery_results import INVARIANT_ROWS
-    from .properties.scope import Scope, prove
-
     result = EngineResult("prove", prover_checked(target), reasons=prover_reasons(target))
     if target.assign is None or target.assignor is None:
         result.skipped = "no assign function"
@@ -169,8 +176,6 @@ def run_prove(target: Target, scope_text: str, failures: str, *,
 
 def _label_of(report: Any, inv: str) -> str:
     """``"rule K1"``, ``"evidence java:"`` or both, with counts when they are mixed."""
-    from .properties.deviations import EVIDENCE
-
     evidence = report.evidence.get(inv, 0)
     rules = [r for r in report.rules.get(inv, []) if r != EVIDENCE]
     parts = [f"rule {','.join(rules)}"] if rules else []
@@ -185,8 +190,6 @@ def _label_of(report: Any, inv: str) -> str:
 @functools.cache
 def scope_size(scope: str) -> int:
     """How many configurations the prover runs in ``scope``."""
-    from .properties.scope import Scope, enumerate_scope
-
     return sum(1 for _ in enumerate_scope(Scope.parse(scope)))
 
 
@@ -232,9 +235,6 @@ def _merge(total: EngineResult, part: EngineResult) -> None:
 def run_scenarios(target: Target, scenarios: Iterable[Any], failures: str,
                   expect: Callable[..., list[str]] | None = None) -> EngineResult:
     """Fixed inputs judged by the prover's rules (`properties.scope.judge`)."""
-    from .properties.rebalance import i4a_applies
-    from .properties.scope import build_request, judge
-
     result = EngineResult("scenario", prover_checked(target), reasons=prover_reasons(target))
     if target.assign is None or target.assignor is None:
         result.skipped = "no assign function"

@@ -22,14 +22,25 @@ order, so its figures do not depend on the number of workers.
 
 from __future__ import annotations
 
+import multiprocessing
 import time
 from collections import Counter
 from collections.abc import Callable, Iterator
+from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..audit.call_timeout import AssignTimeout, call_with_timeout
+from ..audit.chain import run_chain
+from ..audit.scenarios import random_spec
+from ..audit.targets import AuditTarget
+from ..properties.deviations import Explanation, explain, same_answer
+from ..targets.registry import NO_SETTINGS, resolve
+from ..targets.settings import Settings
 from .differential import AnswerFn, answer_fn
-from .properties.deviations import Explanation, explain, same_answer
+
+__all__ = ["CHUNK", "KEPT", "Answer", "Difference", "OursFailed", "PairedAssign", "StoriesResult",
+           "chunks", "run_chunk", "run_stories", "story_shapes", "target_answer"]
 
 Answer = dict[str, Any]
 #: unexplained differences a run keeps in full (it counts them all)
@@ -116,11 +127,10 @@ class StoriesResult:
                 self.examples[label] = diff
 
 
-def target_answer(name: str, assignor: str, timeout: float) -> AnswerFn:
+def target_answer(name: str, assignor: str, timeout: float,
+                  settings: Settings = NO_SETTINGS) -> AnswerFn:
     """The answer function of a target string (`differential.answer_fn`)."""
-    from .targets.registry import resolve
-
-    return answer_fn(resolve(name, assignor=assignor, timeout=timeout))
+    return answer_fn(resolve(name, assignor=assignor, timeout=timeout, settings=settings))
 
 
 class OursFailed(RuntimeError):
@@ -141,8 +151,6 @@ class PairedAssign:
         self.scenario, self.calls = scenario, 0
 
     def __call__(self, request: dict[str, Any]) -> Answer:
-        from .audit.call_timeout import AssignTimeout, call_with_timeout
-
         call, self.calls = self.calls, self.calls + 1
         self.result.requests += 1
         kafka, _ = self.kafka(request)
@@ -189,16 +197,12 @@ def story_shapes(spec: dict[str, Any], calls: int) -> set[str]:
 
 
 def run_chunk(ours: str, reference: str, assignor: str, seed: int, ids: range,
-              timeout: float) -> StoriesResult:
+              timeout: float, settings: Settings = NO_SETTINGS) -> StoriesResult:
     """Play the stories ``ids`` of ``seed`` on both sides (one process, one JVM)."""
-    from .audit.chain import run_chain
-    from .audit.scenarios import random_spec
-    from .audit.targets import AuditTarget
-
     started = time.perf_counter()
     result = StoriesResult(assignor, seed)
-    paired = PairedAssign(_answer_fn(ours, assignor, timeout),
-                          _answer_fn(reference, assignor, timeout), result, timeout)
+    paired = PairedAssign(_answer_fn(ours, assignor, timeout, settings),
+                          _answer_fn(reference, assignor, timeout, settings), result, timeout)
     target = AuditTarget(f"{ours} vs {reference}", assignor, paired)
     for index in ids:
         spec = random_spec(seed, index)
@@ -212,26 +216,28 @@ def run_chunk(ours: str, reference: str, assignor: str, seed: int, ids: range,
     return result
 
 
-_ANSWER_FNS: dict[tuple[str, str, float], AnswerFn] = {}
+_ANSWER_FNS: dict[tuple[str, str, float, Settings], AnswerFn] = {}
 
 
-def _answer_fn(name: str, assignor: str, timeout: float) -> AnswerFn:
-    """One answer function per (target, assignor, time limit) and process: a worker keeps
-    its JVM across chunks."""
-    key = (name, assignor, timeout)
+def _answer_fn(name: str, assignor: str, timeout: float, settings: Settings) -> AnswerFn:
+    """One answer function per (target, assignor, time limit, settings) and process: a
+    worker keeps its JVM across chunks."""
+    key = (name, assignor, timeout, settings)
     if key not in _ANSWER_FNS:
-        _ANSWER_FNS[key] = target_answer(name, assignor, timeout)
+        _ANSWER_FNS[key] = target_answer(name, assignor, timeout, settings)
     return _ANSWER_FNS[key]
 
 
 def chunks(start: int, count: int, size: int = CHUNK) -> Iterator[range]:
+    """Scenario ids ``start`` … ``start + count - 1`` in ranges of ``size``."""
     for low in range(start, start + count, size):
         yield range(low, min(start + count, low + size))
 
 
 def run_stories(ours: str, reference: str, assignor: str, *, groups: int, seed: int = 0,
                 start: int = 0, workers: int = 1, timeout: float = 5.0,
-                progress: Callable[[StoriesResult], None] | None = None) -> StoriesResult:
+                progress: Callable[[StoriesResult], None] | None = None,
+                settings: Settings = NO_SETTINGS) -> StoriesResult:
     """``groups`` stories from scenario id ``start`` of ``seed``, in this process
     (``workers`` 1) or in ``workers`` spawned processes; merged in id order."""
     started = time.perf_counter()
@@ -239,19 +245,17 @@ def run_stories(ours: str, reference: str, assignor: str, *, groups: int, seed: 
     parts = list(chunks(start, groups))
     if workers <= 1:
         done: Iterator[StoriesResult] = (
-            run_chunk(ours, reference, assignor, seed, ids, timeout) for ids in parts)
+            run_chunk(ours, reference, assignor, seed, ids, timeout, settings)
+            for ids in parts)
         for part in done:
             total.merge(part)
             if progress is not None:
                 progress(total)
     else:
-        import multiprocessing
-        from concurrent.futures import ProcessPoolExecutor
-
         context = multiprocessing.get_context("spawn")  # no JVM pipes shared with a fork
         with ProcessPoolExecutor(workers, mp_context=context) as pool:
-            futures = [pool.submit(run_chunk, ours, reference, assignor, seed, ids, timeout)
-                       for ids in parts]
+            futures = [pool.submit(run_chunk, ours, reference, assignor, seed, ids, timeout,
+                                   settings) for ids in parts]
             for future in futures:
                 total.merge(future.result())
                 if progress is not None:

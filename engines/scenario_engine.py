@@ -26,22 +26,29 @@ came from.
 
 from __future__ import annotations
 
-import argparse
 import json
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from .audit.call_timeout import CALL_TIMEOUT, AssignTimeout
-from .audit.chain import INVARIANTS, ChainResult, replay_record
-from .audit.scenarios import _pick_tier, random_spec, scenario_rng, spec_size
-from .audit.shrink import play
-from .audit.targets import AuditTarget
-from .battery_results import INVARIANT_ROWS, EngineResult, Finding, file_safe, save_json
-from .cli_values import int_at_least, positive_seconds
-from .properties.deviations import EVIDENCE
-from .targets.registry import Target
+from ..audit.call_timeout import CALL_TIMEOUT, AssignTimeout
+from ..audit.chain import INVARIANTS, ChainResult, replay_record
+from ..audit.scenarios import pick_tier, random_spec, scenario_rng, spec_size
+from ..audit.shrink import Failure, ShrinkError, play, shrink_story
+from ..audit.targets import AuditTarget
+from ..properties.deviations import EVIDENCE
+from ..targets.target import Target
+from .battery_results import (
+    INVARIANT_ROWS,
+    EngineResult,
+    Finding,
+    file_safe,
+    save_json,
+)
+
+__all__ = ["LARGE_EVERY", "LARGE_TIER", "SHRINK_SHARE", "StoryTarget", "describe", "row_of",
+           "run_scenarios_engine", "schedule", "story_target", "warm"]
 
 #: every LARGE_EVERY-th story is drawn from the large tiers (20 members or more)
 LARGE_EVERY = 8
@@ -101,7 +108,7 @@ def story_target(target: Target) -> StoryTarget:
 def _tier(seed: int, index: int) -> int:
     """The tier of scenario ``index`` without making its spec: `random_spec` draws it
     first from the scenario's generator."""
-    return _pick_tier(scenario_rng(seed, index))
+    return pick_tier(scenario_rng(seed, index))
 
 
 def schedule(seed: int) -> Iterator[int]:
@@ -245,8 +252,6 @@ def _finding(failures: str, story: StoryTarget, spec: dict[str, Any], chain: Cha
              timeout: float, reference: StoryTarget | None = None) -> Finding:
     """Shrink the failing story within ``seconds`` and save it (the original is scenario
     ``index`` of ``seed``: `random_spec` makes it again)."""
-    from .audit.shrink import Failure, ShrinkError, shrink_story
-
     failure = Failure(invariant, chain.inherited.get(invariant))
     note = ""
     try:
@@ -306,61 +311,3 @@ def _note(search: _Search, seed: int) -> str:
              if search.found_after is not None else "")
     return (f"{search.stories} stories of seed {seed}: scenarios 0..{search.plain - 1}"
             f"{large}; largest group {search.largest} members{hung}{found}")
-
-
-# ---------------------------------------------------------------------------------------
-# groupcheck scenarios
-
-
-def cmd_scenarios(args: argparse.Namespace) -> int:
-    """Run the engine alone: ``--count`` replays exactly the stories a check reported."""
-    from .battery_results import BatteryResult
-    from .membership_commands import CommandError
-    from .targets.registry import TargetError, resolve
-
-    try:
-        target = resolve(args.target, assignor=args.assignor, timeout=args.timeout)
-    except TargetError as exc:
-        raise CommandError(str(exc)) from None
-    try:
-        if target.assign is None:
-            raise CommandError(f"scenarios: {args.target} has no assign function")
-        if args.assignor and target.assignor not in (None, args.assignor):
-            raise CommandError(f"{args.target} runs {target.assignor} only; --assignor "
-                               f"{args.assignor} names none of it")
-        result = run_scenarios_engine(target, args.budget, args.failures, args.seed,
-                                      count=args.count, strict=args.strict)
-    finally:
-        target.close()
-    battery = BatteryResult(target.name, [result], result.seconds)
-    print(battery.table())
-    first = battery.first()
-    if first is not None:
-        print(f"\nfirst counterexample:\n{first[1].detail}")
-    return 1 if battery.failed else 0
-
-
-def add_commands(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
-    from .membership_commands import DEFAULT_FAILURES
-
-    p = sub.add_parser("scenarios", help="play the audit's random group stories on a target "
-                                         "in this process (check's scenarios engine)")
-    p.add_argument("--target", required=True,
-                   help="any target with an assign function (builtin:, mutant:, python:, "
-                        "kafka-python:, jsonl:)")
-    p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--count", type=int_at_least(1), default=None,
-                   help="play exactly this many stories (default: as many as --budget allows)")
-    p.add_argument("--budget", type=positive_seconds, default=30.0,
-                   help="seconds (default %(default)s)")
-    p.add_argument("--assignor", default=None, help="which assignor a jsonl: target runs")
-    p.add_argument("--timeout", type=positive_seconds, default=None,
-                   help="seconds per request for a jsonl: target")
-    p.add_argument("--strict", action="store_true",
-                   help="fail on violations that are Kafka's own behaviour too")
-    p.add_argument("--failures", default=DEFAULT_FAILURES, help="where counterexamples go")
-    p.set_defaults(func=cmd_scenarios)
-
-
-__all__ = ["add_commands", "cmd_scenarios", "LARGE_EVERY", "StoryTarget", "describe", "row_of",
-           "run_scenarios_engine", "schedule", "story_target"]

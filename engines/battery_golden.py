@@ -7,31 +7,35 @@ user data is read (so state shared between consumers shows)."""
 from __future__ import annotations
 
 import json
-import os
 import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from ..properties.assignment import exclusive_ownership, valid_targets
+from ..properties.codec import (
+    HIGHEST_VERSION,
+    codec_violations,
+    expected_subscription_decode,
+)
+from ..properties.user_data import LAYOUTS, user_data_hygiene
+from ..targets.adapters.codecs import CodecFailure
+from ..targets.target import Target
 from .battery_results import EngineResult, Finding, invariant_id, save_json
-from .targets.registry import Target
+
+__all__ = ["answer", "codec_inputs", "load_assign_vectors", "partition_sets", "run_codec",
+           "run_vectors", "user_data_inputs", "vectors_dir"]
 
 
-def vectors_dir() -> Path | None:
-    """``$GROUPCHECK_VECTORS``, else ``../shared/vectors`` beside the checkout or the
-    working directory."""
-    env = os.environ.get("GROUPCHECK_VECTORS")
-    candidates = [Path(env)] if env else []
-    here = Path(__file__).resolve().parent.parent
-    candidates += [here.parent / "shared" / "vectors", Path.cwd().parent / "shared" / "vectors"]
-    for c in candidates:
-        if (c / "assign.jsonl").is_file():
-            return c
-    return None
+def vectors_dir(folder: Path | None) -> Path | None:
+    """``folder`` when it holds the golden vectors (``assign.jsonl``), else None. The
+    command line reads the folder from ``$GROUPCHECK_VECTORS``."""
+    return folder if folder is not None and (folder / "assign.jsonl").is_file() else None
 
 
-def load_assign_vectors() -> list[dict[str, Any]]:
-    d = vectors_dir()
+def load_assign_vectors(folder: Path | None) -> list[dict[str, Any]]:
+    """The golden vectors' ``assign`` lines in ``folder`` ([] when it has none)."""
+    d = vectors_dir(folder)
     if d is None:
         return []
     with open(d / "assign.jsonl", encoding="utf-8") as fh:
@@ -55,16 +59,17 @@ def partition_sets(response: dict[str, Any]) -> dict[str, frozenset[tuple[str, i
             for m, ps in (response.get("assignment") or {}).items() if ps}
 
 
-def run_vectors(target: Target, failures: str,
-                lines: list[dict[str, Any]] | None = None) -> EngineResult:
-    from .properties.assignment import exclusive_ownership, valid_targets
-
+def run_vectors(target: Target, failures: str, lines: list[dict[str, Any]] | None = None,
+                vectors: Path | None = None) -> EngineResult:
+    """The golden vectors' ``assign`` lines of the target's assignor (``lines``, else those
+    in the folder ``vectors``): I1 and I2 on every answer, and ``PARITY`` (the same
+    partitions per member as Kafka's answer) on lines not marked ``kafka_bug``."""
     result = EngineResult("vectors", ("I1", "I2", "PARITY") + (
         ("TIMEOUT",) if target.timeout is not None else ()))
     if target.assign is None or target.assignor is None:
         result.skipped = "no assign function"
         return result
-    lines = load_assign_vectors() if lines is None else lines
+    lines = load_assign_vectors(vectors) if lines is None else lines
     if not lines:
         result.skipped = "golden vectors not found (set GROUPCHECK_VECTORS)"
         return result
@@ -174,8 +179,6 @@ def _keep(result: EngineResult, failures: str, target: Target, invariant: str,
 
 def _run_user_data(target: Target, result: EngineResult, failures: str) -> None:
     """I12 over `user_data_inputs` (the layouts of Kafka's sticky assignors)."""
-    from .properties.user_data import user_data_hygiene
-
     assert target.user_data is not None and target.assignor is not None
     inputs = user_data_inputs()
     try:
@@ -199,8 +202,6 @@ def _run_user_data(target: Target, result: EngineResult, failures: str) -> None:
 
 def run_codec(target: Target, failures: str) -> EngineResult:
     """I10 over the target's subscription codec, I12 over its user data."""
-    from .properties.user_data import LAYOUTS
-
     reads_user_data = target.user_data is not None and target.assignor in LAYOUTS
     checked = (("I10",) if target.codec is not None else ()) + (
         ("I12",) if reads_user_data else ())
@@ -218,13 +219,6 @@ def run_codec(target: Target, failures: str) -> EngineResult:
 
 
 def _run_subscription_codec(target: Target, result: EngineResult, failures: str) -> None:
-    from .properties.codec import (
-        HIGHEST_VERSION,
-        codec_violations,
-        expected_subscription_decode,
-    )
-    from .targets.adapters.codecs import CodecFailure
-
     codec = target.codec
     for x in codec_inputs():
         for w in range(HIGHEST_VERSION + 1):

@@ -22,9 +22,10 @@ import sys
 import threading
 from typing import Any
 
-from .cli_values import int_between
-from .impl.assign_op import INT32_MAX
-from .membership_commands import CommandError
+from ..impl.assign_op import INT32_MAX
+from .common import NO_ENVIRONMENT, Environment, UsageError, int_between
+
+__all__ = ["register"]
 
 
 def _topic(text: str) -> tuple[str, int]:
@@ -44,7 +45,7 @@ def _loopback(host: str) -> str:
     return host
 
 
-def add_commands(sub: Any) -> None:
+def register(sub: Any) -> None:
     p = sub.add_parser("broker", help="run groupcheck's broker on loopback until interrupted")
     p.add_argument("--port", type=int_between(0, 65535), default=9092,
                    help="port to listen on (0: any free)")
@@ -60,21 +61,21 @@ def add_commands(sub: Any) -> None:
     p.add_argument("--min-session-timeout-ms", type=int_between(0, INT32_MAX), default=6000,
                    help="group.min.session.timeout.ms")
     p.add_argument("--quiet", action="store_true", help="no line per request")
-    p.set_defaults(func=_cmd_broker)
+    p.set_defaults(func=run)
 
 
-def _cmd_broker(args: argparse.Namespace) -> int:
-    try:
-        from .broker import Broker, BrokerConfig, Exchange
+def run(args: argparse.Namespace, env: Environment = NO_ENVIRONMENT) -> int:
+    try:  # the broker's protocol library is optional (the broker extra)
+        from ..broker import Broker, BrokerConfig, Exchange
+        from ..broker.store import MAX_TOPIC_PARTITIONS
     except ImportError as e:
-        raise CommandError(f"the broker needs kio: pip install 'groupcheck[broker]' ({e})"
-                           ) from None
-    from .broker.store import MAX_TOPIC_PARTITIONS
+        raise UsageError(f"the broker needs kio: pip install 'groupcheck[broker]' ({e})"
+                         ) from None
 
     for option, count in [("--partitions", args.partitions), *(
             (f"--topic {name}", n) for name, n in args.topic)]:
         if count > MAX_TOPIC_PARTITIONS:
-            raise CommandError(f"{option}: {count:,} partitions, more than the "
+            raise UsageError(f"{option}: {count:,} partitions, more than the "
                                f"{MAX_TOPIC_PARTITIONS:,} a topic may have here")
 
     def show(exchange: Exchange) -> None:
@@ -94,7 +95,7 @@ def _cmd_broker(args: argparse.Namespace) -> int:
     try:
         broker.start()
     except OSError as e:
-        raise CommandError(f"cannot listen on {args.host}:{args.port}: {e.strerror}") from None
+        raise UsageError(f"cannot listen on {args.host}:{args.port}: {e.strerror}") from None
     stop = threading.Event()
     signal.signal(signal.SIGTERM, lambda *_: stop.set())
     print(f"bootstrap {broker.bootstrap}", flush=True)

@@ -36,7 +36,9 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, replace
+from pathlib import Path
 
+from ..targets.target import Target
 from .battery_contract import watched
 from .battery_fuzz import machine_config, run_fuzz
 from .battery_golden import (
@@ -47,7 +49,7 @@ from .battery_golden import (
     run_vectors,
     vectors_dir,
 )
-from .battery_prove import run_prove, run_prove_within, run_scenarios
+from .battery_prove import prover_reasons, run_prove, run_prove_within, run_scenarios
 from .battery_results import (
     DEFAULT_SCOPE,
     ENGINES,
@@ -60,7 +62,7 @@ from .battery_results import (
     invariant_id,
     save_json,
 )
-from .targets.registry import Target
+from .scenario_engine import run_scenarios_engine
 
 __all__ = ["DEFAULT_SCOPE", "ENGINES", "ENGINE_LIST", "INVARIANT_ROWS", "SMALL_SCOPE",
            "BatteryResult", "Context", "Engine",
@@ -73,17 +75,6 @@ MIN_SEARCH_SHARE = 0.25  # of the budget, kept for the searching engines whateve
 PROVE_SHARE = 0.3  # of the budget, for the prover's portfolio of scopes
 #: the scenarios engine's share of the searching time (the state machine gets the rest)
 SCENARIOS_SHARE = 0.3
-
-
-def is_wire(name: str) -> bool:
-    """A target of real clients on a real wire (slow: seconds per event)."""
-    from .targets.registry import TargetError, resolve
-
-    try:
-        hints = resolve(name).hints
-    except TargetError:
-        return False
-    return hints is not None and hints.wire
 
 
 @dataclass(frozen=True)
@@ -103,6 +94,8 @@ class Context:
     #: asked the requests of the prover's and the scenarios engine's violations (labels
     #: from evidence); the state machine's and the codec's keep the rules
     reference: Target | None = None
+    #: the golden vectors' folder (``parity``)
+    vectors: Path | None = None
 
 
 @dataclass(frozen=True)
@@ -124,16 +117,13 @@ def _prove(target: Target, ctx: Context) -> EngineResult:
 def _vectors(target: Target, ctx: Context) -> EngineResult:
     if not ctx.parity:
         return EngineResult("vectors", skipped="not asked (--parity)")
-    return run_vectors(target, ctx.failures)
+    return run_vectors(target, ctx.failures, vectors=ctx.vectors)
 
 
 def run_stories(target: Target, budget: float, failures: str, seed: int = 0, *,
                 strict: bool = False, reference: Target | None = None) -> EngineResult:
     """The scenarios engine, its repertoire stated so that what it never judged shows, and
     a range or roundrobin contract judged on every answer as it passes."""
-    from .battery_prove import prover_reasons
-    from .scenario_engine import run_scenarios_engine
-
     watch = None
     if target.assign is not None and target.balance in ("range", "roundrobin"):
         watch = watched(target.assign, target.balance, failures)
@@ -172,8 +162,8 @@ def run_batteries(targets: Sequence[Target], *, budget: float = 120.0, parity: b
                   seed: int = 0, engines: Iterable[str] | None = None,
                   workers: int | None = None, strict: bool = False,
                   first: bool = False,
-                  reference: Callable[[Target], Target | None] | None = None
-                  ) -> list[BatteryResult]:
+                  reference: Callable[[Target], Target | None] | None = None,
+                  vectors: Path | None = None) -> list[BatteryResult]:
     """Every engine on every target within ``budget`` seconds in all (see the module doc);
     ``first`` stops the run at the first finding; ``reference`` gives the reference target
     running a target's assignor (labels from evidence), or None."""
@@ -183,7 +173,8 @@ def run_batteries(targets: Sequence[Target], *, budget: float = 120.0, parity: b
     results = [BatteryResult(t.name, [], assignor=t.assignor, started=started,
                              balance=f"{t.balance} ({t.balance_why})" if t.balance_why else "")
                for t in targets]
-    base = Context(budget, budget, failures, seed, scope, workers, strict, parity, len(targets))
+    base = Context(budget, budget, failures, seed, scope, workers, strict, parity, len(targets),
+                   vectors=vectors)
     stopped = False
 
     def run(engine: Engine, i: int, ctx: Context) -> None:
@@ -206,8 +197,7 @@ def run_batteries(targets: Sequence[Target], *, budget: float = 120.0, parity: b
     for n, (engine, i) in enumerate(searching):
         weight = sum(e.share for e, _ in searching[n:])
         left = max(deadline - time.perf_counter(), 0.5)
-        run(engine, i, Context(left * engine.share / weight, budget, failures, seed, scope,
-                               workers, strict, parity, len(targets)))
+        run(engine, i, replace(base, budget=left * engine.share / weight))
     order = {e: i for i, e in enumerate(ENGINES)}
     for result in results:
         result.engines.sort(key=lambda e: order.get(e.engine, 99))

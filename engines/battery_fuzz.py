@@ -21,8 +21,18 @@ from collections import Counter
 from dataclasses import replace
 from typing import Any
 
+from ..model.fuzz import fuzz
+from ..model.machine import config_for, wire_config
+from ..model.promises import Promises
+from ..model.replay import replay_events, save
+from ..model.stats import Stats
+from ..properties.balance import STICKY_FAMILY
+from ..properties.optimal import MovesOracle
+from ..targets.target import Target
 from .battery_results import EngineResult, Finding, file_safe, invariant_id, save_json
-from .targets.registry import Target
+
+__all__ = ["FUZZ_CHECKED", "GAP_SECONDS", "GAP_SHARE", "SHRINK_SECONDS", "WIRE_CHECKED",
+           "fuzz_reasons", "gap_figures", "machine_config", "run_fuzz"]
 
 FUZZ_CHECKED = ("I1", "I2", "I3", "I4a", "I5", "I6", "I7", "I8", "I9", "I11", "I12")
 WIRE_CHECKED = ("I1", "I2", "I5", "I6", "I7", "I8", "I9", "I10", "I11")
@@ -34,10 +44,6 @@ SHRINK_SECONDS = 10.0  # in process: the delta-debugging pass alone, within this
 def machine_config(target: Target) -> Any:
     """The state machine's configuration for a target (its hints, its wire versions, what
     its assignor promises)."""
-    from .model.machine import config_for, wire_config
-    from .model.promises import Promises
-    from .properties.balance import STICKY_FAMILY
-
     hints = target.hints
     assert hints is not None and target.assignor is not None
     if hints.wire:
@@ -75,7 +81,6 @@ def gap_figures(stats: Any, seconds: float) -> tuple[dict[int, int], str]:
     """The I4b gap histogram over the small settled generations the model kept, within
     ``seconds``; and a note on what was measured."""
     try:
-        from .properties.optimal import MovesOracle
         oracle = MovesOracle()
     except ImportError:
         return {}, "I4b gap: not measured (install the z3 extra)"
@@ -106,8 +111,6 @@ def _fill(result: EngineResult, stats: Any, gap_seconds: float) -> None:
 
 
 def _inherited(result: EngineResult, target: Target, stats: Any, failures: str) -> None:
-    from .model.replay import save
-
     for inv, violation in stats.inherited.items():
         events = stats.inherited_events.get(inv, [])
         path = save(failures, file_safe(target.name), events, [violation], None,
@@ -139,10 +142,6 @@ def run_fuzz(target: Target, budget: float, failures: str, *, seed: int = 0,
     fuzz`` also runs Hypothesis's shrinker) and dated when it was first seen. A wire target
     (real clients: seconds per event) runs five examples per chunk, starts no chunk the
     budget cannot hold (judged by the slowest chunk so far), and shrinks within the rest."""
-    from .model.fuzz import fuzz
-    from .model.replay import replay_events, save
-    from .model.stats import Stats
-
     result = EngineResult("fuzz", FUZZ_CHECKED + (("TIMEOUT",) if target.timeout else ()),
                           reasons=fuzz_reasons(target))
     if target.group is None:

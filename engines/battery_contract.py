@@ -18,7 +18,11 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from ..properties.balance import judge_balance
+from ..properties.rebalance import assignment_of
 from .battery_results import Finding, save_json
+
+__all__ = ["AssignFn", "ContractWatch", "watched"]
 
 AssignFn = Callable[[dict[str, Any]], dict[str, Any]]
 
@@ -39,9 +43,6 @@ class ContractWatch:
         return response
 
     def _judge(self, request: dict[str, Any], response: dict[str, Any]) -> None:
-        from .properties.balance import judge_balance
-        from .properties.rebalance import assignment_of
-
         try:
             assignment = assignment_of(response)
         except ValueError:

@@ -19,6 +19,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+__all__ = ["DEFAULT_SCOPE", "ENGINES", "INVARIANT_ROWS", "SMALL_SCOPE", "BatteryResult",
+           "EngineResult", "Finding", "figure_lines", "file_safe", "invariant_id", "save_json"]
+
 INVARIANT_ROWS = ("I1", "I2", "I3", "I4a", "I5", "I6", "I7", "I8", "I9", "I10", "I11", "I12",
                   "PARITY", "ERROR", "TIMEOUT")
 ENGINES = ("codec", "prove", "vectors", "scenario", "scenarios", "fuzz")

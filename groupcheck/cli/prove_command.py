@@ -1,14 +1,19 @@
-"""``groupcheck prove``: the exhaustive-scope prover from the command line (``--bmc`` and
-``--matrix``: bounded model checking, see ``bmc_command``).
+"""``groupcheck prove``: the exhaustive-scope prover from the command line; ``--bmc`` and
+``--matrix``: bounded model checking of the protocol across codec versions
+(`engines.bmc_runs`).
 
     groupcheck prove --target T [--assignor A,...] [--scope members=3,topics=2,partitions=2]
                      [--timeout S] [--failures DIR] [--json] [--workers N] [--exact]
                      [--reference T] [--strict] [--no-gaps]
+    groupcheck prove --bmc --depth K [--target T | --protocol eager|cooperative]
+                     [--scope members=3,topics=1,partitions=3] [--codecs ...]
+    groupcheck prove --matrix [--depth K] [--scope S] [--out FILE]
 
 Exit codes: 0 every invariant held, or every violation is labelled (a rule of
 ``kafka_rules``, or the ``--reference`` target answering the same requests identically);
 1 another violation (the smallest counterexample per invariant is saved under
-``--failures``), or any with ``--strict``; 2 bad arguments (one line).
+``--failures``), or any with ``--strict``; ``--bmc`` 1 on a counterexample, ``--matrix`` 1
+when the model found a trace the implementation never reproduced; 2 bad arguments.
 """
 
 from __future__ import annotations
@@ -18,16 +23,23 @@ import json
 import sys
 import time
 from collections.abc import Callable
-from typing import TYPE_CHECKING
+from typing import Any
 
-from .cli_values import int_at_least, positive_seconds
-from .membership_commands import DEFAULT_FAILURES, CommandError
+from .. import engines
+from ..properties.scope import Scope
+from ..targets.offers import close_all
+from ..targets.target import Target
+from .common import (
+    NO_ENVIRONMENT,
+    Environment,
+    add_failures_option,
+    add_strict_option,
+    add_timeout_option,
+    int_at_least,
+)
 
-if TYPE_CHECKING:
-    from .properties.scope import Scope
-    from .targets.registry import Target
+__all__ = ["register"]
 
-LARGE_SCOPE = 10_000_000
 SCOPE_HELP = ("comma-separated key=value: members (max members), topics, partitions (max per "
               "topic; 0 = no metadata), generations, claims (max claimants per partition), "
               "racks, stale (max claims on partitions the leader's metadata lacks), symmetry "
@@ -47,29 +59,29 @@ def _progress(started: float) -> Callable[[int, float], None]:
     return show
 
 
-def cmd_prove(args: argparse.Namespace) -> int:
-    from .properties.scope import Scope
-
+def run(args: argparse.Namespace, env: Environment = NO_ENVIRONMENT) -> int:
     if args.bmc and args.matrix:
-        raise CommandError("prove: --bmc and --matrix are separate runs; choose one")
+        raise engines.EngineInputError("prove: --bmc and --matrix are separate runs; choose one")
     if args.bmc or args.matrix:
-        from .bmc_command import cmd_bmc, cmd_matrix
-
-        return cmd_bmc(args) if args.bmc else cmd_matrix(args)
+        out = (engines.run_bmc(target=args.target, protocol=args.protocol, codecs=args.codecs,
+                       depth=args.depth, scope=args.scope, failures=args.failures,
+                       settings=env.settings) if args.bmc else
+               engines.run_matrix(depth=args.depth, scope=args.scope, failures=args.failures,
+                          out_file=args.out, settings=env.settings))
+        print("\n".join(out.lines))
+        return 1 if out.failed else 0
     if args.target is None:
-        raise CommandError("prove: --target is required (or use --bmc / --matrix)")
+        raise engines.EngineInputError("prove: --target is required (or use --bmc / "
+                                       "--matrix)")
     if args.depth is not None or args.out or args.codecs or args.protocol:
-        raise CommandError("prove: --depth, --codecs, --protocol and --out go with --bmc or "
-                           "--matrix")
+        raise engines.EngineInputError("prove: --depth, --codecs, --protocol and --out go "
+                                       "with --bmc or --matrix")
     try:
         scope = Scope.parse(args.scope or "")
     except ValueError as exc:
-        raise CommandError(f"prove: {exc}") from None
-    from .check_command import References, offers_of
-    from .targets.offers import close_all
-
-    offers = offers_of(args.target, args.assignor, args.timeout)
-    references = References(args.reference, args.timeout)
+        raise engines.EngineInputError(f"prove: {exc}") from None
+    offers = engines.offers_of(args.target, args.assignor, args.timeout, env.settings)
+    references = engines.References(args.reference, args.timeout, env.settings)
     ok = True
     try:
         for offer in offers:
@@ -85,31 +97,15 @@ def cmd_prove(args: argparse.Namespace) -> int:
 
 def _prove_one(args: argparse.Namespace, scope: Scope, target: Target,
                reference: Target | None) -> bool:
-    """One assignor through the prover (``reference``: asked the requests of its
-    violations); True when it passed."""
-    from .battery import file_safe
-    from .properties.scope import prove
-
-    if target.assign is None or target.assignor is None:
-        raise CommandError(f"prove: {target.name} has no assign function for the scope "
-                           "prover; its bugs show in groupcheck fuzz (or prove --bmc for "
-                           "codec mixes)")
-    _warn_if_large(args, scope, target)
-    fork_safe = target.fork_safe and (reference is None or reference.fork_safe)
-    workers = args.workers if fork_safe else 1
-    started = time.perf_counter()
-    report = prove(target.assign, target.assignor, scope, target=file_safe(target.name),
-                   workers=workers, failures=args.failures, exact=args.exact,
-                   sticky=target.balanced, session=target.assign_session,
-                   progress=_progress(started),
-                   reference=reference.assign if reference is not None else None,
-                   reference_name=reference.name if reference is not None else None,
-                   gaps=not args.no_gaps)
+    """One assignor through the prover, its report printed; True when it passed."""
+    warning = engines.large_scope_warning(scope, target, not args.no_gaps)
+    if warning:
+        print(warning, file=sys.stderr)
+    report = engines.prove_target(target, scope, reference=reference, workers=args.workers,
+                          failures=args.failures, exact=args.exact, gaps=not args.no_gaps,
+                          progress=_progress(time.perf_counter()))
     if sys.stderr.isatty():
         print(file=sys.stderr)
-    if not target.sticky:  # an assignor that promises no stickiness is not held to I4a
-        for table in (report.violations, report.inherited, report.counterexamples):
-            table.pop("I4a", None)
     if args.json:
         print(json.dumps({**report.to_dict(), "balance": target.balance,
                           "stickiness": target.sticky}, ensure_ascii=False))
@@ -120,20 +116,7 @@ def _prove_one(args: argparse.Namespace, scope: Scope, target: Target,
     return report.strict_ok if args.strict else report.ok
 
 
-def _warn_if_large(args: argparse.Namespace, scope: Scope, target: Target) -> None:
-    """A line on stderr when the run will enumerate a scope too big to wait for."""
-    from .properties.scope import claim_mode, upper_bound
-
-    bound = upper_bound(scope)
-    if bound <= LARGE_SCOPE or claim_mode(scope, str(target.assignor), not args.no_gaps,
-                                          target.assign_session, target.balanced)[0]:
-        return
-    print(f"prove: scope {scope.text()} visits up to {bound:,} candidate configurations for "
-          f"{target.name}; consider fewer members, generations or claims",
-          file=sys.stderr)
-
-
-def add_commands(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+def register(sub: Any) -> None:
     p = sub.add_parser("prove", help="check every configuration of a small scope; Z3 measures "
                                      "the stickiness gap")
     p.add_argument("--target", default=None,
@@ -144,9 +127,7 @@ def add_commands(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-
     p.add_argument("--assignor", action="append", default=None,
                    help="which assignors (repeatable or comma-separated; default: every "
                         "assignor the target answers)")
-    p.add_argument("--timeout", type=positive_seconds, default=None,
-                   help="seconds per request for a jsonl: or java: target before it is a "
-                        "TIMEOUT (default 10)")
+    add_timeout_option(p)
     p.add_argument("--scope", default="", help=SCOPE_HELP + "; with --bmc/--matrix: "
                    "members,topics,partitions (default members=3,topics=1,partitions=3)")
     p.add_argument("--bmc", action="store_true",
@@ -161,8 +142,7 @@ def add_commands(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-
     p.add_argument("--protocol", choices=("eager", "cooperative"), default=None,
                    help="with --bmc: only this protocol (default: both, or the target's)")
     p.add_argument("--out", default=None, help="with --matrix: write the matrix as JSON")
-    p.add_argument("--failures", default=DEFAULT_FAILURES,
-                   help="where counterexample files go (default %(default)s)")
+    add_failures_option(p, "where counterexample files go")
     p.add_argument("--json", action="store_true", help="print the report as one JSON object")
     p.add_argument("--workers", type=int_at_least(1), default=None,
                    help="processes (default: up to 2, one per CPU)")
@@ -177,6 +157,5 @@ def add_commands(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-
                         "(all of them for range and roundrobin, those on unsubscribed topics "
                         "for cooperative-sticky) are then aggregated: a proof of the same "
                         "scope in a fraction of the time")
-    p.add_argument("--strict", action="store_true",
-                   help="fail on violations that are Kafka's own behaviour too (rules K1-K4)")
-    p.set_defaults(func=cmd_prove)
+    add_strict_option(p)
+    p.set_defaults(func=run)

@@ -1,0 +1,134 @@
+"""``groupcheck diff --target A --target B``: the smallest input of the scope on which two
+targets disagree; over the audit's chains of rebalances (``--stories N``); or saved
+requests run again on both targets (``--request FILE``, any saved file that holds requests).
+
+    groupcheck diff --target A --target B [--assignor A] [--scope S] [--no-vectors]
+    groupcheck diff --target builtin:sticky --target java: --stories 1000 [--seed S]
+                    [--start I] [--workers W] [--timeout S] [--failures DIR]
+    groupcheck diff --target builtin:sticky --target java: --request FILE [--request ...]
+
+Exit codes: 0 no difference that counts, 1 one or more (each saved as a request file), 2 bad
+arguments.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import Any
+
+from .. import engines
+from ..targets.offers import close_all, parse_assignors
+from ..targets.target import Target
+from .common import (
+    DEFAULT_BUDGET,
+    NO_ENVIRONMENT,
+    Environment,
+    add_failures_option,
+    add_target_option,
+    add_timeout_option,
+    int_at_least,
+    positive_seconds,
+)
+
+__all__ = ["register"]
+
+DEFAULT_SCOPE = "members=3,topics=2,partitions=2,generations=2,claims=1,symmetry=2"
+
+
+def _stories(args: argparse.Namespace, env: Environment) -> int:
+    ours, reference = args.target
+    bad = 0
+    for assignor in engines.story_assignors(args.target, args.assignor):
+        def progress(partial: engines.StoriesResult, assignor: str = assignor) -> None:
+            print(f"\r{assignor}: {partial.groups:,}/{args.stories:,} stories, "
+                  f"{partial.unexplained_count} unexplained", end="", file=sys.stderr,
+                  flush=True)
+
+        result = engines.run_diff_stories(ours, reference, assignor, groups=args.stories,
+                                  seed=args.seed, start=args.start, workers=args.workers,
+                                  timeout=args.timeout or 5.0,
+                                  progress=progress if sys.stderr.isatty() else None,
+                                  settings=env.settings)
+        if sys.stderr.isatty():
+            print(file=sys.stderr)
+        print("\n".join(engines.story_report(result, ours, reference, args.workers)))
+        for path in engines.save_differences(result, ours, reference, args.failures):
+            print(f"  saved: {path}")
+        bad += result.unexplained_count
+    return 1 if bad else 0
+
+
+def _saved(paths: list[str]) -> list[engines.SavedFile]:
+    try:
+        return [engines.read_saved(path) for path in paths]
+    except engines.SavedFileError as exc:
+        raise engines.EngineInputError(f"diff: {exc}") from None
+
+
+def _search(args: argparse.Namespace, env: Environment,
+            pairs: list[tuple[Target, Target, str]]) -> bool:
+    """The scope's requests (then the vectors') on every pair; True when all agree."""
+    agree = True
+    for a, b, assignor in pairs:
+        if a.assign is None or b.assign is None:
+            raise engines.EngineInputError("diff: both targets need an assign function (an "
+                                           "assignor)")
+        if len(pairs) == 1 and a.assignor != b.assignor:
+            print(f"note: {a.name} runs {a.assignor!r}, {b.name} runs {b.assignor!r}; "
+                  f"requests name {assignor!r}")
+        result = engines.run_diff(a, b, assignor=assignor, scope=args.scope or DEFAULT_SCOPE,
+                          vectors=not args.no_vectors, budget=args.budget / len(pairs),
+                          vectors_folder=env.vectors)
+        if len(pairs) > 1:
+            print(f"[{assignor}]")
+        print(engines.describe(result, a.name, b.name))
+        agree = agree and result.agree
+        if not result.agree and args.failures:
+            print(f"saved: {engines.save_search_difference(args.failures, a, b, assignor, result)}")
+    return agree
+
+
+def run(args: argparse.Namespace, env: Environment = NO_ENVIRONMENT) -> int:
+    if len(args.target) != 2:
+        raise engines.EngineInputError("diff: give exactly two --target options")
+    if args.stories:
+        return _stories(args, env)
+    engines.check_scope(args.scope)
+    saved = _saved(args.request)
+    wanted = parse_assignors(args.assignor)
+    a_offers = engines.offers_of(args.target[0], None, args.timeout, env.settings)
+    b_offers = engines.offers_of(args.target[1], None, args.timeout, env.settings)
+    try:
+        pairs = engines.diff_pairs(a_offers, b_offers, wanted)
+        if saved:
+            lines, agree = engines.requests_lines(saved, {n: (a, b) for a, b, n in pairs})
+            print("\n".join(lines))
+            return 0 if agree else 1
+        return 0 if _search(args, env, pairs) else 1
+    finally:
+        close_all(a_offers + b_offers)
+
+
+def register(sub: Any) -> None:
+    p = sub.add_parser("diff", help="find the smallest input on which two targets disagree")
+    add_target_option(p, "two targets (the second is the reference)", repeat=True)
+    p.add_argument("--assignor", action="append", default=None,
+                   help="compare only these assignors (repeatable or comma-separated; "
+                        "default: every assignor both targets answer)")
+    p.add_argument("--scope", default=None, help="scope of generated requests")
+    p.add_argument("--no-vectors", action="store_true", help="generated requests only")
+    p.add_argument("--budget", type=positive_seconds, default=DEFAULT_BUDGET, help="seconds")
+    add_timeout_option(p)
+    add_failures_option(p, "where the input is saved")
+    p.add_argument("--request", action="append", default=[], metavar="FILE",
+                   help="run the requests of this saved file on both targets (repeatable)")
+    p.add_argument("--stories", type=int_at_least(0), default=0, metavar="N",
+                   help="feed both targets N of the audit's random chains of rebalances "
+                        "(each request built from the first target's answer)")
+    p.add_argument("--seed", type=int, default=0, help="--stories: the audit's seed")
+    p.add_argument("--start", type=int_at_least(0), default=0,
+                   help="--stories: the first scenario id")
+    p.add_argument("--workers", type=int_at_least(1), default=1,
+                   help="--stories: worker processes (each with its own JVM)")
+    p.set_defaults(func=run)

@@ -1,0 +1,30 @@
+"""``groupcheck jsonl [FILE]``: serve the JSON-lines contract, one request per line (stdin
+by default), one answer per line on stdout; a bad line gets an error answer and the
+service goes on."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import Any
+
+from ..impl import jsonl
+from .common import NO_ENVIRONMENT, Environment, UsageError
+
+__all__ = ["register"]
+
+
+def run(args: argparse.Namespace, env: Environment = NO_ENVIRONMENT) -> int:
+    if args.input == "-":
+        return jsonl.serve(sys.stdin, sys.stdout)
+    try:
+        with open(args.input, encoding="utf-8") as fh:
+            return jsonl.serve(fh, sys.stdout)
+    except OSError as exc:
+        raise UsageError(f"cannot read {args.input}: {exc.strerror}") from None
+
+
+def register(sub: Any) -> None:
+    p = sub.add_parser("jsonl", help="serve the JSON-lines contract (one request per line)")
+    p.add_argument("input", nargs="?", default="-", help="request file, or - for stdin")
+    p.set_defaults(func=run)

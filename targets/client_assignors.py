@@ -1,0 +1,31 @@
+"""Where each Python client keeps its classic assignors: the classes an assignor adapter
+(``adapters/``) wraps and a member driver (``wire/drivers/``) configures, named once for
+both. The client library is imported only when a class is loaded (it is optional)."""
+
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+__all__ = ["AIOKAFKA", "KAFKA_PYTHON", "load_class"]
+
+#: kafka-python's assignor classes, by Kafka's assignor name
+KAFKA_PYTHON = {
+    "range": "kafka.coordinator.assignors.range:RangePartitionAssignor",
+    "roundrobin": "kafka.coordinator.assignors.roundrobin:RoundRobinPartitionAssignor",
+    "sticky": "kafka.coordinator.assignors.sticky.sticky_assignor:StickyPartitionAssignor",
+    "cooperative-sticky": "kafka.coordinator.assignors.cooperative_sticky:"
+                          "CooperativeStickyAssignor",
+}
+#: aiokafka's assignor classes (it has no cooperative one)
+AIOKAFKA = {
+    "range": "aiokafka.coordinator.assignors.range:RangePartitionAssignor",
+    "roundrobin": "aiokafka.coordinator.assignors.roundrobin:RoundRobinPartitionAssignor",
+    "sticky": "aiokafka.coordinator.assignors.sticky.sticky_assignor:StickyPartitionAssignor",
+}
+
+
+def load_class(spec: str) -> Any:
+    """``package.module:Attr`` → that attribute (ImportError when the client is absent)."""
+    module, _, attr = spec.partition(":")
+    return getattr(importlib.import_module(module), attr)
