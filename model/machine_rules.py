@@ -12,7 +12,7 @@ from hypothesis.stateful import precondition, rule
 
 from .machine_state import GroupState
 
-__all__ = ["DELAYS", "ERRORS", "GroupRules"]
+__all__ = ["GroupRules"]
 
 ERRORS = {"sync": ("ILLEGAL_GENERATION", "UNKNOWN_MEMBER_ID", "REBALANCE_IN_PROGRESS"),
           "heartbeat": ("ILLEGAL_GENERATION", "UNKNOWN_MEMBER_ID", "REBALANCE_IN_PROGRESS")}

@@ -19,7 +19,7 @@ from .machine_config import MachineConfig
 from .spec import ReferenceModel
 from .stats import Stats
 
-__all__ = ["NAMES", "GroupState"]
+__all__ = ["GroupState"]
 
 NAMES = ("c1", "c2", "c3", "c4", "c5", "c6")
 
