@@ -58,6 +58,8 @@ from typing import Any
 from ..properties.scope import parse_bounds
 from ..properties.z3_encodings import z3mod
 
+__all__ = ["CODEC_FIELDS", "INVARIANTS", "BmcScope", "CodecMix", "Encoding", "invariants_for"]
+
 ACTIONS = ("join", "leave", "stall", "wake")
 PROTOCOLS = ("EAGER", "COOPERATIVE")
 INVARIANTS = ("I1", "I5", "I6")

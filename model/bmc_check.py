@@ -19,6 +19,8 @@ from .bmc import BmcScope, CodecMix, Encoding, invariants_for
 from .bmc_trace import Trace, read_trace
 from .shrink import invariant_of
 
+__all__ = ["BmcResult", "Confirm", "check"]
+
 Confirm = Callable[[Trace], list[str]]
 MAX_REFINEMENTS = 12
 

@@ -14,6 +14,8 @@ from typing import Any
 from .bmc import CODEC_FIELDS, INVARIANTS, BmcScope, Encoding
 from .events import Event
 
+__all__ = ["Trace", "read_trace"]
+
 TopicPartition = tuple[str, int]
 ASSIGNOR = {"EAGER": "sticky", "COOPERATIVE": "cooperative-sticky"}
 HELD = {"EAGER": "claims  ", "COOPERATIVE": "owns    "}  # user data claim / owned partitions

@@ -18,6 +18,8 @@ from typing import Any
 from .bmc import BmcScope, CodecMix, invariants_for
 from .bmc_check import BmcResult, Confirm, check
 
+__all__ = ["CELLS", "Cell", "CellResult", "Matrix", "compatibility_matrix"]
+
 COLUMNS = ("I1", "I5", "I6")
 ALL_SUBSCRIPTIONS = ("subscription_version", (0, 1, 2, 3))
 

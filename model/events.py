@@ -14,6 +14,9 @@ from ..properties import membership as M
 from ..properties.group import GroupTarget, GroupView, MemberSpec, MemberView, TopicPartition
 from .spec import ReferenceModel
 
+__all__ = ["MAX_SETTLE_GENERATIONS", "SETTLE_BUDGET", "SETTLE_REBALANCE_TIMEOUTS",
+           "SETTLE_STEP_CAP", "Event", "apply_event"]
+
 Event = dict[str, Any]
 
 #: protocol steps a ``settle`` event may take before I11 calls the group unsettled, on a

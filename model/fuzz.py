@@ -22,6 +22,8 @@ from .machine import MachineConfig, ViolationFound, make_machine
 from .shrink import invariant_of, minimize
 from .stats import Stats
 
+__all__ = ["PROFILES", "FuzzResult", "fuzz"]
+
 # Some Hypothesis releases ship this function without annotations: one typed name for all.
 _run_machine: Callable[..., None] = run_state_machine_as_test
 

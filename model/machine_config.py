@@ -8,6 +8,8 @@ from dataclasses import dataclass, field
 
 from .promises import Promises
 
+__all__ = ["UPGRADE_PATH", "MachineConfig", "config_for", "wire_config"]
+
 
 @dataclass(frozen=True)
 class MachineConfig:

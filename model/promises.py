@@ -29,6 +29,8 @@ from ..properties.kafka_rules import inherited_i4a
 from ..properties.user_data import LAYOUTS, claim_hygiene, read_sticky, user_data_hygiene
 from .stats import Stats
 
+__all__ = ["Promises", "judge_i12", "judge_i4a"]
+
 
 @dataclass(frozen=True)
 class Promises:

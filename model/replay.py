@@ -22,6 +22,8 @@ from .events import Event, apply_event
 from .promises import Promises
 from .spec import ReferenceModel
 
+__all__ = ["Outcome", "load", "replay_events", "replay_file", "save"]
+
 FORMAT = "groupcheck-replay/1"
 
 

@@ -19,6 +19,8 @@ from .events import Event
 from .promises import Promises
 from .replay import replay_events
 
+__all__ = ["invariant_of", "minimize"]
+
 INVARIANT_ID = re.compile(r"\bI\d+a?\b")
 
 

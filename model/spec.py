@@ -38,6 +38,8 @@ from ..properties.group import (
 from .promises import Promises, judge_i4a, judge_i12
 from .stats import Stats
 
+__all__ = ["MemberModel", "ReferenceModel"]
+
 #: answers that tell a member its membership is gone (Kafka's clients then report lost)
 FENCING_ERRORS = frozenset({"ILLEGAL_GENERATION", "UNKNOWN_MEMBER_ID", "FENCED_INSTANCE_ID"})
 

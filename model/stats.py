@@ -14,6 +14,8 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
+__all__ = ["Stats"]
+
 TopicPartition = tuple[str, int]
 #: (subscriptions, metadata, previous ownership) of a settled generation, as sorted tuples
 GapInput = tuple[tuple[tuple[str, tuple[str, ...]], ...], tuple[tuple[str, int], ...],

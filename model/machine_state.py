@@ -1,0 +1,104 @@
+"""What the state machine's rules read: its configuration and the group as the model sees it.
+
+`GroupState` is the state half of the machine (`GroupMachine` in model/machine.py): the
+configuration `make_machine` binds as class attributes, a fresh target and reference model
+per example, and the helpers the rules (model/machine_rules.py) draw their events from.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from hypothesis import strategies as st
+from hypothesis.stateful import RuleBasedStateMachine
+
+from ..properties.group import GroupTarget, MemberView
+from .events import Event
+from .machine_config import MachineConfig
+from .spec import ReferenceModel
+from .stats import Stats
+
+__all__ = ["GroupState"]
+
+NAMES = ("c1", "c2", "c3", "c4", "c5", "c6")
+
+
+class GroupState(RuleBasedStateMachine):
+    """One example's target and model, and what the rules ask of them. The class attributes
+    are bound by `make_machine`: where fresh targets come from, what the machine may do, who
+    is told of every event applied (progress counters), and where judgements and figures
+    over every example go."""
+
+    target_factory: Callable[[], GroupTarget]
+    config: MachineConfig
+    on_event: Callable[[], None] | None = None
+    stats: Stats | None = None
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.target = self.target_factory()
+        self.model = ReferenceModel(promises=self.config.promises, stats=self.stats)
+        self.events: list[Event] = []
+        self.last: list[str] = []
+        self.stalled: set[str] = set()
+        self.member_names = NAMES[:max(self.config.max_members, 1)]
+
+    def teardown(self) -> None:
+        self.target.close()
+
+    def run(self, event: Event) -> None:
+        """Apply one event and keep what the model objected to (`GroupMachine.run`)."""
+        raise NotImplementedError
+
+    def then_maybe_settle(self, data: st.DataObject) -> None:
+        """Half the time the group settles right after an event: rebalances complete
+        often enough to matter, and the shrinker can still drop the settle."""
+        if data.draw(st.booleans(), label="then settle"):
+            self.run({"op": "settle"})
+
+    def present(self) -> list[str]:
+        return [n for n in self.member_names if n in self.model.members]
+
+    def free(self) -> list[str]:
+        return [n for n in self.member_names if n not in self.model.members]
+
+    def leader(self) -> str | None:
+        last = self.model.last_view
+        return last.leader if last and last.leader in self.model.members else None
+
+    def join_event(self, data: st.DataObject, member: str, topics: list[str],
+                   assignors: tuple[str, ...]) -> dict[str, Any]:
+        config = self.config
+        return {"op": "join", "member": member, "topics": topics,
+                "assignors": list(assignors),
+                "profile": data.draw(st.sampled_from(config.profiles), label="profile"),
+                "subscription_version": data.draw(
+                    st.sampled_from(config.subscription_versions), label="sv"),
+                "user_data_version": data.draw(
+                    st.sampled_from(config.user_data_versions), label="uv")}
+
+    def draw_topics(self, data: st.DataObject) -> list[str]:
+        return data.draw(st.lists(st.sampled_from(sorted(self.model.partitions)),
+                                  min_size=1, unique=True).map(sorted), label="topics")
+
+    def compatible(self, moving: str | None) -> list[tuple[str, ...]]:
+        """Assignor lists within one upgrade step of every other member's list: a
+        direct [range] → [cooperative-sticky] mix is fatal (INCONSISTENT_GROUP_PROTOCOL)."""
+        config = self.config
+        if not config.upgrades:
+            return list(config.strategies)
+        others = [self.model.members[n].spec.assignors for n in self.present()
+                  if n != moving] + [spec.assignors for spec in self.model.crashed]
+        return [a for a in config.strategies if all(
+            abs(config.upgrades.index(a) - config.upgrades.index(o)) <= 1 for o in others)]
+
+    def member_view(self, member: str) -> MemberView | None:
+        """The member as the last observed view showed it (views are not re-read: a
+        view hands over the callbacks and rebalances since the previous one)."""
+        last = self.model.last_view
+        return last.members.get(member) if last else None
+
+    def owned(self, member: str) -> list[tuple[str, int]]:
+        view = self.member_view(member)
+        return sorted(view.owned) if view else []
