@@ -107,6 +107,14 @@ class BuiltinGroup:
 
     def log_rebalance(self, leader: str, assignor: str, subscriptions: dict[str, Subscription],
                       result: dict[str, Assignment]) -> None:
+        """Record one leader run under the generation it was computed for. A leader that
+        wakes up with a JoinGroup answer of a generation the coordinator has left behind
+        still runs its assignor, but its SyncGroup is refused (ILLEGAL_GENERATION): that
+        assignment is never given to anyone, so it is no rebalance of the group and is not
+        recorded."""
+        generation = self.members[leader].consumer.generation
+        if generation != self.coordinator.generation_id:
+            return
         names = {m.consumer.member_id: n for n, m in self.members.items() if not m.closed}
         in_group = self._listed()
         claims = {}
@@ -119,8 +127,8 @@ class BuiltinGroup:
                  if not m.closed and m.consumer.member_id in in_group}
         assignment = {names.get(mid, mid): tuple(a.partitions) for mid, a in result.items()}
         protocol = self.members[leader].consumer.protocol.name
-        self._rebalances.append(RebalanceRecord(self.coordinator.generation_id, protocol,
-                                                assignor, claims, owned, assignment))
+        self._rebalances.append(RebalanceRecord(generation, protocol, assignor, claims, owned,
+                                                assignment))
 
     # --- membership events --------------------------------------------------------------
 
