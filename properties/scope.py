@@ -8,14 +8,15 @@ so that stickiness is reported as a gap histogram (moves − optimum; I4b is rep
 failed). It works on plain data only; the caller hands it the function to check.
 
 The search space (scope bounds) is in ``scope_space``, its classes under symmetry and their
-weights in ``scope_orbits``; how one configuration becomes requests and is judged (I1-I6,
-I11, the I4b gap) is in ``scope_judge``; this module runs them over the whole scope on
-worker processes (units of work: a metadata, a member count and the first member's
-skeleton, biggest first) and collects the report. A target may hand over a ``session``
-factory — an assign function per worker that keeps what repeats across requests
-(``impl.assign_session.AssignSession``, for the deterministic in-tree assignors). Without the
-gap (``gaps=False``), claims such a session's leader never sees are aggregated: one
-judgement per projection (``scope_blind``, still a proof). The report is ``scope_report``.
+weights in ``scope_orbits``, the enumeration's units of work (a metadata, a member count and
+the first member's skeleton, biggest first) in ``scope_enumeration``; how one configuration
+becomes requests and is judged (I1-I6, I11, the I4b gap) is in ``scope_judge``; this module
+runs them over the whole scope on worker processes and collects the report. A target may
+hand over a ``session`` factory — an assign function per worker that keeps what repeats
+across requests (``impl.assign_session.AssignSession``, for the deterministic in-tree
+assignors). Without the gap (``gaps=False``), claims such a session's leader never sees are
+aggregated: one judgement per projection (``scope_blind``, still a proof). The report is
+``scope_report``.
 
 Counterexamples: for each invariant id, the smallest violating configuration (fewest
 members, then partitions, claims, generations, subscriptions) is kept and, with
@@ -41,28 +42,20 @@ from .deviations import EVIDENCE, agreement, evidence_labels
 from .optimal import Optimiser
 from .rebalance import assignment_of
 from .scope_blind import check_eager, choose, projections
+from .scope_enumeration import enumerate_scope, tasks_of, upper_bound
 from .scope_judge import (
     STICKY_FAMILY,
     Judgement,
     build_request,
     judge,
 )
-from .scope_orbits import (
-    Shape,
-    Task,
-    configs_of_task,
-    metadatas,
-    skeletons,
-    tasks_of,
-    upper_bound,
-)
+from .scope_orbits import Shape, Task, configs_of_task, metadatas, skeletons
 from .scope_report import FORMAT, Counterexample, ProofReport
 from .scope_space import (
     AssignFn,
     Config,
     Metadata,
     Scope,
-    enumerate_scope,
     parse_bounds,
     reduction_is_sound,
 )
