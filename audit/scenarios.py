@@ -71,7 +71,9 @@ def _log_uniform(rng: random.Random, low: int, high: int) -> int:
     return min(high, int(math.exp(rng.uniform(math.log(low), math.log(high + 1)))))
 
 
-def _pick_tier(rng: random.Random) -> int:
+def pick_tier(rng: random.Random) -> int:
+    """The index in `TIERS` of a scenario's tier, drawn by weight (the first draw of
+    `random_spec`)."""
     u = rng.random()
     for i, tier in enumerate(TIERS):
         u -= tier.weight
@@ -214,7 +216,7 @@ def _steps(rng: random.Random, tier: Tier, members: list[dict[str, Any]],
 def random_spec(seed: int, index: int) -> dict[str, Any]:
     """The spec of scenario ``index`` of a seeded random audit."""
     rng = scenario_rng(seed, index)
-    tier_no = _pick_tier(rng)
+    tier_no = pick_tier(rng)
     tier = TIERS[tier_no]
     partitions = _metadata(rng, tier)
     topics = sorted(partitions)

@@ -35,7 +35,8 @@ from typing import Any
 
 from .audit.call_timeout import CALL_TIMEOUT, AssignTimeout
 from .audit.chain import INVARIANTS, ChainResult, replay_record
-from .audit.scenarios import _pick_tier, random_spec, scenario_rng, spec_size
+from .audit.scenarios import pick_tier as _pick_tier
+from .audit.scenarios import random_spec, scenario_rng, spec_size
 from .audit.shrink import play
 from .audit.targets import AuditTarget
 from .battery_results import INVARIANT_ROWS, EngineResult, Finding, file_safe, save_json
