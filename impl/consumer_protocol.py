@@ -8,7 +8,7 @@ ignored; a negative version is rejected. Decoding returns the raw message (`Subs
 empty rack read as absent). Every malformed input raises `CodecError`, nothing else.
 
 Subscriptions, which every rebalance writes and reads once per member, go through one pass
-first (`_encode_ascii_subscription`, `_decode_well_formed_subscription`) that handles the
+first (`encode_ascii_subscription`, `decode_well_formed_subscription`) that handles the
 usual message with local variables and no call per field; anything out of the ordinary
 (a non-ASCII name, a bad length, malformed UTF-8) goes to the field-by-field writer and
 reader (`write_subscription_fields`, `read_subscription_fields`), whose values and errors
@@ -93,7 +93,7 @@ def _write_topic_partitions(w: Writer, entries: list[TopicPartitions]) -> None:
 def encode_subscription(sub: Subscription, version: int = HIGHEST_VERSION) -> bytes:
     """Kafka's writer: canonical order, newer fields dropped for older versions."""
     v = _check_version(version, "subscription")
-    quick = _encode_ascii_subscription(sub, v)
+    quick = encode_ascii_subscription(sub, v)
     return quick if quick is not None else write_subscription_fields(sub, v)
 
 
@@ -114,7 +114,7 @@ def write_subscription_fields(sub: Subscription, v: int) -> bytes:
     return w.getvalue()
 
 
-def _encode_ascii_subscription(sub: Subscription, v: int) -> bytes | None:
+def encode_ascii_subscription(sub: Subscription, v: int) -> bytes | None:
     """`encode_subscription`'s bytes in one pass, for the usual subscription: every name an
     ASCII string of at most 32,767 characters (then Python's order is Java's and a name's
     UTF-8 is its ASCII), user data bytes or None. None for anything else, and the field by
@@ -223,7 +223,7 @@ def _read_topic_partitions(r: Reader, field_name: str) -> list[TopicPartitions]:
 def decode_subscription(data: bytes | bytearray | memoryview) -> SubscriptionData:
     """Read a subscription of any version; versions above 3 use the v3 layout."""
     buf = data if type(data) is bytes else bytes(data)
-    quick = _decode_well_formed_subscription(buf)
+    quick = decode_well_formed_subscription(buf)
     return quick if quick is not None else read_subscription_fields(buf)
 
 
@@ -255,7 +255,7 @@ def decode_assignment(data: bytes | bytearray | memoryview) -> AssignmentData:
     return AssignmentData(version, assigned, user_data, r.remaining)
 
 
-def _decode_well_formed_subscription(buf: bytes) -> SubscriptionData | None:
+def decode_well_formed_subscription(buf: bytes) -> SubscriptionData | None:
     """`decode_subscription`'s value in one pass, for a well-formed subscription: every
     length and count in bounds, every name valid UTF-8. None for anything else, and the
     field by field reader takes over (its values and errors are the reference). Whatever

@@ -37,15 +37,15 @@ _TOPIC, _NUMBER = itemgetter(0), itemgetter(1)
 _SURROGATES = chr(0xD800)
 
 
-def _owned_sorter(topics: list[str]) -> Callable[[TopicPartition], Any]:
+def owned_sorter(topics: list[str]) -> Callable[[TopicPartition], Any]:
     """(partition, topic) key: a C-level itemgetter when Python's str order is Java's."""
     if all(max(t, default="\0") < _SURROGATES for t in topics):
         return _BY_PARTITION_THEN_TOPIC
     return partition_key
 
 
-def _sorted_owned(claims: list[TopicPartition], key: Callable[[TopicPartition], Any]
-                  ) -> list[TopicPartition]:
+def sorted_owned(claims: list[TopicPartition], key: Callable[[TopicPartition], Any]
+                 ) -> list[TopicPartition]:
     """``claims`` sorted by ``key``; the (partition, topic) key as two stable sorts (by
     topic, then by partition), which make no key tuple per partition."""
     if key is not _BY_PARTITION_THEN_TOPIC:
@@ -105,7 +105,7 @@ class ConstrainedAssignmentBuilder:
     def _owned_order(self) -> Callable[[TopicPartition], Any]:
         """The order in which a member keeps its owned partitions: (partition, topic), so an
         over-quota member gives up a spread of topics (KAFKA-16277)."""
-        return _owned_sorter(list(self.partitions_per_topic))
+        return owned_sorter(list(self.partitions_per_topic))
 
     def _assign_owned_partitions(self) -> list[TopicPartition]:
         """Step 1: keep up to ``max_quota`` (for the first few) or ``min_quota`` owned."""
@@ -128,7 +128,7 @@ class ConstrainedAssignmentBuilder:
                     else:
                         kept.append(tp)
                 claims = kept
-            owned = _sorted_owned(claims, sorter)
+            owned = sorted_owned(claims, sorter)
             if self.multiple:
                 owned = [tp for tp in owned if tp not in self.multiple]
             keep = self._quota_for(len(owned), member)
