@@ -1,11 +1,12 @@
 """One consumer's group membership (Kafka's ConsumerCoordinator), as a sans-I/O state machine.
 
 What lives here: the `Consumer` — KafkaConsumer's API (subscribe, unsubscribe, pause, resume,
-poll, commit, close) and the client semantics of a rebalance: onJoinPrepare, onJoinComplete,
-onLeavePrepare, KIP-70 subscription changes (spec §4). What does not: the member states and
-their table (`consumer_state`), the wire (`consumer_membership`), calling the listener
-(`consumer_listener`), partition state and records (`consumer_fetch`), JoinGroup metadata
-and the leader's work (`consumer_leader`).
+poll, commit, close) and the client semantics of a rebalance as Kafka's ConsumerCoordinator
+runs them: onJoinPrepare, onJoinComplete, onLeavePrepare, KIP-70 subscription changes. What
+does not: the member states and their table (`consumer_state`), the wire
+(`consumer_requests`, `consumer_membership`), calling the listener (`consumer_listener`),
+partition state and records (`consumer_fetch`), JoinGroup metadata and the leader's work
+(`consumer_leader`).
 
 Theory of operation. The caller owns the network and the clock; time is ``now_ms``, given to
 every entry point. Three entry points stand for Kafka's two threads and its network:
