@@ -27,8 +27,10 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import threading
 import time
 from collections.abc import Callable, Iterator
+from concurrent.futures import FIRST_EXCEPTION, ThreadPoolExecutor, wait
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -131,9 +133,6 @@ def _run_chunks(spark: Any, config: AuditConfig, fn: Callable[[Iterator[Any]], I
                 bar: Progress | None) -> int:
     """Run the chunks ``todo``, `IN_FLIGHT` Spark jobs at a time (one driver thread each),
     so the cores never wait for one chunk's slowest task; returns how many ran."""
-    import threading
-    from concurrent.futures import FIRST_EXCEPTION, ThreadPoolExecutor, wait
-
     lock = threading.Lock()
     ran = 0
 
