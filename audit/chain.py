@@ -58,8 +58,8 @@ from .metrics import balance_metrics
 from .story_group import StoryGroup, TopicPartition
 from .targets import AuditTarget
 
-__all__ = ["CHAIN_FORMAT", "INVARIANTS", "MAX_FOLLOW_UPS", "ChainResult",
-           "replay_record", "run_chain"]
+__all__ = ["CHAIN_FORMAT", "INVARIANTS", "MAX_FOLLOW_UPS", "ChainResult", "replay_record",
+           "run_chain"]
 
 INVARIANTS = ("I1", "I2", "I3", "I4", "I5", "I6", "I10", "I11", "ERROR", "TIMEOUT")
 MAX_FOLLOW_UPS = 3

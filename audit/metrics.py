@@ -11,10 +11,8 @@ from collections.abc import Mapping
 
 __all__ = ["balance_metrics"]
 
-TopicPartition = tuple[str, int]
 
-
-def balance_metrics(assignment: Mapping[str, list[TopicPartition]],
+def balance_metrics(assignment: Mapping[str, list[tuple[str, int]]],
                     subs: Mapping[str, list[str]],
                     partitions: Mapping[str, int]) -> tuple[int, int, bool]:
     """(max − min partitions per member, the largest per-topic spread among a topic's

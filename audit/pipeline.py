@@ -45,8 +45,7 @@ from .rows import result_schema, run_targets
 from .session import spark_schema, spark_session
 from .targets import Resolver, plugin_file
 
-__all__ = ["IN_FLIGHT", "AuditConfig", "AuditError", "AuditOutcome", "corpus_size",
-           "run_audit", "scenario_frame"]
+__all__ = ["IN_FLIGHT", "AuditConfig", "AuditError", "AuditOutcome", "run_audit", "scenario_frame"]
 
 #: Chunks (Spark jobs) run at once: while one waits for its slowest task, the next one's
 #: tasks keep the other cores busy.
@@ -69,7 +68,7 @@ def scenario_frame(spark: Any, config: AuditConfig, lo: int, hi: int, slices: in
     return spark.range(lo, hi, 1, slices)
 
 
-def corpus_size(spark: Any, corpus: str) -> int:
+def _corpus_size(spark: Any, corpus: str) -> int:
     pattern = os.path.join(os.path.abspath(corpus), "*.json")
     try:
         return int(spark.read.text(pattern, wholetext=True).count())
@@ -198,7 +197,7 @@ def run_audit(config: AuditConfig, resolver: Resolver, spark: Any | None = None,
             spark.sparkContext.addFile(path)
     try:
         if config.corpus:
-            config.scenarios = corpus_size(spark, config.corpus)
+            config.scenarios = _corpus_size(spark, config.corpus)
         out, done = _prepare_out(config)
         chunks = config.chunks()
         slices = config.slices or max(2, int(spark.sparkContext.defaultParallelism))

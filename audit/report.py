@@ -16,15 +16,15 @@ import shutil
 from pathlib import Path
 from typing import Any
 
+from ..properties.deviations import EVIDENCE
 from ..properties.kafka_rules import RULES
 from .chain import INVARIANTS
 from .config import AuditConfig
-from .evidence import EVIDENCE, label_entry
+from .evidence import label_entry
 from .rows import result_schema
 from .session import spark_schema
 
-__all__ = ["BUCKETS", "METRICS", "SUMMARY_FORMAT", "aggregate", "bucket_label", "read_rows",
-           "safe_name", "write_summary"]
+__all__ = ["BUCKETS", "METRICS", "SUMMARY_FORMAT", "aggregate", "write_summary"]
 
 SUMMARY_FORMAT = "groupcheck-audit-summary/1"
 BUCKETS = (1, 2, 4, 8, 16, 32, 64, 128)
@@ -37,13 +37,13 @@ def _invariant_of(violation: str) -> str:
     return head.rstrip("ab") if head.startswith("I") else head
 
 
-def bucket_label(low: int) -> str:
+def _bucket_label(low: int) -> str:
     i = BUCKETS.index(low)
     high = BUCKETS[i + 1] - 1 if i + 1 < len(BUCKETS) else 200
     return str(low) if high == low else f"{low}-{high}"
 
 
-def safe_name(target: str) -> str:
+def _safe_name(target: str) -> str:
     return re.sub(r"[^A-Za-z0-9_.-]+", "-", target).strip("-")
 
 
@@ -54,7 +54,7 @@ def _bucket_column(F: Any) -> Any:
     return col
 
 
-def read_rows(spark: Any, out: Path, config: AuditConfig) -> Any:
+def _read_rows(spark: Any, out: Path, config: AuditConfig) -> Any:
     """Every per-scenario row of the finished chunks (one folder per chunk)."""
     results = out / "results"
     from pyspark.sql.types import IntegerType, StructField
@@ -110,7 +110,7 @@ def _write_counterexample(out: Path, target: str, inv: str, smallest: dict[str, 
     """Save the replay file of the smallest counterexample; return its summary entry."""
     cex_dir = out / folder
     cex_dir.mkdir(parents=True, exist_ok=True)
-    name = f"{safe_name(target)}-{inv}-s{smallest['scenario']}.json"
+    name = f"{_safe_name(target)}-{inv}-s{smallest['scenario']}.json"
     record = json.loads(smallest["replay"])
     record["invariant"] = inv
     mine = [v for v in record["violations"] if _invariant_of(v) == inv]
@@ -124,7 +124,7 @@ def _write_counterexample(out: Path, target: str, inv: str, smallest: dict[str, 
 
 
 def _size_entry(c: dict[str, Any]) -> dict[str, Any]:
-    entry: dict[str, Any] = {"members": bucket_label(c["bucket"]), "scenarios": c["rows"],
+    entry: dict[str, Any] = {"members": _bucket_label(c["bucket"]), "scenarios": c["rows"],
                              "calls": c["calls"], "kafka_unbalanced": c["kafka_unbalanced"]}
     for m in METRICS:
         p50, p90, p99 = (round(float(v), 6) for v in c[f"{m}_pct"])
@@ -188,7 +188,7 @@ def aggregate(spark: Any, out: Path, config: AuditConfig
     from pyspark.sql import functions as F
 
     targets = list(config.targets)
-    rows = read_rows(spark, out, config).withColumn("bucket", _bucket_column(F))
+    rows = _read_rows(spark, out, config).withColumn("bucket", _bucket_column(F))
     collected = rows.groupBy("target", "bucket").agg(*_cell_aggregates(F, targets)).collect()
     cells: dict[str, list[dict[str, Any]]] = {t: [] for t in targets}
     for r in sorted(collected, key=lambda r: (r["target"], r["bucket"])):
@@ -199,7 +199,7 @@ def aggregate(spark: Any, out: Path, config: AuditConfig
     invariants, counterexamples, inherited = _invariant_counts(out, targets, cells,
                                                                violations, config.reference)
     by_size = {t: [_size_entry(c) for c in cells[t]] for t in targets}
-    time_by_size = {t: [{"members": bucket_label(c["bucket"]), "scenarios": c["rows"],
+    time_by_size = {t: [{"members": _bucket_label(c["bucket"]), "scenarios": c["rows"],
                          "mean_ms": round(c["assign_ms_sum"] / c["rows"], 4),
                          "max_ms": round(c["assign_ms_max"], 3),
                          "total_ms": round(c["assign_ms_sum"], 1)} for c in cells[t]]

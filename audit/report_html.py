@@ -14,9 +14,9 @@ from .charts import heatmap, line_chart
 from .evidence import evidence_note, label_text
 from .report import METRICS
 
-__all__ = ["PICTURE_KEY", "write_html"]
+__all__ = ["write_html"]
 
-PICTURE_KEY = ("<p>Each smallest example (own violations, then Kafka's own), shrunk while it "
+_PICTURE_KEY = ("<p>Each smallest example (own violations, then Kafka's own), shrunk while it "
                "fails the same way: partitions down, assign calls across (R2·1 is the first "
                "follow-up of the second rebalance), each cell the member that holds the "
                "partition after the call; hatched: withheld from everyone while its owner "
@@ -166,7 +166,7 @@ def write_html(out: Path, summary: dict[str, Any], timings: dict[str, Any],
         _table(["target", "scenarios", *INVARIANTS], _invariant_rows(summary)),
         "<h2>Smallest counterexamples</h2>",
         _table(_EXAMPLE_HEADER, cex_rows) if cex_rows else "<p>none</p>",
-        "<h2>The examples, shrunk and drawn</h2>" + PICTURE_KEY if figures else "",
+        "<h2>The examples, shrunk and drawn</h2>" + _PICTURE_KEY if figures else "",
         "".join(figures or []),
         "<h2>Inherited from Kafka</h2>",
         "<p>Violations that Kafka's own client commits and the target reproduces on purpose. "

@@ -37,6 +37,8 @@ import random
 from dataclasses import dataclass
 from typing import Any
 
+__all__ = ["SPEC_FORMAT", "TIERS", "Tier", "pick_tier", "random_spec", "scenario_rng", "spec_size"]
+
 SPEC_FORMAT = "groupcheck-audit-spec/1"
 
 

@@ -20,6 +20,8 @@ from dataclasses import dataclass, field
 from ..impl.coordinator import GroupCoordinator
 from ..impl.group_messages import SyncGroupRequest
 
+__all__ = ["Round", "RoundLedger"]
+
 
 @dataclass
 class Round:

@@ -26,6 +26,12 @@ from .consumer_protocol import (
 from .errors import InvalidRequestError
 from .types import Assignment, Assignor, Cluster, RebalanceProtocol, Subscription, TopicPartition
 
+__all__ = ["INT32_MAX", "INT32_MIN", "MAX_REQUEST_PARTITIONS", "assign_with", "b64",
+           "client_subscription", "int32", "leader_response", "member_subscriptions",
+           "new_generation", "optional_generation", "optional_name", "partition_list",
+           "protocol_of", "raw_subscription", "request_cluster", "run_assign",
+           "run_assign_assignment_only", "run_leader", "seen_by_leader", "topic_names", "unb64"]
+
 
 def b64(data: bytes | None) -> str | None:
     return None if data is None else base64.b64encode(data).decode("ascii")

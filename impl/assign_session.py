@@ -22,6 +22,8 @@ from .consumer_protocol import HIGHEST_VERSION
 from .errors import InvalidRequestError
 from .types import Assignor, Cluster, Subscription, TopicPartition
 
+__all__ = ["AssignSession", "SessionAnswer"]
+
 
 class AssignSession:
     """Many ``assign`` requests answered as :func:`assign_with` answers each, for callers

@@ -47,6 +47,8 @@ from .consumer_state import Event, MemberState
 from .group_messages import NO_GENERATION, UNKNOWN_MEMBER_ID
 from .types import Assignor, Cluster, RebalanceProtocol, TopicPartition
 
+__all__ = ["CommitRecord", "Consumer", "PollResult"]
+
 
 @dataclass(frozen=True)
 class CommitRecord:

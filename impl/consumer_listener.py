@@ -21,6 +21,11 @@ from .group_messages import Errors
 from .javahash import java_string_key
 from .types import TopicPartition
 
+__all__ = ["ON_PARTITIONS_ASSIGNED", "ON_PARTITIONS_LOST", "ON_PARTITIONS_REVOKED", "PROFILES",
+           "CallbackCall", "CallbackRunner", "ClientProfile", "ConsumerConfigError",
+           "ConsumerError", "ConsumerRebalanceListener", "ConsumerStateError", "RebalanceListener",
+           "profile_named"]
+
 ON_PARTITIONS_REVOKED = "on_partitions_revoked"
 ON_PARTITIONS_ASSIGNED = "on_partitions_assigned"
 ON_PARTITIONS_LOST = "on_partitions_lost"
@@ -124,7 +129,7 @@ class CallbackCall:
     error: str | None = None
 
 
-def sorted_partitions(partitions: Iterable[TopicPartition]) -> list[TopicPartition]:
+def _sorted_partitions(partitions: Iterable[TopicPartition]) -> list[TopicPartition]:
     """Kafka's TopicPartition order: topic (Java ``String.compareTo``), then partition."""
     return sorted(partitions, key=lambda tp: (java_string_key(tp[0]), tp[1]))
 
@@ -140,7 +145,7 @@ class CallbackRunner:
 
     def invoke(self, name: str, partitions: Iterable[TopicPartition], *, generation: int,
                member_id: str, reason: str) -> None:
-        ordered = sorted_partitions(partitions)
+        ordered = _sorted_partitions(partitions)
         error: Exception | None = None
         self.in_callback = True
         try:

@@ -28,6 +28,11 @@ from .javahash import java_string_key
 from .types import Assignment, Subscription, TopicPartition
 from .wire import Reader, Writer
 
+__all__ = ["HIGHEST_VERSION", "AssignmentData", "SubscriptionData", "TopicPartitions",
+           "decode_assignment", "decode_subscription", "decode_well_formed_subscription",
+           "encode_ascii_subscription", "encode_assignment", "encode_subscription",
+           "read_subscription_fields", "write_subscription_fields"]
+
 HIGHEST_VERSION = 3
 _MAX_NAME = 0x7FFF  # the longest string an int16 length can carry
 _I16 = struct.Struct(">h")
@@ -44,7 +49,7 @@ def _check_version(version: int, what: str) -> int:
     return min(version, HIGHEST_VERSION)
 
 
-def group_by_topic(partitions: Iterable[TopicPartition]) -> list[TopicPartitions]:
+def _group_by_topic(partitions: Iterable[TopicPartition]) -> list[TopicPartitions]:
     """Consecutive runs of one topic become one entry (order kept, duplicates kept)."""
     out: list[TopicPartitions] = []
     current: list[int] = []
@@ -56,7 +61,7 @@ def group_by_topic(partitions: Iterable[TopicPartition]) -> list[TopicPartitions
     return out
 
 
-def flatten(entries: Iterable[TopicPartitions]) -> list[TopicPartition]:
+def _flatten(entries: Iterable[TopicPartitions]) -> list[TopicPartition]:
     """``[(topic, [p, ...]), ...]`` as one list of (topic, p), in order."""
     out: list[TopicPartition] = []
     for topic, numbers in entries:
@@ -72,18 +77,18 @@ def _all_ascii(strings: Iterable[str]) -> bool:
         return False
 
 
-def java_sorted(strings: Iterable[str]) -> list[str]:
+def _java_sorted(strings: Iterable[str]) -> list[str]:
     """Sorted in Java's ``String`` order (UTF-16 code units)."""
     items = list(strings)
     return sorted(items) if _all_ascii(items) else sorted(items, key=java_string_key)
 
 
-def canonical_owned(owned: Iterable[TopicPartition]) -> list[TopicPartitions]:
+def _canonical_owned(owned: Iterable[TopicPartition]) -> list[TopicPartitions]:
     """Owned partitions sorted by (topic, partition) and grouped per topic (KAFKA-12898)."""
     items = list(owned)
     if _all_ascii(tp[0] for tp in items):
-        return group_by_topic(sorted(items))
-    return group_by_topic(sorted(items, key=lambda tp: (java_string_key(tp[0]), tp[1])))
+        return _group_by_topic(sorted(items))
+    return _group_by_topic(sorted(items, key=lambda tp: (java_string_key(tp[0]), tp[1])))
 
 
 def _write_topic_partitions(w: Writer, entries: list[TopicPartitions]) -> None:
@@ -101,12 +106,12 @@ def write_subscription_fields(sub: Subscription, v: int) -> bytes:
     """The writer field by field (``v`` already checked): the reference for every input."""
     w = Writer()
     w.int16(v)
-    topics = java_sorted(sub.topics)
+    topics = _java_sorted(sub.topics)
     w.int32(len(topics))
     w.strings(topics, "topicsElement")
     w.bytes_(sub.user_data)
     if v >= 1:
-        _write_topic_partitions(w, canonical_owned(sub.owned_partitions))
+        _write_topic_partitions(w, _canonical_owned(sub.owned_partitions))
     if v >= 2:
         w.int32(-1 if sub.generation_id is None else sub.generation_id)
     if v >= 3:
@@ -186,7 +191,7 @@ class SubscriptionData:
         return Subscription(
             topics=list(self.topics),
             user_data=self.user_data,
-            owned_partitions=flatten(self.owned_partitions),
+            owned_partitions=_flatten(self.owned_partitions),
             generation_id=self.generation_id if self.generation_id >= 0 else None,
             rack_id=self.rack_id or None,
             group_instance_id=group_instance_id,
@@ -203,7 +208,7 @@ class AssignmentData:
     remaining: int = 0
 
     def to_api(self) -> Assignment:
-        return Assignment(flatten(self.assigned_partitions), self.user_data)
+        return Assignment(_flatten(self.assigned_partitions), self.user_data)
 
 
 def _read_header(r: Reader, what: str) -> int:

@@ -20,6 +20,8 @@ import enum
 
 from .consumer_listener import ConsumerStateError
 
+__all__ = ["TRANSITIONS", "Event", "MemberState", "transition"]
+
 
 class MemberState(enum.Enum):
     """Kafka's MemberState, plus the two ends of a consumer's life."""

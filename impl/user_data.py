@@ -19,6 +19,10 @@ from .javahash import compute_if_absent_order
 from .types import TopicPartition
 from .wire import Reader, Writer
 
+__all__ = ["DEFAULT_GENERATION", "MemberData", "decode_cooperative_user_data",
+           "decode_sticky_user_data", "encode_cooperative_user_data", "encode_sticky_user_data",
+           "group_partitions_by_topic"]
+
 DEFAULT_GENERATION = -1
 
 

@@ -11,6 +11,9 @@ from __future__ import annotations
 from collections.abc import Iterable, Set
 from dataclasses import dataclass
 
+__all__ = ["PROFILES", "PROFILE_TABLE", "ClientProfile", "TopicPartition", "fetched_record",
+           "listener_call", "pause_marks", "pause_state", "subscription_change", "unsubscribe"]
+
 TopicPartition = tuple[str, int]
 
 

@@ -25,6 +25,9 @@ from .z3_encodings import (
     z3mod,
 )
 
+__all__ = ["MovesOracle", "Optimiser", "Optimum", "TopicPartition", "forced_moves", "min_moves",
+           "search_min_moves"]
+
 TopicPartition = tuple[str, int]
 
 

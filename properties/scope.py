@@ -61,8 +61,8 @@ from .scope_space import (
 )
 
 __all__ = ["FORMAT", "AssignFn", "Config", "Counterexample", "ProofReport", "Scope",
-           "build_request", "enumerate_scope", "judge", "parse_bounds", "prove",
-           "claim_mode", "save_counterexample", "upper_bound"]
+           "build_request", "claim_mode", "enumerate_scope", "judge", "parse_bounds", "prove",
+           "save_counterexample", "upper_bound"]
 
 
 @dataclass
@@ -159,7 +159,7 @@ def _init_worker(assign: AssignFn, session: Callable[[], AssignFn] | None, assig
                    shapes={}, skeletons=skeletons(scope), reference=reference)
 
 
-def relabel(j: Judgement, assign: AssignFn, reference: AssignFn) -> None:
+def _relabel(j: Judgement, assign: AssignFn, reference: AssignFn) -> None:
     """Labels from evidence (`deviations.agreement`): each violation whose round the
     reference answers identically, every earlier round too, is the reference's own."""
     requests = [request for request, _ in j.rounds[:max(j.first_round_of.values()) + 1]]
@@ -190,7 +190,7 @@ def _run_task(item: tuple[Task, int]) -> _Partial:
             for config in configs_of_task(scope, task, shape, _WORKER["skeletons"]):
                 j = judge(assign, assignor, config, optimiser, sticky)
                 if reference is not None and j.first_round_of:
-                    relabel(j, _WORKER["plain"], reference)
+                    _relabel(j, _WORKER["plain"], reference)
                 part.add(config, j)
     finally:
         if collecting:
@@ -210,7 +210,7 @@ def _judge_projections(part: _Partial, task: Task, shape: Shape, mode: str) -> N
         if mode == "all":
             check_eager(config, j)
         if reference is not None and j.first_round_of:
-            relabel(j, _WORKER["plain"], reference)
+            _relabel(j, _WORKER["plain"], reference)
         return j
 
     for config, more in projections(_WORKER["scope"], task, shape, _WORKER["skeletons"],
@@ -250,7 +250,7 @@ def prove(assign: AssignFn, assignor: str, scope: Scope | None = None, *,
     ask Z3 for every optimum instead of accepting the lower bound when it is met.
     ``session``: a factory of assign functions that answer like ``assign`` but keep what
     repeats across requests (``impl.assign_session.AssignSession``); each worker makes one.
-    ``reference``: ask it every request of a violating configuration (`relabel`), under
+    ``reference``: ask it every request of a violating configuration (`_relabel`), under
     the name ``reference_name``. ``gaps=False``: no I4b gap, which lets a keyed session
     whose leader does not see some claims be judged once for every way to add them
     (``scope_blind``; ``aggregate=False`` enumerates them all the same).

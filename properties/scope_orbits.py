@@ -89,6 +89,9 @@ from .scope_space import (
     renumbers_partitions,
 )
 
+__all__ = ["Block", "Shape", "Skeleton", "Task", "config_of", "configs_of_task", "metadatas",
+           "row_tuples", "skeletons"]
+
 Skeleton = tuple[tuple[int, ...], int, int]  # (topics, generation (0 = none), rack (-1 = none))
 # a block: (topic, first partition, size, stale?)
 Block = tuple[int, int, int, bool]

@@ -41,6 +41,10 @@ from collections.abc import Callable, Mapping
 from dataclasses import asdict, dataclass
 from typing import Any
 
+__all__ = ["AssignFn", "Config", "MemberDesc", "Metadata", "Scope", "TopicPartition",
+           "merges_members", "parse_bounds", "reduction_is_sound", "reduction_text",
+           "renames_topics", "renumbers_partitions"]
+
 TopicPartition = tuple[str, int]
 AssignFn = Callable[[dict[str, Any]], dict[str, Any]]
 # A member: (subscribed topic indexes, generation (0 = none), rack (-1 = none), owned).

@@ -20,7 +20,11 @@ from groupcheck.model import events as E
 from groupcheck.model.replay import replay_events
 from groupcheck.model.spec import ReferenceModel
 from groupcheck.properties.group import GroupView
-from groupcheck.targets.adapters.builtin import REBALANCE_TIMEOUT_MS, SESSION_TIMEOUT_MS, BuiltinGroup
+from groupcheck.targets.adapters.builtin import (
+    REBALANCE_TIMEOUT_MS,
+    SESSION_TIMEOUT_MS,
+    BuiltinGroup,
+)
 from groupcheck.targets.registry import make_group_target
 
 DATA = Path(__file__).parent / "data"

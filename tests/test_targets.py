@@ -16,7 +16,11 @@ from groupcheck.battery import answer, partition_sets, run_codec, run_fuzz, run_
 from groupcheck.impl.assign_op import run_assign
 from groupcheck.model.replay import replay_events
 from groupcheck.properties.scope import Scope, build_request, enumerate_scope
-from groupcheck.targets.processes.jsonl_process import JsonlProcess, TargetAnswerError, TargetFailure
+from groupcheck.targets.processes.jsonl_process import (
+    JsonlProcess,
+    TargetAnswerError,
+    TargetFailure,
+)
 from groupcheck.targets.registry import TargetError, make_group_target, resolve
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -322,5 +322,5 @@ def _compute_transferring(subscriptions: dict[str, Subscription],
         revoked.update(tp for tp in owned if tp not in assigned_set)
     return {tp: m for tp, m in added.items() if tp in revoked}
 
-
 __all__ = ["CooperativeStickyAssignor", "StickyAssignor"]
+

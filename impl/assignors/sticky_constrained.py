@@ -30,6 +30,8 @@ from .sticky_common import (
     partition_key,
 )
 
+__all__ = ["ConstrainedAssignmentBuilder", "owned_sorter", "sorted_owned"]
+
 #: the (partition, topic) key where Python's str order is Java's (no surrogate code units)
 _BY_PARTITION_THEN_TOPIC: Callable[[TopicPartition], Any] = itemgetter(1, 0)
 _TOPIC, _NUMBER = itemgetter(0), itemgetter(1)

@@ -36,6 +36,8 @@ from .sticky_movements import (
     state_key,
 )
 
+__all__ = ["MAX_SWAP_PASSES", "GeneralAssignmentBuilder"]
+
 
 class GeneralAssignmentBuilder(GeneralPlacement):
     """Kafka's ``GeneralAssignmentBuilder`` (``AbstractStickyAssignor``)."""
