@@ -18,9 +18,9 @@ every entry point. Three entry points stand for Kafka's two threads and its netw
   leader runs the assignor and sends SyncGroup; it never calls the listener.
 - ``advance(now_ms)`` is the heartbeat thread: heartbeats, the poll timeout, request timeouts.
 
-Requests wait in ``outbox()``. Callbacks follow the consumer's client profile ("kip" or
-"java", DESIGN.md); a callback's exception never stops the rebalance, and the first one is
-raised by ``poll`` (KIP-429). Every callback is logged in ``callback_log`` (I7).
+Requests wait in ``outbox()``. Callbacks follow the consumer's client profile ("kip" or "java",
+`consumer_listener.ClientProfile`); a callback's exception never stops the rebalance, and the
+first one is raised by ``poll`` (KIP-429). Every callback is logged in ``callback_log`` (I7).
 """
 
 from __future__ import annotations
@@ -69,7 +69,8 @@ class PollResult:
 
 
 class Consumer(Membership):
-    """A KafkaConsumer using group management, without I/O (spec §4, DESIGN.md I6–I9)."""
+    """A KafkaConsumer using group management, without I/O (Kafka's ConsumerCoordinator;
+    invariants I6–I9, docs/reference/invariants.md)."""
 
     def __init__(self, client_id: str, assignors: Sequence[Assignor], *,
                  profile: str = "kip", group_instance_id: str | None = None,
@@ -262,7 +263,7 @@ class Consumer(Membership):
                 self._subs.assign_from_subscribed(owned - gone)
 
     def _on_join_complete(self, data: bytes) -> None:
-        """Spec §4 onJoinComplete, in the order of the consumer's profile."""
+        """Kafka's ``onJoinComplete``, in the order of the consumer's profile."""
         assignment = self._decode_assignment(data)
         if assignment is None:
             return

@@ -1,7 +1,7 @@
 """The rebalance listener: client profiles, callback invocation, the callback log, errors.
 
 What lives here: everything about *calling the user* during a rebalance — which callback
-sets are invoked (the client profile, DESIGN.md "Client profiles"), how a throwing callback
+sets are invoked (the client profile, `ClientProfile`), how a throwing callback
 is handled (KIP-429, KAFKA-9620), and the log of every invocation the harness checks I7
 against. The membership state machine that decides *when* to call lives in `consumer`.
 
@@ -59,7 +59,8 @@ class ConsumerConfigError(ValueError):
 
 @dataclass(frozen=True)
 class ClientProfile:
-    """Where the KIP texts and Kafka's shipped client differ (DESIGN.md "Client profiles").
+    """Where the KIP texts (``kip``) and Kafka's shipped client (``java``) differ; each
+    consumer follows one profile and is checked against its own.
 
     - ``assigned_when_empty``: invoke on_partitions_assigned even with nothing added.
     - ``eager_revoked_when_empty``: under EAGER, invoke on_partitions_revoked on every rejoin

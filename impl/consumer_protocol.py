@@ -1,11 +1,11 @@
 """ConsumerProtocolSubscription and ConsumerProtocolAssignment, versions 0 to 3.
 
-Rules (spec §1): big-endian, non-flexible; ``int16 version`` then the body. The writer
-sorts topics and owned partitions (KAFKA-12898) and silently drops fields the version
+Rules (Kafka's ``ConsumerProtocol``): big-endian, non-flexible; ``int16 version`` then the body.
+The writer sorts topics and owned partitions (KAFKA-12898) and silently drops fields the version
 lacks; versions above 3 are written as 3 and read with the v3 layout; trailing bytes are
 ignored; a negative version is rejected. Decoding returns the raw message (`SubscriptionData`,
-`AssignmentData`); ``to_api()`` gives what the group leader sees (generation < 0 and an
-empty rack read as absent). Every malformed input raises `CodecError`, nothing else.
+`AssignmentData`); ``to_api()`` gives what the group leader sees (generation < 0 and an empty
+rack read as absent). Every malformed input raises `CodecError`, nothing else.
 
 Subscriptions, which every rebalance writes and reads once per member, go through one pass
 first (`encode_ascii_subscription`, `decode_well_formed_subscription`) that handles the

@@ -1,4 +1,4 @@
-"""User data of the two sticky assignors (spec §2), without a version header.
+"""User data of the two sticky assignors, as Kafka writes it: no version header.
 
 * ``StickyAssignor`` (KIP-54, KIP-341): v0 = array of ``{topic, partitions}``; v1 = v0 +
   ``int32 generation``. Topics are written in the order of Java's ``HashMap`` grouping

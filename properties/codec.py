@@ -1,4 +1,4 @@
-"""I10, codec compatibility, as predicates over plain data (DESIGN.md, spec §1).
+"""I10, codec compatibility, as predicates over plain data (docs/reference/invariants.md).
 
 I10: for writer version w and reader version r, decode_r(encode_w(x)) equals x projected to
 the fields of min(w, r), with defaults for the rest; versions above 3 read as v3 with
@@ -39,7 +39,8 @@ __all__ = ["ASSIGNMENT_FIELDS", "HIGHEST_VERSION", "SUBSCRIPTION_DEFAULTS", "SUB
 
 HIGHEST_VERSION = 3
 
-#: Fields of each subscription layout (spec §1 table); each layout extends the one before.
+#: Fields of each subscription layout (Kafka's ``ConsumerProtocolSubscription``, v0 to v3); each
+#: layout extends the one before.
 SUBSCRIPTION_FIELDS: dict[int, tuple[str, ...]] = {
     0: ("topics", "userData"),
     1: ("topics", "userData", "ownedPartitions"),
@@ -200,7 +201,7 @@ def codec_compatible(x: Mapping[str, Any], writer_version: int, reader_version: 
 
 
 def leader_view(message: Mapping[str, Any]) -> Message:
-    """What the group leader's assignor sees of a subscription message (spec §1, Reader):
+    """What the group leader's assignor sees of a subscription message (Kafka's reader):
     owned partitions as a flat list, a negative generation and a null or empty rack as
     absent (None)."""
     generation = message["generationId"]

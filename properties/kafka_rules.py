@@ -30,8 +30,8 @@ reproduces it. Only revocations that leave the partition unassigned are covered:
 another member is never inherited.
 
 ``K3`` (I11) — cooperative-sticky needs more follow-up rebalances than groupcheck's own
-bound but does settle: within the four that Kafka's own cooperative tests allow (DESIGN,
-I11), or, with racks (KIP-881's rack-aware general path), within ``CYCLE_HORIZON``. When
+bound but does settle: within the four that Kafka's own cooperative tests allow (I11's
+bound for Kafka), or, with racks (KIP-881's rack-aware general path), within ``CYCLE_HORIZON``. When
 members join a rack-aware group at once, every follow-up moves a few partitions that the
 next one withholds; the default audit sees groups settle at the fifth follow-up, one more
 than Kafka's tests allow, and one (seed 0, scenario 20579) only at the 36th. Every answer

@@ -1,6 +1,6 @@
 """Invariants of group membership over time (I6, I7, I8, I9) as plain-data predicates.
 
-Client profiles (DESIGN.md): ``kip`` follows the KIP texts (KIP-429, KIP-822); ``java``
+Client profiles: ``kip`` follows the KIP texts (KIP-429, KIP-822); ``java``
 follows Kafka 4.0 as shipped; ``librdkafka`` is what librdkafka 2.16 (confluent-kafka) was
 seen doing on its mock cluster. Each profile is data (`ClientProfile`); each predicate
 returns readable violations (empty = holds).

@@ -1,9 +1,10 @@
 """The constrained builder: every member subscribes to the same topics (KAFKA-9987, 12464).
 
-Steps (spec §3): keep owned partitions up to the quotas, in (partition, topic) order
-(KAFKA-16277); fill members under ``min_quota`` round robin (rack-matching first, KIP-881,
-KAFKA-15170), then give the leftovers one each to members at exactly ``min_quota``. Partitions
-that leave a member are recorded in ``partitions_transferring_ownership`` (KIP-429).
+Steps (Kafka's ``ConstrainedAssignmentBuilder``): keep owned partitions up to the quotas, in
+(partition, topic) order (KAFKA-16277); fill members under ``min_quota`` round robin
+(rack-matching first, KIP-881, KAFKA-15170), then give the leftovers one each to members at
+exactly ``min_quota``. Partitions that leave a member are recorded in
+``partitions_transferring_ownership`` (KIP-429).
 
 The partitions nobody kept wait in one list, in (topic, partition) order, made of the
 shared pool's tuples (`partition_pool`: a leader assigning the same metadata again makes no
