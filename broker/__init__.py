@@ -6,6 +6,5 @@ from .checks import Verdict
 from .rounds import Round
 from .steering import Exchange, Held
 
-__all__ = ["Broker", "BrokerConfig", "Exchange", "GroupDescription", "Held", "MemberDescription",
-           "Round", "Verdict"]
-
+__all__ = ["Broker", "BrokerConfig", "Exchange", "GroupDescription", "Held",
+           "MemberDescription", "Round", "Verdict"]
