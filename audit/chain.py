@@ -35,7 +35,6 @@ first; for COOPERATIVE those that change owner), assign time.
 
 from __future__ import annotations
 
-import copy
 import hashlib
 import json
 import time
@@ -55,9 +54,13 @@ from ..properties.kafka_rules import (
 from ..properties.rebalance import assignment_of, claims_of, i4a_applies, sent_claims
 from .call_timeout import CALL_TIMEOUT, call_with_timeout
 from .codec_check import check_codec
+from .metrics import balance_metrics
+from .story_group import StoryGroup, TopicPartition
 from .targets import AuditTarget
 
-TopicPartition = tuple[str, int]
+__all__ = ["CHAIN_FORMAT", "INVARIANTS", "MAX_FOLLOW_UPS", "ChainResult", "replay_record",
+           "run_chain"]
+
 INVARIANTS = ("I1", "I2", "I3", "I4", "I5", "I6", "I10", "I11", "ERROR", "TIMEOUT")
 MAX_FOLLOW_UPS = 3
 
@@ -124,108 +127,10 @@ class ChainResult:
         return hashlib.sha1(text.encode()).hexdigest()[:16]
 
 
-@dataclass
-class _Member:
-    topics: list[str]
-    owned: list[TopicPartition]
-    generation: int | None
-    rack: str | None = None
-    instance: str | None = None
-
-
-class _Group:
-    """The state a story evolves: members (in join order), stalled ones, metadata."""
-
-    def __init__(self, spec: Mapping[str, Any]) -> None:
-        self.partitions: dict[str, int] = dict(spec["partitions"])
-        self.racks: dict[str, list[list[str]]] | None = copy.deepcopy(spec.get("racks"))
-        self.members: dict[str, _Member] = {}
-        self.stalled: dict[str, _Member] = {}
-        for m in spec["members"]:
-            self._join(m)
-        gens = [m.generation or 0 for m in self.members.values()]
-        self.generation = max(gens, default=0)
-
-    def _join(self, m: Mapping[str, Any]) -> None:
-        gen = m.get("generation")
-        owned = [(str(t), int(p)) for t, p in m.get("owned") or []] if gen is not None else []
-        self.members[str(m["id"])] = _Member(list(m["topics"]), owned, gen, m.get("rack"),
-                                             m.get("groupInstanceId"))
-
-    def apply(self, op: Mapping[str, Any]) -> None:
-        kind = op["op"]
-        if kind == "join":
-            self._join(op["member"])
-        elif kind == "leave":
-            self.members.pop(op["member"], None)
-        elif kind == "stall":
-            if op["member"] in self.members:
-                self.stalled[op["member"]] = self.members.pop(op["member"])
-        elif kind == "return":
-            if op["member"] in self.stalled:
-                self.members[op["member"]] = self.stalled.pop(op["member"])
-        elif kind == "subscribe":
-            if op["member"] in self.members:
-                self.members[op["member"]].topics = list(op["topics"])
-        elif kind == "grow":
-            self.partitions[op["topic"]] = int(op["count"])
-            if self.racks is not None and op["topic"] in self.racks:
-                racks = self.racks[op["topic"]]
-                racks += [racks[-1] if racks else []] * (op["count"] - len(racks))
-        elif kind == "delete":
-            self.partitions.pop(op["topic"], None)
-            if self.racks is not None:
-                self.racks.pop(op["topic"], None)
-
-    def request(self, assignor: str) -> dict[str, Any]:
-        members: dict[str, Any] = {}
-        for mid, m in self.members.items():
-            entry: dict[str, Any] = {"topics": list(m.topics),
-                                     "owned": [[t, p] for t, p in m.owned],
-                                     "generation": m.generation}
-            if m.rack is not None:
-                entry["rack"] = m.rack
-            if m.instance is not None:
-                entry["groupInstanceId"] = m.instance
-            members[mid] = entry
-        request: dict[str, Any] = {"op": "assign", "assignor": assignor, "mode": "client",
-                                   "partitions": dict(self.partitions), "members": members,
-                                   "newGeneration": self.generation + 1}
-        if self.racks is not None:
-            request["racks"] = copy.deepcopy(self.racks)
-        return request
-
-
 def _wanted(subs: Mapping[str, list[str]], partitions: Mapping[str, int]
             ) -> set[TopicPartition]:
     topics = {t for ts in subs.values() for t in ts if t in partitions}
     return {(t, p) for t in topics for p in range(partitions[t])}
-
-
-def balance_metrics(assignment: Mapping[str, list[TopicPartition]],
-                    subs: Mapping[str, list[str]],
-                    partitions: Mapping[str, int]) -> tuple[int, int, bool]:
-    """(max − min partitions per member, the largest per-topic spread among a topic's
-    subscribers, Kafka's ``isBalanced``) in linear time."""
-    sizes = {m: len(assignment.get(m, [])) for m in subs}
-    for m, ps in assignment.items():
-        sizes[m] = len(ps)
-    spread = max(sizes.values()) - min(sizes.values()) if sizes else 0
-    per_topic: dict[str, dict[str, int]] = {}
-    top_owner: dict[str, int] = {}
-    for m, ps in assignment.items():
-        for t, _ in ps:
-            counts = per_topic.setdefault(t, {})
-            counts[m] = counts.get(m, 0) + 1
-            top_owner[t] = max(top_owner.get(t, 0), sizes[m])
-    topic_spread = 0
-    for t in {t for ts in subs.values() for t in ts if partitions.get(t)}:
-        counts = per_topic.get(t, {})
-        values = [counts.get(m, 0) for m, ts in subs.items() if t in ts]
-        topic_spread = max(topic_spread, max(values) - min(values))
-    ok = spread <= 1 or not any(
-        top_owner.get(t, 0) >= sizes[m] + 2 for m, ts in subs.items() for t in ts)
-    return spread, topic_spread, ok
 
 
 def _owner(assignment: Mapping[str, list[TopicPartition]]) -> dict[TopicPartition, str]:
@@ -237,105 +142,140 @@ def _as_sets(assignment: Mapping[str, list[TopicPartition]]
     return {m: frozenset(ps) for m, ps in assignment.items() if ps}
 
 
-def _run_rebalance(target: AuditTarget, group: _Group, result: ChainResult,
-                   spec_codec: Mapping[str, Any] | None, timeout: float) -> bool:
-    """One rebalance and its follow-ups; False when the story must stop."""
+@dataclass
+class _Rebalance:
+    """One rebalance under way: what its first request asks for and the answers so far."""
+
+    request: dict[str, Any]
+    subs: dict[str, list[str]]
+    partitions: dict[str, int]
+    wanted: set[TopicPartition]
+    #: partitions owned when the rebalance starts (as the members see it)
+    before: dict[TopicPartition, str]
+    #: of those, the ones owned throughout so far
+    kept: set[TopicPartition]
+    settled: dict[str, list[TopicPartition]] = field(default_factory=dict)
+    changed: bool = True
+    protocol: str = "EAGER"
+    follow_ups: int = 0
+    response: dict[str, Any] = field(default_factory=dict)
+    answers: set[frozenset[tuple[str, frozenset[TopicPartition]]]] = field(
+        default_factory=set)
+    cycled: bool = False  # an answer repeated an earlier one of this rebalance (rule K4)
+
+
+def _start(target: AuditTarget, group: StoryGroup, result: ChainResult,
+           spec_codec: Mapping[str, Any] | None) -> _Rebalance:
+    """The rebalance's first request; I10 on the story's first one."""
     request = group.request(target.assignor)
     subs = {m: list(v["topics"]) for m, v in request["members"].items()}
     partitions: dict[str, int] = dict(request["partitions"])
-    first_round = not result.rounds
-    if first_round and spec_codec is not None and target.codec is not None:
+    if not result.rounds and spec_codec is not None and target.codec is not None:
         result.check("I10", check_codec(target, request, spec_codec))
     wanted = _wanted(subs, partitions)
-    # partitions owned when the rebalance starts (as the members see it)
     before = {tp: m for m, (ps, _) in claims_of(request).items() for tp in ps if tp in wanted}
-    kept = set(before)
-    current = request
-    settled: dict[str, list[TopicPartition]] = {}
-    changed = True
-    protocol = "EAGER"
-    follow_ups = 0
-    response: dict[str, Any] = {}
-    answers: set[frozenset[tuple[str, frozenset[TopicPartition]]]] = set()
-    cycled = False  # an answer repeated an earlier one of this rebalance (rule K4)
-    # follow-ups past MAX_FOLLOW_UPS are run only to tell whether the group settles within
-    # a horizon (rule K3); needing them is an I11 violation either way
-    for call in range(CYCLE_HORIZON + 1):
-        started = time.perf_counter()
-        try:
-            response = call_with_timeout(target.assign, current, timeout)
-            assignment = assignment_of(response)
-        except Exception as exc:  # noqa: BLE001 - any failure of the target is a finding
-            result.assign_ms += (time.perf_counter() - started) * 1000.0
-            result.calls += 1
-            result.rounds.append({"request": current, "follow_up": call,
-                                  "response": {"error": f"{type(exc).__name__}: {exc}"}})
-            if isinstance(exc, TimeoutError):  # our alarm, or the target's own time limit
-                result.check("TIMEOUT", [f"TIMEOUT: {exc}"])
-            else:
-                result.check("ERROR", [f"ERROR: assign raised {type(exc).__name__}: {exc}"])
-            return False
+    return _Rebalance(request, subs, partitions, wanted, before, set(before))
+
+
+def _call(target: AuditTarget, result: ChainResult, current: dict[str, Any], call: int,
+          timeout: float) -> tuple[dict[str, Any], dict[str, list[TopicPartition]]] | None:
+    """One ``assign`` call, timed and recorded; None when it raised or timed out (judged
+    ``ERROR`` or ``TIMEOUT``)."""
+    started = time.perf_counter()
+    try:
+        response = call_with_timeout(target.assign, current, timeout)
+        assignment = assignment_of(response)
+    except Exception as exc:  # noqa: BLE001 - any failure of the target is a finding
         result.assign_ms += (time.perf_counter() - started) * 1000.0
         result.calls += 1
-        result.rounds.append({"request": current, "response": response, "follow_up": call})
-        if result.first_assignment is None:
-            result.first_assignment = _as_sets(assignment)
-        protocol = str(response.get("protocol") or (
-            "COOPERATIVE" if target.assignor == "cooperative-sticky" else "EAGER"))
-        cooperative = protocol == "COOPERATIVE"
-        result.check("I1", A.exclusive_ownership(assignment))
-        result.check("I2", A.valid_targets(assignment, subs, partitions))
-        if cooperative:
-            sent = sent_claims(current)
-            result.check("I5", A.revoke_before_reassign(uncontested(sent), assignment))
-            breaches = claim_breaches(sent, assignment, protocol)
-            result.check("I6", [b.describe() for b in breaches],
-                         inherited_i6(target.assignor, subs, breaches))
-        if call == 0 and target.sticky and i4a_applies(current, subs, partitions):
-            prev = {m: [(t, p) for t, p in v["owned"]] for m, v in current["members"].items()}
-            result.check("I4", A.no_moves_when_balanced(prev, assignment),
-                         inherited_i4a(target.assignor, subs, prev, assignment))
-        if result.own_violation:
-            return False
-        owner = _owner(assignment)
-        # EAGER members revoke everything before they join; COOPERATIVE ones keep what
-        # stays theirs
-        kept = {tp for tp in kept if owner.get(tp) == before[tp]} if cooperative else set()
-        changed = call == 0 or _as_sets(assignment) != _as_sets(settled)
-        answer_key = frozenset(_as_sets(assignment).items())
-        cycled = cycled or answer_key in answers
-        answers.add(answer_key)
-        settled = assignment
-        missing = any(tp not in owner for tp in wanted)
-        if not cooperative or not changed or not missing:
-            break
-        if call >= SETTLE_HORIZON and cycled:
-            break  # past the horizon only to learn whether it settles or cycles
-        if call < CYCLE_HORIZON:
-            follow_ups += 1
-            generation = response.get("generation")
-            gen = generation if isinstance(generation, int) else group.generation + 1
-            current = json.loads(json.dumps(current))
-            for m, v in current["members"].items():
-                v["owned"] = [[t, p] for t, p in dict.fromkeys(assignment.get(m, []))]
-                v["generation"] = gen
-            current["newGeneration"] = gen + 1
-    complete = A.complete(settled, subs, partitions)
-    if protocol == "COOPERATIVE":
-        if complete and follow_ups and changed:
+        result.rounds.append({"request": current, "follow_up": call,
+                              "response": {"error": f"{type(exc).__name__}: {exc}"}})
+        if isinstance(exc, TimeoutError):  # our alarm, or the target's own time limit
+            result.check("TIMEOUT", [f"TIMEOUT: {exc}"])
+        else:
+            result.check("ERROR", [f"ERROR: assign raised {type(exc).__name__}: {exc}"])
+        return None
+    result.assign_ms += (time.perf_counter() - started) * 1000.0
+    result.calls += 1
+    result.rounds.append({"request": current, "response": response, "follow_up": call})
+    if result.first_assignment is None:
+        result.first_assignment = _as_sets(assignment)
+    return response, assignment
+
+
+def _judge_call(target: AuditTarget, result: ChainResult, rb: _Rebalance,
+                current: dict[str, Any], assignment: dict[str, list[TopicPartition]],
+                call: int) -> bool:
+    """I1, I2 (validity), and for COOPERATIVE I5 and I6, and I4a on a first call; returns
+    whether the answer is COOPERATIVE."""
+    rb.protocol = str(rb.response.get("protocol") or (
+        "COOPERATIVE" if target.assignor == "cooperative-sticky" else "EAGER"))
+    cooperative = rb.protocol == "COOPERATIVE"
+    subs, partitions = rb.subs, rb.partitions
+    result.check("I1", A.exclusive_ownership(assignment))
+    result.check("I2", A.valid_targets(assignment, subs, partitions))
+    if cooperative:
+        sent = sent_claims(current)
+        result.check("I5", A.revoke_before_reassign(uncontested(sent), assignment))
+        breaches = claim_breaches(sent, assignment, rb.protocol)
+        result.check("I6", [b.describe() for b in breaches],
+                     inherited_i6(target.assignor, subs, breaches))
+    if call == 0 and target.sticky and i4a_applies(current, subs, partitions):
+        prev = {m: [(t, p) for t, p in v["owned"]] for m, v in current["members"].items()}
+        result.check("I4", A.no_moves_when_balanced(prev, assignment),
+                     inherited_i4a(target.assignor, subs, prev, assignment))
+    return cooperative
+
+
+def _take_answer(rb: _Rebalance, assignment: dict[str, list[TopicPartition]], call: int,
+                 cooperative: bool) -> bool:
+    """Make ``assignment`` the rebalance's latest; True when a COOPERATIVE group changed
+    and still leaves a wanted partition unassigned (a follow-up rebalance is due)."""
+    owner = _owner(assignment)
+    # EAGER members revoke everything before they join; COOPERATIVE ones keep what
+    # stays theirs
+    rb.kept = {tp for tp in rb.kept if owner.get(tp) == rb.before[tp]} if cooperative else set()
+    rb.changed = call == 0 or _as_sets(assignment) != _as_sets(rb.settled)
+    answer_key = frozenset(_as_sets(assignment).items())
+    rb.cycled = rb.cycled or answer_key in rb.answers
+    rb.answers.add(answer_key)
+    rb.settled = assignment
+    missing = any(tp not in owner for tp in rb.wanted)
+    return cooperative and rb.changed and missing
+
+
+def _follow_up(current: dict[str, Any], rb: _Rebalance, group: StoryGroup) -> dict[str, Any]:
+    """The next request: each member now owns what it was given, at the new generation."""
+    generation = rb.response.get("generation")
+    gen = generation if isinstance(generation, int) else group.generation + 1
+    nxt: dict[str, Any] = json.loads(json.dumps(current))
+    for m, v in nxt["members"].items():
+        v["owned"] = [[t, p] for t, p in dict.fromkeys(rb.settled.get(m, []))]
+        v["generation"] = gen
+    nxt["newGeneration"] = gen + 1
+    return nxt
+
+
+def _judge_settled(target: AuditTarget, result: ChainResult, rb: _Rebalance) -> None:
+    """I11 for COOPERATIVE groups, I2 (complete) and, for the sticky family, I3."""
+    settled, follow_ups = rb.settled, rb.follow_ups
+    complete = A.complete(settled, rb.subs, rb.partitions)
+    rack_aware = "racks" in rb.request
+    if rb.protocol == "COOPERATIVE":
+        if complete and follow_ups and rb.changed:
             # still changing after every follow-up: not settled (I11), not a gap (I2)
-            cycle = "; the answers cycle" if cycled else ""
+            cycle = "; the answers cycle" if rb.cycled else ""
             result.check("I11", [f"I11: no settled assignment after {follow_ups} follow-up "
                                  f"rebalance(s){cycle}; {v.split(': ', 1)[1]}"
                                  for v in complete],
                          inherited_i11(target.assignor, follow_ups, settled=False,
-                                       rack_aware="racks" in request, cycled=cycled))
+                                       rack_aware=rack_aware, cycled=rb.cycled))
             complete = []
         elif follow_ups > MAX_FOLLOW_UPS and not complete:
             result.check("I11", [f"I11: settled only after {follow_ups} follow-up "
                                  f"rebalance(s), more than {MAX_FOLLOW_UPS}"],
                          inherited_i11(target.assignor, follow_ups, settled=True,
-                                       rack_aware="racks" in request))
+                                       rack_aware=rack_aware))
             complete = []
         else:
             result.check("I11", [])
@@ -344,20 +284,52 @@ def _run_rebalance(target: AuditTarget, group: _Group, result: ChainResult,
                             for v in complete]
     result.check("I2", complete)
     if target.sticky and result.verdicts["I11"] != 1:  # I3 judges settled groups only
-        result.check("I3", A.balanced(settled, subs, partitions))
-    if result.own_violation:
-        return False
-    result.moves += A.moves(resolved(claims_of(request)), settled)
-    spread, topic_spread, ok = balance_metrics(settled, subs, partitions)
+        result.check("I3", A.balanced(settled, rb.subs, rb.partitions))
+
+
+def _settle(group: StoryGroup, result: ChainResult, rb: _Rebalance) -> None:
+    """The rebalance's metrics; every member keeps what it settled on, at the new
+    generation."""
+    settled = rb.settled
+    result.moves += A.moves(resolved(claims_of(rb.request)), settled)
+    spread, topic_spread, ok = balance_metrics(settled, rb.subs, rb.partitions)
     result.imbalance = max(result.imbalance, spread)
     result.topic_imbalance = max(result.topic_imbalance, topic_spread)
     result.kafka_balanced = result.kafka_balanced and ok
-    result.unowned = max(result.unowned, len(before) - len(kept))
-    generation = response.get("generation")
+    result.unowned = max(result.unowned, len(rb.before) - len(rb.kept))
+    generation = rb.response.get("generation")
     group.generation = generation if isinstance(generation, int) else group.generation + 1
     for m, member in group.members.items():
         member.owned = list(dict.fromkeys(settled.get(m, [])))
         member.generation = group.generation
+
+
+def _run_rebalance(target: AuditTarget, group: StoryGroup, result: ChainResult,
+                   spec_codec: Mapping[str, Any] | None, timeout: float) -> bool:
+    """One rebalance and its follow-ups; False when the story must stop."""
+    rb = _start(target, group, result, spec_codec)
+    current = rb.request
+    # follow-ups past MAX_FOLLOW_UPS are run only to tell whether the group settles within
+    # a horizon (rule K3); needing them is an I11 violation either way
+    for call in range(CYCLE_HORIZON + 1):
+        answered = _call(target, result, current, call, timeout)
+        if answered is None:
+            return False
+        rb.response, assignment = answered
+        cooperative = _judge_call(target, result, rb, current, assignment, call)
+        if result.own_violation:
+            return False
+        if not _take_answer(rb, assignment, call, cooperative):
+            break
+        if call >= SETTLE_HORIZON and rb.cycled:
+            break  # past the horizon only to learn whether it settles or cycles
+        if call < CYCLE_HORIZON:
+            rb.follow_ups += 1
+            current = _follow_up(current, rb, group)
+    _judge_settled(target, result, rb)
+    if result.own_violation:
+        return False
+    _settle(group, result, rb)
     return True
 
 
@@ -367,7 +339,7 @@ def run_chain(target: AuditTarget, spec: Mapping[str, Any],
     result = ChainResult()
     if spec.get("kind") == "requests":
         return _run_requests(target, spec, result, timeout)
-    group = _Group(spec)
+    group = StoryGroup(spec)
     if not _run_rebalance(target, group, result, spec.get("codec"), timeout):
         return result
     for ops in spec.get("steps", []):
@@ -382,7 +354,7 @@ def _run_requests(target: AuditTarget, spec: Mapping[str, Any],
                   result: ChainResult, timeout: float) -> ChainResult:
     """A fixed chain (a corpus file without a spec): each request judged on its own."""
     for request in spec["requests"]:
-        group = _Group({"partitions": request.get("partitions", {}),
+        group = StoryGroup({"partitions": request.get("partitions", {}),
                         "racks": request.get("racks"),
                         "members": [{"id": m, **v} for m, v in request["members"].items()]})
         if request.get("newGeneration") is not None:

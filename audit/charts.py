@@ -18,9 +18,11 @@ from collections.abc import Mapping, Sequence
 
 from .picture import PALETTE
 
-WIDTH, HEIGHT = 640, 360
-LEFT, RIGHT, TOP, BOTTOM = 70, 20, 36, 60
-FONT = "font-family='sans-serif' font-size='11'"
+__all__ = ["heatmap", "line_chart"]
+
+_WIDTH, _HEIGHT = 640, 360
+_LEFT, _RIGHT, _TOP, _BOTTOM = 70, 20, 36, 60
+_FONT = "font-family='sans-serif' font-size='11'"
 
 
 def _ticks(top: float, log: bool, low: float) -> list[float]:
@@ -48,37 +50,37 @@ def line_chart(title: str, x_label: str, y_label: str, xs: Sequence[str],
     low = min(values, default=1.0) if log else 0.0
     ticks = _ticks(max(values, default=1.0), log, low if low > 0 else 1.0)
     lo, hi = ticks[0], ticks[-1]
-    plot_w, plot_h = WIDTH - LEFT - RIGHT, HEIGHT - TOP - BOTTOM
+    plot_w, plot_h = _WIDTH - _LEFT - _RIGHT, _HEIGHT - _TOP - _BOTTOM
     legend_h = 16 * ((len(series) + 2) // 3)
 
     def px(x: str) -> float:
-        return LEFT + plot_w * (xs.index(x) + 0.5) / max(1, len(xs))
+        return _LEFT + plot_w * (xs.index(x) + 0.5) / max(1, len(xs))
 
     def py(y: float) -> float:
         if log:
             share = (math.log10(y) - math.log10(lo)) / (math.log10(hi) - math.log10(lo))
         else:
             share = (y - lo) / ((hi - lo) or 1)
-        return TOP + plot_h * (1 - share)
+        return _TOP + plot_h * (1 - share)
 
-    out = [f"<svg xmlns='http://www.w3.org/2000/svg' width='{WIDTH}' "
-           f"height='{HEIGHT + legend_h}' {FONT}>",
+    out = [f"<svg xmlns='http://www.w3.org/2000/svg' width='{_WIDTH}' "
+           f"height='{_HEIGHT + legend_h}' {_FONT}>",
            "<rect width='100%' height='100%' fill='white'/>",
-           f"<text x='{WIDTH / 2}' y='20' text-anchor='middle' font-size='13'>{e(title)}</text>"]
+           f"<text x='{_WIDTH / 2}' y='20' text-anchor='middle' font-size='13'>{e(title)}</text>"]
     for t in ticks:
         y = py(t)
-        out.append(f"<line x1='{LEFT}' x2='{WIDTH - RIGHT}' y1='{y:.1f}' y2='{y:.1f}' "
+        out.append(f"<line x1='{_LEFT}' x2='{_WIDTH - _RIGHT}' y1='{y:.1f}' y2='{y:.1f}' "
                    "stroke='#ddd'/>")
-        out.append(f"<text x='{LEFT - 6}' y='{y + 4:.1f}' text-anchor='end'>"
+        out.append(f"<text x='{_LEFT - 6}' y='{y + 4:.1f}' text-anchor='end'>"
                    f"{_label(t)}</text>")
     for x in xs:
-        out.append(f"<text x='{px(x):.1f}' y='{TOP + plot_h + 16}' text-anchor='middle'>"
+        out.append(f"<text x='{px(x):.1f}' y='{_TOP + plot_h + 16}' text-anchor='middle'>"
                    f"{e(x)}</text>")
-    out.append(f"<text x='{LEFT + plot_w / 2}' y='{TOP + plot_h + 36}' "
+    out.append(f"<text x='{_LEFT + plot_w / 2}' y='{_TOP + plot_h + 36}' "
                f"text-anchor='middle'>{e(x_label)}</text>")
-    out.append(f"<text transform='translate(16 {TOP + plot_h / 2}) rotate(-90)' "
+    out.append(f"<text transform='translate(16 {_TOP + plot_h / 2}) rotate(-90)' "
                f"text-anchor='middle'>{e(y_label)}</text>")
-    out.append(f"<rect x='{LEFT}' y='{TOP}' width='{plot_w}' height='{plot_h}' fill='none' "
+    out.append(f"<rect x='{_LEFT}' y='{_TOP}' width='{plot_w}' height='{plot_h}' fill='none' "
                "stroke='#888'/>")
     for i, (name, points) in enumerate(series.items()):
         colour = PALETTE[i % len(PALETTE)]
@@ -89,8 +91,8 @@ def line_chart(title: str, x_label: str, y_label: str, xs: Sequence[str],
                        "stroke-width='2'/>")
             out.extend(f"<circle cx='{a:.1f}' cy='{b:.1f}' r='3' fill='{colour}'/>"
                        for a, b in shown)
-        lx = LEFT + (i % 3) * (plot_w / 3)
-        ly = HEIGHT - 6 + 16 * (i // 3)
+        lx = _LEFT + (i % 3) * (plot_w / 3)
+        ly = _HEIGHT - 6 + 16 * (i // 3)
         out.append(f"<rect x='{lx:.1f}' y='{ly - 9}' width='12' height='10' "
                    f"fill='{colour}'/><text x='{lx + 16:.1f}' y='{ly}'>{e(name)}</text>")
     out.append("</svg>")
@@ -104,7 +106,7 @@ def heatmap(title: str, labels: Sequence[str], matrix: Sequence[Sequence[float]]
     n = len(labels)
     width, height = left + cell * n + 20, top + cell * n + 150
     out = [f"<svg xmlns='http://www.w3.org/2000/svg' width='{width}' height='{height}' "
-           f"{FONT}>", "<rect width='100%' height='100%' fill='white'/>",
+           f"{_FONT}>", "<rect width='100%' height='100%' fill='white'/>",
            f"<text x='{width / 2}' y='20' text-anchor='middle' font-size='13'>{e(title)}"
            "</text>"]
     for i, row in enumerate(matrix):

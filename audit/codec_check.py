@@ -18,7 +18,7 @@ from typing import Any
 from ..properties.codec import codec_violations
 from .targets import AuditTarget
 
-TopicPartition = tuple[str, int]
+__all__ = ["check_codec"]
 
 
 def check_codec(target: AuditTarget, request: Mapping[str, Any],
@@ -46,7 +46,7 @@ _last_codec_check: list[Any] = [None, []]
 
 
 def _codec_round_trips(codec: Any, w: int, r: int, user_data: str | None,
-                       members: list[tuple[list[str], list[TopicPartition], Any, Any]]
+                       members: list[tuple[list[str], list[tuple[str, int]], Any, Any]]
                        ) -> list[str]:
     """I10's round trips, member by member, up to the first violation."""
     out: list[str] = []

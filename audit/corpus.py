@@ -12,6 +12,8 @@ import json
 from pathlib import Path
 from typing import Any
 
+__all__ = ["corpus_problem", "corpus_spec"]
+
 
 def corpus_spec(text: str) -> dict[str, Any]:
     """The spec in a corpus file: an audit replay file (its ``spec``), a chain of requests

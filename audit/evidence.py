@@ -32,8 +32,10 @@ from .call_timeout import call_with_timeout
 from .chain import ChainResult
 from .targets import AuditTarget
 
+__all__ = ["evidence_note", "label", "label_entry", "label_text", "reference_name"]
+
 #: what the codec check judges: not an ``assign`` answer, so never asked of the reference
-NOT_ASKED = frozenset({"I10"})
+_NOT_ASKED = frozenset({"I10"})
 
 
 def reference_name(reference: str, assignor: str) -> str:
@@ -55,7 +57,7 @@ def label(result: ChainResult, target: AuditTarget, reference: AuditTarget,
 
     asked: dict[tuple[int, int], tuple[int, bool]] = {}
     for inv, v in list(result.verdicts.items()):
-        if v != 1 or inv in NOT_ASKED or not result.rounds:
+        if v != 1 or inv in _NOT_ASKED or not result.rounds:
             continue
         at = min(result.violated_at.get(inv, len(result.rounds) - 1), len(result.rounds) - 1)
         start = at - int(result.rounds[at].get("follow_up", 0))

@@ -25,6 +25,8 @@ from .picture import chain_timeline, svg
 from .shrink import Failure, ShrinkError, shrink_story
 from .targets import Resolver
 
+__all__ = ["shrink_and_draw"]
+
 
 def _examples(summary: dict[str, Any]) -> list[tuple[str, str, dict[str, Any]]]:
     """(target, invariant, summary entry) of every smallest example, own ones first."""

@@ -15,6 +15,8 @@ import os
 import zipfile
 from pathlib import Path
 
+__all__ = ["PACKAGE_DATA", "SUBPACKAGES", "package_files", "package_zip"]
+
 SUBPACKAGES = ("", "impl", "impl.assignors", "properties", "targets", "targets.adapters",
                "targets.processes", "targets.zoo", "targets.wire", "targets.wire.backends",
                "targets.wire.drivers",

@@ -29,12 +29,15 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+__all__ = ["MAX_ROWS", "PALETTE", "Cell", "Timeline", "TopicPartition", "chain_timeline",
+           "events_timeline", "html_page", "named_partitions", "svg"]
+
 MAX_ROWS = 80
 PALETTE = ("#4e79a7", "#f28e2b", "#59a14f", "#b07aa1", "#76b7b2", "#edc948", "#ff9da7",
            "#9c755f", "#8cd17d", "#86bcb6", "#d37295", "#a0cbe8", "#ffbe7d", "#bab0ac")
-CELL_W, CELL_H, LABEL_W, HEAD_H = 46, 18, 56, 40
-LEGEND_MEMBERS = 16
-FRAME_LABEL = "named by the violation"
+_CELL_W, _CELL_H, _LABEL_W, _HEAD_H = 46, 18, 56, 40
+_LEGEND_MEMBERS = 16
+_FRAME_LABEL = "named by the violation"
 _TP = re.compile(r"\b([A-Za-z0-9_.]+)-(\d+)\b")
 _LIST = re.compile(r"\b([A-Za-z0-9_.]+) partitions ((?:\d+(?:, )?)+)")
 
@@ -253,7 +256,7 @@ def _wrap(text: str, width: int) -> list[str]:
 
 def _cell_svg(x: float, y: float, cell: Cell, colour: Mapping[str, str]) -> str:
     kind = cell.kind
-    w, h = CELL_W - 2, CELL_H - 2
+    w, h = _CELL_W - 2, _CELL_H - 2
     if kind == "owned":
         fill, label, style = colour[cell.owners[0]], cell.owners[0], {}
     elif kind == "assigned":
@@ -261,7 +264,7 @@ def _cell_svg(x: float, y: float, cell: Cell, colour: Mapping[str, str]) -> str:
         style = {"font_style": "italic"}
         return (f'<rect x="{x + 1:g}" y="{y + 1:g}" width="{w}" height="{h}" fill="{fill}" '
                 f'fill-opacity="0.35" stroke="{fill}" stroke-dasharray="2 2"/>'
-                + _text(x + CELL_W / 2, y + CELL_H - 5, label, 10, text_anchor="middle",
+                + _text(x + _CELL_W / 2, y + _CELL_H - 5, label, 10, text_anchor="middle",
                         **style))
     elif kind == "double":
         fill, label, style = "#d62728", "+".join(cell.names()), {"font_weight": "bold"}
@@ -272,7 +275,7 @@ def _cell_svg(x: float, y: float, cell: Cell, colour: Mapping[str, str]) -> str:
         fill, label, style = "#e8e8e8", "–", {"fill": "#888"}
     return (f'<rect x="{x + 1:g}" y="{y + 1:g}" width="{w}" height="{h}" fill="{fill}" '
             f'stroke="#fff"/>'
-            + _text(x + CELL_W / 2, y + CELL_H - 5, label, 10, text_anchor="middle", **style))
+            + _text(x + _CELL_W / 2, y + _CELL_H - 5, label, 10, text_anchor="middle", **style))
 
 
 def svg(timeline: Timeline) -> str:
@@ -281,10 +284,10 @@ def svg(timeline: Timeline) -> str:
     colour = {m: PALETTE[i % len(PALETTE)] for i, m in enumerate(members)}
     head = _wrap(timeline.violation, 110)
     top = 22 + 15 * len(head) + 6
-    grid_w = LABEL_W + CELL_W * len(timeline.columns)
-    rows_h = CELL_H * len(timeline.rows)
-    legend_y = top + HEAD_H + rows_h + 18
-    width = max(grid_w + 10, min(len(members), LEGEND_MEMBERS) * CELL_W + 90,
+    grid_w = _LABEL_W + _CELL_W * len(timeline.columns)
+    rows_h = _CELL_H * len(timeline.rows)
+    legend_y = top + _HEAD_H + rows_h + 18
+    width = max(grid_w + 10, min(len(members), _LEGEND_MEMBERS) * _CELL_W + 90,
                 _legend_width(timeline))
     height = legend_y + 44 + (14 if timeline.hidden else 0)
     out = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
@@ -298,12 +301,12 @@ def svg(timeline: Timeline) -> str:
     out += [_text(4, 32 + 15 * i, line, 12, fill="#b00") for i, line in enumerate(head)]
     out += _header(timeline, top)
     for r, tp in enumerate(timeline.rows):
-        y = top + HEAD_H + r * CELL_H
-        out.append(_text(LABEL_W - 4, y + CELL_H - 5, f"{tp[0]}-{tp[1]}", 10,
+        y = top + _HEAD_H + r * _CELL_H
+        out.append(_text(_LABEL_W - 4, y + _CELL_H - 5, f"{tp[0]}-{tp[1]}", 10,
                          text_anchor="end"))
         for c in range(len(timeline.columns)):
             cell = timeline.cells.get((tp, c), Cell())
-            out.append(_cell_svg(LABEL_W + c * CELL_W, y, cell, colour))
+            out.append(_cell_svg(_LABEL_W + c * _CELL_W, y, cell, colour))
     out += _highlights(timeline, top)
     out += _legend(timeline, members, colour, legend_y)
     out.append("</svg>")
@@ -313,18 +316,18 @@ def svg(timeline: Timeline) -> str:
 def _header(timeline: Timeline, top: int) -> list[str]:
     out = []
     for c, (label, sub) in enumerate(timeline.columns):
-        x = LABEL_W + c * CELL_W
+        x = _LABEL_W + c * _CELL_W
         bad = c == timeline.bad_column or (timeline.bad_span is not None
                                            and timeline.bad_span[0] <= c <= timeline.bad_span[1])
         if bad:
-            out.append(f'<rect x="{x:g}" y="{top:g}" width="{CELL_W}" height="{HEAD_H - 4}" '
+            out.append(f'<rect x="{x:g}" y="{top:g}" width="{_CELL_W}" height="{_HEAD_H - 4}" '
                        'fill="#fdd"/>')
-        out.append(_text(x + CELL_W / 2, top + 14, label, 11, text_anchor="middle",
+        out.append(_text(x + _CELL_W / 2, top + 14, label, 11, text_anchor="middle",
                          font_weight="bold", fill="#b00" if bad else "#000"))
-        out.append(_text(x + CELL_W / 2, top + 29, sub, 9, text_anchor="middle", fill="#555"))
+        out.append(_text(x + _CELL_W / 2, top + 29, sub, 9, text_anchor="middle", fill="#555"))
         if c and timeline.separators and "·" not in label:  # a new rebalance starts here
             out.append(f'<line x1="{x:g}" y1="{top:g}" x2="{x:g}" '
-                       f'y2="{top + HEAD_H + CELL_H * len(timeline.rows)}" stroke="#333" '
+                       f'y2="{top + _HEAD_H + _CELL_H * len(timeline.rows)}" stroke="#333" '
                        'stroke-width="1"/>')
     return out
 
@@ -333,15 +336,15 @@ def _highlights(timeline: Timeline, top: int) -> list[str]:
     c = timeline.bad_column
     if c is None:
         return []
-    x = LABEL_W + c * CELL_W
-    out = [f'<rect x="{x:g}" y="{top + HEAD_H:g}" width="{CELL_W}" '
-           f'height="{CELL_H * len(timeline.rows)}" fill="none" stroke="#b00" '
+    x = _LABEL_W + c * _CELL_W
+    out = [f'<rect x="{x:g}" y="{top + _HEAD_H:g}" width="{_CELL_W}" '
+           f'height="{_CELL_H * len(timeline.rows)}" fill="none" stroke="#b00" '
            'stroke-width="1.5" stroke-dasharray="4 2"/>']
     for r, tp in enumerate(timeline.rows):
         if tp in timeline.bad_rows:
-            y = top + HEAD_H + r * CELL_H
-            out.append(f'<rect x="{x + 1:g}" y="{y + 1:g}" width="{CELL_W - 2}" '
-                       f'height="{CELL_H - 2}" fill="none" stroke="#b00" stroke-width="3"/>')
+            y = top + _HEAD_H + r * _CELL_H
+            out.append(f'<rect x="{x + 1:g}" y="{y + 1:g}" width="{_CELL_W - 2}" '
+                       f'height="{_CELL_H - 2}" fill="none" stroke="#b00" stroke-width="3"/>')
     return out
 
 
@@ -355,27 +358,27 @@ def _marks(timeline: Timeline) -> list[tuple[str, Cell]]:
 
 
 def _legend_width(timeline: Timeline) -> int:
-    marks = sum(CELL_W + 14 + 4.9 * len(label) for label, _ in _marks(timeline))
-    return int(marks + CELL_W + 8 + 4.9 * len(FRAME_LABEL)) + 10
+    marks = sum(_CELL_W + 14 + 4.9 * len(label) for label, _ in _marks(timeline))
+    return int(marks + _CELL_W + 8 + 4.9 * len(_FRAME_LABEL)) + 10
 
 
 def _legend(timeline: Timeline, members: list[str], colour: Mapping[str, str],
             y: int) -> list[str]:
     """Members in their colours, then the marks."""
-    out = [_cell_svg(4 + i * CELL_W, y, Cell((m,)), colour)
-           for i, m in enumerate(members[:LEGEND_MEMBERS])]
-    if len(members) > LEGEND_MEMBERS:
-        out.append(_text(8 + LEGEND_MEMBERS * CELL_W, y + CELL_H - 5,
-                         f"and {len(members) - LEGEND_MEMBERS} more", 10))
+    out = [_cell_svg(4 + i * _CELL_W, y, Cell((m,)), colour)
+           for i, m in enumerate(members[:_LEGEND_MEMBERS])]
+    if len(members) > _LEGEND_MEMBERS:
+        out.append(_text(8 + _LEGEND_MEMBERS * _CELL_W, y + _CELL_H - 5,
+                         f"and {len(members) - _LEGEND_MEMBERS} more", 10))
     y += 22
     x = 4.0
     for label, cell in _marks(timeline):
         out.append(_cell_svg(x, y, cell, colour))
-        out.append(_text(x + CELL_W + 4, y + CELL_H - 5, label, 10))
-        x += CELL_W + 14 + 4.9 * len(label)
-    out.append(f'<rect x="{x + 1:g}" y="{y + 1}" width="{CELL_W - 2}" height="{CELL_H - 2}" '
+        out.append(_text(x + _CELL_W + 4, y + _CELL_H - 5, label, 10))
+        x += _CELL_W + 14 + 4.9 * len(label)
+    out.append(f'<rect x="{x + 1:g}" y="{y + 1}" width="{_CELL_W - 2}" height="{_CELL_H - 2}" '
                'fill="none" stroke="#b00" stroke-width="3"/>')
-    out.append(_text(x + CELL_W + 4, y + CELL_H - 5, FRAME_LABEL, 10))
+    out.append(_text(x + _CELL_W + 4, y + _CELL_H - 5, _FRAME_LABEL, 10))
     if timeline.hidden:
         out.append(_text(4, y + 36, f"{timeline.hidden} partition(s) with one owner "
                                     "throughout not shown", 10, fill="#555"))

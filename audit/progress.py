@@ -5,6 +5,8 @@ from __future__ import annotations
 import sys
 import time
 
+__all__ = ["Progress"]
+
 
 class Progress:
     """A progress bar on stderr (one line per update when stderr is not a terminal)."""

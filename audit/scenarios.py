@@ -37,6 +37,8 @@ import random
 from dataclasses import dataclass
 from typing import Any
 
+__all__ = ["SPEC_FORMAT", "TIERS", "Tier", "pick_tier", "random_spec", "scenario_rng", "spec_size"]
+
 SPEC_FORMAT = "groupcheck-audit-spec/1"
 
 
@@ -72,6 +74,8 @@ def _log_uniform(rng: random.Random, low: int, high: int) -> int:
 
 
 def pick_tier(rng: random.Random) -> int:
+    """The index in `TIERS` of a scenario's tier, drawn by weight (the first draw of
+    `random_spec`)."""
     u = rng.random()
     for i, tier in enumerate(TIERS):
         u -= tier.weight

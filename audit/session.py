@@ -1,5 +1,6 @@
 """The Spark session the audit runs on: embedded (``local[*]`` by default) or the one
-``spark-submit`` made, with the ``groupcheck`` package shipped to the executors."""
+``spark-submit`` made, with the ``groupcheck`` package shipped to the executors; and the
+Spark schema of an Arrow one (`spark_schema`)."""
 
 from __future__ import annotations
 
@@ -7,7 +8,9 @@ import os
 import sys
 from typing import Any
 
-__all__ = ["DEFAULT_MASTER", "LOCAL_JVM_OPTIONS", "spark_session"]
+from .package import package_zip
+
+__all__ = ["DEFAULT_MASTER", "LOCAL_JVM_OPTIONS", "spark_schema", "spark_session"]
 
 DEFAULT_MASTER = "local[*]"
 #: For a JVM this process starts (local masters): the JVM only moves small Arrow batches and
@@ -21,8 +24,6 @@ def spark_session(master: str | None, package_dir: str | os.PathLike[str],
     """A session on ``master`` (or the one ``spark-submit`` made) with the ``groupcheck``
     package shipped to the executors."""
     from pyspark.sql import SparkSession
-
-    from .package import package_zip
 
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     builder = (SparkSession.builder.appName("groupcheck-audit")
@@ -45,3 +46,10 @@ def spark_session(master: str | None, package_dir: str | os.PathLike[str],
     if zip_path is not None and str(zip_path) not in shipped:
         spark.sparkContext.addPyFile(str(zip_path))
     return spark
+
+
+def spark_schema(arrow_schema: Any) -> Any:
+    """The Spark schema of an Arrow schema."""
+    from pyspark.sql.pandas.types import from_arrow_schema
+
+    return from_arrow_schema(arrow_schema)

@@ -46,6 +46,9 @@ from .scenarios import spec_size
 from .story_parts import PASSES, all_members, claims, drop_all_racks, drop_codec, renamed, replicas
 from .targets import AuditTarget
 
+__all__ = ["MAX_STARTS", "PATIENCE", "Failure", "Keep", "ShrinkError", "ShrinkResult", "Spec",
+           "failure_of", "orders", "play", "shrink_story", "weight"]
+
 Spec = dict[str, Any]
 Keep = Callable[[Spec], bool]
 

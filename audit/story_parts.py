@@ -14,6 +14,10 @@ import copy
 from collections.abc import Callable, Iterator
 from typing import Any
 
+__all__ = ["PASSES", "Drop", "Parts", "Spec", "all_members", "all_topics", "changes", "claims",
+           "drop_all_racks", "drop_changes", "drop_claims", "drop_codec", "drop_members",
+           "drop_partitions", "drop_replicas", "drop_topics", "partitions", "renamed", "replicas"]
+
 Spec = dict[str, Any]
 Parts = Callable[[Spec], list[Any]]
 Drop = Callable[[Spec, set[Any]], None]

@@ -6,12 +6,12 @@ An `AuditTarget` is a plain function ``assign(request) -> response`` (the JSON-l
 (``range``, ``roundrobin``, ``sticky`` or ``cooperative-sticky``: it decides the client-mode
 subscriptions and which invariants apply), and optionally a codec for I10.
 
-This floor does not import the implementation (DESIGN.md: audit/ imports model, targets and
-properties only). ``builtin:<assignor>`` is therefore resolved by a *resolver* the caller
-hands in — the command line's resolves it to ``impl.assign_op.run_assign`` — and the
-pipeline ships the resolver (a module-level function, pickled by reference) to the executors,
-which resolve every target name there. `resolve_plugin` handles the kind every resolver
-shares:
+This floor does not import the implementation (audit/ imports model, targets and properties
+only: docs/explanation/architecture.md). ``builtin:<assignor>`` is therefore resolved by a
+*resolver* the caller hands in — the command line's resolves it to ``impl.assign_op.run_assign``
+— and the pipeline ships the resolver (a module-level function, pickled by reference) to the
+executors, which resolve every target name there. `resolve_plugin` handles the kind every
+resolver shares:
 
 ``pyfn:<module>:<attr>`` or ``pyfn:<file.py>:<attr>`` — a Python callable
 ``request -> response``; its optional attributes ``assignor`` (default ``range``) and
@@ -29,6 +29,9 @@ import sys
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Protocol
+
+__all__ = ["ASSIGNOR_FAMILIES", "DEFAULT_TARGETS", "AssignFn", "AuditTarget", "AuditTargetError",
+           "Codec", "Resolver", "plugin_file", "resolve_cached", "resolve_plugin"]
 
 AssignFn = Callable[[dict[str, Any]], dict[str, Any]]
 ASSIGNOR_FAMILIES = ("range", "roundrobin", "sticky", "cooperative-sticky")

@@ -31,8 +31,10 @@ from .server import FAILABLE, BrokerCore, Listener
 from .steering import Action, Exchange, Held, Rule, api_key_of
 from .store import Offsets, Topics
 
-T = TypeVar("T")
-CALL_TIMEOUT = 30.0
+__all__ = ["Broker", "BrokerConfig", "GroupDescription", "MemberDescription"]
+
+_T = TypeVar("_T")
+_CALL_TIMEOUT = 30.0
 
 
 @dataclass
@@ -91,7 +93,7 @@ class Broker:
         self._thread = threading.Thread(target=self._run, args=(ready,), daemon=True,
                                         name="groupcheck-broker")
         self._thread.start()
-        ready.result(timeout=CALL_TIMEOUT)
+        ready.result(timeout=_CALL_TIMEOUT)
         return self
 
     def _run(self, ready: concurrent.futures.Future[None]) -> None:
@@ -123,7 +125,7 @@ class Broker:
         if self._loop is not None and self._stop is not None:
             self._loop.call_soon_threadsafe(self._stop.set)
         if self._thread is not None:
-            self._thread.join(timeout=CALL_TIMEOUT)
+            self._thread.join(timeout=_CALL_TIMEOUT)
         self._loop = self._core = self._thread = None
 
     def __enter__(self) -> Broker:
@@ -143,11 +145,11 @@ class Broker:
             raise RuntimeError("the broker is not running: call start() first")
         return self._core
 
-    def _call(self, fn: Callable[[BrokerCore], T]) -> T:
+    def _call(self, fn: Callable[[BrokerCore], _T]) -> _T:
         """Run ``fn(core)`` on the broker's loop and return its result."""
         core = self._running()
         assert self._loop is not None
-        future: concurrent.futures.Future[T] = concurrent.futures.Future()
+        future: concurrent.futures.Future[_T] = concurrent.futures.Future()
 
         def run() -> None:
             try:
@@ -156,12 +158,12 @@ class Broker:
                 future.set_exception(e)
 
         self._loop.call_soon_threadsafe(run)
-        return future.result(timeout=CALL_TIMEOUT)
+        return future.result(timeout=_CALL_TIMEOUT)
 
-    def _await(self, make: Callable[[BrokerCore], Coroutine[Any, Any, T]]) -> T:
+    def _await(self, make: Callable[[BrokerCore], Coroutine[Any, Any, _T]]) -> _T:
         core = self._running()
         assert self._loop is not None
-        return asyncio.run_coroutine_threadsafe(make(core), self._loop).result(CALL_TIMEOUT)
+        return asyncio.run_coroutine_threadsafe(make(core), self._loop).result(_CALL_TIMEOUT)
 
     # -- topics ----------------------------------------------------------------------------
 

@@ -43,8 +43,10 @@ from ..properties.codec import codec_violations
 from ..properties.generations import claim_hygiene
 from .store import Topics
 
-READER_VERSIONS = (0, 1, 2, 3)
-COOPERATIVE_NAMES = frozenset({"cooperative-sticky"})
+__all__ = ["GroupChecks", "Verdict", "is_leader_sync"]
+
+_READER_VERSIONS = (0, 1, 2, 3)
+_COOPERATIVE_NAMES = frozenset({"cooperative-sticky"})
 
 
 @dataclass(frozen=True)
@@ -70,7 +72,7 @@ def _message(data: Any, remaining_before: int = 0) -> dict[str, Any]:
             "version": data.version, "remaining": data.remaining - remaining_before}
 
 
-def subscription_violations(metadata: bytes) -> list[str]:
+def _subscription_violations(metadata: bytes) -> list[str]:
     """I10 for one subscription as sent (empty when it holds)."""
     try:
         sent = decode_subscription(metadata)
@@ -80,7 +82,7 @@ def subscription_violations(metadata: bytes) -> list[str]:
          "owned": [(t, p) for t, ps in sent.owned_partitions for p in ps],
          "generation": sent.generation_id, "rack": sent.rack_id}
     out: list[str] = []
-    for reader in READER_VERSIONS:
+    for reader in _READER_VERSIONS:
         rewritten = reader.to_bytes(2, "big") + metadata[2:]
         try:
             decoded: dict[str, Any] | None = _message(decode_subscription(rewritten),
@@ -122,7 +124,7 @@ class GroupChecks:
             for name, metadata in request.protocols:
                 self._add(Verdict(group, coordinator.generation_id, "I10",
                                   f"{who} {name} subscription", now_ms,
-                                  tuple(subscription_violations(metadata))))
+                                  tuple(_subscription_violations(metadata))))
         elif isinstance(request, SyncGroupRequest) and is_leader_sync(coordinator, request):
             self._judge_assignment(group, coordinator, request, leader_client, now_ms)
 
@@ -145,7 +147,7 @@ class GroupChecks:
                 assignment[member_id] = list(decode_assignment(data).to_api().partitions)
             except CodecError as e:
                 unreadable.append(f"I10: the assignment for {member_id} cannot be read: {e}")
-        cooperative = coordinator.protocol_name in COOPERATIVE_NAMES
+        cooperative = coordinator.protocol_name in _COOPERATIVE_NAMES
         protocol = "COOPERATIVE" if cooperative else "EAGER"
         subject = f"assignment by {request.member_id}"
         self._add(Verdict(group, generation, "I10", subject, now_ms, tuple(unreadable)))

@@ -25,7 +25,9 @@ from kio.serial import entity_reader
 from .broker import GroupDescription, MemberDescription
 from .protocol import build, encode_request
 
-DESCRIBE_GROUPS, DESCRIBE_GROUPS_VERSION = 15, 5
+__all__ = ["KafkaConnection", "describe_group"]
+
+_DESCRIBE_GROUPS, _DESCRIBE_GROUPS_VERSION = 15, 5
 
 
 class KafkaConnection:
@@ -88,7 +90,7 @@ def describe_group(bootstrap: str, group: str, client_id: str = "groupcheck-admi
     a one-node cluster). The generation is not part of Kafka's answer (-1 here); member
     metadata and assignments are empty unless the group is Stable, as Kafka answers."""
     with KafkaConnection(bootstrap, client_id, timeout) as connection:
-        answer = connection.call(DESCRIBE_GROUPS, DESCRIBE_GROUPS_VERSION, {
+        answer = connection.call(_DESCRIBE_GROUPS, _DESCRIBE_GROUPS_VERSION, {
             "groups": [group], "include_authorized_operations": False})
     found = answer.groups[0]
     if int(found.error_code) != 0:

@@ -24,16 +24,19 @@ from ..impl.coordinator_state import GroupState
 from .group_apis import GroupHub
 from .store import Committed, Offsets, StoreError, Topics
 
-NODE_ID = 0
-CLUSTER_ID = "groupcheck-broker"
-UNKNOWN_TOPIC_OR_PARTITION = 3
-COORDINATOR_NOT_AVAILABLE = 15
-ILLEGAL_GENERATION = 22
-UNKNOWN_MEMBER_ID = 25
-REBALANCE_IN_PROGRESS = 27
-INVALID_REQUEST = 42
-FENCED_INSTANCE_ID = 82
-TRANSACTIONS_NOT_SERVED = 53  # TRANSACTIONAL_ID_AUTHORIZATION_FAILED: no transactions here
+__all__ = ["HANDLERS", "Cluster", "create_topics", "fetch", "find_coordinator", "init_producer_id",
+           "list_offsets", "metadata", "offset_commit", "offset_fetch", "produce"]
+
+_NODE_ID = 0
+_CLUSTER_ID = "groupcheck-broker"
+_UNKNOWN_TOPIC_OR_PARTITION = 3
+_COORDINATOR_NOT_AVAILABLE = 15
+_ILLEGAL_GENERATION = 22
+_UNKNOWN_MEMBER_ID = 25
+_REBALANCE_IN_PROGRESS = 27
+_INVALID_REQUEST = 42
+_FENCED_INSTANCE_ID = 82
+_TRANSACTIONS_NOT_SERVED = 53  # TRANSACTIONAL_ID_AUTHORIZATION_FAILED: no transactions here
 
 
 @dataclass
@@ -48,18 +51,18 @@ class Cluster:
     producer_ids: int = 999
 
     def broker(self) -> dict[str, Any]:
-        return {"node_id": NODE_ID, "host": self.host, "port": self.port, "rack": None}
+        return {"node_id": _NODE_ID, "host": self.host, "port": self.port, "rack": None}
 
 
 def _partition_meta(index: int) -> dict[str, Any]:
-    return {"error_code": 0, "partition_index": index, "leader_id": NODE_ID,
-            "leader_epoch": 0, "replica_nodes": [NODE_ID], "isr_nodes": [NODE_ID],
+    return {"error_code": 0, "partition_index": index, "leader_id": _NODE_ID,
+            "leader_epoch": 0, "replica_nodes": [_NODE_ID], "isr_nodes": [_NODE_ID],
             "offline_replicas": []}
 
 
 def _topic_meta(cluster: Cluster, name: str) -> dict[str, Any]:
     if name not in cluster.topics:
-        return {"error_code": UNKNOWN_TOPIC_OR_PARTITION, "name": name, "topic_id": None,
+        return {"error_code": _UNKNOWN_TOPIC_OR_PARTITION, "name": name, "topic_id": None,
                 "is_internal": False, "partitions": []}
     topic = cluster.topics.get(name)
     return {"error_code": 0, "name": name, "topic_id": topic.topic_id, "is_internal": False,
@@ -78,8 +81,8 @@ def metadata(cluster: Cluster, version: int, body: Any) -> dict[str, Any]:
             if (name and name not in cluster.topics and allow
                     and cluster.auto_create_partitions is not None):
                 cluster.topics.create(name, cluster.auto_create_partitions, cluster.clock())
-    return {"throttle_time": 0, "brokers": [cluster.broker()], "cluster_id": CLUSTER_ID,
-            "controller_id": NODE_ID, "topics": [_topic_meta(cluster, n) for n in names],
+    return {"throttle_time": 0, "brokers": [cluster.broker()], "cluster_id": _CLUSTER_ID,
+            "controller_id": _NODE_ID, "topics": [_topic_meta(cluster, n) for n in names],
             "cluster_authorized_operations": -2147483648}
 
 
@@ -179,21 +182,21 @@ def _commit_error(cluster: Cluster, group_id: str, generation: int, member_id: s
     """Kafka's classic offset-commit validation, against the coordinator's view."""
     coordinator = cluster.groups.get(group_id)
     if coordinator is None:
-        return 0 if generation < 0 else ILLEGAL_GENERATION if member_id else UNKNOWN_MEMBER_ID
+        return 0 if generation < 0 else _ILLEGAL_GENERATION if member_id else _UNKNOWN_MEMBER_ID
     if coordinator.state is GroupState.DEAD:
-        return COORDINATOR_NOT_AVAILABLE
+        return _COORDINATOR_NOT_AVAILABLE
     if generation >= 0 or member_id or instance_id is not None:
         member = coordinator.members.get(member_id)
         if member is None:
-            return UNKNOWN_MEMBER_ID
+            return _UNKNOWN_MEMBER_ID
         if instance_id is not None and member.instance_id != instance_id:
-            return FENCED_INSTANCE_ID
+            return _FENCED_INSTANCE_ID
         if generation != coordinator.generation_id:
-            return ILLEGAL_GENERATION
+            return _ILLEGAL_GENERATION
         if coordinator.state is GroupState.COMPLETING_REBALANCE:
-            return REBALANCE_IN_PROGRESS
+            return _REBALANCE_IN_PROGRESS
         return 0
-    return 0 if coordinator.state is GroupState.EMPTY else UNKNOWN_MEMBER_ID
+    return 0 if coordinator.state is GroupState.EMPTY else _UNKNOWN_MEMBER_ID
 
 
 def offset_commit(cluster: Cluster, version: int, body: Any) -> dict[str, Any]:
@@ -207,7 +210,7 @@ def offset_commit(cluster: Cluster, version: int, body: Any) -> dict[str, Any]:
             code = error
             if code == 0 and (t.name not in cluster.topics
                               or p.partition_index >= len(cluster.topics.get(t.name).partitions)):
-                code = UNKNOWN_TOPIC_OR_PARTITION
+                code = _UNKNOWN_TOPIC_OR_PARTITION
             if code == 0:
                 epoch = int(p.committed_leader_epoch) if version >= 6 else -1
                 cluster.offsets.commit(body.group_id, t.name, p.partition_index, Committed(
@@ -251,7 +254,7 @@ def init_producer_id(cluster: Cluster, version: int, body: Any) -> dict[str, Any
     """A fresh producer id, epoch 0, for idempotent producers (kafka-python's and Java's
     default); transactions are not served and sequence numbers are not checked."""
     if body.transactional_id is not None:
-        return {"throttle_time": 0, "error_code": TRANSACTIONS_NOT_SERVED, "producer_id": -1,
+        return {"throttle_time": 0, "error_code": _TRANSACTIONS_NOT_SERVED, "producer_id": -1,
                 "producer_epoch": -1}
     cluster.producer_ids += 1
     return {"throttle_time": 0, "error_code": 0, "producer_id": cluster.producer_ids,

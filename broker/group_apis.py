@@ -36,9 +36,12 @@ from ..impl.group_messages import (
 )
 from .protocol import millis
 
-JOIN, HEARTBEAT, LEAVE, SYNC, DESCRIBE, LIST = 11, 12, 13, 14, 15, 16
-GROUP_KEYS = frozenset({JOIN, HEARTBEAT, LEAVE, SYNC})
-CLIENT_HOST = "/127.0.0.1"
+__all__ = ["GROUP_KEYS", "GroupHub", "describe", "error_data", "from_impl", "group_of",
+           "list_groups", "needs_member_id", "to_impl"]
+
+_JOIN, _HEARTBEAT, _LEAVE, _SYNC, _DESCRIBE, _LIST = 11, 12, 13, 14, 15, 16
+GROUP_KEYS = frozenset({_JOIN, _HEARTBEAT, _LEAVE, _SYNC})
+_CLIENT_HOST = "/127.0.0.1"
 
 
 class GroupHub:
@@ -79,7 +82,7 @@ def group_of(api_key: int, body: Any) -> str:
 
 def to_impl(api_key: int, version: int, body: Any, client_id: str | None) -> Request:
     """The coordinator's request for a kio group request of any served version."""
-    if api_key == JOIN:
+    if api_key == _JOIN:
         session = millis(body.session_timeout)
         rebalance = millis(body.rebalance_timeout) if version >= 1 else session
         return JoinGroupRequest(
@@ -89,17 +92,17 @@ def to_impl(api_key: int, version: int, body: Any, client_id: str | None) -> Req
             session_timeout_ms=session, rebalance_timeout_ms=rebalance,
             protocol_type=body.protocol_type, client_id=client_id or "",
             reason=body.reason if version >= 8 else None)
-    if api_key == SYNC:
+    if api_key == _SYNC:
         return SyncGroupRequest(
             member_id=body.member_id, generation_id=int(body.generation_id),
             group_instance_id=body.group_instance_id if version >= 3 else None,
             protocol_name=body.protocol_name if version >= 5 else None,
             assignments=tuple((a.member_id, bytes(a.assignment)) for a in body.assignments))
-    if api_key == HEARTBEAT:
+    if api_key == _HEARTBEAT:
         return HeartbeatRequest(
             member_id=body.member_id, generation_id=int(body.generation_id),
             group_instance_id=body.group_instance_id if version >= 3 else None)
-    if api_key == LEAVE:
+    if api_key == _LEAVE:
         if version < 3:
             return LeaveGroupRequest(members=((body.member_id, None),))
         return LeaveGroupRequest(members=tuple((m.member_id, m.group_instance_id)
@@ -144,7 +147,7 @@ def from_impl(api_key: int, version: int, response: Response,
 
 def error_data(api_key: int, version: int, body: Any, code: int) -> dict[str, Any]:
     """A group API's answer carrying only ``code`` (for steering)."""
-    if api_key == LEAVE and version >= 3:
+    if api_key == _LEAVE and version >= 3:
         return {"throttle_time": 0, "error_code": code, "members": [
             {"member_id": m.member_id, "group_instance_id": m.group_instance_id,
              "error_code": code} for m in body.members]}
@@ -166,7 +169,7 @@ def describe(hub: GroupHub, group_id: str, version: int) -> dict[str, Any]:
         members.append({
             "member_id": member_id, "group_instance_id": view.instance_id,
             "client_id": hub.client_ids.get((group_id, member_id), ""),
-            "client_host": CLIENT_HOST,
+            "client_host": _CLIENT_HOST,
             "member_metadata": (view.metadata or b"") if stable else b"",
             "member_assignment": (view.assignment or b"") if stable else b""})
     return {"error_code": 0, "group_id": group_id, "group_state": coordinator.state.value,

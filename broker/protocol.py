@@ -38,6 +38,10 @@ from kio.serial.errors import SerialError
 from kio.serial.readers import read_int16, read_int32
 from kio.static.primitive import i32Timedelta, i64Timedelta
 
+__all__ = ["API_KEYS", "MAX_FRAME", "SUPPORTED", "FrameError", "RequestFrame", "api_versions_data",
+           "build", "decode_request", "encode_request", "encode_response", "millis", "plain",
+           "response_type", "serves", "unsupported_api_versions"]
+
 #: API key → (name, lowest version, highest version) this broker serves. Versions from
 #: Kafka 4.0's ranges (KIP-896 removed the oldest), capped where a newer version names
 #: topics by id only (Fetch ≥ 13, Produce 13, OffsetCommit/OffsetFetch 10) — a broker may
@@ -61,8 +65,8 @@ SUPPORTED: dict[int, tuple[str, int, int]] = {
     22: ("InitProducerId", 0, 5),
 }
 API_KEYS: dict[str, int] = {name: key for key, (name, _, _) in SUPPORTED.items()}
-API_VERSIONS_KEY = 18
-UNSUPPORTED_VERSION = 35
+_API_VERSIONS_KEY = 18
+_UNSUPPORTED_VERSION = 35
 MAX_FRAME = 100 * 1024 * 1024  # Kafka's socket.request.max.bytes default
 
 
@@ -110,7 +114,7 @@ def decode_request(payload: bytes) -> RequestFrame:
         raise FrameError(f"truncated request header: {e}", offset=0, field="header") from None
     if not serves(api_key, version):
         return RequestFrame(api_key, version, correlation_id, None, None)
-    schema = request_type(api_key, version)
+    schema = _request_type(api_key, version)
     try:
         header, size = entity_reader(schema.__header_schema__)(payload, 0)
     except (SerialError, ValueError) as e:
@@ -159,8 +163,8 @@ def api_versions_data(error: int = 0) -> dict[str, Any]:
 def unsupported_api_versions(correlation_id: int) -> bytes:
     """KIP-511: a version of ApiVersions the broker does not know gets UNSUPPORTED_VERSION
     and the supported ranges in the v0 layout (header v0), whatever version was asked."""
-    schema = load_response_schema(API_VERSIONS_KEY, 0)
-    return encode_response(build(schema, api_versions_data(UNSUPPORTED_VERSION)), correlation_id)
+    schema = load_response_schema(_API_VERSIONS_KEY, 0)
+    return encode_response(build(schema, api_versions_data(_UNSUPPORTED_VERSION)), correlation_id)
 
 
 @functools.cache
@@ -169,7 +173,7 @@ def response_type(api_key: int, version: int) -> type[Any]:
 
 
 @functools.cache
-def request_type(api_key: int, version: int) -> type[Any]:
+def _request_type(api_key: int, version: int) -> type[Any]:
     return load_request_schema(api_key, version)
 
 
@@ -197,11 +201,11 @@ def _entity_of(hint: Any) -> type[Any] | None:
     return None
 
 
-Layout = tuple[tuple[str, "type[Any] | None", str], ...]
-_LAYOUTS: dict[type[Any], Layout] = {}
+_Layout = tuple[tuple[str, "type[Any] | None", str], ...]
+_LAYOUTS: dict[type[Any], _Layout] = {}
 
 
-def _layout(cls: type[Any]) -> Layout:
+def _layout(cls: type[Any]) -> _Layout:
     """Each field of a kio class: name, nested kio class (or None), Kafka type (cached)."""
     found = _LAYOUTS.get(cls)
     if found is None:

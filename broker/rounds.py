@@ -9,7 +9,7 @@ of that generation (the coordinator's member list then holds every member's subs
 for the selected protocol); the leader's SyncGroup adds the assignment and the monotonic
 time it reached the coordinator; each successful SyncGroup answer marks its member synced.
 A round is complete when every member of the generation got its answer. This is the shape
-of the wire layer's cluster backend (issue 14): a backend built on the broker reads it.
+of the wire layer's cluster backend: a backend built on the broker reads it.
 """
 
 from __future__ import annotations
@@ -19,6 +19,8 @@ from dataclasses import dataclass, field
 
 from ..impl.coordinator import GroupCoordinator
 from ..impl.group_messages import SyncGroupRequest
+
+__all__ = ["Round", "RoundLedger"]
 
 
 @dataclass

@@ -61,10 +61,12 @@ from .protocol import (
 from .rounds import RoundLedger
 from .steering import Exchange, ExchangeLog, Held, Rules, Who
 
-FETCH, API_VERSIONS, DESCRIBE_GROUPS, LIST_GROUPS = 1, 18, 15, 16
-RESPONSES = (JoinGroupResponse, SyncGroupResponse, HeartbeatResponse, LeaveGroupResponse)
+__all__ = ["FAILABLE", "BrokerCore", "Listener"]
+
+_FETCH, _API_VERSIONS, _DESCRIBE_GROUPS, _LIST_GROUPS = 1, 18, 15, 16
+_RESPONSES = (JoinGroupResponse, SyncGroupResponse, HeartbeatResponse, LeaveGroupResponse)
 Listener = Callable[[Exchange], None]
-#: APIs a fail rule may answer with an error (`error_data` builds their answers).
+#: APIs a fail rule may answer with an error (`_error_data` builds their answers).
 FAILABLE = group_apis.GROUP_KEYS | {8, 9, 10}
 
 
@@ -146,7 +148,7 @@ class BrokerCore:
             self.notes.append(f"conn {conn}: unreadable request: {e}")
             return None
         if not frame.supported:
-            if frame.api_key == API_VERSIONS:
+            if frame.api_key == _API_VERSIONS:
                 return unsupported_api_versions(frame.correlation_id), None
             # Kafka's network layer closes the connection on an API or version it does
             # not serve; so does this broker.
@@ -187,17 +189,17 @@ class BrokerCore:
         rule = self.rules.take(who, key, "request")
         if rule is not None:
             exchange.steering = rule.describe()
-            return error_data(key, version, body, rule.error)
+            return _error_data(key, version, body, rule.error)
         if key in group_apis.GROUP_KEYS:
             return await self._group_request(conn, frame)
-        if key == FETCH:
+        if key == _FETCH:
             return await self._fetch(version, body)
-        if key == API_VERSIONS:
+        if key == _API_VERSIONS:
             return api_versions_data()
-        if key == DESCRIBE_GROUPS:
+        if key == _DESCRIBE_GROUPS:
             return {"throttle_time": 0, "groups": [
                 group_apis.describe(self.cluster.groups, g, version) for g in body.groups]}
-        if key == LIST_GROUPS:
+        if key == _LIST_GROUPS:
             states = list(body.states_filter) if version >= 4 else []
             return group_apis.list_groups(self.cluster.groups, states)
         data = data_apis.HANDLERS[key](self.cluster, version, body)
@@ -273,7 +275,7 @@ class BrokerCore:
         for envelope in envelopes:
             answer = envelope.message
             entry = self._waiting.pop((envelope.client, envelope.request_id), None)
-            if entry is None or not isinstance(answer, RESPONSES):
+            if entry is None or not isinstance(answer, _RESPONSES):
                 continue
             future, request = entry
             if coordinator is not None and answer.error is Errors.NONE:
@@ -345,7 +347,7 @@ class BrokerCore:
             await sent
 
 
-def error_data(api_key: int, version: int, body: Any, code: int) -> dict[str, Any]:
+def _error_data(api_key: int, version: int, body: Any, code: int) -> dict[str, Any]:
     """The answer to a request that steering fails with ``code``."""
     if api_key in group_apis.GROUP_KEYS:
         return group_apis.error_data(api_key, version, body, code)

@@ -28,6 +28,8 @@ from typing import Any, Literal
 
 from .protocol import API_KEYS, SUPPORTED
 
+__all__ = ["Action", "Exchange", "ExchangeLog", "Held", "Rule", "Rules", "Who", "api_key_of"]
+
 Action = Literal["fail", "delay", "hold"]
 
 

@@ -24,8 +24,11 @@ from dataclasses import dataclass, field
 from kio.records.readers import read_batch
 from kio.serial.errors import SerialError
 
-EARLIEST = -2
-LATEST = -1
+__all__ = ["MAX_TOPIC_PARTITIONS", "Batch", "Committed", "Offsets", "PartitionLog", "StoreError",
+           "Topic", "Topics"]
+
+_EARLIEST = -2
+_LATEST = -1
 
 
 class StoreError(Exception):
@@ -36,11 +39,11 @@ class StoreError(Exception):
         self.code = code
 
 
-UNKNOWN_TOPIC_OR_PARTITION = 3
-CORRUPT_MESSAGE = 2
-OFFSET_OUT_OF_RANGE = 1
-TOPIC_ALREADY_EXISTS = 36
-INVALID_PARTITIONS = 37
+_UNKNOWN_TOPIC_OR_PARTITION = 3
+_CORRUPT_MESSAGE = 2
+_OFFSET_OUT_OF_RANGE = 1
+_TOPIC_ALREADY_EXISTS = 36
+_INVALID_PARTITIONS = 37
 #: the most partitions a topic may have here: each is a log in memory, and a CreateTopics
 #: request may ask for 2**31 - 1 of them in four bytes (Kafka answers INVALID_PARTITIONS to
 #: a count its own checks refuse, so does this broker past the bound)
@@ -72,7 +75,7 @@ class PartitionLog:
             try:
                 batch, size = read_batch(records, offset)
             except (SerialError, ValueError, IndexError) as e:
-                raise StoreError(CORRUPT_MESSAGE, f"record batch at byte {offset}: {e}") from None
+                raise StoreError(_CORRUPT_MESSAGE, f"record batch at byte {offset}: {e}") from None
             data = bytearray(records[offset:offset + size])
             data[:8] = self.high_watermark.to_bytes(8, "big", signed=True)
             last = self.high_watermark + batch.last_offset_delta
@@ -93,7 +96,7 @@ class PartitionLog:
         """Whole batches from the one holding ``fetch_offset``: one at least, then up to
         ``max_bytes``."""
         if not self.log_start <= fetch_offset <= self.high_watermark:
-            raise StoreError(OFFSET_OUT_OF_RANGE, f"offset {fetch_offset} not in "
+            raise StoreError(_OFFSET_OUT_OF_RANGE, f"offset {fetch_offset} not in "
                              f"[{self.log_start}, {self.high_watermark}]")
         out: list[bytes] = []
         total = 0
@@ -109,9 +112,9 @@ class PartitionLog:
     def offset_for_time(self, timestamp: int) -> int:
         """ListOffsets: earliest, latest, or the first batch with a timestamp ≥ the one
         asked (batch granularity: no time index)."""
-        if timestamp == EARLIEST:
+        if timestamp == _EARLIEST:
             return self.log_start
-        if timestamp == LATEST:
+        if timestamp == _LATEST:
             return self.high_watermark
         for batch in self.batches:
             if batch.max_timestamp >= timestamp:
@@ -143,7 +146,7 @@ class Topics:
     def get(self, name: str) -> Topic:
         topic = self._topics.get(name)
         if topic is None:
-            raise StoreError(UNKNOWN_TOPIC_OR_PARTITION, f"unknown topic {name!r}")
+            raise StoreError(_UNKNOWN_TOPIC_OR_PARTITION, f"unknown topic {name!r}")
         return topic
 
     def partition_counts(self) -> dict[str, int]:
@@ -151,9 +154,9 @@ class Topics:
 
     def create(self, name: str, partitions: int, now_ms: int = 0) -> Topic:
         if name in self._topics:
-            raise StoreError(TOPIC_ALREADY_EXISTS, f"topic {name!r} already exists")
+            raise StoreError(_TOPIC_ALREADY_EXISTS, f"topic {name!r} already exists")
         if partitions < 1:
-            raise StoreError(INVALID_PARTITIONS, f"{partitions} partitions: need at least 1")
+            raise StoreError(_INVALID_PARTITIONS, f"{partitions} partitions: need at least 1")
         _within_bound(partitions)
         seed = zlib.crc32(name.encode()).to_bytes(4, "big") * 4
         topic = Topic(name, uuid.UUID(bytes=seed, version=4),
@@ -165,7 +168,7 @@ class Topics:
         """Add partitions up to ``partitions`` in all (CreatePartitions never shrinks)."""
         topic = self.get(name)
         if partitions <= len(topic.partitions):
-            raise StoreError(INVALID_PARTITIONS, f"topic {name!r} has {len(topic.partitions)} "
+            raise StoreError(_INVALID_PARTITIONS, f"topic {name!r} has {len(topic.partitions)} "
                              f"partitions; cannot grow it to {partitions}")
         _within_bound(partitions)
         topic.partitions.extend(PartitionLog() for _ in range(partitions - len(topic.partitions)))
@@ -178,7 +181,7 @@ class Topics:
     def partition(self, name: str, index: int) -> PartitionLog:
         topic = self.get(name)
         if not 0 <= index < len(topic.partitions):
-            raise StoreError(UNKNOWN_TOPIC_OR_PARTITION, f"{name}-{index} does not exist")
+            raise StoreError(_UNKNOWN_TOPIC_OR_PARTITION, f"{name}-{index} does not exist")
         return topic.partitions[index]
 
 
@@ -212,5 +215,5 @@ class Offsets:
 
 def _within_bound(partitions: int) -> None:
     if partitions > MAX_TOPIC_PARTITIONS:
-        raise StoreError(INVALID_PARTITIONS, f"{partitions} partitions: this broker keeps at "
+        raise StoreError(_INVALID_PARTITIONS, f"{partitions} partitions: this broker keeps at "
                          f"most {MAX_TOPIC_PARTITIONS:,} a topic")

@@ -26,6 +26,12 @@ from .consumer_protocol import (
 from .errors import InvalidRequestError
 from .types import Assignment, Assignor, Cluster, RebalanceProtocol, Subscription, TopicPartition
 
+__all__ = ["INT32_MAX", "INT32_MIN", "MAX_REQUEST_PARTITIONS", "assign_with", "b64",
+           "client_subscription", "int32", "leader_response", "member_subscriptions",
+           "new_generation", "optional_generation", "optional_name", "partition_list",
+           "protocol_of", "raw_subscription", "request_cluster", "run_assign",
+           "run_assign_assignment_only", "run_leader", "seen_by_leader", "topic_names", "unb64"]
+
 
 def b64(data: bytes | None) -> str | None:
     return None if data is None else base64.b64encode(data).decode("ascii")
@@ -94,7 +100,8 @@ def protocol_of(assignor: Assignor) -> RebalanceProtocol:
     return max(assignor.supported_protocols)
 
 
-def _cluster(request: dict[str, Any]) -> Cluster:
+def request_cluster(request: dict[str, Any]) -> Cluster:
+    """The leader's metadata of a request (``partitions``, ``racks``), checked."""
     partitions = request.get("partitions") or {}
     if not isinstance(partitions, dict) or not all(
             isinstance(k, str) and isinstance(v, int) and not isinstance(v, bool) and v >= 0
@@ -150,7 +157,9 @@ def raw_subscription(member: dict[str, Any]) -> Subscription:
     )
 
 
-def _new_generation(request: dict[str, Any], members: dict[str, Any]) -> int:
+def new_generation(request: dict[str, Any], members: dict[str, Any]) -> int:
+    """The generation the rebalance ends in: ``newGeneration``, else the highest a member
+    reports plus one."""
     if request.get("newGeneration") is not None:
         return int32(request["newGeneration"], "newGeneration")
     generations = [m.get("generation") for m in members.values()]
@@ -181,7 +190,7 @@ def _maker(request: dict[str, Any]) -> Callable[[], Assignor]:
     return make
 
 
-def _member_subscriptions(make: Callable[[], Assignor], request: dict[str, Any],
+def member_subscriptions(make: Callable[[], Assignor], request: dict[str, Any],
                           version: int, cache: dict[Any, Subscription] | None = None,
                           keys: list[Any] | None = None) -> dict[str, Subscription]:
     """Every member's subscription as the leader receives it (client or raw mode);
@@ -223,22 +232,22 @@ def _member_key(member: dict[str, Any]) -> Any:
     return key
 
 
-def _seen_by_leader(subscription: Subscription) -> Any:
+def seen_by_leader(subscription: Subscription) -> Any:
     """Everything the leader reads of one subscription (hashable)."""
     return (tuple(subscription.topics), subscription.user_data,
             tuple(subscription.owned_partitions), subscription.generation_id,
             subscription.rack_id, subscription.group_instance_id)
 
 
-def _answer(make: Callable[[], Assignor], request: dict[str, Any],
+def leader_response(make: Callable[[], Assignor], request: dict[str, Any],
             led: tuple[list[tuple[str, list[TopicPartition]]], list[bytes | None], str, float],
             user_data: bool) -> dict[str, Any]:
-    """The response to one leader run (see `_lead`): the assignment in the leader's order
+    """The response to one leader run (see `run_leader`): the assignment in the leader's order
     and, with ``user_data``, what each member sends at its next join after receiving its
     share, and each share's user data."""
     shares, share_data, protocol, elapsed_ms = led
     members: dict[str, Any] = request["members"]
-    generation = _new_generation(request, members)
+    generation = new_generation(request, members)
     response: dict[str, Any] = {
         "assignment": {m: [[t, p] for t, p in parts] for m, parts in shares}}
     if user_data:
@@ -258,13 +267,13 @@ def _answer(make: Callable[[], Assignor], request: dict[str, Any],
     return response
 
 
-def _lead(make: Callable[[], Assignor], request: dict[str, Any],
+def run_leader(make: Callable[[], Assignor], request: dict[str, Any],
           subscriptions: dict[str, Subscription]
           ) -> tuple[list[tuple[str, list[TopicPartition]]], list[bytes | None], str, float]:
     """One leader run: (assignment in the leader's order, each share's assignment user
     data, protocol name, milliseconds)."""
     leader = make()
-    cluster = _cluster(request)
+    cluster = request_cluster(request)
     started = time.perf_counter()
     result = leader.assign(cluster, subscriptions)
     elapsed_ms = (time.perf_counter() - started) * 1000.0
@@ -282,5 +291,5 @@ def assign_with(make: Callable[[], Assignor], request: dict[str, Any], *,
     member would send at its next join."""
     version = subscription_version if subscription_version is not None else int(
         request.get("subscriptionVersion", HIGHEST_VERSION))
-    subscriptions = _member_subscriptions(make, request, version)
-    return _answer(make, request, _lead(make, request, subscriptions), next_user_data)
+    subscriptions = member_subscriptions(make, request, version)
+    return leader_response(make, request, run_leader(make, request, subscriptions), next_user_data)

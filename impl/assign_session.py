@@ -9,18 +9,20 @@ from collections.abc import Callable, Hashable, Sequence
 from typing import Any
 
 from .assign_op import (
-    _answer,
-    _cluster,
-    _lead,
-    _member_subscriptions,
-    _new_generation,
-    _seen_by_leader,
     client_subscription,
+    leader_response,
+    member_subscriptions,
+    new_generation,
+    request_cluster,
+    run_leader,
+    seen_by_leader,
 )
 from .assignors import make_assignor
 from .consumer_protocol import HIGHEST_VERSION
 from .errors import InvalidRequestError
 from .types import Assignor, Cluster, Subscription, TopicPartition
+
+__all__ = ["AssignSession", "SessionAnswer"]
 
 
 class AssignSession:
@@ -110,14 +112,14 @@ class AssignSession:
             resolved = None
         if resolved is None:
             self.leader_runs += 1
-            return _lead(make, request, subscriptions)
+            return run_leader(make, request, subscriptions)
         key = (maker, metadata, resolved)
         found = self.resolved.get(key)
         if found is None:
             if len(self.resolved) >= self.limit:
                 self.resolved.clear()
             self.leader_runs += 1
-            found = self.resolved[key] = _lead(make, request, subscriptions)
+            found = self.resolved[key] = run_leader(make, request, subscriptions)
         return found
 
     def _cluster(self, request: dict[str, Any], metadata: Hashable) -> Cluster:
@@ -126,14 +128,14 @@ class AssignSession:
         if cluster is None:
             if len(self._clusters) >= self.limit:
                 self._clusters.clear()
-            cluster = self._clusters[metadata] = _cluster(request)
+            cluster = self._clusters[metadata] = request_cluster(request)
         return cluster
 
     def leader_view(self, assignor: str, member: dict[str, Any]) -> Hashable:
         """What the leader reads of one member's client-mode subscription (a request's
         member entry) with this assignor: equal views, equal leader inputs."""
         _, make, version = self._maker({"assignor": assignor})
-        view: Hashable = _seen_by_leader(client_subscription(make(), member, version))
+        view: Hashable = seen_by_leader(client_subscription(make(), member, version))
         return view
 
     def assign_keyed(self, request: dict[str, Any], keys: Sequence[Hashable],
@@ -160,7 +162,7 @@ class AssignSession:
             hit = cache.get(key)
             if hit is None:
                 built = client_subscription(make(), member, version)
-                view = _seen_by_leader(built)
+                view = seen_by_leader(built)
                 number = self.view_ids.setdefault(view, len(self.view_ids))
                 hit = cache[key] = (built, number)
             subscriptions[member_id] = hit[0]
@@ -175,13 +177,13 @@ class AssignSession:
         cache = self.subscriptions.setdefault((label, version), {})
         if len(cache) >= self.limit:
             cache.clear()
-        subscriptions = _member_subscriptions(make, request, version, cache, [])
+        subscriptions = member_subscriptions(make, request, version, cache, [])
         metadata = (tuple(sorted((request.get("partitions") or {}).items())),
                     repr(request.get("racks")))
         key = (label, version, metadata,
-               tuple((m, _seen_by_leader(s)) for m, s in subscriptions.items()))
-        return _answer(make, request, self._led(key, make, request, subscriptions, metadata),
-                       self.user_data)
+               tuple((m, seen_by_leader(s)) for m, s in subscriptions.items()))
+        led = self._led(key, make, request, subscriptions, metadata)
+        return leader_response(make, request, led, self.user_data)
 
 
 class SessionAnswer:
@@ -197,7 +199,7 @@ class SessionAnswer:
         self._session, self._make, self._request, self.led = session, make, request, led
         self.assignment: dict[str, list[TopicPartition]] = dict(led[0])
         self.protocol: str = led[2]
-        self.generation = _new_generation(request, request["members"])
+        self.generation = new_generation(request, request["members"])
 
     def response(self) -> dict[str, Any]:
-        return _answer(self._make, self._request, self.led, self._session.user_data)
+        return leader_response(self._make, self._request, self.led, self._session.user_data)

@@ -1,11 +1,12 @@
 """One consumer's group membership (Kafka's ConsumerCoordinator), as a sans-I/O state machine.
 
 What lives here: the `Consumer` — KafkaConsumer's API (subscribe, unsubscribe, pause, resume,
-poll, commit, close) and the client semantics of a rebalance: onJoinPrepare, onJoinComplete,
-onLeavePrepare, KIP-70 subscription changes (spec §4). What does not: the member states and
-their table (`consumer_state`), the wire (`consumer_membership`), calling the listener
-(`consumer_listener`), partition state and records (`consumer_fetch`), JoinGroup metadata
-and the leader's work (`consumer_leader`).
+poll, commit, close) and the client semantics of a rebalance as Kafka's ConsumerCoordinator
+runs them: onJoinPrepare, onJoinComplete, onLeavePrepare, KIP-70 subscription changes. What
+does not: the member states and their table (`consumer_state`), the wire
+(`consumer_requests`, `consumer_membership`), calling the listener (`consumer_listener`),
+partition state and records (`consumer_fetch`), JoinGroup metadata and the leader's work
+(`consumer_leader`).
 
 Theory of operation. The caller owns the network and the clock; time is ``now_ms``, given to
 every entry point. Three entry points stand for Kafka's two threads and its network:
@@ -17,9 +18,9 @@ every entry point. Three entry points stand for Kafka's two threads and its netw
   leader runs the assignor and sends SyncGroup; it never calls the listener.
 - ``advance(now_ms)`` is the heartbeat thread: heartbeats, the poll timeout, request timeouts.
 
-Requests wait in ``outbox()``. Callbacks follow the consumer's client profile ("kip" or
-"java", DESIGN.md); a callback's exception never stops the rebalance, and the first one is
-raised by ``poll`` (KIP-429). Every callback is logged in ``callback_log`` (I7).
+Requests wait in ``outbox()``. Callbacks follow the consumer's client profile ("kip" or "java",
+`consumer_listener.ClientProfile`); a callback's exception never stops the rebalance, and the
+first one is raised by ``poll`` (KIP-429). Every callback is logged in ``callback_log`` (I7).
 """
 
 from __future__ import annotations
@@ -46,6 +47,8 @@ from .consumer_state import Event, MemberState
 from .group_messages import NO_GENERATION, UNKNOWN_MEMBER_ID
 from .types import Assignor, Cluster, RebalanceProtocol, TopicPartition
 
+__all__ = ["CommitRecord", "Consumer", "PollResult"]
+
 
 @dataclass(frozen=True)
 class CommitRecord:
@@ -66,7 +69,8 @@ class PollResult:
 
 
 class Consumer(Membership):
-    """A KafkaConsumer using group management, without I/O (spec §4, DESIGN.md I6–I9)."""
+    """A KafkaConsumer using group management, without I/O (Kafka's ConsumerCoordinator;
+    invariants I6–I9, docs/reference/invariants.md)."""
 
     def __init__(self, client_id: str, assignors: Sequence[Assignor], *,
                  profile: str = "kip", group_instance_id: str | None = None,
@@ -259,7 +263,7 @@ class Consumer(Membership):
                 self._subs.assign_from_subscribed(owned - gone)
 
     def _on_join_complete(self, data: bytes) -> None:
-        """Spec §4 onJoinComplete, in the order of the consumer's profile."""
+        """Kafka's ``onJoinComplete``, in the order of the consumer's profile."""
         assignment = self._decode_assignment(data)
         if assignment is None:
             return

@@ -20,6 +20,8 @@ from dataclasses import dataclass
 
 from .types import TopicPartition
 
+__all__ = ["Record", "SubscriptionState"]
+
 
 @dataclass(frozen=True)
 class Record:
@@ -36,7 +38,7 @@ class Record:
 
 
 @dataclass
-class PartitionState:
+class _PartitionState:
     """Per-partition state that survives a rebalance only if the partition is retained."""
 
     paused: bool = False
@@ -48,7 +50,7 @@ class SubscriptionState:
 
     def __init__(self) -> None:
         self.subscription: frozenset[str] = frozenset()
-        self._assignment: dict[TopicPartition, PartitionState] = {}
+        self._assignment: dict[TopicPartition, _PartitionState] = {}
         self._buffer: list[Record] = []
 
     # -- subscription and assignment -------------------------------------------------------
@@ -73,7 +75,7 @@ class SubscriptionState:
     def assign_from_subscribed(self, partitions: Iterable[TopicPartition]) -> None:
         """The new assignment; retained partitions keep their state, new ones start fresh."""
         old = self._assignment
-        self._assignment = {tp: old.get(tp) or PartitionState() for tp in partitions}
+        self._assignment = {tp: old.get(tp) or _PartitionState() for tp in partitions}
         self._buffer = [r for r in self._buffer if r.topic_partition in self._assignment]
 
     # -- pause / resume -----------------------------------------------------------------

@@ -18,7 +18,10 @@ from .errors import AssignorError
 from .group_messages import JoinGroupMember
 from .types import Assignment, Assignor, Cluster, RebalanceProtocol, Subscription, TopicPartition
 
-COOPERATIVE_STICKY = "cooperative-sticky"
+__all__ = ["LeaderAssignment", "MetadataSnapshot", "choose_protocol", "join_protocols",
+           "metadata_snapshot", "perform_assignment"]
+
+_COOPERATIVE_STICKY = "cooperative-sticky"
 
 # What the leader compares to notice that partitions or racks changed (partition counts per
 # topic, and each partition's replica racks when the consumer has a rack).
@@ -78,7 +81,7 @@ class LeaderAssignment:
     group_topics: frozenset[str]
 
 
-def validate_cooperative_assignment(owned: dict[str, list[TopicPartition]],
+def _validate_cooperative_assignment(owned: dict[str, list[TopicPartition]],
                                     assignment: dict[str, Assignment]) -> None:
     """A COOPERATIVE assignor must not give a partition to a new owner in the same round it
     is revoked from the old one (KIP-429); Kafka skips this for its own cooperative-sticky
@@ -109,8 +112,8 @@ def perform_assignment(assignor: Assignor, protocol: RebalanceProtocol,
         data = decode_subscription(member.metadata)
         subscriptions[member.member_id] = data.to_api(member.group_instance_id)
     result = assignor.assign(cluster, subscriptions)
-    if protocol is RebalanceProtocol.COOPERATIVE and assignor.name != COOPERATIVE_STICKY:
-        validate_cooperative_assignment(
+    if protocol is RebalanceProtocol.COOPERATIVE and assignor.name != _COOPERATIVE_STICKY:
+        _validate_cooperative_assignment(
             {m: s.owned_partitions for m, s in subscriptions.items()}, result)
     encoded = tuple((member, encode_assignment(a, version)) for member, a in result.items())
     topics = frozenset(t for s in subscriptions.values() for t in s.topics)

@@ -1,7 +1,7 @@
 """The rebalance listener: client profiles, callback invocation, the callback log, errors.
 
 What lives here: everything about *calling the user* during a rebalance — which callback
-sets are invoked (the client profile, DESIGN.md "Client profiles"), how a throwing callback
+sets are invoked (the client profile, `ClientProfile`), how a throwing callback
 is handled (KIP-429, KAFKA-9620), and the log of every invocation the harness checks I7
 against. The membership state machine that decides *when* to call lives in `consumer`.
 
@@ -20,6 +20,11 @@ from typing import Protocol
 from .group_messages import Errors
 from .javahash import java_string_key
 from .types import TopicPartition
+
+__all__ = ["ON_PARTITIONS_ASSIGNED", "ON_PARTITIONS_LOST", "ON_PARTITIONS_REVOKED", "PROFILES",
+           "CallbackCall", "CallbackRunner", "ClientProfile", "ConsumerConfigError",
+           "ConsumerError", "ConsumerRebalanceListener", "ConsumerStateError", "RebalanceListener",
+           "profile_named"]
 
 ON_PARTITIONS_REVOKED = "on_partitions_revoked"
 ON_PARTITIONS_ASSIGNED = "on_partitions_assigned"
@@ -54,7 +59,8 @@ class ConsumerConfigError(ValueError):
 
 @dataclass(frozen=True)
 class ClientProfile:
-    """Where the KIP texts and Kafka's shipped client differ (DESIGN.md "Client profiles").
+    """Where the KIP texts (``kip``) and Kafka's shipped client (``java``) differ; each
+    consumer follows one profile and is checked against its own.
 
     - ``assigned_when_empty``: invoke on_partitions_assigned even with nothing added.
     - ``eager_revoked_when_empty``: under EAGER, invoke on_partitions_revoked on every rejoin
@@ -124,7 +130,7 @@ class CallbackCall:
     error: str | None = None
 
 
-def sorted_partitions(partitions: Iterable[TopicPartition]) -> list[TopicPartition]:
+def _sorted_partitions(partitions: Iterable[TopicPartition]) -> list[TopicPartition]:
     """Kafka's TopicPartition order: topic (Java ``String.compareTo``), then partition."""
     return sorted(partitions, key=lambda tp: (java_string_key(tp[0]), tp[1]))
 
@@ -140,7 +146,7 @@ class CallbackRunner:
 
     def invoke(self, name: str, partitions: Iterable[TopicPartition], *, generation: int,
                member_id: str, reason: str) -> None:
-        ordered = sorted_partitions(partitions)
+        ordered = _sorted_partitions(partitions)
         error: Exception | None = None
         self.in_callback = True
         try:

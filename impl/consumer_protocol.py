@@ -1,14 +1,14 @@
 """ConsumerProtocolSubscription and ConsumerProtocolAssignment, versions 0 to 3.
 
-Rules (spec §1): big-endian, non-flexible; ``int16 version`` then the body. The writer
-sorts topics and owned partitions (KAFKA-12898) and silently drops fields the version
+Rules (Kafka's ``ConsumerProtocol``): big-endian, non-flexible; ``int16 version`` then the body.
+The writer sorts topics and owned partitions (KAFKA-12898) and silently drops fields the version
 lacks; versions above 3 are written as 3 and read with the v3 layout; trailing bytes are
 ignored; a negative version is rejected. Decoding returns the raw message (`SubscriptionData`,
-`AssignmentData`); ``to_api()`` gives what the group leader sees (generation < 0 and an
-empty rack read as absent). Every malformed input raises `CodecError`, nothing else.
+`AssignmentData`); ``to_api()`` gives what the group leader sees (generation < 0 and an empty
+rack read as absent). Every malformed input raises `CodecError`, nothing else.
 
 Subscriptions, which every rebalance writes and reads once per member, go through one pass
-first (`_encode_ascii_subscription`, `_decode_well_formed_subscription`) that handles the
+first (`encode_ascii_subscription`, `decode_well_formed_subscription`) that handles the
 usual message with local variables and no call per field; anything out of the ordinary
 (a non-ASCII name, a bad length, malformed UTF-8) goes to the field-by-field writer and
 reader (`write_subscription_fields`, `read_subscription_fields`), whose values and errors
@@ -28,6 +28,11 @@ from .javahash import java_string_key
 from .types import Assignment, Subscription, TopicPartition
 from .wire import Reader, Writer
 
+__all__ = ["HIGHEST_VERSION", "AssignmentData", "SubscriptionData", "TopicPartitions",
+           "decode_assignment", "decode_subscription", "decode_well_formed_subscription",
+           "encode_ascii_subscription", "encode_assignment", "encode_subscription",
+           "read_subscription_fields", "write_subscription_fields"]
+
 HIGHEST_VERSION = 3
 _MAX_NAME = 0x7FFF  # the longest string an int16 length can carry
 _I16 = struct.Struct(">h")
@@ -44,7 +49,7 @@ def _check_version(version: int, what: str) -> int:
     return min(version, HIGHEST_VERSION)
 
 
-def group_by_topic(partitions: Iterable[TopicPartition]) -> list[TopicPartitions]:
+def _group_by_topic(partitions: Iterable[TopicPartition]) -> list[TopicPartitions]:
     """Consecutive runs of one topic become one entry (order kept, duplicates kept)."""
     out: list[TopicPartitions] = []
     current: list[int] = []
@@ -56,7 +61,7 @@ def group_by_topic(partitions: Iterable[TopicPartition]) -> list[TopicPartitions
     return out
 
 
-def flatten(entries: Iterable[TopicPartitions]) -> list[TopicPartition]:
+def _flatten(entries: Iterable[TopicPartitions]) -> list[TopicPartition]:
     """``[(topic, [p, ...]), ...]`` as one list of (topic, p), in order."""
     out: list[TopicPartition] = []
     for topic, numbers in entries:
@@ -72,18 +77,18 @@ def _all_ascii(strings: Iterable[str]) -> bool:
         return False
 
 
-def java_sorted(strings: Iterable[str]) -> list[str]:
+def _java_sorted(strings: Iterable[str]) -> list[str]:
     """Sorted in Java's ``String`` order (UTF-16 code units)."""
     items = list(strings)
     return sorted(items) if _all_ascii(items) else sorted(items, key=java_string_key)
 
 
-def canonical_owned(owned: Iterable[TopicPartition]) -> list[TopicPartitions]:
+def _canonical_owned(owned: Iterable[TopicPartition]) -> list[TopicPartitions]:
     """Owned partitions sorted by (topic, partition) and grouped per topic (KAFKA-12898)."""
     items = list(owned)
     if _all_ascii(tp[0] for tp in items):
-        return group_by_topic(sorted(items))
-    return group_by_topic(sorted(items, key=lambda tp: (java_string_key(tp[0]), tp[1])))
+        return _group_by_topic(sorted(items))
+    return _group_by_topic(sorted(items, key=lambda tp: (java_string_key(tp[0]), tp[1])))
 
 
 def _write_topic_partitions(w: Writer, entries: list[TopicPartitions]) -> None:
@@ -93,7 +98,7 @@ def _write_topic_partitions(w: Writer, entries: list[TopicPartitions]) -> None:
 def encode_subscription(sub: Subscription, version: int = HIGHEST_VERSION) -> bytes:
     """Kafka's writer: canonical order, newer fields dropped for older versions."""
     v = _check_version(version, "subscription")
-    quick = _encode_ascii_subscription(sub, v)
+    quick = encode_ascii_subscription(sub, v)
     return quick if quick is not None else write_subscription_fields(sub, v)
 
 
@@ -101,12 +106,12 @@ def write_subscription_fields(sub: Subscription, v: int) -> bytes:
     """The writer field by field (``v`` already checked): the reference for every input."""
     w = Writer()
     w.int16(v)
-    topics = java_sorted(sub.topics)
+    topics = _java_sorted(sub.topics)
     w.int32(len(topics))
     w.strings(topics, "topicsElement")
     w.bytes_(sub.user_data)
     if v >= 1:
-        _write_topic_partitions(w, canonical_owned(sub.owned_partitions))
+        _write_topic_partitions(w, _canonical_owned(sub.owned_partitions))
     if v >= 2:
         w.int32(-1 if sub.generation_id is None else sub.generation_id)
     if v >= 3:
@@ -114,7 +119,7 @@ def write_subscription_fields(sub: Subscription, v: int) -> bytes:
     return w.getvalue()
 
 
-def _encode_ascii_subscription(sub: Subscription, v: int) -> bytes | None:
+def encode_ascii_subscription(sub: Subscription, v: int) -> bytes | None:
     """`encode_subscription`'s bytes in one pass, for the usual subscription: every name an
     ASCII string of at most 32,767 characters (then Python's order is Java's and a name's
     UTF-8 is its ASCII), user data bytes or None. None for anything else, and the field by
@@ -186,7 +191,7 @@ class SubscriptionData:
         return Subscription(
             topics=list(self.topics),
             user_data=self.user_data,
-            owned_partitions=flatten(self.owned_partitions),
+            owned_partitions=_flatten(self.owned_partitions),
             generation_id=self.generation_id if self.generation_id >= 0 else None,
             rack_id=self.rack_id or None,
             group_instance_id=group_instance_id,
@@ -203,7 +208,7 @@ class AssignmentData:
     remaining: int = 0
 
     def to_api(self) -> Assignment:
-        return Assignment(flatten(self.assigned_partitions), self.user_data)
+        return Assignment(_flatten(self.assigned_partitions), self.user_data)
 
 
 def _read_header(r: Reader, what: str) -> int:
@@ -223,7 +228,7 @@ def _read_topic_partitions(r: Reader, field_name: str) -> list[TopicPartitions]:
 def decode_subscription(data: bytes | bytearray | memoryview) -> SubscriptionData:
     """Read a subscription of any version; versions above 3 use the v3 layout."""
     buf = data if type(data) is bytes else bytes(data)
-    quick = _decode_well_formed_subscription(buf)
+    quick = decode_well_formed_subscription(buf)
     return quick if quick is not None else read_subscription_fields(buf)
 
 
@@ -255,7 +260,7 @@ def decode_assignment(data: bytes | bytearray | memoryview) -> AssignmentData:
     return AssignmentData(version, assigned, user_data, r.remaining)
 
 
-def _decode_well_formed_subscription(buf: bytes) -> SubscriptionData | None:
+def decode_well_formed_subscription(buf: bytes) -> SubscriptionData | None:
     """`decode_subscription`'s value in one pass, for a well-formed subscription: every
     length and count in bounds, every name valid UTF-8. None for anything else, and the
     field by field reader takes over (its values and errors are the reference). Whatever

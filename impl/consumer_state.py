@@ -2,8 +2,9 @@
 
 What lives here: `MemberState` (Kafka's MemberState, plus FATAL and CLOSED), the events that
 move a member between states, and `TRANSITIONS`, the one place that says which event is
-allowed in which state and where it leads. Nothing else: `consumer_membership` decides which
-event a request, a response or a timer is, and fires it here.
+allowed in which state and where it leads. Nothing else: `consumer_requests` and
+`consumer_membership` decide which event a request, a response or a timer is, and fire it
+here.
 
 Theory of operation. A member starts UNJOINED. ``poll`` sends JoinGroup (PREPARING_REBALANCE);
 a successful JoinGroup leads to SyncGroup (COMPLETING_REBALANCE); a successful SyncGroup to
@@ -18,6 +19,8 @@ from __future__ import annotations
 import enum
 
 from .consumer_listener import ConsumerStateError
+
+__all__ = ["TRANSITIONS", "Event", "MemberState", "transition"]
 
 
 class MemberState(enum.Enum):

@@ -48,6 +48,8 @@ from .group_messages import (
     SyncGroupResponse,
 )
 
+__all__ = ["GroupCoordinator"]
+
 _S = GroupState
 
 

@@ -19,6 +19,8 @@ from .coordinator_state import GroupEvent, GroupState, next_state
 from .group_messages import Errors, JoinGroupMember
 from .javahash import capacity_for, string_map_order
 
+__all__ = ["ClassicGroup", "Member", "MemberView", "Protocols", "Waiter"]
+
 Waiter = tuple[str, int]
 """A parked request: (client, request id) of the envelope that carried it."""
 

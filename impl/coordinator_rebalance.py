@@ -28,9 +28,11 @@ from .group_messages import (
     SyncGroupResponse,
 )
 
+__all__ = ["RebalanceCore", "session_timer"]
+
 _S = GroupState
-JOIN_TIMER = ("join",)
-SYNC_TIMER = ("sync",)
+_JOIN_TIMER = ("join",)
+_SYNC_TIMER = ("sync",)
 
 
 def session_timer(member_id: str) -> tuple[str, str]:
@@ -144,7 +146,7 @@ class RebalanceCore:
         if group.is_in(_S.COMPLETING_REBALANCE):
             self._reset_and_propagate(Errors.REBALANCE_IN_PROGRESS)
         group.pending_sync.clear()
-        self._timers.cancel(SYNC_TIMER)
+        self._timers.cancel(_SYNC_TIMER)
         initial = group.is_in(_S.EMPTY)
         group.transition(GroupEvent.PREPARE_REBALANCE)
         if initial:
@@ -157,11 +159,11 @@ class RebalanceCore:
             self._schedule_join_timeout()
 
     def _schedule_initial_delay(self, delay: int, remaining: int) -> None:
-        self._timers.schedule(JOIN_TIMER, self._now + delay,
+        self._timers.schedule(_JOIN_TIMER, self._now + delay,
                               lambda: self._initial_delay_expired(delay, remaining))
 
     def _schedule_join_timeout(self) -> None:
-        self._timers.schedule(JOIN_TIMER, self._now + self._group.rebalance_timeout_ms(),
+        self._timers.schedule(_JOIN_TIMER, self._now + self._group.rebalance_timeout_ms(),
                               self._complete_join_phase)
 
     def _initial_delay_expired(self, delay: int, remaining: int) -> None:
@@ -186,7 +188,7 @@ class RebalanceCore:
         leader, bump the generation, answer every join; only the leader gets the members.
         If nobody rejoined yet someone is left (static), wait another rebalance timeout."""
         group = self._group
-        self._timers.cancel(JOIN_TIMER)
+        self._timers.cancel(_JOIN_TIMER)
         for member in group.not_yet_rejoined():
             if member.instance_id is None:
                 self._drop(member.member_id)
@@ -204,7 +206,7 @@ class RebalanceCore:
             member.is_new = False
             group.pending_sync.add(member.member_id)
         generation = group.generation_id
-        self._timers.schedule(SYNC_TIMER, self._now + group.rebalance_timeout_ms(),
+        self._timers.schedule(_SYNC_TIMER, self._now + group.rebalance_timeout_ms(),
                               lambda: self._sync_expired(generation))
 
     def _sync_expired(self, generation: int) -> None:
@@ -249,7 +251,7 @@ class RebalanceCore:
         group = self._group
         group.pending_sync.discard(member_id)
         if not group.pending_sync:
-            self._timers.cancel(SYNC_TIMER)
+            self._timers.cancel(_SYNC_TIMER)
 
     def _store_assignment(self, assignment: dict[str, bytes]) -> None:
         group = self._group

@@ -39,6 +39,9 @@ import itertools
 from collections.abc import Callable, Hashable
 from dataclasses import dataclass
 
+__all__ = ["TRANSITIONS", "Action", "Due", "GroupEvent", "GroupState", "IllegalTransitionError",
+           "TimerQueue", "allows", "next_state"]
+
 
 class GroupState(enum.Enum):
     """Kafka's ``ClassicGroupState``."""

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from typing import ClassVar
 
+__all__ = ["AssignorError", "CodecError", "InvalidRequestError"]
+
 
 class CodecError(ValueError):
     """Malformed consumer-protocol bytes (Kafka: ``SchemaException``).

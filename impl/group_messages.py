@@ -12,6 +12,11 @@ from __future__ import annotations
 import enum
 from dataclasses import dataclass, field
 
+__all__ = ["NO_GENERATION", "UNKNOWN_MEMBER_ID", "Envelope", "Errors", "HeartbeatRequest",
+           "HeartbeatResponse", "JoinGroupMember", "JoinGroupRequest", "JoinGroupResponse",
+           "LeaveGroupRequest", "LeaveGroupResponse", "Request", "Response", "SyncGroupRequest",
+           "SyncGroupResponse"]
+
 UNKNOWN_MEMBER_ID = ""
 NO_GENERATION = -1
 

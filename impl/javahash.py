@@ -13,7 +13,11 @@ import struct
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any, TypeVar
 
-K = TypeVar("K")
+__all__ = ["HashMapOrder", "capacity_for", "capacity_for_copy", "compute_if_absent_order",
+           "hash_order", "java_string_key", "partition_map_order", "spread", "string_hash",
+           "string_map_order", "table_size_for", "topic_partition_hash"]
+
+_K = TypeVar("_K")
 
 _MAX_CAPACITY = 1 << 30
 
@@ -67,7 +71,7 @@ def capacity_for_copy(size: int) -> int:
     return capacity_for(size, table_size_for(t))
 
 
-def hash_order(keys: Sequence[K], hashes: Sequence[int], capacity: int) -> list[K]:
+def hash_order(keys: Sequence[_K], hashes: Sequence[int], capacity: int) -> list[_K]:
     """Keys (distinct, in insertion order) in the order a HashMap of ``capacity`` iterates."""
     mask = capacity - 1
     buckets = [spread(h) & mask for h in hashes]

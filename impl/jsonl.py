@@ -33,6 +33,8 @@ from .consumer_protocol import (
 from .errors import AssignorError, CodecError, InvalidRequestError
 from .types import Assignment, Subscription
 
+__all__ = ["OPS", "Handler", "error_text", "handle", "handle_line", "serve"]
+
 Handler = Callable[[dict[str, Any]], dict[str, Any]]
 
 
@@ -71,7 +73,7 @@ def _op_encode_assignment(req: dict[str, Any]) -> dict[str, Any]:
     return {"hex": encode_assignment(assignment, _version(req)).hex()}
 
 
-def subscription_views(data: SubscriptionData) -> dict[str, Any]:
+def _subscription_views(data: SubscriptionData) -> dict[str, Any]:
     """The leader's view at top level and the raw message under ``data``."""
     api = data.to_api()
     return {
@@ -92,7 +94,7 @@ def subscription_views(data: SubscriptionData) -> dict[str, Any]:
     }
 
 
-def assignment_views(data: AssignmentData) -> dict[str, Any]:
+def _assignment_views(data: AssignmentData) -> dict[str, Any]:
     return {
         "version": data.version,
         "partitions": [[t, p] for t, p in data.to_api().partitions],
@@ -133,9 +135,9 @@ def _op_user_data(req: dict[str, Any]) -> dict[str, Any]:
 OPS: dict[str, Handler] = {
     "ping": lambda req: {"pong": True},
     "encode_subscription": _op_encode_subscription,
-    "decode_subscription": _decode_op(decode_subscription, subscription_views),
+    "decode_subscription": _decode_op(decode_subscription, _subscription_views),
     "encode_assignment": _op_encode_assignment,
-    "decode_assignment": _decode_op(decode_assignment, assignment_views),
+    "decode_assignment": _decode_op(decode_assignment, _assignment_views),
     "user_data": _op_user_data,
     "assign": run_assign,
 }

@@ -13,6 +13,8 @@ from dataclasses import dataclass
 
 from .group_messages import Envelope
 
+__all__ = ["COORDINATOR", "InFlight", "Network"]
+
 COORDINATOR = "coordinator"
 
 

@@ -10,6 +10,9 @@ import enum
 from dataclasses import dataclass, field
 from typing import Protocol
 
+__all__ = ["Assignment", "Assignor", "Cluster", "RebalanceProtocol", "Subscription",
+           "TopicPartition"]
+
 TopicPartition = tuple[str, int]
 
 

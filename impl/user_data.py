@@ -1,4 +1,4 @@
-"""User data of the two sticky assignors (spec §2), without a version header.
+"""User data of the two sticky assignors, as Kafka writes it: no version header.
 
 * ``StickyAssignor`` (KIP-54, KIP-341): v0 = array of ``{topic, partitions}``; v1 = v0 +
   ``int32 generation``. Topics are written in the order of Java's ``HashMap`` grouping
@@ -18,6 +18,10 @@ from .errors import CodecError
 from .javahash import compute_if_absent_order
 from .types import TopicPartition
 from .wire import Reader, Writer
+
+__all__ = ["DEFAULT_GENERATION", "MemberData", "decode_cooperative_user_data",
+           "decode_sticky_user_data", "encode_cooperative_user_data", "encode_sticky_user_data",
+           "group_partitions_by_topic"]
 
 DEFAULT_GENERATION = -1
 

@@ -18,6 +18,8 @@ import struct
 
 from .errors import CodecError
 
+__all__ = ["Reader", "Writer"]
+
 
 def _java_replace(exc: UnicodeError) -> tuple[str, int]:
     """Replace malformed UTF-8 as Java's decoder does: like Python's maximal-subpart rule,

@@ -14,6 +14,10 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Iterable, Mapping
 
+__all__ = ["AssignmentMap", "TopicPartition", "balanced", "complete", "exclusive_ownership",
+           "moves", "no_moves_when_balanced", "revoke_before_reassign", "size_histogram",
+           "valid_targets"]
+
 TopicPartition = tuple[str, int]
 AssignmentMap = Mapping[str, Iterable[TopicPartition]]
 

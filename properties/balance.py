@@ -26,10 +26,13 @@ from collections.abc import Iterable, Mapping
 
 from .assignment import AssignmentMap, balanced
 
+__all__ = ["CONTRACTS", "STICKY_FAMILY", "contract_of", "imbalance", "judge_balance",
+           "range_balanced", "roundrobin_balanced"]
+
 CONTRACTS = ("range", "roundrobin", "sticky", "none")
-KAFKA_CONTRACTS = {"range": "range", "roundrobin": "roundrobin", "sticky": "sticky",
+_KAFKA_CONTRACTS = {"range": "range", "roundrobin": "roundrobin", "sticky": "sticky",
                    "cooperative-sticky": "sticky"}
-STRICTEST = "sticky"
+_STRICTEST = "sticky"
 #: assignors whose stickiness (I4) is promised by name (KIP-54, KIP-429)
 STICKY_FAMILY = frozenset({"sticky", "cooperative-sticky"})
 
@@ -38,9 +41,9 @@ def contract_of(name: str, declared: str | None) -> tuple[str, str]:
     """The contract an assignor named ``name`` is held to, and why (for the output)."""
     if declared is not None:
         return declared, f"declared (balance = {declared!r})"
-    if name in KAFKA_CONTRACTS:
-        return KAFKA_CONTRACTS[name], f"Kafka's rule for its {name} assignor"
-    return STRICTEST, ("not declared: the strictest rule, Kafka's isBalanced (set a "
+    if name in _KAFKA_CONTRACTS:
+        return _KAFKA_CONTRACTS[name], f"Kafka's rule for its {name} assignor"
+    return _STRICTEST, ("not declared: the strictest rule, Kafka's isBalanced (set a "
                        "'balance' attribute to 'range', 'roundrobin', 'sticky' or 'none')")
 
 

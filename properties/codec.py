@@ -1,4 +1,4 @@
-"""I10, codec compatibility, as predicates over plain data (DESIGN.md, spec §1).
+"""I10, codec compatibility, as predicates over plain data (docs/reference/invariants.md).
 
 I10: for writer version w and reader version r, decode_r(encode_w(x)) equals x projected to
 the fields of min(w, r), with defaults for the rest; versions above 3 read as v3 with
@@ -31,9 +31,16 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+__all__ = ["ASSIGNMENT_FIELDS", "HIGHEST_VERSION", "SUBSCRIPTION_DEFAULTS", "SUBSCRIPTION_FIELDS",
+           "Entries", "Message", "canonical_assignment", "canonical_subscription",
+           "codec_compatible", "codec_violations", "expected_assignment_decode",
+           "expected_subscription_decode", "layout", "leader_view", "project_subscription",
+           "subscription_size"]
+
 HIGHEST_VERSION = 3
 
-#: Fields of each subscription layout (spec §1 table); each layout extends the one before.
+#: Fields of each subscription layout (Kafka's ``ConsumerProtocolSubscription``, v0 to v3); each
+#: layout extends the one before.
 SUBSCRIPTION_FIELDS: dict[int, tuple[str, ...]] = {
     0: ("topics", "userData"),
     1: ("topics", "userData", "ownedPartitions"),
@@ -60,12 +67,12 @@ def layout(version: int) -> int:
     return min(version, HIGHEST_VERSION)
 
 
-def java_string_key(s: str) -> bytes:
+def _java_string_key(s: str) -> bytes:
     """Java's ``String.compareTo`` order: UTF-16 code units, not code points."""
     return s.encode("utf-16-be", "surrogatepass")
 
 
-def wire_string(s: str) -> str:
+def _wire_string(s: str) -> str:
     """A string as a reader gets it back: Java writes '?' for an unpaired surrogate."""
     return s.encode("utf-8", "replace").decode("utf-8")
 
@@ -89,16 +96,16 @@ def canonical_subscription(x: Mapping[str, Any]) -> Message:
         topics = sorted(x["topics"])
         owned = sorted((t, p) for t, p in x["owned"])
     else:
-        topics = sorted(x["topics"], key=java_string_key)
+        topics = sorted(x["topics"], key=_java_string_key)
         owned = sorted(((t, p) for t, p in x["owned"]),
-                       key=lambda tp: (java_string_key(tp[0]), tp[1]))
+                       key=lambda tp: (_java_string_key(tp[0]), tp[1]))
     rack = x["rack"]
     return {
-        "topics": [wire_string(t) for t in topics],
+        "topics": [_wire_string(t) for t in topics],
         "userData": x["userData"],
-        "ownedPartitions": [(wire_string(t), ps) for t, ps in _grouped(owned)],
+        "ownedPartitions": [(_wire_string(t), ps) for t, ps in _grouped(owned)],
         "generationId": x["generation"],
-        "rackId": None if rack is None else wire_string(rack),
+        "rackId": None if rack is None else _wire_string(rack),
     }
 
 
@@ -108,7 +115,7 @@ def canonical_assignment(x: Mapping[str, Any]) -> Message:
     by_topic: dict[str, list[int]] = {}
     for t, p in x["partitions"]:
         by_topic.setdefault(t, []).append(p)
-    return {"assignedPartitions": [(wire_string(t), ps) for t, ps in by_topic.items()],
+    return {"assignedPartitions": [(_wire_string(t), ps) for t, ps in by_topic.items()],
             "userData": x["userData"]}
 
 
@@ -194,7 +201,7 @@ def codec_compatible(x: Mapping[str, Any], writer_version: int, reader_version: 
 
 
 def leader_view(message: Mapping[str, Any]) -> Message:
-    """What the group leader's assignor sees of a subscription message (spec §1, Reader):
+    """What the group leader's assignor sees of a subscription message (Kafka's reader):
     owned partitions as a flat list, a negative generation and a null or empty rack as
     absent (None)."""
     generation = message["generationId"]

@@ -42,7 +42,10 @@ from typing import Any
 
 from . import assignment as A
 
-STICKY_FAMILY = frozenset({"sticky", "cooperative-sticky"})
+__all__ = ["COMPARED", "DEVIATIONS", "EVIDENCE", "KINDS", "Explanation", "agreement", "ask",
+           "evidence_labels", "explain", "kafka_breach", "premises", "same_answer", "same_shared"]
+
+_STICKY_FAMILY = frozenset({"sticky", "cooperative-sticky"})
 #: the label of a violation a reference reproduced (`agreement`); rules have ids K1, K2, …
 EVIDENCE = "ref"
 #: the parts of an ``assign`` answer that must be equal (``ms`` is a timing)
@@ -114,7 +117,7 @@ def _subscriptions(request: Mapping[str, Any]) -> dict[str, list[str]]:
     return {str(m): list(v.get("topics") or []) for m, v in request["members"].items()}
 
 
-def breaches(request: Mapping[str, Any], answer: Mapping[str, Any]) -> list[str]:
+def _breaches(request: Mapping[str, Any], answer: Mapping[str, Any]) -> list[str]:
     """I1 and I2 over one answer: exclusive, valid and, for an EAGER answer (settled at
     once), complete."""
     assignment = {str(m): [(str(tp[0]), int(tp[1])) for tp in ps]
@@ -137,13 +140,13 @@ def kafka_breach(request: Mapping[str, Any], answer: Mapping[str, Any]) -> str:
         return "FAILURE"
     if "error" in answer:
         return "ERROR"
-    found = breaches(request, answer)
+    found = _breaches(request, answer)
     if any(v.startswith("I1") for v in found):
         return "I1"
     return "I2" if found else ""
 
 
-def general_path(request: Mapping[str, Any]) -> bool:
+def _general_path(request: Mapping[str, Any]) -> bool:
     """Kafka's sticky assignors leave the constrained path when members subscribe to
     different topic sets."""
     return len({frozenset(ts) for ts in _subscriptions(request).values()}) > 1
@@ -157,7 +160,7 @@ def _claims(request: Mapping[str, Any]) -> list[tuple[str, str, int]]:
 
 def premises(request: Mapping[str, Any], loop_guard: bool = False) -> list[str]:
     """The deviations whose situation the request is in (see the module docstring)."""
-    sticky = request.get("assignor") in STICKY_FAMILY
+    sticky = request.get("assignor") in _STICKY_FAMILY
     partitions: dict[str, int] = dict(request.get("partitions") or {})
     subs = {m: set(ts) for m, ts in _subscriptions(request).items()}
     claims = _claims(request)
@@ -166,7 +169,7 @@ def premises(request: Mapping[str, Any], loop_guard: bool = False) -> list[str]:
         out.append("D1")
     if sticky and any(not ts for ts in subs.values()):
         out.append("D2")
-    general = sticky and general_path(request)
+    general = sticky and _general_path(request)
     if general and any(t not in subs[m] for m, t, _ in claims):
         out.append("D3")
     if general and loop_guard:
@@ -185,7 +188,7 @@ def explain(request: Mapping[str, Any], ours: Mapping[str, Any], kafka: Mapping[
     if "error" in ours:
         return Explanation((), kind, f"groupcheck's answer is an exception too: "
                                      f"{ours['error']}")
-    own = breaches(request, ours)
+    own = _breaches(request, ours)
     if own:
         return Explanation((), kind, f"groupcheck's answer breaks {own[0]}")
     fitting = tuple(d for d in premises(request, loop_guard) if kind in KINDS[d])

@@ -26,6 +26,9 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
+__all__ = ["ClaimBreach", "Claims", "TopicPartition", "claim_breaches", "claim_hygiene",
+           "claimants", "claims_match_given", "contested", "resolved", "uncontested", "winner"]
+
 TopicPartition = tuple[str, int]
 Claims = Mapping[str, tuple[Iterable[TopicPartition], int | None]]
 

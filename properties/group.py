@@ -11,6 +11,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Protocol
 
+__all__ = ["CallbackRecord", "Claim", "GroupTarget", "GroupView", "MemberSpec", "MemberView",
+           "RebalanceRecord", "SubscribeCall", "TopicPartition"]
+
 TopicPartition = tuple[str, int]
 
 

@@ -30,8 +30,8 @@ reproduces it. Only revocations that leave the partition unassigned are covered:
 another member is never inherited.
 
 ``K3`` (I11) — cooperative-sticky needs more follow-up rebalances than groupcheck's own
-bound but does settle: within the four that Kafka's own cooperative tests allow (DESIGN,
-I11), or, with racks (KIP-881's rack-aware general path), within ``CYCLE_HORIZON``. When
+bound but does settle: within the four that Kafka's own cooperative tests allow (I11's
+bound for Kafka), or, with racks (KIP-881's rack-aware general path), within ``CYCLE_HORIZON``. When
 members join a rack-aware group at once, every follow-up moves a few partitions that the
 next one withholds; the default audit sees groups settle at the fifth follow-up, one more
 than Kafka's tests allow, and one (seed 0, scenario 20579) only at the 36th. Every answer
@@ -57,6 +57,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from .generations import ClaimBreach
+
+__all__ = ["CYCLE_HORIZON", "KAFKA_FOLLOW_UPS", "RULES", "SETTLE_HORIZON", "TopicPartition",
+           "inherited_i11", "inherited_i4a", "inherited_i6"]
 
 #: follow-up rebalances Kafka's own tests allow a cooperative group to settle in (I11)
 KAFKA_FOLLOW_UPS = 4
@@ -88,7 +91,7 @@ RULES: dict[str, str] = {
 }
 
 
-def general_path(subscriptions: Mapping[str, list[str]]) -> bool:
+def _general_path(subscriptions: Mapping[str, list[str]]) -> bool:
     """Kafka's sticky assignors take the general path unless every member subscribes to
     the same set of topics."""
     sets = {frozenset(topics) for topics in subscriptions.values()}
@@ -99,7 +102,7 @@ def inherited_i6(assignor: str, subscriptions: Mapping[str, list[str]],
                  breaches: list[ClaimBreach]) -> str | None:
     """The rule id when every I6 breach of one rebalance is Kafka's own (`RULES`), else
     None (then the breaches are plain violations)."""
-    if (breaches and assignor == "cooperative-sticky" and general_path(subscriptions)
+    if (breaches and assignor == "cooperative-sticky" and _general_path(subscriptions)
             and all(b.generation is not None for b in breaches)):
         return "K1"
     return None

@@ -1,6 +1,6 @@
 """Invariants of group membership over time (I6, I7, I8, I9) as plain-data predicates.
 
-Client profiles (DESIGN.md): ``kip`` follows the KIP texts (KIP-429, KIP-822); ``java``
+Client profiles: ``kip`` follows the KIP texts (KIP-429, KIP-822); ``java``
 follows Kafka 4.0 as shipped; ``librdkafka`` is what librdkafka 2.16 (confluent-kafka) was
 seen doing on its mock cluster. Each profile is data (`ClientProfile`); each predicate
 returns readable violations (empty = holds).
@@ -10,6 +10,9 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Set
 from dataclasses import dataclass
+
+__all__ = ["PROFILES", "PROFILE_TABLE", "ClientProfile", "TopicPartition", "fetched_record",
+           "listener_call", "pause_marks", "pause_state", "subscription_change", "unsubscribe"]
 
 TopicPartition = tuple[str, int]
 

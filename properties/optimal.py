@@ -4,7 +4,7 @@ Given the subscriptions, the metadata and the previous ownership, Z3 searches ev
 assignment that is complete (I2) and balanced (Kafka's ``isBalanced``, I3) — the very
 formulas of ``z3_encodings`` — and minimises ``moves`` (previously owned entries that end
 with another member or none). An assignor's *gap* on an input is its moves minus this
-optimum; DESIGN.md reports the gap, it does not fail on it.
+optimum; the gap is reported, never failed on.
 
 A complete balanced assignment always exists (one that minimises the sum of squared sizes
 is balanced), so :func:`min_moves` always answers. z3 is imported lazily.
@@ -24,6 +24,9 @@ from .z3_encodings import (
     moves_term,
     z3mod,
 )
+
+__all__ = ["MovesOracle", "Optimiser", "Optimum", "TopicPartition", "forced_moves", "min_moves",
+           "search_min_moves"]
 
 TopicPartition = tuple[str, int]
 

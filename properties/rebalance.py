@@ -9,6 +9,8 @@ from typing import Any
 
 from . import assignment as A
 
+__all__ = ["Claims", "TopicPartition", "assignment_of", "claims_of", "i4a_applies", "sent_claims"]
+
 TopicPartition = tuple[str, int]
 Claims = dict[str, tuple[list[TopicPartition], int | None]]
 

@@ -8,14 +8,15 @@ so that stickiness is reported as a gap histogram (moves − optimum; I4b is rep
 failed). It works on plain data only; the caller hands it the function to check.
 
 The search space (scope bounds) is in ``scope_space``, its classes under symmetry and their
-weights in ``scope_orbits``; how one configuration becomes requests and is judged (I1-I6,
-I11, the I4b gap) is in ``scope_judge``; this module runs them over the whole scope on
-worker processes (units of work: a metadata, a member count and the first member's
-skeleton, biggest first) and collects the report. A target may hand over a ``session``
-factory — an assign function per worker that keeps what repeats across requests
-(``impl.assign_session.AssignSession``, for the deterministic in-tree assignors). Without the
-gap (``gaps=False``), claims such a session's leader never sees are aggregated: one
-judgement per projection (``scope_blind``, still a proof). The report is ``scope_report``.
+weights in ``scope_orbits``, the enumeration's units of work (a metadata, a member count and
+the first member's skeleton, biggest first) in ``scope_enumeration``; how one configuration
+becomes requests and is judged (I1-I6, I11, the I4b gap) is in ``scope_judge``; this module
+runs them over the whole scope on worker processes and collects the report. A target may
+hand over a ``session`` factory — an assign function per worker that keeps what repeats
+across requests (``impl.assign_session.AssignSession``, for the deterministic in-tree
+assignors). Without the gap (``gaps=False``), claims such a session's leader never sees are
+aggregated: one judgement per projection (``scope_blind``, still a proof). The report is
+``scope_report``.
 
 Counterexamples: for each invariant id, the smallest violating configuration (fewest
 members, then partitions, claims, generations, subscriptions) is kept and, with
@@ -41,35 +42,27 @@ from .deviations import EVIDENCE, agreement, evidence_labels
 from .optimal import Optimiser
 from .rebalance import assignment_of
 from .scope_blind import check_eager, choose, projections
+from .scope_enumeration import enumerate_scope, tasks_of, upper_bound
 from .scope_judge import (
     STICKY_FAMILY,
     Judgement,
     build_request,
     judge,
 )
-from .scope_orbits import (
-    Shape,
-    Task,
-    configs_of_task,
-    metadatas,
-    skeletons,
-    tasks_of,
-    upper_bound,
-)
+from .scope_orbits import Shape, Task, configs_of_task, metadatas, skeletons
 from .scope_report import FORMAT, Counterexample, ProofReport
 from .scope_space import (
     AssignFn,
     Config,
     Metadata,
     Scope,
-    enumerate_scope,
     parse_bounds,
     reduction_is_sound,
 )
 
 __all__ = ["FORMAT", "AssignFn", "Config", "Counterexample", "ProofReport", "Scope",
-           "build_request", "enumerate_scope", "judge", "parse_bounds", "prove",
-           "claim_mode", "save_counterexample", "upper_bound"]
+           "build_request", "claim_mode", "enumerate_scope", "judge", "parse_bounds", "prove",
+           "save_counterexample", "upper_bound"]
 
 
 @dataclass
@@ -166,7 +159,7 @@ def _init_worker(assign: AssignFn, session: Callable[[], AssignFn] | None, assig
                    shapes={}, skeletons=skeletons(scope), reference=reference)
 
 
-def relabel(j: Judgement, assign: AssignFn, reference: AssignFn) -> None:
+def _relabel(j: Judgement, assign: AssignFn, reference: AssignFn) -> None:
     """Labels from evidence (`deviations.agreement`): each violation whose round the
     reference answers identically, every earlier round too, is the reference's own."""
     requests = [request for request, _ in j.rounds[:max(j.first_round_of.values()) + 1]]
@@ -197,7 +190,7 @@ def _run_task(item: tuple[Task, int]) -> _Partial:
             for config in configs_of_task(scope, task, shape, _WORKER["skeletons"]):
                 j = judge(assign, assignor, config, optimiser, sticky)
                 if reference is not None and j.first_round_of:
-                    relabel(j, _WORKER["plain"], reference)
+                    _relabel(j, _WORKER["plain"], reference)
                 part.add(config, j)
     finally:
         if collecting:
@@ -217,7 +210,7 @@ def _judge_projections(part: _Partial, task: Task, shape: Shape, mode: str) -> N
         if mode == "all":
             check_eager(config, j)
         if reference is not None and j.first_round_of:
-            relabel(j, _WORKER["plain"], reference)
+            _relabel(j, _WORKER["plain"], reference)
         return j
 
     for config, more in projections(_WORKER["scope"], task, shape, _WORKER["skeletons"],
@@ -257,7 +250,7 @@ def prove(assign: AssignFn, assignor: str, scope: Scope | None = None, *,
     ask Z3 for every optimum instead of accepting the lower bound when it is met.
     ``session``: a factory of assign functions that answer like ``assign`` but keep what
     repeats across requests (``impl.assign_session.AssignSession``); each worker makes one.
-    ``reference``: ask it every request of a violating configuration (`relabel`), under
+    ``reference``: ask it every request of a violating configuration (`_relabel`), under
     the name ``reference_name``. ``gaps=False``: no I4b gap, which lets a keyed session
     whose leader does not see some claims be judged once for every way to add them
     (``scope_blind``; ``aggregate=False`` enumerates them all the same).

@@ -49,6 +49,8 @@ from .scope_judge import Judgement, member_entry, member_name
 from .scope_orbits import Shape, Skeleton, Task, config_of, row_tuples, skeletons
 from .scope_space import Config, Metadata, Scope
 
+__all__ = ["MODES", "LeaderView", "check_eager", "choose", "completions", "projections"]
+
 #: what the leader reads of one member: (assignor, request entry) -> a hashable view
 LeaderView = Callable[[str, dict[str, Any]], Hashable]
 #: the modes, strongest first: which claims the leader never sees

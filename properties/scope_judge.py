@@ -58,9 +58,12 @@ from .rebalance import assignment_of, claims_of, sent_claims
 from .scope_reading import Frame, Reading, frame_of, missing, read
 from .scope_space import AssignFn, Config, MemberDesc, TopicPartition
 
+__all__ = ["STICKY_FAMILY", "Judgement", "KeyedAnswer", "KeyedAssign", "build_request",
+           "failure_text", "judge", "member_entry", "member_name", "topic_name"]
+
 STICKY_FAMILY = frozenset({"sticky", "cooperative-sticky"})
-COOPERATIVE_ASSIGNORS = frozenset({"cooperative-sticky"})
-MAX_FOLLOW_UPS = 2
+_COOPERATIVE_ASSIGNORS = frozenset({"cooperative-sticky"})
+_MAX_FOLLOW_UPS = 2
 
 
 
@@ -248,7 +251,7 @@ def judge(assign: AssignFn, assignor: str, config: Config, optimiser: Optimiser 
     settled: dict[str, list[TopicPartition]] = {}
     reading: Reading | None = None
     changed = True
-    for round_no in range(MAX_FOLLOW_UPS + 1):
+    for round_no in range(_MAX_FOLLOW_UPS + 1):
         request = build_request(assignor, current, shared=shared)
         started = time.perf_counter()
         try:
@@ -265,7 +268,7 @@ def judge(assign: AssignFn, assignor: str, config: Config, optimiser: Optimiser 
         assert frame is not None
         subs, sets, partitions, wanted = frame.subs, frame.sets, frame.partitions, frame.wanted
         protocol = str(protocol_name or (
-            "COOPERATIVE" if assignor in COOPERATIVE_ASSIGNORS else "EAGER"))
+            "COOPERATIVE" if assignor in _COOPERATIVE_ASSIGNORS else "EAGER"))
         reading = read(response, assignment, frame)
         found = reading.exclusive_and_valid(assignment, subs, partitions)
         if protocol == "COOPERATIVE":
@@ -290,7 +293,7 @@ def judge(assign: AssignFn, assignor: str, config: Config, optimiser: Optimiser 
         if (out.own_violation or protocol != "COOPERATIVE" or not changed
                 or not missing(assignment, subs, partitions, reading, wanted)):
             break
-        if round_no < MAX_FOLLOW_UPS:
+        if round_no < _MAX_FOLLOW_UPS:
             current = _follow_up(current, generation, assignment)
     if out.own_violation or reading is None or frame is None or first is None:
         return out

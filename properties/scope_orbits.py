@@ -89,6 +89,9 @@ from .scope_space import (
     renumbers_partitions,
 )
 
+__all__ = ["Block", "Shape", "Skeleton", "Task", "config_of", "configs_of_task", "metadatas",
+           "row_tuples", "skeletons"]
+
 Skeleton = tuple[tuple[int, ...], int, int]  # (topics, generation (0 = none), rack (-1 = none))
 # a block: (topic, first partition, size, stale?)
 Block = tuple[int, int, int, bool]
@@ -350,48 +353,3 @@ def configs_of_task(scope: Scope, task: Task, shape: Shape,
                     for part in pattern:
                         swaps *= _run_lengths(part)
                 yield config_of(shape, rows, pattern, base // (fixed * swaps))
-
-
-def tasks_of(scope: Scope) -> list[tuple[Task, int]]:
-    """Units of work, (metadata, member count, first skeleton) with their orbit sizes,
-    biggest first (by an estimate of the configurations they hold), so that the workers
-    finish together."""
-    skels = skeletons(scope)
-    sized = []
-    for meta, orbit in metadatas(scope):
-        patterns = _pattern_estimate(scope, Shape.of(scope, meta, orbit))
-        for n in range(1, scope.members + 1):
-            for i in range(len(skels)):
-                ordered = not merges_members(scope)
-                rest = len(skels) - (0 if ordered else i)
-                rows = rest ** (n - 1) if ordered else math.comb(rest + n - 2, n - 1)
-                sized.append((-rows * patterns ** (n / scope.members), meta, n, i, orbit))
-    sized.sort()
-    return [((meta, n, i), orbit) for _, meta, n, i, orbit in sized]
-
-
-def _pattern_estimate(scope: Scope, shape: Shape) -> int:
-    """The claim patterns over ``scope.members`` members that all claim (an upper bound)."""
-    columns = sum(math.comb(scope.members, r) for r in range(min(scope.claims,
-                                                                 scope.members) + 1))
-    out = 1
-    for _, _, size, stale in shape.blocks:
-        if stale:
-            continue
-        out *= math.comb(columns + size - 1, size) if renumbers_partitions(scope) else columns
-    return out
-
-
-def upper_bound(scope: Scope) -> int:
-    """How many candidates the enumeration visits at most (skeleton tuples × claim
-    patterns, before stale claims and canonical forms): for warning about scopes too big to
-    run; cheap."""
-    skels = len(skeletons(scope))
-    total = 0
-    for meta, orbit in metadatas(scope):
-        patterns = _pattern_estimate(scope, Shape.of(scope, meta, orbit))
-        for n in range(1, scope.members + 1):
-            ordered = not merges_members(scope)
-            rows = skels ** n if ordered else math.comb(skels + n - 1, n)
-            total += rows * patterns
-    return total

@@ -18,6 +18,8 @@ from typing import Any
 from . import assignment as A
 from .scope_space import Config, TopicPartition
 
+__all__ = ["Frame", "Reading", "frame_of", "missing", "read"]
+
 
 class Reading:
     """One assignment read once against the round's subscriptions and metadata: whether it

@@ -9,6 +9,8 @@ from typing import Any
 from .deviations import EVIDENCE
 from .scope_space import Config, Scope, reduction_is_sound, reduction_text
 
+__all__ = ["FORMAT", "Counterexample", "ProofReport"]
+
 FORMAT = "groupcheck-prove/1"
 
 

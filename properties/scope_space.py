@@ -37,9 +37,13 @@ stands for) is counted; ``symmetry=0`` checks every labelled configuration one b
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import asdict, dataclass
 from typing import Any
+
+__all__ = ["AssignFn", "Config", "MemberDesc", "Metadata", "Scope", "TopicPartition",
+           "merges_members", "parse_bounds", "reduction_is_sound", "reduction_text",
+           "renames_topics", "renumbers_partitions"]
 
 TopicPartition = tuple[str, int]
 AssignFn = Callable[[dict[str, Any]], dict[str, Any]]
@@ -114,23 +118,6 @@ class Config:
                 sum(len(m[3]) for m in self.members), len({m[1] for m in self.members}),
                 sum(len(m[0]) for m in self.members), sum(m[2] >= 0 for m in self.members),
                 self.metadata, self.members)
-
-
-# ---------------------------------------------------------------------------------------
-# Enumeration (one representative per class: ``scope_orbits``)
-
-
-def enumerate_scope(scope: Scope) -> Iterator[Config]:
-    """Every configuration in ``scope`` (one per class when ``scope.symmetry``)."""
-    from .scope_orbits import Shape, configs_of_task, skeletons, tasks_of
-
-    skels = skeletons(scope)
-    shapes: dict[Metadata, Shape] = {}
-    for task, orbit in tasks_of(scope):
-        shape = shapes.get(task[0])
-        if shape is None:
-            shape = shapes[task[0]] = Shape.of(scope, task[0], orbit)
-        yield from configs_of_task(scope, task, shape, skels)
 
 
 def renames_topics(scope: Scope) -> bool:

@@ -23,6 +23,9 @@ from __future__ import annotations
 import struct
 from collections.abc import Iterable
 
+__all__ = ["LAYOUTS", "TopicPartition", "claim_hygiene", "read_cooperative", "read_sticky",
+           "user_data_hygiene"]
+
 TopicPartition = tuple[str, int]
 LAYOUTS = {"sticky": "sticky", "cooperative-sticky": "cooperative"}
 

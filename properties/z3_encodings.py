@@ -30,6 +30,11 @@ from typing import Any
 
 from .generations import Claims, claimants
 
+__all__ = ["AssignmentMap", "Pinned", "SymbolicAssignment", "TopicPartition", "balanced_holds",
+           "claim_hygiene_holds", "complete_holds", "exclusive_holds", "find", "holds",
+           "moves_term", "no_moves_holds", "revoke_before_reassign_holds", "valid_targets_holds",
+           "z3mod"]
+
 TopicPartition = tuple[str, int]
 AssignmentMap = Mapping[str, Iterable[TopicPartition]]
 

@@ -38,10 +38,10 @@ MODULES = (
     "impl.assignors.partition_pool",
     "impl.assignors.sticky", "impl.assignors.sticky_common",
     "impl.assignors.sticky_constrained", "impl.assignors.sticky_general",
-    "impl.assignors.sticky_movements",
+    "impl.assignors.sticky_general_placement", "impl.assignors.sticky_movements",
     "properties.assignment", "properties.generations", "properties.rebalance",
-    "properties.scope_blind", "properties.scope_judge", "properties.scope_orbits",
-    "properties.scope_reading",
+    "properties.scope_blind", "properties.scope_enumeration", "properties.scope_judge",
+    "properties.scope_orbits", "properties.scope_reading",
 )
 
 _CLASS = re.compile(r"^(@dataclass[^\n]*\n)?class \w+", re.MULTILINE)

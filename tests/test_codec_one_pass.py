@@ -16,12 +16,16 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from groupcheck.impl.consumer_protocol import (
-    _decode_well_formed_subscription,
-    _encode_ascii_subscription,
     decode_subscription,
     encode_subscription,
     read_subscription_fields,
     write_subscription_fields,
+)
+from groupcheck.impl.consumer_protocol import (
+    decode_well_formed_subscription as _decode_well_formed_subscription,
+)
+from groupcheck.impl.consumer_protocol import (
+    encode_ascii_subscription as _encode_ascii_subscription,
 )
 from groupcheck.impl.errors import CodecError
 

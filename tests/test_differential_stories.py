@@ -149,8 +149,8 @@ def test_a_fixed_fidelity_difference_answers_as_kafka_list_for_list(path: Path) 
 
 def _story_request(story: dict[str, Any]) -> dict[str, Any]:
     """The first request of an audit story (larger stories are kept as a reference)."""
-    from groupcheck.audit.chain import _Group
     from groupcheck.audit.scenarios import random_spec
+    from groupcheck.audit.story_group import StoryGroup as _Group
 
     assert story["call"] == 0
     return _Group(random_spec(story["seed"], story["scenario"])).request(story["assignor"])

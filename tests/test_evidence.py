@@ -16,9 +16,10 @@ from typing import Any
 import pytest
 
 from groupcheck.audit.chain import run_chain
-from groupcheck.audit.evidence import EVIDENCE, label, label_entry, reference_name
+from groupcheck.audit.evidence import label, label_entry, reference_name
 from groupcheck.audit.targets import AuditTarget
 from groupcheck.engines.audit_targets import resolve_audit_target
+from groupcheck.properties.deviations import EVIDENCE
 
 from environment import SETTINGS
 

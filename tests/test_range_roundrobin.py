@@ -16,10 +16,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from groupcheck.impl.assignors.common import java_string_key, member_info_key
+from groupcheck.impl.assignors.common import member_info_key
 from groupcheck.impl.assignors.range import RangeAssignor
 from groupcheck.impl.assignors.roundrobin import RoundRobinAssignor
 from groupcheck.impl.errors import AssignorError
+from groupcheck.impl.javahash import java_string_key
 from groupcheck.impl.types import Assignment, Cluster, Subscription, TopicPartition
 
 from vectors import line_id, load

@@ -26,8 +26,8 @@ from groupcheck.impl.assignors.range import RangeAssignor
 from groupcheck.impl.types import Assignment, Cluster, Subscription
 from groupcheck.properties.scope import Scope, prove
 from groupcheck.properties.scope_blind import MODES, completions, projections
-from groupcheck.properties.scope_orbits import Shape, skeletons, tasks_of
-from groupcheck.properties.scope_space import enumerate_scope
+from groupcheck.properties.scope_enumeration import enumerate_scope, tasks_of
+from groupcheck.properties.scope_orbits import Shape, skeletons
 from groupcheck.targets.registry import resolve
 from groupcheck.targets.zoo.entries import ASSIGNOR_MUTANTS
 

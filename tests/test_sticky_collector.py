@@ -10,7 +10,8 @@ from hypothesis import strategies as st
 
 from groupcheck.impl.assignors.sticky import CooperativeStickyAssignor, StickyAssignor
 from groupcheck.impl.assignors.sticky_common import CollectorPause, partition_key
-from groupcheck.impl.assignors.sticky_constrained import _owned_sorter, _sorted_owned
+from groupcheck.impl.assignors.sticky_constrained import owned_sorter as _owned_sorter
+from groupcheck.impl.assignors.sticky_constrained import sorted_owned as _sorted_owned
 from groupcheck.impl.types import Cluster, Subscription
 from groupcheck.impl.user_data import encode_sticky_user_data
 

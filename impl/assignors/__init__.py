@@ -6,33 +6,29 @@
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Callable
 
 from ..errors import InvalidRequestError
 from ..types import Assignor
+from .range import RangeAssignor
+from .roundrobin import RoundRobinAssignor
+from .sticky import CooperativeStickyAssignor, StickyAssignor
 
+__all__ = ["ASSIGNOR_NAMES", "make_assignor"]
 
-@functools.cache
-def _registry() -> dict[str, Callable[[], Assignor]]:
-    from .range import RangeAssignor
-    from .roundrobin import RoundRobinAssignor
-    from .sticky import CooperativeStickyAssignor, StickyAssignor
-
-    return {
-        "range": RangeAssignor,
-        "roundrobin": RoundRobinAssignor,
-        "sticky": StickyAssignor,
-        "cooperative-sticky": CooperativeStickyAssignor,
-    }
-
+_REGISTRY: dict[str, Callable[[], Assignor]] = {
+    "range": RangeAssignor,
+    "roundrobin": RoundRobinAssignor,
+    "sticky": StickyAssignor,
+    "cooperative-sticky": CooperativeStickyAssignor,
+}
 
 ASSIGNOR_NAMES = ("range", "roundrobin", "sticky", "cooperative-sticky")
 
 
 def make_assignor(name: str) -> Assignor:
     """A fresh assignor instance for Kafka's strategy name."""
-    factory = _registry().get(name)
+    factory = _REGISTRY.get(name)
     if factory is None:
         raise InvalidRequestError(
             f"unknown assignor {name!r}; expected one of {', '.join(ASSIGNOR_NAMES)}")

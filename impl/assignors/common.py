@@ -18,6 +18,9 @@ from ..errors import AssignorError
 from ..javahash import java_string_key, string_map_order
 from ..types import Cluster, Subscription
 
+__all__ = ["Subscribed", "check_inputs", "leader_map_order", "member_info_key", "member_info_order",
+           "partition_count"]
+
 _MAX_PARTITIONS = 2**31 - 1  # partition numbers are Java ints
 _STR = {str}
 

@@ -32,8 +32,8 @@ from itertools import compress, repeat
 
 from ..types import TopicPartition
 
-__all__ = ["DEFAULT_CAPACITY", "POOLED_FROM", "PartitionPool", "add_free", "shared_pool",
-           "topic_partitions"]
+__all__ = ["DEFAULT_CAPACITY", "POOLED_FROM", "Made", "PartitionPool", "Partitions", "add_free",
+           "shared_pool", "topic_partitions"]
 
 #: a ``bytes.translate`` table turning a partition's "taken" mark (1) into "free" (1 where it
 #: was 0), for picking the free ones with ``itertools.compress``

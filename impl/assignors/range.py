@@ -32,6 +32,8 @@ from .common import (
 )
 from .partition_pool import POOLED_FROM, topic_partitions
 
+__all__ = ["RangeAssignor"]
+
 
 class _TopicState:
     """One topic's quotas and unassigned partitions (Kafka: ``TopicAssignmentState``)."""

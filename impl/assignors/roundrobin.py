@@ -28,6 +28,8 @@ from .common import (
 )
 from .partition_pool import POOLED_FROM, topic_partitions
 
+__all__ = ["RoundRobinAssignor"]
+
 
 def _positions_per_topic(topics: list[str], ordered: list[str],
                          sets: dict[str, frozenset[str]]) -> dict[str, list[int]]:

@@ -35,6 +35,8 @@ from .sticky_constrained import ConstrainedAssignmentBuilder
 from .sticky_general import GeneralAssignmentBuilder
 from .sticky_movements import ReassignmentStats, older_claims
 
+__all__ = ["CooperativeStickyAssignor", "StickyAssignor"]
+
 
 class _AbstractStickyAssignor:
     """What both sticky assignors share; ``max_generation`` lives as long as the instance."""
@@ -321,6 +323,3 @@ def _compute_transferring(subscriptions: dict[str, Subscription],
         assigned_set = set(partitions)
         revoked.update(tp for tp in owned if tp not in assigned_set)
     return {tp: m for tp, m in added.items() if tp in revoked}
-
-
-__all__ = ["CooperativeStickyAssignor", "StickyAssignor"]

@@ -21,11 +21,10 @@ from ..types import Cluster, Subscription, TopicPartition
 from ..user_data import DEFAULT_GENERATION, MemberData
 from .partition_pool import topic_partitions
 
-__all__ = [
-    "DEFAULT_GENERATION", "CollectorPause", "IllegalStateError", "MemberData",
-    "NullPointerError", "OwnedClaims", "RackInfo", "member_key", "member_order",
-    "partition_key", "resolve_owned_partitions", "subscribed_topics",
-]
+__all__ = ["DEFAULT_GENERATION", "CollectorPause", "IllegalStateError", "Misplaced",
+           "NullPointerError", "OwnedClaims", "RackInfo", "keep_to_subscribers", "member_key",
+           "member_map", "member_order", "misplaced_partitions", "null_pointer", "partition_key",
+           "resolve_owned_partitions", "subscribed_topics"]
 
 
 class IllegalStateError(AssignorError):
@@ -94,7 +93,7 @@ def member_key(member: str) -> str:
 
 
 @lru_cache(maxsize=65536)
-def cached_string_hash(s: str) -> int:
+def _cached_string_hash(s: str) -> int:
     return string_hash(s)
 
 
@@ -112,7 +111,7 @@ def partition_key(tp: TopicPartition) -> tuple[int, str]:
 
 def member_map(capacity: int = 16) -> HashMapOrder:
     """A live ``HashMap<String, ...>`` keyed by member id."""
-    return HashMapOrder(capacity, cached_string_hash)
+    return HashMapOrder(capacity, _cached_string_hash)
 
 
 def member_order(members: Iterable[str], capacity: int = 16) -> list[str]:

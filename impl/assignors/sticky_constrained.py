@@ -1,9 +1,10 @@
 """The constrained builder: every member subscribes to the same topics (KAFKA-9987, 12464).
 
-Steps (spec §3): keep owned partitions up to the quotas, in (partition, topic) order
-(KAFKA-16277); fill members under ``min_quota`` round robin (rack-matching first, KIP-881,
-KAFKA-15170), then give the leftovers one each to members at exactly ``min_quota``. Partitions
-that leave a member are recorded in ``partitions_transferring_ownership`` (KIP-429).
+Steps (Kafka's ``ConstrainedAssignmentBuilder``): keep owned partitions up to the quotas, in
+(partition, topic) order (KAFKA-16277); fill members under ``min_quota`` round robin
+(rack-matching first, KIP-881, KAFKA-15170), then give the leftovers one each to members at
+exactly ``min_quota``. Partitions that leave a member are recorded in
+``partitions_transferring_ownership`` (KIP-429).
 
 The partitions nobody kept wait in one list, in (topic, partition) order, made of the
 shared pool's tuples (`partition_pool`: a leader assigning the same metadata again makes no
@@ -30,6 +31,8 @@ from .sticky_common import (
     partition_key,
 )
 
+__all__ = ["ConstrainedAssignmentBuilder", "owned_sorter", "sorted_owned"]
+
 #: the (partition, topic) key where Python's str order is Java's (no surrogate code units)
 _BY_PARTITION_THEN_TOPIC: Callable[[TopicPartition], Any] = itemgetter(1, 0)
 _TOPIC, _NUMBER = itemgetter(0), itemgetter(1)
@@ -37,15 +40,15 @@ _TOPIC, _NUMBER = itemgetter(0), itemgetter(1)
 _SURROGATES = chr(0xD800)
 
 
-def _owned_sorter(topics: list[str]) -> Callable[[TopicPartition], Any]:
+def owned_sorter(topics: list[str]) -> Callable[[TopicPartition], Any]:
     """(partition, topic) key: a C-level itemgetter when Python's str order is Java's."""
     if all(max(t, default="\0") < _SURROGATES for t in topics):
         return _BY_PARTITION_THEN_TOPIC
     return partition_key
 
 
-def _sorted_owned(claims: list[TopicPartition], key: Callable[[TopicPartition], Any]
-                  ) -> list[TopicPartition]:
+def sorted_owned(claims: list[TopicPartition], key: Callable[[TopicPartition], Any]
+                 ) -> list[TopicPartition]:
     """``claims`` sorted by ``key``; the (partition, topic) key as two stable sorts (by
     topic, then by partition), which make no key tuple per partition."""
     if key is not _BY_PARTITION_THEN_TOPIC:
@@ -105,7 +108,7 @@ class ConstrainedAssignmentBuilder:
     def _owned_order(self) -> Callable[[TopicPartition], Any]:
         """The order in which a member keeps its owned partitions: (partition, topic), so an
         over-quota member gives up a spread of topics (KAFKA-16277)."""
-        return _owned_sorter(list(self.partitions_per_topic))
+        return owned_sorter(list(self.partitions_per_topic))
 
     def _assign_owned_partitions(self) -> list[TopicPartition]:
         """Step 1: keep up to ``max_quota`` (for the first few) or ``min_quota`` owned."""
@@ -128,7 +131,7 @@ class ConstrainedAssignmentBuilder:
                     else:
                         kept.append(tp)
                 claims = kept
-            owned = _sorted_owned(claims, sorter)
+            owned = sorted_owned(claims, sorter)
             if self.multiple:
                 owned = [tp for tp in owned if tp not in self.multiple]
             keep = self._quota_for(len(owned), member)

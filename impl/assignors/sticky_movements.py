@@ -22,7 +22,10 @@ from ..types import TopicPartition
 from ..user_data import DEFAULT_GENERATION, MemberData
 from .sticky_common import member_key
 
-ConsumerPair = tuple[str, str]
+__all__ = ["MAX_SWAP_PASSES", "PartitionMovements", "PrevOwner", "ReassignmentLimitError",
+           "ReassignmentStats", "SortedMembers", "older_claims", "state_key"]
+
+_ConsumerPair = tuple[str, str]
 PrevOwner = tuple[str, int, bool]  # (member, generation, generation was reported)
 
 
@@ -162,10 +165,10 @@ class PartitionMovements:
     """Kafka's ``PartitionMovements``: per partition its (source, destination) this round."""
 
     def __init__(self) -> None:
-        self._movements: dict[TopicPartition, ConsumerPair] = {}
-        self._by_topic: dict[str, dict[ConsumerPair, HashMapOrder]] = {}
+        self._movements: dict[TopicPartition, _ConsumerPair] = {}
+        self._by_topic: dict[str, dict[_ConsumerPair, HashMapOrder]] = {}
 
-    def _remove_record(self, tp: TopicPartition) -> ConsumerPair:
+    def _remove_record(self, tp: TopicPartition) -> _ConsumerPair:
         pair = self._movements.pop(tp)
         per_topic = self._by_topic[tp[0]]
         per_topic[pair].remove(tp)
@@ -175,7 +178,7 @@ class PartitionMovements:
             del self._by_topic[tp[0]]
         return pair
 
-    def _add_record(self, tp: TopicPartition, pair: ConsumerPair) -> None:
+    def _add_record(self, tp: TopicPartition, pair: _ConsumerPair) -> None:
         self._movements[tp] = pair
         per_topic = self._by_topic.setdefault(tp[0], {})
         if pair not in per_topic:
