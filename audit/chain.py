@@ -42,6 +42,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..model.saved_files import CHAIN_FORMAT
 from ..properties import assignment as A
 from ..properties.generations import claim_breaches, resolved, uncontested
 from ..properties.kafka_rules import (
@@ -64,7 +65,6 @@ __all__ = ["CHAIN_FORMAT", "INVARIANTS", "MAX_FOLLOW_UPS", "ChainResult", "repla
 INVARIANTS = ("I1", "I2", "I3", "I4", "I5", "I6", "I10", "I11", "ERROR", "TIMEOUT")
 MAX_FOLLOW_UPS = 3
 
-CHAIN_FORMAT = "groupcheck-audit-chain/1"
 
 
 @dataclass

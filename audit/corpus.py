@@ -1,6 +1,7 @@
 """Corpus files: what ``groupcheck audit --corpus`` plays instead of random scenarios.
 
-A file is an audit replay file (its ``spec``: the story runs again), a chain of assign
+A file is read as every command reads a saved file (`model.saved_files`): a story (bare, wrapped
+as ``{"spec": …}``, or an audit counterexample: the story runs again), a chain of assign
 requests (``requests``: each judged on its own) or one assign request (a ``prove`` or
 ``scenarios`` counterexample). The driver reads every file before Spark starts
 (`corpus_problem`); executors parse each one with `corpus_spec`.
@@ -8,34 +9,32 @@ requests (``requests``: each judged on its own) or one assign request (a ``prove
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
+
+from ..model.saved_files import REPLAY_FORMAT, SavedFileError
+from ..model.saved_files import read_text as classify_text
 
 __all__ = ["corpus_problem", "corpus_spec"]
 
 
-def corpus_spec(text: str) -> dict[str, Any]:
-    """The spec in a corpus file: an audit replay file (its ``spec``), a chain of requests
-    (``requests``), or a single assign request (e.g. a ``prove`` counterexample)."""
+def corpus_spec(text: str, where: str = "the file") -> dict[str, Any]:
+    """The spec a corpus file plays (read by `model.saved_files`, the reader every command
+    shares): a story's spec (bare, wrapped, or an audit counterexample's), or the requests
+    of a request file or chain; a file the audit cannot play is an empty request chain with
+    the reason under ``error``."""
     try:
-        data = json.loads(text)
-    except (ValueError, RecursionError):
-        return {"kind": "requests", "requests": [], "error": "not JSON"}
-    if isinstance(data, dict) and isinstance(data.get("spec"), dict):
-        spec: dict[str, Any] = data["spec"]
-        return spec
-    if isinstance(data, dict) and isinstance(data.get("requests"), list):
-        if all(isinstance(r, dict) and isinstance(r.get("members"), dict)
-               for r in data["requests"]):
-            return {"kind": "requests", "requests": data["requests"]}
-        return {"kind": "requests", "requests": [],
-                "error": "a request of its chain has no members object"}
-    if isinstance(data, dict) and isinstance(data.get("members"), dict):
-        request = {k: v for k, v in data.items() if k != "groupcheck"}
-        return {"kind": "requests", "requests": [request]}
+        saved = classify_text(text, where)
+    except SavedFileError as exc:
+        return {"kind": "requests", "requests": [], "error": str(exc)}
+    if saved.kind == "story" and saved.spec is not None:
+        return saved.spec
+    if saved.kind == "requests":
+        return {"kind": "requests", "requests": [
+            {k: v for k, v in r.items() if k != "op"} for r in saved.requests]}
     return {"kind": "requests", "requests": [],
-            "error": "neither an audit story (spec), a request chain nor an assign request"}
+            "error": f"{where} is a state-machine replay file ({REPLAY_FORMAT}): its events "
+                     "need a group target; groupcheck replay and groupcheck shrink play it"}
 
 
 def corpus_problem(corpus: str) -> str | None:
@@ -49,7 +48,7 @@ def corpus_problem(corpus: str) -> str | None:
             text = path.read_text(encoding="utf-8")
         except (OSError, UnicodeDecodeError) as exc:
             return f"cannot read {path}: {exc}"
-        error = corpus_spec(text).get("error")
+        error = corpus_spec(text, str(path)).get("error")
         if error:
-            return f"{path} is {error}" if error == "not JSON" else f"{path}: {error}"
+            return str(error)
     return None

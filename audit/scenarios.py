@@ -37,9 +37,9 @@ import random
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["SPEC_FORMAT", "TIERS", "Tier", "pick_tier", "random_spec", "scenario_rng", "spec_size"]
+from ..model.saved_files import SPEC_FORMAT
 
-SPEC_FORMAT = "groupcheck-audit-spec/1"
+__all__ = ["SPEC_FORMAT", "TIERS", "Tier", "pick_tier", "random_spec", "scenario_rng", "spec_size"]
 
 
 @dataclass(frozen=True)

@@ -255,6 +255,27 @@ def test_a_real_violation_fails_the_run_beside_an_inherited_one(
     assert summary["inherited_examples"][target]["I6"]["scenario"] == 0  # a-tie.json
 
 
+def test_the_corpus_takes_a_story_as_every_command_does(
+        spark: Any, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A bare story, as ``groupcheck shrink`` and ``replay`` take it, and the same story
+    wrapped as ``{"spec": …}`` both play: the rack-aware flap that never settles, Kafka's own
+    behaviour (rule K4) on cooperative-sticky."""
+    story = (ROOT / "tests" / "data" / "rack_aware_flap_spec.json").read_text(encoding="utf-8")
+    corpus = tmp_path / "corpus"
+    corpus.mkdir()
+    (corpus / "a-bare.json").write_text(story, encoding="utf-8")
+    (corpus / "b-wrapped.json").write_text(json.dumps({"spec": json.loads(story)}),
+                                           encoding="utf-8")
+    out = tmp_path / "out"
+    target = "builtin:cooperative-sticky"
+    assert audit_main(["--target", target, "--corpus", str(corpus), "--out", str(out),
+                       "--shrink-seconds", "0"]) == 0
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["scenarios"] == 2
+    flap = summary["invariants"][target]["I11"]
+    assert (flap["checked"], flap["violated"], flap["inherited"]) == (2, 2, 2), flap
+
+
 def test_usage_errors_exit_2(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
     assert audit_main(["--target", "builtin:nope", "--out", str(tmp_path / "x")]) == 2
     assert "unknown assignor" in capsys.readouterr().err
@@ -324,6 +345,8 @@ def test_local_cluster_runs_distributed_and_agrees_with_local(spark: Any,
     ({"a.json": '{"events": [{"op": "join"}]}'}, "neither an audit story"),
     ({"a.json": '{"requests": [{"partitions": {"t": 1}}]}'}, "has no members object"),
     ({"a.json": "{not json"}, "is not JSON"),
+    ({"a.json": '{"format": "groupcheck-replay/1", "events": []}'},
+     "groupcheck replay and groupcheck shrink play it"),
 ])
 def test_a_corpus_the_audit_cannot_play_is_a_usage_error(
         files: dict[str, str], said: str, capsys: pytest.CaptureFixture[str],
