@@ -154,8 +154,8 @@ class BatteryResult:
                         for i, f in e.inherited.items()})
         if kafka:
             lines.append(f"Kafka's: {', '.join(kafka)} broken the way Kafka's own client breaks "
-                         "it (by a rule, K1-K4 in README 'Where groupcheck differs from "
-                         "Kafka', or by evidence: the reference gave the same requests "
+                         "it (by a rule, K1-K4 in docs/explanation/kafka-rules.md, or by "
+                         "evidence: the reference gave the same requests "
                          "identical answers); --strict fails on them")
         lines.append("VIOLATED" if self.failed else "every invariant judged held")
         return "\n".join(lines)

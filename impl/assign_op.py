@@ -168,7 +168,7 @@ def new_generation(request: dict[str, Any], members: dict[str, Any]) -> int:
 
 def run_assign(request: dict[str, Any]) -> dict[str, Any]:
     """Answer one ``assign`` request with the builtin assignor it names (see the vectors
-    README for every field)."""
+    docs/reference/jsonl-contract.md for every field)."""
     return assign_with(_maker(request), request)
 
 

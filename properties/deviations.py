@@ -1,5 +1,5 @@
-"""Where groupcheck answers otherwise than Kafka on purpose (README D1–D4), and whether a
-difference between the two answers to one request is one of them.
+"""Where groupcheck answers otherwise than Kafka on purpose (D1–D4, docs/explanation/model.md),
+and whether a difference between the two answers to one request is one of them.
 
 Theory of operation. ``impl/`` copies Kafka's Java client decision for decision, so on any
 request the two must give the same answer, list for list: the same members in the same

@@ -21,10 +21,10 @@ scenarios with generations 1, 2, 3 give the shared partition to the oldest claim
 ``impl/`` does too. A contested partition given to a member that does not claim it is never
 covered.
 
-``K2`` (I4a) — cooperative-sticky, a member subscribes to no topic: Kafka's constrained
-builder hands that member partitions of a balanced assignment (README, D2) and the
-cooperative step then withholds them because their owner still holds them, so the owner is
-told to revoke partitions that nobody gets in this rebalance; the follow-up gives them back.
+``K2`` (I4a) — cooperative-sticky, a member subscribes to no topic: Kafka's constrained builder
+hands that member partitions of a balanced assignment (deviation D2, docs/explanation/model.md)
+and the cooperative step then withholds them because their owner still holds them, so the owner
+is told to revoke partitions that nobody gets in this rebalance; the follow-up gives them back.
 The answer keeps I1 and I2 and the golden vectors show it (an unmarked line), so ``impl/``
 reproduces it. Only revocations that leave the partition unassigned are covered: a move to
 another member is never inherited.
@@ -78,7 +78,7 @@ RULES: dict[str, str] = {
           "generation only when every member subscribes to the same topics, KIP-792)",
     "K2": "I4a on cooperative-sticky with a member that subscribes to no topic: partitions of "
           "a balanced assignment are revoked and withheld from everyone for one follow-up "
-          "rebalance, as Kafka's constrained builder hands them to that member (README D2) "
+          "rebalance, as Kafka's constrained builder hands them to that member (deviation D2) "
           "and its cooperative step withholds them",
     "K3": "I11 on cooperative-sticky: the group settles after more follow-up rebalances than "
           "groupcheck's bound, within the 4 that Kafka's own cooperative tests allow or, on "

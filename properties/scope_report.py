@@ -183,8 +183,8 @@ class ProofReport:
             lines.append(f"VIOLATED: {', '.join(sorted(self.own_violations))}")
         elif self.violations:
             lines.append(f"every violation is Kafka's own behaviour ("
-                         f"{', '.join(sorted(self.inherited))}; rules in README, 'Where "
-                         "groupcheck differs from Kafka'); --strict fails on them; "
+                         f"{', '.join(sorted(self.inherited))}; rules in "
+                         "docs/explanation/kafka-rules.md); --strict fails on them; "
                          f"every other invariant held {scope_word}")
         else:
             lines.append(f"every invariant held {scope_word}")

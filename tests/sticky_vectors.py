@@ -1,9 +1,9 @@
 """Turning recorded ``assign`` requests into calls of the sticky assignors (test helper).
 
 Client mode rebuilds each member's subscription as a real consumer would (see the vectors
-README); raw mode hands the fields over as given. The lead's codec-based glue
-(`groupcheck.impl.assign_op`) does the same through the wire codec; this helper keeps the
-sticky tests independent of it.
+docs/reference/jsonl-contract.md); raw mode hands the fields over as given. The lead's
+codec-based glue (`groupcheck.impl.assign_op`) does the same through the wire codec; this helper
+keeps the sticky tests independent of it.
 """
 
 from __future__ import annotations

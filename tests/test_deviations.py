@@ -26,7 +26,7 @@ from vectors import load
 LINES = load("assign.jsonl")
 BUGS = [x for x in LINES if "kafka_bug" in x]
 
-# README D1-D3's requests (client mode) and the answers Kafka's client gave to them
+# D1-D3 (docs/explanation/model.md): requests in client mode and the answers Kafka gave
 D1 = {"assignor": "sticky", "partitions": {"t": 1}, "members": {
     "m": {"topics": ["t"], "owned": [["t", 1]], "generation": 1},
     "n": {"topics": ["t"], "owned": [["t", 0]], "generation": 1}}}

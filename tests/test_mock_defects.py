@@ -1,6 +1,6 @@
 """The librdkafka mock cluster's defects that Kafka's Java client runs into, each shown twice:
 the raw mock misbehaving, and the mock backend of a group with Java members (its proxy,
-targets/wire_mock.py, the one place they are handled) answering as a Kafka broker does. The
+targets/wire/backends/mock.py, the one place they are handled) answering as a Kafka broker does. The
 requests are written frame by frame with kio's message classes, as Java sends them, so no JVM
 is needed here. Plus the guard every group gets (protocol-vote), and the table that keeps
 Java's handling away from groups without Java."""

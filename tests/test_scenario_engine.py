@@ -118,7 +118,7 @@ def test_a_jsonl_process_that_hangs_is_restarted_and_its_timeout_shrinks(
 
 def test_kafka_pythons_roundrobin_crash_is_found_and_shrunk_to_two_members(
         tmp_path: Path) -> None:
-    """README Findings 2 (kafka-python 3.0.12): its roundrobin leader raises whenever the
+    """A finding (kafka-python 3.0.12): its roundrobin leader raises whenever the
     subscriptions differ; the smallest story has two members."""
     pytest.importorskip("kafka", reason="kafka-python is in the peers extra")
     target = resolve("kafka-python:roundrobin")

@@ -100,7 +100,7 @@ def test_a_story_that_holds_or_a_request_chain_is_refused() -> None:
 
 
 def test_the_shrunk_rack_aware_flap_still_flaps_on_cooperative_sticky() -> None:
-    """The README's smallest cycling group (shrunk from audit seed 0, scenario 96646):
+    """The smallest cycling group in the findings (shrunk from audit seed 0, scenario 96646):
     still changing after Kafka's rack-aware horizon of follow-ups, its answers repeating,
     so rule K4 labels it Kafka's own, as the story it was shrunk from."""
     record = json.loads((DATA / "rack_aware_flap_shrunk.json").read_text(encoding="utf-8"))

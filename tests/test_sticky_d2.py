@@ -1,4 +1,4 @@
-"""Deviation D2: members with an empty subscription (README, "Where groupcheck differs").
+"""Deviation D2: members with an empty subscription (``docs/explanation/model.md``).
 
 Kafka's constrained builder counts such a member in its quotas and may hand it partitions.
 groupcheck moves those to a subscriber (the valid previous owner first) before the

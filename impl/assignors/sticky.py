@@ -129,7 +129,7 @@ class _AbstractStickyAssignor:
     def _misplaced_kept(self, assignment: dict[str, list[TopicPartition]],
                         subscriptions: dict[str, Subscription],
                         partitions_per_topic: dict[str, int]) -> Misplaced:
-        """Partitions on a member not subscribed to their topic (README D2) where Kafka's
+        """Partitions on a member not subscribed to their topic (deviation D2) where Kafka's
         answer would keep one there (breaks I2); empty when every one of them is withheld
         anyway (then Kafka's answer is valid and stays as it is)."""
         misplaced = misplaced_partitions(assignment, subscriptions, partitions_per_topic)

@@ -166,7 +166,7 @@ def resolve_owned_partitions(
     higher takes it, lower leaves it.
 
     As in Kafka, members with an empty subscription seen before the first non-empty one are
-    not compared. Deviation D1 (README, "Where groupcheck differs from Kafka"): claims on
+    not compared. Deviation D1 (``docs/explanation/model.md``): claims on
     partition numbers the metadata lacks are dropped, like claims on topics without metadata.
     """
     all_equal = True

@@ -14,7 +14,7 @@ assignor in exactly three places, and `AiokafkaAssignor` makes those calls and n
   coordinator does not call the sticky assignor's ``on_generation_assignment``.
 
 `registry` gives it the prover's assign function and the state machine's group through
-`python_target.PythonTarget` (subscription v0, what aiokafka writes). aiokafka's assignors
+`python_assignor.PythonTarget` (subscription v0, what aiokafka writes). aiokafka's assignors
 are classes used as they are (class methods, state in class
 attributes), so consumers in one process share one state; here every consumer gets a
 subclass of its own, as consumers in separate processes would (the shared state is a wire

@@ -1,14 +1,14 @@
 """The harness's end of the member-driver contract: one child process speaking JSON lines.
 
-A member driver (README, "Driving your own client") hosts consumers of one client library.
-`DriverProcess` starts it, sends commands (``{"id": n, "cmd": ...}``) and waits, with a
-deadline, for their acks; every unsolicited event line goes to the callback the owner gave,
-on the reader thread, in the order the driver wrote them. Theory of operation: one reader
-thread per driver parses stdout (an ack wakes the caller waiting on that id; anything else is
-an event), one more keeps the last lines of stderr for error messages. A driver that exits,
-writes a line that is not a JSON object, or does not answer within `COMMAND_TIMEOUT` makes the
-waiting call raise `DriverError` naming the driver and its last stderr lines — never a hang.
-Nothing here knows any client: the shipped drivers and a user's own are started alike.
+A member driver (``docs/reference/member-driver-contract.md``) hosts consumers of one client
+library. `DriverProcess` starts it, sends commands (``{"id": n, "cmd": ...}``) and waits, with a
+deadline, for their acks; every unsolicited event line goes to the callback the owner gave, on
+the reader thread, in the order the driver wrote them. Theory of operation: one reader thread
+per driver parses stdout (an ack wakes the caller waiting on that id; anything else is an
+event), one more keeps the last lines of stderr for error messages. A driver that exits, writes
+a line that is not a JSON object, or does not answer within `COMMAND_TIMEOUT` makes the waiting
+call raise `DriverError` naming the driver and its last stderr lines — never a hang. Nothing
+here knows any client: the shipped drivers and a user's own are started alike.
 """
 
 from __future__ import annotations

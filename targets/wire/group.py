@@ -1,19 +1,19 @@
 """``wire:<client>[+<client>…]:<assignor>``: real consumers of any client in one group, on a
 backend cluster, judged from their own log and from the coordinator's side.
 
-Theory of operation: each member is a consumer inside a member driver (`wire_driver`, the
-contract in the README); a driver hosts the members of one client, or one member only when
-its client crashes by kill. The engines' events become driver commands — join is ``create``,
-leave ``close``, crash ``crash`` (or SIGKILL), stall and wake ``stop_polling`` /
-``start_polling``, pause / resume / subscribe the client's calls — and metadata, injected
-errors, delayed answers and SyncGroup orders go to the backend (`wire_backend`). Every
-driver event lands in one `WireLog`, merged by CLOCK_MONOTONIC; `step()` shows the next
-entry (waiting, with a deadline, when there is none yet), so ownership is exactly the
-recorded intervals, from the end of an assign callback to the end of the revoke or lost
-callback that releases the partition. Each generation the
-coordinator completes is shown too, decoded from its bytes (`wire_rounds`), with what the
-members owned when the leader's assignment reached it; on a backend that answers
-DescribeGroups (groupcheck's broker) the bytes judged are the ones the coordinator describes.
+Theory of operation: each member is a consumer inside a member driver (`driver_process`, the
+contract: ``docs/reference/member-driver-contract.md``); a driver hosts the members of one
+client, or one member only when its client crashes by kill. The engines' events become driver
+commands — join is ``create``, leave ``close``, crash ``crash`` (or SIGKILL), stall and wake
+``stop_polling`` / ``start_polling``, pause / resume / subscribe the client's calls — and
+metadata, injected errors, delayed answers and SyncGroup orders go to the backend
+(`backends.backend`). Every driver event lands in one `WireLog`, merged by CLOCK_MONOTONIC; `step()`
+shows the next entry (waiting, with a deadline, when there is none yet), so ownership is exactly
+the recorded intervals, from the end of an assign callback to the end of the revoke or lost
+callback that releases the partition. Each generation the coordinator completes is shown too,
+decoded from its bytes (`rounds`), with what the members owned when the leader's assignment
+reached it; on a backend that answers DescribeGroups (groupcheck's broker) the bytes judged are
+the ones the coordinator describes.
 
 The group is settled when nothing is waiting to be shown, no JoinGroup is in flight, the
 coordinator's latest generation is complete and lists exactly the polling members, each with

@@ -1,6 +1,6 @@
 """The coordinator's side of a wire group: each completed generation read from its bytes.
 
-A backend describes every generation as the coordinator ran it (`wire_backend.GroupRound`):
+A backend describes every generation as the coordinator ran it (`backends.backend.GroupRound`):
 the subscription bytes each member sent and the assignment bytes the leader sent. `record`
 decodes them with groupcheck's own codec (`impl/`, Kafka's layouts) and gives the model a
 `RebalanceRecord` with ``observed=True``, so it judges the assignment the leader really sent

@@ -11,7 +11,7 @@ admin client does. A topic a client's Metadata request names is created with one
 as Kafka's ``auto.create.topics.enable`` and ``num.partitions`` defaults do. The broker
 accepts the harness's short session timeouts (its minimum is lowered to 1 ms), and its joins
 complete as soon as every known member has rejoined, so no round waits out a session
-timeout. It has no defects to work around: nothing of `wire_mock` is used here.
+timeout. It has no defects to work around: nothing of `mock` is used here.
 
 Ordering (`order_sync_answers`): every current member's next SyncGroup answer is held; once
 the first is held, the others of that generation are waited for (at most `ORDER_WINDOW`),

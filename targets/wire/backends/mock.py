@@ -1,13 +1,13 @@
 """``--broker mock``: librdkafka's mock cluster behind the recording proxy, and the one place
 where the mock's own defects are handled.
 
-Theory of operation: a fresh `MockCluster` per group; a `wire_proxy.Proxy` listens in front
+Theory of operation: a fresh `MockCluster` per group; a `mock_proxy.Proxy` listens in front
 of its broker, and the mock advertises the proxy's address in its metadata, so every
 connection of every client passes the proxy, which records the group as the coordinator ran
 it (the mock has no DescribeGroups, so the proxy's record stands in for it). Errors and
 delays are pushed into the mock's request error stack: the group's next request of that API
 gets it, whoever sends it — the mock cannot aim at one member (`aims_errors_at_members` is
-False: the member an event names is ignored, and the README says so). It cannot order
+False: the member an event names is ignored, and the documentation says so). It cannot order
 SyncGroup answers either: its own sync-order defect is handled by holding the leader's
 SyncGroup until the followers have sent theirs. The mock cannot grow a topic; it can
 delete one.
@@ -67,7 +67,7 @@ MOCK_DEFECTS = {
 }
 #: handled in every group on the mock (a guard for the process, not a client's need)
 ALWAYS = ("protocol-vote",)
-#: which clients run into which defect on the mock (found by running them; README)
+#: which clients run into which defect on the mock (found by running them)
 DEFECTS_BY_CLIENT: dict[str, tuple[str, ...]] = {
     "aiokafka": ("sync-order",),
     "kafka-python": ("api-versions", "flexible-versions", "sync-order"),

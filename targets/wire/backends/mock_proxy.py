@@ -12,7 +12,7 @@ leader sent, and which members got their SyncGroup answer. The client id names t
 (each consumer's ``client.id`` is its harness name), so member ids map to harness names.
 
 The proxy changes no byte of what it forwards. Two hooks exist for a backend's workarounds
-(the mock's defects, see `wire_mock`): ``hold`` may delay forwarding a request, ``answer`` may
+(the mock's defects, see `mock`): ``hold`` may delay forwarding a request, ``answer`` may
 answer a request in the broker's place (the frame it returns goes to the client, nothing goes
 up), ``rewrite`` may replace a response on its way to the client. A frame it cannot decode
 is forwarded and reported in `GroupLedger.errors`.

@@ -1,15 +1,16 @@
 """The driver side of the member-driver contract, for the drivers written in Python.
 
-A driver process reads commands from stdin and writes acks and events to stdout (README,
-"Driving your own client"). `Output` numbers and stamps every event (``seq`` per process,
-``ts`` = ``time.monotonic_ns()``, CLOCK_MONOTONIC) and writes whole lines under a lock, so
-threads of several consumers never interleave. `ThreadedHost` runs each consumer of a
-blocking client (confluent-kafka, kafka-python) on a thread of its own: the thread creates the
-consumer, then loops — a command from its queue if there is one, else one ``poll`` — so the
-client is only ever called from the thread that owns it, as an application would, and every
-command is acked from that thread once the client call has returned. Callbacks go through
-`Listener.callback`, which logs their start, runs the client's own change (where the client
-wants the application to apply it), and logs their end. `serve` is the stdin loop.
+A driver process reads commands from stdin and writes acks and events to stdout
+(``docs/reference/member-driver-contract.md``, "Driving your own client"). `Output` numbers and
+stamps every event (``seq`` per process, ``ts`` = ``time.monotonic_ns()``, CLOCK_MONOTONIC) and
+writes whole lines under a lock, so threads of several consumers never interleave.
+`ThreadedHost` runs each consumer of a blocking client (confluent-kafka, kafka-python) on a
+thread of its own: the thread creates the consumer, then loops — a command from its queue if
+there is one, else one ``poll`` — so the client is only ever called from the thread that owns
+it, as an application would, and every command is acked from that thread once the client call
+has returned. Callbacks go through `Listener.callback`, which logs their start, runs the
+client's own change (where the client wants the application to apply it), and logs their end.
+`serve` is the stdin loop.
 """
 
 from __future__ import annotations
