@@ -11,8 +11,11 @@ from __future__ import annotations
 
 import os
 import time
+from collections import Counter
 from typing import Any
 
+from ..audit.chain import run_chain
+from ..audit.targets import AuditTarget
 from ..model.saved_files import SavedFile
 from ..targets.offers import Offer
 from ..targets.target import Target
@@ -20,17 +23,21 @@ from .battery_results import save_json
 from .differential import (
     DiffResult,
     Pair,
+    answer_fn,
     answer_table,
     describe,
     explained_text,
     run_requests,
 )
+from .differential_stories import PairedAssign, StoriesResult
 from .errors import EngineInputError
 
 __all__ = ["ASSIGNORS", "diff_pairs", "requests_lines", "save_differences",
            "save_search_difference", "story_assignors", "story_report"]
 
 ASSIGNORS = ("range", "roundrobin", "sticky", "cooperative-sticky")
+#: seconds each side may take per request of a story (the audit's limit)
+STORY_CALL_TIMEOUT = 5.0
 
 
 def story_assignors(targets: list[str], assignor: list[str] | str | None) -> list[str]:
@@ -110,21 +117,29 @@ def diff_pairs(a: list[Offer], b: list[Offer], wanted: list[str]
              and (not wanted or x.assignor in wanted)]
     if not pairs:
         raise EngineInputError(f"diff: the targets answer no assignor in common "
-                           f"({', '.join(str(t.assignor) for t in sa)} / "
-                           f"{', '.join(str(t.assignor) for t in sb)})")
+                               f"({', '.join(str(t.assignor) for t in sa)} / "
+                               f"{', '.join(str(t.assignor) for t in sb)})")
     return pairs
 
 
 def requests_lines(saved: list[SavedFile], pairs: dict[str, tuple[Target, Target]]
                    ) -> tuple[list[str], bool]:
-    """Run each saved request (every request of each file) on the pair of targets that
-    answer its assignor: the lines that tell the answers, and whether all agree."""
+    """Run each saved file on the pair of targets that answer its assignor: every request of
+    a request file, chain or audit counterexample; a bare story as a differential chain (each
+    request built from the first target's answer). The lines that tell the answers, and
+    whether all agree."""
     lines: list[str] = []
     agree = True
     for file in saved:
-        if file.kind != "requests" and not file.requests:
-            raise EngineInputError(f"diff: {file.path} holds {_kind_text(file)}, not assign "
-                                   "requests; groupcheck replay plays it")
+        if file.kind == "events":
+            raise EngineInputError(f"diff: {file.path} holds a state-machine replay: its "
+                                   "events need a group target; groupcheck replay plays it")
+        if file.kind == "story" and not file.requests:
+            assert file.spec is not None
+            file_lines, same = _story_lines(file.path, file.spec, pairs)
+            lines += file_lines
+            agree = agree and same
+            continue
         for n, request in enumerate(file.requests, 1):
             label = file.path if len(file.requests) == 1 else f"{file.path} request {n}"
             file_lines, same = _request_lines(label, request, pairs)
@@ -133,8 +148,25 @@ def requests_lines(saved: list[SavedFile], pairs: dict[str, tuple[Target, Target
     return lines, agree
 
 
-def _kind_text(file: SavedFile) -> str:
-    return "a state-machine replay" if file.kind == "events" else "a story that made no requests"
+def _story_lines(label: str, spec: dict[str, Any], pairs: dict[str, tuple[Target, Target]]
+                 ) -> tuple[list[str], bool]:
+    """The story played on each pair as `differential_stories` plays the audit's: both
+    sides get every request, the chain goes on from the first side's answer."""
+    lines: list[str] = []
+    agree = True
+    for assignor, (a, b) in pairs.items():
+        result = StoriesResult(assignor, int(spec.get("seed") or 0))
+        paired = PairedAssign(answer_fn(a), answer_fn(b), result, STORY_CALL_TIMEOUT)
+        paired.start(int(spec.get("scenario", 0) or 0))
+        run_chain(AuditTarget(f"{a.name} vs {b.name}", assignor, paired), spec, timeout=0)
+        verdict = (f"{a.name} and {b.name} agree" if not result.differences else
+                   f"{a.name} and {b.name} differ{explained_text(Counter(result.explained))}")
+        lines.append(f"{label} [{assignor}], a story of {result.requests} request(s): {verdict}")
+        for d in result.unexplained:
+            lines.append(f"  UNEXPLAINED call {d.call} ({d.size()[0]} members, "
+                         f"{d.size()[1]} partitions): {d.explanation.why}")
+        agree = agree and not result.unexplained_count
+    return lines, agree
 
 
 def _request_lines(label: str, request: dict[str, Any],

@@ -66,3 +66,20 @@ def test_diff_command_exit_codes(tmp_path, capsys) -> None:
                  "--failures", str(tmp_path)]) == 1
     out = capsys.readouterr().out
     assert "DISAGREE" in out and "IndexError" in out and "saved:" in out
+
+
+def test_diff_request_plays_a_bare_story_on_both_targets(capsys) -> None:
+    """``--request`` takes a story too (the one reader of saved files): both targets get
+    every request of its chain, each built from the first target's answer; the same
+    assignor agrees, a broken one differs on calls no deviation explains."""
+    from pathlib import Path
+
+    story = str(Path(__file__).parent / "data" / "rack_aware_flap_spec.json")
+    assert _run(["diff", "--target", "builtin:roundrobin", "--target",
+                 "python:groupcheck.impl.assignors.roundrobin:RoundRobinAssignor",
+                 "--request", story]) == 0
+    out = capsys.readouterr().out
+    assert "[roundrobin], a story of" in out and "agree" in out
+    assert _run(["diff", "--target", "builtin:roundrobin", "--target",
+                 "mutant:roundrobin-topic-cursor", "--request", story]) == 1
+    assert "UNEXPLAINED call 0" in capsys.readouterr().out
