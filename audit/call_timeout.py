@@ -3,10 +3,14 @@ hanging scenario would stall the whole audit (``TIMEOUT`` in the chain's verdict
 
 from __future__ import annotations
 
-import _signal
 import signal
 import threading
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:  # typeshed has no stub for ``_signal``; ``signal`` wraps the same functions
+    import signal as _signal
+else:
+    import _signal
 
 __all__ = ["CALL_TIMEOUT", "AssignTimeout", "call_with_timeout"]
 

@@ -109,6 +109,7 @@ def heatmap(title: str, labels: Sequence[str], matrix: Sequence[Sequence[float]]
            f"{_FONT}>", "<rect width='100%' height='100%' fill='white'/>",
            f"<text x='{width / 2}' y='20' text-anchor='middle' font-size='13'>{e(title)}"
            "</text>"]
+    x: float  # a cell's corner, then a label's centre
     for i, row in enumerate(matrix):
         out.append(f"<text x='{left - 6}' y='{top + cell * i + cell / 2 + 4}' "
                    f"text-anchor='end'>{e(labels[i])}</text>")

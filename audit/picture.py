@@ -227,9 +227,9 @@ def _trim(timeline: Timeline) -> Timeline:
 
     keep = [tp for tp in timeline.rows if tp in timeline.bad_rows]
     keep += [tp for tp in timeline.rows if tp not in timeline.bad_rows and busy(tp)]
-    keep = set(keep[:MAX_ROWS])
-    timeline.hidden = len(timeline.rows) - len(keep)
-    timeline.rows = [tp for tp in timeline.rows if tp in keep]
+    kept = set(keep[:MAX_ROWS])
+    timeline.hidden = len(timeline.rows) - len(kept)
+    timeline.rows = [tp for tp in timeline.rows if tp in kept]
     return timeline
 
 

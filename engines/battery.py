@@ -37,6 +37,7 @@ import time
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import Any
 
 from ..targets.target import Target
 from .battery_contract import watched
@@ -205,6 +206,6 @@ def run_batteries(targets: Sequence[Target], *, budget: float = 120.0, parity: b
     return results
 
 
-def run_battery(target: Target, **options: object) -> BatteryResult:
+def run_battery(target: Target, **options: Any) -> BatteryResult:
     """`run_batteries` on one target."""
-    return run_batteries([target], **options)[0]  # type: ignore[arg-type]
+    return run_batteries([target], **options)[0]

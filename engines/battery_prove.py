@@ -147,9 +147,9 @@ def run_prove(target: Target, scope_text: str, failures: str, *,
                    sticky=target.balanced, session=session,
                    reference=reference.assign if reference else None,
                    reference_name=reference.name if reference else None)
-    contract = watch.first(failures, file_safe(target.name)) if watch else None
-    if contract is not None:
-        result.add(contract)
+    finding = watch.first(failures, file_safe(target.name)) if watch else None
+    if finding is not None:
+        result.add(finding)
     result.seconds = report.seconds
     result.runs = report.configurations
     result.note = (f"scope {scope.text()}: "

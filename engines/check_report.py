@@ -29,7 +29,9 @@ def check_text(text: str, offers: list[Offer], results: list[BatteryResult]) -> 
     out = "\n\n".join(parts) + "\n\n" + "\n".join(summary)
     failing = [(r, r.first()) for r in results if r.first() is not None]
     if failing:
-        r, (engine, finding) = failing[0]  # type: ignore[misc]
+        r, first = failing[0]
+        assert first is not None  # failing holds the results with a first finding only
+        engine, finding = first
         out += (f"\n\nfirst counterexample ({r.assignor}, {engine.engine}):\n"
                 f"{finding.detail}")
     return out

@@ -154,6 +154,8 @@ class PairedAssign:
         call, self.calls = self.calls, self.calls + 1
         self.result.requests += 1
         kafka, _ = self.kafka(request)
+        ours: Answer
+        guard: bool
         try:
             ours, guard = call_with_timeout(self.ours, request, self.timeout)
         except AssignTimeout as exc:

@@ -1,8 +1,14 @@
-"""Run ``mypy --strict`` on impl/, model/, properties/ and broker/ under their installed names.
+"""Run ``mypy --strict`` on every floor under its installed name.
 
-The floors live in top-level folders that pyproject.toml maps into the ``groupcheck``
-namespace; mypy cannot follow that mapping, so this builds the same tree out of symlinks
-(build/typecheck/groupcheck/{impl,model,properties}) and checks it there.
+The floors (impl/, model/, properties/, broker/, targets/, engines/, audit/) live in
+top-level folders that pyproject.toml maps into the ``groupcheck`` namespace; mypy cannot
+follow that mapping, so this builds the same tree out of symlinks
+(build/typecheck/groupcheck/{impl,model,...}) and checks it there. The package folder's own
+modules, the command line (groupcheck/cli/), the pytest plugin (groupcheck/pytest_plugin.py)
+and ``python -m groupcheck`` (groupcheck/__main__.py), are linked in beside the floors, so
+that their relative imports (``from ..engines import x``) resolve in the tree. The tree's
+``__init__.py`` is a stub of its own: the package's real one extends ``__path__`` for a
+source checkout, which the tree does not need.
 """
 
 from __future__ import annotations
@@ -14,7 +20,10 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-FLOORS = ("impl", "model", "properties", "broker")
+FLOORS = ("impl", "model", "properties", "broker", "targets", "engines", "audit")
+# groupcheck/'s own subpackages and modules (its __init__.py is replaced by a stub).
+PACKAGES = ("cli",)
+MODULES = ("pytest_plugin", "__main__")
 
 
 def main() -> int:
@@ -22,12 +31,20 @@ def main() -> int:
     shutil.rmtree(tree, ignore_errors=True)
     package = tree / "groupcheck"
     package.mkdir(parents=True)
-    (package / "__init__.py").write_text('"""groupcheck (type-checking tree)."""\n')
+    (package / "__init__.py").write_text(
+        '"""groupcheck (type-checking tree)."""\n\n__version__ = "0.1.0"\n'
+    )
     for floor in FLOORS:
         os.symlink(ROOT / floor, package / floor, target_is_directory=True)
+    for sub in PACKAGES:
+        os.symlink(ROOT / "groupcheck" / sub, package / sub, target_is_directory=True)
+    for module in MODULES:
+        os.symlink(ROOT / "groupcheck" / f"{module}.py", package / f"{module}.py")
     args = [sys.executable, "-m", "mypy", "--strict", "--config-file", str(ROOT / "pyproject.toml")]
-    for floor in FLOORS:
-        args += ["-p", f"groupcheck.{floor}"]
+    for name in FLOORS + PACKAGES:
+        args += ["-p", f"groupcheck.{name}"]
+    for module in MODULES:
+        args += ["-m", f"groupcheck.{module}"]
     return subprocess.call(args, cwd=tree)
 
 

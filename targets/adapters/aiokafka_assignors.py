@@ -58,7 +58,8 @@ class AiokafkaAssignor:
 
     def __init__(self, name: str) -> None:
         base = assignor_class(name)
-        self.inner = type(f"{base.__name__}_{next(_instances)}", (base,), {})
+        inner: Any = type(f"{base.__name__}_{next(_instances)}", (base,), {})  # untyped base
+        self.inner = inner
         self.name = str(self.inner.name)
         self.supported_protocols: tuple[RebalanceProtocol, ...] = (RebalanceProtocol.EAGER,)
 

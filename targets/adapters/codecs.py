@@ -110,7 +110,7 @@ class KafkaPythonCodec:
         return bytes(obj.encode())
 
     def decode_subscription(self, data: bytes) -> Message:
-        from kafka.protocol.consumer.metadata import (  # type: ignore[import-untyped]
+        from kafka.protocol.consumer.metadata import (
             ConsumerProtocolSubscription,
         )
 

@@ -59,7 +59,7 @@ def _assignor_class(name: str) -> Any:
 
 def library_version() -> str:
     try:
-        import kafka  # type: ignore[import-untyped]
+        import kafka
     except ImportError:
         return "not installed"
     return str(getattr(kafka, "__version__", "?"))
@@ -110,7 +110,7 @@ def _user_data_bytes(user_data: Any) -> bytes:
 def subscription_object(version: int, topics: list[str], user_data: bytes | None,
                          owned: list[TopicPartition], generation: int | None,
                          rack: str | None) -> Any:
-    from kafka.protocol.consumer.metadata import (  # type: ignore[import-untyped]
+    from kafka.protocol.consumer.metadata import (
         ConsumerProtocolSubscription,
     )
 

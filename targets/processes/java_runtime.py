@@ -127,6 +127,7 @@ def driver_sources(folder: str = "java_driver_src", package: str = "groupcheck.t
 
 def _content_digest(classpath: Sequence[Path], sources: dict[str, bytes]) -> str:
     digest = hashlib.sha256(f"release {RELEASE}\n".encode())
+    name: str | Path
     for name in sorted(sources):
         digest.update(f"source {name} {len(sources[name])}\n".encode())
         digest.update(sources[name])

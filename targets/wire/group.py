@@ -50,9 +50,9 @@ from .settle import unsettled
 
 __all__ = ["CONFIG", "GROUP", "SLOW_REVOKE_MS", "STEP_WAIT", "TICK", "WireGroup", "WireMember"]
 
-CONFIG = {"session_timeout_ms": 2000, "heartbeat_interval_ms": 300,
-          "max_poll_interval_ms": 3000, "auto_offset_reset": "earliest",
-          "enable_auto_commit": False}
+CONFIG: dict[str, int | str | bool] = {
+    "session_timeout_ms": 2000, "heartbeat_interval_ms": 300, "max_poll_interval_ms": 3000,
+    "auto_offset_reset": "earliest", "enable_auto_commit": False}
 GROUP = "groupcheck"
 STEP_WAIT = 60.0  # seconds a step waits for the group to do anything at all
 TICK = 0.05

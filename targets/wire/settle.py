@@ -12,6 +12,7 @@ rebalance). Nothing here waits or sleeps: the caller polls it.
 from __future__ import annotations
 
 from collections.abc import Mapping
+from collections.abc import Set as AbstractSet
 from typing import Any
 
 from ...impl.consumer_protocol import decode_assignment, decode_subscription
@@ -59,6 +60,7 @@ def unsettled(backend: Backend, members: Mapping[str, Any], shown: set[int]) -> 
     if set(ids) != set(live):
         return (f"generation {latest.generation} lists {sorted(ids)}, the polling members are "
                 f"{sorted(live)}")
+    topics: AbstractSet[str]  # one member's subscribed topics, then all the members'
     for name, m in live.items():
         topics, assigned = _read(latest, ids[name])
         existing = {t for t in m.subscription if backend.topics.get(t, 0) > 0}

@@ -45,7 +45,9 @@ class Backend(Protocol):
     name: str
     bootstrap: str
     aims_errors_at_members: bool  # an injected error can hit one member only
-    topics: dict[str, int]
+
+    @property
+    def topics(self) -> dict[str, int]: ...  # topic → partition count; read-only here
 
     def create_topic(self, topic: str, partitions: int) -> None: ...
 

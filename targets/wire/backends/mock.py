@@ -206,7 +206,7 @@ class MockBackend:
             latest = {ledger.names.get(m, "") for m in rounds[-1].members} if rounds else set()
             others = [self._protocols[c] for c in (latest | self._unplaced) - {request.client_id}
                       if c in self._protocols]
-            if not others or offered & set.intersection(*others):
+            if not others or offered.intersection(*others):
                 self._protocols[request.client_id] = offered
                 self._unplaced.add(request.client_id)
                 return None

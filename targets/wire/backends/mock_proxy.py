@@ -234,6 +234,7 @@ class Proxy:
 
     def _note_response(self, frame: bytes, request: Request) -> None:
         ledger = self.ledger
+        round_: Round | None
         if request.api_key == JOIN_GROUP:
             from kafka.protocol.consumer.group import JoinGroupResponse
 

@@ -78,7 +78,7 @@ class Member:
 
         member = self
 
-        class Reporter(ConsumerRebalanceListener):  # type: ignore[misc]
+        class Reporter(ConsumerRebalanceListener):  # type: ignore[misc]  # untyped base (Any)
             async def on_partitions_revoked(self, revoked: Any) -> None:
                 await member.callback("revoked", revoked)
 

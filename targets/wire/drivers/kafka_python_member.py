@@ -36,7 +36,7 @@ def _tps(partitions: Any) -> list[TopicPartition]:
 def rebalance_listener(listener: Listener) -> Any:
     from kafka import ConsumerRebalanceListener
 
-    class Reporter(ConsumerRebalanceListener):  # type: ignore[misc]
+    class Reporter(ConsumerRebalanceListener):  # type: ignore[misc]  # untyped base (Any)
         def on_partitions_revoked(self, revoked: Any) -> None:
             listener.callback("revoked", _tps(revoked))
 
