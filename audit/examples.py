@@ -22,7 +22,7 @@ from ..properties.deviations import EVIDENCE
 from .chain import replay_record
 from .evidence import reference_name
 from .picture import chain_timeline, svg
-from .shrink import Failure, ShrinkError, shrink_story
+from .story_shrink import Failure, ShrinkError, shrink_story
 from .targets import Resolver
 
 __all__ = ["shrink_and_draw"]

@@ -1,6 +1,6 @@
 """The parts of a group story (``groupcheck-audit-spec/1``) and how each can go.
 
-`PASSES` lists, for each kind of part the shrinker removes (``audit/shrink.py``), a function
+`PASSES` lists, for each kind of part the shrinker removes (``audit/story_shrink.py``), a function
 that lists a story's parts of that kind and one that removes a set of them from a story in
 place, leaving a story `run_chain` can play: removing a member also removes every change
 that names it; a topic goes with its metadata, replica racks, subscriptions, claims and

@@ -18,7 +18,7 @@ from ..properties.codec import (
     codec_violations,
     expected_subscription_decode,
 )
-from ..properties.user_data import LAYOUTS, user_data_hygiene
+from ..properties.user_data_rules import LAYOUTS, user_data_hygiene
 from ..targets.adapters.codecs import CodecFailure
 from ..targets.target import Target
 from .battery_results import EngineResult, Finding, invariant_id, save_json

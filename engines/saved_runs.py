@@ -16,11 +16,11 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..audit.picture import events_timeline, html_page, svg
+from ..model.event_shrink import invariant_of, minimize
 from ..model.replay import replay_events
 from ..model.saved_files import SavedFile, SavedFileError
 from ..model.saved_files import classify as classify_saved
 from ..model.saved_files import read as read_saved
-from ..model.shrink import invariant_of, minimize
 from ..targets.registry import NO_SETTINGS
 from ..targets.settings import Settings
 from ..targets.target import Target

@@ -17,7 +17,7 @@ audit's, so ``groupcheck audit --seed S`` plays the same story.
 
 A violation that a rule of ``properties/kafka_rules.py`` explains is Kafka's own: it is
 shown under "Kafka's" and the search goes on (``strict`` fails on it). The first other
-violation ends the search; its story is shrunk (``audit/shrink.py``: the same invariant
+violation ends the search; its story is shrunk (``audit/story_shrink.py``: the same invariant
 broken the same way) within what is left of the budget, at least `SHRINK_SHARE` of it, and
 saved as an audit replay file (``groupcheck-audit-chain/1``: ``groupcheck replay``,
 ``groupcheck shrink`` and ``groupcheck audit --corpus`` read it) that names the scenario it
@@ -35,7 +35,7 @@ from typing import Any
 from ..audit.call_timeout import CALL_TIMEOUT, AssignTimeout
 from ..audit.chain import INVARIANTS, ChainResult, replay_record
 from ..audit.scenarios import pick_tier, random_spec, scenario_rng, spec_size
-from ..audit.shrink import Failure, ShrinkError, play, shrink_story
+from ..audit.story_shrink import Failure, ShrinkError, play, shrink_story
 from ..audit.targets import AuditTarget
 from ..properties.deviations import EVIDENCE
 from ..targets.target import Target

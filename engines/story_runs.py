@@ -4,7 +4,7 @@ A story is what `model.saved_files` calls one: a bare spec, a wrapped spec, or a
 counterexample of the audit or of ``check``'s scenarios engine (``groupcheck-audit-chain/1``).
 Its target is any registry target with an assign function (``builtin:``, ``mutant:``,
 ``python:``, ``kafka-python:``, ``jsonl:``, ``java:``) or an audit ``pyfn:`` target; by
-default the one the file names. A story is shrunk by delta debugging (`audit.shrink`) while
+default the one the file names. A story is shrunk by delta debugging (`audit.story_shrink`) while
 the same invariant breaks the same way (its own violation, or the same Kafka rule's) on the
 target; the result is again a ``groupcheck-audit-chain/1`` record, which every command that
 plays a story reads.
@@ -20,7 +20,7 @@ from typing import Any
 
 from ..audit.chain import replay_record, run_chain
 from ..audit.picture import chain_timeline, html_page, svg
-from ..audit.shrink import Failure, ShrinkError, shrink_story
+from ..audit.story_shrink import Failure, ShrinkError, shrink_story
 from ..audit.targets import AuditTarget, AuditTargetError, resolve_plugin
 from ..model.saved_files import CHAIN_FORMAT, SavedFile
 from ..properties.deviations import EVIDENCE

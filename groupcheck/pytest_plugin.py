@@ -25,7 +25,7 @@ from typing import Any
 
 import pytest
 
-from .cli.common import Environment, folder_problem, positive_seconds
+from .cli.shared import Environment, folder_problem, positive_seconds
 from .engines import (
     SCENARIOS_SHARE,
     SMALL_SCOPE,
@@ -37,7 +37,7 @@ from .engines import (
     run_vectors,
 )
 from .properties.scope_space import Scope
-from .properties.user_data import LAYOUTS
+from .properties.user_data_rules import LAYOUTS
 from .targets.offers import close_all, expand, parse_assignors
 from .targets.target import Target, TargetError
 

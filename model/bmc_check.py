@@ -17,7 +17,7 @@ from typing import Any
 
 from .bmc import BmcScope, CodecMix, Encoding, invariants_for
 from .bmc_trace import Trace, read_trace
-from .shrink import invariant_of
+from .event_shrink import invariant_of
 
 __all__ = ["BmcResult", "Confirm", "check"]
 

@@ -17,9 +17,9 @@ from hypothesis.errors import FlakyFailure
 from hypothesis.stateful import run_state_machine_as_test
 
 from ..properties.group import GroupTarget
+from .event_shrink import invariant_of, minimize
 from .events import Event
 from .machine import MachineConfig, ViolationFound, make_machine
-from .shrink import invariant_of, minimize
 from .stats import Stats
 
 __all__ = ["PROFILES", "FuzzResult", "fuzz"]

@@ -26,7 +26,7 @@ from ..properties import assignment as A
 from ..properties.balance import STICKY_FAMILY, contract_of
 from ..properties.group import Claim, MemberSpec, RebalanceRecord, TopicPartition
 from ..properties.kafka_rules import inherited_i4a
-from ..properties.user_data import LAYOUTS, claim_hygiene, read_sticky, user_data_hygiene
+from ..properties.user_data_rules import LAYOUTS, claim_hygiene, read_sticky, user_data_hygiene
 from .stats import Stats
 
 __all__ = ["Promises", "judge_i12", "judge_i4a"]

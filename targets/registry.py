@@ -55,8 +55,8 @@ from .settings import Settings
 from .target import BUILTIN_ASSIGNORS, AssignFn, MachineHints, Target, TargetError
 from .wire.backends.factory import BACKENDS, backend_missing
 from .wire.clients import ClientUnavailable, hello
-from .wire.group import WireGroup
 from .wire.target_string import wire_clients
+from .wire.wire_group import WireGroup
 from .zoo.entries import ASSIGNOR_MUTANTS, CODEC_MUTANTS
 from .zoo.group_mutants import MUTANT_ASSIGNORS, MUTANTS
 

@@ -10,7 +10,7 @@ from collections.abc import Callable
 from dataclasses import replace
 from typing import Any
 
-from groupcheck.cli.common import Environment
+from groupcheck.cli.shared import Environment
 from groupcheck.properties.group import GroupTarget
 from groupcheck.targets import registry
 from groupcheck.targets.settings import Settings

@@ -16,7 +16,7 @@ from groupcheck.properties.balance import (
     range_balanced,
     roundrobin_balanced,
 )
-from groupcheck.properties.user_data import (
+from groupcheck.properties.user_data_rules import (
     claim_hygiene,
     read_sticky,
     user_data_hygiene,

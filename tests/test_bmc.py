@@ -18,8 +18,8 @@ import pytest
 from groupcheck.engines.bmc_runs import replayer
 from groupcheck.model.bmc import BmcScope, CodecMix
 from groupcheck.model.bmc_check import check
+from groupcheck.model.event_shrink import invariant_of
 from groupcheck.model.replay import load, replay_events, save
-from groupcheck.model.shrink import invariant_of
 from groupcheck.targets.registry import group_target_factory
 
 from vectors import ROOT

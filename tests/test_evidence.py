@@ -215,7 +215,7 @@ def test_check_says_which_labels_came_from_evidence_and_which_from_a_rule(
 def test_a_shrunk_story_keeps_the_reference_reproducing_it(kafka: AuditTarget) -> None:
     """Shrinking a violation the reference reproduced (the flap, K4 without a reference)
     keeps only candidates Kafka's client still answers identically."""
-    from groupcheck.audit.shrink import Failure, shrink_story
+    from groupcheck.audit.story_shrink import Failure, shrink_story
 
     target = resolve_audit_target("builtin:cooperative-sticky")
     result = shrink_story(FLAP, target, Failure("I11", EVIDENCE), seconds=30,

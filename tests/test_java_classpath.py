@@ -16,7 +16,7 @@ import pytest
 
 from groupcheck.audit.package import package_files
 from groupcheck.cli import main
-from groupcheck.cli.common import Environment
+from groupcheck.cli.shared import Environment
 from groupcheck.targets.processes import java_runtime
 from groupcheck.targets.processes.java_runtime import (
     ENV_CLASSPATH,

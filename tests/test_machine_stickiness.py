@@ -4,9 +4,9 @@ four to six members with one subscription, and counts what it judged."""
 from __future__ import annotations
 
 from groupcheck.engines.battery import machine_config, run_fuzz
+from groupcheck.model.event_shrink import invariant_of
 from groupcheck.model.fuzz import fuzz
 from groupcheck.model.replay import replay_events
-from groupcheck.model.shrink import invariant_of
 from groupcheck.targets.adapters.builtin import BuiltinGroup
 from groupcheck.targets.registry import resolve
 

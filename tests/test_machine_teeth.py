@@ -16,10 +16,10 @@ from pathlib import Path
 
 import pytest
 
+from groupcheck.model.event_shrink import invariant_of
 from groupcheck.model.fuzz import fuzz
 from groupcheck.model.machine import MachineConfig, config_for
 from groupcheck.model.replay import replay_events
-from groupcheck.model.shrink import invariant_of
 from groupcheck.targets.registry import group_target_factory, machine_hints
 
 from vectors import ROOT

@@ -8,11 +8,11 @@ from pathlib import Path
 import pytest
 
 from groupcheck.model import machine
+from groupcheck.model.event_shrink import minimize
 from groupcheck.model.events import MAX_SETTLE_GENERATIONS, Event, apply_event
 from groupcheck.model.fuzz import fuzz
 from groupcheck.model.machine import MachineConfig, config_for
 from groupcheck.model.replay import replay_events
-from groupcheck.model.shrink import minimize
 from groupcheck.model.spec import ReferenceModel
 from groupcheck.properties.group import GroupTarget
 from groupcheck.targets.registry import group_target_factory, make_group_target

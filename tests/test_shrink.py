@@ -1,4 +1,4 @@
-"""Shrinking failing group stories (audit/shrink.py) and ``groupcheck shrink``."""
+"""Shrinking failing group stories (audit/story_shrink.py) and ``groupcheck shrink``."""
 
 from __future__ import annotations
 
@@ -11,8 +11,8 @@ import pytest
 
 from groupcheck.audit.chain import replay_record, run_chain
 from groupcheck.audit.scenarios import random_spec, spec_size
-from groupcheck.audit.shrink import Failure, ShrinkError, shrink_story
 from groupcheck.audit.story_parts import drop_members, drop_partitions, partitions
+from groupcheck.audit.story_shrink import Failure, ShrinkError, shrink_story
 from groupcheck.cli import main
 from groupcheck.engines.scenario_engine import run_scenarios_engine, story_target
 from groupcheck.targets.registry import resolve

@@ -15,10 +15,10 @@ from pathlib import Path
 import pytest
 
 from groupcheck.engines.battery import machine_config
+from groupcheck.model.event_shrink import invariant_of
 from groupcheck.model.events import apply_event
 from groupcheck.model.fuzz import fuzz
 from groupcheck.model.replay import load, replay_events, replay_file
-from groupcheck.model.shrink import invariant_of
 from groupcheck.model.spec import ReferenceModel
 from groupcheck.properties.group import GroupTarget
 from groupcheck.targets.wire.target_string import wire_clients

@@ -194,7 +194,7 @@ def test_a_generation_is_judged_on_describe_groups_only_while_it_is_the_newest()
     (they give the first's withheld partitions away, which would read as I5)."""
     from groupcheck.broker import GroupDescription, MemberDescription
     from groupcheck.targets.wire.backends.backend import GroupRound
-    from groupcheck.targets.wire.group import WireGroup
+    from groupcheck.targets.wire.wire_group import WireGroup
 
     def round_(generation: int, assignment: bytes) -> GroupRound:
         return GroupRound(generation, "cooperative-sticky", "m1", {"m1": b"s1", "m2": b"s2"},

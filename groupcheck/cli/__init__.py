@@ -1,11 +1,11 @@
 """The ``groupcheck`` command line: one thin module per command over the engines
-(``groupcheck.engines``), the pieces they share in `common`.
+(``groupcheck.engines``), the pieces they share in `shared`.
 
 Exit codes: 0 every invariant holds / the job succeeded, 1 a violation was found,
 2 usage or input error (one plain line on stderr, no traceback), 130 interrupted.
 
 `main` is the edge: it parses the arguments, reads the environment once
-(`common.Environment`, with ``--broker`` over ``$GROUPCHECK_BROKER``), checks a
+(`shared.Environment`, with ``--broker`` over ``$GROUPCHECK_BROKER``), checks a
 ``--failures`` folder before anything runs, and hands both to the command.
 """
 
@@ -30,7 +30,7 @@ from . import (
     shrink_command,
     zoo_command,
 )
-from .common import Environment, Parser, UsageError, folder_problem, input_error
+from .shared import Environment, Parser, UsageError, folder_problem, input_error
 
 __all__ = ["COMMANDS", "build_parser", "main"]
 

@@ -13,7 +13,7 @@ from .. import engines
 from ..impl import jsonl
 from ..impl.assign_op import run_assign
 from ..impl.errors import AssignorError, CodecError, InvalidRequestError
-from .common import NO_ENVIRONMENT, Environment, UsageError
+from .shared import NO_ENVIRONMENT, Environment, UsageError
 
 __all__ = ["register"]
 

@@ -22,7 +22,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from .. import engines
-from .common import (
+from .shared import (
     NO_ENVIRONMENT,
     Environment,
     Parser,

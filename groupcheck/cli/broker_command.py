@@ -23,7 +23,7 @@ import threading
 from typing import Any
 
 from ..impl.assign_op import INT32_MAX
-from .common import NO_ENVIRONMENT, Environment, UsageError, int_between
+from .shared import NO_ENVIRONMENT, Environment, UsageError, int_between
 
 __all__ = ["register"]
 

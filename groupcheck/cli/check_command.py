@@ -14,7 +14,7 @@ from typing import Any
 
 from .. import engines
 from ..targets.offers import close_all
-from .common import (
+from .shared import (
     DEFAULT_BUDGET,
     NO_ENVIRONMENT,
     Environment,

@@ -20,7 +20,7 @@ from typing import Any
 from .. import engines
 from ..targets.offers import close_all, parse_assignors
 from ..targets.target import Target
-from .common import (
+from .shared import (
     DEFAULT_BUDGET,
     NO_ENVIRONMENT,
     Environment,

@@ -12,7 +12,7 @@ from typing import Any
 
 from .. import engines
 from ..targets.offers import close_all
-from .common import (
+from .shared import (
     NO_ENVIRONMENT,
     Environment,
     add_assignor_option,

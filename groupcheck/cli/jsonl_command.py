@@ -9,7 +9,7 @@ import sys
 from typing import Any
 
 from ..impl import jsonl
-from .common import NO_ENVIRONMENT, Environment, UsageError
+from .shared import NO_ENVIRONMENT, Environment, UsageError
 
 __all__ = ["register"]
 

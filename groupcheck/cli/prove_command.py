@@ -29,7 +29,7 @@ from .. import engines
 from ..properties.scope import Scope
 from ..targets.offers import close_all
 from ..targets.target import Target
-from .common import (
+from .shared import (
     NO_ENVIRONMENT,
     Environment,
     add_failures_option,

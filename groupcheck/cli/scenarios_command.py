@@ -9,7 +9,7 @@ import argparse
 from typing import Any
 
 from .. import engines
-from .common import (
+from .shared import (
     NO_ENVIRONMENT,
     Environment,
     add_failures_option,

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from .. import engines
-from .common import (
+from .shared import (
     NO_ENVIRONMENT,
     Environment,
     UsageError,

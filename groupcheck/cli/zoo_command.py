@@ -14,7 +14,7 @@ from typing import Any
 from .. import engines
 from ..targets.target import TargetError
 from ..targets.zoo.entries import PEER_ZOO, ZOO
-from .common import NO_ENVIRONMENT, Environment, add_failures_option, positive_seconds
+from .shared import NO_ENVIRONMENT, Environment, add_failures_option, positive_seconds
 
 __all__ = ["register"]
 

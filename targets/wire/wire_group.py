@@ -45,7 +45,7 @@ from .backends.factory import make_backend
 from .clients import DRIVER_ENV, ClientInfo, argv, hello
 from .driver_process import CommandFailed, DriverProcess
 from .log import Entry, WireLog
-from .rounds import COOPERATIVE_PROTOCOLS, given_before, record
+from .round_records import COOPERATIVE_PROTOCOLS, given_before, record
 from .settle import unsettled
 
 __all__ = ["CONFIG", "GROUP", "SLOW_REVOKE_MS", "STEP_WAIT", "TICK", "WireGroup", "WireMember"]
