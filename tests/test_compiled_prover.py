@@ -16,6 +16,7 @@ import os
 import shutil
 import subprocess
 import sys
+import tomllib
 from pathlib import Path
 from types import ModuleType
 from typing import Any
@@ -29,8 +30,10 @@ from test_assign_vectors import LINES, differing_lines
 from vectors import ROOT
 
 #: the installed layout (pyproject.toml's package-dir): source folder -> package folder
-LAYOUT = {"impl": "impl", "properties": "properties", "targets": "targets",
-          "model": "model", "audit": "audit", "broker": "broker"}
+#: the floors' folders by their name under ``groupcheck`` (pyproject.toml's package-dir)
+LAYOUT = {name.removeprefix("groupcheck."): folder for name, folder in tomllib.loads(
+    (ROOT / "pyproject.toml").read_text(encoding="utf-8"))["tool"]["setuptools"]
+    ["package-dir"].items() if name != "groupcheck"}
 
 
 def _script() -> ModuleType:
