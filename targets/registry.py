@@ -40,7 +40,7 @@ from ..properties.group import GroupTarget
 from .adapters.aiokafka_assignors import AiokafkaAssignor
 from .adapters.builtin import BuiltinGroup
 from .adapters.codecs import BuiltinCodec, JsonlCodec, KafkaPythonCodec
-from .adapters.kafka_python_assignors import KafkaPythonTarget, TargetUnavailable
+from .adapters.kafka_python_assignors import KafkaPythonTarget
 from .adapters.python_assignor import (
     PythonTarget,
     TargetLoadError,
@@ -48,6 +48,7 @@ from .adapters.python_assignor import (
     instances_user_data,
     load_maker,
 )
+from .client_assignors import TargetUnavailable
 from .processes.java_process import java_process
 from .processes.java_runtime import JavaUnavailable
 from .processes.jsonl_process import JsonlProcess, JsonlTarget, call_user_data, shared_process

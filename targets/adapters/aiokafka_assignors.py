@@ -28,8 +28,8 @@ from typing import Any
 
 from ...impl.types import Assignment, Cluster, RebalanceProtocol, Subscription
 from ..client_assignors import AIOKAFKA as NAMES
-from ..client_assignors import load_class
-from .kafka_python_assignors import ClusterView, TargetUnavailable, grouped
+from ..client_assignors import assignor_class as client_assignor_class
+from .kafka_python_assignors import ClusterView, grouped
 
 __all__ = ["AiokafkaAssignor", "assignor_class", "library_version"]
 
@@ -37,14 +37,8 @@ _instances = itertools.count(1)
 
 
 def assignor_class(name: str) -> Any:
-    if name not in NAMES:
-        raise ValueError(f"unknown aiokafka assignor {name!r}; expected one of "
-                         f"{', '.join(NAMES)}")
-    try:
-        return load_class(NAMES[name])
-    except ImportError as exc:
-        raise TargetUnavailable(f"aiokafka is not installed ({exc}); "
-                                "pip install 'groupcheck[peers]'") from None
+    """aiokafka's assignor class ``name`` (see `client_assignors.assignor_class`)."""
+    return client_assignor_class("aiokafka", NAMES, name)
 
 
 def _protocol() -> Any:

@@ -18,7 +18,7 @@ The assign function (`KafkaPythonTarget.assign`) goes further and uses kafka-pyt
 codec end to end: every member's ``metadata()`` is encoded with the library's encoder at the
 version it chose and decoded with the library's decoder, as its leader does.
 
-kafka-python is imported lazily; a missing library is a `TargetUnavailable` error.
+kafka-python is imported lazily; a missing library is a `client_assignors.TargetUnavailable` error.
 """
 
 from __future__ import annotations
@@ -30,11 +30,11 @@ from typing import Any
 
 from ...impl.types import Assignment, Cluster, RebalanceProtocol, Subscription, TopicPartition
 from ...properties.group import GroupTarget
-from ..client_assignors import KAFKA_PYTHON, load_class
+from ..client_assignors import KAFKA_PYTHON, assignor_class
 from .python_assignor import group_factory
 
 __all__ = ["NAMES", "SUBSCRIPTION_VERSIONS", "ClusterView", "KafkaPythonAssignor",
-           "KafkaPythonTarget", "TargetUnavailable", "grouped", "library_version",
+           "KafkaPythonTarget", "grouped", "library_version",
            "subscription_object"]
 
 NAMES = KAFKA_PYTHON
@@ -42,19 +42,8 @@ NAMES = KAFKA_PYTHON
 SUBSCRIPTION_VERSIONS = {"range": 0, "roundrobin": 0, "sticky": 0, "cooperative-sticky": 1}
 
 
-class TargetUnavailable(RuntimeError):
-    """The library a target needs is not installed."""
-
-
 def _assignor_class(name: str) -> Any:
-    if name not in NAMES:
-        raise ValueError(f"unknown kafka-python assignor {name!r}; expected one of "
-                         f"{', '.join(NAMES)}")
-    try:
-        return load_class(NAMES[name])
-    except ImportError as exc:
-        raise TargetUnavailable(f"kafka-python is not installed ({exc}); "
-                                "pip install 'groupcheck[peers]'") from None
+    return assignor_class("kafka-python", NAMES, name)
 
 
 def library_version() -> str:
