@@ -173,3 +173,28 @@ def test_the_engine_saves_its_finding_shrunk(tmp_path: Path) -> None:
     assert record["shrink"]["to"]["members"] == 21
     assert record["spec"]["seed"] == 0
     assert run_chain(story_target(target), record["spec"]).verdicts["I2"] == 1
+
+
+def test_groupcheck_shrink_makes_a_saved_request_smaller(tmp_path: Path,
+                                                         capsys: pytest.CaptureFixture[str]
+                                                         ) -> None:
+    """A request file is shrunk too (the one reader of saved files): kafka-python's sticky
+    finding with two members of an unrelated topic added loses them again, keeps I2, and the
+    written request file replays it."""
+    pytest.importorskip("kafka", reason="kafka-python (the peers extra) runs the finding")
+    finding = Path(__file__).parent.parent / "findings" / \
+        "kafka-python-sticky-I2-partition-to-non-subscriber.json"
+    body = json.loads(finding.read_text(encoding="utf-8"))
+    body["partitions"]["v"] = 3
+    body["members"]["m9"] = {"topics": ["v"], "owned": [], "generation": None}
+    body["members"]["m8"] = {"topics": ["v", "u"], "owned": [], "generation": None}
+    bigger, out = tmp_path / "bigger.json", tmp_path / "smaller.json"
+    bigger.write_text(json.dumps(body), encoding="utf-8")
+    assert main(["shrink", str(bigger), "--out", str(out), "--budget", "60"]) == 0
+    printed = capsys.readouterr().out
+    assert "shrunk I2 on kafka-python:sticky from 6 to" in printed
+    shrunk = json.loads(out.read_text(encoding="utf-8"))
+    assert len(shrunk["members"]) < 6 and "v" not in shrunk["partitions"]
+    assert shrunk["groupcheck"]["invariant"] == "I2"
+    assert main(["replay", str(out)]) == 1
+    assert "reproduced: I2" in capsys.readouterr().out
