@@ -49,13 +49,13 @@ from .adapters.python_assignor import (
     load_maker,
 )
 from .client_assignors import TargetUnavailable
-from .processes.java_process import java_process
+from .processes.java_process import java_classpath, java_process
 from .processes.java_runtime import JavaUnavailable
 from .processes.jsonl_process import JsonlProcess, JsonlTarget, call_user_data, shared_process
 from .settings import Settings
 from .target import BUILTIN_ASSIGNORS, AssignFn, MachineHints, Target, TargetError
 from .wire.backends.factory import BACKENDS, backend_missing
-from .wire.clients import ClientUnavailable, hello
+from .wire.clients import ClientUnavailable, built_client, hello
 from .wire.target_string import wire_clients
 from .wire.wire_group import WireGroup
 from .zoo.entries import ASSIGNOR_MUTANTS, CODEC_MUTANTS
@@ -194,15 +194,23 @@ def _jsonl(command: str, *, settings: Settings, assignor: str | None = None,
 
 
 def _java(classpath: str, *, settings: Settings, assignor: str | None = None,
-          timeout: float | None = None) -> Target:
+          timeout: float | None = None, release: str = "") -> Target:
     """``java:[CLASSPATH]``: groupcheck's driver on Kafka's client (an empty classpath is
-    the settings' ``kafka_classpath``)."""
+    the settings' ``kafka_classpath``); ``java@<release>:[ASSIGNOR]``: on that release of
+    it, from the settings' Maven repository (one JVM per release serves every request)."""
+    if release and classpath in BUILTIN_ASSIGNORS:
+        assignor, classpath = assignor or classpath, ""  # java@3.4.0:range
+    elif release and classpath:
+        raise TargetError(f"java@{release}: names its release; after the colon it takes an "
+                          f"assignor ({', '.join(BUILTIN_ASSIGNORS)}), not {classpath!r}")
+    name = f"java@{release}:" if release else f"java:{classpath}"
     try:
-        process = java_process(classpath, timeout or settings.jsonl_timeout,
-                               settings.kafka_classpath)
+        process = java_process(java_classpath(release, classpath, settings),
+                               timeout or settings.jsonl_timeout,
+                               label=name if release else "")
     except JavaUnavailable as exc:
         raise TargetError(str(exc)) from None
-    return process_target(f"java:{classpath}", process, assignor)
+    return process_target(name, process, assignor)
 
 
 def _librdkafka(spec: str, **kwargs: Any) -> Target:
@@ -210,6 +218,14 @@ def _librdkafka(spec: str, **kwargs: Any) -> Target:
     target = _wire(f"librdkafka:{spec}", **kwargs)
     target.name = f"librdkafka:{spec}"
     return target
+
+
+def _client_classpath(client: str, settings: Settings) -> str:
+    """Kafka's client for a java member driver (``java``: the settings' classpath;
+    ``java@<release>``: that release); '' for the other clients."""
+    if built_client(client) != "java":
+        return ""
+    return java_classpath(client.partition("@")[2], "", settings)
 
 
 def _wire(spec: str, *, settings: Settings, **_: Any) -> Target:
@@ -223,8 +239,9 @@ def _wire(spec: str, *, settings: Settings, **_: Any) -> Target:
     if backend_missing(broker):
         raise TargetError(backend_missing(broker))
     try:
-        infos = [hello(c, settings.kafka_classpath) for c in dict.fromkeys(clients)]
-    except ClientUnavailable as exc:
+        classpaths = {c: _client_classpath(c, settings) for c in clients}
+        infos = [hello(c, classpaths[c]) for c in dict.fromkeys(clients)]
+    except (ClientUnavailable, JavaUnavailable) as exc:
         raise TargetError(str(exc)) from None
     for info in infos:
         if assignor not in info.assignors:
@@ -233,8 +250,8 @@ def _wire(spec: str, *, settings: Settings, **_: Any) -> Target:
     target = f"wire:{spec}"
     profiles = tuple(dict.fromkeys(i.profile for i in infos))
     return Target(target, assignor,
-                  group=lambda: WireGroup(target, clients, assignor, broker,
-                                          settings.kafka_classpath, settings.wire_trace),
+                  group=lambda: WireGroup(target, clients, assignor, broker, classpaths,
+                                          settings.wire_trace),
                   hints=MachineHints(assignor, profiles=profiles, upgrades=False, wire=True,
                                      adversarial=adversarial, steering=broker != "mock"),
                   fork_safe=False).promise()
@@ -246,9 +263,11 @@ RESOLVERS: dict[str, Callable[..., Target]] = {
     "wire": _wire}
 #: kinds whose name may be empty (``java:`` takes its default classpath)
 OPTIONAL_NAME = frozenset({"java"})
+#: kinds that take a release (``java@3.4.0:``)
+RELEASED = frozenset({"java"})
 TARGET_KINDS = ("builtin:<assignor>, mutant:<name>, python:pkg.module[:attr], "
                 "kafka-python:<assignor>, aiokafka:<assignor>, jsonl:<command>, "
-                "java:[CLASSPATH], wire:<client>:<assignor>[:adversarial], "
+                "java:[CLASSPATH], java@<version>:, wire:<client>:<assignor>[:adversarial], "
                 "wire:mixed:<a>+<b>…:<assignor>, wire:cmd=<command>:<assignor>, "
                 "librdkafka:<assignor>[:adversarial]")
 KINDS = RESOLVERS
@@ -260,14 +279,17 @@ def resolve(target: str, *, assignor: str | None = None, timeout: float | None =
     that leaves its assignor open and gets none here offers Kafka's four names to choose
     from (``choices``, ``pick``). ``settings``: the environment's part, read by the caller."""
     kind, sep, name = target.partition(":")
-    if not sep or kind not in RESOLVERS or not (name or kind in OPTIONAL_NAME):
+    kind, at, release = kind.partition("@")
+    if not sep or kind not in RESOLVERS or not (name or kind in OPTIONAL_NAME) \
+            or (at and (kind not in RELEASED or not release)):
         raise TargetError(f"unknown target {target!r}; expected one of {TARGET_KINDS}")
     made = RESOLVERS[kind]
-    resolved = made(name, assignor=assignor, timeout=timeout, settings=settings)
+    extra = {"release": release} if at else {}
+    resolved = made(name, assignor=assignor, timeout=timeout, settings=settings, **extra)
     if resolved.open_assignor and assignor is None and resolved.choices is None:
         resolved.choices = lambda: list(BUILTIN_ASSIGNORS)
         resolved.pick = lambda chosen: made(name, assignor=chosen, timeout=timeout,
-                                            settings=settings)
+                                            settings=settings, **extra)
     return resolved
 
 

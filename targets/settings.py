@@ -9,6 +9,8 @@ variable                    field                      meaning
 =========================== ========================== =====================================
 ``GROUPCHECK_BROKER``       ``broker``                 the cluster ``wire:`` targets run on
 ``GROUPCHECK_KAFKA_CLASSPATH`` ``kafka_classpath``     Kafka's client for ``java:`` (empty)
+``GROUPCHECK_MAVEN_REPO``   ``maven_repo``             releases for ``java@<version>:`` ('')
+``KAFKA_HOME``              ``kafka_home``             a Kafka distribution (its ``libs``)
 ``GROUPCHECK_JSONL_TIMEOUT`` ``jsonl_timeout``         seconds a process target may take
 ``GROUPCHECK_WIRE_TRACE``   ``wire_trace``             the mock's proxy traces to stderr
 =========================== ========================== =====================================
@@ -38,6 +40,10 @@ class Settings:
     broker: str = "groupcheck"
     #: the classpath of ``java:`` with none in the target string ('' when unset)
     kafka_classpath: str = ""
+    #: the Maven local repository releases come from ('' means ``~/.m2/repository``)
+    maven_repo: str = ""
+    #: a Kafka distribution whose ``libs`` may hold a release ('' when unset)
+    kafka_home: str = ""
     jsonl_timeout: float = DEFAULT_JSONL_TIMEOUT
     wire_trace: bool = False
 
@@ -57,5 +63,7 @@ class Settings:
                                     "of seconds")
         return cls(broker=environ.get("GROUPCHECK_BROKER", "") or cls.broker,
                    kafka_classpath=environ.get("GROUPCHECK_KAFKA_CLASSPATH", ""),
+                   maven_repo=environ.get("GROUPCHECK_MAVEN_REPO", ""),
+                   kafka_home=environ.get("KAFKA_HOME", ""),
                    jsonl_timeout=timeout,
                    wire_trace=bool(environ.get("GROUPCHECK_WIRE_TRACE")))

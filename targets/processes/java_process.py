@@ -21,21 +21,42 @@ from collections.abc import Callable
 from typing import Any
 
 from ..adapters.codecs import JsonlCodec
-from .java_runtime import driver_command
+from ..settings import Settings
+from .java_runtime import JavaUnavailable, driver_command
 from .jsonl_process import DEFAULT_TIMEOUT, JsonlProcess, JsonlTarget, shared_process
+from .maven_repo import release_classpath
 
-__all__ = ["AssignFn", "audit_parts", "java_process"]
+__all__ = ["AssignFn", "audit_parts", "java_classpath", "java_process", "split_release"]
 
 AssignFn = Callable[[dict[str, Any]], dict[str, Any]]
 
 
+def split_release(kind: str) -> tuple[str, str]:
+    """``java@3.4.0`` → ``("java", "3.4.0")``; ``java`` → ``("java", "")``."""
+    base, _, version = kind.partition("@")
+    return base, version
+
+
+def java_classpath(version: str, classpath: str, settings: Settings) -> str:
+    """The classpath Kafka's client is run from: the release ``version`` (``java@<version>``,
+    from the settings' Maven repository or Kafka distribution), else ``classpath``, else the
+    settings' ``kafka_classpath`` (''  when none is set: the caller's error to give)."""
+    if version:
+        if classpath:
+            raise JavaUnavailable(f"java@{version}: names its release; it takes no classpath "
+                                  f"(give java:{classpath} instead)")
+        return release_classpath(version, settings.maven_repo, settings.kafka_home)
+    return classpath or settings.kafka_classpath
+
+
 def java_process(classpath: str, timeout: float | None = None,
-                 default: str = "") -> JsonlProcess:
+                 default: str = "", label: str = "") -> JsonlProcess:
     """The driver's process for ``classpath`` (``default`` when it is empty; compiled first
-    if needed; the JVM itself starts with the first request). Raises
-    `java_runtime.JavaUnavailable`."""
+    if needed; the JVM itself starts with the first request), named ``label`` in errors.
+    Raises `java_runtime.JavaUnavailable`."""
+    label = label or (f"java:{classpath}" if classpath else "java (default classpath)")
     return shared_process(driver_command(classpath, default), timeout or DEFAULT_TIMEOUT,
-                          label=f"java:{classpath}" if classpath else "java (default classpath)")
+                          label=label)
 
 
 def audit_parts(classpath: str, assignor: str, timeout: float | None = None,

@@ -1,12 +1,13 @@
 """Which member driver runs which client, and what its ``hello`` said.
 
-A client name in a wire target is one of `SHIPPED` (a driver that ships with groupcheck) or
-``cmd=<shell command>`` (a user's own driver, started with ``sh -c``). `hello` starts the
-driver once per name and process and keeps its answer (client, version, assignors, profile,
-crash mode): a target is checked against it before any group runs. `missing` says why a
-shipped driver cannot run here (its library or runtime is absent) — the one reason a test
-may skip. The java driver runs on Kafka's client: every function takes the classpath the
-caller's settings give it (``Settings.kafka_classpath``).
+A client name in a wire target is one of `SHIPPED` (a driver that ships with groupcheck), one
+of `BUILT` (``java`` may name its release: ``java@3.4.0``, whose classpath the caller
+resolves) or ``cmd=<shell command>`` (a user's own driver, started with ``sh -c``). `hello`
+starts the driver once per name and process and keeps its answer (client, version,
+assignors, profile, crash mode): a target is checked against it before any group runs.
+`missing` says why a shipped driver cannot run here (its library or runtime is absent) — the
+one reason a test may skip. The java driver runs on Kafka's client: every function takes the
+classpath the caller resolved from its settings.
 """
 
 from __future__ import annotations
@@ -21,8 +22,8 @@ from ...properties.membership import PROFILE_TABLE
 from .driver_process import CommandFailed, DriverError, DriverProcess
 from .drivers import java_member, kafkajs_member
 
-__all__ = ["BUILT", "DRIVER_ENV", "SHIPPED", "ClientInfo", "ClientUnavailable", "argv", "hello",
-           "missing"]
+__all__ = ["BUILT", "DRIVER_ENV", "SHIPPED", "ClientInfo", "ClientUnavailable", "argv",
+           "built_client", "hello", "missing"]
 
 #: shipped drivers: client name → (command line, what must be importable or on PATH)
 SHIPPED: dict[str, tuple[tuple[str, ...], str]] = {
@@ -63,6 +64,14 @@ def _built_command(name: str, classpath: str) -> list[str]:
     return java_member.command(classpath) if name == "java" else kafkajs_member.command()
 
 
+def built_client(name: str) -> str:
+    """The built driver a client name runs (``java@3.4.0`` → ``java``; '' for none)."""
+    base, at, release = name.partition("@")
+    if base in BUILT and (not at or (base == "java" and release)):
+        return base
+    return ""
+
+
 def argv(name: str, classpath: str = "") -> list[str]:
     """The command line that starts the driver of client ``name`` (``classpath``: Kafka's
     client, for the java driver)."""
@@ -71,17 +80,18 @@ def argv(name: str, classpath: str = "") -> list[str]:
         if not command:
             raise ClientUnavailable("wire: cmd= needs a shell command")
         return ["sh", "-c", command]
-    if name in BUILT:
+    if built_client(name):
         reason = missing(name, classpath)
         if reason:
             raise ClientUnavailable(reason)
         try:
-            return _built_command(name, classpath)
+            return _built_command(built_client(name), classpath)
         except RuntimeError as exc:  # a failed build: javac or npm said why
             raise ClientUnavailable(str(exc)) from None
     if name not in SHIPPED:
         raise ClientUnavailable(f"wire: unknown client {name!r}; expected one of "
-                                f"{', '.join([*SHIPPED, *BUILT])} or cmd=<shell command>")
+                                f"{', '.join([*SHIPPED, *BUILT])}, java@<version> or "
+                                "cmd=<shell command>")
     return list(SHIPPED[name][0])
 
 
@@ -89,8 +99,8 @@ def missing(name: str, classpath: str = "") -> str:
     """Why a shipped client cannot run on this machine ('' when it can)."""
     if name.startswith("cmd="):
         return ""
-    if name in BUILT:
-        return _built_missing(name, classpath)
+    if built_client(name):
+        return _built_missing(built_client(name), classpath)
     argv(name)
     need = SHIPPED[name][1]
     kind, _, what = need.partition(":")
@@ -106,7 +116,7 @@ _HELLO: dict[tuple[str, str], ClientInfo] = {}
 
 def hello(name: str, classpath: str = "") -> ClientInfo:
     """The driver's own account of itself (asked once per process and classpath)."""
-    key = (name, classpath if name == "java" else "")
+    key = (name, classpath if built_client(name) == "java" else "")
     if key in _HELLO:
         return _HELLO[key]
     reason = missing(name, classpath)

@@ -28,6 +28,7 @@ which names first join; each member is judged by its client's profile.
 from __future__ import annotations
 
 import time
+from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -81,11 +82,13 @@ class WireGroup:
     shows_pause_calls = True  # pause / resume reach the model when their entry is shown
 
     def __init__(self, name: str, clients: tuple[str, ...], assignor: str,
-                 broker: str = "groupcheck", classpath: str = "", trace: bool = False) -> None:
+                 broker: str = "groupcheck", classpaths: Mapping[str, str] | None = None,
+                 trace: bool = False) -> None:
         self.name, self.assignor = name, assignor
-        self.classpath = classpath  # Kafka's client, for the java driver
+        #: Kafka's client for each java driver (``java``, ``java@3.4.0``), by client name
+        self.classpaths = dict(classpaths or {})
         self.cooperative = assignor in COOPERATIVE_PROTOCOLS
-        self.infos = {c: hello(c, classpath) for c in clients}
+        self.infos = {c: hello(c, self.classpaths.get(c, "")) for c in clients}
         self.order = list(clients)
         self.backend = make_backend(broker, frozenset(i.client for i in self.infos.values()),
                                     int(CONFIG["session_timeout_ms"]), trace)
@@ -109,7 +112,8 @@ class WireGroup:
         self.log.receive(source, message)
 
     def _start(self, client: str) -> DriverProcess:
-        driver = DriverProcess(argv(client, self.classpath), client, self._on_event,
+        driver = DriverProcess(argv(client, self.classpaths.get(client, "")), client,
+                               self._on_event,
                                DRIVER_ENV)
         self.drivers.append(driver)
         return driver
