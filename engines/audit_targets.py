@@ -1,10 +1,12 @@
 """The audit's targets as the command line names them, and what it prints of a summary.
 
 ``builtin:<assignor>`` is groupcheck's ``impl.assign_op`` (the audit floor never imports
-impl), ``<assignor>@java:[CLASSPATH]`` is Kafka's own client (one JVM per Python worker,
+impl), ``<assignor>@java:[CLASSPATH]`` and ``<assignor>@java@<release>:`` are Kafka's own
+client (one JVM per Python worker and release,
 started when the worker first resolves it; the compiled driver is shared through the
-cache; an empty classpath is the settings' ``kafka_classpath``), ``java:[CLASSPATH]``
-stands for the four assignors on it, and ``pyfn:<module or file.py>:<function>`` is a
+cache; an empty classpath is the settings' ``kafka_classpath``, a release comes from the
+settings' Maven repository), ``java:[CLASSPATH]`` and ``java@<release>:`` stand for the four
+assignors on it, and ``pyfn:<module or file.py>:<function>`` is a
 user's function (`audit.targets.resolve_plugin`). `resolve_audit_target` is shipped to the
 executors by reference, with the settings bound (``functools.partial``).
 """
@@ -22,7 +24,7 @@ from ..impl.consumer_protocol import decode_subscription, encode_subscription
 from ..impl.errors import CodecError
 from ..impl.types import Subscription
 from ..targets.processes import java_runtime
-from ..targets.processes.java_process import audit_parts
+from ..targets.processes.java_process import audit_parts, java_classpath
 from ..targets.processes.jsonl_process import TargetFailure
 from ..targets.registry import NO_SETTINGS
 from ..targets.settings import Settings
@@ -60,15 +62,27 @@ class BuiltinCodec:
                 "rackId": d.rack_id, "version": d.version, "remaining": d.remaining}
 
 
-def _java(name: str, family: str, classpath: str, settings: Settings) -> AuditTarget:
+def _java(name: str, family: str, spec: str, settings: Settings) -> AuditTarget:
+    """``spec`` is ``java:[CLASSPATH]`` or ``java@<release>:``."""
     if family not in ASSIGNOR_NAMES:
         raise AuditTargetError(f"unknown assignor {family!r} in {name}; expected one of "
                                f"{', '.join(ASSIGNOR_NAMES)}")
     try:
-        assign, codec = audit_parts(classpath, family, CALL_TIMEOUT, settings.kafka_classpath)
+        assign, codec = audit_parts(_classpath(spec, settings), family, CALL_TIMEOUT)
     except (java_runtime.JavaUnavailable, TargetFailure) as exc:  # no JDK, or no JVM starts
         raise AuditTargetError(f"cannot run {name} ({exc})") from None
     return AuditTarget(name, family, assign, codec)
+
+
+def _is_java(spec: str) -> bool:
+    return spec.startswith("java:") or spec.startswith("java@")
+
+
+def _classpath(spec: str, settings: Settings) -> str:
+    """The classpath of ``java:[CLASSPATH]`` or ``java@<release>:`` (`JavaUnavailable`)."""
+    kind, _, classpath = spec.partition(":")
+    release = kind.partition("@")[2]
+    return java_classpath(release, "" if release else classpath, settings)
 
 
 def resolve_audit_target(name: str, settings: Settings = NO_SETTINGS) -> AuditTarget:
@@ -76,8 +90,8 @@ def resolve_audit_target(name: str, settings: Settings = NO_SETTINGS) -> AuditTa
     ``<assignor>@java:[CLASSPATH]`` (Kafka's client, each call bounded by the audit's time
     limit) or ``pyfn:<module or file.py>:<function>``."""
     family, at, rest = name.partition("@")
-    if at and rest.startswith("java:"):
-        return _java(name, family, rest.removeprefix("java:"), settings)
+    if at and _is_java(rest):
+        return _java(name, family, rest, settings)
     kind, _, assignor = name.partition(":")
     if kind == "builtin":
         if assignor not in ASSIGNOR_NAMES:
@@ -90,21 +104,32 @@ def resolve_audit_target(name: str, settings: Settings = NO_SETTINGS) -> AuditTa
 
 
 def expand_targets(targets: list[str], settings: Settings = NO_SETTINGS) -> list[str]:
-    """``java:[CLASSPATH]`` → one target per assignor (``range@java:...`` and so on), each
-    checked here, on the driver, so that a missing JDK or classpath is one line before Spark
-    starts, and the executors find the driver compiled in the cache."""
+    """``java:[CLASSPATH]`` and ``java@<release>:`` → one target per assignor
+    (``range@java:...``, ``range@java@3.4.0:`` and so on), each checked here, on the driver,
+    so that a missing JDK, classpath or release is one line before Spark starts, and the
+    executors find the driver compiled in the cache."""
     out: list[str] = []
     for name in targets:
-        spec = name.partition("@")[2] or name
-        if spec.startswith("java:"):
+        family, at, rest = name.partition("@")
+        spec = rest if at and family in ASSIGNOR_FAMILIES else name
+        if _is_java(spec):
             try:
-                java_runtime.driver_command(spec.removeprefix("java:"),
-                                            settings.kafka_classpath)
+                java_runtime.driver_command(_classpath(spec, settings))
             except java_runtime.JavaUnavailable as exc:
                 raise EngineInputError(f"audit: {exc}") from None
-        out += [f"{a}@{name}" for a in ASSIGNOR_FAMILIES] if name.startswith("java:") \
-            else [name]
+        out += _per_assignor(name) if spec is name and _is_java(name) else [name]
     return out
+
+
+def _per_assignor(spec: str) -> list[str]:
+    """``java:CP`` → ``<a>@java:CP`` for the four; ``java@3.4.0:range`` → one of them."""
+    kind, _, rest = spec.partition(":")
+    if kind.startswith("java@") and rest:
+        if rest not in ASSIGNOR_FAMILIES:
+            raise EngineInputError(f"audit: {spec}: after a release's colon comes an "
+                                   f"assignor ({', '.join(ASSIGNOR_FAMILIES)}), not {rest!r}")
+        return [f"{rest}@{kind}:"]
+    return [f"{a}@{spec}" for a in ASSIGNOR_FAMILIES]
 
 
 def _label(entry: dict[str, Any]) -> str:

@@ -60,9 +60,10 @@ def register(sub: Any) -> None:
                                      "report (Parquet, summary.json, index.html)")
     p.add_argument("--target", action="append", default=None,
                    help="builtin:<assignor>, java:[CLASSPATH] (Kafka's client, all four "
-                        "assignors; <assignor>@java:[CLASSPATH] for one) or pyfn:<module or "
-                        "file.py>:<function>; repeatable (default: the four builtin "
-                        "assignors)")
+                        "assignors; <assignor>@java:[CLASSPATH] for one), java@<release>: "
+                        "(a release from $GROUPCHECK_MAVEN_REPO; java@<release>:<assignor> "
+                        "for one) or pyfn:<module or file.py>:<function>; repeatable "
+                        "(default: the four builtin assignors)")
     p.add_argument("--scenarios", type=int_at_least(1), default=None,
                    help="random scenarios to run (default 100,000)")
     p.add_argument("--seed", type=int, default=0)
