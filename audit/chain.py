@@ -306,9 +306,12 @@ def _settle(group: StoryGroup, result: ChainResult, rb: _Rebalance) -> None:
 
 def _run_rebalance(target: AuditTarget, group: StoryGroup, result: ChainResult,
                    spec_codec: Mapping[str, Any] | None, timeout: float) -> bool:
-    """One rebalance and its follow-ups; False when the story must stop."""
+    """One rebalance and its follow-ups; False when the story must stop. A group with no
+    member has no leader and runs no rebalance: nothing is asked then."""
     rb = _start(target, group, result, spec_codec)
     current = rb.request
+    if not current["members"]:
+        return True
     # follow-ups past MAX_FOLLOW_UPS are run only to tell whether the group settles within
     # a horizon (rule K3); needing them is an I11 violation either way
     for call in range(CYCLE_HORIZON + 1):

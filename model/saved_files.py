@@ -88,8 +88,12 @@ def _is_spec(data: dict[str, Any]) -> bool:
         data.get("kind") == "random" and isinstance(data.get("members"), list))
 
 
-def _request(body: dict[str, Any]) -> dict[str, Any]:
-    """A request as a target takes it: without groupcheck's notes, ``op`` set."""
+def _request(body: dict[str, Any], where: str) -> dict[str, Any]:
+    """A request as a target takes it: without groupcheck's notes, ``op`` set. One with no
+    member is refused: a rebalance always has its leader, so no group asks it."""
+    if not body["members"]:
+        raise SavedFileError(f"{where}: a request with no member is no rebalance (a group "
+                             "always has its leader), so no group sends it")
     request = {k: v for k, v in body.items() if k != "groupcheck"}
     request.setdefault("op", "assign")
     return request
@@ -99,7 +103,7 @@ def _requests(items: Any, where: str) -> list[dict[str, Any]]:
     if not isinstance(items, list) or not all(
             isinstance(r, dict) and isinstance(r.get("members"), dict) for r in items):
         raise SavedFileError(f"{where}: a request of its chain has no members object")
-    return [_request(r) for r in items]
+    return [_request(r, where) for r in items]
 
 
 def classify(data: Any, where: str) -> SavedFile:
@@ -120,7 +124,7 @@ def classify(data: Any, where: str) -> SavedFile:
     if "requests" in data:
         return SavedFile(where, "requests", data, requests=_requests(data["requests"], where))
     if isinstance(data.get("members"), dict):
-        return SavedFile(where, "requests", data, requests=[_request(data)])
+        return SavedFile(where, "requests", data, requests=[_request(data, where)])
     raise SavedFileError(
         f"{where} is neither an audit story ({SPEC_FORMAT}, a spec, or a counterexample "
         f"{CHAIN_FORMAT}), a request chain, an assign request nor a state-machine replay "
