@@ -50,7 +50,7 @@ from .battery_golden import (
     run_vectors,
     vectors_dir,
 )
-from .battery_prove import prover_reasons, run_prove, run_prove_within, run_scenarios
+from .battery_prove import PORTFOLIO, prover_reasons, run_prove, run_prove_within, run_scenarios
 from .battery_results import (
     DEFAULT_SCOPE,
     ENGINES,
@@ -61,8 +61,10 @@ from .battery_results import (
     Finding,
     file_safe,
     invariant_id,
+    record_profile,
     save_json,
 )
+from .profile_gaps import absent_invariants, mark_absent, prover_scopes
 from .scenario_engine import run_scenarios_engine
 
 __all__ = ["DEFAULT_SCOPE", "ENGINES", "ENGINE_LIST", "INVARIANT_ROWS", "SMALL_SCOPE",
@@ -112,7 +114,8 @@ def _prove(target: Target, ctx: Context) -> EngineResult:
         return run_prove(target, ctx.scope, ctx.failures, workers=ctx.workers,
                          strict=ctx.strict, reference=ctx.reference)
     return run_prove_within(target, ctx.total * PROVE_SHARE / ctx.targets, ctx.failures,
-                            workers=ctx.workers, strict=ctx.strict, reference=ctx.reference)
+                            scopes=prover_scopes(target, PORTFOLIO), workers=ctx.workers,
+                            strict=ctx.strict, reference=ctx.reference)
 
 
 def _vectors(target: Target, ctx: Context) -> EngineResult:
@@ -172,7 +175,8 @@ def run_batteries(targets: Sequence[Target], *, budget: float = 120.0, parity: b
     wanted = set(engines) if engines is not None else {e.name for e in ENGINE_LIST}
     chosen = [e for e in ENGINE_LIST if e.name in wanted]
     results = [BatteryResult(t.name, [], assignor=t.assignor, started=started,
-                             balance=f"{t.balance} ({t.balance_why})" if t.balance_why else "")
+                             balance=f"{t.balance} ({t.balance_why})" if t.balance_why else "",
+                             profile=t.profile.summary() if t.profile else "")
                for t in targets]
     base = Context(budget, budget, failures, seed, scope, workers, strict, parity, len(targets),
                    vectors=vectors)
@@ -185,7 +189,11 @@ def run_batteries(targets: Sequence[Target], *, budget: float = 120.0, parity: b
                 engine.name, skipped="the run stopped at its first finding (--first)"))
             return
         ref = reference(targets[i]) if reference is not None else None
-        out = engine.run(targets[i], replace(ctx, reference=ref))
+        out = mark_absent(engine.run(targets[i], replace(ctx, reference=ref)),
+                          absent_invariants(targets[i]))
+        profile = targets[i].profile
+        if profile is not None:
+            record_profile(out, profile.to_json())
         results[i].engines.append(out)
         stopped = first and out.failed
 

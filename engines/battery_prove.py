@@ -143,7 +143,7 @@ def run_prove(target: Target, scope_text: str, failures: str, *,
         make, contract, log = session, watch.contract, watch.log
         session = lambda: ContractWatch(make(), contract, log)  # noqa: E731 - one log for all
     report = prove(watch or target.assign, target.assignor, scope,
-                   target=file_safe(target.name), workers=workers, failures=failures,
+                   target=target.name, workers=workers, failures=failures,
                    sticky=target.balanced, session=session,
                    reference=reference.assign if reference else None,
                    reference_name=reference.name if reference else None)

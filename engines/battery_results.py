@@ -20,7 +20,8 @@ from pathlib import Path
 from typing import Any
 
 __all__ = ["DEFAULT_SCOPE", "ENGINES", "INVARIANT_ROWS", "SMALL_SCOPE", "BatteryResult",
-           "EngineResult", "Finding", "figure_lines", "file_safe", "invariant_id", "save_json"]
+           "EngineResult", "Finding", "figure_lines", "file_safe", "invariant_id",
+           "record_profile", "save_json"]
 
 INVARIANT_ROWS = ("I1", "I2", "I3", "I4a", "I5", "I6", "I7", "I8", "I9", "I10", "I11", "I12",
                   "PARITY", "ERROR", "TIMEOUT")
@@ -66,6 +67,9 @@ class EngineResult:
     judged: Counter[str] = field(default_factory=Counter)  # judgements per invariant
     reasons: dict[str, str] = field(default_factory=dict)  # why an invariant was not judged
     figures: dict[str, Any] = field(default_factory=dict)  # imbalance, moves, I4b gap, ...
+    #: invariants whose feature the target's client release lacks: never judged on it, so
+    #: what the engine found of them is kept here, shown, and never a failure
+    absent: dict[str, str] = field(default_factory=dict)
 
     def add(self, finding: Finding) -> None:
         self.findings.setdefault(finding.invariant, finding)
@@ -77,9 +81,12 @@ class EngineResult:
 
     def verdict(self, invariant: str) -> str:
         """VIOLATED, Kafka's (by a rule), reproduced (the reference answered alike), holds,
-        not judged, or "-" (not this engine's business)."""
+        absent (the release lacks its feature), not judged, or "-" (not this engine's
+        business)."""
         if invariant in self.findings:
             return "VIOLATED"
+        if invariant in self.absent and invariant in self.checked:
+            return "absent"
         if invariant in self.inherited:
             return ("reproduced" if self.inherited[invariant].label.startswith("evidence")
                     else "Kafka's")
@@ -88,6 +95,8 @@ class EngineResult:
         return "holds" if self.judged[invariant] else "not judged"
 
     def why_not(self, invariant: str) -> str:
+        if invariant in self.absent:
+            return f"not judged ({self.absent[invariant]})"
         return self.reasons.get(invariant) or (
             f"its premise never arose in {self.runs:,} run(s)" if self.runs
             else "the engine ran nothing")
@@ -100,6 +109,8 @@ class BatteryResult:
     seconds: float = 0.0
     assignor: str | None = None
     balance: str = ""  # "sticky (Kafka's rule for its sticky assignor)"
+    #: what the target's client release implements (one line; '' for none known)
+    profile: str = ""
     started: float = 0.0  # perf_counter() when the run began (findings count from here)
 
     @property
@@ -122,6 +133,8 @@ class BatteryResult:
         width = max([12] + [len(e.engine) + 2 for e in ran])
         head = f"check {self.target}" + (f" [{self.assignor}]" if self.assignor else "")
         lines = [f"{head}  ({self.seconds:.1f}s)"]
+        if self.profile:
+            lines.append(f"client profile: {self.profile}")
         if self.balance:
             lines.append(f"balance contract: {self.balance}")
         lines.append("invariant  " + "".join(f"{e.engine:<{width}}" for e in ran))
@@ -134,7 +147,7 @@ class BatteryResult:
                 if shown is not None:
                     files.append(f"  {inv} [{e.engine}]: {shown.violation}"
                                  + (f"\n      {shown.file}" if shown.file else ""))
-                elif e.verdict(inv) == "not judged":
+                elif e.verdict(inv) in ("not judged", "absent"):
                     unjudged.append(f"  {inv} [{e.engine}]: {e.why_not(inv)}")
             if any(c != "-" for c in cells):
                 lines.append(f"{inv:<11}" + "".join(f"{c:<{width}}" for c in cells))
@@ -189,3 +202,22 @@ def save_json(directory: str | os.PathLike[str], stem: str, body: dict[str, Any]
     path = out / f"{file_safe(stem).replace(':', '-')}-{digest}.json"
     path.write_text(text + "\n", encoding="utf-8")
     return str(path)
+
+
+def record_profile(result: EngineResult, profile: dict[str, Any]) -> None:
+    """Store the client profile in every counterexample file of ``result``: under the
+    ``groupcheck`` notes of a request or codec file, at the top of the others."""
+    for finding in [*result.findings.values(), *result.inherited.values()]:
+        if not finding.file or not finding.file.endswith(".json"):
+            continue
+        path = Path(finding.file)
+        try:
+            body = json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            continue
+        if not isinstance(body, dict):
+            continue
+        notes = body.get("groupcheck")
+        (notes if isinstance(notes, dict) else body)["clientProfile"] = profile
+        path.write_text(json.dumps(body, indent=1, ensure_ascii=False) + "\n",
+                        encoding="utf-8")

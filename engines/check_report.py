@@ -39,7 +39,8 @@ def check_text(text: str, offers: list[Offer], results: list[BatteryResult]) -> 
 
 def battery_json(result: BatteryResult) -> dict[str, Any]:
     return {"target": result.target, "assignor": result.assignor, "ok": not result.failed,
-            "balance": result.balance, "seconds": round(result.seconds, 3),
+            "balance": result.balance, "profile": result.profile or None,
+            "seconds": round(result.seconds, 3),
             "engines": {e.engine: engine_json(result, e) for e in result.engines}}
 
 
@@ -50,7 +51,8 @@ def engine_json(result: BatteryResult, e: EngineResult) -> dict[str, Any]:
                          if e.verdict(inv) != "-"},
             "judged": {inv: n for inv, n in sorted(e.judged.items()) if n},
             "notJudged": {inv: e.why_not(inv) for inv in e.checked
-                          if e.verdict(inv) == "not judged"},
+                          if e.verdict(inv) in ("not judged", "absent")},
+            "absent": dict(e.absent),
             "figures": {k: ({str(x): n for x, n in v.items()} if isinstance(v, dict) else v)
                         for k, v in e.figures.items() if v},
             "violations": {inv: {"violation": f.violation, "file": f.file, "size": f.size,

@@ -46,6 +46,7 @@ from .battery_results import (
     file_safe,
     save_json,
 )
+from .profile_gaps import playable
 
 __all__ = ["LARGE_EVERY", "LARGE_TIER", "SHRINK_SHARE", "StoryTarget", "describe", "row_of",
            "run_scenarios_engine", "schedule", "story_target", "warm"]
@@ -179,6 +180,8 @@ class _Search:
     last_large: int = -1
     timeouts: int = 0
     found_after: float | None = None  # seconds to the failing story (before shrinking)
+    #: stories the target's release cannot be judged on (`profile_gaps.playable`)
+    unplayable: int = 0
 
 
 def _save(failures: str, target: StoryTarget, spec: dict[str, Any], chain: ChainResult,
@@ -217,9 +220,13 @@ def run_scenarios_engine(target: Target, budget: float, failures: str, seed: int
     checked: set[str] = set()
     for index in schedule(seed):
         if (search.stories >= count if count is not None
-                else search.stories and time.perf_counter() - started >= budget):
+                else (search.stories or search.unplayable)
+                and time.perf_counter() - started >= budget):
             break
         spec = random_spec(seed, index)
+        if not playable(target, spec):
+            search.unplayable += 1
+            continue
         chain = play(story, spec, timeout, ref)
         _count(search, spec, index)
         judged = {row_of(inv) for inv, v in chain.verdicts.items() if v is not None}
@@ -309,5 +316,8 @@ def _note(search: _Search, seed: int) -> str:
     hung = f"; {search.timeouts} timed out" if search.timeouts else ""
     found = (f"; the last failed after {search.found_after:.2f}s"
              if search.found_after is not None else "")
+    if search.unplayable:
+        found += (f"; {search.unplayable} not played (contested claims need a generation, "
+                  "absent in this release)")
     return (f"{search.stories} stories of seed {seed}: scenarios 0..{search.plain - 1}"
             f"{large}; largest group {search.largest} members{hung}{found}")

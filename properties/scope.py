@@ -31,6 +31,7 @@ import hashlib
 import json
 import multiprocessing
 import os
+import re
 import time
 from collections import Counter
 from collections.abc import Callable, Iterator
@@ -230,7 +231,8 @@ def save_counterexample(directory: str | os.PathLike[str], target: str, scope: S
     out.mkdir(parents=True, exist_ok=True)
     text = json.dumps(cex.record(target, scope), indent=1, ensure_ascii=False)
     digest = hashlib.sha256(text.encode()).hexdigest()[:10]
-    path = out / f"prove-{target.replace(':', '-')}-{cex.invariant}-{digest}.json"
+    stem = re.sub(r"[^A-Za-z0-9._-]+", "_", target.replace(":", "-"))[:60]
+    path = out / f"prove-{stem}-{cex.invariant}-{digest}.json"
     path.write_text(text + "\n", encoding="utf-8")
     return path
 

@@ -12,19 +12,32 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
 from ..properties.balance import STICKY_FAMILY, contract_of
 from ..properties.group import GroupTarget, TopicPartition
 
-__all__ = ["BUILTIN_ASSIGNORS", "AssignFn", "MachineHints", "STICKY_FAMILY", "Target",
-           "TargetError", "UserDataFn", "UserDataInput"]
+__all__ = ["BUILTIN_ASSIGNORS", "AssignFn", "MachineHints", "ReleaseProfile", "STICKY_FAMILY",
+           "Target", "TargetError", "UserDataFn", "UserDataInput"]
 
 BUILTIN_ASSIGNORS = ("range", "roundrobin", "sticky", "cooperative-sticky")
 AssignFn = Callable[[dict[str, Any]], dict[str, Any]]
 #: (owned partitions handed to ``on_assignment``, its generation, subscribed topics)
 UserDataInput = tuple[list[TopicPartition], int, list[str]]
 UserDataFn = Callable[[Sequence[UserDataInput]], list[bytes | None]]
+
+
+class ReleaseProfile(Protocol):
+    """What a client release implements (``profile.ClientProfile``), as the engines ask."""
+
+    def absent(self, feature: str) -> str | None:
+        """``"absent in <release>"`` for a feature the release lacks, else None."""
+
+    def summary(self) -> str:
+        """One line for a table's header."""
+
+    def to_json(self) -> dict[str, Any]:
+        """The profile as data, stored in every finding."""
 
 
 class TargetError(ValueError):
@@ -81,6 +94,8 @@ class Target:
     pick: Callable[[str], Target] | None = None
     #: seconds a request may take before it fails as TIMEOUT (None: no limit)
     timeout: float | None = None
+    #: what the client release behind the target implements (None: everything judged)
+    profile: ReleaseProfile | None = None
 
     @property
     def balanced(self) -> bool:
