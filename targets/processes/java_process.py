@@ -12,21 +12,26 @@ engine reports as ``TIMEOUT``) and the next request starts a fresh one.
 So a ``java:`` target is a plain ``assign(request) -> response`` function (the request
 names its assignor) plus the other ops, usable wherever a ``jsonl:`` target is: the
 registry's `Target` for check, prove, fuzz, diff and replay, and `audit_parts` for the
-audit's executors.
+audit's executors. `java_profile` asks the driver once per process what its client release
+can do (`profile.ClientProfile`).
 """
 
 from __future__ import annotations
 
+import threading
+import weakref
 from collections.abc import Callable
 from typing import Any
 
 from ..adapters.codecs import JsonlCodec
+from ..profile import ClientProfile
 from ..settings import Settings
 from .java_runtime import JavaUnavailable, driver_command
 from .jsonl_process import DEFAULT_TIMEOUT, JsonlProcess, JsonlTarget, shared_process
 from .maven_repo import release_classpath
 
-__all__ = ["AssignFn", "audit_parts", "java_classpath", "java_process", "split_release"]
+__all__ = ["AssignFn", "audit_parts", "java_classpath", "java_process", "java_profile",
+           "split_release"]
 
 AssignFn = Callable[[dict[str, Any]], dict[str, Any]]
 
@@ -68,3 +73,21 @@ def audit_parts(classpath: str, assignor: str, timeout: float | None = None,
     target = JsonlTarget(f"{assignor}@java:{classpath}", process, assignor)
     process.call({"op": "ping"})
     return target.assign, JsonlCodec(target)
+
+
+_PROFILES: weakref.WeakKeyDictionary[JsonlProcess, ClientProfile] = weakref.WeakKeyDictionary()
+_PROFILES_LOCK = threading.Lock()
+
+
+def java_profile(process: JsonlProcess) -> ClientProfile:
+    """The client release behind ``process`` (a `java_process`), from its driver's
+    ``profile`` op, asked once per process (a restarted JVM runs the same classpath).
+    Raises `jsonl_process.TargetAnswerError` or `TargetFailure` when the driver cannot
+    answer, `profile.ProfileError` when the answer has the wrong shape."""
+    with _PROFILES_LOCK:
+        known = _PROFILES.get(process)
+    if known is not None:
+        return known
+    profile = ClientProfile.from_answer("java", process.call({"op": "profile"}))
+    with _PROFILES_LOCK:
+        return _PROFILES.setdefault(process, profile)

@@ -8,8 +8,15 @@
  * subscriptionUserData (unless the request overrides the user data); an eager consumer
  * sends no owned partitions (it revoked them before rejoining), a cooperative one sends
  * those of topics it still subscribes to; the subscription is encoded at the request's
- * subscriptionVersion (3 by default) and decoded again as the leader reads it, so an old
- * version loses what it cannot carry. Raw mode hands the fields to the assignor as given.
+ * subscriptionVersion (3 by default, capped at the highest this release writes) and decoded
+ * again as the leader reads it, so an old version loses what it cannot carry. A member is
+ * shaped by the release (Profile): its generation travels in the user data where the
+ * assignor keeps it there, in the Subscription where it has one (KIP-792), and is absent
+ * where neither; its rack is dropped where Subscription has none (KIP-881); what was left
+ * out is answered in "dropped" {member: [field, ...]} (members with nothing dropped are
+ * not listed). Raw mode hands the fields to the assignor as given, and refuses a field
+ * this release cannot carry. A group has at least one member (its leader): an empty
+ * "members" is a bad request, never handed to Kafka's assignor.
  * The leader keeps the subscriptions in a HashMap filled in request order, as Kafka's
  * ConsumerCoordinator does, and runs a fresh assignor instance once. Then each member
  * receives its assignment (through the assignment codec with wireAssignment) in the new
@@ -47,14 +54,25 @@ final class AssignOp {
         if (!"client".equals(mode) && !"raw".equals(mode)) {
             throw new BadRequest("mode must be 'client' or 'raw', not " + Json.write(mode));
         }
-        short version = Fields.version(request, "subscriptionVersion", CodecOps.HIGHEST_VERSION);
+        if (members.isEmpty()) {
+            throw new BadRequest("a group has at least one member (its leader); 'members' is "
+                    + "empty");
+        }
+        short version = (short) Math.min(
+                Fields.version(request, "subscriptionVersion", CodecOps.HIGHEST_VERSION),
+                CodecOps.highestWritten());
         Map<String, Subscription> subscriptions = new HashMap<>();
+        Map<String, Object> dropped = new LinkedHashMap<>();
         for (Map.Entry<String, Object> e : members.entrySet()) {
             Map<String, Object> member = Fields.object(e.getValue(),
                     "member '" + e.getKey() + "'");
+            List<String> lost = new ArrayList<>();
             subscriptions.put(e.getKey(), "client".equals(mode)
-                    ? clientSubscription(name, e.getKey(), member, version)
+                    ? clientSubscription(name, e.getKey(), member, version, lost)
                     : rawSubscription(member));
+            if (!lost.isEmpty()) {
+                dropped.put(e.getKey(), lost);
+            }
         }
         Cluster cluster = Clusters.of(request);
         ConsumerPartitionAssignor leader = Assignors.create(name);
@@ -71,7 +89,8 @@ final class AssignOp {
             String id = e.getKey();
             Assignment given = e.getValue();
             Assignment received = wire
-                    ? ConsumerProtocol.deserializeAssignment(ConsumerProtocol.serializeAssignment(given))
+                    ? ConsumerProtocol.deserializeAssignment(
+                            ConsumerProtocol.serializeAssignment(given))
                     : given;
             Map<String, Object> member = members.get(id) instanceof Map
                     ? Fields.object(members.get(id), id) : new HashMap<>();
@@ -89,6 +108,9 @@ final class AssignOp {
         out.put("generation", (long) generation);
         out.put("protocol", Assignors.cooperative(leader) ? "COOPERATIVE" : "EAGER");
         out.put("ms", Math.round(ms * 1000.0) / 1000.0);
+        if (!dropped.isEmpty()) {
+            out.put("dropped", dropped);
+        }
         return out;
     }
 
@@ -98,9 +120,11 @@ final class AssignOp {
                 Optional.ofNullable(Fields.optionalString(member, "groupInstanceId")));
     }
 
-    /** What a consumer configured with {@code name} alone sends, as the leader reads it. */
+    /** What a consumer of this release configured with {@code name} alone sends, as the
+     * leader reads it; the fields it cannot send are added to {@code dropped}. */
     private static Subscription clientSubscription(String name, String id,
-                                                   Map<String, Object> member, short version) {
+                                                   Map<String, Object> member, short version,
+                                                   List<String> dropped) {
         ConsumerPartitionAssignor consumer = Assignors.create(name);
         List<String> topics = Fields.strings(member, "topics");
         List<TopicPartition> owned = Fields.partitions(member, "owned");
@@ -109,7 +133,8 @@ final class AssignOp {
             consumer.onAssignment(new Assignment(owned), metadata(generation, id, member));
         }
         ByteBuffer userData = Fields.base64(member, "userData");
-        if (userData == null) {
+        boolean ownUserData = userData == null;
+        if (ownUserData) {
             userData = consumer.subscriptionUserData(new HashSet<>(topics));
         }
         List<TopicPartition> sent = new ArrayList<>();
@@ -121,9 +146,16 @@ final class AssignOp {
             }
         }
         String rack = Fields.optionalString(member, "rack");
-        Subscription built = Compat.subscription(topics, userData, sent,
+        List<String> left = new ArrayList<>();
+        Subscription built = Compat.memberSubscription(topics, userData, sent,
                 generation == null ? -1 : generation,
-                rack == null || rack.isEmpty() ? Optional.empty() : Optional.of(rack));
+                rack == null || rack.isEmpty() ? Optional.empty() : Optional.of(rack), left);
+        for (String field : left) {  // a generation the assignor's user data carries is kept
+            if (!"generation".equals(field) || !ownUserData
+                    || !Profile.userDataGenerationAssignors().contains(name)) {
+                dropped.add(field);
+            }
+        }
         Subscription read = ConsumerProtocol.deserializeSubscription(
                 ConsumerProtocol.serializeSubscription(built, version));
         read.setGroupInstanceId(Optional.ofNullable(

@@ -29,6 +29,8 @@ final class CodecOps {
     /** The group id handed to onAssignment; Kafka's assignors do not read it. */
     static final String GROUP_ID = "groupcheck";
     static final short HIGHEST_VERSION = 3;
+    private static final short WRITTEN = ConsumerProtocol.deserializeVersion(
+            ConsumerProtocol.serializeSubscription(new Subscription(new ArrayList<>())));
 
     private CodecOps() {
     }
@@ -48,6 +50,12 @@ final class CodecOps {
                 Fields.base64(request, "userData"));
         short version = Fields.version(request, "version", HIGHEST_VERSION);
         return hex(ConsumerProtocol.serializeAssignment(assignment, version));
+    }
+
+    /** The subscription version this release's ConsumerProtocol writes by default, the
+     * highest it writes. */
+    static short highestWritten() {
+        return WRITTEN;
     }
 
     private static Map<String, Object> hex(ByteBuffer encoded) {

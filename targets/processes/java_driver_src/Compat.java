@@ -1,13 +1,16 @@
 /*
- * The parts of Kafka's client API that differ between 3.x and 4.x, reached by reflection.
+ * The parts of Kafka's client API that differ between releases, reached by reflection.
  *
- * Kafka 3.0 to 3.3 build a Subscription from topics, user data and owned partitions only;
- * later releases add the generation (KIP-792) and the rack (KIP-881), both in the
- * Subscription and in the generated ConsumerProtocolSubscription message, and a
- * ConsumerProtocol method that decodes the raw message. Each is looked up once; where a
- * client lacks it, a value it cannot carry is refused with an UnsupportedOperationException
- * that names what is missing, and an absent field reads as Kafka's default. Without the
- * raw-message decoder the generated message is read as that decoder reads it.
+ * Kafka 2.8 to 3.3 build a Subscription from topics, user data and owned partitions only;
+ * 3.4 adds the generation (KIP-792) and the rack (KIP-881), both in the Subscription and in
+ * the generated ConsumerProtocolSubscription message, and 4.0 a ConsumerProtocol method that
+ * decodes the raw message. Each is looked up once, never inferred from a version string.
+ * Two ways to build a Subscription: subscription() carries every field it is given and
+ * refuses one the client cannot carry with an UnsupportedOperationException naming the
+ * feature and the release (raw mode, the codec ops); memberSubscription() drops such a
+ * field and says so, as that release's own consumer would never have sent it (client
+ * mode). An absent field reads as Kafka's default. Without the raw-message decoder the
+ * generated message is read as that decoder reads it.
  */
 package groupcheck.driver;
 
@@ -26,6 +29,7 @@ import org.apache.kafka.common.message.ConsumerProtocolSubscription;
 import org.apache.kafka.common.protocol.ByteBufferAccessor;
 import org.apache.kafka.common.protocol.Readable;
 import org.apache.kafka.common.protocol.types.SchemaException;
+import org.apache.kafka.common.utils.AppInfoParser;
 
 final class Compat {
     private static final Constructor<?> SUBSCRIPTION_WITH_RACK = constructor(Subscription.class,
@@ -44,6 +48,12 @@ final class Compat {
     /** Take the older clients' path for the raw-message views even where the decoder
      * exists (system property groupcheck.driver.fallback: the tests compare both paths). */
     private static final boolean FALLBACK = Boolean.getBoolean("groupcheck.driver.fallback");
+    /** Subscription carries a generation (KIP-792): its constructor takes one and it reads
+     * one back. */
+    static final boolean SUBSCRIPTION_GENERATION = GENERATION != null
+            && (SUBSCRIPTION_WITH_RACK != null || SUBSCRIPTION_WITH_GENERATION != null);
+    /** Subscription carries the member's rack (KIP-881). */
+    static final boolean SUBSCRIPTION_RACK = RACK != null && SUBSCRIPTION_WITH_RACK != null;
 
     private Compat() {
     }
@@ -85,17 +95,48 @@ final class Compat {
         throw new IllegalStateException(cause);
     }
 
-    /** A Subscription with every field this client can carry; generation -1 means none. */
+    /** The release this client reports (AppInfoParser), for messages. */
+    static String release() {
+        return AppInfoParser.getVersion();
+    }
+
+    /** A Subscription with every field given; generation -1 means none. A field this
+     * client cannot carry is refused. */
     static Subscription subscription(List<String> topics, ByteBuffer userData,
                                      List<TopicPartition> owned, int generation,
                                      Optional<String> rack) {
+        if (rack.isPresent() && !SUBSCRIPTION_RACK) {
+            throw missing("consumer rack in Subscription (KIP-881)");
+        }
+        if (generation >= 0 && !SUBSCRIPTION_GENERATION) {
+            throw missing("generation in Subscription (KIP-792)");
+        }
+        return build(topics, userData, owned, generation, rack);
+    }
+
+    /** The Subscription this release's own consumer sends: a generation or a rack it
+     * cannot carry is left out, and its name ("generation", "rack") added to dropped. */
+    static Subscription memberSubscription(List<String> topics, ByteBuffer userData,
+                                           List<TopicPartition> owned, int generation,
+                                           Optional<String> rack, List<String> dropped) {
+        if (generation >= 0 && !SUBSCRIPTION_GENERATION) {
+            dropped.add("generation");
+            generation = -1;
+        }
+        if (rack.isPresent() && !SUBSCRIPTION_RACK) {
+            dropped.add("rack");
+            rack = Optional.empty();
+        }
+        return build(topics, userData, owned, generation, rack);
+    }
+
+    private static Subscription build(List<String> topics, ByteBuffer userData,
+                                      List<TopicPartition> owned, int generation,
+                                      Optional<String> rack) {
         try {
             if (SUBSCRIPTION_WITH_RACK != null) {
                 return (Subscription) SUBSCRIPTION_WITH_RACK.newInstance(topics, userData, owned,
                         generation, rack);
-            }
-            if (rack.isPresent()) {
-                throw missing("a consumer rack in Subscription (KIP-881)");
             }
             if (SUBSCRIPTION_WITH_GENERATION != null) {
                 return (Subscription) SUBSCRIPTION_WITH_GENERATION.newInstance(topics, userData,
@@ -106,14 +147,12 @@ final class Compat {
         } catch (ReflectiveOperationException exc) {
             throw new IllegalStateException(exc);
         }
-        if (generation >= 0) {
-            throw missing("a generation in Subscription (KIP-792)");
-        }
         return new Subscription(topics, userData, owned);
     }
 
     private static UnsupportedOperationException missing(String what) {
-        return new UnsupportedOperationException("this Kafka client has no " + what);
+        return new UnsupportedOperationException("Kafka " + release() + "'s client has no "
+                + what);
     }
 
     /** The generation the leader reads (null: none), as Kafka's Subscription reports it. */

@@ -1,7 +1,8 @@
 /*
  * groupcheck's driver for Kafka's own Java client: the JSON-lines contract of
  * `groupcheck jsonl` (README, "The JSON-lines contract") answered by Kafka's real
- * ConsumerProtocol and its four classic assignors.
+ * ConsumerProtocol and its four classic assignors, plus the driver's own profile op
+ * (Profile: what this client release can do, learned from it).
  *
  * One request per line on stdin, one answer per line on stdout, flushed at once; blank
  * lines are skipped; the driver runs until stdin ends. A request of the wrong shape is
@@ -100,10 +101,12 @@ public final class GroupcheckDriver {
                 return CodecOps.userData(request);
             case "assign":
                 return AssignOp.assign(request);
+            case "profile":
+                return new LinkedHashMap<>(Profile.answer());
             default:
                 throw new BadRequest("unknown op " + Json.write(op) + "; expected one of ping, "
                         + "encode_subscription, decode_subscription, encode_assignment, "
-                        + "decode_assignment, user_data, assign");
+                        + "decode_assignment, user_data, assign, profile");
         }
     }
 }
