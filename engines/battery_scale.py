@@ -282,6 +282,10 @@ def ladder_figures(run: LadderRun, bound: float) -> dict[str, Any]:
     return out
 
 
+def _seconds(value: float) -> str:
+    return f"{value:,.0f}" if value >= 100 else f"{value:.3g}"
+
+
 def _finding(target: Target, run: LadderRun, request: dict[str, Any] | None, bound: float,
              failures: str, reach: float) -> Finding | None:
     """I13 when the ladder's Kafka shape passes ``bound`` (measured, or extrapolated within
@@ -295,7 +299,7 @@ def _finding(target: Target, run: LadderRun, request: dict[str, Any] | None, bou
     how = "measured" if expected[1] else (
         f"extrapolated from time ~ {run.ladder.axis}^{run.fit.k:.2f}" if run.fit else "")
     violation = (f"I13: one assign call at {kafka.label} (Kafka's {run.ladder.kafka}) takes "
-                 f"{expected[0]:,.1f} s ({how}), past the {bound:g} s rebalance timeout")
+                 f"{_seconds(expected[0])} s ({how}), past the {bound:g} s rebalance timeout")
     largest = run.points[-1] if run.points else None
     path = save_json(failures, f"scale-{target.name}-I13", {
         **request, "groupcheck": {"format": "groupcheck-scale/1", "target": target.name,
@@ -312,9 +316,15 @@ def _finding(target: Target, run: LadderRun, request: dict[str, Any] | None, bou
 def _ladders(assign: AssignFn, assignor: str, ladders: Sequence[Ladder], deadline: float,
              clock: Clock, limit: float | None, floor: float
              ) -> list[tuple[LadderRun, dict[str, Any] | None]]:
-    """Every ladder in turn, each one's first step guessed from the ladder before; the
+    """Every ladder in turn after one untimed call on the smallest shape (a process or a
+    JVM starts, caches fill), each ladder's first step guessed from the ladder before; the
     ladders after one that failed are not run."""
     out: list[tuple[LadderRun, dict[str, Any] | None]] = []
+    if ladders and ladders[0].steps:
+        try:
+            assign(scale_request(assignor, ladders[0].steps[0]))
+        except Exception:  # noqa: BLE001 - the timed call that follows reports it
+            pass
     for ladder in ladders:
         seed = 0.0
         if out:
