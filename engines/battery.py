@@ -16,7 +16,11 @@ high-yield first):
   members, stale claims, chains of rebalances) on the target's assign function
   (scenario_engine);
 * ``fuzz`` — the Hypothesis state machine over the target's group, groups of up to six
-  members (battery_fuzz).
+  members (battery_fuzz);
+* ``scale`` — the target's assign timed on growing groups up to the shapes of Kafka's own
+  scale tests, within ``SCALE_SHARE`` of the budget: how its cost grows, and I13 when one
+  call at such a shape passes the 300 s rebalance timeout (battery_scale). It runs with the
+  fixed engines, before the searching ones.
 
 `ENGINE_LIST` holds them: an engine with a ``share`` searches for as long as it is given
 (its share of what the fixed engines leave of the budget, at least a quarter of it), one
@@ -64,6 +68,7 @@ from .battery_results import (
     record_profile,
     save_json,
 )
+from .battery_scale import run_scale
 from .profile_gaps import absent_invariants, mark_absent, prover_scopes
 from .scenario_engine import run_scenarios_engine
 
@@ -71,13 +76,14 @@ __all__ = ["DEFAULT_SCOPE", "ENGINES", "ENGINE_LIST", "INVARIANT_ROWS", "SMALL_S
            "BatteryResult", "Context", "Engine",
            "EngineResult", "Finding", "answer", "file_safe", "invariant_id",
            "load_assign_vectors", "machine_config", "partition_sets", "run_batteries",
-           "run_battery", "run_codec", "run_fuzz", "run_prove", "run_scenarios",
+           "run_battery", "run_codec", "run_fuzz", "run_prove", "run_scale", "run_scenarios",
            "run_stories", "run_vectors", "save_json", "vectors_dir"]
 
 MIN_SEARCH_SHARE = 0.25  # of the budget, kept for the searching engines whatever came first
 PROVE_SHARE = 0.3  # of the budget, for the prover's portfolio of scopes
 #: the scenarios engine's share of the searching time (the state machine gets the rest)
 SCENARIOS_SHARE = 0.3
+SCALE_SHARE = 0.1  # of the budget, for the scale engine's ladders
 
 
 @dataclass(frozen=True)
@@ -124,6 +130,10 @@ def _vectors(target: Target, ctx: Context) -> EngineResult:
     return run_vectors(target, ctx.failures, vectors=ctx.vectors)
 
 
+def _scale(target: Target, ctx: Context) -> EngineResult:
+    return run_scale(target, ctx.total * SCALE_SHARE / ctx.targets, ctx.failures)
+
+
 def run_stories(target: Target, budget: float, failures: str, seed: int = 0, *,
                 strict: bool = False, reference: Target | None = None) -> EngineResult:
     """The scenarios engine, its repertoire stated so that what it never judged shows, and
@@ -158,6 +168,7 @@ ENGINE_LIST: tuple[Engine, ...] = (
            share=SCENARIOS_SHARE),
     Engine("fuzz", lambda t, c: run_fuzz(t, c.budget, c.failures, seed=c.seed,
                                          strict=c.strict), share=1.0 - SCENARIOS_SHARE),
+    Engine("scale", _scale),
 )
 
 

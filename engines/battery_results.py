@@ -24,8 +24,8 @@ __all__ = ["DEFAULT_SCOPE", "ENGINES", "INVARIANT_ROWS", "SMALL_SCOPE", "Battery
            "record_profile", "save_json"]
 
 INVARIANT_ROWS = ("I1", "I2", "I3", "I4a", "I5", "I6", "I7", "I8", "I9", "I10", "I11", "I12",
-                  "PARITY", "ERROR", "TIMEOUT")
-ENGINES = ("codec", "prove", "vectors", "scenario", "scenarios", "fuzz")
+                  "I13", "PARITY", "ERROR", "TIMEOUT")
+ENGINES = ("codec", "prove", "vectors", "scenario", "scenarios", "fuzz", "scale")
 DEFAULT_SCOPE = "members=3,topics=2,partitions=1,generations=2,claims=2"
 SMALL_SCOPE = "members=2,topics=2,partitions=2,generations=2,claims=2"
 _ID = re.compile(r"\b(I\d+a?|ERROR|PARITY|TIMEOUT)\b")
@@ -191,6 +191,31 @@ def figure_lines(figures: dict[str, Any]) -> list[str]:
             out.append(f"{label}: {_histogram(value)}")
     if figures.get("gap_note"):
         out.append(str(figures["gap_note"]))
+    cost = figures.get("cost") or {}
+    for axis, ladder in cost.items():
+        if axis != "builtin" and ladder:
+            out += _cost_lines(ladder, (cost.get("builtin") or {}).get(axis))
+    return out
+
+
+def _cost_lines(ladder: dict[str, Any], builtin: float | None) -> list[str]:
+    """The scale engine's figures for one ladder: exponent, largest shape, where one call
+    passes the bound, and the Kafka shape's seconds."""
+    axis = ladder["axis"]
+    beside = f"; the builtin n^{builtin:.2f}" if builtin is not None else ""
+    grows = (f"time grows as n^{ladder['k']:.2f} ({axis}{beside})" if "k" in ladder
+             else f"too few steps to fit ({axis})")
+    took = (f"> {ladder['seconds']:g} s (TIMEOUT)" if ladder.get("timeout")
+            else f"in {ladder['seconds']:.3g} s")
+    line = f"{grows}; {ladder['largest']} {took}"
+    if "passes" in ladder:
+        passes = ladder["passes"]
+        line += (f"; one call passes {ladder['bound']:g} s at ≈ {passes:.2g} {axis}"
+                 if passes != float("inf") else "; its cost does not grow")
+    out = [line]
+    if "kafka_seconds" in ladder:
+        how = "measured" if ladder["kafka_measured"] else "extrapolated"
+        out.append(f"  Kafka's {ladder['kafka']}: {ladder['kafka_seconds']:,.3g} s {how}")
     return out
 
 

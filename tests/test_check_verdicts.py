@@ -32,9 +32,9 @@ def test_a_cell_says_holds_only_where_the_invariant_was_judged() -> None:
 
 def test_engines_run_cheap_first_and_the_searching_ones_share_what_is_left() -> None:
     names = [e.name for e in ENGINE_LIST]
-    assert names == ["codec", "prove", "vectors", "scenarios", "fuzz"]
+    assert names == ["codec", "prove", "vectors", "scenarios", "fuzz", "scale"]
     shares = {e.name: e.share for e in ENGINE_LIST}
-    assert shares["codec"] == shares["prove"] == shares["vectors"] == 0
+    assert shares["codec"] == shares["prove"] == shares["vectors"] == shares["scale"] == 0
     assert shares["scenarios"] > 0 and shares["fuzz"] > 0
     assert shares["scenarios"] + shares["fuzz"] == pytest.approx(1.0)
 
