@@ -47,14 +47,16 @@ def machine_config(target: Target) -> Any:
     hints = target.hints
     assert hints is not None and target.assignor is not None
     if hints.wire:
-        return wire_config(hints.assignor, adversarial=hints.adversarial,
-                           steering=hints.steering, profiles=hints.profiles)
+        return replace(wire_config(hints.assignor, adversarial=hints.adversarial,
+                                   steering=hints.steering, profiles=hints.profiles),
+                       generations=hints.generations)
     # members on the KIP-429 upgrade path also run Kafka's builtins, held to Kafka's rules
     promises = Promises(balance=((target.assignor, target.balance),),
                         sticky=STICKY_FAMILY | ({target.assignor} if target.sticky else set()))
     config = config_for(hints.assignor, profiles=hints.profiles,
                         user_data_versions=hints.user_data_versions, promises=promises)
-    config = replace(config, subscription_versions=hints.subscription_versions)
+    config = replace(config, subscription_versions=hints.subscription_versions,
+                     generations=hints.generations)
     if not hints.upgrades:
         config = replace(config, strategies=((hints.assignor,),), upgrades=())
     return config
@@ -183,7 +185,8 @@ def run_fuzz(target: Target, budget: float, failures: str, *, seed: int = 0,
             path = save(failures, file_safe(target.name), out.events, out.violations,
                         seed + chunks - 1,
                         extra={"target": target.name, "assignor": target.assignor})
-            story = "\n".join(replay_events(target.group(), out.events, config.promises).story)
+            story = "\n".join(replay_events(target.group(), out.events, config.promises,
+                                            config.generations).story)
             for violation in out.violations:  # every invariant broken in the last event
                 result.add(Finding(invariant_id(violation), violation, str(path),
                                    len(out.events), story, found_at))

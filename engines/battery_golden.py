@@ -19,7 +19,7 @@ from ..properties.codec import (
     expected_subscription_decode,
 )
 from ..properties.user_data_rules import LAYOUTS, user_data_hygiene
-from ..targets.adapters.codecs import CodecFailure
+from ..targets.adapters.codecs import BuiltinCodec, CodecFailure
 from ..targets.target import Target
 from .battery_results import EngineResult, Finding, invariant_id, save_json
 
@@ -218,13 +218,47 @@ def run_codec(target: Target, failures: str) -> EngineResult:
     return result
 
 
+def _versions(target: Target) -> tuple[tuple[int, ...], int | None]:
+    """The subscription versions the target's release writes, and the highest it reads
+    (None: every version; a target without a profile writes and reads them all)."""
+    if target.profile is None:
+        return tuple(range(HIGHEST_VERSION + 1)), None
+    reads = target.profile.subscription_versions.reads
+    return reads, max(reads, default=0)
+
+
+def _as_sent(target: Target, x: dict[str, Any], w: int, own: tuple[int, ...]
+             ) -> dict[str, Any]:
+    """``x`` as the member writing it at ``w`` holds it: a member of the target's release
+    (where it writes ``w``) has no rack before KIP-881 and no generation in its
+    Subscription before KIP-792; a newer member of the group has them all."""
+    profile = target.profile
+    if profile is None or w not in own:
+        return x
+    return {**x, "rack": x["rack"] if profile.rack else None,
+            "generation": x["generation"] if profile.generation_in == "subscription" else -1}
+
+
+def _written(target: Target, x: dict[str, Any], w: int, own: tuple[int, ...]) -> bytes:
+    """``x`` at ``w``: by the target where its release writes ``w``, else by a newer
+    member of the group (groupcheck's codec, byte for byte Kafka's newest)."""
+    if w in own:
+        return bytes(target.codec.encode_subscription(dict(x), w))
+    return BuiltinCodec().encode_subscription(dict(x), w)
+
+
 def _run_subscription_codec(target: Target, result: EngineResult, failures: str) -> None:
+    """Every (writer, reader) pair: the target writes the versions its release writes,
+    newer members the others; the target reads every header, holding a release to what
+    its highest layout reads (`properties.codec.expected_subscription_decode`)."""
     codec = target.codec
-    for x in codec_inputs():
+    own, highest = _versions(target)
+    for original in codec_inputs():
         for w in range(HIGHEST_VERSION + 1):
             found: list[str] = []
+            x = _as_sent(target, original, w, own)
             try:
-                data = codec.encode_subscription(dict(x), w)
+                data: bytes | None = _written(target, x, w, own)
             except Exception as exc:  # noqa: BLE001 - the writer must not fail
                 found.append(f"I10: writing a valid subscription at v{w} raised "
                              f"{type(exc).__name__}: {exc}")
@@ -245,9 +279,11 @@ def _run_subscription_codec(target: Target, result: EngineResult, failures: str)
                     break
                 if decoded is not None and decoded.get("remaining") is None:
                     # the codec does not say how many bytes it left unread: not judged
-                    expected = expected_subscription_decode(x, w, r)
+                    expected = expected_subscription_decode(x, w, r, highest)
                     decoded["remaining"] = expected["remaining"] if expected else 0
-                found += codec_violations(x, w, r, decoded)
+                found += codec_violations(x, w, r, decoded, reader_highest=highest,
+                                          ordered=w not in own or highest in (None,
+                                                                              HIGHEST_VERSION))
             if found:
                 shown = None if data is None else data.hex()
                 _keep(result, failures, target, "I10", found, {

@@ -46,7 +46,8 @@ def fuzz_one(target: Target, *, saved_as: str, settings: str, max_examples: int 
         return [*lines, f"every invariant judged held (judgements: {judged})"], False
     path = save(failures, saved_as, result.events, result.violations, seed,
                 extra={"assignor": target.assignor})
-    outcome = replay_events(target.group(), result.events, config.promises)
+    outcome = replay_events(target.group(), result.events, config.promises,
+                            config.generations)
     lines += [f"VIOLATION {result.violations[0]}",
               f"shrunk to {len(result.events)} events; the story:",
               "\n".join(outcome.story),

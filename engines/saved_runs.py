@@ -64,7 +64,9 @@ def replay_events_file(saved: SavedFile, *, target: str | None, assignor: str | 
     promises = (machine_config(resolved_target).promises
                 if resolved_target.hints is not None and not drawn else None)
     try:
-        outcome = replay_events(resolved_target.group(), saved.events, promises)
+        outcome = replay_events(resolved_target.group(), saved.events, promises,
+                                generations=resolved_target.hints is None
+                                or resolved_target.hints.generations)
     finally:
         resolved_target.close()
     lines = [f"replaying {saved.path} ({len(saved.events)} events) on {name}"]

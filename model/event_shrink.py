@@ -30,20 +30,22 @@ def invariant_of(violation: str) -> str:
 
 
 def _reproduces(events: list[Event], make_target: Callable[[], GroupTarget],
-                invariant: str, promises: Promises | None) -> list[str]:
-    violations = replay_events(make_target(), events, promises).violations
+                invariant: str, promises: Promises | None, generations: bool = True
+                ) -> list[str]:
+    violations = replay_events(make_target(), events, promises, generations).violations
     return violations if any(invariant_of(v) == invariant for v in violations) else []
 
 
 def minimize(events: list[Event], make_target: Callable[[], GroupTarget],
              invariant: str, max_replays: int = 2000,
              seconds: float | None = None,
-             promises: Promises | None = None) -> tuple[list[Event], list[str]]:
+             promises: Promises | None = None, generations: bool = True
+             ) -> tuple[list[Event], list[str]]:
     """The smallest sub-list found that still violates ``invariant``, and its violations;
     with ``seconds``, the smallest found by then (1-minimal only if time allowed)."""
     deadline = None if seconds is None else time.monotonic() + seconds
     current = list(events)
-    violations = _reproduces(current, make_target, invariant, promises)
+    violations = _reproduces(current, make_target, invariant, promises, generations)
     if not violations:
         return current, []
     replays = 0
@@ -57,7 +59,8 @@ def minimize(events: list[Event], make_target: Callable[[], GroupTarget],
             break
         candidate = [e for e in current if e.get("member") != member]
         replays += 1
-        found = _reproduces(candidate, make_target, invariant, promises) if candidate else []
+        found = (_reproduces(candidate, make_target, invariant, promises, generations)
+                 if candidate else [])
         if found:
             current, violations = candidate, found
 
@@ -67,7 +70,7 @@ def minimize(events: list[Event], make_target: Callable[[], GroupTarget],
         while start < len(current) and more():
             candidate = current[:start] + current[start + chunk:]
             replays += 1
-            found = (_reproduces(candidate, make_target, invariant, promises)
+            found = (_reproduces(candidate, make_target, invariant, promises, generations)
                      if candidate else [])
             if found:
                 current, violations, removed_any = candidate, found, True

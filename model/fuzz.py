@@ -116,7 +116,8 @@ def fuzz(target_factory: Callable[[], GroupTarget], config: MachineConfig, *,
     except ViolationFound as failure:
         events, violations = minimize(failure.events, target_factory,
                                       invariant_of(failure.violations[0]),
-                                      seconds=shrink_seconds, promises=config.promises)
+                                      seconds=shrink_seconds, promises=config.promises,
+                                      generations=config.generations)
         return FuzzResult(counters["examples"], time.perf_counter() - started,
                           counters["steps"], violations or failure.violations,
                           events if violations else failure.events, stats)

@@ -41,6 +41,9 @@ class MachineConfig:
     promises: Promises = field(default_factory=Promises)
     group_forms: bool = True
     rejoins: bool = True
+    #: the members' client sends a generation with its claims (KIP-792, or in the
+    #: cooperative user data); without one, claims are not judged for it (I6)
+    generations: bool = True
 
 
 #: assignor lists a member may move between in a rolling upgrade (KIP-429): first to

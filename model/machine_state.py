@@ -38,7 +38,8 @@ class GroupState(RuleBasedStateMachine):
     def __init__(self) -> None:
         super().__init__()
         self.target = self.target_factory()
-        self.model = ReferenceModel(promises=self.config.promises, stats=self.stats)
+        self.model = ReferenceModel(promises=self.config.promises, stats=self.stats,
+                                    generations=self.config.generations)
         self.events: list[Event] = []
         self.last: list[str] = []
         self.stalled: set[str] = set()

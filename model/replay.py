@@ -96,10 +96,11 @@ def ownership_line(view: GroupView) -> str:
 
 
 def replay_events(target: GroupTarget, events: list[Event],
-                  promises: Promises | None = None) -> Outcome:
+                  promises: Promises | None = None, generations: bool = True) -> Outcome:
     """Run ``events`` on ``target``, judged under what its assignors promise (default:
-    Kafka's rules); stop at the first event that shows a violation."""
-    model = ReferenceModel(promises=promises or Promises())
+    Kafka's rules) and whether its client sends generations; stop at the first event that
+    shows a violation."""
+    model = ReferenceModel(promises=promises or Promises(), generations=generations)
     story: list[str] = []
     views: list[GroupView | None] = []
     try:

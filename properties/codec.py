@@ -150,11 +150,16 @@ def subscription_size(message: Mapping[str, Any], version: int) -> int:
 
 
 def expected_subscription_decode(x: Mapping[str, Any], writer_version: int,
-                                 reader_version: int) -> Message | None:
+                                 reader_version: int, reader_highest: int | None = None
+                                 ) -> Message | None:
     """What I10 allows a reader at ``reader_version`` to return for ``x`` written at
     ``writer_version``; None where the read must fail with ``CodecError`` (the reader's
-    layout is larger than the writer's, see the module docstring)."""
-    w, r = layout(writer_version), layout(reader_version)
+    layout is larger than the writer's, see the module docstring). A reader whose release
+    knows versions up to ``reader_highest`` only reads a newer header's body at its own
+    highest layout and leaves the rest (Kafka's forward compatibility): it must decode."""
+    read_as = reader_version if reader_highest is None else min(reader_version,
+                                                                  reader_highest)
+    w, r = layout(writer_version), layout(read_as)
     if r > w:
         return None
     message = canonical_subscription(x)
@@ -175,14 +180,29 @@ def expected_assignment_decode(x: Mapping[str, Any], writer_version: int,
     return expected
 
 
+def _unordered(message: Mapping[str, Any]) -> dict[str, Any]:
+    """``message`` with its topics and owned partitions as sorted lists (their order, and
+    how owned partitions are grouped per topic, left out)."""
+    out = dict(message)
+    if "topics" in out:
+        out["topics"] = sorted(out["topics"])
+    if "ownedPartitions" in out:
+        out["ownedPartitions"] = sorted((t, p) for t, ps in out["ownedPartitions"] for p in ps)
+    return out
+
+
 def codec_violations(x: Mapping[str, Any], writer_version: int, reader_version: int,
-                     decoded: Mapping[str, Any] | None, kind: str = "subscription"
-                     ) -> list[str]:
+                     decoded: Mapping[str, Any] | None, kind: str = "subscription",
+                     reader_highest: int | None = None, ordered: bool = True) -> list[str]:
     """I10 for one (writer, reader) pair as readable sentences (empty when it holds).
 
-    ``decoded`` is the decoded message, or None when the reader raised ``CodecError``."""
+    ``decoded`` is the decoded message, or None when the reader raised ``CodecError``;
+    ``reader_highest`` the highest version the reader's release knows (None: all);
+    ``ordered`` False holds a writer of an older release to the content of the topics and
+    owned partitions, not to the order a v3 writer puts them in (KAFKA-12898)."""
     if kind == "subscription":
-        expected = expected_subscription_decode(x, writer_version, reader_version)
+        expected = expected_subscription_decode(x, writer_version, reader_version,
+                                                reader_highest)
     else:
         expected = expected_assignment_decode(x, writer_version, reader_version)
     pair = f"I10: {kind} written as v{writer_version}, read as v{reader_version}"
@@ -190,6 +210,8 @@ def codec_violations(x: Mapping[str, Any], writer_version: int, reader_version: 
         return [] if decoded is None else [f"{pair}: decoded, but must fail: {decoded!r}"]
     if decoded is None:
         return [f"{pair}: failed, but must decode to {expected!r}"]
+    if not ordered:
+        expected, decoded = _unordered(expected), _unordered(decoded)
     return [f"{pair}: {name} is {decoded.get(name)!r}, expected {value!r}"
             for name, value in expected.items() if decoded.get(name) != value]
 

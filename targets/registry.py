@@ -49,9 +49,17 @@ from .adapters.python_assignor import (
     load_maker,
 )
 from .client_assignors import TargetUnavailable
-from .processes.java_process import java_classpath, java_process
+from .processes.java_process import java_classpath, java_process, java_profile
 from .processes.java_runtime import JavaUnavailable
-from .processes.jsonl_process import JsonlProcess, JsonlTarget, call_user_data, shared_process
+from .processes.jsonl_process import (
+    JsonlProcess,
+    JsonlTarget,
+    TargetAnswerError,
+    TargetFailure,
+    call_user_data,
+    shared_process,
+)
+from .profile import ClientProfile, ProfileError
 from .settings import Settings
 from .target import BUILTIN_ASSIGNORS, AssignFn, MachineHints, Target, TargetError
 from .wire.backends.factory import BACKENDS, backend_missing
@@ -63,6 +71,7 @@ from .zoo.group_mutants import MUTANT_ASSIGNORS, MUTANTS
 
 __all__ = ["KINDS", "NO_SETTINGS", "OPTIONAL_NAME", "RESOLVERS", "TARGET_KINDS",
            "group_target_factory", "machine_hints", "make_group_target", "process_target",
+           "profiled",
            "resolve"]
 
 #: the environment's settings when a caller gives none: an empty environment
@@ -208,9 +217,23 @@ def _java(classpath: str, *, settings: Settings, assignor: str | None = None,
         process = java_process(java_classpath(release, classpath, settings),
                                timeout or settings.jsonl_timeout,
                                label=name if release else "")
+        profile = java_profile(process)
     except JavaUnavailable as exc:
         raise TargetError(str(exc)) from None
-    return process_target(name, process, assignor)
+    except (TargetFailure, TargetAnswerError, ProfileError) as exc:
+        raise TargetError(f"{name} cannot tell what its client implements: {exc}") from None
+    return profiled(process_target(name, process, assignor), profile)
+
+
+def profiled(target: Target, profile: ClientProfile) -> Target:
+    """``target`` held to what its client release implements: the subscription versions
+    its members write (the state machine's members write those), and the profile the
+    engines ask (`Target.profile`)."""
+    target.profile = profile
+    if target.hints is not None:
+        target.hints.subscription_versions = profile.subscription_versions.reads
+        target.hints.generations = profile.has("generation")
+    return target
 
 
 def _librdkafka(spec: str, **kwargs: Any) -> Target:

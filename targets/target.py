@@ -12,12 +12,13 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any
 
 from ..properties.balance import STICKY_FAMILY, contract_of
 from ..properties.group import GroupTarget, TopicPartition
+from .profile import ClientProfile
 
-__all__ = ["BUILTIN_ASSIGNORS", "AssignFn", "MachineHints", "ReleaseProfile", "STICKY_FAMILY",
+__all__ = ["BUILTIN_ASSIGNORS", "AssignFn", "MachineHints", "STICKY_FAMILY",
            "Target", "TargetError", "UserDataFn", "UserDataInput"]
 
 BUILTIN_ASSIGNORS = ("range", "roundrobin", "sticky", "cooperative-sticky")
@@ -25,19 +26,6 @@ AssignFn = Callable[[dict[str, Any]], dict[str, Any]]
 #: (owned partitions handed to ``on_assignment``, its generation, subscribed topics)
 UserDataInput = tuple[list[TopicPartition], int, list[str]]
 UserDataFn = Callable[[Sequence[UserDataInput]], list[bytes | None]]
-
-
-class ReleaseProfile(Protocol):
-    """What a client release implements (``profile.ClientProfile``), as the engines ask."""
-
-    def absent(self, feature: str) -> str | None:
-        """``"absent in <release>"`` for a feature the release lacks, else None."""
-
-    def summary(self) -> str:
-        """One line for a table's header."""
-
-    def to_json(self) -> dict[str, Any]:
-        """The profile as data, stored in every finding."""
 
 
 class TargetError(ValueError):
@@ -60,6 +48,9 @@ class MachineHints:
         self.profiles = profiles
         self.user_data_versions = user_data_versions
         self.subscription_versions = subscription_versions
+        #: the members send a generation (KIP-792, or in cooperative user data): their
+        #: claims can be told fresh from stale (I6)
+        self.generations = True
 
 
 @dataclass
@@ -95,7 +86,7 @@ class Target:
     #: seconds a request may take before it fails as TIMEOUT (None: no limit)
     timeout: float | None = None
     #: what the client release behind the target implements (None: everything judged)
-    profile: ReleaseProfile | None = None
+    profile: ClientProfile | None = None
 
     @property
     def balanced(self) -> bool:

@@ -91,39 +91,39 @@ def test_a_missing_release_names_the_mvn_command_that_fetches_it(tmp_path: Path)
     assert "org.apache.kafka:kafka-clients:3.7.0" in fetch_hint("3.7.0")
 
 
-def _check(tmp_path: Path, capsys: pytest.CaptureFixture[str], target: str,
+def _check(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], target: str,
            repo: Path) -> str:
-    os.environ["GROUPCHECK_MAVEN_REPO"] = str(repo)
-    try:
-        code = main(["check", "--target", target, "--budget", "5"])
-    finally:
-        del os.environ["GROUPCHECK_MAVEN_REPO"]
+    monkeypatch.setenv("GROUPCHECK_MAVEN_REPO", str(repo))
+    code = main(["check", "--target", target, "--budget", "5"])
     err = capsys.readouterr().err
     assert code == 2 and err.count("\n") == 1, err
     return err
 
 
 def test_the_command_line_refuses_a_missing_release_in_one_line(
-        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    err = _check(tmp_path, capsys, "java@3.7.0:", _repo(tmp_path))
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    err = _check(monkeypatch, capsys, "java@3.7.0:", _repo(tmp_path))
     assert "mvn dependency:get -Dartifact=org.apache.kafka:kafka-clients:3.7.0" in err
 
 
 def test_a_repository_without_the_pom_is_one_line(
-        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str]) -> None:
     repo = tmp_path / "m2"
     _artifact(repo, "org.apache.kafka", "kafka-clients", "3.4.0", KAFKA_CLASS, pom=False)
-    err = _check(tmp_path, capsys, "java@3.4.0:", repo)
+    err = _check(monkeypatch, capsys, "java@3.4.0:", repo)
     assert "POM" in err and "kafka-clients-3.4.0.pom" in err
 
 
 def test_a_jar_without_kafka_classes_is_one_line(
-        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str]) -> None:
     repo = tmp_path / "m2"
     _artifact(repo, "org.apache.kafka", "kafka-clients", "3.4.0", "README.txt",
               deps=_dep("org.slf4j", "slf4j-api", "1.7.36"))
     _artifact(repo, "org.slf4j", "slf4j-api", "1.7.36", SLF4J_CLASS)
-    err = _check(tmp_path, capsys, "java@3.4.0:", repo)
+    err = _check(monkeypatch, capsys, "java@3.4.0:", repo)
     assert "no Kafka client classes" in err
 
 

@@ -24,7 +24,10 @@ import pytest
 from groupcheck.targets.processes.java_process import java_process, java_profile
 from groupcheck.targets.processes.java_runtime import JavaUnavailable
 from groupcheck.targets.processes.jsonl_process import JsonlProcess
+from groupcheck.targets.processes.maven_repo import release_classpath
 from groupcheck.targets.profile import ClientProfile, ProfileError
+
+from environment import SETTINGS
 
 RELEASES = ("2.8.0", "3.0.0", "3.2.0", "3.3.1", "3.4.0", "3.5.1", "3.6.0", "3.8.0",
             "4.0.0-SNAPSHOT")
@@ -41,7 +44,7 @@ def _unavailable(why: str) -> Any:
 
 
 def _jar(release: str) -> Path:
-    repo = os.environ.get("GROUPCHECK_MAVEN_REPO")
+    repo = SETTINGS.maven_repo
     if not repo:
         _unavailable("GROUPCHECK_MAVEN_REPO is not set (a Maven repository with kafka-clients)")
     jar = Path(repo) / "org/apache/kafka/kafka-clients" / release / \
@@ -53,7 +56,8 @@ def _jar(release: str) -> Path:
 
 def _process(release: str) -> JsonlProcess:
     jar = _jar(release)
-    classpath = f"{jar}:{Path(os.environ['GROUPCHECK_MAVEN_REPO']) / SLF4J}"
+    classpath = release_classpath(release, SETTINGS.maven_repo)
+    assert classpath.split(os.pathsep)[0] == str(jar)
     try:
         process = java_process(classpath, TIMEOUT)
         process.call({"op": "ping"})
