@@ -42,6 +42,7 @@ if TYPE_CHECKING:
         run_stories,
         run_vectors,
     )
+    from .bisect_run import Bisection, bisect_file, bisect_many
     from .bmc_runs import BmcOutcome, run_bmc, run_matrix
     from .check_report import check_json, check_text
     from .diff_runs import (
@@ -58,6 +59,9 @@ if TYPE_CHECKING:
     from .differential_stories import run_stories as run_diff_stories
     from .errors import EngineInputError
     from .fuzz_run import fuzz_one
+    from .matrix_report import matrix_json, matrix_text, write_matrix
+    from .matrix_run import MatrixRun, parse_versions, plan_cells
+    from .matrix_run import run_matrix as run_release_matrix
     from .prove_run import large_scope_warning, prove_target
     from .resolving import (
         References,
@@ -84,7 +88,8 @@ if TYPE_CHECKING:
     from .zoo_run import ZooOutcome, run_zoo_entry, zoo_table
 
 __all__ = ["ASSIGNORS", "INVARIANT_ROWS", "SCENARIOS_SHARE", "SMALL_SCOPE", "BatteryResult",
-           "BmcOutcome", "DiffResult", "EngineInputError", "EngineResult", "Finding", "References",
+           "Bisection", "BmcOutcome", "MatrixRun", "bisect_file", "bisect_many", "matrix_json",
+           "matrix_text", "parse_versions", "plan_cells", "run_release_matrix", "write_matrix", "DiffResult", "EngineInputError", "EngineResult", "Finding", "References",
            "Replayed", "SavedFile", "SavedFileError", "StoriesResult", "StoryReplay", "ZooOutcome",
            "audit_config", "check_json", "check_scope", "check_text", "classify_saved", "close_all",
            "describe", "diff_pairs", "expand_targets", "findings_lines", "fuzz_one", "group_target",
@@ -103,6 +108,16 @@ _PUBLIC: dict[str, tuple[str, str]] = {
     "run_audit_job": ("audit_run", "run_audit_job"),
     "shrink_timings": ("audit_run", "shrink_timings"),
     "ASSIGNORS": ("diff_runs", "ASSIGNORS"),
+    "Bisection": ("bisect_run", "Bisection"),
+    "bisect_file": ("bisect_run", "bisect_file"),
+    "bisect_many": ("bisect_run", "bisect_many"),
+    "MatrixRun": ("matrix_run", "MatrixRun"),
+    "matrix_json": ("matrix_report", "matrix_json"),
+    "matrix_text": ("matrix_report", "matrix_text"),
+    "parse_versions": ("matrix_run", "parse_versions"),
+    "plan_cells": ("matrix_run", "plan_cells"),
+    "run_release_matrix": ("matrix_run", "run_matrix"),
+    "write_matrix": ("matrix_report", "write_matrix"),
     "BatteryResult": ("battery", "BatteryResult"),
     "BmcOutcome": ("bmc_runs", "BmcOutcome"),
     "DiffResult": ("differential", "DiffResult"),

@@ -66,10 +66,20 @@ class EngineResult:
     judged: Counter[str] = field(default_factory=Counter)  # judgements per invariant
     reasons: dict[str, str] = field(default_factory=dict)  # why an invariant was not judged
     figures: dict[str, Any] = field(default_factory=dict)  # imbalance, moves, I4b gap, ...
+    #: distinct counterexamples beyond the first per invariant in ``findings`` (another
+    #: file: the prover's other shapes of violation, another engine pass)
+    more: list[Finding] = field(default_factory=list)
 
     def add(self, finding: Finding) -> None:
-        self.findings.setdefault(finding.invariant, finding)
+        first = self.findings.setdefault(finding.invariant, finding)
+        if first is not finding and finding.file and finding.file != first.file \
+                and all(f.file != finding.file for f in self.more):
+            self.more.append(finding)
         self.judged[finding.invariant] = max(self.judged[finding.invariant], 1)
+
+    def every_finding(self) -> list[Finding]:
+        """Every distinct counterexample: the first per invariant, then ``more``."""
+        return [*self.findings.values(), *self.more]
 
     @property
     def failed(self) -> bool:
