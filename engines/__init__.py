@@ -87,20 +87,22 @@ if TYPE_CHECKING:
     from .story_runs import StoryReplay, replay_story, shrink_story_file, write_record
     from .zoo_run import ZooOutcome, run_zoo_entry, zoo_table
 
-__all__ = ["ASSIGNORS", "INVARIANT_ROWS", "SCENARIOS_SHARE", "SMALL_SCOPE", "BatteryResult",
-           "Bisection", "BmcOutcome", "MatrixRun", "bisect_file", "bisect_many", "matrix_json",
-           "matrix_text", "parse_versions", "plan_cells", "run_release_matrix", "write_matrix", "DiffResult", "EngineInputError", "EngineResult", "Finding", "References",
-           "Replayed", "SavedFile", "SavedFileError", "StoriesResult", "StoryReplay", "ZooOutcome",
-           "audit_config", "check_json", "check_scope", "check_text", "classify_saved", "close_all",
-           "describe", "diff_pairs", "expand_targets", "findings_lines", "fuzz_one", "group_target",
-           "large_scope_warning", "offers_of", "parse_assignors", "prove_target", "read_saved",
-           "replay_events_file", "replay_requests_file", "replay_story", "requests_lines",
-           "resolve_audit_target", "resolved", "run_audit_job", "run_batteries", "run_battery",
-           "run_bmc", "run_codec", "run_diff", "run_diff_stories", "run_fuzz", "run_matrix",
-           "run_prove", "run_scenarios_engine", "run_stories", "run_vectors", "run_zoo_entry",
-           "save_differences", "save_search_difference", "shrink_events_file",
-           "shrink_requests_file", "shrink_story_file", "shrink_timings", "story_assignors",
-           "story_report", "write_record", "zoo_table"]
+__all__ = ["ASSIGNORS", "BatteryResult", "Bisection", "BmcOutcome", "DiffResult",
+           "EngineInputError", "EngineResult", "Finding", "INVARIANT_ROWS", "MatrixRun",
+           "References", "Replayed", "SCENARIOS_SHARE", "SMALL_SCOPE", "SavedFile",
+           "SavedFileError", "StoriesResult", "StoryReplay", "ZooOutcome", "audit_config",
+           "bisect_file", "bisect_many", "check_json", "check_scope", "check_text",
+           "classify_saved", "close_all", "describe", "diff_pairs", "expand_targets",
+           "findings_lines", "fuzz_one", "group_target", "large_scope_warning", "matrix_json",
+           "matrix_text", "offers_of", "parse_assignors", "parse_versions", "plan_cells",
+           "prove_target", "read_saved", "replay_events_file", "replay_requests_file",
+           "replay_story", "requests_lines", "resolve_audit_target", "resolved", "run_audit_job",
+           "run_batteries", "run_battery", "run_bmc", "run_codec", "run_diff", "run_diff_stories",
+           "run_fuzz", "run_matrix", "run_prove", "run_release_matrix", "run_scenarios_engine",
+           "run_stories", "run_vectors", "run_zoo_entry", "save_differences",
+           "save_search_difference", "shrink_events_file", "shrink_requests_file",
+           "shrink_story_file", "shrink_timings", "story_assignors", "story_report",
+           "write_matrix", "write_record", "zoo_table"]
 
 #: public name → (module of this package, name in it)
 _PUBLIC: dict[str, tuple[str, str]] = {

@@ -27,8 +27,8 @@ import os
 import time
 from collections.abc import Callable, Sequence
 from concurrent.futures import ProcessPoolExecutor
-from multiprocessing.util import Finalize
 from dataclasses import dataclass, field
+from multiprocessing.util import Finalize
 from pathlib import Path
 from typing import Any
 
