@@ -5,7 +5,8 @@ A counterexample is whatever a battery saved: a request file (the prover, the ve
 the contract watch, a fuzz ``TIMEOUT``) replays through `request_replay` on the target's
 ``assign``, as ``groupcheck replay`` and ``assign`` judge it; a state-machine replay file
 (``groupcheck-replay/1``) replays its events on a fresh group of the target under the
-target's promises (`model.replay`); an audit story replays through `story_runs`. Other
+target's promises (`model.replay`); an audit story replays through the chain driver
+(`audit.chain`), as ``groupcheck replay`` plays it. Other
 records (the codec's) are not replayable: they say so.
 
 A version *shows* the counterexample when the replay breaks the invariant the file
@@ -24,6 +25,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..audit.chain import run_chain
 from ..model.replay import replay_events
 from ..model.saved_files import SavedFile, SavedFileError
 from ..model.saved_files import read as read_saved
@@ -35,7 +37,8 @@ from .battery_results import invariant_id
 from .errors import EngineInputError
 from .request_replay import replay_request
 from .resolving import resolved
-from .story_runs import replay_story
+from .scenario_engine import story_target
+from .story_runs import failure_of
 
 __all__ = ["Bisection", "Outcome", "bisect_file", "bisect_many", "load_counterexample"]
 
@@ -146,9 +149,25 @@ def _replay_events(made: Target, saved: SavedFile, invariant: str | None) -> Out
     return _outcome(made.name, result.violations, invariant)
 
 
+def _replay_story(made: Target, saved: SavedFile) -> Outcome:
+    """An audit story on the target already resolved (`story_runs.replay_story` resolves
+    one per replay: a JVM per story and release)."""
+    assert saved.spec is not None
+    chain = run_chain(story_target(made), saved.spec)
+    wanted = failure_of(saved, None)
+    broken = chain.violated if wanted is None else chain.verdicts.get(wanted.invariant) == 1
+    if broken:
+        return Outcome(made.name, PRESENT, chain.violations[0] if chain.violations else "")
+    other = f"; other: {chain.violations[0]}" if chain.violations else ""
+    return Outcome(made.name, ABSENT,
+                   f"{wanted.invariant if wanted else 'every invariant'} held{other}")
+
+
 def _replay_one(made: Target, saved: SavedFile) -> Outcome:
     invariant = saved.recorded_invariant
     try:
+        if saved.kind == "story":
+            return _replay_story(made, saved)
         if saved.kind == "events":
             return _replay_events(made, saved, invariant)
         if made.assign is None:
@@ -156,16 +175,6 @@ def _replay_one(made: Target, saved: SavedFile) -> Outcome:
         return _replay_requests(made, saved, invariant)
     except Exception as exc:  # noqa: BLE001 - a target that cannot run it: n/a, said why
         return Outcome(made.name, NA, f"{type(exc).__name__}: {exc}".splitlines()[0])
-
-
-def _story_outcome(name: str, saved: SavedFile, assignor: str | None,
-                   settings: Settings) -> Outcome:
-    try:
-        story = replay_story(saved, target=name, assignor=assignor, settings=settings)
-    except Exception as exc:  # noqa: BLE001 - as _replay_one
-        return Outcome(name, NA, f"{type(exc).__name__}: {exc}".splitlines()[0])
-    last = story.lines[-1] if story.lines else ""
-    return Outcome(name, PRESENT if story.reproduced else ABSENT, last)
 
 
 def _assignor_of(saved: SavedFile, assignor: str | None) -> str | None:
@@ -206,9 +215,6 @@ def _bisect_version(version: str, saved: Sequence[SavedFile | None], out: list[B
             if one is None:
                 continue
             which = _assignor_of(one, assignor)
-            if one.kind == "story":
-                bisection.outcomes.append(_story_outcome(version, one, which, settings))
-                continue
             if which not in made:
                 try:
                     made[which] = resolved(version, which, timeout, settings)
