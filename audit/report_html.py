@@ -14,7 +14,7 @@ from .charts import heatmap, line_chart
 from .evidence import evidence_note, label_text
 from .report import METRICS
 
-__all__ = ["write_html"]
+__all__ = ["CSS", "write_html"]
 
 _PICTURE_KEY = ("<p>Each smallest example (own violations, then Kafka's own), shrunk while it "
                "fails the same way: partitions down, assign calls across (R2·1 is the first "
@@ -132,12 +132,14 @@ def _status(summary: dict[str, Any]) -> str:
             'own behaviour (see below); no other violation</p>')
 
 
+#: the report's look, shared by the other HTML pages groupcheck writes (the matrix's)
+CSS = ("body{font-family:sans-serif;margin:2em}table{border-collapse:collapse;"
+       "margin:1em 0}td,th{border:1px solid #ccc;padding:3px 8px;text-align:right}"
+       ".bad{color:#b00;font-weight:bold}.ok{color:#070}.na{color:#999}"
+       ".kafka{color:#a60}"
+       "img{max-width:48%;margin:4px}")
 _HEAD = ("<!doctype html><html><head><meta charset='utf-8'><title>groupcheck audit</title>"
-         "\n<style>body{font-family:sans-serif;margin:2em}table{border-collapse:collapse;"
-         "margin:1em 0}td,th{border:1px solid #ccc;padding:3px 8px;text-align:right}"
-         ".bad{color:#b00;font-weight:bold}.ok{color:#070}.na{color:#999}"
-         ".kafka{color:#a60}"
-         "img{max-width:48%;margin:4px}</style></head><body>")
+         f"\n<style>{CSS}</style></head><body>")
 _EXAMPLE_HEADER = ["target", "invariant", "scenario", "members", "partitions", "rounds",
                    "violation", "replay file"]
 

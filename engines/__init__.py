@@ -42,6 +42,7 @@ if TYPE_CHECKING:
         run_stories,
         run_vectors,
     )
+    from .bisect_run import Bisection, bisect_file, bisect_many
     from .bmc_runs import BmcOutcome, run_bmc, run_matrix
     from .check_report import check_json, check_text
     from .diff_runs import (
@@ -58,6 +59,9 @@ if TYPE_CHECKING:
     from .differential_stories import run_stories as run_diff_stories
     from .errors import EngineInputError
     from .fuzz_run import fuzz_one
+    from .matrix_report import matrix_json, matrix_text, write_matrix
+    from .matrix_run import MatrixRun, parse_versions, plan_cells
+    from .matrix_run import run_matrix as run_release_matrix
     from .prove_run import large_scope_warning, prove_target
     from .resolving import (
         References,
@@ -83,19 +87,22 @@ if TYPE_CHECKING:
     from .story_runs import StoryReplay, replay_story, shrink_story_file, write_record
     from .zoo_run import ZooOutcome, run_zoo_entry, zoo_table
 
-__all__ = ["ASSIGNORS", "INVARIANT_ROWS", "SCENARIOS_SHARE", "SMALL_SCOPE", "BatteryResult",
-           "BmcOutcome", "DiffResult", "EngineInputError", "EngineResult", "Finding", "References",
-           "Replayed", "SavedFile", "SavedFileError", "StoriesResult", "StoryReplay", "ZooOutcome",
-           "audit_config", "check_json", "check_scope", "check_text", "classify_saved", "close_all",
-           "describe", "diff_pairs", "expand_targets", "findings_lines", "fuzz_one", "group_target",
-           "large_scope_warning", "offers_of", "parse_assignors", "prove_target", "read_saved",
-           "replay_events_file", "replay_requests_file", "replay_story", "requests_lines",
-           "resolve_audit_target", "resolved", "run_audit_job", "run_batteries", "run_battery",
-           "run_bmc", "run_codec", "run_diff", "run_diff_stories", "run_fuzz", "run_matrix",
-           "run_prove", "run_scenarios_engine", "run_stories", "run_vectors", "run_zoo_entry",
-           "save_differences", "save_search_difference", "shrink_events_file",
-           "shrink_requests_file", "shrink_story_file", "shrink_timings", "story_assignors",
-           "story_report", "write_record", "zoo_table"]
+__all__ = ["ASSIGNORS", "BatteryResult", "Bisection", "BmcOutcome", "DiffResult",
+           "EngineInputError", "EngineResult", "Finding", "INVARIANT_ROWS", "MatrixRun",
+           "References", "Replayed", "SCENARIOS_SHARE", "SMALL_SCOPE", "SavedFile",
+           "SavedFileError", "StoriesResult", "StoryReplay", "ZooOutcome", "audit_config",
+           "bisect_file", "bisect_many", "check_json", "check_scope", "check_text",
+           "classify_saved", "close_all", "describe", "diff_pairs", "expand_targets",
+           "findings_lines", "fuzz_one", "group_target", "large_scope_warning", "matrix_json",
+           "matrix_text", "offers_of", "parse_assignors", "parse_versions", "plan_cells",
+           "prove_target", "read_saved", "replay_events_file", "replay_requests_file",
+           "replay_story", "requests_lines", "resolve_audit_target", "resolved", "run_audit_job",
+           "run_batteries", "run_battery", "run_bmc", "run_codec", "run_diff", "run_diff_stories",
+           "run_fuzz", "run_matrix", "run_prove", "run_release_matrix", "run_scenarios_engine",
+           "run_stories", "run_vectors", "run_zoo_entry", "save_differences",
+           "save_search_difference", "shrink_events_file", "shrink_requests_file",
+           "shrink_story_file", "shrink_timings", "story_assignors", "story_report",
+           "write_matrix", "write_record", "zoo_table"]
 
 #: public name → (module of this package, name in it)
 _PUBLIC: dict[str, tuple[str, str]] = {
@@ -103,6 +110,16 @@ _PUBLIC: dict[str, tuple[str, str]] = {
     "run_audit_job": ("audit_run", "run_audit_job"),
     "shrink_timings": ("audit_run", "shrink_timings"),
     "ASSIGNORS": ("diff_runs", "ASSIGNORS"),
+    "Bisection": ("bisect_run", "Bisection"),
+    "bisect_file": ("bisect_run", "bisect_file"),
+    "bisect_many": ("bisect_run", "bisect_many"),
+    "MatrixRun": ("matrix_run", "MatrixRun"),
+    "matrix_json": ("matrix_report", "matrix_json"),
+    "matrix_text": ("matrix_report", "matrix_text"),
+    "parse_versions": ("matrix_run", "parse_versions"),
+    "plan_cells": ("matrix_run", "plan_cells"),
+    "run_release_matrix": ("matrix_run", "run_matrix"),
+    "write_matrix": ("matrix_report", "write_matrix"),
     "BatteryResult": ("battery", "BatteryResult"),
     "BmcOutcome": ("bmc_runs", "BmcOutcome"),
     "DiffResult": ("differential", "DiffResult"),

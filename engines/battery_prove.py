@@ -171,6 +171,11 @@ def run_prove(target: Target, scope_text: str, failures: str, *,
             finding.violation = (f"{report.violations[inv]:,} configuration(s), Kafka's "
                                  f"own ({finding.label}): {finding.violation}")
             result.inherited[inv] = finding
+    for cex in report.distinct:
+        if cex.invariant in result.checked and (cex.rule is None or strict):
+            request, response = cex.rounds[cex.round_no]
+            result.add(Finding(cex.invariant, cex.violations[0], cex.file,
+                               len(cex.config.members), _request_detail(request, response)))
     return result
 
 
@@ -223,8 +228,8 @@ def _merge(total: EngineResult, part: EngineResult) -> None:
     total.seconds += part.seconds
     total.runs += part.runs
     total.judged.update(part.judged)
-    for inv, finding in part.findings.items():
-        total.findings.setdefault(inv, finding)
+    for finding in part.every_finding():
+        total.add(finding)
     for inv, finding in part.inherited.items():
         total.inherited.setdefault(inv, finding)
     gaps = total.figures.setdefault("gap", {})

@@ -70,10 +70,20 @@ class EngineResult:
     #: invariants whose feature the target's client release lacks: never judged on it, so
     #: what the engine found of them is kept here, shown, and never a failure
     absent: dict[str, str] = field(default_factory=dict)
+    #: distinct counterexamples beyond the first per invariant in ``findings`` (another
+    #: file: the prover's other shapes of violation, another engine pass)
+    more: list[Finding] = field(default_factory=list)
 
     def add(self, finding: Finding) -> None:
-        self.findings.setdefault(finding.invariant, finding)
+        first = self.findings.setdefault(finding.invariant, finding)
+        if first is not finding and finding.file and finding.file != first.file \
+                and all(f.file != finding.file for f in self.more):
+            self.more.append(finding)
         self.judged[finding.invariant] = max(self.judged[finding.invariant], 1)
+
+    def every_finding(self) -> list[Finding]:
+        """Every distinct counterexample: the first per invariant, then ``more``."""
+        return [*self.findings.values(), *self.more]
 
     @property
     def failed(self) -> bool:
@@ -232,7 +242,7 @@ def save_json(directory: str | os.PathLike[str], stem: str, body: dict[str, Any]
 def record_profile(result: EngineResult, profile: dict[str, Any]) -> None:
     """Store the client profile in every counterexample file of ``result``: under the
     ``groupcheck`` notes of a request or codec file, at the top of the others."""
-    for finding in [*result.findings.values(), *result.inherited.values()]:
+    for finding in [*result.every_finding(), *result.inherited.values()]:
         if not finding.file or not finding.file.endswith(".json"):
             continue
         path = Path(finding.file)

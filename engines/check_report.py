@@ -58,6 +58,8 @@ def engine_json(result: BatteryResult, e: EngineResult) -> dict[str, Any]:
             "violations": {inv: {"violation": f.violation, "file": f.file, "size": f.size,
                                  "afterSeconds": round(result.after(f), 3)}
                            for inv, f in e.findings.items()},
+            "moreViolations": [{"invariant": f.invariant, "violation": f.violation,
+                                "file": f.file, "size": f.size} for f in e.more],
             "inheritedFromKafka": {inv: {"violation": f.violation, "file": f.file,
                                          "label": f.label}
                                    for inv, f in e.inherited.items()}}

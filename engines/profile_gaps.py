@@ -90,5 +90,6 @@ def mark_absent(result: EngineResult, absent: Mapping[str, str]) -> EngineResult
         result.absent[inv] = why
         result.findings.pop(inv, None)
         result.inherited.pop(inv, None)
+        result.more = [f for f in result.more if f.invariant != inv]
         result.judged.pop(inv, None)
     return result

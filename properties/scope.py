@@ -63,7 +63,7 @@ from .scope_space import (
 
 __all__ = ["FORMAT", "AssignFn", "Config", "Counterexample", "ProofReport", "Scope",
            "build_request", "claim_mode", "enumerate_scope", "judge", "parse_bounds", "prove",
-           "save_counterexample", "upper_bound"]
+           "save_counterexample", "upper_bound", "violation_shape"]
 
 
 @dataclass
@@ -84,6 +84,10 @@ class _Partial:
     smallest: dict[str, tuple[tuple[Any, ...], Counterexample]] = field(default_factory=dict)
     optimum_by: Counter[str] = field(default_factory=Counter)
     gap_examples: dict[int, tuple[tuple[Any, ...], dict[str, Any]]] = field(
+        default_factory=dict)
+    #: the smallest counterexample of each shape of violation (`violation_shape`), at most
+    #: `MAX_SHAPES` shapes per invariant: the distinct ways the target breaks it
+    shapes: dict[tuple[str, str], tuple[tuple[Any, ...], Counterexample]] = field(
         default_factory=dict)
 
     def add(self, config: Config, j: Judgement, fresh: bool = True) -> None:
@@ -144,6 +148,21 @@ class _Partial:
             best = self.smallest.get(inv)
             if best is None or key < best[0]:
                 self.smallest[inv] = (key, cex)
+        for shape, (key, cex) in other.shapes.items():
+            best = self.shapes.get(shape)
+            known = sum(1 for i, _ in self.shapes if i == shape[0])
+            if (best is None and known < MAX_SHAPES) or (best is not None and key < best[0]):
+                self.shapes[shape] = (key, cex)
+
+
+MAX_SHAPES = 6  # distinct counterexamples kept per invariant
+_NAMES = re.compile(r"\b(?:[A-Za-z_][A-Za-z_.]*\d*-\d+|m\d+|c\d+|[A-Za-z]*\d+)\b")
+
+
+def violation_shape(violation: str, words: int = 6) -> str:
+    """The first ``words`` words of a violation with member, topic and partition names and
+    numbers normalised: two violations of one shape are one defect met twice."""
+    return " ".join(_NAMES.sub("#", violation).split()[:words])
 
 
 _WORKER: dict[str, Any] = {}
@@ -287,8 +306,11 @@ def prove(assign: AssignFn, assignor: str, scope: Scope | None = None, *,
         z3_ok = gaps and Optimiser(exact).available
     seconds = time.perf_counter() - started
     counterexamples = {inv: cex for inv, (_, cex) in total.smallest.items()}
+    chosen = {id(c) for c in counterexamples.values()}
+    distinct = [cex for _, (_, cex) in sorted(total.shapes.items(), key=lambda x: x[1][0])
+                if id(cex) not in chosen and not _same(cex, counterexamples[cex.invariant])]
     if failures is not None:
-        for cex in counterexamples.values():
+        for cex in [*counterexamples.values(), *distinct]:
             cex.file = str(save_counterexample(failures, target, scope, cex))
     return ProofReport(
         target=target, assignor=assignor, scope=scope, configurations=total.configs,
@@ -303,7 +325,11 @@ def prove(assign: AssignFn, assignor: str, scope: Scope | None = None, *,
         rules={inv: sorted(r) for inv, r in total.rules.items()},
         violations_labelled=dict(total.weighted),
         gap_examples={g: ex for g, (_, ex) in total.gap_examples.items()},
-        gaps_measured=gaps, claims_hidden=mode, claims_note=claims_note)
+        gaps_measured=gaps, claims_hidden=mode, claims_note=claims_note, distinct=distinct)
+
+
+def _same(a: Counterexample, b: Counterexample) -> bool:
+    return a.rounds[a.round_no][0] == b.rounds[b.round_no][0]
 
 
 def claim_mode(scope: Scope, assignor: str, enumerate_all: bool,

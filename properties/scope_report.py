@@ -68,6 +68,9 @@ class ProofReport:
     #: which claims were aggregated (a ``scope_blind`` mode: "all", "unsubscribed"), if any
     claims_hidden: str | None = None
     claims_note: str = ""
+    #: more counterexamples: the smallest of each other shape of violation (the
+    #: ``counterexamples`` hold the smallest per invariant)
+    distinct: list[Counterexample] = field(default_factory=list)
 
     @property
     def proved(self) -> bool:

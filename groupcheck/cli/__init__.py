@@ -19,11 +19,13 @@ from collections.abc import Sequence
 from . import (
     assign_command,
     audit_command,
+    bisect_command,
     broker_command,
     check_command,
     diff_command,
     fuzz_command,
     jsonl_command,
+    matrix_command,
     prove_command,
     replay_command,
     scenarios_command,
@@ -37,7 +39,7 @@ __all__ = ["COMMANDS", "build_parser", "main"]
 #: the commands, in the order ``groupcheck --help`` lists them
 COMMANDS = (jsonl_command, assign_command, fuzz_command, replay_command, prove_command,
             check_command, zoo_command, diff_command, audit_command, scenarios_command,
-            shrink_command, broker_command)
+            shrink_command, matrix_command, bisect_command, broker_command)
 
 
 def build_parser() -> argparse.ArgumentParser:

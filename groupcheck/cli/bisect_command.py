@@ -1,0 +1,53 @@
+"""``groupcheck bisect FILE --versions A..B [--assignor A]`` (or ``--target T``, repeatable):
+a saved counterexample (a request file or a state-machine replay file) replayed on every
+version in order: one line per version (present, absent or n/a, and the violation), then
+where it was first seen and where it is gone.
+
+Exit codes: 1 when some version shows it, 0 when none does, 2 bad arguments.
+"""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+from .. import engines
+from .shared import (
+    NO_ENVIRONMENT,
+    Environment,
+    UsageError,
+    add_assignor_option,
+    add_timeout_option,
+)
+
+__all__ = ["register"]
+
+
+def run(args: argparse.Namespace, env: Environment = NO_ENVIRONMENT) -> int:
+    targets = list(args.target)
+    if args.versions:
+        targets += engines.parse_versions(args.versions, env.settings.maven_repo)
+    if not targets:
+        raise UsageError("bisect: give --versions A..B or --target T (repeatable)")
+    found = engines.bisect_file(args.file, targets, assignor=args.assignor,
+                                timeout=args.timeout, settings=env.settings)
+    width = max(len(t) for t in targets)
+    print(f"bisecting {args.file} ({found.invariant or 'any invariant'}) over "
+          f"{len(targets)} target(s)")
+    for o in found.outcomes:
+        print(f"  {o.target:<{width}}  {o.verdict:<8} {o.text}")
+    print(found.summary())
+    return 1 if found.present_in else 0
+
+
+def register(sub: Any) -> None:
+    p = sub.add_parser("bisect", help="replay a saved counterexample on every Kafka release "
+                                      "in a range: first seen in, gone in")
+    p.add_argument("file", help="a request file or a state-machine replay file")
+    p.add_argument("--versions", default=None, metavar="A..B",
+                   help="every java@V: of the Maven repository from A to B inclusive")
+    p.add_argument("--target", action="append", default=[],
+                   help="a target to replay on, in order (repeatable; after --versions)")
+    add_assignor_option(p, "the assignor (default: the file's)", repeat=False)
+    add_timeout_option(p)
+    p.set_defaults(func=run)

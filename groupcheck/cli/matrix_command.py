@@ -1,0 +1,74 @@
+"""``groupcheck matrix TARGET… [--versions A..B]``: the battery on every cell of targets ×
+assignors (each cell within ``--budget`` seconds, ``--jobs`` cells at a time), every
+counterexample bisected over the targets of its assignor; the table on the terminal,
+``matrix.json`` and ``index.html`` in ``--out``.
+
+Exit codes: 0 every invariant judged held (or Kafka's own, labelled), 1 a violation,
+2 bad arguments (one line).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import Any
+
+from .. import engines
+from .shared import (
+    NO_ENVIRONMENT,
+    Environment,
+    UsageError,
+    add_assignor_option,
+    add_timeout_option,
+    folder_problem,
+    int_at_least,
+    positive_seconds,
+)
+
+__all__ = ["register"]
+
+
+def run(args: argparse.Namespace, env: Environment = NO_ENVIRONMENT) -> int:
+    targets = list(args.targets)
+    if args.versions:
+        targets += [t for t in engines.parse_versions(args.versions, env.settings.maven_repo)
+                    if t not in targets]
+    if not targets:
+        raise UsageError("matrix: name at least one target, or --versions A..B")
+    problem = folder_problem(args.out, "--out")
+    if problem:
+        raise UsageError(problem)
+    plan = engines.plan_cells(targets, engines.parse_assignors(args.assignor), env.settings)
+    out = Path(args.out)
+    result = engines.run_release_matrix(plan, budget=args.budget, seed=args.seed, jobs=args.jobs,
+                                out=out, settings=env.settings, timeout=args.timeout,
+                                parity=args.parity, vectors=env.vectors,
+                                progress=lambda line: print(line, file=sys.stderr))
+    data, page = engines.write_matrix(result, targets, out)
+    print(engines.matrix_text(result))
+    print(f"wrote {data} and {page}")
+    return 1 if result.failed else 0
+
+
+def register(sub: Any) -> None:
+    p = sub.add_parser("matrix", help="the battery on every target × assignor (Kafka's "
+                                      "releases), counterexamples bisected over them")
+    p.add_argument("targets", nargs="*", metavar="TARGET",
+                   help="targets, e.g. java@2.8.0: java@3.4.0: (in the order to bisect)")
+    p.add_argument("--versions", default=None, metavar="A..B",
+                   help="also every java@V: of the Maven repository ($GROUPCHECK_MAVEN_REPO) "
+                        "from A to B inclusive, oldest first (A.. or ..B: open ended)")
+    add_assignor_option(p)
+    p.add_argument("--budget", type=positive_seconds, default=30.0,
+                   help="seconds per cell (target × assignor; default %(default)s)")
+    p.add_argument("--jobs", type=int_at_least(1), default=2,
+                   help="cells at a time, each in its own process (default %(default)s)")
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--parity", action="store_true",
+                   help="also hold each cell against the golden vectors ($GROUPCHECK_VECTORS)")
+    add_timeout_option(p)
+    p.add_argument("--out", default="matrix-out",
+                   help="where matrix.json, index.html and the counterexamples go "
+                        "(default %(default)s)")
+    p.set_defaults(func=run)
