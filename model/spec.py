@@ -231,6 +231,8 @@ class ReferenceModel:
                     A.revoke_before_reassign(record.owned, record.assignment)]
         if (record.protocol == "COOPERATIVE" or record.observed) and self.generations:
             for m, c in record.claims.items():
+                if m in record.generationless:
+                    continue
                 self.judge("I6", bool(c.owned))
                 if c.generation < 0 and c.owned:
                     out.append(f"gen {record.generation}: I6: {m} claims {len(c.owned)} "

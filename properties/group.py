@@ -87,6 +87,9 @@ class RebalanceRecord:
     observed: bool = False
     given: dict[str, tuple[TopicPartition, ...]] = field(default_factory=dict)
     unreadable: tuple[str, ...] = ()
+    #: members whose client release sends no generation (no KIP-792, none in its user
+    #: data): a claim without one is what that release sends, not an I6 breach
+    generationless: frozenset[str] = frozenset()
 
 
 @dataclass(frozen=True)

@@ -272,12 +272,27 @@ def _wire(spec: str, *, settings: Settings, **_: Any) -> Target:
                               f"{', '.join(info.assignors)}, not {assignor}")
     target = f"wire:{spec}"
     profiles = tuple(dict.fromkeys(i.profile for i in infos))
+    hints = MachineHints(assignor, profiles=profiles, upgrades=False, wire=True,
+                         adversarial=adversarial, steering=broker != "mock")
+    releases = {c: _release_profile(c, classpaths[c], settings)
+                for c in dict.fromkeys(clients) if built_client(c) == "java" and "@" in c}
+    generationless = frozenset(c for c, p in releases.items() if not p.has("generation"))
     return Target(target, assignor,
                   group=lambda: WireGroup(target, clients, assignor, broker, classpaths,
-                                          settings.wire_trace),
-                  hints=MachineHints(assignor, profiles=profiles, upgrades=False, wire=True,
-                                     adversarial=adversarial, steering=broker != "mock"),
-                  fork_safe=False).promise()
+                                          settings.wire_trace, generationless),
+                  hints=hints, fork_safe=False,
+                  profile=next(iter(releases.values())) if len(releases) == 1 else None
+                  ).promise()
+
+
+def _release_profile(client: str, classpath: str, settings: Settings) -> ClientProfile:
+    """What the release of a ``java@<release>`` member implements, asked of the ``java:``
+    driver on the same classpath (one JVM per release, kept for the run)."""
+    try:
+        return java_profile(java_process(classpath, settings.jsonl_timeout, label=client))
+    except (JavaUnavailable, TargetFailure, TargetAnswerError, ProfileError) as exc:
+        raise TargetError(f"wire: {client} cannot tell what its client implements: {exc}"
+                          ) from None
 
 
 RESOLVERS: dict[str, Callable[..., Target]] = {

@@ -7,13 +7,13 @@ client, or one member only when its client crashes by kill. The engines' events 
 commands — join is ``create``, leave ``close``, crash ``crash`` (or SIGKILL), stall and wake
 ``stop_polling`` / ``start_polling``, pause / resume / subscribe the client's calls — and
 metadata, injected errors, delayed answers and SyncGroup orders go to the backend
-(`backends.backend`). Every driver event lands in one `WireLog`, merged by CLOCK_MONOTONIC; `step()`
-shows the next entry (waiting, with a deadline, when there is none yet), so ownership is exactly
-the recorded intervals, from the end of an assign callback to the end of the revoke or lost
-callback that releases the partition. Each generation the coordinator completes is shown too,
-decoded from its bytes (`rounds`), with what the members owned when the leader's assignment
-reached it; on a backend that answers DescribeGroups (groupcheck's broker) the bytes judged are
-the ones the coordinator describes.
+(`backends.backend`). Every driver event lands in one `WireLog`, merged by CLOCK_MONOTONIC;
+`step()` shows the next entry (waiting, with a deadline, when there is none yet), so ownership
+is exactly the recorded intervals, from the end of an assign callback to the end of the revoke
+or lost callback that releases the partition. Each generation the coordinator completes is
+shown too, decoded from its bytes (`rounds`), with what the members owned when the leader's
+assignment reached it; on a backend that answers DescribeGroups (groupcheck's broker) the
+bytes judged are the ones the coordinator describes.
 
 The group is settled when nothing is waiting to be shown, no JoinGroup is in flight, the
 coordinator's latest generation is complete and lists exactly the polling members, each with
@@ -21,9 +21,9 @@ its current subscription and owning exactly what that generation assigned it, an
 members own every partition of their topics exactly once. The view's generation counts the
 generations the coordinator completed (the mock numbers freely, and a round nobody finished
 is no rebalance a member saw); each member keeps the generation its client reports. A mixed
-group (`wire:mixed:a+b:<assignor>`) gives members to the clients in turn, by the order in
-which names first join; each member is judged by its client's profile.
-"""
+group (``wire:mixed:java@2.8.0+kafka-python:<assignor>``) gives members to the clients in
+turn, by the order of first joins; each is judged by its client's profile (no I6 on claims
+of a release that sends no generation)."""
 
 from __future__ import annotations
 
@@ -83,11 +83,12 @@ class WireGroup:
 
     def __init__(self, name: str, clients: tuple[str, ...], assignor: str,
                  broker: str = "groupcheck", classpaths: Mapping[str, str] | None = None,
-                 trace: bool = False) -> None:
+                 trace: bool = False, generationless: frozenset[str] = frozenset()) -> None:
         self.name, self.assignor = name, assignor
-        #: Kafka's client for each java driver (``java``, ``java@3.4.0``), by client name
-        self.classpaths = dict(classpaths or {})
         self.cooperative = assignor in COOPERATIVE_PROTOCOLS
+        #: Kafka's client for each java driver (``java``, ``java@3.4.0``), by client name;
+        #: the clients whose release sends no generation
+        self.classpaths, self.generationless = dict(classpaths or {}), generationless
         self.infos = {c: hello(c, self.classpaths.get(c, "")) for c in clients}
         self.order = list(clients)
         self.backend = make_backend(broker, frozenset(i.client for i in self.infos.values()),
@@ -98,10 +99,8 @@ class WireGroup:
         self.shared: dict[str, DriverProcess] = {}  # client → its driver (crash by command)
         self.drivers: list[DriverProcess] = []
         self.sources: dict[tuple[int, str], int] = {}  # (driver, member) → incarnation
-        self.applied = 0
-        self.shown_rounds: set[int] = set()
-        self.described = 0  # rounds judged on what DescribeGroups gave
-        self._incarnations = 0
+        self.applied, self._incarnations = 0, 0
+        self.described, self.shown_rounds = 0, set[int]()  # rounds judged on DescribeGroups
         self._pending: dict[str, list[Any]] = {k: [] for k in (
             "callbacks", "records", "errors", "subscribes", "pauses", "rebalances")}
 
@@ -322,7 +321,8 @@ class WireGroup:
         round_ = self._as_described(round_)
         given = given_before(self.backend.rounds(), round_)
         rebalance: RebalanceRecord = record(round_, self._owned_at(round_.at_ns), given)
-        self._pending["rebalances"].append(rebalance)
+        self._pending["rebalances"].append(replace(rebalance, generationless=frozenset(
+            n for n, c in self.turns.items() if c in self.generationless)))
 
     def _as_described(self, round_: GroupRound) -> GroupRound:
         """Where the backend answers DescribeGroups (groupcheck's broker),
