@@ -36,6 +36,7 @@ from ..properties.scope import Scope, build_request, enumerate_scope
 from ..targets.processes.jsonl_process import TargetFailure
 from ..targets.target import Target
 from .battery_golden import answer, load_assign_vectors, partition_sets
+from .request_replay import judge_answer
 
 __all__ = ["AnswerFn", "AssignFn", "DiffResult", "Pair", "answer_fn", "answer_table",
            "builtin_answer", "canonical_error", "describe", "disagree", "explained_text",
@@ -323,6 +324,18 @@ def describe(result: DiffResult, name_a: str, name_b: str) -> str:
         f"shrunk from {result.original_size[0]} members / {result.original_size[1]} partitions "
         f"to {size[0]} members / {size[1]} partitions:",
         f"request: {json.dumps(result.request, ensure_ascii=False)}",
-        f"  {name_a} answered", answer_table(result.a),
-        f"  {name_b} answered", answer_table(result.b),
+        f"  {name_a} answered", answer_table(result.a), *_broken(result.request, result.a),
+        f"  {name_b} answered", answer_table(result.b), *_broken(result.request, result.b),
     ])
+
+
+def _broken(request: dict[str, Any], response: dict[str, Any]) -> list[str]:
+    """Which invariants one side's answer breaks (`request_replay.judge_answer`), or that
+    it breaks none."""
+    if "error" in response:
+        return ["    breaks: ERROR (it raised)"]
+    try:
+        found = judge_answer(request, response)
+    except ValueError as exc:
+        return [f"    cannot be judged: {exc}"]
+    return [f"    breaks {v}" for v in found] or ["    breaks no invariant"]

@@ -2,7 +2,8 @@
 targets disagree; over the audit's chains of rebalances (``--stories N``); or saved
 requests run again on both targets (``--request FILE``, any saved file that holds requests).
 
-    groupcheck diff --target A --target B [--assignor A] [--scope S] [--no-vectors]
+    groupcheck diff A B [--assignor A] [--scope S] [--no-vectors]   (two releases:
+                    groupcheck diff java@3.4.0: java@3.5.1:; --target A --target B too)
     groupcheck diff --target builtin:sticky --target java: --stories 1000 [--seed S]
                     [--start I] [--workers W] [--timeout S] [--failures DIR]
     groupcheck diff --target builtin:sticky --target java: --request FILE [--request ...]
@@ -90,8 +91,10 @@ def _search(args: argparse.Namespace, env: Environment,
 
 
 def run(args: argparse.Namespace, env: Environment = NO_ENVIRONMENT) -> int:
+    args.target = [*(args.target or []), *args.targets]
     if len(args.target) != 2:
-        raise engines.EngineInputError("diff: give exactly two --target options")
+        raise engines.EngineInputError("diff: give exactly two targets (A B, or --target A "
+                                       "--target B)")
     if args.stories:
         return _stories(args, env)
     engines.check_scope(args.scope)
@@ -112,6 +115,8 @@ def run(args: argparse.Namespace, env: Environment = NO_ENVIRONMENT) -> int:
 
 def register(sub: Any) -> None:
     p = sub.add_parser("diff", help="find the smallest input on which two targets disagree")
+    p.add_argument("targets", nargs="*", metavar="TARGET",
+                   help="the two targets, e.g. java@3.4.0: java@3.5.1: (or --target twice)")
     add_target_option(p, "two targets (the second is the reference)", repeat=True)
     p.add_argument("--assignor", action="append", default=None,
                    help="compare only these assignors (repeatable or comma-separated; "
