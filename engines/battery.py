@@ -200,11 +200,11 @@ def run_batteries(targets: Sequence[Target], *, budget: float = 120.0, parity: b
                 engine.name, skipped="the run stopped at its first finding (--first)"))
             return
         ref = reference(targets[i]) if reference is not None else None
-        out = mark_absent(engine.run(targets[i], replace(ctx, reference=ref)),
-                          absent_invariants(targets[i]))
+        out = engine.run(targets[i], replace(ctx, reference=ref))
         profile = targets[i].profile
-        if profile is not None:
+        if profile is not None:  # every file, those of absent invariants too
             record_profile(out, profile.to_json())
+        mark_absent(out, absent_invariants(targets[i]))
         results[i].engines.append(out)
         stopped = first and out.failed
 
