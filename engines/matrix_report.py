@@ -22,7 +22,8 @@ from .matrix_run import Cell, MatrixRun
 
 __all__ = ["columns", "matrix_json", "matrix_text", "smallest", "write_matrix"]
 
-_CLASS = {"VIOLATED": "bad", "ok": "ok", "Kafka's": "kafka", "n/j": "na", "-": "na"}
+_CLASS = {"VIOLATED": "bad", "ok": "ok", "Kafka's": "kafka", "absent": "na", "n/j": "na",
+          "-": "na"}
 
 
 def columns(cells: list[Cell]) -> list[str]:
@@ -51,14 +52,18 @@ def matrix_text(run: MatrixRun) -> str:
     width = max([6] + [len(c.target) for c in cells])
     awidth = max([8] + [len(c.assignor) for c in cells])
     lines = [f"{'target':<{width}} {'assignor':<{awidth}} {'secs':>7} "
-             + " ".join(f"{inv:<8}" for inv in invs)]
+             + " ".join(f"{inv:<8}" for inv in invs) + " cost (members)"]
     for cell in cells:
         if cell.result is None:
             lines.append(_row_head(cell, width, awidth) + f"not supported: {cell.error}")
             continue
         verdicts = cell.verdicts()
-        lines.append(_row_head(cell, width, awidth)
-                     + " ".join(f"{verdicts[inv]:<8}" for inv in invs).rstrip())
+        lines.append((_row_head(cell, width, awidth)
+                      + " ".join(f"{verdicts[inv]:<8}" for inv in invs)
+                      + " " + cell.cost()).rstrip())
+    profiles = _profiles(run)
+    if profiles:
+        lines += ["", "client profiles:", *(f"  {t}  {p}" for t, p in profiles.items())]
     found = _finding_lines(run)
     if found:
         lines += ["", "counterexamples (bisected over the targets of their assignor):", *found]
@@ -69,6 +74,12 @@ def matrix_text(run: MatrixRun) -> str:
                   f"{len(cells) - bad - held} not supported",
               "VIOLATED" if run.failed else "every invariant judged held"]
     return "\n".join(lines)
+
+
+def _profiles(run: MatrixRun) -> dict[str, str]:
+    """Each target's client profile (those that have one), in the table's order."""
+    return {c.target: c.result.profile for c in run.cells
+            if c.result is not None and c.result.profile}
 
 
 def _finding_lines(run: MatrixRun) -> list[str]:
@@ -109,12 +120,13 @@ def _table(run: MatrixRun) -> str:
     e = html.escape
     invs = columns(run.cells)
     rows = ["<tr><th>target</th><th>assignor</th><th>seconds</th>"
-            + "".join(f"<th>{e(i)}</th>" for i in invs) + "<th>counterexample</th></tr>"]
+            + "".join(f"<th>{e(i)}</th>" for i in invs)
+            + "<th>cost (members)</th><th>counterexample</th></tr>"]
     for cell in run.cells:
         head = (f"<tr><td>{e(cell.target)}</td><td>{e(cell.assignor)}</td>"
                 f"<td>{cell.seconds:.1f}</td>")
         if cell.result is None:
-            rows.append(head + f"<td colspan='{len(invs) + 1}' class='na'>not supported: "
+            rows.append(head + f"<td colspan='{len(invs) + 2}' class='na'>not supported: "
                                f"{e(cell.error)}</td></tr>")
             continue
         verdicts = cell.verdicts()
@@ -123,7 +135,7 @@ def _table(run: MatrixRun) -> str:
                       f"title='{e('; '.join(why.get(i, [])), quote=True)}'>"
                       f"{e(verdicts[i])}</td>" for i in invs)
         link = (f"<a href='#{_anchor(cell)}'>smallest</a>" if cell.failed else "")
-        rows.append(head + tds + f"<td>{link}</td></tr>")
+        rows.append(head + tds + f"<td>{e(cell.cost())}</td><td>{link}</td></tr>")
     return "<table>" + "".join(rows) + "</table>"
 
 
@@ -194,7 +206,10 @@ def matrix_html(run: MatrixRun, targets: list[str]) -> str:
              f"</title><style>{CSS}</style></head><body>", "<h1>groupcheck matrix</h1>",
              f"<p>{html.escape(', '.join(targets))}: {len(run.cells)} cell(s), budget "
              f"{run.budget:g}s a cell, seed {run.seed}, {run.seconds:.1f}s in all. "
-             "Hover a n/j cell for why it was not judged.</p>",
+             "Hover an absent or n/j cell for why it was not judged.</p>",
+             "<h2>Client profiles</h2><ul>" + "".join(
+                 f"<li>{html.escape(t)}: {html.escape(p)}</li>"
+                 for t, p in _profiles(run).items()) + "</ul>",
              f"<p class='{'bad' if run.failed else 'ok'}'>"
              f"{'VIOLATED' if run.failed else 'every invariant judged held'}</p>",
              _table(run), "<h2>Bisections</h2>",

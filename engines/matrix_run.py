@@ -49,8 +49,10 @@ __all__ = ["Cell", "CellJob", "MatrixRun", "cell_verdict", "parse_versions", "pl
 
 #: a cell's verdict per invariant, most telling first
 SHORT = {"VIOLATED": "VIOLATED", "Kafka's": "Kafka's", "reproduced": "Kafka's",
-         "holds": "ok"}
-RANK = ("VIOLATED", "Kafka's", "ok", "n/j", "-")
+         "holds": "ok", "absent": "absent"}
+#: a cell shows its engines' most telling verdict: a violation first; ``absent`` (the
+#: release lacks the feature) before "not judged"
+RANK = ("VIOLATED", "Kafka's", "ok", "absent", "n/j", "-")
 
 
 def parse_versions(text: str, repo: str) -> list[str]:
@@ -133,6 +135,15 @@ class Cell:
             return {}
         return {inv: cell_verdict(self.result.engines, inv) for inv in INVARIANT_ROWS}
 
+    def cost(self) -> str:
+        """The scale engine's growth on the members ladder and its largest time (``n^1.21
+        0.44s``), or '' when it measured none."""
+        scale = [e for e in self.result.engines if e.engine == "scale"] if self.result else []
+        figures = scale[0].figures.get("cost", {}).get("members", {}) if scale else {}
+        if "k" not in figures:
+            return ""
+        return f"n^{figures['k']:.2f} {figures['seconds']:.2g}s"
+
     def to_json(self) -> dict[str, Any]:
         body: dict[str, Any] = {"target": self.target, "assignor": self.assignor,
                                 "seconds": round(self.seconds, 3),
@@ -141,6 +152,8 @@ class Cell:
             body["error"] = self.error
         else:
             body["verdicts"] = self.verdicts()
+            body["cost"] = self.cost()
+            body["profile"] = self.result.profile or None
             body["notJudged"] = not_judged(self.result.engines)
             body["result"] = battery_json(self.result)
         return body
@@ -157,10 +170,10 @@ def not_judged(engines: Sequence[EngineResult]) -> dict[str, list[str]]:
     """Per invariant no engine judged: each engine's verdict and reason, as it gave them."""
     out: dict[str, list[str]] = {}
     for inv in INVARIANT_ROWS:
-        if cell_verdict(engines, inv) != "n/j":
+        if cell_verdict(engines, inv) not in ("n/j", "absent"):
             continue
         out[inv] = [f"{e.engine}: {e.verdict(inv)}: {e.why_not(inv)}" for e in engines
-                    if not e.skipped and e.verdict(inv).startswith("not judged")]
+                    if not e.skipped and e.verdict(inv) in ("not judged", "absent")]
     return out
 
 

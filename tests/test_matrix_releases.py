@@ -1,7 +1,8 @@
-"""``groupcheck bisect`` across three of Kafka's releases (oldest, middle, newest): a request
-that puts a generation in a subscription fails on a client without KIP-792. Skipped with the
-reason without $GROUPCHECK_MAVEN_REPO or a JDK, failed instead when GROUPCHECK_REQUIRE_KAFKA is
-set (`kafka_releases`)."""
+"""``groupcheck bisect`` across three of Kafka's releases (oldest, middle, newest): finding
+F-R1 — cooperative-sticky gives a partition to a member that subscribes to nothing when that
+member's generation is higher than the claimant's — is present in 3.4.0 and absent in 2.8.0
+and 4.0.0-SNAPSHOT. Skipped with the reason without $GROUPCHECK_MAVEN_REPO or a JDK, failed
+instead when GROUPCHECK_REQUIRE_KAFKA is set (`kafka_releases`)."""
 
 from __future__ import annotations
 
@@ -13,7 +14,7 @@ from groupcheck.cli import main
 
 from kafka_releases import DEFAULT_RUN, repo_releases
 
-FILE = Path(__file__).parent / "data" / "generation_without_kip792.json"
+FILE = Path(__file__).parent / "data" / "cooperative_sticky_gives_to_unsubscribed.json"
 
 
 def test_bisect_across_three_releases(capsys: pytest.CaptureFixture[str]) -> None:
@@ -26,4 +27,7 @@ def test_bisect_across_three_releases(capsys: pytest.CaptureFixture[str]) -> Non
     versions = [line.split()[0] for line in out[1:-1]]
     assert versions == [f"java@{v}:" for v in DEFAULT_RUN]
     assert all(line.split()[1] in ("present", "absent") for line in out[1:-1])
-    assert code == 1 and out[-1].startswith("first seen in java@2.8.0:; gone in java@3.4.0:")
+    assert [line.split()[1] for line in out[1:-1]] == ["absent", "present", "absent"]
+    assert "I2: t1-0 assigned to m0, which does not subscribe to t1" in out[2]
+    assert code == 1 and out[-1].startswith(
+        "first seen in java@3.4.0:; gone in java@4.0.0-SNAPSHOT:")
