@@ -14,8 +14,10 @@
  * assignor keeps it there, in the Subscription where it has one (KIP-792), and is absent
  * where neither; its rack is dropped where Subscription has none (KIP-881); what was left
  * out is answered in "dropped" {member: [field, ...]} (members with nothing dropped are
- * not listed). Raw mode hands the fields to the assignor as given, and refuses a field
- * this release cannot carry. A group has at least one member (its leader): an empty
+ * not listed). Raw mode hands the fields to the assignor as this release's leader reads
+ * them: a field its reader does not have (a generation before KIP-792, a rack before KIP-881,
+ * which a newer member may well send) is left out, as its decoder leaves it, and answered in
+ * "dropped" the same way. A group has at least one member (its leader): an empty
  * "members" is a bad request, never handed to Kafka's assignor.
  * The leader keeps the subscriptions in a HashMap filled in request order, as Kafka's
  * ConsumerCoordinator does, and runs a fresh assignor instance once. Then each member
@@ -69,7 +71,7 @@ final class AssignOp {
             List<String> lost = new ArrayList<>();
             subscriptions.put(e.getKey(), "client".equals(mode)
                     ? clientSubscription(name, e.getKey(), member, version, lost)
-                    : rawSubscription(member));
+                    : rawSubscription(member, lost));
             if (!lost.isEmpty()) {
                 dropped.put(e.getKey(), lost);
             }
@@ -163,12 +165,13 @@ final class AssignOp {
         return read;
     }
 
-    private static Subscription rawSubscription(Map<String, Object> member) {
+    private static Subscription rawSubscription(Map<String, Object> member,
+                                                List<String> dropped) {
         Integer generation = Fields.optionalInt32(member, "generation");
-        Subscription subscription = Compat.subscription(Fields.strings(member, "topics"),
+        Subscription subscription = Compat.memberSubscription(Fields.strings(member, "topics"),
                 Fields.base64(member, "userData"), Fields.partitions(member, "owned"),
                 generation == null ? -1 : generation,
-                Optional.ofNullable(Fields.optionalString(member, "rack")));
+                Optional.ofNullable(Fields.optionalString(member, "rack")), dropped);
         subscription.setGroupInstanceId(Optional.ofNullable(
                 Fields.optionalString(member, "groupInstanceId")));
         return subscription;
