@@ -338,4 +338,4 @@ def _broken(request: dict[str, Any], response: dict[str, Any]) -> list[str]:
         found = judge_answer(request, response)
     except ValueError as exc:
         return [f"    cannot be judged: {exc}"]
-    return [f"    breaks {v}" for v in found] or ["    breaks no invariant"]
+    return [f"    breaks {v}" for v in dict.fromkeys(found)] or ["    breaks no invariant"]

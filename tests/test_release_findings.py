@@ -1,0 +1,42 @@
+"""The differences between Kafka's releases groupcheck found (``findings/java-releases-*``,
+F-R1 to F-R5; docs/explanation/findings.md) still show on exactly the releases each file
+records, and on no other: every file is bisected over every release the Maven repository
+holds of those it names."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from groupcheck.engines import bisect_file
+
+from environment import SETTINGS
+from kafka_releases import repo_releases
+
+FINDINGS = sorted((Path(__file__).resolve().parent.parent / "findings")
+                  .glob("java-releases-*.json"))
+
+
+def _notes(path: Path) -> dict[str, Any]:
+    body = json.loads(path.read_text(encoding="utf-8"))
+    notes = body.get("release_finding") or body["groupcheck"]
+    return dict(notes)
+
+
+def test_every_release_finding_is_kept() -> None:
+    assert sorted(_notes(p)["finding"] for p in FINDINGS) == [f"F-R{n}" for n in range(1, 6)]
+
+
+@pytest.mark.parametrize("path", FINDINGS, ids=lambda p: p.stem)
+def test_a_release_finding_shows_on_exactly_its_releases(path: Path) -> None:
+    notes = _notes(path)
+    named = [*notes["present"], *notes["absent"]]
+    releases = repo_releases(*named)
+    result = bisect_file(str(path), [f"java@{v}:" for v in releases], settings=SETTINGS)
+    assert not result.error, result.error
+    assert result.invariant == notes["invariant"]
+    assert result.present_in == [f"java@{v}:" for v in releases if v in notes["present"]]
+    assert result.absent_in == [f"java@{v}:" for v in releases if v in notes["absent"]]
