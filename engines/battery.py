@@ -54,7 +54,7 @@ from .battery_golden import (
     run_vectors,
     vectors_dir,
 )
-from .battery_prove import PORTFOLIO, prover_reasons, run_prove, run_prove_within, run_scenarios
+from .battery_prove import prover_reasons, run_prove, run_prove_within, run_scenarios
 from .battery_results import (
     DEFAULT_SCOPE,
     ENGINES,
@@ -69,7 +69,7 @@ from .battery_results import (
     save_json,
 )
 from .battery_scale import run_scale
-from .profile_gaps import absent_invariants, mark_absent, prover_scopes
+from .profile_gaps import absent_invariants, mark_absent
 from .scenario_engine import run_scenarios_engine
 
 __all__ = ["DEFAULT_SCOPE", "ENGINES", "ENGINE_LIST", "INVARIANT_ROWS", "SMALL_SCOPE",
@@ -120,8 +120,7 @@ def _prove(target: Target, ctx: Context) -> EngineResult:
         return run_prove(target, ctx.scope, ctx.failures, workers=ctx.workers,
                          strict=ctx.strict, reference=ctx.reference)
     return run_prove_within(target, ctx.total * PROVE_SHARE / ctx.targets, ctx.failures,
-                            scopes=prover_scopes(target, PORTFOLIO), workers=ctx.workers,
-                            strict=ctx.strict, reference=ctx.reference)
+                            workers=ctx.workers, strict=ctx.strict, reference=ctx.reference)
 
 
 def _vectors(target: Target, ctx: Context) -> EngineResult:

@@ -21,7 +21,7 @@ from typing import Any
 
 __all__ = ["DEFAULT_SCOPE", "ENGINES", "INVARIANT_ROWS", "SMALL_SCOPE", "BatteryResult",
            "EngineResult", "Finding", "figure_lines", "file_safe", "invariant_id",
-           "record_profile", "save_json"]
+           "note_profile", "record_profile", "save_json"]
 
 INVARIANT_ROWS = ("I1", "I2", "I3", "I4a", "I5", "I6", "I7", "I8", "I9", "I10", "I11", "I12",
                   "I13", "PARITY", "ERROR", "TIMEOUT")
@@ -243,16 +243,22 @@ def record_profile(result: EngineResult, profile: dict[str, Any]) -> None:
     """Store the client profile in every counterexample file of ``result``: under the
     ``groupcheck`` notes of a request or codec file, at the top of the others."""
     for finding in [*result.every_finding(), *result.inherited.values()]:
-        if not finding.file or not finding.file.endswith(".json"):
-            continue
-        path = Path(finding.file)
-        try:
-            body = json.loads(path.read_text(encoding="utf-8"))
-        except (OSError, ValueError):
-            continue
-        if not isinstance(body, dict):
-            continue
-        notes = body.get("groupcheck")
-        (notes if isinstance(notes, dict) else body)["clientProfile"] = profile
-        path.write_text(json.dumps(body, indent=1, ensure_ascii=False) + "\n",
-                        encoding="utf-8")
+        if finding.file:
+            note_profile(finding.file, profile)
+
+
+def note_profile(file: str | os.PathLike[str], profile: dict[str, Any]) -> None:
+    """Store ``profile`` in one counterexample file (see `record_profile`); a file that is
+    not a JSON object is left alone."""
+    path = Path(file)
+    if path.suffix != ".json":
+        return
+    try:
+        body = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return
+    if not isinstance(body, dict):
+        return
+    notes = body.get("groupcheck")
+    (notes if isinstance(notes, dict) else body)["clientProfile"] = profile
+    path.write_text(json.dumps(body, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")

@@ -10,28 +10,24 @@ features, and the battery holds it only to what it has. The target's profile
   subscription or user data (KIP-792) a member's claims cannot be told fresh from stale,
   so the hygiene of contested claims (I6) and the generation in the cooperative user data
   (I12) are not judged.
-* `prover_scopes`: without a generation, the prover's portfolio keeps one claimant per
-  partition (``claims=1``): two members claiming one partition is what only a generation
-  can settle.
-* `playable`: likewise the scenarios engine plays no story with contested claims or a
-  stalled member that comes back (its old claims collide with the new owner's).
+* `playable`: the scenarios engine, which stops at its first violation, plays no story with
+  contested claims or a stalled member that comes back (its old claims collide with the new
+  owner's): there I6 would come first and, absent, hide the rest. The prover runs contested
+  claims all the same (it judges every configuration of its scope), so what a release does
+  with two claims of one partition is still held to I1 and I5.
 * `mark_absent`: after an engine ran, what it found of an absent invariant moves to
   ``EngineResult.absent`` — shown, never a failure.
 """
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ..targets.target import Target
 from .battery_results import EngineResult
 
-__all__ = ["absent_invariants", "mark_absent", "playable", "prover_scopes"]
-
-_CLAIMS = re.compile(r"claims=\d+")
-
+__all__ = ["absent_invariants", "mark_absent", "playable"]
 
 def _generation_gap(target: Target) -> str | None:
     profile = target.profile
@@ -49,15 +45,6 @@ def absent_invariants(target: Target) -> dict[str, str]:
     if target.assignor == "cooperative-sticky":
         out["I12"] = f"{gap}: its cooperative user data carries no generation (KIP-792)"
     return out
-
-
-def prover_scopes(target: Target, scopes: Sequence[str]) -> tuple[str, ...]:
-    """The prover's portfolio for ``target``: one claimant per partition without a
-    generation (duplicates dropped, order kept)."""
-    if _generation_gap(target) is None:
-        return tuple(scopes)
-    return tuple(dict.fromkeys(_CLAIMS.sub("claims=1", s) if _CLAIMS.search(s)
-                               else f"{s},claims=1" for s in scopes))
 
 
 def _contested(members: Sequence[Mapping[str, Any]]) -> bool:

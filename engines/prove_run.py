@@ -8,7 +8,7 @@ from collections.abc import Callable
 
 from ..properties.scope import ProofReport, Scope, claim_mode, prove, upper_bound
 from ..targets.target import Target
-from .battery_results import file_safe
+from .battery_results import note_profile
 from .errors import EngineInputError
 
 __all__ = ["LARGE_SCOPE", "large_scope_warning", "prove_target"]
@@ -38,7 +38,7 @@ def prove_target(target: Target, scope: Scope, *, reference: Target | None,
                                "prover; its bugs show in groupcheck fuzz (or prove --bmc for "
                                "codec mixes)")
     fork_safe = target.fork_safe and (reference is None or reference.fork_safe)
-    report = prove(target.assign, target.assignor, scope, target=file_safe(target.name),
+    report = prove(target.assign, target.assignor, scope, target=target.name,
                    workers=workers if fork_safe else 1, failures=failures, exact=exact,
                    sticky=target.balanced, session=target.assign_session, progress=progress,
                    reference=reference.assign if reference is not None else None,
@@ -47,4 +47,8 @@ def prove_target(target: Target, scope: Scope, *, reference: Target | None,
     if not target.sticky:
         for table in (report.violations, report.inherited, report.counterexamples):
             table.pop("I4a", None)
+    if target.profile is not None:
+        for cex in [*report.counterexamples.values(), *report.distinct]:
+            if cex.file:
+                note_profile(cex.file, target.profile.to_json())
     return report

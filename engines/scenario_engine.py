@@ -44,6 +44,7 @@ from .battery_results import (
     EngineResult,
     Finding,
     file_safe,
+    record_profile,
     save_json,
 )
 from .profile_gaps import playable
@@ -251,6 +252,8 @@ def run_scenarios_engine(target: Target, budget: float, failures: str, seed: int
     result.runs = search.stories
     result.seconds = time.perf_counter() - started
     result.note = _note(search, seed)
+    if target.profile is not None:
+        record_profile(result, target.profile.to_json())
     return result
 
 
