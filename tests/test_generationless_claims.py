@@ -3,7 +3,10 @@ generation (Kafka's client before KIP-792, e.g. 2.8.0): after a failed SyncGroup
 member claims what it last owned, and nothing in its JoinGroup tells the leader that the
 claim is stale. ``check --target wire:java@2.8.0:cooperative-sticky`` reported I6 as not
 judged, yet the fuzz still stopped on (and shrank) those claims, and in
-``wire:mixed:java@2.8.0+java@4.0.0-SNAPSHOT`` they failed the run as I6."""
+``wire:mixed:java@2.8.0+java@4.0.0-SNAPSHOT`` they failed the run as I6. The shrunk story
+(seed 0) is kept in ``tests/data/wire-java_2.8.0-cooperative-sticky-stale-claim-I6.json``: c1 gets
+ILLEGAL_GENERATION on SyncGroup and, in its next JoinGroup, claims all five partitions of
+its last assignment (``groupcheck replay FILE`` shows the story; it is now not judged)."""
 
 from __future__ import annotations
 
