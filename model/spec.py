@@ -239,8 +239,11 @@ class ReferenceModel:
                                "partition(s) with no generation")
         if record.observed:
             self.judge("I10")
+            # a release that sends no generation claims what it last owned (KIP-792):
+            # its claims cannot be told fresh from stale, so I6 does not judge them
             out += [f"gen {record.generation}: {v}" for v in G.claims_match_given(
-                {m: c.owned for m, c in record.claims.items()}, record.given)]
+                {m: c.owned for m, c in record.claims.items()
+                 if self.generations and m not in record.generationless}, record.given)]
             out += [f"gen {record.generation}: I10: {u}" for u in record.unreadable]
         found, labelled = judge_i4a(record, self.partitions, self.promises, self.stats)
         out += found

@@ -110,6 +110,9 @@ public final class JavaDriver {
             p.put("bootstrap.servers", command.get("bootstrap"));
             p.put("key.serializer", "org.apache.kafka.common.serialization.StringSerializer");
             p.put("value.serializer", "org.apache.kafka.common.serialization.StringSerializer");
+            // send() may wait this long for metadata (default 60 s, the harness's whole
+            // command timeout): bounded, a partition that never appears is an error answer
+            p.put("max.block.ms", String.valueOf(TimeUnit.SECONDS.toMillis(PRODUCE_TIMEOUT_S)));
             producer = new KafkaProducer<>(p);
         }
         String topic = String.valueOf(command.get("topic"));
