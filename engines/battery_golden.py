@@ -23,8 +23,9 @@ from ..targets.adapters.codecs import BuiltinCodec, CodecFailure
 from ..targets.target import Target
 from .battery_results import EngineResult, Finding, invariant_id, save_json
 
-__all__ = ["answer", "codec_inputs", "load_assign_vectors", "partition_sets", "run_codec",
-           "run_vectors", "user_data_inputs", "vectors_dir"]
+__all__ = ["answer", "codec_inputs", "is_codec_record", "load_assign_vectors", "partition_sets",
+           "replay_codec_record", "run_codec", "run_vectors", "subscription_violations",
+           "user_data_inputs", "vectors_dir"]
 
 
 def vectors_dir(folder: Path | None) -> Path | None:
@@ -247,43 +248,52 @@ def _written(target: Target, x: dict[str, Any], w: int, own: tuple[int, ...]) ->
     return BuiltinCodec().encode_subscription(dict(x), w)
 
 
-def _run_subscription_codec(target: Target, result: EngineResult, failures: str) -> None:
-    """Every (writer, reader) pair: the target writes the versions its release writes,
-    newer members the others; the target reads every header, holding a release to what
-    its highest layout reads (`properties.codec.expected_subscription_decode`)."""
-    codec = target.codec
+def subscription_violations(target: Target, original: dict[str, Any], w: int
+                            ) -> tuple[list[str], bytes | None, int]:
+    """I10 for one input written at ``w`` and read back under every header: the
+    violations, the bytes written, and how many reads were judged. The target writes the
+    versions its release writes, a newer member the others; the target reads every header,
+    a release held to what its highest layout reads
+    (`properties.codec.expected_subscription_decode`)."""
     own, highest = _versions(target)
-    for original in codec_inputs():
+    x = _as_sent(target, original, w, own)
+    try:
+        data = _written(target, x, w, own)
+    except Exception as exc:  # noqa: BLE001 - the writer must not fail
+        return [f"I10: writing a valid subscription at v{w} raised "
+                f"{type(exc).__name__}: {exc}"], None, 0
+    found: list[str] = []
+    reads = 0
+    for r in range(HIGHEST_VERSION + 1):
+        reads += 1
+        reread = r.to_bytes(2, "big", signed=True) + data[2:]
+        try:
+            decoded: dict[str, Any] | None = target.codec.decode_subscription(reread)
+        except CodecFailure:
+            decoded = None
+        except Exception as exc:  # noqa: BLE001
+            found.append(f"I10: reading v{w} bytes as v{r} raised "
+                         f"{type(exc).__name__}: {exc} (must decode or fail cleanly)")
+            break
+        if decoded is not None and decoded.get("remaining") is None:
+            # the codec does not say how many bytes it left unread: not judged
+            expected = expected_subscription_decode(x, w, r, highest)
+            decoded["remaining"] = expected["remaining"] if expected else 0
+        found += codec_violations(x, w, r, decoded, reader_highest=highest,
+                                  ordered=w not in own or highest in (None, HIGHEST_VERSION))
+        if found:
+            break
+    return found, data, reads
+
+
+def _run_subscription_codec(target: Target, result: EngineResult, failures: str) -> None:
+    """`subscription_violations` for every input and writer version, to the first
+    violation."""
+    for x in codec_inputs():
         for w in range(HIGHEST_VERSION + 1):
-            found: list[str] = []
-            x = _as_sent(target, original, w, own)
-            try:
-                data: bytes | None = _written(target, x, w, own)
-            except Exception as exc:  # noqa: BLE001 - the writer must not fail
-                found.append(f"I10: writing a valid subscription at v{w} raised "
-                             f"{type(exc).__name__}: {exc}")
-                data = None
-            for r in range(HIGHEST_VERSION + 1):
-                if data is None or found:
-                    break
-                result.runs += 1
-                result.judged["I10"] += 1
-                reread = r.to_bytes(2, "big", signed=True) + data[2:]
-                try:
-                    decoded: dict[str, Any] | None = codec.decode_subscription(reread)
-                except CodecFailure:
-                    decoded = None
-                except Exception as exc:  # noqa: BLE001
-                    found.append(f"I10: reading v{w} bytes as v{r} raised "
-                                 f"{type(exc).__name__}: {exc} (must decode or fail cleanly)")
-                    break
-                if decoded is not None and decoded.get("remaining") is None:
-                    # the codec does not say how many bytes it left unread: not judged
-                    expected = expected_subscription_decode(x, w, r, highest)
-                    decoded["remaining"] = expected["remaining"] if expected else 0
-                found += codec_violations(x, w, r, decoded, reader_highest=highest,
-                                          ordered=w not in own or highest in (None,
-                                                                              HIGHEST_VERSION))
+            found, data, reads = subscription_violations(target, x, w)
+            result.runs += reads
+            result.judged["I10"] += reads
             if found:
                 shown = None if data is None else data.hex()
                 _keep(result, failures, target, "I10", found, {
@@ -294,3 +304,29 @@ def _run_subscription_codec(target: Target, result: EngineResult, failures: str)
                       {"format": "groupcheck-codec/1", "hex": shown},
                       f"input: {x!r}\nwritten at v{w}: {shown}")
                 return
+
+
+def is_codec_record(body: Any) -> bool:
+    """A counterexample the codec engine saved (I10 or I12): an input, not a request."""
+    return isinstance(body, dict) and body.get("op") in ("encode_subscription", "user_data") \
+        and isinstance(body.get("groupcheck"), dict)
+
+
+def replay_codec_record(target: Target, body: dict[str, Any]) -> list[str]:
+    """The violations ``target`` shows on a saved codec record (`is_codec_record`): its
+    input written at its version and read back (I10), or its user data written after its
+    assignment (I12)."""
+    owned = [(str(t), int(p)) for t, p in body.get("owned") or []]
+    if body["op"] == "encode_subscription":
+        if target.codec is None:
+            raise ValueError(f"{target.name} has no codec")
+        data = body.get("userData")
+        x = {"topics": list(body["topics"]), "owned": owned,
+             "generation": body.get("generation", -1), "rack": body.get("rack"),
+             "userData": None if data is None else bytes.fromhex(data)}
+        return subscription_violations(target, x, int(body["version"]))[0]
+    if target.user_data is None or target.assignor is None:
+        raise ValueError(f"{target.name} writes no user data")
+    generation = int(body["generation"])
+    written = target.user_data([(owned, generation, list(body["topics"]))])[0]
+    return user_data_hygiene(target.assignor, written, owned, generation)

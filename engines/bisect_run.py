@@ -21,6 +21,7 @@ assignor), so a JVM starts once per release, not once per replay.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -33,6 +34,7 @@ from ..targets.registry import NO_SETTINGS
 from ..targets.settings import Settings
 from ..targets.target import Target
 from .battery_fuzz import machine_config
+from .battery_golden import is_codec_record, replay_codec_record
 from .battery_results import invariant_id
 from .errors import EngineInputError
 from .request_replay import replay_request
@@ -40,7 +42,8 @@ from .resolving import resolved
 from .scenario_engine import story_target
 from .story_runs import failure_of
 
-__all__ = ["Bisection", "Outcome", "bisect_file", "bisect_many", "load_counterexample"]
+__all__ = ["Bisection", "CodecRecord", "Outcome", "bisect_file", "bisect_many",
+           "load_counterexample"]
 
 PRESENT, ABSENT, NA = "present", "absent", "n/a"
 
@@ -110,12 +113,14 @@ class Bisection:
                              for o in self.outcomes]}
 
 
-def load_counterexample(path: str) -> SavedFile:
+def load_counterexample(path: str) -> Playable:
     """The saved file at ``path`` (`EngineInputError` when it is not a playable one)."""
     try:
-        return read_saved(path)
+        return _read(path)
     except SavedFileError as exc:
         raise EngineInputError(str(exc)) from None
+    except OSError as exc:
+        raise EngineInputError(f"cannot read {path}: {exc.strerror}") from None
 
 
 def _shows(violations: Sequence[str], invariant: str | None) -> str | None:
@@ -145,8 +150,45 @@ def _replay_events(made: Target, saved: SavedFile, invariant: str | None) -> Out
     if made.group is None:
         return Outcome(made.name, NA, "not a group target")
     promises = machine_config(made).promises if made.hints is not None else None
-    result = replay_events(made.group(), saved.events, promises)
+    result = replay_events(made.group(), saved.events, promises,
+                           made.hints is None or made.hints.generations)
     return _outcome(made.name, result.violations, invariant)
+
+
+@dataclass
+class CodecRecord:
+    """What the codec engine saves (an input and how it went wrong: I10 or I12), replayed
+    by `battery_golden.replay_codec_record`."""
+
+    data: dict[str, Any]
+
+    @property
+    def recorded_invariant(self) -> str:
+        return "I10" if self.data["op"] == "encode_subscription" else "I12"
+
+    @property
+    def assignor(self) -> str | None:
+        named = self.data.get("assignor")
+        return named if isinstance(named, str) else None
+
+
+Playable = SavedFile | CodecRecord
+
+
+def _read(path: str) -> Playable:
+    """A saved file of any kind the engines play, or a codec record (`SavedFileError`
+    when it is neither)."""
+    try:
+        return read_saved(path)
+    except SavedFileError:
+        with open(path, encoding="utf-8") as fh:
+            try:
+                body = json.load(fh)
+            except ValueError:
+                body = None
+        if is_codec_record(body):
+            return CodecRecord(body)
+        raise
 
 
 def _replay_story(made: Target, saved: SavedFile) -> Outcome:
@@ -163,9 +205,11 @@ def _replay_story(made: Target, saved: SavedFile) -> Outcome:
                    f"{wanted.invariant if wanted else 'every invariant'} held{other}")
 
 
-def _replay_one(made: Target, saved: SavedFile) -> Outcome:
+def _replay_one(made: Target, saved: Playable) -> Outcome:
     invariant = saved.recorded_invariant
     try:
+        if isinstance(saved, CodecRecord):
+            return _outcome(made.name, replay_codec_record(made, saved.data), invariant)
         if saved.kind == "story":
             return _replay_story(made, saved)
         if saved.kind == "events":
@@ -177,7 +221,7 @@ def _replay_one(made: Target, saved: SavedFile) -> Outcome:
         return Outcome(made.name, NA, f"{type(exc).__name__}: {exc}".splitlines()[0])
 
 
-def _assignor_of(saved: SavedFile, assignor: str | None) -> str | None:
+def _assignor_of(saved: Playable, assignor: str | None) -> str | None:
     return assignor or saved.assignor
 
 
@@ -188,15 +232,16 @@ def bisect_many(files: Sequence[str], versions: Sequence[str], *,
     """Each file (a path) replayed on each version (a target string), in order; one
     resolved target per (version, assignor)."""
     out: list[Bisection] = []
-    saved: list[SavedFile | None] = []
+    saved: list[Playable | None] = []
     for path in files:
         try:
-            saved.append(read_saved(path))
+            saved.append(_read(path))
             out.append(Bisection(path, saved[-1].recorded_invariant))  # type: ignore[union-attr]
         except SavedFileError:
             saved.append(None)
-            out.append(Bisection(path, None, error="not replayable (not a request, story or "
-                                                   "state-machine replay file)"))
+            out.append(Bisection(path, None, error="not replayable (not a request, story, "
+                                                   "codec record or state-machine replay "
+                                                   "file)"))
         except OSError as exc:
             saved.append(None)
             out.append(Bisection(path, None, error=f"cannot read it: {exc.strerror}"))
@@ -207,7 +252,7 @@ def bisect_many(files: Sequence[str], versions: Sequence[str], *,
     return out
 
 
-def _bisect_version(version: str, saved: Sequence[SavedFile | None], out: list[Bisection],
+def _bisect_version(version: str, saved: Sequence[Playable | None], out: list[Bisection],
                     assignor: str | None, timeout: float | None, settings: Settings) -> None:
     made: dict[str | None, Target | str] = {}
     try:
