@@ -33,7 +33,7 @@ def _check(release: str) -> tuple[dict[str, Any], Path]:
     out = io.StringIO()
     with contextlib.redirect_stdout(out):
         code = main(["check", "--target", f"java@{release}:", "--assignor",
-                     "cooperative-sticky", "--budget", "6", "--json", "--failures",
+                     "cooperative-sticky", "--budget", "3", "--json", "--failures",
                      str(failures)])
     body = json.loads(out.getvalue())
     assert code == (0 if body["ok"] else 1)

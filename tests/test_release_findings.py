@@ -1,4 +1,4 @@
-"""The differences between Kafka's releases groupcheck found (``findings/java-releases-*``,
+"""The differences between Kafka's releases groupcheck found (``findings/releases-*``,
 F-R1 to F-R6; docs/explanation/findings.md) still show on exactly the releases each file
 records, and on no other: every file is bisected over every release the Maven repository
 holds of those it names."""
@@ -17,7 +17,7 @@ from environment import SETTINGS
 from kafka_releases import repo_releases
 
 FINDINGS = sorted((Path(__file__).resolve().parent.parent / "findings")
-                  .glob("java-releases-*.json"))
+                  .glob("releases-*.json"))
 
 
 def _notes(path: Path) -> dict[str, Any]:

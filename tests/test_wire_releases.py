@@ -22,7 +22,7 @@ def test_a_group_of_three_releases_settles_and_holds_every_invariant() -> None:
     target = f"wire:mixed:{'+'.join(f'java@{v}' for v in releases)}:range"
     out = io.StringIO()
     with contextlib.redirect_stdout(out):
-        code = main(["check", "--target", target, "--budget", "20", "--json"])
+        code = main(["check", "--target", target, "--budget", "12", "--json"])
     body = json.loads(out.getvalue())
     fuzz = body["assignors"]["range"]["engines"]["fuzz"]
     assert code == 0 and body["ok"], fuzz["violations"]
