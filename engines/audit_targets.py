@@ -23,9 +23,16 @@ from ..impl.assignors import ASSIGNOR_NAMES
 from ..impl.consumer_protocol import decode_subscription, encode_subscription
 from ..impl.errors import CodecError
 from ..impl.types import Subscription
+from ..targets.adapters.codecs import ReleaseCodec
 from ..targets.processes import java_runtime
-from ..targets.processes.java_process import audit_parts, java_classpath
-from ..targets.processes.jsonl_process import TargetFailure
+from ..targets.processes.java_process import (
+    audit_parts,
+    java_classpath,
+    java_process,
+    java_profile,
+)
+from ..targets.processes.jsonl_process import TargetAnswerError, TargetFailure
+from ..targets.profile import ProfileError
 from ..targets.registry import NO_SETTINGS
 from ..targets.settings import Settings
 from .errors import EngineInputError
@@ -68,10 +75,16 @@ def _java(name: str, family: str, spec: str, settings: Settings) -> AuditTarget:
         raise AuditTargetError(f"unknown assignor {family!r} in {name}; expected one of "
                                f"{', '.join(ASSIGNOR_NAMES)}")
     try:
-        assign, codec = audit_parts(_classpath(spec, settings), family, CALL_TIMEOUT)
-    except (java_runtime.JavaUnavailable, TargetFailure) as exc:  # no JDK, or no JVM starts
+        classpath = _classpath(spec, settings)
+        assign, codec = audit_parts(classpath, family, CALL_TIMEOUT)
+        if not spec.startswith("java@"):
+            return AuditTarget(name, family, assign, codec)
+        # a release: held to what it implements
+        profile = java_profile(java_process(classpath, CALL_TIMEOUT))
+    except (java_runtime.JavaUnavailable, TargetFailure, TargetAnswerError,
+            ProfileError) as exc:  # no JDK, no JVM starts, or no profile
         raise AuditTargetError(f"cannot run {name} ({exc})") from None
-    return AuditTarget(name, family, assign, codec)
+    return AuditTarget(name, family, assign, ReleaseCodec(codec, profile))
 
 
 def _is_java(spec: str) -> bool:

@@ -234,10 +234,7 @@ def _as_sent(target: Target, x: dict[str, Any], w: int, own: tuple[int, ...]
     (where it writes ``w``) has no rack before KIP-881 and no generation in its
     Subscription before KIP-792; a newer member of the group has them all."""
     profile = target.profile
-    if profile is None or w not in own:
-        return x
-    return {**x, "rack": x["rack"] if profile.rack else None,
-            "generation": x["generation"] if profile.generation_in == "subscription" else -1}
+    return x if profile is None or w not in own else profile.as_sent(x)
 
 
 def _written(target: Target, x: dict[str, Any], w: int, own: tuple[int, ...]) -> bytes:

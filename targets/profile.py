@@ -206,6 +206,14 @@ class ClientProfile:
                          "subscription_v<N>, assignment_v<N>, assignor:<name>, "
                          "rack_aware:<name>")
 
+    def as_sent(self, x: dict[str, Any]) -> dict[str, Any]:
+        """A subscription input ``x`` (``rack``, ``generation``) as a member of this release
+        holds it: no rack before KIP-881, no generation in its Subscription before
+        KIP-792."""
+        return {**x, "rack": x.get("rack") if self.rack else None,
+                "generation": x.get("generation", -1)
+                if self.generation_in == "subscription" else -1}
+
     def absent(self, feature: str) -> str | None:
         """``"absent in 2.8.0"`` when the release lacks ``feature``, else None."""
         return None if self.has(feature) else f"absent in {self.version}"

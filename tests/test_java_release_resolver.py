@@ -14,7 +14,11 @@ from pathlib import Path
 
 import pytest
 
+from groupcheck.audit.codec_check import check_codec
+from groupcheck.audit.targets import ASSIGNOR_FAMILIES
 from groupcheck.cli import main
+from groupcheck.engines.audit_targets import expand_targets, resolve_audit_target
+from groupcheck.targets.adapters.codecs import ReleaseCodec
 from groupcheck.targets.processes.java_runtime import KAFKA_CLASS, SLF4J_CLASS, JavaUnavailable
 from groupcheck.targets.processes.maven_repo import (
     fetch_hint,
@@ -168,3 +172,17 @@ def test_one_jvm_per_release_serves_every_assignor() -> None:
     first.call({"op": "ping"})
     assert first.call.__self__.process is again.call.__self__.process  # type: ignore[attr-defined]
     assert first.call.__self__.process is not other.call.__self__.process  # type: ignore[attr-defined]
+
+
+def test_the_audit_takes_releases_and_holds_each_to_its_profile() -> None:
+    (old, new) = repo_releases("2.8.0", "4.0.0-SNAPSHOT")
+    names = expand_targets([f"java@{new}:", f"java@{old}:cooperative-sticky"], SETTINGS)
+    assert names == [f"{a}@java@{new}:" for a in ASSIGNOR_FAMILIES] + \
+        [f"cooperative-sticky@java@{old}:"]
+    target = resolve_audit_target(names[-1], SETTINGS)
+    assert isinstance(target.codec, ReleaseCodec) and target.codec.reader_highest == 1
+    request = {"members": {"c0": {"topics": ["t0"], "owned": [["t0", 0]], "generation": 4,
+                                  "rack": "r0"}}}
+    for writer in range(4):  # a 2.8.0 member and the newer members of its group
+        for reader in range(4):
+            assert check_codec(target, request, {"writer": writer, "reader": reader}) == []

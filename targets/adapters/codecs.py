@@ -19,6 +19,7 @@ from ...impl.types import Subscription
 from .kafka_python_assignors import subscription_object
 
 __all__ = ["BuiltinCodec", "CodecFailure", "CodecTarget", "JsonlCodec", "KafkaPythonCodec",
+           "ReleaseCodec",
            "Message"]
 
 Message = dict[str, Any]
@@ -126,3 +127,35 @@ class KafkaPythonCodec:
         user_data = d.user_data
         return _message(version, list(d.topics), None if user_data is None else bytes(user_data),
                         owned, -1 if generation is None else generation, rack, None)
+
+
+class ReleaseCodec:
+    """A release's codec in a group of mixed releases (the audit's I10): a version the
+    release writes is written by it, from what its own member holds
+    (`profile.ClientProfile.as_sent`), any newer version by a newer member (groupcheck's
+    codec, byte for byte Kafka's newest); every read is the release's own, held to its
+    highest layout (``reader_highest``), and an older writer to the content of its topics
+    and owned partitions, not their order (``ordered``)."""
+
+    error: type[Exception] = CodecFailure
+
+    def __init__(self, inner: Any, profile: Any) -> None:
+        self.inner, self.profile = inner, profile
+        self.name = getattr(inner, "name", "release")
+        self.writes: tuple[int, ...] = tuple(profile.subscription_versions.reads)
+        self.reader_highest: int = max(self.writes, default=0)
+        self.newer = BuiltinCodec()
+
+    def as_sent(self, x: dict[str, Any], version: int) -> dict[str, Any]:
+        return dict(self.profile.as_sent(x)) if version in self.writes else x
+
+    def ordered(self, version: int) -> bool:
+        return version not in self.writes or self.reader_highest >= 3
+
+    def encode_subscription(self, x: dict[str, Any], version: int) -> bytes:
+        if version in self.writes:
+            return bytes(self.inner.encode_subscription(self.as_sent(x, version), version))
+        return self.newer.encode_subscription(x, version)
+
+    def decode_subscription(self, data: bytes) -> Message:
+        return dict(self.inner.decode_subscription(data))
