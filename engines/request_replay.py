@@ -6,9 +6,9 @@ builtins) and groupcheck's notes under ``"groupcheck"`` (the target it failed on
 violation). Replaying sends the request to a target and judges the one answer as the scope
 prover judges a round (``properties``): I1 and the validity half of I2 always; COOPERATIVE
 answers I5 and I6 over the claims members send; EAGER answers (settled at once) complete
-(I2) and, for the sticky family, balanced (I3); the sticky family also I4a where its premise
-holds (one generation, no racks, claims that form a complete, balanced, disjoint
-assignment: nothing may move). A target that raises is ``ERROR``, one that
+(I2) and, for the sticky family, balanced (I3) and I4a where its premise holds (one
+generation, no racks, claims that form a complete, balanced, disjoint assignment: nothing
+may move; a cooperative answer's I4a is Kafka's rule K2, left to the prover). A target that raises is ``ERROR``, one that
 does not answer within its time limit ``TIMEOUT`` (the JVM of a ``java:`` target is killed).
 """
 
@@ -50,7 +50,8 @@ def judge_answer(request: Mapping[str, Any], response: Mapping[str, Any]) -> lis
         found += A.complete(assignment, subs, partitions)
         if request.get("assignor") in STICKY_FAMILY:
             found += A.balanced(assignment, subs, partitions)
-    if request.get("assignor") in STICKY_FAMILY and i4a_applies(request, subs, partitions):
+    if protocol != "COOPERATIVE" and request.get("assignor") in STICKY_FAMILY \
+            and i4a_applies(request, subs, partitions):  # (cooperative: Kafka's rule K2)
         before = {m: [(t, p) for t, p in v["owned"]] for m, v in request["members"].items()}
         found += A.no_moves_when_balanced(before, assignment)
     return found
