@@ -8,8 +8,9 @@ prover judges a round (``properties``): I1 and the validity half of I2 always; C
 answers I5 and I6 over the claims members send; EAGER answers (settled at once) complete
 (I2) and, for the sticky family, balanced (I3) and I4a where its premise holds (one
 generation, no racks, claims that form a complete, balanced, disjoint assignment: nothing
-may move; a cooperative answer's I4a is Kafka's rule K2, left to the prover). A target that raises is ``ERROR``, one that
-does not answer within its time limit ``TIMEOUT`` (the JVM of a ``java:`` target is killed).
+may move; a cooperative answer's I4a is Kafka's rule K2, left to the prover). A target that
+raises is ``ERROR``, one that does not answer within its time limit ``TIMEOUT`` (the JVM of a
+``java:`` target is killed).
 """
 
 from __future__ import annotations
