@@ -8,6 +8,8 @@ unless ``GROUPCHECK_REQUIRE_KAFKA`` is set (CI sets it): then their absence is a
 from __future__ import annotations
 
 import os
+import zipfile
+from pathlib import Path
 
 import pytest
 
@@ -42,3 +44,13 @@ def repo_releases(*wanted: str) -> list[str]:
         _unavailable(f"{SETTINGS.maven_repo} holds {', '.join(held) or 'no release'}, "
                      f"not all of {', '.join(wanted)}")
     return found
+
+
+def stand_in_jar(path: Path, *members: str) -> Path:
+    """A zip file at ``path`` holding empty entries named ``members`` (the class names the
+    java: target looks for): a jar for the classpath and resolver rules, no JDK needed."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with zipfile.ZipFile(path, "w") as jar:
+        for member in members:
+            jar.writestr(member, b"")
+    return path

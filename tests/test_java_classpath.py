@@ -9,7 +9,6 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
-import zipfile
 from pathlib import Path
 
 import pytest
@@ -29,22 +28,15 @@ from groupcheck.targets.processes.java_runtime import (
 from groupcheck.targets.registry import TargetError, resolve
 
 from environment import CLASSPATH
+from kafka_releases import stand_in_jar
 
 ROOT = Path(__file__).resolve().parent.parent
 
 
-def _jar(path: Path, *members: str) -> Path:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with zipfile.ZipFile(path, "w") as jar:
-        for member in members:
-            jar.writestr(member, b"")
-    return path
-
-
 def _kafka_folder(root: Path) -> Path:
-    _jar(root / "kafka-clients-9.9.jar", KAFKA_CLASS)
-    _jar(root / "lib" / "slf4j-api-1.7.jar", SLF4J_CLASS)
-    _jar(root / "optional" / "slf4j-nop.jar", "org/slf4j/impl/StaticLoggerBinder.class")
+    stand_in_jar(root / "kafka-clients-9.9.jar", KAFKA_CLASS)
+    stand_in_jar(root / "lib" / "slf4j-api-1.7.jar", SLF4J_CLASS)
+    stand_in_jar(root / "optional" / "slf4j-nop.jar", "org/slf4j/impl/StaticLoggerBinder.class")
     return root
 
 
@@ -55,9 +47,9 @@ def test_a_folder_means_its_jars_and_its_lib_jars(tmp_path: Path) -> None:
 
 
 def test_a_list_takes_jars_class_folders_and_globs(tmp_path: Path) -> None:
-    kafka = _jar(tmp_path / "build" / "kafka-clients.jar", KAFKA_CLASS)
-    _jar(tmp_path / "deps" / "slf4j-api.jar", SLF4J_CLASS)
-    _jar(tmp_path / "deps" / "lz4.jar", "net/jpountz/lz4/LZ4Factory.class")
+    kafka = stand_in_jar(tmp_path / "build" / "kafka-clients.jar", KAFKA_CLASS)
+    stand_in_jar(tmp_path / "deps" / "slf4j-api.jar", SLF4J_CLASS)
+    stand_in_jar(tmp_path / "deps" / "lz4.jar", "net/jpountz/lz4/LZ4Factory.class")
     classes = tmp_path / "classes"
     (classes / "org" / "slf4j").mkdir(parents=True)
     spec = os.pathsep.join([str(kafka), str(tmp_path / "deps" / "*"), str(classes)])
@@ -92,9 +84,9 @@ def test_a_classpath_without_kafkas_client_is_one_line(tmp_path: Path, layout: s
     if layout == "missing":
         spec = str(tmp_path / "nope.jar")
     elif layout == "no-kafka":
-        spec = str(_jar(tmp_path / "slf4j-api.jar", SLF4J_CLASS))
+        spec = str(stand_in_jar(tmp_path / "slf4j-api.jar", SLF4J_CLASS))
     else:
-        spec = str(_jar(tmp_path / "kafka-clients.jar", KAFKA_CLASS))
+        spec = str(stand_in_jar(tmp_path / "kafka-clients.jar", KAFKA_CLASS))
     with pytest.raises(TargetError, match=message) as caught:
         resolve(f"java:{spec}")
     assert "\n" not in str(caught.value)

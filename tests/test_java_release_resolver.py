@@ -8,7 +8,6 @@ class names the target looks for); the last tests run the real releases."""
 from __future__ import annotations
 
 import os
-import zipfile
 from dataclasses import replace
 from pathlib import Path
 
@@ -29,15 +28,7 @@ from groupcheck.targets.processes.maven_repo import (
 from groupcheck.targets.registry import TargetError
 
 from environment import SETTINGS, resolve
-from kafka_releases import repo_releases
-
-
-def _jar(path: Path, *members: str) -> Path:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with zipfile.ZipFile(path, "w") as jar:
-        for member in members:
-            jar.writestr(member, b"")
-    return path
+from kafka_releases import repo_releases, stand_in_jar
 
 
 def _pom(path: Path, group: str, artifact: str, version: str, deps: str = "") -> None:
@@ -55,7 +46,7 @@ def _artifact(repo: Path, group: str, artifact: str, version: str, *members: str
     folder = repo.joinpath(*group.split("."), artifact, version)
     if pom:
         _pom(folder / f"{artifact}-{version}.pom", group, artifact, version, deps)
-    return _jar(folder / f"{artifact}-{version}.jar", *members)
+    return stand_in_jar(folder / f"{artifact}-{version}.jar", *members)
 
 
 def _dep(group: str, artifact: str, version: str, extra: str = "") -> str:
@@ -133,7 +124,7 @@ def test_a_jar_without_kafka_classes_is_one_line(
 
 def test_a_kafka_distribution_serves_a_release_the_repository_lacks(tmp_path: Path) -> None:
     home = tmp_path / "kafka_2.13-3.6.0"
-    _jar(home / "libs" / "kafka-clients-3.6.0.jar", KAFKA_CLASS)
+    stand_in_jar(home / "libs" / "kafka-clients-3.6.0.jar", KAFKA_CLASS)
     found = release_classpath("3.6.0", str(_repo(tmp_path)), str(home))
     assert found == str(home / "libs" / "*")
     with pytest.raises(JavaUnavailable, match="3.5.0"):

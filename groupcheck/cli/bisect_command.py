@@ -15,20 +15,18 @@ from .. import engines
 from .shared import (
     NO_ENVIRONMENT,
     Environment,
-    UsageError,
     add_assignor_option,
     add_timeout_option,
+    add_versions_option,
+    with_releases,
 )
 
 __all__ = ["register"]
 
 
 def run(args: argparse.Namespace, env: Environment = NO_ENVIRONMENT) -> int:
-    targets = list(args.target)
-    if args.versions:
-        targets += engines.parse_versions(args.versions, env.settings.maven_repo)
-    if not targets:
-        raise UsageError("bisect: give --versions A..B or --target T (repeatable)")
+    targets = with_releases(args.target, args.versions, env,
+                            "bisect: give --versions A..B or --target T (repeatable)")
     found = engines.bisect_file(args.file, targets, assignor=args.assignor,
                                 timeout=args.timeout, settings=env.settings)
     width = max(len(t) for t in targets)
@@ -44,10 +42,10 @@ def register(sub: Any) -> None:
     p = sub.add_parser("bisect", help="replay a saved counterexample on every Kafka release "
                                       "in a range: first seen in, gone in")
     p.add_argument("file", help="a request file or a state-machine replay file")
-    p.add_argument("--versions", default=None, metavar="A..B",
-                   help="every java@V: of the Maven repository from A to B inclusive")
+    add_versions_option(p)
     p.add_argument("--target", action="append", default=[],
-                   help="a target to replay on, in order (repeatable; after --versions)")
+                   help="a target to replay on, in order (repeatable; before --versions' "
+                        "releases)")
     add_assignor_option(p, "the assignor (default: the file's)", repeat=False)
     add_timeout_option(p)
     p.set_defaults(func=run)

@@ -21,21 +21,19 @@ from .shared import (
     UsageError,
     add_assignor_option,
     add_timeout_option,
+    add_versions_option,
     folder_problem,
     int_at_least,
     positive_seconds,
+    with_releases,
 )
 
 __all__ = ["register"]
 
 
 def run(args: argparse.Namespace, env: Environment = NO_ENVIRONMENT) -> int:
-    targets = list(args.targets)
-    if args.versions:
-        targets += [t for t in engines.parse_versions(args.versions, env.settings.maven_repo)
-                    if t not in targets]
-    if not targets:
-        raise UsageError("matrix: name at least one target, or --versions A..B")
+    targets = with_releases(args.targets, args.versions, env,
+                            "matrix: name at least one target, or --versions A..B")
     problem = folder_problem(args.out, "--out")
     if problem:
         raise UsageError(problem)
@@ -56,9 +54,7 @@ def register(sub: Any) -> None:
                                       "releases), counterexamples bisected over them")
     p.add_argument("targets", nargs="*", metavar="TARGET",
                    help="targets, e.g. java@2.8.0: java@3.4.0: (in the order to bisect)")
-    p.add_argument("--versions", default=None, metavar="A..B",
-                   help="also every java@V: of the Maven repository ($GROUPCHECK_MAVEN_REPO) "
-                        "from A to B inclusive, oldest first (A.. or ..B: open ended)")
+    add_versions_option(p)
     add_assignor_option(p)
     p.add_argument("--budget", type=positive_seconds, default=30.0,
                    help="seconds per cell (target × assignor; default %(default)s)")

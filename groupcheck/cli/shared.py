@@ -23,6 +23,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import NoReturn
 
+from .. import engines
 from ..engines import EngineInputError
 from ..targets.registry import TARGET_KINDS
 from ..targets.settings import Settings, SettingsError
@@ -32,8 +33,9 @@ from ..targets.wire.backends.factory import BACKENDS
 __all__ = ["ASSIGNOR_HELP", "DEFAULT_BUDGET", "DEFAULT_FAILURES", "NO_ENVIRONMENT", "TIMEOUT_HELP",
            "Environment", "Parser", "UsageError", "add_assignor_option", "add_broker_option",
            "add_failures_option", "add_reference_option", "add_strict_option", "add_target_option",
-           "add_timeout_option", "folder_problem", "input_error", "int_at_least", "int_between",
-           "positive_seconds", "seconds_or_zero"]
+           "add_timeout_option", "add_versions_option", "folder_problem", "input_error",
+           "int_at_least", "int_between", "positive_seconds", "seconds_or_zero",
+           "with_releases"]
 
 DEFAULT_FAILURES = "groupcheck-failures"
 DEFAULT_BUDGET = 120.0  # seconds of check and diff
@@ -195,3 +197,23 @@ def add_strict_option(p: argparse.ArgumentParser) -> None:
     """``--strict``: Kafka's own behaviour (rules K1-K4) fails the run too."""
     p.add_argument("--strict", action="store_true",
                    help="fail on violations that are Kafka's own behaviour too (rules K1-K4)")
+
+
+def add_versions_option(p: argparse.ArgumentParser) -> None:
+    """``--versions A..B``: every ``java@V:`` release of the Maven repository in a range."""
+    p.add_argument("--versions", default=None, metavar="A..B",
+                   help="also every java@V: of the Maven repository ($GROUPCHECK_MAVEN_REPO) "
+                        "from A to B inclusive, oldest first (A.. or ..B: open ended)")
+
+
+def with_releases(named: list[str], versions: str | None, env: Environment,
+                  missing: str) -> list[str]:
+    """The targets ``named``, then the releases of ``--versions`` not among them;
+    `UsageError` ``missing`` when that leaves none."""
+    targets = list(named)
+    if versions:
+        targets += [t for t in engines.parse_versions(versions, env.settings.maven_repo)
+                    if t not in targets]
+    if not targets:
+        raise UsageError(missing)
+    return targets
