@@ -19,7 +19,7 @@ from ..properties.codec import (
     expected_subscription_decode,
 )
 from ..properties.user_data_rules import LAYOUTS, user_data_hygiene
-from ..targets.adapters.codecs import BuiltinCodec, CodecFailure
+from ..targets.adapters.codecs import CodecFailure, ReleaseCodec
 from ..targets.target import Target
 from .battery_results import EngineResult, Finding, invariant_id, save_json
 
@@ -219,43 +219,26 @@ def run_codec(target: Target, failures: str) -> EngineResult:
     return result
 
 
-def _versions(target: Target) -> tuple[tuple[int, ...], int | None]:
-    """The subscription versions the target's release writes, and the highest it reads
-    (None: every version; a target without a profile writes and reads them all)."""
-    if target.profile is None:
-        return tuple(range(HIGHEST_VERSION + 1)), None
-    reads = target.profile.subscription_versions.reads
-    return reads, max(reads, default=0)
-
-
-def _as_sent(target: Target, x: dict[str, Any], w: int, own: tuple[int, ...]
-             ) -> dict[str, Any]:
-    """``x`` as the member writing it at ``w`` holds it: a member of the target's release
-    (where it writes ``w``) has no rack before KIP-881 and no generation in its
-    Subscription before KIP-792; a newer member of the group has them all."""
-    profile = target.profile
-    return x if profile is None or w not in own else profile.as_sent(x)
-
-
-def _written(target: Target, x: dict[str, Any], w: int, own: tuple[int, ...]) -> bytes:
-    """``x`` at ``w``: by the target where its release writes ``w``, else by a newer
-    member of the group (groupcheck's codec, byte for byte Kafka's newest)."""
-    if w in own:
-        return bytes(target.codec.encode_subscription(dict(x), w))
-    return BuiltinCodec().encode_subscription(dict(x), w)
+def _held_to(codec: Any) -> tuple[int | None, Callable[[int], bool]]:
+    """The highest version the codec's reader knows (None: all) and whether a writer at a
+    version is held to a v3 writer's order: a release's codec
+    (`targets.adapters.codecs.ReleaseCodec`) says, any other is held to everything."""
+    if isinstance(codec, ReleaseCodec):
+        return codec.reader_highest, codec.ordered
+    return None, lambda _w: True
 
 
 def subscription_violations(target: Target, original: dict[str, Any], w: int
                             ) -> tuple[list[str], bytes | None, int]:
     """I10 for one input written at ``w`` and read back under every header: the
-    violations, the bytes written, and how many reads were judged. The target writes the
-    versions its release writes, a newer member the others; the target reads every header,
-    a release held to what its highest layout reads
-    (`properties.codec.expected_subscription_decode`)."""
-    own, highest = _versions(target)
-    x = _as_sent(target, original, w, own)
+    violations, the bytes written, and how many reads were judged. A release's codec
+    (`ReleaseCodec`) writes what its member holds at the versions it writes, a newer member
+    the others, and is held to what its highest layout reads."""
+    codec = target.codec
+    highest, ordered = _held_to(codec)
+    x = codec.as_sent(original, w) if isinstance(codec, ReleaseCodec) else original
     try:
-        data = _written(target, x, w, own)
+        data = bytes(codec.encode_subscription(dict(x), w))
     except Exception as exc:  # noqa: BLE001 - the writer must not fail
         return [f"I10: writing a valid subscription at v{w} raised "
                 f"{type(exc).__name__}: {exc}"], None, 0
@@ -265,7 +248,7 @@ def subscription_violations(target: Target, original: dict[str, Any], w: int
         reads += 1
         reread = r.to_bytes(2, "big", signed=True) + data[2:]
         try:
-            decoded: dict[str, Any] | None = target.codec.decode_subscription(reread)
+            decoded: dict[str, Any] | None = codec.decode_subscription(reread)
         except CodecFailure:
             decoded = None
         except Exception as exc:  # noqa: BLE001
@@ -276,8 +259,7 @@ def subscription_violations(target: Target, original: dict[str, Any], w: int
             # the codec does not say how many bytes it left unread: not judged
             expected = expected_subscription_decode(x, w, r, highest)
             decoded["remaining"] = expected["remaining"] if expected else 0
-        found += codec_violations(x, w, r, decoded, reader_highest=highest,
-                                  ordered=w not in own or highest in (None, HIGHEST_VERSION))
+        found += codec_violations(x, w, r, decoded, reader_highest=highest, ordered=ordered(w))
         if found:
             break
     return found, data, reads

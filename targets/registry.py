@@ -39,7 +39,7 @@ from ..impl.jsonl import handle
 from ..properties.group import GroupTarget
 from .adapters.aiokafka_assignors import AiokafkaAssignor
 from .adapters.builtin import BuiltinGroup
-from .adapters.codecs import BuiltinCodec, JsonlCodec, KafkaPythonCodec
+from .adapters.codecs import BuiltinCodec, JsonlCodec, KafkaPythonCodec, ReleaseCodec
 from .adapters.kafka_python_assignors import KafkaPythonTarget
 from .adapters.python_assignor import (
     PythonTarget,
@@ -230,6 +230,8 @@ def profiled(target: Target, profile: ClientProfile) -> Target:
     its members write (the state machine's members write those), and the profile the
     engines ask (`Target.profile`)."""
     target.profile = profile
+    if target.codec is not None:
+        target.codec = ReleaseCodec(target.codec, profile)
     if target.hints is not None:
         target.hints.subscription_versions = profile.subscription_versions.reads
         target.hints.generations = profile.has("generation")

@@ -13,7 +13,7 @@ from __future__ import annotations
 import base64
 from typing import Any, Protocol
 
-from ...impl.consumer_protocol import decode_subscription, encode_subscription
+from ...impl.consumer_protocol import HIGHEST_VERSION, decode_subscription, encode_subscription
 from ...impl.errors import CodecError
 from ...impl.types import Subscription
 from .kafka_python_assignors import subscription_object
@@ -130,7 +130,8 @@ class KafkaPythonCodec:
 
 
 class ReleaseCodec:
-    """A release's codec in a group of mixed releases (the audit's I10): a version the
+    """A release's codec in a group of mixed releases (the codec engine's and the audit's
+    I10): a version the
     release writes is written by it, from what its own member holds
     (`profile.ClientProfile.as_sent`), any newer version by a newer member (groupcheck's
     codec, byte for byte Kafka's newest); every read is the release's own, held to its
@@ -150,7 +151,7 @@ class ReleaseCodec:
         return dict(self.profile.as_sent(x)) if version in self.writes else x
 
     def ordered(self, version: int) -> bool:
-        return version not in self.writes or self.reader_highest >= 3
+        return version not in self.writes or self.reader_highest >= HIGHEST_VERSION
 
     def encode_subscription(self, x: dict[str, Any], version: int) -> bytes:
         if version in self.writes:
