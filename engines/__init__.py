@@ -85,6 +85,9 @@ if TYPE_CHECKING:
     )
     from .scenario_engine import run_scenarios_engine
     from .story_runs import StoryReplay, replay_story, shrink_story_file, write_record
+    from .upgrade_plan import parse_side
+    from .upgrade_table import UpgradeTable, read_pairs, run_table, run_upgrade, table_text
+    from .upgrade_table import write_table as write_upgrade_table
     from .zoo_run import ZooOutcome, run_zoo_entry, zoo_table
 
 __all__ = ["ASSIGNORS", "BatteryResult", "Bisection", "BmcOutcome", "DiffResult",
@@ -102,7 +105,8 @@ __all__ = ["ASSIGNORS", "BatteryResult", "Bisection", "BmcOutcome", "DiffResult"
            "run_stories", "run_vectors", "run_zoo_entry", "save_differences",
            "save_search_difference", "shrink_events_file", "shrink_requests_file",
            "shrink_story_file", "shrink_timings", "story_assignors", "story_report",
-           "write_matrix", "write_record", "zoo_table"]
+           "write_matrix", "write_record", "zoo_table", "UpgradeTable", "parse_side",
+           "read_pairs", "run_table", "run_upgrade", "table_text", "write_upgrade_table"]
 
 #: public name → (module of this package, name in it)
 _PUBLIC: dict[str, tuple[str, str]] = {
@@ -180,6 +184,13 @@ _PUBLIC: dict[str, tuple[str, str]] = {
     "story_report": ("diff_runs", "story_report"),
     "write_record": ("story_runs", "write_record"),
     "zoo_table": ("zoo_run", "zoo_table"),
+    "UpgradeTable": ("upgrade_table", "UpgradeTable"),
+    "parse_side": ("upgrade_plan", "parse_side"),
+    "read_pairs": ("upgrade_table", "read_pairs"),
+    "run_table": ("upgrade_table", "run_table"),
+    "run_upgrade": ("upgrade_table", "run_upgrade"),
+    "table_text": ("upgrade_table", "table_text"),
+    "write_upgrade_table": ("upgrade_table", "write_table"),
 }
 
 

@@ -50,6 +50,7 @@ def spec_of(event: Event) -> MemberSpec:
         user_data_version=int(event.get("user_data_version", 1)),
         group_instance_id=event.get("group_instance_id"),
         cooperative_user_data=bool(event.get("cooperative_user_data", True)),
+        client=event.get("client"),
     )
 
 
@@ -168,9 +169,12 @@ def _unsubscribe(model: ReferenceModel, target: GroupTarget, event: Event) -> li
 
 def _may_join(model: ReferenceModel, event: Event) -> bool:
     """A join needs a free name and one assignor in common with every member; the harness
-    does not drive groups into INCONSISTENT_GROUP_PROTOCOL (a configuration error)."""
+    does not drive groups into INCONSISTENT_GROUP_PROTOCOL (a configuration error), except in
+    a rolling upgrade (``"rolling": true``), played as its users would play it."""
     if event["member"] in model.members:
         return False
+    if event.get("rolling"):
+        return True
     wanted = set(event["assignors"])
     specs = [m.spec for m in model.members.values()] + model.crashed
     return all(wanted & set(spec.assignors) for spec in specs)
@@ -188,6 +192,8 @@ def apply_event(event: Event, target: GroupTarget, model: ReferenceModel) -> lis
         spec = spec_of(event)
         target.join(member, spec)
         model.joined(member, spec)
+        if event.get("rolling"):
+            return _rolled(model, target, member) or _drain(model, target)
     elif op == "leave":
         target.leave(member)
         model.left(member)
@@ -240,6 +246,17 @@ def apply_event(event: Event, target: GroupTarget, model: ReferenceModel) -> lis
     else:
         raise ValueError(f"unknown event op {op!r}")
     return _observe(model, target)[1] or _drain(model, target)
+
+
+def _rolled(model: ReferenceModel, target: GroupTarget, member: str) -> list[str]:
+    """I11 for a member a rolling upgrade restarts: a member whose client refused to start
+    with its new configuration can never rejoin; what the client said is the reason."""
+    view, out = _observe(model, target)
+    if member in view.members:
+        return out
+    said = [text for who, text in view.errors if who == member] or ["no reason given"]
+    model.judge("I11")
+    return out + [f"I11: {member} cannot rejoin: its client refused to start ({said[0]})"]
 
 
 def _steer(target: Any, event: Event) -> None:

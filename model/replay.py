@@ -41,7 +41,8 @@ def _describe(event: Event) -> str:
     who = event.get("member", "")
     if op == "join":
         no_ud = "" if event.get("cooperative_user_data", True) else ", no cooperative user data"
-        return (f"{who} joins, subscribed to {', '.join(event['topics'])} with "
+        runs = f" on {event['client']}" if event.get("client") else ""
+        return (f"{who} joins{runs}, subscribed to {', '.join(event['topics'])} with "
                 f"[{', '.join(event['assignors'])}] ({event.get('profile', 'kip')} profile, "
                 f"subscription v{event.get('subscription_version', 3)}, user data "
                 f"v{event.get('user_data_version', 1)}"
@@ -96,10 +97,12 @@ def ownership_line(view: GroupView) -> str:
 
 
 def replay_events(target: GroupTarget, events: list[Event],
-                  promises: Promises | None = None, generations: bool = True) -> Outcome:
+                  promises: Promises | None = None, generations: bool = True,
+                  on_event: Callable[[int, GroupView | None], None] | None = None) -> Outcome:
     """Run ``events`` on ``target``, judged under what its assignors promise (default:
     Kafka's rules) and whether its client sends generations; stop at the first event that
-    shows a violation."""
+    shows a violation. ``on_event`` hears each event's number (from 1) and the view it left,
+    as soon as it has run (a caller that times them)."""
     model = ReferenceModel(promises=promises or Promises(), generations=generations)
     story: list[str] = []
     views: list[GroupView | None] = []
@@ -107,6 +110,8 @@ def replay_events(target: GroupTarget, events: list[Event],
         for i, event in enumerate(events, 1):
             violations = apply_event(event, target, model)
             views.append(model.last_view)
+            if on_event is not None:
+                on_event(i, model.last_view)
             story.append(f"{i:>3}. {_describe(event)}")
             if model.last_view is not None:
                 story.append(f"     {ownership_line(model.last_view)}")

@@ -26,7 +26,8 @@ class MemberSpec:
     ``subscription_version``: the ConsumerProtocolSubscription version it writes;
     ``user_data_version``: sticky user data version it writes (1 = KIP-341, 0 = older);
     ``cooperative_user_data``: a cooperative-sticky member sends its generation in user data
-    (Kafka's client does; without it only a v2+ subscription carries one, KIP-792).
+    (Kafka's client does; without it only a v2+ subscription carries one, KIP-792);
+    ``client``: on a target of several clients (a rolling upgrade's), the one this member runs.
     """
 
     topics: tuple[str, ...]
@@ -36,6 +37,7 @@ class MemberSpec:
     user_data_version: int = 1
     group_instance_id: str | None = None
     cooperative_user_data: bool = True
+    client: str | None = None
 
 
 @dataclass(frozen=True)

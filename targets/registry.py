@@ -70,9 +70,8 @@ from .zoo.entries import ASSIGNOR_MUTANTS, CODEC_MUTANTS
 from .zoo.group_mutants import MUTANT_ASSIGNORS, MUTANTS
 
 __all__ = ["KINDS", "NO_SETTINGS", "OPTIONAL_NAME", "RESOLVERS", "TARGET_KINDS",
-           "group_target_factory", "machine_hints", "make_group_target", "process_target",
-           "profiled",
-           "resolve"]
+           "client_setup", "group_target_factory", "machine_hints", "make_group_target",
+           "process_target", "profiled", "resolve"]
 
 #: the environment's settings when a caller gives none: an empty environment
 NO_SETTINGS = Settings()
@@ -269,9 +268,10 @@ def _wire(spec: str, *, settings: Settings, **_: Any) -> Target:
     except (ClientUnavailable, JavaUnavailable) as exc:
         raise TargetError(str(exc)) from None
     for info in infos:
-        if assignor not in info.assignors:
+        lacking = [a for a in assignor.split(",") if a not in info.assignors]
+        if lacking:
             raise TargetError(f"wire: {info.name} ({info.client} {info.version}) supports "
-                              f"{', '.join(info.assignors)}, not {assignor}")
+                              f"{', '.join(info.assignors)}, not {', '.join(lacking)}")
     target = f"wire:{spec}"
     profiles = tuple(dict.fromkeys(i.profile for i in infos))
     hints = MachineHints(assignor, profiles=profiles, upgrades=False, wire=True,
@@ -281,10 +281,23 @@ def _wire(spec: str, *, settings: Settings, **_: Any) -> Target:
     generationless = frozenset(c for c, p in releases.items() if not p.has("generation"))
     return Target(target, assignor,
                   group=lambda: WireGroup(target, clients, assignor, broker, classpaths,
-                                          settings.wire_trace, generationless),
+                                          settings.wire_trace, generationless,
+                                          lambda c: client_setup(c, settings)),
                   hints=hints, fork_safe=False,
                   profile=next(iter(releases.values())) if len(releases) == 1 else None
                   ).promise()
+
+
+def client_setup(client: str, settings: Settings) -> tuple[str, bool]:
+    """What a wire group needs to start a member of ``client``: its driver's classpath
+    (Kafka's client, for java members) and whether its release sends no generation."""
+    try:
+        classpath = _client_classpath(client, settings)
+    except JavaUnavailable as exc:
+        raise TargetError(str(exc)) from None
+    if built_client(client) != "java" or "@" not in client:
+        return classpath, False
+    return classpath, not _release_profile(client, classpath, settings).has("generation")
 
 
 def _release_profile(client: str, classpath: str, settings: Settings) -> ClientProfile:

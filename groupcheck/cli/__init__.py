@@ -30,6 +30,7 @@ from . import (
     replay_command,
     scenarios_command,
     shrink_command,
+    upgrade_command,
     zoo_command,
 )
 from .shared import Environment, Parser, UsageError, folder_problem, input_error
@@ -39,7 +40,7 @@ __all__ = ["COMMANDS", "build_parser", "main"]
 #: the commands, in the order ``groupcheck --help`` lists them
 COMMANDS = (jsonl_command, assign_command, fuzz_command, replay_command, prove_command,
             check_command, zoo_command, diff_command, audit_command, scenarios_command,
-            shrink_command, matrix_command, bisect_command, broker_command)
+            shrink_command, matrix_command, bisect_command, upgrade_command, broker_command)
 
 
 def build_parser() -> argparse.ArgumentParser:

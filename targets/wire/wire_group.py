@@ -23,12 +23,15 @@ generations the coordinator completed (the mock numbers freely, and a round nobo
 is no rebalance a member saw); each member keeps the generation its client reports. A mixed
 group (``wire:mixed:java@2.8.0+kafka-python:<assignor>``) gives members to the clients in
 turn, by the order of first joins; each is judged by its client's profile (no I6 on claims
-of a release that sends no generation)."""
+of a release that sends no generation). A join that names its client (a rolling upgrade's:
+``MemberSpec.client``) starts that client, at its release, whatever the turn; each member
+configures its own assignor list, and follows the COOPERATIVE protocol only when every
+assignor in it is cooperative (KIP-429)."""
 
 from __future__ import annotations
 
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -44,20 +47,26 @@ from ...properties.group import (
 from .backends.backend import GroupRound
 from .backends.factory import make_backend
 from .clients import DRIVER_ENV, ClientInfo, argv, hello
+from .described import as_described
 from .driver_process import CommandFailed, DriverProcess
 from .log import Entry, WireLog
 from .round_records import COOPERATIVE_PROTOCOLS, given_before, record
 from .settle import unsettled
 
-__all__ = ["CONFIG", "GROUP", "SLOW_REVOKE_MS", "STEP_WAIT", "TICK", "WireGroup", "WireMember"]
+__all__ = ["CONFIG", "GROUP", "SLOW_REVOKE_MS", "STEP_WAIT", "TICK", "ClientSetup", "WireGroup",
+           "WireMember"]
 
 CONFIG: dict[str, int | str | bool] = {
     "session_timeout_ms": 2000, "heartbeat_interval_ms": 300, "max_poll_interval_ms": 3000,
-    "auto_offset_reset": "earliest", "enable_auto_commit": False}
+    "auto_offset_reset": "earliest", "enable_auto_commit": False,
+    "metadata_max_age_ms": 1000}  # a topic that grows is seen within a settle
 GROUP = "groupcheck"
 STEP_WAIT = 60.0  # seconds a step waits for the group to do anything at all
 TICK = 0.05
 SLOW_REVOKE_MS = 2 * int(CONFIG["max_poll_interval_ms"])  # slower than any rebalance
+#: a client name → Kafka's client classpath for its driver ('' for none), and whether its
+#: release sends no generation
+ClientSetup = Callable[[str], tuple[str, bool]]
 
 
 @dataclass
@@ -74,6 +83,7 @@ class WireMember:
     assigns: int = 0
     joined_owned: frozenset[TopicPartition] = frozenset()
     polling: bool = True
+    cooperative: bool = False  # every assignor of its list is cooperative (KIP-429)
 
 
 class WireGroup:
@@ -83,12 +93,14 @@ class WireGroup:
 
     def __init__(self, name: str, clients: tuple[str, ...], assignor: str,
                  broker: str = "groupcheck", classpaths: Mapping[str, str] | None = None,
-                 trace: bool = False, generationless: frozenset[str] = frozenset()) -> None:
+                 trace: bool = False, generationless: frozenset[str] = frozenset(),
+                 setup: ClientSetup | None = None) -> None:
         self.name, self.assignor = name, assignor
-        self.cooperative = assignor in COOPERATIVE_PROTOCOLS
         #: Kafka's client for each java driver (``java``, ``java@3.4.0``), by client name;
-        #: the clients whose release sends no generation
-        self.classpaths, self.generationless = dict(classpaths or {}), generationless
+        #: the clients whose release sends no generation; ``setup`` gives both for a client
+        #: a join event names that the target string did not (a rolling upgrade's)
+        self.classpaths, self.generationless = dict(classpaths or {}), set(generationless)
+        self.setup = setup
         self.infos = {c: hello(c, self.classpaths.get(c, "")) for c in clients}
         self.order = list(clients)
         self.backend = make_backend(broker, frozenset(i.client for i in self.infos.values()),
@@ -123,24 +135,39 @@ class WireGroup:
             self.shared[info.name] = self._start(info.name)
         return self.shared[info.name]
 
-    def client_of(self, member: str) -> ClientInfo:
-        if member not in self.turns:
+    def client_of(self, member: str, spec: MemberSpec | None = None) -> ClientInfo:
+        """The member's client: the one its join names, else the next in turn (fixed at
+        its first join)."""
+        if spec is not None and spec.client:
+            self.turns[member] = spec.client
+        elif member not in self.turns:
             self.turns[member] = self.order[len(self.turns) % len(self.order)]
-        return self.infos[self.turns[member]]
+        return self._info(self.turns[member])
+
+    def _info(self, client: str) -> ClientInfo:
+        if client not in self.infos:
+            classpath, generationless = self.setup(client) if self.setup else ("", False)
+            self.classpaths[client] = classpath
+            if generationless:
+                self.generationless.add(client)
+            self.infos[client] = hello(client, classpath)
+        return self.infos[client]
 
     # --- membership events ----------------------------------------------------------------
 
     def join(self, member: str, spec: MemberSpec) -> None:
-        info = self.client_of(member)
+        info = self.client_of(member, spec)
         driver = self._driver_for(info)
         self._incarnations += 1
         self.sources[(id(driver), member)] = self._incarnations
-        self.members[member] = WireMember(info, driver, self._incarnations, spec,
-                                          frozenset(spec.topics))
+        assignors = list(spec.assignors) or [self.assignor]
+        self.members[member] = WireMember(
+            info, driver, self._incarnations, spec, frozenset(spec.topics),
+            cooperative=all(a in COOPERATIVE_PROTOCOLS for a in assignors))
         try:
             driver.call("create", member=member, bootstrap=self.backend.bootstrap,
-                        group=GROUP, assignor=self.assignor, topics=list(spec.topics),
-                        config={**CONFIG, "client_id": member})
+                        group=GROUP, assignor=assignors[0], assignors=assignors,
+                        topics=list(spec.topics), config={**CONFIG, "client_id": member})
         except CommandFailed as exc:  # the client would not start: shown, never in the group
             self.members.pop(member)
             self._failed(member, exc)
@@ -318,43 +345,14 @@ class WireGroup:
 
     def _show_round(self, round_: GroupRound) -> None:
         self.shown_rounds.add(round_.generation)
-        round_ = self._as_described(round_)
+        round_, described = as_described(
+            self.backend, GROUP, round_,
+            lambda text: self._pending["errors"].append(("group", text)))
+        self.described += described
         given = given_before(self.backend.rounds(), round_)
         rebalance: RebalanceRecord = record(round_, self._owned_at(round_.at_ns), given)
         self._pending["rebalances"].append(replace(rebalance, generationless=frozenset(
             n for n, c in self.turns.items() if c in self.generationless)))
-
-    def _as_described(self, round_: GroupRound) -> GroupRound:
-        """Where the backend answers DescribeGroups (groupcheck's broker),
-        the group read from its coordinator, while it is still Stable in this generation
-        (the same members), is what gets judged; bytes that differ from the round's are an
-        error of the coordinator. On the mock the recording proxy's round stands in."""
-        describe = getattr(self.backend, "describe", None)
-        if describe is None or self._newest() != round_.generation:
-            return round_
-        seen = describe(GROUP)  # DescribeGroups names no generation: the same one before
-        ids = {m.member_id for m in seen.members}  # and after, Stable, the same members
-        if seen.state != "Stable" or ids != set(round_.subscriptions) \
-                or self._newest() != round_.generation:
-            return round_  # the group moved on: the round as the coordinator recorded it
-        self.described += 1
-        subscriptions = {m.member_id: m.metadata or b"" for m in seen.members}
-        assignments = {m.member_id: m.assignment or b"" for m in seen.members}
-        for what, described, recorded in (("subscription", subscriptions, round_.subscriptions),
-                                           ("assignment", assignments, round_.assignments)):
-            for member_id, data in described.items():
-                if recorded.get(member_id, b"") != data:
-                    name = round_.names.get(member_id) or member_id
-                    self._pending["errors"].append(
-                        ("group", f"DescribeGroups gives {name}'s {what} in generation "
-                                  f"{round_.generation} other bytes than the coordinator "
-                                  f"took in its rounds"))
-        return replace(round_, subscriptions=subscriptions, assignments=assignments,
-                       protocol=seen.protocol_name or round_.protocol)
-
-    def _newest(self) -> int:
-        """The newest generation the coordinator has formed, complete or not."""
-        return max((r.generation for r in self.backend.rounds()), default=-1)
 
     # --- observation ----------------------------------------------------------------------
 
@@ -376,7 +374,7 @@ class WireGroup:
             members = {
                 n: MemberView(n, m.member_id, m.generation, frozenset(m.owned),
                               frozenset(m.marks & m.owned), m.subscription,
-                              "COOPERATIVE" if self.cooperative else "EAGER", m.client.profile,
+                              "COOPERATIVE" if m.cooperative else "EAGER", m.client.profile,
                               n in listed, m.polling, 0, m.assigns, m.joined_owned)
                 for n, m in self.members.items()}
             leader = latest.names.get(latest.leader) if latest else None

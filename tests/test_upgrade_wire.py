@@ -1,0 +1,36 @@
+"""Rolling upgrades played on the wire, one short one per protocol path on Kafka's Java client
+(two members on groupcheck's broker): a release upgrade on the same protocol, and the switch
+from eager to cooperative over KIP-429's two bounces, with its one-bounce shortcut beside it.
+Every step is judged (I1, I5, I6, I10, records, I11 after each restart)."""
+
+from __future__ import annotations
+
+from groupcheck.engines.upgrade_plan import parse_side
+from groupcheck.engines.upgrade_table import run_upgrade
+
+from environment import SETTINGS
+from kafka_releases import repo_releases
+
+
+def test_a_release_upgrade_on_the_same_protocol_is_certified(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    repo_releases("2.8.0", "3.4.0")
+    table = run_upgrade(parse_side("wire:java@2.8.0:range"), parse_side("wire:java@3.4.0:range"),
+                        SETTINGS, members=2, seed=0, faults=0.5, failures=tmp_path)
+    [outcome] = table.outcomes
+    assert outcome.verdict == "certified", outcome.story[-12:]
+    assert outcome.clients["java@2.8.0"]["version"] == "2.8.0"
+    assert [b.bounce for b in outcome.bounces] == [0, 1]
+    assert outcome.bounces[1].rebalances >= 2  # each of the two restarts is a rebalance
+
+
+def test_eager_to_cooperative_over_two_bounces_is_certified(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    repo_releases("3.4.0")
+    table = run_upgrade(parse_side("wire:java@3.4.0:range"),
+                        parse_side("wire:java@3.4.0:cooperative-sticky"),
+                        SETTINGS, members=2, seed=0, faults=0.0, failures=tmp_path,
+                        shrink_seconds=0)
+    two, one = table.outcomes
+    assert two.plan.path == "two-bounce" and two.verdict == "certified", two.story[-12:]
+    assert [b.bounce for b in two.bounces] == [0, 1, 2]
+    assert one.plan.path == "one-bounce" and one.verdict in ("certified", "fails")
+    assert not table.failed  # the shortcut is a second verdict
