@@ -194,7 +194,7 @@ def test_a_generation_is_judged_on_describe_groups_only_while_it_is_the_newest()
     (they give the first's withheld partitions away, which would read as I5)."""
     from groupcheck.broker import GroupDescription, MemberDescription
     from groupcheck.targets.wire.backends.backend import GroupRound
-    from groupcheck.targets.wire.wire_group import WireGroup
+    from groupcheck.targets.wire.described import as_described
 
     def round_(generation: int, assignment: bytes) -> GroupRound:
         return GroupRound(generation, "cooperative-sticky", "m1", {"m1": b"s1", "m2": b"s2"},
@@ -212,11 +212,9 @@ def test_a_generation_is_judged_on_describe_groups_only_while_it_is_the_newest()
             return GroupDescription(group, "Stable", -1, "consumer", "cooperative-sticky",
                                     None, members)
 
-    group = WireGroup.__new__(WireGroup)
-    group.backend, group.described = Backend(), 0  # type: ignore[assignment]
-    group._pending = {"errors": []}
+    errors: list[str] = []
     older, newest = Backend.rounds_now
-    assert group._as_described(older) is older and group.described == 0
-    judged = group._as_described(newest)
-    assert judged.assignments["m2"] == b"handed-over" and group.described == 1
-    assert group._pending["errors"] == []
+    backend: Any = Backend()
+    assert as_described(backend, "g", older, errors.append) == (older, False)
+    judged, described = as_described(backend, "g", newest, errors.append)
+    assert judged.assignments["m2"] == b"handed-over" and described and not errors
