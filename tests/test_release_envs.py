@@ -216,6 +216,13 @@ def test_kafka_python_2_0_2_group_holds_every_invariant() -> None:
     assert run("wire:kafka-python@2.0.2:range", events) == []
 
 
+def test_mixed_kafka_python_2_0_2_and_librdkafka_2_3_0_group_holds_every_invariant() -> None:
+    """Each member runs its own release in its own env, judged by its own client's profile."""
+    need("kafka-python@2.0.2", "librdkafka@2.3.0")
+    events = with_profiles(smoke("range"), "java", "librdkafka")
+    assert run("wire:mixed:kafka-python@2.0.2+librdkafka@2.3.0:range", events) == []
+
+
 def test_librdkafka_2_3_0_beside_the_installed_librdkafka_holds_every_invariant() -> None:
     """c1 runs confluent-kafka 2.3.0 in its own env, c2 the harness's own library."""
     need("librdkafka@2.3.0", "librdkafka")
