@@ -1,5 +1,5 @@
 """Driver environments for client releases: ``librdkafka@2.3.0``, ``kafka-python@2.0.2``,
-``aiokafka@0.8.1``, ``kafkajs@1.16.0`` — one install of that release, made on first use and
+``aiokafka@0.14.0``, ``kafkajs@1.16.0`` — one install of that release, made on first use and
 kept in groupcheck's cache, and the command line that runs its member driver there.
 
 Theory of operation. A Python client's release gets a virtualenv of its own,
@@ -9,15 +9,16 @@ run in a scratch folder beside it, which `build_cache.build_once` renames into p
 when both worked and the env's last step wrote its marker (`MARKER`: the interpreter, the
 installed version). The harness's own interpreter is tried first; when pip finds no
 distribution for it (confluent-kafka is taken as wheels only, never compiled), the other
-``python3.X`` on ``PATH``, newest first. A network failure ends the search at once. The
-driver runs in that env without the harness's packages: a *driver bundle*
-(``clients/driver-bundle-<digest>/``) holds a bare ``groupcheck`` tree of only the modules
-the Python drivers import (standard library only, importable on Python 3.9+), and the driver
-starts as ``<venv>/bin/python -m groupcheck.targets.wire.drivers.<module>`` with
-``PYTHONPATH=<bundle>``. A KafkaJS release gets ``clients/kafkajs-<version>/`` from
-``npm install kafkajs@<version>``, and the shipped ``driver.js`` finds it through
-``NODE_PATH``. A failed install (offline, or no such release) is one line naming the
-command that installs it; it is remembered for the rest of the process.
+``python3.X`` found on ``PATH`` or among pyenv's versions, newest first; an index that lists
+no release at all (offline) ends the search at once. The driver runs in that env without the
+harness's packages: a *driver bundle* (``clients/driver-bundle-<digest>/``) holds a bare
+``groupcheck`` tree of only the modules the Python drivers import (standard library only,
+importable on Python 3.9+), and the driver starts as ``<venv>/bin/python -m
+groupcheck.targets.wire.drivers.<module>`` with ``PYTHONPATH=<bundle>``. A KafkaJS release
+gets ``clients/kafkajs-<version>/`` from ``npm install kafkajs@<version>``, and the shipped
+``driver.js`` finds it through ``NODE_PATH``. A failed install (offline, or no such release)
+is one line naming the command that installs it; it is remembered for the rest of the
+process.
 ``python -m groupcheck.targets.wire.release_envs <client>@<version> …`` installs ahead.
 """
 

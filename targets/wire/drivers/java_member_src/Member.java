@@ -23,7 +23,9 @@ import org.apache.kafka.common.TopicPartition;
  * creates the consumer, then loops — the next command from its queue if there is one, else
  * one poll — and acks every command once the client call has returned. The rebalance
  * listener logs each callback's start and end with the generation and member id the
- * consumer reports from inside the callback.
+ * consumer reports from inside the callback. A create's "assignors" (else its one "assignor")
+ * become partition.assignment.strategy's list of classes, in that order; what KafkaConsumer
+ * refuses is its own exception, the create's error.
  */
 final class Member extends Thread implements ConsumerRebalanceListener {
     static final Duration POLL = Duration.ofMillis(50);
