@@ -272,6 +272,12 @@ class BrokerCore:
         """Hand each answer to its waiting connection; note joins and syncs in the ledger
         (the coordinator's state is the one these answers came from)."""
         coordinator = self.cluster.groups.get(group_id)
+        for envelope in envelopes:  # a join's client id, before the round it completes is noted
+            waiting = self._waiting.get((envelope.client, envelope.request_id))
+            if waiting is not None and isinstance(envelope.message, JoinGroupResponse) and \
+                    isinstance(waiting[1], JoinGroupRequest) and envelope.message.member_id:
+                self.cluster.groups.client_ids[(group_id, envelope.message.member_id)] = \
+                    waiting[1].client_id
         for envelope in envelopes:
             answer = envelope.message
             entry = self._waiting.pop((envelope.client, envelope.request_id), None)

@@ -1,8 +1,11 @@
 """Which member driver runs which client, and what its ``hello`` said.
 
-A client name in a wire target is one of `SHIPPED` (a driver that ships with groupcheck), one
-of `BUILT` (``java`` may name its release: ``java@3.4.0``, whose classpath the caller
-resolves) or ``cmd=<shell command>`` (a user's own driver, started with ``sh -c``). `hello`
+A client name in a wire target is one of `SHIPPED` (a driver that ships with groupcheck, on
+the harness's own installed library), one of `BUILT` (``java`` may name its release:
+``java@3.4.0``, whose classpath the caller resolves), a release of another shipped client
+(``librdkafka@2.3.0``, ``kafka-python@2.0.2``, ``aiokafka@0.14.0``, ``kafkajs@1.16.0``: the
+driver runs in that release's own environment, installed into the cache on first use by
+`release_envs`) or ``cmd=<shell command>`` (a user's own driver, started with ``sh -c``). `hello`
 starts the driver once per name and process and keeps its answer (client, version,
 assignors, profile, crash mode): a target is checked against it before any group runs.
 `missing` says why a shipped driver cannot run here (its library or runtime is absent) — the
@@ -19,6 +22,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ...properties.membership import PROFILE_TABLE
+from . import release_envs
 from .driver_process import CommandFailed, DriverError, DriverProcess
 from .drivers import java_member, kafkajs_member
 
@@ -88,19 +92,29 @@ def argv(name: str, classpath: str = "") -> list[str]:
             return _built_command(built_client(name), classpath)
         except RuntimeError as exc:  # a failed build: javac or npm said why
             raise ClientUnavailable(str(exc)) from None
+    if release_envs.is_release(name):
+        try:
+            return release_envs.command(name)
+        except release_envs.ReleaseUnavailable as exc:
+            raise ClientUnavailable(str(exc)) from None
     if name not in SHIPPED:
+        releases = ", ".join(f"{c}@<version>" for c in (*release_envs.RELEASE_CLIENTS, "java"))
         raise ClientUnavailable(f"wire: unknown client {name!r}; expected one of "
-                                f"{', '.join([*SHIPPED, *BUILT])}, java@<version> or "
+                                f"{', '.join([*SHIPPED, *BUILT])}, {releases} or "
                                 "cmd=<shell command>")
     return list(SHIPPED[name][0])
 
 
 def missing(name: str, classpath: str = "") -> str:
-    """Why a shipped client cannot run on this machine ('' when it can)."""
+    """Why a shipped client cannot run on this machine ('' when it can). A release
+    (``kafka-python@2.0.2``) is installed into the cache here on first use: it is missing
+    when that fails (offline, or no such release)."""
     if name.startswith("cmd="):
         return ""
     if built_client(name):
         return _built_missing(built_client(name), classpath)
+    if release_envs.is_release(name):
+        return release_envs.missing(name)
     argv(name)
     need = SHIPPED[name][1]
     kind, _, what = need.partition(":")

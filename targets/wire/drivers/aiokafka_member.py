@@ -14,6 +14,8 @@ heartbeat tasks (no LeaveGroup, no heartbeat), closes the fetcher and the networ
 reports nothing more of that member. aiokafka speaks the eager protocol only and has no
 ``lost`` callback. Profile ``java``: aiokafka documents its listener with Java's text (the
 same guarantees), so it is held to what Java ships; what it does differently is a finding.
+A ``create``'s ``assignors`` become its ``partition_assignment_strategy`` tuple of classes;
+``hello`` lists the assignors whose class this release has.
 """
 
 from __future__ import annotations
@@ -25,7 +27,7 @@ from typing import Any
 
 from ...client_assignors import AIOKAFKA as ASSIGNORS
 from ...client_assignors import load_class
-from .host import Output, parts
+from .host import Output, assignors_of, loadable, parts
 
 __all__ = ["POLL_MS", "AiokafkaHost", "Member", "amain", "assignor_class", "main"]
 
@@ -117,12 +119,16 @@ class AiokafkaHost:
         import aiokafka
 
         return {"client": "aiokafka", "version": aiokafka.__version__,
-                "assignors": list(ASSIGNORS), "profile": "java", "crash": "command"}
+                "assignors": loadable(ASSIGNORS, assignor_class), "profile": "java",
+                "crash": "command"}
 
     async def handle(self, command: dict[str, Any]) -> None:
         cmd, number = command.get("cmd"), int(command.get("id", -1))
         if cmd == "hello":
-            self.out.ack(number, **self.hello())
+            try:
+                self.out.ack(number, **self.hello())
+            except Exception as exc:  # noqa: BLE001 - a release that cannot load says so
+                self.out.ack(number, f"{type(exc).__name__}: {exc}")
             return
         member = self.members.get(str(command.get("member", "")))
         if cmd == "create":
@@ -145,7 +151,8 @@ class AiokafkaHost:
         m.consumer = AIOKafkaConsumer(
             bootstrap_servers=command["bootstrap"], group_id=command["group"],
             client_id=config.get("client_id", command["member"]),
-            partition_assignment_strategy=(assignor_class(command["assignor"]),),
+            partition_assignment_strategy=tuple(assignor_class(a)
+                                                for a in assignors_of(command)),
             session_timeout_ms=config.get("session_timeout_ms", 6000),
             heartbeat_interval_ms=config.get("heartbeat_interval_ms", 500),
             max_poll_interval_ms=config.get("max_poll_interval_ms", 6000),

@@ -10,7 +10,9 @@ there is one, else one ``poll`` — so the client is only ever called from the t
 it, as an application would, and every command is acked from that thread once the client call
 has returned. Callbacks go through `Listener.callback`, which logs their start, runs the
 client's own change (where the client wants the application to apply it), and logs their end.
-`serve` is the stdin loop.
+`serve` is the stdin loop. This module and the drivers built on it import only the standard
+library and `client_assignors` (the client's own library lazily): a client's release runs them
+on its own interpreter (``release_envs``' driver bundle), Python 3.9 or newer.
 """
 
 from __future__ import annotations
@@ -24,7 +26,7 @@ from collections.abc import Callable
 from typing import IO, Any, Protocol
 
 __all__ = ["IDLE_SECONDS", "Listener", "MemberThread", "Output", "Record", "ThreadedClient",
-           "ThreadedHost", "TopicPartition", "parts", "serve"]
+           "ThreadedHost", "TopicPartition", "assignors_of", "loadable", "parts", "serve"]
 
 TopicPartition = tuple[str, int]
 Record = tuple[str, int, int]
@@ -52,6 +54,24 @@ class Output:
     def ack(self, number: int, error: str | None = None, **fields: Any) -> None:
         with self.lock:
             self._write({"ack": number, **fields, **({"error": error} if error else {})})
+
+
+def assignors_of(command: dict[str, Any]) -> list[str]:
+    """A ``create``'s assignors in preference order: its ``assignors`` list, else its one
+    ``assignor``."""
+    return [str(a) for a in command.get("assignors") or [command["assignor"]]]
+
+
+def loadable(table: dict[str, str], load: Callable[[str], Any]) -> list[str]:
+    """The names of ``table`` whose class this release of the client has."""
+    found = []
+    for name in table:
+        try:
+            load(name)
+        except (ImportError, AttributeError):
+            continue
+        found.append(name)
+    return found
 
 
 def parts(partitions: Any) -> list[list[Any]]:
@@ -223,7 +243,10 @@ class ThreadedHost:
         """Dispatch one command; False once the driver should exit."""
         cmd, number = command.get("cmd"), command.get("id", -1)
         if cmd == "hello":
-            self.out.ack(number, **self.client.hello())
+            try:
+                self.out.ack(number, **self.client.hello())
+            except Exception as exc:  # noqa: BLE001 - a release that cannot load says so
+                self.out.ack(number, f"{type(exc).__name__}: {exc}")
         elif cmd == "create":
             thread = MemberThread(self.client, self.out, command)
             self.members[thread.member] = thread

@@ -10,6 +10,9 @@ The generation and member id are read from the coordinator's current generation 
 lock (see `KafkaPythonClient.membership`). Profile ``java``: kafka-python documents its
 listener as a port of Java's (the same guarantees, word for word), so it is held to what Java
 ships; what it does differently is a finding. Crash: ``"kill"`` (its close always leaves the group).
+A ``create``'s ``assignors`` become its ``partition_assignment_strategy`` list of classes;
+``hello`` lists the assignors whose class this release has (older ones have no cooperative
+module).
 """
 
 from __future__ import annotations
@@ -18,7 +21,7 @@ from typing import Any
 
 from ...client_assignors import KAFKA_PYTHON as ASSIGNORS
 from ...client_assignors import load_class
-from .host import Listener, Record, ThreadedHost, TopicPartition, serve
+from .host import Listener, Record, ThreadedHost, TopicPartition, assignors_of, loadable, serve
 
 __all__ = ["POLL_MS", "KafkaPythonClient", "assignor_class", "main", "rebalance_listener"]
 
@@ -59,7 +62,8 @@ class KafkaPythonClient:
         import kafka
 
         return {"client": "kafka-python", "version": kafka.__version__,
-                "assignors": list(ASSIGNORS), "profile": "java", "crash": "kill"}
+                "assignors": loadable(ASSIGNORS, assignor_class), "profile": "java",
+                "crash": "kill"}
 
     def create(self, command: dict[str, Any], listener: Listener) -> Any:
         from kafka import KafkaConsumer
@@ -68,7 +72,7 @@ class KafkaPythonClient:
         consumer = KafkaConsumer(
             bootstrap_servers=command["bootstrap"], group_id=command["group"],
             client_id=config.get("client_id", command["member"]),
-            partition_assignment_strategy=[assignor_class(command["assignor"])],
+            partition_assignment_strategy=[assignor_class(a) for a in assignors_of(command)],
             session_timeout_ms=config.get("session_timeout_ms", 6000),
             heartbeat_interval_ms=config.get("heartbeat_interval_ms", 500),
             max_poll_interval_ms=config.get("max_poll_interval_ms", 6000),

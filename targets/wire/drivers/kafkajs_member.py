@@ -5,7 +5,8 @@ live in the repository. Its dependencies are installed with ``npm ci`` on first 
 ``~/.cache/groupcheck/kafkajs/<digest of the lockfile>/`` (a temporary folder renamed into
 place, so two processes never see half an install), and the driver finds them through
 ``NODE_PATH``. ``python -m groupcheck.targets.wire.drivers.kafkajs_member --install`` (as
-``.ci/run`` does when ``node`` is on PATH) installs ahead of time.
+``.ci/run`` does when ``node`` is on PATH) installs ahead of time. The same ``driver.js`` runs
+a KafkaJS release (``kafkajs@1.16.0``) on that release's own install (`release_envs`).
 """
 
 from __future__ import annotations

@@ -9,6 +9,15 @@ metadata (``CGMDv2:``, a native int32 generation, then NUL-terminated group and 
 the Python client has no accessor for it. librdkafka cannot end a consumer without leaving the
 group (its close always sends LeaveGroup), so this driver says ``"crash": "kill"``: each member
 gets a process of its own and a crash is SIGKILL.
+
+A ``create`` with ``assignors`` sets the whole list as ``partition.assignment.strategy``
+(comma-separated, in preference order); a list librdkafka refuses (it takes no list mixing
+eager and cooperative assignors) fails the create with librdkafka's own error. The callbacks
+apply a change incrementally when the list is all cooperative assignors — the one case in
+which librdkafka's group speaks the cooperative protocol (confluent-kafka exposes no
+accessor for the protocol). ``hello`` lists the assignors this release has: each of Kafka's
+names is tried as the strategy of a consumer that is created and closed again without ever
+contacting a broker.
 """
 
 from __future__ import annotations
@@ -16,18 +25,39 @@ from __future__ import annotations
 import sys
 from typing import Any
 
-from .host import Listener, Record, ThreadedHost, TopicPartition, serve
+from .host import Listener, Record, ThreadedHost, TopicPartition, assignors_of, serve
 
-__all__ = ["ASSIGNORS", "POLL_SECONDS", "LibrdkafkaClient", "group_metadata", "main"]
+__all__ = ["ASSIGNORS", "COOPERATIVE", "POLL_SECONDS", "LibrdkafkaClient",
+           "available_assignors", "group_metadata", "main"]
 
-ASSIGNORS = ("range", "roundrobin", "cooperative-sticky")
+#: Kafka's assignor names, in the order ``hello`` lists the ones this release has
+ASSIGNORS = ("range", "roundrobin", "sticky", "cooperative-sticky")
+COOPERATIVE = ("cooperative-sticky",)
 POLL_SECONDS = 0.05
+
+
+def available_assignors() -> list[str]:
+    """The assignors this librdkafka takes: a consumer per name, created and closed, never
+    connected (no ``bootstrap.servers``)."""
+    from confluent_kafka import Consumer, KafkaException
+
+    found = []
+    for name in ASSIGNORS:
+        try:
+            probe = Consumer({"group.id": "groupcheck-probe", "log_level": 0,
+                              "partition.assignment.strategy": name})
+        except KafkaException:
+            continue
+        probe.close()
+        found.append(name)
+    return found
 
 
 def group_metadata(consumer: Any) -> tuple[int | None, str | None]:
     raw = bytes(consumer.consumer_group_metadata())
     if not raw.startswith(b"CGMDv2:") or len(raw) < 11:
-        return None, str(consumer.memberid() or "") or None
+        memberid = getattr(consumer, "memberid", None)  # absent before confluent-kafka 2.0
+        return None, (str(memberid() or "") or None) if memberid is not None else None
     generation = int.from_bytes(raw[7:11], sys.byteorder, signed=True)
     _group, _, rest = raw[11:].partition(b"\0")
     member_id, _, _ = rest.partition(b"\0")
@@ -49,23 +79,24 @@ class LibrdkafkaClient:
         import confluent_kafka
 
         return {"client": "librdkafka", "version": confluent_kafka.libversion()[0],
-                "assignors": list(ASSIGNORS), "profile": "librdkafka", "crash": "kill"}
+                "assignors": available_assignors(), "profile": "librdkafka", "crash": "kill"}
 
     def create(self, command: dict[str, Any], listener: Listener) -> Any:
         from confluent_kafka import Consumer
 
         config = command.get("config") or {}
+        assignors = assignors_of(command)
         consumer = Consumer({
             "bootstrap.servers": command["bootstrap"], "group.id": command["group"],
             "client.id": config.get("client_id", command["member"]),
-            "partition.assignment.strategy": command["assignor"],
+            "partition.assignment.strategy": ",".join(assignors),
             "session.timeout.ms": config.get("session_timeout_ms", 6000),
             "heartbeat.interval.ms": config.get("heartbeat_interval_ms", 500),
             "max.poll.interval.ms": config.get("max_poll_interval_ms", 6000),
             "auto.offset.reset": config.get("auto_offset_reset", "earliest"),
             "enable.auto.commit": bool(config.get("enable_auto_commit", False)),
             "log_level": 3})
-        self.cooperative[id(consumer)] = command["assignor"] == "cooperative-sticky"
+        self.cooperative[id(consumer)] = all(a in COOPERATIVE for a in assignors)
         self.subscribe(consumer, list(command["topics"]), listener)
         return consumer
 

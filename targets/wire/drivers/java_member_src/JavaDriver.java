@@ -98,10 +98,24 @@ public final class JavaDriver {
         Map<String, Object> fields = new LinkedHashMap<>();
         fields.put("client", "java");
         fields.put("version", AppInfoParser.getVersion());
-        fields.put("assignors", List.of("range", "roundrobin", "sticky", "cooperative-sticky"));
+        fields.put("assignors", assignors());
         fields.put("profile", "java");
         fields.put("crash", "kill");
         return fields;
+    }
+
+    /** The assignors whose class this release of Kafka's client has, in Kafka's order. */
+    private static List<String> assignors() {
+        List<String> found = new ArrayList<>();
+        for (String name : List.of("range", "roundrobin", "sticky", "cooperative-sticky")) {
+            try {
+                Class.forName(Member.ASSIGNORS.get(name), false, JavaDriver.class.getClassLoader());
+                found.add(name);
+            } catch (ClassNotFoundException e) {
+                // not in this release
+            }
+        }
+        return found;
     }
 
     private void produce(Map<String, Object> command) throws Exception {

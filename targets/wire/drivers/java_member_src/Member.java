@@ -23,7 +23,9 @@ import org.apache.kafka.common.TopicPartition;
  * creates the consumer, then loops — the next command from its queue if there is one, else
  * one poll — and acks every command once the client call has returned. The rebalance
  * listener logs each callback's start and end with the generation and member id the
- * consumer reports from inside the callback.
+ * consumer reports from inside the callback. A create's "assignors" (else its one "assignor")
+ * become partition.assignment.strategy's list of classes, in that order; what KafkaConsumer
+ * refuses is its own exception, the create's error.
  */
 final class Member extends Thread implements ConsumerRebalanceListener {
     static final Duration POLL = Duration.ofMillis(50);
@@ -52,16 +54,19 @@ final class Member extends Thread implements ConsumerRebalanceListener {
     static Properties config(Map<String, Object> create) {
         @SuppressWarnings("unchecked")
         Map<String, Object> given = (Map<String, Object>) create.getOrDefault("config", Map.of());
-        String assignor = String.valueOf(create.get("assignor"));
-        if (!ASSIGNORS.containsKey(assignor)) {
-            throw new IllegalArgumentException("Kafka's Java consumer has no assignor " + assignor);
+        List<String> classes = new ArrayList<>();
+        for (String assignor : assignors(create)) {
+            if (!ASSIGNORS.containsKey(assignor)) {
+                throw new IllegalArgumentException("Kafka's Java consumer has no assignor " + assignor);
+            }
+            classes.add(ASSIGNORS.get(assignor));
         }
         Properties p = new Properties();
         p.put("bootstrap.servers", create.get("bootstrap"));
         p.put("group.id", create.get("group"));
         p.put("group.protocol", "classic");
         p.put("client.id", String.valueOf(given.getOrDefault("client_id", create.get("member"))));
-        p.put("partition.assignment.strategy", ASSIGNORS.get(assignor));
+        p.put("partition.assignment.strategy", String.join(",", classes));
         p.put("session.timeout.ms", String.valueOf(given.getOrDefault("session_timeout_ms", 6000)));
         p.put("heartbeat.interval.ms",
               String.valueOf(given.getOrDefault("heartbeat_interval_ms", 500)));
@@ -72,6 +77,20 @@ final class Member extends Thread implements ConsumerRebalanceListener {
         p.put("key.deserializer", "org.apache.kafka.common.serialization.ByteArrayDeserializer");
         p.put("value.deserializer", "org.apache.kafka.common.serialization.ByteArrayDeserializer");
         return p;
+    }
+
+    /** A create's assignors in preference order: its "assignors" list, else its "assignor". */
+    static List<String> assignors(Map<String, Object> create) {
+        Object list = create.get("assignors");
+        List<String> names = new ArrayList<>();
+        if (list instanceof List && !((List<?>) list).isEmpty()) {
+            for (Object name : (List<?>) list) {
+                names.add(String.valueOf(name));
+            }
+        } else {
+            names.add(String.valueOf(create.get("assignor")));
+        }
+        return names;
     }
 
     @Override

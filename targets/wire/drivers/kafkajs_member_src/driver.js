@@ -15,6 +15,11 @@
  * CRASH as "error". Commands KafkaJS has no call for are answered with an error naming what
  * is missing. A stall is the application's handler not returning: while polling is
  * stopped, the next batch the handler gets waits until polling starts again.
+ *
+ * A create's `assignors` (else its one `assignor`) become KafkaJS's partitionAssigners list,
+ * in that order. The driver runs on whichever KafkaJS release NODE_PATH leads to: the lockfile's
+ * (2.x) or a release's own install (kafkajs@1.16.0), so it keeps to what both have (a topic
+ * subscribed one at a time: 1.x has no `topics` list).
  */
 
 const readline = require('readline')
@@ -74,8 +79,11 @@ class Member {
   async start() {
     const c = this.create
     const config = c.config || {}
-    const assigner = ASSIGNERS[c.assignor]
-    if (!assigner) throw new Error(`KafkaJS has no assignor ${c.assignor}`)
+    const names = (c.assignors && c.assignors.length) ? c.assignors : [c.assignor]
+    const assigners = names.map(name => {
+      if (!ASSIGNERS[name]) throw new Error(`KafkaJS has no assignor ${name}`)
+      return ASSIGNERS[name]
+    })
     this.kafka = new Kafka({
       clientId: String(config.client_id || this.name),
       brokers: String(c.bootstrap).split(','),
@@ -84,7 +92,7 @@ class Member {
     })
     this.consumer = this.kafka.consumer({
       groupId: String(c.group),
-      partitionAssigners: [assigner],
+      partitionAssigners: assigners,
       sessionTimeout: config.session_timeout_ms || 6000,
       rebalanceTimeout: config.max_poll_interval_ms || 6000,
       heartbeatInterval: config.heartbeat_interval_ms || 500,
@@ -101,8 +109,10 @@ class Member {
     this.consumer.on(CRASH, ({ payload }) => event('error', this.name,
       { message: `crash: ${describe(payload.error)}` }))
     await this.consumer.connect()
-    await this.consumer.subscribe({ topics: c.topics.map(String),
-      fromBeginning: (config.auto_offset_reset || 'earliest') === 'earliest' })
+    const fromBeginning = (config.auto_offset_reset || 'earliest') === 'earliest'
+    for (const topic of c.topics.map(String)) {
+      await this.consumer.subscribe({ topic, fromBeginning })
+    }
     await this.consumer.run({
       autoCommit: Boolean(config.enable_auto_commit),
       eachBatchAutoResolve: true,
@@ -124,7 +134,9 @@ class Member {
       case 'subscribe': {
         const topics = command.topics.map(String)
         const before = this.owned
-        await this.consumer.subscribe({ topics })  // KafkaJS refuses while running
+        for (const topic of topics) {
+          await this.consumer.subscribe({ topic })  // KafkaJS refuses while running
+        }
         event('subscribed', this.name, { topics, before, after: this.owned })
         return
       }
