@@ -86,6 +86,7 @@ if TYPE_CHECKING:
     from .scenario_engine import run_scenarios_engine
     from .story_runs import StoryReplay, replay_story, shrink_story_file, write_record
     from .upgrade_plan import parse_side
+    from .upgrade_run import distinct
     from .upgrade_table import UpgradeTable, read_pairs, run_table, run_upgrade, table_text
     from .upgrade_table import write_table as write_upgrade_table
     from .zoo_run import ZooOutcome, run_zoo_entry, zoo_table
@@ -105,7 +106,7 @@ __all__ = ["ASSIGNORS", "BatteryResult", "Bisection", "BmcOutcome", "DiffResult"
            "run_stories", "run_vectors", "run_zoo_entry", "save_differences",
            "save_search_difference", "shrink_events_file", "shrink_requests_file",
            "shrink_story_file", "shrink_timings", "story_assignors", "story_report",
-           "write_matrix", "write_record", "zoo_table", "UpgradeTable", "parse_side",
+           "write_matrix", "write_record", "zoo_table", "UpgradeTable", "distinct", "parse_side",
            "read_pairs", "run_table", "run_upgrade", "table_text", "write_upgrade_table"]
 
 #: public name → (module of this package, name in it)
@@ -186,6 +187,7 @@ _PUBLIC: dict[str, tuple[str, str]] = {
     "zoo_table": ("zoo_run", "zoo_table"),
     "UpgradeTable": ("upgrade_table", "UpgradeTable"),
     "parse_side": ("upgrade_plan", "parse_side"),
+    "distinct": ("upgrade_run", "distinct"),
     "read_pairs": ("upgrade_table", "read_pairs"),
     "run_table": ("upgrade_table", "run_table"),
     "run_upgrade": ("upgrade_table", "run_upgrade"),

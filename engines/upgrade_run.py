@@ -36,7 +36,7 @@ from ..targets.wire.clients import ClientInfo, ClientUnavailable, hello
 from .upgrade_plan import Event, Plan, Side, story
 
 __all__ = ["VERDICTS", "BounceStats", "UpgradeOutcome", "UpgradeUnavailable", "check_side",
-           "play"]
+           "distinct", "play"]
 
 #: the verdicts of one path
 VERDICTS = ("certified", "fails", "not supported by the release", "unavailable")
@@ -181,7 +181,9 @@ def play(plan: Plan, settings: Settings, *, members: int = 4, seed: int = 0,
     if outcome.violations:
         result.verdict = "fails"
         result.broke_at = _where(events, outcome.events_run, plan)
-        result.reason = (f"bounce {result.broke_at['bounce']}: {outcome.violations[0]}")
+        said = _last_said(outcome.story)
+        result.reason = (f"bounce {result.broke_at['bounce']}: {outcome.violations[0]}"
+                         + (f" ({said})" if said and said not in outcome.violations[0] else ""))
         progress(f"upgrade: fails at bounce {result.broke_at['bounce']}; shrinking "
                  f"(up to {shrink_seconds:.0f}s)")
         kept, violations = _shrunk(events[:outcome.events_run], target, outcome.violations,
@@ -190,6 +192,18 @@ def play(plan: Plan, settings: Settings, *, members: int = 4, seed: int = 0,
             result.replay = str(save_upgrade(failures, plan, kept, violations, seed, result))
     result.seconds = time.monotonic() - began
     return result
+
+
+def _last_said(story: list[str]) -> str:
+    """What a client or the group reported last in the story (``who: text``), '' for
+    nothing: the client's own words for why a step broke."""
+    said = [line.strip()[2:] for line in story if line.strip().startswith("! ")]
+    return said[-1] if said else ""
+
+
+def distinct(lines: list[str]) -> list[str]:
+    """``lines`` with each run of one repeated line kept once."""
+    return [line for i, line in enumerate(lines) if i == 0 or lines[i - 1] != line]
 
 
 def _group(target: Target) -> Any:

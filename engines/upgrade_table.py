@@ -25,7 +25,14 @@ from ..audit.report_html import CSS
 from ..targets.settings import Settings
 from .errors import EngineInputError
 from .upgrade_plan import Plan, Side, parse_side, plans_for
-from .upgrade_run import UpgradeOutcome, UpgradeUnavailable, check_side, client_family, play
+from .upgrade_run import (
+    UpgradeOutcome,
+    UpgradeUnavailable,
+    check_side,
+    client_family,
+    distinct,
+    play,
+)
 
 __all__ = ["DEFAULT_PAIRS", "UpgradeTable", "read_pairs", "run_table", "run_upgrade",
            "table_html", "table_json", "table_text", "write_table"]
@@ -166,7 +173,7 @@ def table_html(table: UpgradeTable) -> str:
     details = []
     for o in table.outcomes:
         if o.verdict in ("fails", "not supported by the release", "unavailable"):
-            story = "\n".join(o.story[-30:])
+            story = "\n".join(distinct(o.story)[-30:])
             details.append(f"<h3>{e(o.plan.source.target)} → {e(o.plan.dest.target)} "
                            f"({e(o.plan.path)}): {e(o.verdict)}</h3><p>{e(o.reason)}</p>"
                            + (f"<p>replay file: <code>{e(o.replay)}</code></p>"

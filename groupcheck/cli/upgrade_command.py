@@ -66,7 +66,7 @@ def run(args: argparse.Namespace, env: Environment = NO_ENVIRONMENT) -> int:
         print(engines.table_text(table))
         for outcome in table.outcomes:
             if outcome.verdict == "fails":
-                print("\n".join(outcome.story[-12:]))
+                print("\n".join(engines.distinct(outcome.story)[-12:]))
                 if outcome.replay:
                     print(f"saved {outcome.replay}")
     return 1 if table.failed else 0

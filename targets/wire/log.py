@@ -17,7 +17,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
-__all__ = ["CALLBACKS", "MERGE_GRACE_NS", "Entry", "TopicPartition", "WireLog"]
+__all__ = ["CALLBACKS", "MERGE_GRACE_NS", "Entry", "TopicPartition", "WireLog", "owned_at"]
 
 TopicPartition = tuple[str, int]
 MERGE_GRACE_NS = 30_000_000
@@ -141,3 +141,18 @@ class WireLog:
                 if left <= 0:
                     return False
                 self.cond.wait(min(left, 0.05))
+
+
+def owned_at(entries: list[Entry], sources: dict[str, int], ts: int
+             ) -> dict[str, tuple[TopicPartition, ...]]:
+    """Each current member's ownership at ``ts`` (``sources``: member → its incarnation),
+    from the callback ends in ``entries``."""
+    owned: dict[str, set[TopicPartition]] = {n: set() for n in sources}
+    for e in entries:
+        if e.ts > ts or e.phase != "end" or sources.get(e.member) != e.source:
+            continue
+        if e.kind == "assigned":
+            owned[e.member] |= set(e.partitions)
+        elif e.kind in ("revoked", "lost"):
+            owned[e.member] -= set(e.partitions)
+    return {n: tuple(sorted(ps)) for n, ps in owned.items()}

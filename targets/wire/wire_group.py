@@ -49,7 +49,7 @@ from .backends.factory import make_backend
 from .clients import DRIVER_ENV, ClientInfo, argv, hello
 from .described import as_described
 from .driver_process import CommandFailed, DriverProcess
-from .log import Entry, WireLog
+from .log import Entry, WireLog, owned_at
 from .round_records import COOPERATIVE_PROTOCOLS, given_before, record
 from .settle import unsettled
 
@@ -112,6 +112,7 @@ class WireGroup:
         self.drivers: list[DriverProcess] = []
         self.sources: dict[tuple[int, str], int] = {}  # (driver, member) → incarnation
         self.applied, self._incarnations = 0, 0
+        self._said: dict[str, str] = {}  # member → the error it showed last ('' since)
         self.described, self.shown_rounds = 0, set[int]()  # rounds judged on DescribeGroups
         self._pending: dict[str, list[Any]] = {k: [] for k in (
             "callbacks", "records", "errors", "subscribes", "pauses", "rebalances")}
@@ -282,8 +283,9 @@ class WireGroup:
                 waiting = self.log.release()
                 if len(self.log.entries) > self.applied:
                     self.applied += 1
-                    self._apply(self.log.entries[self.applied - 1])
-                    return True
+                    if self._apply(self.log.entries[self.applied - 1]):
+                        return True
+                    continue
                 rounds = self._new_rounds() if not waiting else []
                 if rounds:
                     self._show_round(rounds[0])
@@ -297,10 +299,16 @@ class WireGroup:
                     return False
                 self.log.cond.wait(TICK)
 
-    def _apply(self, e: Entry) -> None:
+    def _apply(self, e: Entry) -> bool:
+        """Show one entry; False for one that shows nothing new: a member's error repeated
+        with nothing else from it between (a client that fails every poll the same way
+        waits on the clock, `STEP_WAIT`, not on a count of steps)."""
         m = self.members.get(e.member)
         if m is None or m.source != e.source:
-            return  # a member that left or crashed: its interval ended then
+            return True  # a member that left or crashed: its interval ended then
+        if e.kind == "error" and self._said.get(e.member) == e.text:
+            return False
+        self._said[e.member] = e.text if e.kind == "error" else ""
         if e.kind in ("assigned", "revoked", "lost") and e.phase == "end":
             self._apply_callback(m, e)
         elif e.kind == "record":
@@ -314,6 +322,7 @@ class WireGroup:
         elif e.kind == "subscribe":
             self._pending["subscribes"].append(
                 SubscribeCall(e.member, frozenset(e.before), frozenset(e.after)))
+        return True
 
     def _apply_callback(self, m: WireMember, e: Entry) -> None:
         before = tuple(sorted(m.owned))
@@ -330,19 +339,6 @@ class WireGroup:
             e.seq, e.member, e.kind, e.partitions, before, e.generation, e.member_id,
             started=e.started))
 
-    def _owned_at(self, ts: int) -> dict[str, tuple[TopicPartition, ...]]:
-        """Each current member's ownership at ``ts``, from the callback ends shown so far."""
-        owned: dict[str, set[TopicPartition]] = {n: set() for n in self.members}
-        for e in self.log.entries[:self.applied]:
-            m = self.members.get(e.member)
-            if e.ts > ts or e.phase != "end" or m is None or m.source != e.source:
-                continue
-            if e.kind == "assigned":
-                owned[e.member] |= set(e.partitions)
-            elif e.kind in ("revoked", "lost"):
-                owned[e.member] -= set(e.partitions)
-        return {n: tuple(sorted(ps)) for n, ps in owned.items()}
-
     def _show_round(self, round_: GroupRound) -> None:
         self.shown_rounds.add(round_.generation)
         round_, described = as_described(
@@ -350,7 +346,9 @@ class WireGroup:
             lambda text: self._pending["errors"].append(("group", text)))
         self.described += described
         given = given_before(self.backend.rounds(), round_)
-        rebalance: RebalanceRecord = record(round_, self._owned_at(round_.at_ns), given)
+        owned = owned_at(self.log.entries[:self.applied],
+                         {n: m.source for n, m in self.members.items()}, round_.at_ns)
+        rebalance: RebalanceRecord = record(round_, owned, given)
         self._pending["rebalances"].append(replace(rebalance, generationless=frozenset(
             n for n, c in self.turns.items() if c in self.generationless)))
 

@@ -157,6 +157,7 @@ class AiokafkaHost:
             heartbeat_interval_ms=config.get("heartbeat_interval_ms", 500),
             max_poll_interval_ms=config.get("max_poll_interval_ms", 6000),
             rebalance_timeout_ms=config.get("max_poll_interval_ms", 6000),
+            metadata_max_age_ms=config.get("metadata_max_age_ms", 300000),
             auto_offset_reset=config.get("auto_offset_reset", "earliest"),
             enable_auto_commit=bool(config.get("enable_auto_commit", False)))
         m.consumer.subscribe(list(command["topics"]), listener=m.listener())

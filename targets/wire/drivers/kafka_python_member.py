@@ -76,6 +76,7 @@ class KafkaPythonClient:
             session_timeout_ms=config.get("session_timeout_ms", 6000),
             heartbeat_interval_ms=config.get("heartbeat_interval_ms", 500),
             max_poll_interval_ms=config.get("max_poll_interval_ms", 6000),
+            metadata_max_age_ms=config.get("metadata_max_age_ms", 300000),
             auto_offset_reset=config.get("auto_offset_reset", "earliest"),
             enable_auto_commit=bool(config.get("enable_auto_commit", False)))
         self.subscribe(consumer, list(command["topics"]), listener)

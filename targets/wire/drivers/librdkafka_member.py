@@ -93,6 +93,7 @@ class LibrdkafkaClient:
             "session.timeout.ms": config.get("session_timeout_ms", 6000),
             "heartbeat.interval.ms": config.get("heartbeat_interval_ms", 500),
             "max.poll.interval.ms": config.get("max_poll_interval_ms", 6000),
+            "topic.metadata.refresh.interval.ms": config.get("metadata_max_age_ms", 300000),
             "auto.offset.reset": config.get("auto_offset_reset", "earliest"),
             "enable.auto.commit": bool(config.get("enable_auto_commit", False)),
             "log_level": 3})

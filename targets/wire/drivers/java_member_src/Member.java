@@ -72,6 +72,8 @@ final class Member extends Thread implements ConsumerRebalanceListener {
               String.valueOf(given.getOrDefault("heartbeat_interval_ms", 500)));
         p.put("max.poll.interval.ms",
               String.valueOf(given.getOrDefault("max_poll_interval_ms", 6000)));
+        p.put("metadata.max.age.ms",
+              String.valueOf(given.getOrDefault("metadata_max_age_ms", 300000)));
         p.put("auto.offset.reset", String.valueOf(given.getOrDefault("auto_offset_reset", "earliest")));
         p.put("enable.auto.commit", String.valueOf(given.getOrDefault("enable_auto_commit", false)));
         p.put("key.deserializer", "org.apache.kafka.common.serialization.ByteArrayDeserializer");

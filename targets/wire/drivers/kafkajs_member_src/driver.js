@@ -96,6 +96,7 @@ class Member {
       sessionTimeout: config.session_timeout_ms || 6000,
       rebalanceTimeout: config.max_poll_interval_ms || 6000,
       heartbeatInterval: config.heartbeat_interval_ms || 500,
+      metadataMaxAge: config.metadata_max_age_ms || 300000,
       allowAutoTopicCreation: false,
     })
     const { GROUP_JOIN, CRASH } = this.consumer.events
