@@ -183,7 +183,8 @@ def play(plan: Plan, settings: Settings, *, members: int = 4, seed: int = 0,
         result.broke_at = _where(events, outcome.events_run, plan)
         said = _last_said(outcome.story)
         result.reason = (f"bounce {result.broke_at['bounce']}: {outcome.violations[0]}"
-                         + (f" ({said})" if said and said not in outcome.violations[0] else ""))
+                         + (f" ({said})" if said and said.split(": ", 1)[-1]
+                            not in outcome.violations[0] else ""))
         progress(f"upgrade: fails at bounce {result.broke_at['bounce']}; shrinking "
                  f"(up to {shrink_seconds:.0f}s)")
         kept, violations = _shrunk(events[:outcome.events_run], target, outcome.violations,

@@ -48,7 +48,7 @@ def test_a_release_not_installable_offline_says_what_to_install(tmp_path: Path) 
     """Nothing cached and no registry: the run stops before any group, naming the release."""
     offline = {"XDG_CACHE_HOME": str(tmp_path / "cache"),
                "PIP_INDEX_URL": "http://127.0.0.1:9/simple", "PIP_EXTRA_INDEX_URL": "",
-               "PIP_FIND_LINKS": "", "PIP_NO_INDEX": "", "npm_config_registry":
+               "PIP_FIND_LINKS": "", "PIP_CONFIG_FILE": "/dev/null", "npm_config_registry":
                "http://127.0.0.1:9/"}
     line = _one_line_exit_2(_run("wire:kafka-python@2.0.2:range",
                                  "wire:kafka-python@3.0.12:range", env=offline))

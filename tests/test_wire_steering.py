@@ -218,3 +218,27 @@ def test_a_generation_is_judged_on_describe_groups_only_while_it_is_the_newest()
     assert as_described(backend, "g", older, errors.append) == (older, False)
     judged, described = as_described(backend, "g", newest, errors.append)
     assert judged.assignments["m2"] == b"handed-over" and described and not errors
+
+
+def test_a_members_repeated_error_is_shown_once_until_it_does_something_else() -> None:
+    """A client that fails every poll the same way (a member the coordinator keeps refusing)
+    shows its error once: the settle then waits on the clock (STEP_WAIT), not on a count of
+    steps a busy client burns in a second."""
+    from types import SimpleNamespace
+
+    from groupcheck.targets.wire.log import Entry
+    from groupcheck.targets.wire.wire_group import WireGroup
+
+    group = WireGroup.__new__(WireGroup)
+    group.members = {"m1": SimpleNamespace(source=1, client=SimpleNamespace(name="java"))}  # type: ignore[dict-item]
+    group._said, group._pending = {}, {"errors": [], "records": []}
+
+    def entry(kind: str, text: str = "") -> Entry:
+        return Entry(0, 0, "m1", 1, kind, (("t0", 0),), text=text)
+
+    shown = [group._apply(e) for e in (entry("error", "refused"), entry("error", "refused"),
+                                       entry("record"), entry("error", "refused"),
+                                       entry("error", "other"))]
+    assert shown == [True, False, True, True, True]
+    assert [text for _, text in group._pending["errors"]] == [
+        "java: refused", "java: refused", "java: other"]

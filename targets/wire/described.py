@@ -14,12 +14,18 @@ from dataclasses import replace
 
 from .backends.backend import Backend, GroupRound
 
-__all__ = ["as_described", "newest_generation"]
+__all__ = ["as_described", "latest_round", "newest_generation"]
 
 
 def newest_generation(backend: Backend) -> int:
     """The newest generation the coordinator has formed, complete or not."""
     return max((r.generation for r in backend.rounds()), default=-1)
+
+
+def latest_round(backend: Backend) -> GroupRound | None:
+    """The newest generation the coordinator completed (None before the first)."""
+    complete = [r for r in backend.rounds() if r.complete]
+    return complete[-1] if complete else None
 
 
 def as_described(backend: Backend, group: str, round_: GroupRound,

@@ -15,18 +15,15 @@ shown too, decoded from its bytes (`rounds`), with what the members owned when t
 assignment reached it; on a backend that answers DescribeGroups (groupcheck's broker) the
 bytes judged are the ones the coordinator describes.
 
-The group is settled when nothing is waiting to be shown, no JoinGroup is in flight, the
-coordinator's latest generation is complete and lists exactly the polling members, each with
-its current subscription and owning exactly what that generation assigned it, and the polling
-members own every partition of their topics exactly once. The view's generation counts the
+The group is settled when nothing is waiting to be shown and `settle.unsettled` finds no
+reason left on either side. The view's generation counts the
 generations the coordinator completed (the mock numbers freely, and a round nobody finished
 is no rebalance a member saw); each member keeps the generation its client reports. A mixed
 group (``wire:mixed:java@2.8.0+kafka-python:<assignor>``) gives members to the clients in
 turn, by the order of first joins; each is judged by its client's profile (no I6 on claims
-of a release that sends no generation). A join that names its client (a rolling upgrade's:
-``MemberSpec.client``) starts that client, at its release, whatever the turn; each member
-configures its own assignor list, and follows the COOPERATIVE protocol only when every
-assignor in it is cooperative (KIP-429)."""
+of a release that sends no generation). A join that names its client (``MemberSpec.client``,
+a rolling upgrade's) starts that one; each member configures its own assignor list and is
+COOPERATIVE only when every assignor in it is (KIP-429)."""
 
 from __future__ import annotations
 
@@ -47,7 +44,7 @@ from ...properties.group import (
 from .backends.backend import GroupRound
 from .backends.factory import make_backend
 from .clients import DRIVER_ENV, ClientInfo, argv, hello
-from .described import as_described
+from .described import as_described, latest_round
 from .driver_process import CommandFailed, DriverProcess
 from .log import Entry, WireLog, owned_at
 from .round_records import COOPERATIVE_PROTOCOLS, given_before, record
@@ -256,12 +253,22 @@ class WireGroup:
         self.backend.delete_topic(topic)
 
     def produce(self, topic: str, partition: int) -> None:
-        """Nothing arrives on a partition the broker lacks (a shrunk story's; builtin too)."""
-        if partition < self.backend.topics.get(topic, 0):
+        """Nothing arrives on a partition the broker lacks (a shrunk story's). A harness
+        producer whose metadata predates a topic's growth is replaced by a fresh one."""
+        if partition >= self.backend.topics.get(topic, 0):
+            return
+        for attempt in (1, 2):
             if "producer" not in self.shared or not self.shared["producer"].alive:
                 self.shared["producer"] = self._start(self.infos[self.order[0]].name)
-            self.shared["producer"].call("produce", bootstrap=self.backend.bootstrap,
-                                         topic=topic, partition=partition, value="groupcheck")
+            try:
+                self.shared["producer"].call("produce", bootstrap=self.backend.bootstrap,
+                                             topic=topic, partition=partition,
+                                             value="groupcheck")
+                return
+            except CommandFailed:
+                self.shared.pop("producer").close()
+                if attempt == 2:
+                    raise
 
     # --- showing the log, one entry at a time ---------------------------------------------
 
@@ -295,7 +302,7 @@ class WireGroup:
                 if time.monotonic() > deadline:
                     self._pending["errors"].append(
                         ("group", f"nothing happened for {STEP_WAIT:.0f}s; "
-                                  f"{self._unsettled()}"))
+                                  f"{unsettled(self.backend, self.members, self.shown_rounds)}"))
                     return False
                 self.log.cond.wait(TICK)
 
@@ -360,14 +367,10 @@ class WireGroup:
             return "entries to show"
         return unsettled(self.backend, self.members, self.shown_rounds)
 
-    def _latest(self) -> GroupRound | None:
-        complete = [r for r in self.backend.rounds() if r.complete]
-        return complete[-1] if complete else None
-
     def view(self) -> GroupView:
         with self.log.cond:
             settled = not self._unsettled()
-            latest = self._latest()
+            latest = latest_round(self.backend)
             listed = set(latest.names.values()) if latest else set()
             members = {
                 n: MemberView(n, m.member_id, m.generation, frozenset(m.owned),
