@@ -23,7 +23,7 @@ from groupcheck.model.replay import replay_events, replay_file  # noqa: E402
 from groupcheck.targets.wire.clients import hello  # noqa: E402
 
 from environment import CLASSPATH, group_target_factory, missing  # noqa: E402
-from wire_cases import smoke  # noqa: E402
+from wire_cases import smoke, with_profiles  # noqa: E402
 
 FINDINGS = Path(__file__).resolve().parent.parent / "findings"
 
@@ -33,19 +33,6 @@ def need(*clients: str) -> None:
         reason = missing(client)
         if reason:
             pytest.skip(reason)
-
-
-def with_profiles(events: list[dict[str, Any]], *profiles: str) -> list[dict[str, Any]]:
-    """The events with each join judged by the profile of the client it lands on (members
-    go to a mixed group's clients in turn, in the order their names first join)."""
-    turns: dict[str, str] = {}
-    out = []
-    for event in events:
-        if event["op"] == "join":
-            turns.setdefault(event["member"], profiles[len(turns) % len(profiles)])
-            event = {**event, "profile": turns[event["member"]]}
-        out.append(event)
-    return out
 
 
 def run(target: str, events: list[dict[str, Any]]) -> list[str]:

@@ -24,23 +24,11 @@ from groupcheck.targets.wire.clients import ClientUnavailable, argv, hello
 from groupcheck.targets.wire.driver_process import CommandFailed, DriverProcess
 
 from environment import CLASSPATH, group_target_factory, missing
-from wire_cases import smoke
+from wire_cases import smoke, with_profiles
 
 FINDINGS = Path(__file__).resolve().parent.parent / "findings"
 
 DEAD = "http://127.0.0.1:9/"
-
-
-def with_profiles(events: list[dict[str, Any]], *profiles: str) -> list[dict[str, Any]]:
-    """The events with each join labelled by the profile of the client it lands on."""
-    turns: dict[str, str] = {}
-    out = []
-    for event in events:
-        if event["op"] == "join":
-            turns.setdefault(event["member"], profiles[len(turns) % len(profiles)])
-            event = {**event, "profile": turns[event["member"]]}
-        out.append(event)
-    return out
 
 
 @pytest.fixture

@@ -78,3 +78,16 @@ def five_members(assignor: str) -> list[Event]:
     """Five members join t0 (10 partitions) one after the other, each join settling."""
     return [{"op": "partitions", "topic": "t0", "count": 10},
             *(e for i in range(1, 6) for e in (join(f"c{i}", assignor), {"op": "settle"}))]
+
+
+def with_profiles(events: list[dict[str, Any]], *profiles: str) -> list[dict[str, Any]]:
+    """The events with each join judged by the profile of the client it lands on (members
+    go to a mixed group's clients in turn, in the order their names first join)."""
+    turns: dict[str, str] = {}
+    out = []
+    for event in events:
+        if event["op"] == "join":
+            turns.setdefault(event["member"], profiles[len(turns) % len(profiles)])
+            event = {**event, "profile": turns[event["member"]]}
+        out.append(event)
+    return out
