@@ -143,11 +143,21 @@ def table_text(table: UpgradeTable) -> str:
         if o.verdict != "certified":
             lines.append(f"{o.plan.source.target} → {o.plan.dest.target} ({o.plan.path}): "
                          f"{o.verdict}: {o.reason}")
+    lines += clients_lines(table)
     counts = {v: sum(1 for o in table.outcomes if o.verdict == v) for v in
               dict.fromkeys(o.verdict for o in table.outcomes)}
     lines.append(f"{len(table.outcomes)} path(s) in {table.seconds:.0f}s: " +
                  ", ".join(f"{n} {v}" for v, n in counts.items()))
     return "\n".join(lines)
+
+
+def clients_lines(table: UpgradeTable) -> list[str]:
+    """What each release said it is when asked: client, version, profile."""
+    seen: dict[str, dict[str, str]] = {}
+    for o in table.outcomes:
+        seen.update(o.clients)
+    return [f"{name}: {c['client']} {c['version']}, profile {c['profile']}"
+            for name, c in seen.items()]
 
 
 def table_json(table: UpgradeTable) -> dict[str, Any]:
@@ -183,6 +193,7 @@ def table_html(table: UpgradeTable) -> str:
             f"</title><style>{CSS}</style></head><body><h1>Rolling upgrades</h1>"
             f"<p>{len(table.outcomes)} path(s), {table.members} members, seed {table.seed}, "
             f"{table.seconds:.0f}s on groupcheck's broker.</p>"
+            f"<p>{'<br>'.join(e(line) for line in clients_lines(table))}</p>"
             f"<table><tr>{head}</tr>{''.join(rows)}</table>{''.join(details)}</body></html>")
 
 

@@ -110,3 +110,26 @@ def test_a_replay_file_names_both_releases_the_path_and_the_bounce(tmp_path: Pat
     assert data["target"] == "wire:librdkafka@2.3.0:range"
     assert data["upgrade"]["bounce"] == 1 and data["upgrade"]["clients"]
     assert json.loads(path.read_text())["events"] == events
+
+
+def test_the_table_names_each_release_as_its_driver_reported_it(tmp_path: Path) -> None:
+    from groupcheck.engines.upgrade_run import BounceStats
+    from groupcheck.engines.upgrade_table import UpgradeTable, table_text, write_table
+
+    two, one = plans_for(parse_side("wire:librdkafka@2.3.0:range"),
+                         parse_side("wire:librdkafka@2.16.1:cooperative-sticky"))
+    clients = {"librdkafka@2.16.1": {"client": "librdkafka", "version": "2.16.0",
+                                     "profile": "librdkafka"}}
+    table = UpgradeTable([
+        UpgradeOutcome(two, "fails", "bounce 1: I11: m1 cannot rejoin", clients=clients),
+        UpgradeOutcome(one, "fails", "bounce 1: I11: idle", clients=clients,
+                       bounces=[BounceStats(1, "x", 1, 62.0, 61.9)])])
+    text = table_text(table)
+    assert "librdkafka@2.16.1: librdkafka 2.16.0, profile librdkafka" in text
+    assert "fails (shortcut)" in text and "b1: 1 reb, 61.9s" in text
+    assert table.failed  # the prescribed two-bounce path failed, not only the shortcut
+    data, page = write_table(table, tmp_path / "out")
+    rows = json.loads(data.read_text())["rows"]
+    assert [(r["path"], r["primary"], r["verdict"]) for r in rows] == [
+        ("two-bounce", True, "fails"), ("one-bounce", False, "fails")]
+    assert "librdkafka 2.16.0" in page.read_text()
