@@ -35,11 +35,12 @@ from ..targets.target import Target, TargetError
 from ..targets.wire.clients import ClientInfo, ClientUnavailable, hello
 from .upgrade_plan import Event, Plan, Side, story
 
-__all__ = ["VERDICTS", "BounceStats", "UpgradeOutcome", "UpgradeUnavailable", "check_side",
+__all__ = ["UNSUPPORTED", "VERDICTS", "BounceStats", "UpgradeOutcome", "UpgradeUnavailable",
            "distinct", "play"]
 
+UNSUPPORTED = "not supported by the release"
 #: the verdicts of one path
-VERDICTS = ("certified", "fails", "not supported by the release", "unavailable")
+VERDICTS = ("certified", "fails", UNSUPPORTED, "unavailable")
 
 
 class UpgradeUnavailable(RuntimeError):
@@ -90,7 +91,7 @@ def client_family(*clients: str) -> str:
     return " → ".join(names)
 
 
-def check_side(side: Side, settings: Settings) -> tuple[ClientInfo, list[str]]:
+def _check_side(side: Side, settings: Settings) -> tuple[ClientInfo, list[str]]:
     """The release's account of itself, and the assignors of ``side`` it lacks;
     `UpgradeUnavailable` (one line) when it cannot start here."""
     try:
@@ -105,7 +106,7 @@ def _checked(plan: Plan, settings: Settings) -> tuple[dict[str, dict[str, str]],
     """Each release's client, version and profile; why the path is not supported ('')."""
     clients: dict[str, dict[str, str]] = {}
     for side in (plan.source, *plan.bounces):
-        info, lacking = check_side(side, settings)
+        info, lacking = _check_side(side, settings)
         clients[side.client] = {"client": info.client, "version": info.version,
                                 "profile": info.profile}
         if lacking:
@@ -165,7 +166,7 @@ def play(plan: Plan, settings: Settings, *, members: int = 4, seed: int = 0,
     began = time.monotonic()
     clients, lacking = _checked(plan, settings)
     if lacking:
-        return UpgradeOutcome(plan, "not supported by the release", lacking, members,
+        return UpgradeOutcome(plan, UNSUPPORTED, lacking, members,
                               clients=clients)
     try:
         target = resolve(plan.source.target, settings=settings)

@@ -26,9 +26,9 @@ from ..targets.settings import Settings
 from .errors import EngineInputError
 from .upgrade_plan import Plan, Side, parse_side, plans_for
 from .upgrade_run import (
+    UNSUPPORTED,
     UpgradeOutcome,
     UpgradeUnavailable,
-    check_side,
     client_family,
     distinct,
     play,
@@ -80,9 +80,11 @@ def read_pairs(name: str) -> list[tuple[Side, Side]]:
 
 def run_table(pairs: list[tuple[Side, Side]], settings: Settings, *, members: int = 4,
               seed: int = 0, faults: float = 0.3, shrink_seconds: float = 120.0,
-              failures: Path | None = None,
+              failures: Path | None = None, strict: bool = False,
               progress: Callable[[str], None] = lambda _line: None) -> UpgradeTable:
-    """Every path of every pair, one after another (a wire group wants the machine)."""
+    """Every path of every pair, one after another (a wire group wants the machine).
+    ``strict``: a release that cannot run here, or lacks an assignor a prescribed path asks
+    of it, is bad input (`EngineInputError`, one line) instead of a row."""
     table = UpgradeTable(members=members, seed=seed)
     for source, dest in pairs:
         for plan in plans_for(source, dest):
@@ -91,7 +93,11 @@ def run_table(pairs: list[tuple[Side, Side]], settings: Settings, *, members: in
                                shrink_seconds=shrink_seconds, failures=failures,
                                progress=progress)
             except UpgradeUnavailable as exc:
+                if strict:
+                    raise EngineInputError(str(exc)) from None
                 outcome = UpgradeOutcome(plan, "unavailable", str(exc), members)
+            if strict and plan.primary and outcome.verdict == UNSUPPORTED:
+                raise EngineInputError(f"upgrade: {outcome.reason}: {UNSUPPORTED}")
             table.outcomes.append(outcome)
             table.seconds += outcome.seconds
             progress(f"  {row_cells(outcome)[4]}: {outcome.reason or 'every step held'}")
@@ -99,19 +105,8 @@ def run_table(pairs: list[tuple[Side, Side]], settings: Settings, *, members: in
 
 
 def run_upgrade(source: Side, dest: Side, settings: Settings, **options: Any) -> UpgradeTable:
-    """One upgrade on every path it has; a release that cannot run here, or that lacks an
-    assignor the prescribed path asks of it, is bad input (`EngineInputError`, one line)."""
-    for side in dict.fromkeys((source, *plans_for(source, dest)[0].bounces)):
-        try:
-            info, lacking = check_side(side, settings)
-        except UpgradeUnavailable as exc:
-            raise EngineInputError(str(exc)) from None
-        if lacking:
-            raise EngineInputError(
-                f"upgrade: {side.client} ({info.client} {info.version}) has no "
-                f"{', '.join(lacking)}: not supported by the release (it has "
-                f"{', '.join(info.assignors)})")
-    return run_table([(source, dest)], settings, **options)
+    """One upgrade on every path it has, strictly (see `run_table`)."""
+    return run_table([(source, dest)], settings, strict=True, **options)
 
 
 def _release(side: Side) -> str:
@@ -167,7 +162,7 @@ def table_json(table: UpgradeTable) -> dict[str, Any]:
 
 
 _CLASS = {"certified": "ok", "fails": "bad", "fails (shortcut)": "kafka",
-          "not supported by the release": "na", "unavailable": "na"}
+          UNSUPPORTED: "na", "unavailable": "na"}
 
 
 def table_html(table: UpgradeTable) -> str:
@@ -182,7 +177,7 @@ def table_html(table: UpgradeTable) -> str:
         rows.append(f"<tr title='{e(o.reason)}'>{tds}</tr>")
     details = []
     for o in table.outcomes:
-        if o.verdict in ("fails", "not supported by the release", "unavailable"):
+        if o.verdict in ("fails", UNSUPPORTED, "unavailable"):
             story = "\n".join(distinct(o.story)[-30:])
             details.append(f"<h3>{e(o.plan.source.target)} → {e(o.plan.dest.target)} "
                            f"({e(o.plan.path)}): {e(o.verdict)}</h3><p>{e(o.reason)}</p>"
