@@ -1,4 +1,4 @@
-"""Kafka's Java client for the ``java:`` target's tests.
+"""Kafka's Java client for the ``java:`` target's tests and the broker's second reader.
 
 Its classpath comes from ``$GROUPCHECK_KAFKA_CLASSPATH`` (read once, `environment`). Without a
 JDK or the classpath these tests are skipped, with the reason, unless
@@ -8,12 +8,20 @@ JDK or the classpath these tests are skipped, with the reason, unless
 from __future__ import annotations
 
 import os
+from typing import NoReturn
 
 import pytest
 
+from groupcheck.targets.processes.java_frames import JavaFrameReader
 from groupcheck.targets.processes.java_runtime import JavaUnavailable, driver_command
 
 from environment import CLASSPATH
+
+
+def _skip_or_fail(exc: JavaUnavailable) -> NoReturn:
+    if os.environ.get("GROUPCHECK_REQUIRE_KAFKA"):
+        raise RuntimeError(f"GROUPCHECK_REQUIRE_KAFKA is set, but {exc}") from None
+    pytest.skip(f"Kafka's Java client is not available: {exc}", allow_module_level=True)
 
 
 def java_command() -> list[str]:
@@ -21,7 +29,13 @@ def java_command() -> list[str]:
     try:
         return driver_command("", CLASSPATH)
     except JavaUnavailable as exc:
-        if os.environ.get("GROUPCHECK_REQUIRE_KAFKA"):
-            raise RuntimeError(f"GROUPCHECK_REQUIRE_KAFKA is set, but {exc}") from None
-        pytest.skip(f"Kafka's Java client is not available: {exc}", allow_module_level=True)
-        raise  # unreachable: skip raises
+        _skip_or_fail(exc)
+
+
+def frame_reader() -> JavaFrameReader:
+    """Kafka's message classes as a frame reader (`java_frames`), or skip (fail when
+    required)."""
+    try:
+        return JavaFrameReader("", CLASSPATH)
+    except JavaUnavailable as exc:
+        _skip_or_fail(exc)

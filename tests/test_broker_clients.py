@@ -1,5 +1,6 @@
 """Every real client completes a rebalance on groupcheck's broker, and every request it sent
-and answer it got round-trips through kio byte for byte.
+and answer it got round-trips through kio byte for byte and reads the same with Kafka's own
+message classes (`second_reader`).
 
 One broker per client (module scope): a group of two joins, syncs, heartbeats, consumes the
 records produced through the broker and leaves. Java and KafkaJS are skipped only where
@@ -9,6 +10,7 @@ their runtime is missing.
 from __future__ import annotations
 
 import time
+from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -19,6 +21,8 @@ from kio.serial import entity_reader  # noqa: E402
 
 from groupcheck.broker import Broker, BrokerConfig, Exchange  # noqa: E402
 from groupcheck.broker.protocol import encode_request  # noqa: E402
+from groupcheck.targets.processes.java_frames import JavaFrameReader  # noqa: E402
+from groupcheck.targets.processes.second_reader import frames_of, second_reading  # noqa: E402
 
 from broker_clients import (  # noqa: E402
     ClientRun,
@@ -30,6 +34,7 @@ from broker_clients import (  # noqa: E402
     run_kafkajs,
     run_librdkafka,
 )
+from kafka_java import frame_reader  # noqa: E402
 
 TOPIC, PARTITIONS, RECORDS = "orders", 4, 12
 CLIENTS = ("librdkafka", "kafka-python", "aiokafka", "java", "kafkajs")
@@ -128,3 +133,20 @@ def test_every_request_and_answer_round_trips_through_kio(
             (exchange.api, exchange.api_version), 0) + 1
     assert {api for api, _ in versions} >= {"ApiVersions", "Metadata", "FindCoordinator",
                                             *GROUP_APIS, "Produce", "Fetch", "OffsetCommit"}
+
+
+@pytest.fixture(scope="module")
+def reader() -> Iterator[JavaFrameReader]:
+    with frame_reader() as found:
+        yield found
+
+
+def test_kafkas_message_classes_read_every_frame_of_the_run_as_the_broker_does(
+        story: tuple[str, ClientRun, Broker], reader: JavaFrameReader) -> None:
+    """Each request the client sent and each answer it got, read by Kafka's generated
+    classes at the version asked, field for field what kio read."""
+    _, _, broker = story
+    frames = frames_of(broker.exchanges())
+    assert {f.direction for f in frames} == {"request", "response"}
+    disagreements = second_reading(frames, reader)
+    assert disagreements == [], "\n".join(d.line() for d in disagreements[:40])

@@ -110,8 +110,10 @@ def test_the_driver_sources_ship_with_the_package() -> None:
     sources = {f"{folder}/{n}" for n in java_runtime.driver_sources()}
     assert f"{folder}/GroupcheckDriver.java" in sources
     assert sources <= shipped
-    assert ('"groupcheck.targets.processes" = ["java_driver_src/*.java"]'
-            in (ROOT / "pyproject.toml").read_text())
+    # the broker's second reader (java_frames): installed, not sent to executors
+    assert "FrameReader.java" in java_runtime.driver_sources("java_frames_src")
+    assert ('"groupcheck.targets.processes" = ["java_driver_src/*.java", '
+            '"java_frames_src/*.java"]' in (ROOT / "pyproject.toml").read_text())
 
 
 # --- the compile cache (a JDK and Kafka's client) -------------------------------------------

@@ -6,8 +6,9 @@ Theory of operation. A ``java:[CLASSPATH]`` target names Kafka's client jars (ru
 from ``$GROUPCHECK_KAFKA_CLASSPATH``). `kafka_classpath` expands it into files and checks that
 Kafka's consumer classes and slf4j's API are really there. `compile_sources` compiles Java
 sources (``processes/java_driver_src/*.java`` for the ``java:`` target's driver,
-``wire/drivers/java_member_src/*.java`` for the wire layer's member driver, a test's or bench's
-own) with ``javac --release 11`` into ``${XDG_CACHE_HOME:-~/.cache}/groupcheck/java/<digest>/``,
+``wire/drivers/java_member_src/*.java`` for the wire layer's member driver,
+``processes/java_frames_src/*.java`` for the broker's second reader, a test's or bench's own)
+with ``javac --release 11`` into ``${XDG_CACHE_HOME:-~/.cache}/groupcheck/java/<digest>/``,
 where the digest covers the classpath's contents and the sources, so a new Kafka build or a
 changed driver compiles afresh and everything else reuses the cache. The cache folder and the
 build into a private temporary folder renamed into place are the shipped drivers' one helper
