@@ -41,6 +41,8 @@ def run(target: str, events: list[dict[str, object]],
             found += apply_event(event, group, model)
     finally:
         group.close()
+    for who, text in model.reported if found else ():  # a failure's story (captured output)
+        print(f"said by {who}: {text}")
     return found, group
 
 

@@ -11,18 +11,18 @@ metadata, injected errors, delayed answers and SyncGroup orders go to the backen
 `step()` shows the next entry (waiting, with a deadline, when there is none yet), so ownership
 is exactly the recorded intervals, from the end of an assign callback to the end of the revoke
 or lost callback that releases the partition. Each generation the coordinator completes is
-shown too, decoded from its bytes (`rounds`), with what the members owned when the leader's
-assignment reached it; on a backend that answers DescribeGroups (groupcheck's broker) the
-bytes judged are the ones the coordinator describes.
+shown too, once every driver's events from before it are in, decoded from its bytes (`rounds`)
+as the coordinator describes them (DescribeGroups, on groupcheck's broker), with what the
+members owned when the leader's assignment reached it.
 
 The group is settled when nothing is waiting to be shown and `settle.unsettled` finds no
-reason left on either side. The view's generation counts the
-generations the coordinator completed (the mock numbers freely, and a round nobody finished
-is no rebalance a member saw); each member keeps the generation its client reports. A mixed
-group (``wire:mixed:java@2.8.0+kafka-python:<assignor>``) gives members to the clients in
-turn, by the order of first joins; each is judged by its client's profile (no I6 on claims
-of a release that sends no generation). A join that names its client (``MemberSpec.client``,
-a rolling upgrade's) starts that one; each member configures its own assignor list and is
+reason left on either side. The view's generation counts the generations the coordinator
+completed (the mock numbers freely, and a round nobody finished is no rebalance a member
+saw); each member keeps the generation its client reports. A mixed group
+(``wire:mixed:java@2.8.0+kafka-python:<assignor>``) gives members to the clients in turn, by
+the order of first joins; each is judged by its client's profile (no I6 on claims of a
+release that sends no generation). A join that names its client (``MemberSpec.client``, a
+rolling upgrade's) starts that one; each member configures its own assignor list and is
 COOPERATIVE only when every assignor in it is (KIP-429)."""
 
 from __future__ import annotations
@@ -97,9 +97,8 @@ class WireGroup:
         #: the clients whose release sends no generation; ``setup`` gives both for a client
         #: a join event names that the target string did not (a rolling upgrade's)
         self.classpaths, self.generationless = dict(classpaths or {}), set(generationless)
-        self.setup = setup
+        self.setup, self.order = setup, list(clients)
         self.infos = {c: hello(c, self.classpaths.get(c, "")) for c in clients}
-        self.order = list(clients)
         self.backend = make_backend(broker, frozenset(i.client for i in self.infos.values()),
                                     int(CONFIG["session_timeout_ms"]), trace)
         self.log = WireLog()
@@ -118,11 +117,15 @@ class WireGroup:
 
     def _on_event(self, driver: DriverProcess, message: dict[str, Any]) -> None:
         source = self.sources.get((id(driver), str(message.get("member", ""))), 0)
-        self.log.receive(source, message)
+        self.log.receive(source, message, driver)
 
     def _start(self, client: str) -> DriverProcess:
         driver = DriverProcess(argv(client, self.classpaths.get(client, "")), client,
-                               self._on_event, DRIVER_ENV)
+                               self._on_event, DRIVER_ENV, on_sync=self.log.synced,
+                               on_close=self.log.close_stream)
+        self.log.open_stream(driver, driver.started_ns, driver.barrier)
+        if not driver.alive:  # it died before its stream opened: nothing to wait for
+            self.log.close_stream(driver)
         self.drivers.append(driver)
         return driver
 
@@ -244,10 +247,8 @@ class WireGroup:
     # --- metadata and records -------------------------------------------------------------
 
     def set_partitions(self, topic: str, count: int) -> None:
-        if topic in self.backend.topics:
-            self.backend.grow_topic(topic, count)
-        else:
-            self.backend.create_topic(topic, count)
+        grow = topic in self.backend.topics
+        (self.backend.grow_topic if grow else self.backend.create_topic)(topic, count)
 
     def delete_topic(self, topic: str) -> None:
         self.backend.delete_topic(topic)
@@ -294,7 +295,7 @@ class WireGroup:
                         return True
                     continue
                 rounds = self._new_rounds() if not waiting else []
-                if rounds:
+                if rounds and self.log.caught_up(rounds[0].at_ns):
                     self._show_round(rounds[0])
                     return True
                 if not waiting and not self._unsettled():
@@ -380,8 +381,7 @@ class WireGroup:
                 for n, m in self.members.items()}
             leader = latest.names.get(latest.leader) if latest else None
             p = self._pending
-            rounds = sum(1 for r in self.backend.rounds() if r.complete)
-            view = GroupView(rounds,
+            view = GroupView(sum(1 for r in self.backend.rounds() if r.complete),
                              "Stable" if settled else "Rebalancing", leader,
                              dict(self.backend.topics), members, settled,
                              tuple(p["callbacks"]), tuple(p["rebalances"]), tuple(p["records"]),
