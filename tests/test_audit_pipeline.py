@@ -21,6 +21,8 @@ from groupcheck.audit.pipeline import AuditConfig, AuditError, run_audit  # noqa
 from groupcheck.cli.audit_command import main as audit_main  # noqa: E402
 from groupcheck.engines.audit_targets import resolve_audit_target  # noqa: E402
 
+from environment import heavy  # noqa: E402
+
 ROOT = Path(__file__).resolve().parent.parent
 BROKEN = ROOT / "tests" / "audit_targets.py"
 PASSING = ["builtin:range", "builtin:roundrobin", "builtin:sticky"]
@@ -105,6 +107,7 @@ def test_a_rerun_with_other_parameters_is_refused(spark: Any, tmp_path: Path) ->
         _audit(spark, tmp_path / "a", scenarios=30, chunk_size=10, targets=["builtin:range"])
 
 
+@heavy
 def test_kill_and_rerun_counts_every_scenario_once(spark: Any, tmp_path: Path) -> None:
     out = tmp_path / "killed"
     args = ["--target", "builtin:range", "--target", "builtin:sticky", "--scenarios", "180",

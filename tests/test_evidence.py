@@ -21,7 +21,7 @@ from groupcheck.audit.targets import AuditTarget
 from groupcheck.engines.audit_targets import resolve_audit_target
 from groupcheck.properties.deviations import EVIDENCE
 
-from environment import SETTINGS
+from environment import SETTINGS, heavy
 
 ROOT = Path(__file__).resolve().parent.parent
 FLAP = json.loads((ROOT / "tests" / "data" / "rack_aware_flap_spec.json")
@@ -110,6 +110,7 @@ def test_a_story_without_violations_is_not_asked() -> None:
     assert result.inherited == {}
 
 
+@heavy
 def test_audit_with_kafkas_client_as_reference_labels_from_evidence(
         kafka: AuditTarget, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """``groupcheck audit --target java: --target builtin:cooperative-sticky --reference
@@ -146,6 +147,7 @@ def test_audit_with_kafkas_client_as_reference_labels_from_evidence(
     assert audit_main([*args, "--strict"]) == 1
 
 
+@heavy
 def test_prove_with_kafkas_client_as_reference_labels_every_violation_from_evidence(
         kafka: AuditTarget) -> None:
     """The scope prover on cooperative-sticky: K1's ties (I6) and K2's withheld partitions
@@ -169,6 +171,7 @@ def test_prove_with_kafkas_client_as_reference_labels_every_violation_from_evide
         labelled.violations["I4a"]
 
 
+@heavy
 def test_a_difference_a_deviation_explains_is_no_evidence_so_the_rule_stands(
         kafka: AuditTarget) -> None:
     """With stale claims in scope, Kafka's client answers some of K1's tie requests
@@ -212,6 +215,7 @@ def test_check_says_which_labels_came_from_evidence_and_which_from_a_rule(
     assert "reproduced" in table and "I6 (evidence java:)" in table
 
 
+@heavy
 def test_a_shrunk_story_keeps_the_reference_reproducing_it(kafka: AuditTarget) -> None:
     """Shrinking a violation the reference reproduced (the flap, K4 without a reference)
     keeps only candidates Kafka's client still answers identically."""

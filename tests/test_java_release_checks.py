@@ -17,6 +17,7 @@ import pytest
 
 from groupcheck.cli import main
 
+from environment import heavy
 from kafka_releases import DEFAULT_RUN, repo_releases
 
 #: what an answer says when the harness, not the client, is at fault
@@ -40,7 +41,8 @@ def _check(release: str) -> tuple[dict[str, Any], Path]:
     return dict(body["assignors"]["cooperative-sticky"]), failures
 
 
-@pytest.mark.parametrize("release", DEFAULT_RUN)
+@pytest.mark.parametrize("release", [r if r == "3.4.0" else pytest.param(r, marks=heavy)
+                                     for r in DEFAULT_RUN])
 def test_a_release_is_judged_by_its_profile_without_harness_errors(release: str) -> None:
     cell, failures = _check(release)
     assert cell["profile"].startswith(f"java {release}:")

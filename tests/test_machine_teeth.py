@@ -22,6 +22,7 @@ from groupcheck.model.machine import MachineConfig, config_for
 from groupcheck.model.replay import replay_events
 from groupcheck.targets.registry import group_target_factory, machine_hints
 
+from environment import heavy
 from vectors import ROOT
 
 
@@ -37,7 +38,7 @@ def _members(events: list[dict[str, object]]) -> set[object]:
 
 
 @pytest.mark.parametrize(("mutant", "invariant"), [
-    ("sticky-user-data-v0", "I1"),
+    pytest.param("sticky-user-data-v0", "I1", marks=heavy),
     ("cooperative-no-withhold", "I5"),
     ("pause-dropper", "I8"),
 ])
@@ -61,13 +62,14 @@ def test_java_profile_keeps_its_own_pause_rule() -> None:
     assert not result.failed, result.violations
 
 
-@pytest.mark.parametrize("assignor", ["range", "roundrobin", "sticky"])
+@pytest.mark.parametrize("assignor", ["range", "roundrobin", "sticky", "cooperative-sticky"])
 def test_builtin_assignor_group_passes_ci_settings(assignor: str) -> None:
     """Our coordinator and consumers with each eager assignor keep every invariant."""
     result = _fuzz_target(f"builtin:{assignor}")
     assert not result.failed, result.violations
 
 
+@heavy
 def test_cooperative_sticky_group_passes_dev_settings() -> None:
     """Cooperative-sticky with KIP-429 rolling upgrades and downgrades keeps every invariant
     over the dev settings."""

@@ -18,6 +18,7 @@ import pytest
 from groupcheck.properties.scope import Scope, enumerate_scope, prove
 from groupcheck.targets.registry import resolve
 
+from environment import heavy
 from vectors import ROOT
 
 
@@ -57,6 +58,7 @@ def test_the_builtins_keep_i1_and_i2_when_claims_outside_the_metadata_are_in_sco
     assert "I1" not in report.violations and "I2" not in report.violations, report.table()
 
 
+@heavy
 def test_check_finds_kafkas_double_assignment_on_a_claim_past_the_partition_count(
         tmp_path: Path) -> None:
     """``groupcheck check --target java: --assignor sticky`` on Kafka's own client: the
