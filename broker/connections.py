@@ -99,17 +99,18 @@ async def read_frame(reader: asyncio.StreamReader, limits: Limits) -> bytes | No
     if not head:
         return None
     if len(head) < 4:
-        head += await _gather(reader, 4 - len(head), limits, 4)
+        head += await _gather(reader, 4 - len(head), limits, len(head), 4)
     size = int.from_bytes(head, "big", signed=True)
     if not 0 <= size <= limits.request_max_bytes:
         raise Closed(f"frame size {size} refused (socket.request.max.bytes "
                      f"{limits.request_max_bytes})")
-    return await _gather(reader, size, limits, size)
+    return await _gather(reader, size, limits, 0, size)
 
 
-async def _gather(reader: asyncio.StreamReader, count: int, limits: Limits,
-                  frame: int) -> bytes:
-    """``count`` more bytes of a frame, each within the partial-frame bound of the last."""
+async def _gather(reader: asyncio.StreamReader, count: int, limits: Limits, have: int,
+                  total: int) -> bytes:
+    """``count`` more bytes of a frame, each within the partial-frame bound of the last;
+    ``have`` of the ``total`` bytes this part of the frame has (for the log line)."""
     parts: list[bytes] = []
     left = count
     while left:
@@ -117,11 +118,11 @@ async def _gather(reader: asyncio.StreamReader, count: int, limits: Limits,
             async with asyncio.timeout(limits.stall_ms / 1000):
                 chunk = await reader.read(min(left, _CHUNK))
         except TimeoutError:
-            raise Closed(f"partial frame stalled: {count - left} of {count} bytes, none for "
-                         f"{limits.stall_ms} ms") from None
+            raise Closed(f"partial frame stalled: {have + count - left} of {total} bytes, none "
+                         f"for {limits.stall_ms} ms") from None
         if not chunk:
-            raise Closed(f"frame cut short: {count - left} of {count} bytes, then the client "
-                         "closed")
+            raise Closed(f"frame cut short: {have + count - left} of {total} bytes, then the "
+                         "client closed")
         parts.append(chunk)
         left -= len(chunk)
     return parts[0] if len(parts) == 1 else b"".join(parts)

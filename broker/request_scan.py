@@ -36,7 +36,7 @@ from dataclasses import dataclass
 from types import NoneType, UnionType
 from typing import Any
 
-__all__ = ["MAX_STRING", "ScanError", "scan"]
+__all__ = ["MAX_STRING", "Landmark", "ScanError", "landmarks", "scan"]
 
 #: Kafka's readers refuse a string longer than this ("had invalid length").
 MAX_STRING = 0x7FFF
@@ -44,6 +44,16 @@ _FIXED = {"int8": 1, "int16": 2, "int32": 4, "int64": 8, "uint8": 1, "uint16": 2
           "uint64": 8, "float64": 8, "uuid": 16, "error_code": 2, "timedelta_i32": 4,
           "timedelta_i64": 8, "datetime_i64": 8}
 _Edit = tuple[int, int, bytes]  # replace data[start:end] with these bytes
+
+
+@dataclass(frozen=True, slots=True)
+class Landmark:
+    """Where a length, a count or a tagged-field section starts in a request; ``width`` is
+    2 or 4 for a fixed-width length, 0 for a varint length, -1 for a tagged-field count."""
+
+    offset: int
+    width: int
+    field: str
 
 
 class ScanError(Exception):
@@ -121,6 +131,7 @@ class _Walk:
         self.data, self.pos = data, start
         self.edits: list[_Edit] = []
         self.path: list[str] = []
+        self.marks: list[Landmark] = []
 
     def fail(self, reason: str, at: int | None = None) -> ScanError:
         return ScanError(reason, self.pos if at is None else at, ".".join(self.path))
@@ -157,6 +168,7 @@ class _Walk:
     def length(self, spec: _Field, flexible: bool, width: int) -> int | None:
         """A length prefix: None for null (refused where the field is not nullable)."""
         start = self.pos
+        self.marks.append(Landmark(start, 0 if flexible else width, ".".join(self.path)))
         if flexible:
             n: int | None = self.uvarint() - 1
             n = None if n == -1 else n
@@ -250,6 +262,7 @@ def _read_entity(walk: _Walk, entity: _Entity, nullable: bool) -> None:
 def _tagged(walk: _Walk, entity: _Entity) -> None:
     """A tagged-field section: known tags read, unknown ones cut out (KIP-482)."""
     count_at = walk.pos
+    walk.marks.append(Landmark(count_at, -1, ".".join(walk.path)))
     count = walk.uvarint()
     count_end, kept = walk.pos, count
     for _ in range(count):
@@ -294,3 +307,13 @@ def scan(data: bytes, *layout: type[Any]) -> bytes:
         done = end
     out += data[done:]
     return bytes(out)
+
+
+def landmarks(data: bytes, *layout: type[Any]) -> list[Landmark]:
+    """Every length, count and tagged-field section of a readable request, in order: where
+    a fuzzer lies about a length or slips in a tagged field."""
+    walk = _Walk(data, 0)
+    for cls in layout:
+        walk.path = [cls.__name__]
+        _read_entity(walk, _entity(cls), False)
+    return walk.marks
