@@ -6,7 +6,12 @@ opens a connection and sends one of: a valid sample of a served (api key, versio
 version the broker serves is drawn — mutated by bit flips, a cut, a lying length (string,
 bytes, array, tagged-field count), an unknown tagged field at any depth, or random bytes;
 a lie about the frame size (longer, shorter, negative, past 100 MiB); several frames
-pipelined in one write; the sample unmutated; bare random bytes. One shot in 200 is
+pipelined in one write; the sample unmutated; bare random bytes. A group request names
+group ``fz`` one time in eight and the empty group otherwise (Kafka's INVALID_GROUP_ID, no
+state): hostile members join ``fz`` with whatever timeouts their bit flips give, a member
+with a rebalance timeout of days holds it in PreparingRebalance for days, and every later
+JoinGroup adds a member — a group that grows as it would on Kafka (``group.max.size`` is
+unbounded by default), which the one in eight keeps within the RSS bound. One shot in 200 is
 dribbled a byte per millisecond. The shot then ends its sending side and waits (``--cap``
 seconds; 0.2 s for a shot with a JoinGroup, SyncGroup or Fetch, which the broker may
 rightly park) for the broker to answer and close; ``--parallel`` shots are in flight at once
@@ -17,7 +22,9 @@ the group's three heartbeats are answered 0 at the generation it formed with (th
 generation did not move); the broker's RSS is under ``--rss-mb``; its stderr holds no
 traceback, no unhandled exception, no ``internal error``. Per shot: a valid request with
 only unknown tagged fields added is answered; a shot that cannot wait on the coordinator
-(no JoinGroup, SyncGroup or Fetch in it) gets its answer or its close within the cap.
+(no JoinGroup, SyncGroup or Fetch in it) gets its answer or its close within the cap (5 s
+by default: a hang, not a pause — the broker's gen-2 garbage collections stop its loop for
+up to a second or more once its logs are full).
 A failed check saves the batch to ``groupcheck-failures/fuzz-broker-<seed>.jsonl`` (hex) and
 exits 1; ``--replay FILE`` sends a saved batch again. Seeded: the same seed, the same shots.
 
@@ -72,7 +79,8 @@ def _named(key: int, version: int) -> str:
 def _one_frame(rng: random.Random) -> tuple[bytes, str, bool, bool]:
     """A frame: (bytes, what, expected to be answered, may wait)."""
     key, version = rng.choice(SERVED)
-    payload = payload_of(sample_frame(key, version, rng.randrange(2**31), "fz"))
+    group = "fz" if rng.random() < 1 / 8 else ""
+    payload = payload_of(sample_frame(key, version, rng.randrange(2**31), "fz", group))
     waits = key in _WAITING_APIS
     if rng.random() < 0.15:
         return frame_of(payload), f"valid {_named(key, version)}", True, waits
@@ -273,7 +281,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--frames", type=int, default=2000, help="how many shots")
     parser.add_argument("--seed", type=int, default=0, help="the random seed")
     parser.add_argument("--batch", type=int, default=100, help="shots between checks")
-    parser.add_argument("--cap", type=float, default=1.0,
+    parser.add_argument("--cap", type=float, default=5.0,
                         help="seconds a shot waits for the broker's answer and close")
     parser.add_argument("--parallel", type=int, default=2,
                         help="shots in flight at once (each on its own connection)")

@@ -71,6 +71,7 @@ from .steering import Exchange, ExchangeLog, Held, Rules, Who
 __all__ = ["FAILABLE", "BrokerCore", "Listener"]
 
 _FETCH, _API_VERSIONS, _DESCRIBE_GROUPS, _LIST_GROUPS = 1, 18, 15, 16
+_INVALID_GROUP_ID = 24
 _RESPONSES = (JoinGroupResponse, SyncGroupResponse, HeartbeatResponse, LeaveGroupResponse)
 Listener = Callable[[Exchange], None]
 #: APIs a fail rule may answer with an error (`_error_data` builds their answers).
@@ -232,6 +233,8 @@ class BrokerCore:
     async def _group_request(self, conn: int, frame: RequestFrame) -> dict[str, Any]:
         key, version, body = frame.api_key, frame.api_version, frame.body
         group_id = group_apis.group_of(key, body)
+        if not group_id:  # Kafka's isValidGroupId: these APIs need a non-empty group id
+            return group_apis.error_data(key, version, body, _INVALID_GROUP_ID)
         coordinator = self.cluster.groups.coordinator(group_id, self.now_ms())
         request = group_apis.to_impl(key, version, body, frame.client_id)
         leader = coordinator.leader_id or ""

@@ -4,7 +4,8 @@ makes of it — bit flips, cuts, lying lengths and frame sizes, unknown tagged f
 
 A sample is built from the kio schema field by field (strings, numbers, one item per
 array), named so that it stays away from the groups and topics a test keeps alive: group
-``fz``, topic ``fz-topic``, CreateTopics with ``validate_only``, Fetch that does not wait.
+``fz`` (or the one asked for), topic ``fz-topic``, CreateTopics with ``validate_only``,
+Fetch that does not wait.
 Every mutation is a pure function of its ``random.Random``: the same seed, the same bytes.
 """
 
@@ -49,7 +50,7 @@ def uvarint(value: int) -> bytes:
     return bytes(out)
 
 
-def _plain(cls: type[Any]) -> dict[str, Any]:
+def _plain(cls: type[Any], group: str) -> dict[str, Any]:
     hints = typing.get_type_hints(cls)
     data: dict[str, Any] = {}
     for f in dataclasses.fields(cls):
@@ -59,7 +60,9 @@ def _plain(cls: type[Any]) -> dict[str, Any]:
         array = typing.get_origin(hint) is tuple
         inner = typing.get_args(hint)[0] if array else hint
         if dataclasses.is_dataclass(inner) and isinstance(inner, type):
-            value: Any = _plain(inner)
+            value: Any = _plain(inner, group)
+        elif f.name == "group_id":
+            value = group
         elif f.name in _NAMED:
             value = _NAMED[f.name]
         else:
@@ -68,15 +71,15 @@ def _plain(cls: type[Any]) -> dict[str, Any]:
     return data
 
 
-def sample(api_key: int, version: int) -> Any:
+def sample(api_key: int, version: int, group: str = "fz") -> Any:
     """A kio request of this version with sample values in every field."""
     schema = load_request_schema(api_key, version)
-    return build(schema, _plain(schema))
+    return build(schema, _plain(schema, group))
 
 
 def sample_frame(api_key: int, version: int, correlation_id: int = 1,
-                 client_id: str | None = "fz") -> bytes:
-    return encode_request(sample(api_key, version), correlation_id, client_id)
+                 client_id: str | None = "fz", group: str = "fz") -> bytes:
+    return encode_request(sample(api_key, version, group), correlation_id, client_id)
 
 
 def payload_of(frame: bytes) -> bytes:

@@ -285,3 +285,14 @@ def test_hostile_frames_leave_no_internal_error_and_the_broker_serving(
     assert int(_answer(18, 3, _exchange(broker, sample_frame(18, 3))[0]).error_code) == 0
     err = capfd.readouterr().err
     assert "Traceback" not in err and "Unhandled exception" not in err
+
+
+@pytest.mark.parametrize(("api_key", "version"), [(11, 0), (11, 9), (12, 4), (13, 5), (14, 5)])
+def test_a_group_request_with_an_empty_group_id_is_invalid_group_id(
+        broker: Broker, api_key: int, version: int) -> None:
+    """Kafka's isValidGroupId: JoinGroup, Heartbeat, LeaveGroup and SyncGroup need a group
+    id; the coordinator never sees the request and no group "" appears."""
+    answer = _answer(api_key, version, _exchange(broker, sample_frame(api_key, version,
+                                                                     group=""))[0])
+    assert int(answer.error_code) == 24
+    assert "" not in broker.group_ids()
