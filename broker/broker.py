@@ -24,8 +24,10 @@ from types import TracebackType
 from typing import Any, TypeVar
 
 from .checks import Verdict
+from .connections import Limits
 from .data_apis import Cluster
 from .group_apis import GroupHub
+from .protocol import MAX_FRAME
 from .rounds import Round
 from .server import FAILABLE, BrokerCore, Listener
 from .steering import Action, Exchange, Held, Rule, api_key_of
@@ -52,6 +54,16 @@ class BrokerConfig:
     log_limit: int = 100_000
     keep_frames: bool = False  # keep every request's and response's bytes in the log
     bytes_per_partition: int = 64 * 1024 * 1024
+    socket_request_max_bytes: int = MAX_FRAME  # Kafka's socket.request.max.bytes
+    connections_max_idle_ms: int = 600_000  # Kafka's connections.max.idle.ms
+    partial_frame_timeout_ms: int | None = None  # a stalled frame; None: the idle bound
+    max_connections: int = 1000  # past it a new connection is closed at once
+
+    def limits(self) -> Limits:
+        return Limits(request_max_bytes=self.socket_request_max_bytes,
+                      idle_ms=self.connections_max_idle_ms,
+                      partial_frame_ms=self.partial_frame_timeout_ms,
+                      max_connections=self.max_connections)
 
 
 @dataclass(frozen=True)
@@ -109,7 +121,7 @@ class Broker:
                           c.auto_create_partitions)
         try:
             core = BrokerCore(cluster, log_limit=c.log_limit, listener=self._listener,
-                              keep_frames=c.keep_frames)
+                              keep_frames=c.keep_frames, limits=c.limits())
             for name, count in c.topics.items():
                 topics.create(name, count)
             await core.listen()
@@ -251,8 +263,15 @@ class Broker:
         return [v for v in self.verdicts() if not v.holds]
 
     def notes(self) -> list[str]:
-        """Connections the broker closed, and why."""
-        return self._call(lambda core: list(core.notes))
+        """Connections the broker closed, and why (the last 10,000)."""
+        return self._call(lambda core: list(core.notes.lines))
+
+    def internal_errors(self) -> int:
+        """Requests the broker failed on a bug of its own (each one ``internal error`` note)."""
+        return self._call(lambda core: core.notes.internal_errors)
+
+    def open_connections(self) -> int:
+        return self._call(lambda core: len(core.doorway.open))
 
     def rounds(self, group: str) -> list[Round]:
         """The group's generations as the coordinator ran them (subscriptions, the

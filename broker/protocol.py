@@ -10,11 +10,15 @@ Theory of operation
 A frame is a 4-byte size and a payload. Every request header starts with api key, api
 version and correlation id; which header version follows (v1, or v2 with tagged fields) and
 which body layout, kio knows per (api key, version): its request classes name their header
-class. The broker never writes a byte layout itself: kio's readers decode, its writers
-encode, and the response header version comes from the response class (ApiVersions answers
-always use header v0, KIP-511). A request for a version outside `SUPPORTED` is decoded no
-further than its header; ApiVersions is the exception (KIP-511): the broker answers it with
-UNSUPPORTED_VERSION and its ranges in the v0 layout, so the client retries lower.
+class. The broker never writes a byte layout itself: kio's readers decode (after
+`request_scan` has walked the bytes with Kafka's checks and cut out unknown tagged
+fields, KIP-482), its writers encode, and the response header version comes from the
+response class (ApiVersions answers always use header v0, KIP-511). A request for a
+version outside `SUPPORTED` is decoded no further than its header; ApiVersions is the
+exception (KIP-511): the broker answers it with UNSUPPORTED_VERSION and its ranges in the
+v0 layout, so the client retries lower. An ApiVersions v3+ whose client software name or
+version Kafka would find invalid is answered INVALID_REQUEST (Kafka's
+ApiVersionsRequest.isValid).
 
 Handlers describe a response as nested plain data (dicts, lists, ints, strings); `build`
 turns that into the kio class of the version asked for, dropping fields that version lacks
@@ -27,6 +31,7 @@ import dataclasses
 import datetime
 import functools
 import io
+import re
 import typing
 from dataclasses import dataclass
 from typing import Any
@@ -38,9 +43,12 @@ from kio.serial.errors import SerialError
 from kio.serial.readers import read_int16, read_int32
 from kio.static.primitive import i32Timedelta, i64Timedelta
 
-__all__ = ["API_KEYS", "MAX_FRAME", "SUPPORTED", "FrameError", "RequestFrame", "api_versions_data",
-           "build", "decode_request", "encode_request", "encode_response", "millis", "plain",
-           "response_type", "serves", "unsupported_api_versions"]
+from .request_scan import ScanError, scan
+
+__all__ = ["API_KEYS", "INVALID_REQUEST", "MAX_FRAME", "SUPPORTED", "FrameError", "RequestFrame",
+           "api_versions_data", "api_versions_valid", "build", "decode_request", "encode_request",
+           "encode_response", "millis", "plain", "response_type", "serves",
+           "unsupported_api_versions"]
 
 #: API key → (name, lowest version, highest version) this broker serves. Versions from
 #: Kafka 4.0's ranges (KIP-896 removed the oldest), capped where a newer version names
@@ -68,6 +76,11 @@ API_KEYS: dict[str, int] = {name: key for key, (name, _, _) in SUPPORTED.items()
 _API_VERSIONS_KEY = 18
 _UNSUPPORTED_VERSION = 35
 MAX_FRAME = 100 * 1024 * 1024  # Kafka's socket.request.max.bytes default
+INVALID_REQUEST = 42
+_SOFTWARE = re.compile(r"[a-zA-Z0-9](?:[a-zA-Z0-9\-.]*[a-zA-Z0-9])?")
+#: What kio's readers raise on bytes they refuse, after the walk: an unreadable value (a
+#: duration past ``timedelta``, a UUID, a date), never a length or a tag.
+_KIO_ERRORS = (SerialError, ValueError, KeyError, OverflowError, TypeError)
 
 
 class FrameError(Exception):
@@ -105,7 +118,8 @@ def serves(api_key: int, version: int) -> bool:
 
 
 def decode_request(payload: bytes) -> RequestFrame:
-    """The header and body of one request frame (without its size prefix)."""
+    """The header and body of one request frame (without its size prefix). The bytes are
+    walked first (`request_scan`): Kafka's length checks, unknown tagged fields skipped."""
     try:
         api_key, _ = read_int16(payload, 0)
         version, _ = read_int16(payload, 2)
@@ -115,16 +129,29 @@ def decode_request(payload: bytes) -> RequestFrame:
     if not serves(api_key, version):
         return RequestFrame(api_key, version, correlation_id, None, None)
     schema = _request_type(api_key, version)
+    what = f"{SUPPORTED[api_key][0]} v{version} body"
     try:
-        header, size = entity_reader(schema.__header_schema__)(payload, 0)
-    except (SerialError, ValueError) as e:
+        data = scan(payload, schema.__header_schema__, schema)
+    except ScanError as e:
+        part = "request header" if e.field.startswith("RequestHeader") else what
+        raise FrameError(f"bad {part}: {e.reason}", offset=e.offset, field=e.field) from None
+    try:
+        header, size = entity_reader(schema.__header_schema__)(data, 0)
+    except _KIO_ERRORS as e:
         raise FrameError(f"bad request header: {e}", offset=8, field="client_id") from None
     try:
-        body, _ = entity_reader(schema)(payload, size)
-    except (SerialError, ValueError) as e:
-        raise FrameError(f"bad {SUPPORTED[api_key][0]} v{version} body: {e}", offset=size,
-                         field=schema.__name__) from None
+        body, _ = entity_reader(schema)(data, size)
+    except _KIO_ERRORS as e:
+        raise FrameError(f"bad {what}: {e}", offset=size, field=schema.__name__) from None
     return RequestFrame(api_key, version, correlation_id, header.client_id, body)
+
+
+def api_versions_valid(version: int, body: Any) -> bool:
+    """Kafka's ApiVersionsRequest.isValid (KIP-511): from v3 on, the client's software name
+    and version are letters, digits, '-' and '.', starting and ending with a letter or digit.
+    An invalid one is answered INVALID_REQUEST, with no API ranges."""
+    return version < 3 or all(_SOFTWARE.fullmatch(str(text)) for text in (
+        body.client_software_name, body.client_software_version))
 
 
 def encode_request(body: Any, correlation_id: int, client_id: str | None) -> bytes:

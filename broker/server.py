@@ -12,7 +12,11 @@ every connection, long-polling Fetch and timers (session and rebalance timeouts 
 clock) without a thread each. Like Kafka's network layer, a connection is served one
 request at a time: the next request is read only once the previous response is written,
 so a client always gets its responses in order — and a parked JoinGroup or a held
-SyncGroup holds back what that connection sent after it, as on a real broker.
+SyncGroup holds back what that connection sent after it, as on a real broker. Reading
+frames within Kafka's limits (size, idle, stalled frames, open connections) is
+`connections.Doorway`'s; a request that cannot be read or is not served is one line in
+`notes` and a closed connection, and an exception while answering is one ``internal error``
+line and a closed connection, never the event loop's traceback.
 
 A group request goes to its group's coordinator as an envelope (client = connection
 number, request id = correlation id); the coordinator answers at once or later, from
@@ -45,12 +49,15 @@ from ..impl.group_messages import (
 )
 from . import data_apis, group_apis
 from .checks import GroupChecks, is_leader_sync
+from .connections import Doorway, Limits, Notes
 from .data_apis import Cluster
 from .protocol import (
-    MAX_FRAME,
+    INVALID_REQUEST,
+    SUPPORTED,
     FrameError,
     RequestFrame,
     api_versions_data,
+    api_versions_valid,
     build,
     decode_request,
     encode_response,
@@ -64,6 +71,7 @@ from .steering import Exchange, ExchangeLog, Held, Rules, Who
 __all__ = ["FAILABLE", "BrokerCore", "Listener"]
 
 _FETCH, _API_VERSIONS, _DESCRIBE_GROUPS, _LIST_GROUPS = 1, 18, 15, 16
+_INVALID_GROUP_ID = 24
 _RESPONSES = (JoinGroupResponse, SyncGroupResponse, HeartbeatResponse, LeaveGroupResponse)
 Listener = Callable[[Exchange], None]
 #: APIs a fail rule may answer with an error (`_error_data` builds their answers).
@@ -74,14 +82,15 @@ class BrokerCore:
     """Every piece of the broker's state; to be used from its event loop only."""
 
     def __init__(self, cluster: Cluster, *, log_limit: int = 100_000,
-                 listener: Listener | None = None, keep_frames: bool = False) -> None:
+                 listener: Listener | None = None, keep_frames: bool = False,
+                 limits: Limits | None = None) -> None:
         self.cluster = cluster
         self.log = ExchangeLog(log_limit)
         self.rules = Rules()
         self.checks = GroupChecks(cluster.topics)
         self.listener = listener
         self.keep_frames = keep_frames
-        self.notes: list[str] = []  # connections closed on unreadable or unserved requests
+        self.notes = Notes()  # connections closed, and why
         self._loop = asyncio.get_running_loop()
         self._t0 = self._loop.time()
         self._waiting: dict[tuple[str, int], tuple[asyncio.Future[Response], Request]] = {}
@@ -89,7 +98,7 @@ class BrokerCore:
         self._timers: dict[str, asyncio.TimerHandle] = {}
         self._held: dict[int, Held] = {}
         self._hold_ids = itertools.count(1)
-        self._connections = itertools.count(1)
+        self.doorway = Doorway(limits or Limits(), self.notes, self._serve, self._gone)
         self._members: dict[int, str] = {}
         self._produced: asyncio.Future[None] = self._loop.create_future()
         self._server: asyncio.Server | None = None
@@ -99,7 +108,7 @@ class BrokerCore:
         return int((self._loop.time() - self._t0) * 1000)
 
     async def listen(self) -> int:
-        self._server = await asyncio.start_server(self._connection, self.cluster.host,
+        self._server = await asyncio.start_server(self.doorway, self.cluster.host,
                                                   self.cluster.port)
         port = int(self._server.sockets[0].getsockname()[1])
         self.cluster.port = port
@@ -115,29 +124,10 @@ class BrokerCore:
             self._server.close()
             await self._server.wait_closed()
 
-    # -- connections -----------------------------------------------------------------------
+    # -- requests --------------------------------------------------------------------------
 
-    async def _connection(self, reader: asyncio.StreamReader,
-                          writer: asyncio.StreamWriter) -> None:
-        conn = next(self._connections)
-        try:
-            while True:
-                size = int.from_bytes(await reader.readexactly(4), "big", signed=True)
-                if not 0 <= size <= MAX_FRAME:
-                    self.notes.append(f"conn {conn}: frame size {size} refused")
-                    break
-                out = await self._serve(conn, await reader.readexactly(size))
-                if out is None:
-                    break
-                writer.write(out[0])
-                await writer.drain()
-                if out[1] is not None:
-                    out[1].set_result(None)
-        except (asyncio.IncompleteReadError, ConnectionError, asyncio.CancelledError):
-            pass  # the client went away, or the broker is closing
-        finally:
-            self._members.pop(conn, None)
-            writer.close()
+    def _gone(self, conn: int) -> None:
+        self._members.pop(conn, None)
 
     async def _serve(self, conn: int,
                      payload: bytes) -> tuple[bytes, asyncio.Future[None] | None] | None:
@@ -145,16 +135,25 @@ class BrokerCore:
         try:
             frame = decode_request(payload)
         except FrameError as e:
-            self.notes.append(f"conn {conn}: unreadable request: {e}")
+            self.notes.add(f"conn {conn}: {_named(payload)}: unreadable request: {e}; "
+                           "connection closed")
             return None
         if not frame.supported:
             if frame.api_key == _API_VERSIONS:
                 return unsupported_api_versions(frame.correlation_id), None
             # Kafka's network layer closes the connection on an API or version it does
             # not serve; so does this broker.
-            self.notes.append(f"conn {conn}: {frame.api_name} v{frame.api_version} "
-                              "not served; connection closed")
+            self.notes.add(f"conn {conn}: {frame.api_name} v{frame.api_version} "
+                           "not served; connection closed")
             return None
+        try:
+            return await self._exchange(conn, frame, payload)
+        except Exception as e:  # noqa: BLE001 - a bug: one line naming the request, then close
+            self.notes.internal(f"conn {conn}: {frame.api_name} v{frame.api_version}", e)
+            return None
+
+    async def _exchange(self, conn: int, frame: RequestFrame,
+                        payload: bytes) -> tuple[bytes, asyncio.Future[None] | None]:
         who = self._who(conn, frame)
         exchange = self.log.open(connection=conn, who=who, api_key=frame.api_key,
                                  api_version=frame.api_version,
@@ -195,6 +194,12 @@ class BrokerCore:
         if key == _FETCH:
             return await self._fetch(version, body)
         if key == _API_VERSIONS:
+            if not api_versions_valid(version, body):
+                self.notes.add(f"conn {conn}: ApiVersions v{version}: client software name "
+                               f"{body.client_software_name!r} or version "
+                               f"{body.client_software_version!r} invalid; answered "
+                               "INVALID_REQUEST")
+                return {"error_code": INVALID_REQUEST, "throttle_time": 0, "api_keys": []}
             return api_versions_data()
         if key == _DESCRIBE_GROUPS:
             return {"throttle_time": 0, "groups": [
@@ -228,6 +233,8 @@ class BrokerCore:
     async def _group_request(self, conn: int, frame: RequestFrame) -> dict[str, Any]:
         key, version, body = frame.api_key, frame.api_version, frame.body
         group_id = group_apis.group_of(key, body)
+        if not group_id:  # Kafka's isValidGroupId: these APIs need a non-empty group id
+            return group_apis.error_data(key, version, body, _INVALID_GROUP_ID)
         coordinator = self.cluster.groups.coordinator(group_id, self.now_ms())
         request = group_apis.to_impl(key, version, body, frame.client_id)
         leader = coordinator.leader_id or ""
@@ -351,6 +358,16 @@ class BrokerCore:
             sent: asyncio.Future[None] = self._loop.create_future()
             held.waiter.set_result(sent)
             await sent
+
+
+def _named(payload: bytes) -> str:
+    """The API and version a payload names, for a log line about bytes that are no request."""
+    if len(payload) < 4:
+        return f"{len(payload)}-byte frame"
+    key, version = int.from_bytes(payload[:2], "big", signed=True), \
+        int.from_bytes(payload[2:4], "big", signed=True)
+    entry = SUPPORTED.get(key)
+    return f"{entry[0] if entry else f'api-{key}'} v{version}"
 
 
 def _error_data(api_key: int, version: int, body: Any, code: int) -> dict[str, Any]:
