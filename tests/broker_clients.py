@@ -2,8 +2,9 @@
 
 Each runner produces ``records`` records to ``topic``, starts two consumers in group
 ``group`` (client ids ``<client>-a`` and ``<client>-b``), polls until every record is read
-and both members hold partitions, keeps polling for ``DWELL`` seconds (so each member
-heartbeats), then closes both (they leave). It returns what the consumers saw. Java and
+and both members hold partitions, keeps polling until each member has heartbeated (a live
+member does within its session timeout, `SESSION_TIMEOUT`, or is evicted: that bounds the
+wait), then closes both (they leave). It returns what the consumers saw. Java and
 KafkaJS run as child processes (`clients/BrokerSmoke.java`, `clients/kafkajs/smoke.js`);
 their runtimes are looked for here, and a missing one is a skip with its reason.
 """
@@ -26,8 +27,9 @@ from environment import CLASSPATH
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
-DWELL = 1.5
+SESSION_TIMEOUT = 6.0  # every consumer's session.timeout.ms
 DEADLINE = 60.0
+Heartbeated = Callable[[], bool]  # has every member had a Heartbeat answered?
 
 
 @dataclass
@@ -40,9 +42,10 @@ def _ready(run: ClientRun, records: int) -> bool:
     return run.records >= records and len(run.assigned) == 2 and all(run.assigned.values())
 
 
-def _drive(consumers: dict[str, Any], poll_one: Callable[[Any], int], records: int) -> ClientRun:
+def _drive(consumers: dict[str, Any], poll_one: Callable[[Any], int], records: int,
+           heartbeated: Heartbeated) -> ClientRun:
     """Poll each consumer in turn (``poll_one`` returns the records it got) until every
-    record is read and both hold partitions, then for `DWELL` more seconds; close them."""
+    record is read and both hold partitions, then until both heartbeated; close them."""
     run = ClientRun({}, 0)
 
     def poll() -> None:
@@ -53,15 +56,16 @@ def _drive(consumers: dict[str, Any], poll_one: Callable[[Any], int], records: i
     deadline = time.monotonic() + DEADLINE
     while not _ready(run, records) and time.monotonic() < deadline:
         poll()
-    dwell = time.monotonic() + DWELL
-    while time.monotonic() < dwell:
+    dwell = time.monotonic() + SESSION_TIMEOUT
+    while not heartbeated() and time.monotonic() < dwell:
         poll()
     for c in consumers.values():
         c.close()
     return run
 
 
-def run_librdkafka(bootstrap: str, topic: str, group: str, records: int) -> ClientRun:
+def run_librdkafka(bootstrap: str, topic: str, group: str, records: int,
+                   heartbeated: Heartbeated) -> ClientRun:
     from confluent_kafka import Consumer, Producer
 
     producer = Producer({"bootstrap.servers": bootstrap})
@@ -79,10 +83,11 @@ def run_librdkafka(bootstrap: str, topic: str, group: str, records: int) -> Clie
         msg = c.poll(0.05)
         return int(msg is not None and msg.error() is None)
 
-    return _drive(consumers, poll_one, records)
+    return _drive(consumers, poll_one, records, heartbeated)
 
 
-def run_kafka_python(bootstrap: str, topic: str, group: str, records: int) -> ClientRun:
+def run_kafka_python(bootstrap: str, topic: str, group: str, records: int,
+                     heartbeated: Heartbeated) -> ClientRun:
     from kafka import KafkaConsumer, KafkaProducer
 
     producer = KafkaProducer(bootstrap_servers=bootstrap)
@@ -93,10 +98,12 @@ def run_kafka_python(bootstrap: str, topic: str, group: str, records: int) -> Cl
     consumers = {n: KafkaConsumer(topic, bootstrap_servers=bootstrap, group_id=group, client_id=n,
                                   auto_offset_reset="earliest", session_timeout_ms=6000,
                                   heartbeat_interval_ms=500) for n in names}
-    return _drive(consumers, lambda c: sum(len(r) for r in c.poll(50).values()), records)
+    return _drive(consumers, lambda c: sum(len(r) for r in c.poll(50).values()), records,
+                  heartbeated)
 
 
-def run_aiokafka(bootstrap: str, topic: str, group: str, records: int) -> ClientRun:
+def run_aiokafka(bootstrap: str, topic: str, group: str, records: int,
+                 heartbeated: Heartbeated) -> ClientRun:
     from aiokafka import AIOKafkaConsumer, AIOKafkaProducer
 
     async def main() -> ClientRun:
@@ -115,13 +122,13 @@ def run_aiokafka(bootstrap: str, topic: str, group: str, records: int) -> Client
         run = ClientRun({}, 0)
         deadline = time.monotonic() + DEADLINE
         dwell: float | None = None
-        while time.monotonic() < (dwell or deadline):
+        while time.monotonic() < (dwell or deadline) and not (dwell and heartbeated()):
             for name, c in consumers.items():
                 batches = await c.getmany(timeout_ms=50)
                 run.records += sum(len(r) for r in batches.values())
                 run.assigned[name] = sorted(f"{tp.topic}-{tp.partition}" for tp in c.assignment())
             if dwell is None and _ready(run, records):
-                dwell = time.monotonic() + DWELL
+                dwell = time.monotonic() + SESSION_TIMEOUT
         for c in consumers.values():
             await c.stop()
         return run

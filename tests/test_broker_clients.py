@@ -10,7 +10,7 @@ their runtime is missing.
 from __future__ import annotations
 
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import pytest
@@ -41,16 +41,26 @@ CLIENTS = ("librdkafka", "kafka-python", "aiokafka", "java", "kafkajs")
 GROUP_APIS = ("JoinGroup", "SyncGroup", "Heartbeat", "LeaveGroup")
 
 
-def _run(client: str, bootstrap: str, group: str) -> ClientRun:
+def _heartbeated(broker: Broker, client: str) -> Callable[[], bool]:
+    """Has the broker answered a Heartbeat of each of the client's two members?"""
+    def both() -> bool:
+        beat = {e.who.client_id for e in broker.exchanges() if e.api == "Heartbeat"
+                and e.error_code == 0 and e.answered_ms is not None}
+        return {f"{client}-a", f"{client}-b"} <= beat
+    return both
+
+
+def _run(client: str, broker: Broker, group: str) -> ClientRun:
+    bootstrap, heartbeated = broker.bootstrap, _heartbeated(broker, client)
     if client == "librdkafka":
         pytest.importorskip("confluent_kafka")
-        return run_librdkafka(bootstrap, TOPIC, group, RECORDS)
+        return run_librdkafka(bootstrap, TOPIC, group, RECORDS, heartbeated)
     if client == "kafka-python":
         pytest.importorskip("kafka")
-        return run_kafka_python(bootstrap, TOPIC, group, RECORDS)
+        return run_kafka_python(bootstrap, TOPIC, group, RECORDS, heartbeated)
     if client == "aiokafka":
         pytest.importorskip("aiokafka")
-        return run_aiokafka(bootstrap, TOPIC, group, RECORDS)
+        return run_aiokafka(bootstrap, TOPIC, group, RECORDS, heartbeated)
     if client == "java":
         return run_java(java_classes(), bootstrap, TOPIC, group, RECORDS)
     return run_kafkajs(kafkajs_home(), bootstrap, TOPIC, group, RECORDS)
@@ -62,7 +72,7 @@ def story(request: pytest.FixtureRequest) -> tuple[str, ClientRun, Broker]:
     config = BrokerConfig(topics={TOPIC: PARTITIONS}, keep_frames=True)
     with Broker(config) as broker:
         group = f"group-{client}"
-        run = _run(client, broker.bootstrap, group)
+        run = _run(client, broker, group)
         deadline = time.monotonic() + 20
         while time.monotonic() < deadline:
             description = broker.describe_group(group)

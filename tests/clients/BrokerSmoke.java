@@ -60,8 +60,10 @@ public class BrokerSmoke {
             }
         }
         System.out.println("settled_ms " + settled);
-        long dwell = System.currentTimeMillis() + 1500;  // so that each member heartbeats
-        while (System.currentTimeMillis() < dwell) {
+        // poll until each member has heartbeated: a live member does within its session
+        // timeout (6 s), or the coordinator evicts it
+        long dwell = System.currentTimeMillis() + 6000;
+        while (!heartbeated(consumers) && System.currentTimeMillis() < dwell) {
             for (KafkaConsumer<byte[], byte[]> consumer : consumers) {
                 seen += consumer.poll(Duration.ofMillis(100)).count();
             }
@@ -77,5 +79,21 @@ public class BrokerSmoke {
             consumer.close();
         }
         System.out.println("closed");
+    }
+
+    /** Has every consumer sent a heartbeat the coordinator answered (its heartbeat-total)? */
+    private static boolean heartbeated(List<KafkaConsumer<byte[], byte[]>> consumers) {
+        for (KafkaConsumer<byte[], byte[]> consumer : consumers) {
+            double beats = 0;
+            for (var entry : consumer.metrics().entrySet()) {
+                if (entry.getKey().name().equals("heartbeat-total")) {
+                    beats = ((Number) entry.getValue().metricValue()).doubleValue();
+                }
+            }
+            if (beats < 1) {
+                return false;
+            }
+        }
+        return true;
     }
 }

@@ -19,11 +19,13 @@ async function main () {
   await producer.disconnect()
   let seen = 0
   const assigned = {}
+  const beats = {}
   const consumers = []
   const started = Date.now()
   const names = Array.from({ length: members }, (_, i) => `kafkajs-${String.fromCharCode(97 + i)}`)
   for (const name of names) {
     const consumer = make(name).consumer({ groupId: group, sessionTimeout: 6000, heartbeatInterval, maxWaitTimeInMs: 250 })
+    consumer.on(consumer.events.HEARTBEAT, () => { beats[name] = true })
     consumer.on(consumer.events.GROUP_JOIN, e => {
       const parts = (e.payload.memberAssignment[topic] || []).slice().sort((a, b) => a - b)
       assigned[name] = parts
@@ -42,7 +44,12 @@ async function main () {
   }
   if (settled < 0 && balanced()) settled = Date.now() - started
   console.log(`settled_ms ${settled}`)
-  await new Promise(resolve => setTimeout(resolve, 1500)) // so that each member heartbeats
+  // wait until each member has heartbeated: a live member does within its session timeout
+  // (6 s), or the coordinator evicts it
+  const dwell = Date.now() + 6000
+  while (Object.keys(beats).length < members && Date.now() < dwell) {
+    await new Promise(resolve => setTimeout(resolve, 10))
+  }
   for (const name of Object.keys(assigned).sort()) {
     console.log(`assigned ${name} [${assigned[name].map(p => `${topic}-${p}`).join(', ')}]`)
   }
