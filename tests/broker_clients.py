@@ -38,7 +38,7 @@ class ClientRun:
     records: int
 
 
-def _ready(run: ClientRun, records: int) -> bool:
+def ready(run: ClientRun, records: int) -> bool:
     return run.records >= records and len(run.assigned) == 2 and all(run.assigned.values())
 
 
@@ -54,7 +54,7 @@ def _drive(consumers: dict[str, Any], poll_one: Callable[[Any], int], records: i
             run.assigned[name] = sorted(f"{tp.topic}-{tp.partition}" for tp in c.assignment())
 
     deadline = time.monotonic() + DEADLINE
-    while not _ready(run, records) and time.monotonic() < deadline:
+    while not ready(run, records) and time.monotonic() < deadline:
         poll()
     dwell = time.monotonic() + SESSION_TIMEOUT
     while not heartbeated() and time.monotonic() < dwell:
@@ -127,7 +127,7 @@ def run_aiokafka(bootstrap: str, topic: str, group: str, records: int,
                 batches = await c.getmany(timeout_ms=50)
                 run.records += sum(len(r) for r in batches.values())
                 run.assigned[name] = sorted(f"{tp.topic}-{tp.partition}" for tp in c.assignment())
-            if dwell is None and _ready(run, records):
+            if dwell is None and ready(run, records):
                 dwell = time.monotonic() + SESSION_TIMEOUT
         for c in consumers.values():
             await c.stop()

@@ -17,6 +17,7 @@ from groupcheck.targets.wire.target_string import wire_clients
 
 from environment import SETTINGS, missing, resolve
 from wire_cases import smoke, without_pauses
+from wire_findings import expect_kafka_python_hang
 
 pytest.importorskip("kio", reason="groupcheck's broker (the default wire backend) needs kio")
 pytestmark = pytest.mark.skipif(bool(missing("librdkafka")), reason=missing("librdkafka"))
@@ -43,6 +44,11 @@ def run(target: str, events: list[dict[str, object]],
         group.close()
     for who, text in model.reported if found else ():  # a failure's story (captured output)
         print(f"said by {who}: {text}")
+    silent = [text for _, text in model.reported if "nothing since its SyncGroup" in text]
+    if found and all(v.startswith("I11:") for v in found):
+        turns = group.turns  # type: ignore[attr-defined]
+        expect_kafka_python_hang(silent, {turns[m] for m in turns if any(
+            f"{m} sent its coordinator nothing" in t for t in silent)})
     return found, group
 
 

@@ -8,6 +8,8 @@ import json
 import re
 from pathlib import Path
 
+import pytest
+
 FINDINGS = Path(__file__).resolve().parent.parent / "findings"
 WIRE_FINDINGS = sorted(p for p in FINDINGS.glob("*.json")
                        if str(json.loads(p.read_text()).get("target", "")).startswith(
@@ -32,6 +34,19 @@ KNOWN = {(client, _shape(v))
               else "librdkafka", d["violations"])
              for d in (json.loads(p.read_text()) for p in WIRE_FINDINGS))
          for v in violations if not v.startswith("I11:") or client == "kafka-python"}
+
+
+#: kafka-python's hang after a SyncGroup answer, on a plain join too (`silence`)
+KAFKA_PYTHON_HANG = "findings/wire-kafka-python-range-subscription-change-I11.json"
+
+
+def expect_kafka_python_hang(silent: list[str], clients: set[str]) -> None:
+    """A run that failed only because a kafka-python member never finished a join it was
+    answered (``silent``: the members that fell silent after their SyncGroup answer) is that
+    finding, reproduced: the test expects it (xfail, naming the finding)."""
+    if silent and clients == {"kafka-python"}:
+        pytest.xfail(f"kafka-python's recorded hang ({KAFKA_PYTHON_HANG}): "
+                     + "; ".join(silent))
 
 
 def unknown(clients: tuple[str, ...], violations: list[str]) -> list[str]:

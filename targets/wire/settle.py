@@ -19,7 +19,7 @@ from ...impl.consumer_protocol import decode_assignment, decode_subscription
 from ...impl.errors import CodecError
 from .backends.backend import Backend, GroupRound
 
-__all__ = ["TopicPartition", "unsettled"]
+__all__ = ["TopicPartition", "stalled", "unsettled"]
 
 TopicPartition = tuple[str, int]
 
@@ -40,6 +40,18 @@ def _read(round_: GroupRound, member_id: str) -> tuple[frozenset[str], set[Topic
     except (CodecError, KeyError):
         parts = set()
     return topics, parts
+
+
+def stalled(backend: Backend, members: Mapping[str, Any], shown: set[int],
+            session_timeout_ms: int) -> str:
+    """Why a group that stopped moving is not settled: `unsettled`'s reason, and the members
+    that sent their coordinator nothing for a session timeout since their SyncGroup answer
+    (`silence`: a join their client never completed)."""
+    silent = [f"{name} sent its coordinator nothing since its SyncGroup answer of generation "
+              f"{generation} (its session, {session_timeout_ms} ms, ran out)"
+              for name, generation in backend.silent(session_timeout_ms).items()
+              if name in members]
+    return "; ".join([unsettled(backend, members, shown), *silent])
 
 
 def unsettled(backend: Backend, members: Mapping[str, Any], shown: set[int]) -> str:

@@ -48,10 +48,9 @@ from .described import as_described, latest_round
 from .driver_process import CommandFailed, DriverProcess
 from .log import Entry, WireLog, owned_at
 from .round_records import COOPERATIVE_PROTOCOLS, given_before, record
-from .settle import unsettled
+from .settle import stalled, unsettled
 
-__all__ = ["CONFIG", "GROUP", "SLOW_REVOKE_MS", "STEP_WAIT", "TICK", "ClientSetup", "WireGroup",
-           "WireMember"]
+__all__ = ["CONFIG", "GROUP", "SLOW_REVOKE_MS", "STEP_WAIT", "TICK", "ClientSetup", "WireGroup"]
 
 CONFIG: dict[str, int | str | bool] = {
     "session_timeout_ms": 2000, "heartbeat_interval_ms": 300, "max_poll_interval_ms": 3000,
@@ -301,9 +300,10 @@ class WireGroup:
                 if not waiting and not self._unsettled():
                     return True
                 if time.monotonic() > deadline:
+                    why = stalled(self.backend, self.members, self.shown_rounds,
+                                  int(CONFIG["session_timeout_ms"]))
                     self._pending["errors"].append(
-                        ("group", f"nothing happened for {STEP_WAIT:.0f}s; "
-                                  f"{unsettled(self.backend, self.members, self.shown_rounds)}"))
+                        ("group", f"nothing happened for {STEP_WAIT:.0f}s; {why}"))
                     return False
                 self.log.cond.wait(TICK)
 

@@ -68,4 +68,6 @@ class Backend(Protocol):
 
     def problems(self) -> list[str]: ...
 
+    def silent(self, quiet_ms: int) -> dict[str, int]: ...  # `silence.silent_after_sync`
+
     def close(self) -> None: ...

@@ -26,6 +26,7 @@ import threading
 import time
 from typing import Any
 
+from ..silence import silent_after_sync
 from .backend import BackendUnavailable, GroupRound
 
 __all__ = ["API_NAMES", "ERROR_CODES", "ORDER_LIMIT", "ORDER_WINDOW", "GroupcheckBackend",
@@ -123,6 +124,10 @@ class GroupcheckBackend:
     def problems(self) -> list[str]:
         """Connections the broker closed (unreadable or unserved requests)."""
         return self.broker.notes()
+
+    def silent(self, quiet_ms: int) -> dict[str, int]:
+        """Members silent since their SyncGroup answer (`silence.silent_after_sync`)."""
+        return silent_after_sync(self.broker.exchanges(), quiet_ms)
 
     def close(self) -> None:
         self.stopping.set()

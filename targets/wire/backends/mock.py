@@ -157,6 +157,10 @@ class MockBackend:
         with self.proxy.ledger.cond:
             return list(self.proxy.ledger.errors)
 
+    def silent(self, quiet_ms: int) -> dict[str, int]:
+        """The mock keeps no log of requests to read silence from."""
+        return {}
+
     # --- the mock's defects ---------------------------------------------------------------
 
     def _hold(self, request: Request) -> None:

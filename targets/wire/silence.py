@@ -1,0 +1,41 @@
+"""Members that fell silent after a successful SyncGroup, read from a broker's exchange log.
+
+A member whose SyncGroup was answered without error has joined its generation: from then on
+its client heartbeats (every ``heartbeat.interval.ms``) or rejoins. One that sends nothing
+more to its coordinator while its application keeps polling never completed the join on its
+side; its session runs out and the group goes on without it. kafka-python 3 does this now
+and then (findings/wire-kafka-python-range-subscription-change-I11.json, also on a plain
+join): it logs the SyncGroup answer and never applies it. The wire layer names such members
+when a step waits in vain, and tests that run kafka-python recognise the finding by it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+__all__ = ["COORDINATOR_APIS", "silent_after_sync"]
+
+#: what a joined member sends its coordinator
+COORDINATOR_APIS = ("JoinGroup", "SyncGroup", "Heartbeat", "LeaveGroup", "OffsetCommit")
+
+
+def silent_after_sync(exchanges: Iterable[Any], quiet_ms: int) -> dict[str, int]:
+    """Client id → generation, for each member that sent its coordinator nothing for at least
+    ``quiet_ms`` after a SyncGroup answered without error: until its next request to the
+    coordinator (a LeaveGroup when it closes, say), or until the log's latest request (the
+    broker's clock: any member's later traffic)."""
+    by_member: dict[str, list[Any]] = {}
+    now = 0
+    for e in exchanges:
+        now = max(now, e.received_ms)
+        if e.api in COORDINATOR_APIS and e.who.client_id:
+            by_member.setdefault(e.who.client_id, []).append(e)
+    silent: dict[str, int] = {}
+    for who, requests in sorted(by_member.items()):
+        for e, after in zip(requests, [*requests[1:], None], strict=True):
+            until = now if after is None else after.received_ms
+            if e.api == "SyncGroup" and e.answered_ms is not None and e.error_code == 0 \
+                    and until - e.answered_ms >= quiet_ms:
+                silent[who] = int(e.request.generation_id)
+    return silent
