@@ -93,7 +93,8 @@ def make_shot(rng: random.Random) -> Shot:
     roll = rng.random()
     if roll < 0.7:
         data, label, answer, waits = _one_frame(rng)
-        shot = Shot("mutated", label, data.hex(), expect_answer=answer, waits=waits)
+        kind = "valid" if label.startswith("valid") else "mutated"
+        shot = Shot(kind, label, data.hex(), expect_answer=answer, waits=waits)
     elif roll < 0.8:
         data, label, _, waits = _one_frame(rng)
         payload = data[4:]

@@ -131,7 +131,7 @@ class _Walk:
         self.data, self.pos = data, start
         self.edits: list[_Edit] = []
         self.path: list[str] = []
-        self.marks: list[Landmark] = []
+        self.marks: list[Landmark] | None = None  # kept only for `landmarks`
 
     def fail(self, reason: str, at: int | None = None) -> ScanError:
         return ScanError(reason, self.pos if at is None else at, ".".join(self.path))
@@ -168,7 +168,8 @@ class _Walk:
     def length(self, spec: _Field, flexible: bool, width: int) -> int | None:
         """A length prefix: None for null (refused where the field is not nullable)."""
         start = self.pos
-        self.marks.append(Landmark(start, 0 if flexible else width, ".".join(self.path)))
+        if self.marks is not None:
+            self.marks.append(Landmark(start, 0 if flexible else width, ".".join(self.path)))
         if flexible:
             n: int | None = self.uvarint() - 1
             n = None if n == -1 else n
@@ -262,7 +263,8 @@ def _read_entity(walk: _Walk, entity: _Entity, nullable: bool) -> None:
 def _tagged(walk: _Walk, entity: _Entity) -> None:
     """A tagged-field section: known tags read, unknown ones cut out (KIP-482)."""
     count_at = walk.pos
-    walk.marks.append(Landmark(count_at, -1, ".".join(walk.path)))
+    if walk.marks is not None:
+        walk.marks.append(Landmark(count_at, -1, ".".join(walk.path)))
     count = walk.uvarint()
     count_end, kept = walk.pos, count
     for _ in range(count):
@@ -313,6 +315,7 @@ def landmarks(data: bytes, *layout: type[Any]) -> list[Landmark]:
     """Every length, count and tagged-field section of a readable request, in order: where
     a fuzzer lies about a length or slips in a tagged field."""
     walk = _Walk(data, 0)
+    walk.marks = []
     for cls in layout:
         walk.path = [cls.__name__]
         _read_entity(walk, _entity(cls), False)
