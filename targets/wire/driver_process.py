@@ -3,11 +3,7 @@
 A member driver (``docs/reference/member-driver-contract.md``) hosts consumers of one client
 library. `DriverProcess` starts it, sends commands (``{"id": n, "cmd": ...}``) and waits, with a
 deadline, for their acks; every unsolicited event line goes to the callback the owner gave, on
-the reader thread, in the order the driver wrote them. Every ack is also a barrier: a driver
-writes its events and acks one line at a time, each event stamped while it holds the writer,
-so once the ack of a command arrives, every event it stamped before that command was sent has
-arrived too; ``on_sync`` hears the send time (`barrier` asks for one without waiting), and
-``on_close`` hears that the driver's output ended. Theory of operation: one reader thread
+the reader thread, in the order the driver wrote them. Theory of operation: one reader thread
 per driver parses stdout (an ack wakes the caller waiting on that id; anything else is an
 event), one more keeps the last lines of stderr for error messages. A driver that exits, writes
 a line that is not a JSON object, or does not answer within `COMMAND_TIMEOUT` makes the waiting
@@ -23,7 +19,6 @@ import os
 import signal
 import subprocess
 import threading
-import time
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -50,19 +45,14 @@ class DriverProcess:
 
     def __init__(self, argv: Sequence[str], label: str,
                  on_event: Callable[[DriverProcess, Message], None],
-                 env: dict[str, str] | None = None, *,
-                 on_sync: Callable[[DriverProcess, int], None] | None = None,
-                 on_close: Callable[[DriverProcess], None] | None = None) -> None:
+                 env: dict[str, str] | None = None) -> None:
         self.label = label
-        self.on_event, self.on_sync, self.on_close = on_event, on_sync, on_close
-        self.started_ns = time.monotonic_ns()  # nothing it writes was stamped before this
+        self.on_event = on_event
         self.proc = subprocess.Popen(
             list(argv), stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
             env={**os.environ, **(env or {})}, start_new_session=True)
         self.stderr: collections.deque[str] = collections.deque(maxlen=STDERR_LINES)
         self._acks: dict[int, Message] = {}
-        self._sent_ns: dict[int, int] = {}  # command id → CLOCK_MONOTONIC when it was sent
-        self._barriers: set[int] = set()  # ids whose ack nobody waits for
         self._cond = threading.Condition()
         self._next_id = 0
         self._broken = ""  # why the driver can no longer be talked to
@@ -88,23 +78,12 @@ class DriverProcess:
                 self._break(f"wrote a line that is not a JSON object: {line[:200]!r}")
                 return
             if "ack" in message and "event" not in message:
-                self._acked(int(message["ack"]), message)
+                with self._cond:
+                    self._acks[int(message["ack"])] = message
+                    self._cond.notify_all()
             else:
                 self.on_event(self, message)
         self._break(f"exited (code {self.proc.wait()})")
-        if self.on_close is not None:
-            self.on_close(self)
-
-    def _acked(self, number: int, message: Message) -> None:
-        with self._cond:
-            sent = self._sent_ns.pop(number, None)
-            if number in self._barriers:
-                self._barriers.discard(number)
-            else:
-                self._acks[number] = message
-                self._cond.notify_all()
-        if sent is not None and self.on_sync is not None:
-            self.on_sync(self, sent)
 
     def _read_stderr(self) -> None:
         assert self.proc.stderr is not None
@@ -125,16 +104,9 @@ class DriverProcess:
 
     def send(self, cmd: str, **fields: Any) -> int:
         """Write one command; returns its id (see `wait`)."""
-        return self._write(cmd, fields, barrier=False)
-
-    def _write(self, cmd: str, fields: dict[str, Any], *, barrier: bool) -> int:
         with self._write_lock:
             self._next_id += 1
             number = self._next_id
-            with self._cond:
-                self._sent_ns[number] = time.monotonic_ns()
-                if barrier:
-                    self._barriers.add(number)
             line = json.dumps({"id": number, "cmd": cmd, **fields}) + "\n"
             try:
                 assert self.proc.stdin is not None
@@ -143,11 +115,6 @@ class DriverProcess:
             except (BrokenPipeError, OSError) as exc:
                 self._break(f"cannot be written to ({exc})")
         return number
-
-    def barrier(self) -> None:
-        """Ask for an ack nobody waits for (``hello``, which every driver answers): its
-        arrival reaches ``on_sync``."""
-        self._write("hello", {}, barrier=True)
 
     def wait(self, number: int, cmd: str, timeout: float = COMMAND_TIMEOUT) -> Message:
         """The ack of command ``number``; raises `CommandFailed` on an error answer."""

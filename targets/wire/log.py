@@ -3,28 +3,24 @@
 Theory of operation: every driver stamps its events with CLOCK_MONOTONIC nanoseconds, the
 clock the harness reads too, so events of several processes can be put in one order. Events
 arrive on each driver's reader thread (`receive`); they wait in ``incoming`` until no earlier
-event can still be on its way, then `release` moves them, sorted by time, into ``entries``
-and gives each the next global sequence number. "No earlier event on its way" is known, not
-guessed from a delay: each driver's output is a stream with a mark, a time before which
-everything it stamped has arrived — the stamp of its latest event (a driver writes in stamp
-order), or the send time of a command whose ack has arrived (a barrier: `synced`). An event
-is released once every open stream's mark has passed its stamp; a stream that lags is asked
-for a barrier (its ``ping``), one at a time. A busy machine then only delays the merge, never
-reorders it. An event that still arrives after a later one was released (a driver that
-breaks the contract's order) is shown, and counted in ``late``.
+event can still be on its way — at once when the group has one source, else once they are
+`MERGE_GRACE_NS` old (a pipe delivers a line within microseconds; the grace covers a busy
+machine) — then `release` moves them, sorted by time, into ``entries`` and gives each the
+next global sequence number. An event that arrives after a later one was already released
+is still shown, and counted in ``late``.
 """
 
 from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-__all__ = ["CALLBACKS", "Entry", "TopicPartition", "WireLog", "owned_at"]
+__all__ = ["CALLBACKS", "MERGE_GRACE_NS", "Entry", "TopicPartition", "WireLog", "owned_at"]
 
 TopicPartition = tuple[str, int]
+MERGE_GRACE_NS = 30_000_000
 CALLBACKS = ("assigned", "revoked", "lost")
 
 
@@ -74,62 +70,22 @@ class WireLog:
         self.late = 0
         self._order = 0
         self._starts: dict[tuple[int, str], int] = {}  # (source, member+kind) → start seq
-        self.marks: dict[object, int] = {}  # open stream → everything stamped before it arrived
-        self._pings: dict[object, Callable[[], None]] = {}
-        self._asked: set[object] = set()  # streams with a barrier on its way
 
-    def open_stream(self, stream: object, since_ns: int, ping: Callable[[], None]) -> None:
-        """A driver's output, which stamps nothing before ``since_ns``; ``ping`` asks it
-        for a barrier."""
-        with self.cond:
-            self.marks[stream] = max(self.marks.get(stream, since_ns), since_ns)
-            self._pings[stream] = ping
-
-    def close_stream(self, stream: object) -> None:
-        """The driver's output ended: nothing more can come from it."""
-        with self.cond:
-            self.marks.pop(stream, None)
-            self._pings.pop(stream, None)
-            self._asked.discard(stream)
-            self.cond.notify_all()
-
-    def synced(self, stream: object, sent_ns: int) -> None:
-        """A barrier: the ack of a command sent at ``sent_ns`` arrived from ``stream``."""
-        with self.cond:
-            self._asked.discard(stream)
-            if stream in self.marks:
-                self.marks[stream] = max(self.marks[stream], sent_ns)
-            self.cond.notify_all()
-
-    def receive(self, source: int, message: dict[str, Any], stream: object = None) -> None:
+    def receive(self, source: int, message: dict[str, Any]) -> None:
         with self.cond:
             self._order += 1
             self.sources.add(source)
             ts = int(message.get("ts") or time.monotonic_ns())
-            if stream in self.marks:
-                self.marks[stream] = max(self.marks[stream], ts)
             self.incoming.append(_Incoming(ts, self._order, source, message))
             self.cond.notify_all()
-
-    def caught_up(self, ns: int) -> bool:
-        """Has everything every open stream stamped before ``ns`` arrived? Streams that lag
-        are asked for a barrier; called with ``cond`` held."""
-        lagging = [s for s, mark in self.marks.items() if mark < ns]
-        for stream in lagging:
-            if stream not in self._asked:
-                self._asked.add(stream)
-                self._pings[stream]()
-        return not lagging
 
     def release(self) -> int:
         """Move what can no longer be overtaken into ``entries``; called with ``cond``
         held. Returns how many events are still waiting."""
         if not self.incoming:
             return 0
+        horizon = time.monotonic_ns() - (MERGE_GRACE_NS if len(self.sources) > 1 else 0)
         self.incoming.sort()
-        if not self.caught_up(self.incoming[0].ts):
-            return len(self.incoming)
-        horizon = min(self.marks.values(), default=time.monotonic_ns())
         ready = [i for i in self.incoming if i.ts <= horizon]
         self.incoming = [i for i in self.incoming if i.ts > horizon]
         for item in ready:

@@ -11,9 +11,9 @@ metadata, injected errors, delayed answers and SyncGroup orders go to the backen
 `step()` shows the next entry (waiting, with a deadline, when there is none yet), so ownership
 is exactly the recorded intervals, from the end of an assign callback to the end of the revoke
 or lost callback that releases the partition. Each generation the coordinator completes is
-shown too, once every driver's events from before it are in, decoded from its bytes (`rounds`)
-as the coordinator describes them (DescribeGroups, on groupcheck's broker), with what the
-members owned when the leader's assignment reached it.
+shown too, decoded from its bytes (`rounds`), with what the members owned when the leader's
+assignment reached it; on a backend that answers DescribeGroups (groupcheck's broker) the bytes
+judged are the ones the coordinator describes.
 
 The group is settled when nothing is waiting to be shown and `settle.unsettled` finds no
 reason left on either side. The view's generation counts the generations the coordinator
@@ -116,15 +116,11 @@ class WireGroup:
 
     def _on_event(self, driver: DriverProcess, message: dict[str, Any]) -> None:
         source = self.sources.get((id(driver), str(message.get("member", ""))), 0)
-        self.log.receive(source, message, driver)
+        self.log.receive(source, message)
 
     def _start(self, client: str) -> DriverProcess:
         driver = DriverProcess(argv(client, self.classpaths.get(client, "")), client,
-                               self._on_event, DRIVER_ENV, on_sync=self.log.synced,
-                               on_close=self.log.close_stream)
-        self.log.open_stream(driver, driver.started_ns, driver.barrier)
-        if not driver.alive:  # it died before its stream opened: nothing to wait for
-            self.log.close_stream(driver)
+                               self._on_event, DRIVER_ENV)
         self.drivers.append(driver)
         return driver
 
@@ -294,7 +290,7 @@ class WireGroup:
                         return True
                     continue
                 rounds = self._new_rounds() if not waiting else []
-                if rounds and self.log.caught_up(rounds[0].at_ns):
+                if rounds:
                     self._show_round(rounds[0])
                     return True
                 if not waiting and not self._unsettled():
