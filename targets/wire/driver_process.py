@@ -135,6 +135,14 @@ class DriverProcess:
     def alive(self) -> bool:
         return self.proc.poll() is None and not self._broken
 
+    @property
+    def broken(self) -> str:
+        """Why the driver can no longer be talked to ('' while it can)."""
+        if self._broken:
+            return self._broken
+        code = self.proc.poll()
+        return "" if code is None else f"exited (code {code})"
+
     def kill(self) -> None:
         """SIGKILL the driver's whole process group: its consumers vanish without a word."""
         if self.proc.poll() is None:
