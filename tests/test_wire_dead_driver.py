@@ -79,6 +79,19 @@ def test_a_driver_killed_while_the_harness_waits_for_its_ack_is_noticed_at_once(
         group.close()
 
 
+def test_a_driver_that_closes_its_stdout_but_lives_on_is_broken_at_once() -> None:
+    """EOF on the driver's stdout is the end of it, whether or not the process exits."""
+    mute = "import os, time\nos.close(1)\ntime.sleep(60)\n"
+    driver = DriverProcess([sys.executable, "-c", mute], "mute", lambda _d, _m: None)
+    try:
+        began = time.monotonic()
+        with pytest.raises(DriverError, match="closed its stdout"):
+            driver.call("hello")
+        assert time.monotonic() - began < NOTICED_WITHIN and not driver.alive
+    finally:
+        driver.close()
+
+
 def test_shared_drivers_host_two_groups_in_one_process_and_keep_their_members_apart() -> None:
     pytest.importorskip("kio", reason="groupcheck's broker (the wire backend) needs kio")
     client = quiet("--crash", "kill")

@@ -20,11 +20,22 @@ import threading
 from collections.abc import Callable, Mapping
 
 from .clients import DRIVER_ENV, ClientInfo, argv
-from .driver_process import CommandFailed, DriverError, DriverProcess, Message
+from .driver_process import (
+    COMMAND_TIMEOUT,
+    SHUTDOWN_TIMEOUT,
+    CommandFailed,
+    DriverError,
+    DriverProcess,
+    Message,
+)
 
-__all__ = ["DriverPool", "EventSink", "SharedCrash", "check_alive", "close_all", "close_members"]
+__all__ = ["CLOSE_BOUND", "DriverPool", "EventSink", "SharedCrash", "check_alive", "close_all",
+           "close_members"]
 
 EventSink = Callable[[DriverProcess, Message], None]
+#: seconds one member's close may take: its ``close`` command, then a driver it had alone
+#: shut down (`DriverProcess.close`: shutdown, exit, kill, its reader threads)
+CLOSE_BOUND = COMMAND_TIMEOUT + 5 * SHUTDOWN_TIMEOUT
 
 
 class SharedCrash(ValueError):
@@ -38,7 +49,7 @@ def close_all(drivers: list[DriverProcess]) -> None:
     for thread in threads:
         thread.start()
     for thread in threads:
-        thread.join()
+        thread.join(CLOSE_BOUND)
 
 
 def check_alive(hosted: Mapping[str, DriverProcess]) -> None:
@@ -68,7 +79,7 @@ def close_members(pool: DriverPool, hosted: Mapping[str, DriverProcess]) -> None
     for thread in threads:
         thread.start()
     for thread in threads:
-        thread.join()
+        thread.join(CLOSE_BOUND)
 
 
 class DriverPool:

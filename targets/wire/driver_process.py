@@ -27,6 +27,7 @@ __all__ = ["COMMAND_TIMEOUT", "SHUTDOWN_TIMEOUT", "STDERR_LINES", "CommandFailed
 
 COMMAND_TIMEOUT = 60.0  # seconds a command may take before the driver counts as hung
 SHUTDOWN_TIMEOUT = 15.0
+EXIT_WAIT = 1.0  # seconds a driver whose stdout reached EOF has to be seen exiting
 STDERR_LINES = 40
 
 Message = dict[str, Any]
@@ -83,7 +84,10 @@ class DriverProcess:
                     self._cond.notify_all()
             else:
                 self.on_event(self, message)
-        self._break(f"exited (code {self.proc.wait()})")
+        try:  # EOF: the driver died, or closed its stdout and cannot answer any more
+            self._break(f"exited (code {self.proc.wait(EXIT_WAIT)})")
+        except subprocess.TimeoutExpired:
+            self._break("closed its stdout")
 
     def _read_stderr(self) -> None:
         assert self.proc.stderr is not None
@@ -150,7 +154,10 @@ class DriverProcess:
                 os.killpg(self.proc.pid, signal.SIGKILL)
             except ProcessLookupError:
                 pass
-        self.proc.wait()
+        try:
+            self.proc.wait(SHUTDOWN_TIMEOUT)
+        except subprocess.TimeoutExpired:  # stuck in the kernel: nothing more to do
+            pass
 
     def close(self) -> None:
         """``shutdown``, then wait (bounded); a driver that does not exit is killed."""
