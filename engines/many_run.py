@@ -71,6 +71,7 @@ class GroupPlan:
     clients: tuple[str, ...]  # each member's client, in join order
     assignor: str
     kills: int = 0
+    topic: str = "t0"  # the group's own topic (``t<n>``, a name the findings' shapes read)
 
     @property
     def target(self) -> str:
@@ -103,6 +104,12 @@ class GroupResult:
     replay: str | None = None
     late: int = 0  # events shown after a later one (`log.WireLog.late`)
 
+    @property
+    def plain(self) -> str:
+        """The verdict without the group's name in its members' (``g04-c2`` → ``c2``), so
+        that groups failing alike read alike."""
+        return self.verdict.replace(f"{self.group}-", "")
+
 
 @dataclass
 class ScenarioResult:
@@ -121,7 +128,7 @@ class ScenarioResult:
 
     def verdict(self) -> str:
         """``holds`` when every group held, else each distinct verdict with its count."""
-        counts = Counter(g.verdict for g in self.groups)
+        counts = Counter(g.plain for g in self.groups)
         if set(counts) == {"holds"}:
             return "holds"
         return "; ".join(f"{n}× {v}" for v, n in counts.most_common())
@@ -166,7 +173,7 @@ def plan(g: GroupPlan, rng: random.Random, infos: dict[str, ClientInfo]) -> list
     settle, then the other kills, each followed by a settle. A victim is a member of a client
     that crashes by kill (its crash is a SIGKILL) that has joined and is not dead yet, drawn
     with ``rng``; ``infos``: each client's ``hello``."""
-    topic = f"t-{g.group}"
+    topic = g.topic
     names = [f"{g.group}-c{i + 1}" for i in range(len(g.clients))]
     mortal = [n for n, c in zip(names, g.clients, strict=True) if infos[c].crash == "kill"]
     if g.kills > len(mortal):
@@ -251,9 +258,20 @@ def _play(g: GroupPlan, events: list[Event], broker: Any, pool: DriverPool,
         result.verdict = outcome.violations[0]
         if failures is not None:
             result.replay = str(save(failures, g.target, events[:outcome.events_run],
-                                     outcome.violations, seed))
+                                     outcome.violations, seed, {
+                                         "story": outcome.story,
+                                         "wire_log": _log_lines(group)}))
     result.seconds = time.monotonic() - began
     return result
+
+
+def _log_lines(group: WireGroup) -> list[str]:
+    """The group's merged driver log, one line an entry (the evidence behind a failure;
+    replay reads only the events)."""
+    first = group.log.entries[0].ts if group.log.entries else 0
+    return [f"#{e.seq} +{(e.ts - first) / 1e6:.1f}ms {e.member} {e.kind} {e.phase} "
+            f"gen {e.generation} {' '.join(f'{t}-{p}' for t, p in e.partitions)} {e.text}".rstrip()
+            for e in group.log.entries]
 
 
 def run(scenario: Scenario, settings: Settings, failures: Path | None = None) -> ScenarioResult:
@@ -324,12 +342,13 @@ def scenarios(seed: int = 0, members: int = 50, groups: int = 20, group_size: in
     SIGKILLed at seeded moments (each member in a driver of its own)."""
     rng = random.Random(seed)
     many = tuple(
-        GroupPlan(f"g{i:02d}", ("kafkajs",) * group_size, "roundrobin") if i % 5 == 4 else
+        GroupPlan(f"g{i:02d}", ("kafkajs",) * group_size, "roundrobin", topic=f"t{i}")
+        if i % 5 == 4 else
         GroupPlan(f"g{i:02d}", _spread(RANGE_CLIENTS[i % 4:] + RANGE_CLIENTS[:i % 4],
-                                       group_size, rng), "range")
+                                       group_size, rng), "range", topic=f"t{i}")
         for i in range(groups))
-    killed = tuple(GroupPlan(f"k{i:02d}", _spread(RANGE_CLIENTS, 5, rng), "range", kills)
-                   for i in range(kill_groups))
+    killed = tuple(GroupPlan(f"k{i:02d}", _spread(RANGE_CLIENTS, 5, rng), "range", kills,
+                             f"t{i}") for i in range(kill_groups))
     return {
         "one-group-range": Scenario("one-group-range", (GroupPlan(
             "big", _spread(RANGE_CLIENTS, members, rng), "range"),), True, seed),

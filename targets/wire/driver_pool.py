@@ -54,9 +54,10 @@ def close_all(drivers: list[DriverProcess]) -> None:
 
 def check_alive(hosted: Mapping[str, DriverProcess]) -> None:
     """`DriverError` when a driver that hosts one of these members (name → its driver) has
-    died behind the harness's back (its stdout at EOF): a wire group checks on each tick
-    while it waits, so a dead driver ends the run at once, as the contract's harness
-    error, instead of reading as an idle group (I11) a whole step wait later."""
+    died behind the harness's back (its stdout at EOF): a wire group checks whenever it has
+    nothing left to show, before it calls itself settled and on each tick of a wait, so a
+    dead driver ends the run at once, as the contract's harness error, instead of reading as
+    an idle group (I11) a whole step wait later, or as a settled one."""
     dead = next((d for d in hosted.values() if not d.alive), None)
     if dead is not None:
         names = sorted(n for n, d in hosted.items() if d is dead)

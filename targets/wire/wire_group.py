@@ -282,9 +282,9 @@ class WireGroup:
                 if rounds:
                     self._show_round(rounds[0])
                     return True
+                check_alive({n: m.driver for n, m in self.members.items()})  # not I11
                 if not waiting and not self._unsettled():
                     return True
-                check_alive({n: m.driver for n, m in self.members.items()})  # never I11
                 if time.monotonic() > deadline:
                     self._pending["errors"].append(
                         ("group", f"nothing happened for {STEP_WAIT:.0f}s; "
