@@ -269,9 +269,12 @@ def _log_lines(group: WireGroup) -> list[str]:
     """The group's merged driver log, one line an entry (the evidence behind a failure;
     replay reads only the events)."""
     first = group.log.entries[0].ts if group.log.entries else 0
-    return [f"#{e.seq} +{(e.ts - first) / 1e6:.1f}ms {e.member} {e.kind} {e.phase} "
-            f"gen {e.generation} {' '.join(f'{t}-{p}' for t, p in e.partitions)} {e.text}".rstrip()
-            for e in group.log.entries]
+    shown = [f"#{e.seq} +{(e.ts - first) / 1e6:.1f}ms {e.member} {e.kind} {e.phase} "
+             f"gen {e.generation} {' '.join(f'{t}-{p}' for t, p in e.partitions)} {e.text}"
+             for e in group.log.entries]
+    waiting = [f"(not shown yet) +{(i.ts - first) / 1e6:.1f}ms {i.message}"
+               for i in sorted(group.log.incoming)]
+    return [line.rstrip() for line in shown + waiting]
 
 
 def run(scenario: Scenario, settings: Settings, failures: Path | None = None) -> ScenarioResult:

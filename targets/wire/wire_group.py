@@ -109,7 +109,7 @@ class WireGroup:
             broker, frozenset(i.client for i in self.infos.values()),
             int(CONFIG["session_timeout_ms"]), trace)
         self.pool = pool or DriverPool()
-        self.log = WireLog()
+        self.log = WireLog(lambda: all(m.driver.drained() for m in self.members.values()))
         self.members: dict[str, WireMember] = {}
         self.turns: dict[str, str] = {}  # member name → client, fixed at its first join
         self.sources: dict[tuple[int, str], int] = {}  # (driver, member) → incarnation
