@@ -103,12 +103,13 @@ class GroupResult:
     seconds: float = 0.0
     replay: str | None = None
     late: int = 0  # events shown after a later one (`log.WireLog.late`)
+    topic: str = "t0"
 
     @property
     def plain(self) -> str:
-        """The verdict without the group's name in its members' (``g04-c2`` → ``c2``), so
-        that groups failing alike read alike."""
-        return self.verdict.replace(f"{self.group}-", "")
+        """The verdict as one group of its own would read (``g04-c2`` → ``c2``, ``t4-0`` →
+        ``t0-0``), so that groups failing alike read alike."""
+        return self.verdict.replace(f"{self.group}-", "").replace(f"{self.topic}-", "t0-")
 
 
 @dataclass
@@ -236,7 +237,7 @@ def _play(g: GroupPlan, events: list[Event], broker: Any, pool: DriverPool,
           classpaths: dict[str, str], failures: Path | None, seed: int) -> GroupResult:
     """One group's events on its own wire group of the shared broker, judged and timed."""
     began = time.monotonic()
-    result = GroupResult(g.group, g.clients, "holds")
+    result = GroupResult(g.group, g.clients, "holds", topic=g.topic)
     timer = _Timer([began])
     try:
         group = WireGroup(g.target, tuple(dict.fromkeys(g.clients)), g.assignor,
@@ -250,7 +251,8 @@ def _play(g: GroupPlan, events: list[Event], broker: Any, pool: DriverPool,
         result.verdict = f"error: {type(exc).__name__}: {str(exc).splitlines()[0][:300]}"
         result.seconds = time.monotonic() - began
         return result
-    for i, event in enumerate(events[:outcome.events_run]):
+    timed = outcome.events_run - (1 if outcome.violations else 0)  # a failed settle: no time
+    for i, event in enumerate(events[:timed]):
         if event["op"] == "settle" and i + 1 < len(timer.ends):
             kind = "kill" if events[i - 1]["op"] == "crash" else "join"
             getattr(result, f"{kind}_settles").append(timer.ends[i + 1] - timer.ends[i])
