@@ -17,19 +17,23 @@ Scenarios (`groupcheck.engines.many_run.scenarios`, seeded):
   a seeded number of protocol steps in, or once the group settled; each kill is a crash the
   group sees only at the member's session timeout.
 
-The first three share one driver process per client for every member (one JVM, one Node).
+The first three share one driver process per client for every member (one JVM, one Node);
+``--private-drivers`` gives each member of a client that crashes by kill a process of its own
+instead, as a lone wire group does.
 "settle after joins" runs from the end of the last join (its consumer created) to the group
 settled; "settle after a kill" from the SIGKILL to the group settled. "req/s" is every request
 the broker answered over the scenario, divided by its wall time. Each scenario runs
 ``--repeat`` times (seeds ``--seed``, ``--seed``+1, …); its settles are pooled.
 
     python bench/many_clients.py [--seed N] [--repeat N] [--scenarios a,b] [--members 50]
-        [--groups 20] [--kill-groups 4] [--kills 2] [--json FILE] [--failures DIR]
+        [--groups 20] [--kill-groups 4] [--kills 2] [--private-drivers] [--json FILE]
+        [--failures DIR]
 """
 
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import os
 import platform
@@ -74,9 +78,11 @@ def _row(name: str, results: list[ScenarioResult]) -> str:
     kills = [s for r in results for s in r.settles("kill")]
     rate = statistics.median(r.rate for r in results)
     late = sum(g.late for r in results for g in r.groups)
+    rss = statistics.median(r.driver_rss_mb for r in results)
     return (f"| {name} | {first.scenario.members} ({len(first.groups)} group"
             f"{'s' if len(first.groups) > 1 else ''}) | {_clients(first)} | {_stats(joins)} | "
-            f"{_stats(kills)} | {rate:.0f} | {late} | {_verdict(results)} |")
+            f"{_stats(kills)} | {rate:.0f} | {first.drivers} ({rss:.0f} MB) | {late} | "
+            f"{_verdict(results)} |")
 
 
 def _versions(settings: Settings) -> str:
@@ -95,6 +101,9 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--groups", type=int, default=20)
     parser.add_argument("--kill-groups", type=int, default=4)
     parser.add_argument("--kills", type=int, default=2)
+    parser.add_argument("--private-drivers", action="store_true",
+                        help="a driver process per member of a kill-crash client, as a lone "
+                             "wire group has (to compare with the shared drivers)")
     parser.add_argument("--json", type=Path)
     parser.add_argument("--failures", type=Path, default=Path("build/many-clients/failures"))
     args = parser.parse_args(argv)
@@ -104,14 +113,17 @@ def main(argv: list[str]) -> int:
     print(f"a settle may take {settle_bound():.0f} s (the session timeout, then a rebalance "
           "timeout for each rebalance a settle may take, and one more)")
     print("| scenario | members | clients | settle after joins, median / max s | settle after "
-          "a kill, median / max s | broker req/s | late events | verdict |")
-    print("| --- | ---: | --- | ---: | ---: | ---: | ---: | --- |")
+          "a kill, median / max s | broker req/s | driver processes (RSS) | late events | "
+          "verdict |")
+    print("| --- | ---: | --- | ---: | ---: | ---: | ---: | ---: | --- |")
     report = []
     for name in args.scenarios.split(","):
         results = []
         for seed in range(args.seed, args.seed + args.repeat):
             chosen = scenarios(seed, args.members, args.groups, kill_groups=args.kill_groups,
                                kills=args.kills)[name]
+            if args.private_drivers:
+                chosen = dataclasses.replace(chosen, shared_drivers=False)
             began = time.monotonic()
             results.append(run(chosen, settings, args.failures))
             print(f"  ({name}, seed {seed}: {time.monotonic() - began:.1f}s)", file=sys.stderr)

@@ -50,6 +50,7 @@ PARTITIONS_PER_MEMBER = 2
 #: exchanges the run's broker keeps (the counter hears every one; nothing here reads the
 #: log, and a long run of fifty consumers would otherwise hold 100,000 of them)
 LOG_LIMIT = 1000
+RSS_EVERY = 0.5  # seconds between two samples of the drivers' memory
 #: at most this many protocol steps before a kill: a kill lands anywhere in a rebalance of a
 #: few members (each member logs a callback start and end per rebalance)
 MAX_STEPS_BEFORE_KILL = 12
@@ -118,6 +119,8 @@ class ScenarioResult:
     groups: list[GroupResult]
     seconds: float
     requests: Counter[str]
+    drivers: int = 0  # driver processes started
+    driver_rss_mb: float = 0.0  # their resident memory at its peak (sampled)
 
     @property
     def rate(self) -> float:
@@ -146,6 +149,7 @@ class ScenarioResult:
                 "kill_settle_s": stats(self.settles("kill")),
                 "seconds": round(self.seconds, 2), "requests": dict(self.requests),
                 "requests_per_s": round(self.rate, 1), "verdict": self.verdict(),
+                "drivers": self.drivers, "driver_rss_mb": round(self.driver_rss_mb),
                 "by_group": [{"group": g.group, "clients": list(g.clients),
                               "verdict": g.verdict, "replay": g.replay, "late": g.late}
                              for g in self.groups]}
@@ -300,15 +304,29 @@ def run(scenario: Scenario, settings: Settings, failures: Path | None = None) ->
                    for story in stories]
         for thread in threads:
             thread.start()
-        for thread in threads:
-            thread.join()
+        peak = 0.0
+        for thread in threads:  # the drivers' memory sampled while the groups run
+            while thread.is_alive():
+                peak = max(peak, sum(_rss_mb(d.proc.pid) for d in list(pool.drivers)))
+                thread.join(RSS_EVERY)
         seconds = time.monotonic() - began
         requests = counter.take()
+        drivers = len(pool.drivers)
     finally:
         pool.close()
         broker.close()
     return ScenarioResult(scenario, [results[g.group] for g in scenario.groups], seconds,
-                          requests)
+                          requests, drivers, peak)
+
+
+def _rss_mb(pid: int) -> float:
+    """A live process's resident memory (Linux ``/proc``; 0 where it cannot be read)."""
+    try:
+        status = Path(f"/proc/{pid}/status").read_text()
+    except OSError:
+        return 0.0
+    found = [line.split()[1] for line in status.splitlines() if line.startswith("VmRSS:")]
+    return int(found[0]) / 1024 if found else 0.0
 
 
 def _broker(listener: RequestCounter) -> Any:

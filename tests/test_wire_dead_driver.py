@@ -128,6 +128,23 @@ def test_shared_drivers_host_two_groups_in_one_process_and_keep_their_members_ap
     assert not driver.alive
 
 
+def test_groups_placing_members_at_once_on_a_shared_pool_start_one_driver_per_client() -> None:
+    client = quiet("--crash", "kill")
+    info = ClientInfo(client, "quiet", "0", ("range",), "kip", "kill")
+    pool = DriverPool(shared=True)
+    placed: list[DriverProcess] = []
+    threads = [threading.Thread(target=lambda i=i: placed.append(
+        pool.place(info, "", f"g{i}-c1", lambda _d, _m: None))) for i in range(8)]
+    try:
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+        assert len(pool.drivers) == 1 and len({id(d) for d in placed}) == 1
+    finally:
+        pool.close()
+
+
 def test_a_private_pool_gives_each_kill_crash_member_its_own_driver() -> None:
     group = group_of(quiet("--crash", "kill"))
     try:

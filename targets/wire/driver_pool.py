@@ -97,24 +97,26 @@ class DriverPool:
 
     def start(self, client: str, classpath: str = "") -> DriverProcess:
         """A fresh driver of ``client`` that hosts no member (a producer, say)."""
-        driver = DriverProcess(argv(client, classpath), client, self._route, DRIVER_ENV)
         with self._lock:
-            self.drivers.append(driver)
+            return self._start(client, classpath)
+
+    def _start(self, client: str, classpath: str) -> DriverProcess:
+        driver = DriverProcess(argv(client, classpath), client, self._route, DRIVER_ENV)
+        self.drivers.append(driver)
         return driver
 
     def place(self, info: ClientInfo, classpath: str, member: str,
               sink: EventSink) -> DriverProcess:
-        """The driver that is to host ``member`` (started when there is none yet); the
-        member's events go to ``sink`` from now on."""
+        """The driver that is to host ``member`` (started when there is none yet, under
+        the lock: groups placing members at once share one); the member's events go to
+        ``sink`` from now on."""
         alone = info.crash == "kill" and not self.shared
         with self._lock:
             driver = None if alone else self._by_client.get(info.name)
-        if driver is None or not driver.alive:
-            driver = self.start(info.name, classpath)
-            if not alone:
-                with self._lock:
+            if driver is None or not driver.alive:
+                driver = self._start(info.name, classpath)
+                if not alone:
                     self._by_client[info.name] = driver
-        with self._lock:
             self._sinks[(id(driver), member)] = sink
             self._hosted.setdefault(id(driver), set()).add(member)
         return driver
