@@ -1,21 +1,21 @@
 """The merged log of a wire group: every driver's events in the order they happened.
 
-Theory of operation: every driver stamps its events with CLOCK_MONOTONIC nanoseconds, the
-clock the harness reads too, so events of several processes can be put in one order. Events
-arrive on each driver's reader thread (`receive`); they wait in ``incoming`` until no earlier
-event can still be on its way, then `release` moves them, sorted by time, into ``entries``
-and gives each the next global sequence number. With one source that is at once. With
-several, the owner's ``drained`` (every driver's pipe read and handed on) is asked: a driver
-writes a line before it acts on what the line says (a revoke callback's end before its client
-rejoins), so once the pipes are drained, every event stamped before the moment of asking that
-anything received depends on has been received, and all those stamped before it go out; while
-a pipe still holds data, events wait until they are `MAX_GRACE_NS` old. This matters on a busy
-machine (fifty consumers, the broker in the harness's process, two cores), where a reader
-thread can wait 100 ms and more for its turn: a member's revoke shown after another's assign
-that it preceded reads as one partition owned twice (I1). Without ``drained`` the log waits a
-grace that follows the deliveries: twice the longest delay (arrival minus stamp) among the
-last `DELAY_WINDOW` events, at least `MERGE_GRACE_NS`, at most `MAX_GRACE_NS`. An event that
-arrives after a later one was already released is still shown, and counted in ``late``.
+Theory of operation: every driver stamps its events with CLOCK_MONOTONIC nanoseconds, the clock
+the harness reads too, so events of several processes can be put in one order. Events arrive on
+each driver's reader thread (`receive`); they wait in ``incoming`` until no earlier event can
+still be on its way, then `release` moves them, sorted by time, into ``entries`` and gives each
+the next global sequence number. The owner's ``drained`` (every driver's pipe read and handed
+on) is asked: a driver writes a line before it acts on what the line says (a revoke callback's
+end before its client rejoins), so once the pipes are drained, every event stamped before the
+moment of asking that anything received depends on has been received, and all those stamped
+before it go out; while a pipe still holds data, events wait until they are `MAX_GRACE_NS` old.
+This matters on a busy machine (fifty consumers, the broker in the harness's process, two
+cores), where a reader thread can wait 100 ms and more for its turn: a member's revoke shown
+after another's assign that it preceded reads as one partition owned twice (I1). Without
+``drained`` the log waits a grace that follows the deliveries: twice the longest delay (arrival
+minus stamp) among the last `DELAY_WINDOW` events, at least `MERGE_GRACE_NS`, at most
+`MAX_GRACE_NS`. An event that arrives after a later one was already released is still shown,
+and counted in ``late`` (without ``drained``, one source's events go out at once).
 """
 
 from __future__ import annotations
@@ -108,11 +108,11 @@ class WireLog:
         if not self.incoming:
             return 0
         horizon = time.monotonic_ns()  # taken before the pipes are asked
-        if len(self.sources) > 1:
-            if self.drained is None:
-                horizon -= self.grace()
-            elif not self.drained():
+        if self.drained is not None:
+            if not self.drained():
                 horizon -= MAX_GRACE_NS
+        elif len(self.sources) > 1:
+            horizon -= self.grace()
         self.incoming.sort()
         ready = [i for i in self.incoming if i.ts <= horizon]
         self.incoming = [i for i in self.incoming if i.ts > horizon]
