@@ -18,8 +18,9 @@ A settle is timed from the end of the event before it (the last join, or the kil
 group settled. A group's verdict is ``holds``, its first violation (saved as a replay file
 when a folder is given), or ``error: …`` — a harness error, such as a driver that died
 behind the harness's back. Nothing waits unbounded: a wire group's commands and steps have
-the member-driver contract's bounds, and `settle_bound` is what a settle may take, from the
-protocol's timeouts.
+the member-driver contract's bounds (a settle, the model's step budget), a dead driver ends
+its group's run at once, and `settle_bound` is what a settle may take, from the protocol's
+timeouts (the opt-in tests hold every settle to it).
 """
 
 from __future__ import annotations
@@ -31,7 +32,7 @@ import time
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..model.events import MAX_SETTLE_GENERATIONS, Event
 from ..model.replay import replay_events, save
@@ -42,6 +43,9 @@ from ..targets.wire.backends.groupcheck_broker import GroupcheckBackend
 from ..targets.wire.clients import ClientInfo, hello
 from ..targets.wire.driver_pool import DriverPool
 from ..targets.wire.wire_group import CONFIG, WireGroup
+
+if TYPE_CHECKING:  # the broker imports kio: loaded only when a run starts one
+    from ..broker import Broker
 
 __all__ = ["GroupPlan", "GroupResult", "RequestCounter", "Scenario", "ScenarioResult", "plan",
            "run", "settle_bound"]
@@ -237,7 +241,7 @@ class _Timer:
         self.ends.append(time.monotonic())
 
 
-def _play(g: GroupPlan, events: list[Event], broker: Any, pool: DriverPool,
+def _play(g: GroupPlan, events: list[Event], broker: Broker, pool: DriverPool,
           classpaths: dict[str, str], failures: Path | None, seed: int) -> GroupResult:
     """One group's events on its own wire group of the shared broker, judged and timed."""
     began = time.monotonic()
@@ -329,7 +333,7 @@ def _rss_mb(pid: int) -> float:
     return int(found[0]) / 1024 if found else 0.0
 
 
-def _broker(listener: RequestCounter) -> Any:
+def _broker(listener: RequestCounter) -> Broker:
     """groupcheck's broker for the whole run, as the wire backend starts its own (the short
     session timeouts of the wire config allowed), its requests heard by ``listener``."""
     try:

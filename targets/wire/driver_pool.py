@@ -143,8 +143,10 @@ class DriverPool:
     def release(self, driver: DriverProcess, member: str) -> None:
         """``member`` left: a driver that hosted it alone is shut down (bounded)."""
         self.forget(driver, member)
-        if not self.shared and not self.hosts_others(driver, member) and \
-                driver not in self._by_client.values():
+        with self._lock:
+            alone = not self.shared and not self._hosted.get(id(driver)) and \
+                driver not in self._by_client.values()
+        if alone:
             driver.close()
 
     def produce(self, client: str, classpath: str, bootstrap: str, topic: str,

@@ -161,6 +161,7 @@ class WireGroup:
                         topics=list(spec.topics), config={**CONFIG, "client_id": member})
         except CommandFailed as exc:  # the client would not start: shown, never in the group
             self.members.pop(member)
+            self.pool.release(driver, member)
             self._failed(member, exc)
 
     def _failed(self, member: str, exc: CommandFailed) -> None:
