@@ -14,10 +14,14 @@ here knows any client: the shipped drivers and a user's own are started alike.
 from __future__ import annotations
 
 import collections
+import fcntl
 import json
 import os
+import select
 import signal
 import subprocess
+import sys
+import termios
 import threading
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -27,6 +31,9 @@ __all__ = ["COMMAND_TIMEOUT", "SHUTDOWN_TIMEOUT", "STDERR_LINES", "CommandFailed
 
 COMMAND_TIMEOUT = 60.0  # seconds a command may take before the driver counts as hung
 SHUTDOWN_TIMEOUT = 15.0
+EXIT_WAIT = 1.0  # seconds a driver whose stdout reached EOF has to be seen exiting
+READ_SIZE = 65536
+MAX_LINE = 16 * 1024 * 1024  # a longer line breaks the contract (memory stays bounded)
 STDERR_LINES = 40
 
 Message = dict[str, Any]
@@ -57,6 +64,8 @@ class DriverProcess:
         self._next_id = 0
         self._broken = ""  # why the driver can no longer be talked to
         self._write_lock = threading.Lock()
+        self._read_lock = threading.Lock()
+        self._partial = self._undelivered = 0  # bytes of a line begun, lines not handed on
         self._threads = [threading.Thread(target=self._read_stdout, daemon=True),
                          threading.Thread(target=self._read_stderr, daemon=True)]
         for thread in self._threads:
@@ -65,25 +74,76 @@ class DriverProcess:
     # --- the reader threads -------------------------------------------------------------
 
     def _read_stdout(self) -> None:
+        """Read whole lines as they come; what is read and not yet handed on is counted
+        (`drained`), under the lock the count is checked with."""
         assert self.proc.stdout is not None
-        for raw in self.proc.stdout:
-            line = raw.decode("utf-8", "replace").strip()
-            if not line:
-                continue
-            try:
-                message = json.loads(line)
-            except ValueError:
-                message = None
-            if not isinstance(message, dict):
-                self._break(f"wrote a line that is not a JSON object: {line[:200]!r}")
+        fd = self.proc.stdout.fileno()
+        readable = select.poll()
+        readable.register(fd, select.POLLIN | select.POLLHUP | select.POLLERR)
+        partial, chunk = bytearray(), b"-"
+        while chunk:
+            readable.poll()  # until the pipe has data or is closed (no lock held)
+            with self._read_lock:
+                try:
+                    chunk = os.read(fd, READ_SIZE)
+                except OSError:  # the harness closed the pipe under a stuck reader
+                    chunk = b""
+                lines: list[bytes] = []
+                if b"\n" in chunk or not chunk:  # a line ends (or the stream does)
+                    lines = (bytes(partial) + chunk).split(b"\n")
+                    partial = bytearray(lines.pop() if chunk else b"")
+                else:
+                    partial += chunk  # a long line grows in place, not by copies
+                self._partial, self._undelivered = len(partial), len(lines)
+            if len(partial) > MAX_LINE:
+                self._break(f"wrote a line longer than {MAX_LINE} bytes")
                 return
-            if "ack" in message and "event" not in message:
-                with self._cond:
-                    self._acks[int(message["ack"])] = message
-                    self._cond.notify_all()
-            else:
-                self.on_event(self, message)
-        self._break(f"exited (code {self.proc.wait()})")
+            for raw in lines:
+                handed = self._hand_on(raw)
+                with self._read_lock:  # a broken driver has nothing more on its way
+                    self._undelivered = self._undelivered - 1 if handed else 0
+                if not handed:
+                    return
+        try:  # EOF: the driver died, or closed its stdout and cannot answer any more
+            self._break(f"exited (code {self.proc.wait(EXIT_WAIT)})")
+        except subprocess.TimeoutExpired:
+            self._break("closed its stdout")
+
+    def _hand_on(self, raw: bytes) -> bool:
+        """One line: an ack wakes its caller, anything else is an event; False for a line
+        that breaks the contract."""
+        line = raw.decode("utf-8", "replace").strip()
+        if not line:
+            return True
+        try:
+            message = json.loads(line)
+        except ValueError:
+            message = None
+        if not isinstance(message, dict):
+            self._break(f"wrote a line that is not a JSON object: {line[:200]!r}")
+            return False
+        if "ack" in message and "event" not in message:
+            with self._cond:
+                self._acks[int(message["ack"])] = message
+                self._cond.notify_all()
+        else:
+            self.on_event(self, message)
+        return True
+
+    def drained(self) -> bool:
+        """Whether every line the driver has written so far has been handed on: nothing
+        in its pipe, nothing read and not yet passed to ``on_event``. A line a driver writes
+        before it acts (a callback's end before its client rejoins) is thus handed on before
+        anything that act caused can be."""
+        with self._read_lock:
+            if self._undelivered or self._partial:
+                return False
+            try:
+                waiting = fcntl.ioctl(self.proc.stdout.fileno(),  # type: ignore[union-attr]
+                                      termios.FIONREAD, b"\0\0\0\0")
+            except (OSError, ValueError):  # closed: nothing more will come
+                return True
+            return int.from_bytes(waiting, sys.byteorder) == 0
 
     def _read_stderr(self) -> None:
         assert self.proc.stderr is not None
@@ -135,6 +195,14 @@ class DriverProcess:
     def alive(self) -> bool:
         return self.proc.poll() is None and not self._broken
 
+    @property
+    def broken(self) -> str:
+        """Why the driver can no longer be talked to ('' while it can)."""
+        if self._broken:
+            return self._broken
+        code = self.proc.poll()
+        return "" if code is None else f"exited (code {code})"
+
     def kill(self) -> None:
         """SIGKILL the driver's whole process group: its consumers vanish without a word."""
         if self.proc.poll() is None:
@@ -142,7 +210,10 @@ class DriverProcess:
                 os.killpg(self.proc.pid, signal.SIGKILL)
             except ProcessLookupError:
                 pass
-        self.proc.wait()
+        try:
+            self.proc.wait(SHUTDOWN_TIMEOUT)
+        except subprocess.TimeoutExpired:  # stuck in the kernel: nothing more to do
+            pass
 
     def close(self) -> None:
         """``shutdown``, then wait (bounded); a driver that does not exit is killed."""

@@ -1,26 +1,41 @@
 """The merged log of a wire group: every driver's events in the order they happened.
 
-Theory of operation: every driver stamps its events with CLOCK_MONOTONIC nanoseconds, the
-clock the harness reads too, so events of several processes can be put in one order. Events
-arrive on each driver's reader thread (`receive`); they wait in ``incoming`` until no earlier
-event can still be on its way — at once when the group has one source, else once they are
-`MERGE_GRACE_NS` old (a pipe delivers a line within microseconds; the grace covers a busy
-machine) — then `release` moves them, sorted by time, into ``entries`` and gives each the
-next global sequence number. An event that arrives after a later one was already released
-is still shown, and counted in ``late``.
+Theory of operation: every driver stamps its events with CLOCK_MONOTONIC nanoseconds, the clock
+the harness reads too, so events of several processes can be put in one order. Events arrive on
+each driver's reader thread (`receive`); they wait in ``incoming`` until no earlier event can
+still be on its way, then `release` moves them, sorted by time, into ``entries`` and gives each
+the next global sequence number. The owner's ``drained`` (every driver's pipe read and handed
+on) is asked: a driver writes a line before it acts on what the line says (a revoke callback's
+end before its client rejoins), so once the pipes are drained, every event stamped before the
+moment of asking that anything received depends on has been received, and all those stamped
+before it go out; while a pipe still holds data, nothing goes out (the readers are threads of
+the harness's own process: on two cores at load 12 one can wait its turn for over a second; a
+driver stuck in the middle of a line is the step's `STEP_WAIT`). This matters on a busy machine
+(fifty consumers, the broker in the harness's process, two cores), where a reader thread can
+wait 100 ms and more for its turn: a member's revoke shown after another's assign that it
+preceded reads as one partition owned twice (I1). Without ``drained`` the log waits a grace
+that follows the deliveries: twice the longest delay (arrival minus stamp) among the last
+`DELAY_WINDOW` events, at least `MERGE_GRACE_NS`, at most `MAX_GRACE_NS`. An event that arrives
+after a later one was already released is still shown, and counted in ``late`` (without
+``drained``, one source's events go out at once).
 """
 
 from __future__ import annotations
 
+import collections
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-__all__ = ["CALLBACKS", "MERGE_GRACE_NS", "Entry", "TopicPartition", "WireLog", "owned_at"]
+__all__ = ["CALLBACKS", "DELAY_WINDOW", "MAX_GRACE_NS", "MERGE_GRACE_NS", "Entry",
+           "TopicPartition", "WireLog", "owned_at"]
 
 TopicPartition = tuple[str, int]
-MERGE_GRACE_NS = 30_000_000
+MERGE_GRACE_NS = 30_000_000  # the least grace
+MAX_GRACE_NS = 1_000_000_000  # well inside a session timeout (2 s), so a step still moves
+DELAY_WINDOW = 256  # the deliveries the grace follows
 CALLBACKS = ("assigned", "revoked", "lost")
 
 
@@ -62,12 +77,14 @@ def _tps(raw: Any) -> tuple[TopicPartition, ...]:
 class WireLog:
     """Entries in true order; ``cond`` wakes whoever waits for one."""
 
-    def __init__(self) -> None:
+    def __init__(self, drained: Callable[[], bool] | None = None) -> None:
         self.cond = threading.Condition()
+        self.drained = drained
         self.entries: list[Entry] = []
         self.incoming: list[_Incoming] = []
         self.sources: set[int] = set()
         self.late = 0
+        self.delays: collections.deque[int] = collections.deque(maxlen=DELAY_WINDOW)
         self._order = 0
         self._starts: dict[tuple[int, str], int] = {}  # (source, member+kind) → start seq
 
@@ -75,16 +92,29 @@ class WireLog:
         with self.cond:
             self._order += 1
             self.sources.add(source)
-            ts = int(message.get("ts") or time.monotonic_ns())
+            now = time.monotonic_ns()
+            ts = int(message.get("ts") or now)
+            if 0 <= now - ts <= MAX_GRACE_NS:  # a stamp off any clock says nothing of delays
+                self.delays.append(now - ts)
             self.incoming.append(_Incoming(ts, self._order, source, message))
             self.cond.notify_all()
+
+    def grace(self) -> int:
+        """How old an event must be before no other can overtake it (nanoseconds)."""
+        slowest = max(self.delays, default=0)
+        return min(MAX_GRACE_NS, max(MERGE_GRACE_NS, 2 * slowest))
 
     def release(self) -> int:
         """Move what can no longer be overtaken into ``entries``; called with ``cond``
         held. Returns how many events are still waiting."""
         if not self.incoming:
             return 0
-        horizon = time.monotonic_ns() - (MERGE_GRACE_NS if len(self.sources) > 1 else 0)
+        horizon = time.monotonic_ns()  # taken before the pipes are asked
+        if self.drained is not None:
+            if not self.drained():
+                return len(self.incoming)  # nothing goes out past a line still on its way
+        elif len(self.sources) > 1:
+            horizon -= self.grace()
         self.incoming.sort()
         ready = [i for i in self.incoming if i.ts <= horizon]
         self.incoming = [i for i in self.incoming if i.ts > horizon]

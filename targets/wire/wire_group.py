@@ -2,10 +2,10 @@
 backend cluster, judged from their own log and from the coordinator's side.
 
 Theory of operation: each member is a consumer inside a member driver (`driver_process`, the
-contract: ``docs/reference/member-driver-contract.md``); a driver hosts the members of one
-client, or one member only when its client crashes by kill. The engines' events become driver
-commands — join is ``create``, leave ``close``, crash ``crash`` (or SIGKILL), stall and wake
-``stop_polling`` / ``start_polling``, pause / resume / subscribe the client's calls — and
+contract: ``docs/reference/member-driver-contract.md``), placed by a `driver_pool` (a member of
+a client that crashes by kill alone in one, unless the pool shares); the engines' events become
+driver commands — join is ``create``, leave ``close``, crash ``crash`` (or SIGKILL), stall and
+wake ``stop_polling`` / ``start_polling``, pause / resume / subscribe the client's calls — and
 metadata, injected errors, delayed answers and SyncGroup orders go to the backend
 (`backends.backend`). Every driver event lands in one `WireLog`, merged by CLOCK_MONOTONIC;
 `step()` shows the next entry (waiting, with a deadline, when there is none yet), so ownership
@@ -15,15 +15,15 @@ shown too, decoded from its bytes (`rounds`), with what the members owned when t
 assignment reached it; on a backend that answers DescribeGroups (groupcheck's broker) the bytes
 judged are the ones the coordinator describes.
 
-The group is settled when nothing is waiting to be shown and `settle.unsettled` finds no
-reason left on either side. The view's generation counts the generations the coordinator
-completed (the mock numbers freely, and a round nobody finished is no rebalance a member
-saw); each member keeps the generation its client reports. A mixed group
+The group is settled when nothing is waiting to be shown and `settle.unsettled` finds no reason
+left on either side. The view's generation counts the generations the coordinator completed
+(the mock numbers freely, and a round nobody finished is no rebalance a member saw); each
+member keeps the generation its client reports. A mixed group
 (``wire:mixed:java@2.8.0+kafka-python:<assignor>``) gives members to the clients in turn, by
-the order of first joins; each is judged by its client's profile (no I6 on claims of a
-release that sends no generation). A join that names its client (``MemberSpec.client``, a
-rolling upgrade's) starts that one; each member configures its own assignor list and is
-COOPERATIVE only when every assignor in it is (KIP-429)."""
+the order of first joins; each is judged by its client's profile (no I6 on claims of a release
+that sends no generation). A join that names its client (``MemberSpec.client``, a rolling
+upgrade's) starts that one; each member configures its own assignor list and is COOPERATIVE
+only when every assignor in it is (KIP-429)."""
 
 from __future__ import annotations
 
@@ -41,10 +41,11 @@ from ...properties.group import (
     SubscribeCall,
     TopicPartition,
 )
-from .backends.backend import GroupRound
+from .backends.backend import Backend, GroupRound
 from .backends.factory import make_backend
-from .clients import DRIVER_ENV, ClientInfo, argv, hello
+from .clients import ClientInfo, hello
 from .described import as_described, latest_round
+from .driver_pool import DriverPool, check_alive, close_members
 from .driver_process import CommandFailed, DriverProcess
 from .log import Entry, WireLog, owned_at
 from .round_records import COOPERATIVE_PROTOCOLS, given_before, record
@@ -90,21 +91,25 @@ class WireGroup:
     def __init__(self, name: str, clients: tuple[str, ...], assignor: str,
                  broker: str = "groupcheck", classpaths: Mapping[str, str] | None = None,
                  trace: bool = False, generationless: frozenset[str] = frozenset(),
-                 setup: ClientSetup | None = None) -> None:
-        self.name, self.assignor = name, assignor
+                 setup: ClientSetup | None = None, *, group: str = GROUP,
+                 backend: Backend | None = None, pool: DriverPool | None = None) -> None:
+        """``group``, ``backend``, ``pool``: given by a caller that runs several groups at
+        once (the group then closes its own members only)."""
+        self.name, self.assignor, self.group = name, assignor, group
         #: Kafka's client for each java driver (``java``, ``java@3.4.0``), by client name;
         #: the clients whose release sends no generation; ``setup`` gives both for a client
         #: a join event names that the target string did not (a rolling upgrade's)
         self.classpaths, self.generationless = dict(classpaths or {}), set(generationless)
         self.setup, self.order = setup, list(clients)
         self.infos = {c: hello(c, self.classpaths.get(c, "")) for c in clients}
-        self.backend = make_backend(broker, frozenset(i.client for i in self.infos.values()),
-                                    int(CONFIG["session_timeout_ms"]), trace)
-        self.log = WireLog()
+        self.own_backend, self.own_pool = backend is None, pool is None
+        self.backend = backend or make_backend(
+            broker, frozenset(i.client for i in self.infos.values()),
+            int(CONFIG["session_timeout_ms"]), trace)
+        self.pool = pool or DriverPool()
+        self.log = WireLog(lambda: all(m.driver.drained() for m in self.members.values()))
         self.members: dict[str, WireMember] = {}
         self.turns: dict[str, str] = {}  # member name → client, fixed at its first join
-        self.shared: dict[str, DriverProcess] = {}  # client → its driver (crash by command)
-        self.drivers: list[DriverProcess] = []
         self.sources: dict[tuple[int, str], int] = {}  # (driver, member) → incarnation
         self.applied, self._incarnations = 0, 0
         self._said: dict[str, str] = {}  # member → the error it showed last ('' since)
@@ -117,19 +122,6 @@ class WireGroup:
     def _on_event(self, driver: DriverProcess, message: dict[str, Any]) -> None:
         source = self.sources.get((id(driver), str(message.get("member", ""))), 0)
         self.log.receive(source, message)
-
-    def _start(self, client: str) -> DriverProcess:
-        driver = DriverProcess(argv(client, self.classpaths.get(client, "")), client,
-                               self._on_event, DRIVER_ENV)
-        self.drivers.append(driver)
-        return driver
-
-    def _driver_for(self, info: ClientInfo) -> DriverProcess:
-        if info.crash == "kill":
-            return self._start(info.name)
-        if info.name not in self.shared or not self.shared[info.name].alive:
-            self.shared[info.name] = self._start(info.name)
-        return self.shared[info.name]
 
     def client_of(self, member: str, spec: MemberSpec | None = None) -> ClientInfo:
         """The member's client: the one its join names, else the next in turn (fixed at
@@ -153,7 +145,8 @@ class WireGroup:
 
     def join(self, member: str, spec: MemberSpec) -> None:
         info = self.client_of(member, spec)
-        driver = self._driver_for(info)
+        driver = self.pool.place(info, self.classpaths.get(info.name, ""), member,
+                                 self._on_event)
         self._incarnations += 1
         self.sources[(id(driver), member)] = self._incarnations
         assignors = list(spec.assignors) or [self.assignor]
@@ -162,10 +155,11 @@ class WireGroup:
             cooperative=all(a in COOPERATIVE_PROTOCOLS for a in assignors))
         try:
             driver.call("create", member=member, bootstrap=self.backend.bootstrap,
-                        group=GROUP, assignor=assignors[0], assignors=assignors,
+                        group=self.group, assignor=assignors[0], assignors=assignors,
                         topics=list(spec.topics), config={**CONFIG, "client_id": member})
         except CommandFailed as exc:  # the client would not start: shown, never in the group
             self.members.pop(member)
+            self.pool.release(driver, member)
             self._failed(member, exc)
 
     def _failed(self, member: str, exc: CommandFailed) -> None:
@@ -186,19 +180,21 @@ class WireGroup:
     def leave(self, member: str) -> None:
         self._command(member, "close")
         m = self.members.pop(member, None)
-        if m is not None and m.client.crash == "kill":
-            m.driver.close()
+        if m is not None:
+            self.pool.release(m.driver, member)
 
     def crash(self, member: str) -> None:
         """The consumer is gone without a word: no LeaveGroup, no heartbeat, and nothing it
         logs later is the application's."""
-        m = self.members.pop(member, None)
+        m = self.members.get(member)
         if m is None:
             return
         if m.client.crash == "kill":
-            m.driver.kill()
+            self.pool.kill_alone(m.driver, member)  # refuses before anything happened
         else:
             m.driver.call("crash", member=member)
+            self.pool.forget(m.driver, member)
+        del self.members[member]
 
     def stall(self, member: str) -> None:
         self._command(member, "stop_polling")
@@ -251,20 +247,10 @@ class WireGroup:
     def produce(self, topic: str, partition: int) -> None:
         """Nothing arrives on a partition the broker lacks (a shrunk story's). A harness
         producer whose metadata predates a topic's growth is replaced by a fresh one."""
-        if partition >= self.backend.topics.get(topic, 0):
-            return
-        for attempt in (1, 2):
-            if "producer" not in self.shared or not self.shared["producer"].alive:
-                self.shared["producer"] = self._start(self.infos[self.order[0]].name)
-            try:
-                self.shared["producer"].call("produce", bootstrap=self.backend.bootstrap,
-                                             topic=topic, partition=partition,
-                                             value="groupcheck")
-                return
-            except CommandFailed:
-                self.shared.pop("producer").close()
-                if attempt == 2:
-                    raise
+        if partition < self.backend.topics.get(topic, 0):
+            client = self.infos[self.order[0]].name
+            self.pool.produce(client, self.classpaths.get(client, ""), self.backend.bootstrap,
+                              topic, partition)
 
     # --- showing the log, one entry at a time ---------------------------------------------
 
@@ -293,6 +279,7 @@ class WireGroup:
                 if rounds:
                     self._show_round(rounds[0])
                     return True
+                check_alive({n: m.driver for n, m in self.members.items()})  # not I11
                 if not waiting and not self._unsettled():
                     return True
                 if time.monotonic() > deadline:
@@ -346,7 +333,7 @@ class WireGroup:
     def _show_round(self, round_: GroupRound) -> None:
         self.shown_rounds.add(round_.generation)
         round_, described = as_described(
-            self.backend, GROUP, round_,
+            self.backend, self.group, round_,
             lambda text: self._pending["errors"].append(("group", text)))
         self.described += described
         given = given_before(self.backend.rounds(), round_)
@@ -377,8 +364,8 @@ class WireGroup:
                 for n, m in self.members.items()}
             leader = latest.names.get(latest.leader) if latest else None
             p = self._pending
-            view = GroupView(sum(1 for r in self.backend.rounds() if r.complete),
-                             "Stable" if settled else "Rebalancing", leader,
+            rounds = sum(1 for r in self.backend.rounds() if r.complete)
+            view = GroupView(rounds, "Stable" if settled else "Rebalancing", leader,
                              dict(self.backend.topics), members, settled,
                              tuple(p["callbacks"]), tuple(p["rebalances"]), tuple(p["records"]),
                              tuple(p["errors"]), subscribe_calls=tuple(p["subscribes"]),
@@ -388,8 +375,13 @@ class WireGroup:
         return view
 
     def close(self) -> None:
-        """Shut every driver down (bounded; a driver that hangs is killed), then the backend."""
-        self.members.clear()
-        for driver in self.drivers:
-            driver.close()
-        self.backend.close()
+        """Shut every driver down (bounded; a driver that hangs is killed), then the
+        backend; given a caller's pool, close this group's members only (side by side),
+        and leave the pool's drivers and the caller's backend running."""
+        members, self.members = self.members, {}
+        if self.own_pool:
+            self.pool.close()
+        else:
+            close_members(self.pool, {n: m.driver for n, m in members.items()})
+        if self.own_backend:
+            self.backend.close()

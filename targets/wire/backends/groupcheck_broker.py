@@ -11,7 +11,9 @@ admin client does. A topic a client's Metadata request names is created with one
 as Kafka's ``auto.create.topics.enable`` and ``num.partitions`` defaults do. The broker
 accepts the harness's short session timeouts (its minimum is lowered to 1 ms), and its joins
 complete as soon as every known member has rejoined, so no round waits out a session
-timeout. It has no defects to work around: nothing of `mock` is used here.
+timeout. It has no defects to work around: nothing of `mock` is used here. Several wire groups
+can share one broker the caller runs: each then gets a backend scoped to its group id (its
+rounds, its joins in flight), and closing it leaves the broker running.
 
 Ordering (`order_sync_answers`): every current member's next SyncGroup answer is held; once
 the first is held, the others of that generation are waited for (at most `ORDER_WINDOW`),
@@ -24,10 +26,13 @@ from __future__ import annotations
 
 import threading
 import time
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..silence import silent_after_sync
 from .backend import BackendUnavailable, GroupRound
+
+if TYPE_CHECKING:  # the broker imports kio: loaded only when a backend is made
+    from ....broker import Broker
 
 __all__ = ["API_NAMES", "ERROR_CODES", "ORDER_LIMIT", "ORDER_WINDOW", "GroupcheckBackend",
            "SyncOrder"]
@@ -51,13 +56,19 @@ class GroupcheckBackend:
     name = "groupcheck"
     aims_errors_at_members = True
 
-    def __init__(self, clients: frozenset[str], session_timeout_ms: int) -> None:
-        try:
-            from ....broker import Broker, BrokerConfig
-        except ImportError as exc:
-            raise BackendUnavailable(f"groupcheck broker: {exc} (pip install "
-                                     "'groupcheck[broker]')") from None
-        self.broker = Broker(BrokerConfig(min_session_timeout_ms=1)).start()
+    def __init__(self, clients: frozenset[str], session_timeout_ms: int,
+                 broker: Broker | None = None, group: str | None = None) -> None:
+        """A broker of its own; or, given ``broker`` (a running `broker.Broker` the caller
+        owns and closes) and ``group``, that group's part of it, for several wire groups
+        at once on one broker."""
+        if broker is None:
+            try:
+                from ....broker import Broker, BrokerConfig
+            except ImportError as exc:
+                raise BackendUnavailable(f"groupcheck broker: {exc} (pip install "
+                                         "'groupcheck[broker]')") from None
+            broker = Broker(BrokerConfig(min_session_timeout_ms=1)).start()
+        self.broker, self.group, self.own_broker = broker, group, group is None
         self.bootstrap = self.broker.bootstrap
         self.stopping = threading.Event()
         self.orderings: list[SyncOrder] = []
@@ -105,13 +116,17 @@ class GroupcheckBackend:
 
         return describe_group(self.bootstrap, group)
 
+    def groups(self) -> list[str]:
+        """The groups this backend answers for: its own, or every group of its broker."""
+        return [self.group] if self.group is not None else self.broker.group_ids()
+
     def _member_names(self) -> set[str]:
-        return {r.client_ids[m] for g in self.broker.group_ids() for r in self.broker.rounds(g)
+        return {r.client_ids[m] for g in self.groups() for r in self.broker.rounds(g)
                 for m in r.client_ids}
 
     def rounds(self) -> list[GroupRound]:
         out = []
-        for group in self.broker.group_ids():
+        for group in self.groups():
             for r in self.broker.rounds(group):
                 out.append(GroupRound(r.generation, r.protocol, r.leader, dict(r.subscriptions),
                                       dict(r.assignments), dict(r.client_ids), r.complete,
@@ -119,7 +134,7 @@ class GroupcheckBackend:
         return out
 
     def joining(self) -> int:
-        return sum(self.broker.joins_in_flight(g) for g in self.broker.group_ids())
+        return sum(self.broker.joins_in_flight(g) for g in self.groups())
 
     def problems(self) -> list[str]:
         """Connections the broker closed (unreadable or unserved requests)."""
@@ -133,7 +148,8 @@ class GroupcheckBackend:
         self.stopping.set()
         for ordering in self.orderings:
             ordering.join(timeout=ORDER_WINDOW + 5)
-        self.broker.close()
+        if self.own_broker:
+            self.broker.close()
 
 
 class SyncOrder(threading.Thread):
@@ -178,7 +194,7 @@ class SyncOrder(threading.Thread):
         return self._syncs()
 
     def _expected(self, generation: int) -> set[str]:
-        for group in self.broker.group_ids():
+        for group in self.backend.groups():
             for r in self.broker.rounds(group):
                 if r.generation == generation:
                     return set(r.client_ids.values()) & set(self.members)

@@ -10,6 +10,11 @@ there is one, else one ``poll`` — so the client is only ever called from the t
 it, as an application would, and every command is acked from that thread once the client call
 has returned. Callbacks go through `Listener.callback`, which logs their start, runs the
 client's own change (where the client wants the application to apply it), and logs their end.
+A revoke or lost callback that hands the partitions back itself (librdkafka's ``unassign``)
+logs its end just before that call: the client may rejoin before the call returns
+(librdkafka's JoinGroup goes out from its own thread while the call is served), and another
+member's assignment must not reach the harness before the line that ends this ownership; an
+assign logs its end once its call returned.
 `serve` is the stdin loop. This module and the drivers built on it import only the standard
 library and `client_assignors` (the client's own library lazily): a client's release runs them
 on its own interpreter (``release_envs``' driver bundle), Python 3.9 or newer.
@@ -96,8 +101,15 @@ class Listener:
         if kind == "revoked" and partitions and self.slow_ms:
             slow, self.slow_ms = self.slow_ms, 0
             time.sleep(slow / 1000.0)
+        if apply is not None and kind != "assigned":  # the end first: see the module doc
+            self._end(fields)
+            apply()
+            return
         if apply is not None:
             apply()
+        self._end(fields)
+
+    def _end(self, fields: dict[str, Any]) -> None:
         now_paused = self.paused()
         self.out.event("callback_end", self.member, **fields,
                        paused=None if now_paused is None else parts(now_paused))

@@ -1,0 +1,110 @@
+"""The merged log of a wire group keeps causes before their effects across driver processes,
+in the default run (no client library): a driver's line is handed on before anything its
+act caused (the pipes are drained before events are released); a librdkafka revoke callback
+logs its end before it hands the partitions back; without a drain check the grace follows
+slow deliveries."""
+
+from __future__ import annotations
+
+import sys
+import threading
+import time
+from typing import Any
+
+from groupcheck.targets.wire.driver_process import DriverProcess
+from groupcheck.targets.wire.drivers.host import Listener, Output
+from groupcheck.targets.wire.log import MAX_GRACE_NS, MERGE_GRACE_NS, WireLog
+
+
+def _event(member: str, kind: str, ts: int, phase: str = "callback_end") -> dict[str, Any]:
+    return {"event": phase, "member": member, "kind": kind, "ts": ts,
+            "partitions": [["t0", 0]]}
+
+
+def test_a_line_read_but_not_handed_on_keeps_the_driver_undrained() -> None:
+    """While the reader thread is still handing a line on, the driver is not drained."""
+    arrived, go = threading.Event(), threading.Event()
+
+    def slow(_driver: DriverProcess, _message: dict[str, Any]) -> None:
+        arrived.set()
+        go.wait(10)
+
+    talk = ("import json, sys\n"
+            "print(json.dumps({'event': 'closed', 'member': 'c1', 'seq': 0, 'ts': 1}),"
+            " flush=True)\n"
+            "sys.stdout.write('{\"event\": \"closed\"')\nsys.stdout.flush()\n"
+            "sys.stdin.readline()\n")
+    driver = DriverProcess([sys.executable, "-c", talk], "talk", slow)
+    try:
+        assert arrived.wait(10)
+        assert not driver.drained()  # one line on its way to the log, half a line waiting
+        go.set()
+        time.sleep(0.2)
+        assert not driver.drained()  # the half line still has no end
+    finally:
+        go.set()
+        driver.close()
+    assert driver.drained()
+
+
+def test_events_wait_for_undrained_pipes_and_go_at_once_when_they_are_drained() -> None:
+    drained = [False]
+    log = WireLog(lambda: drained[0])
+    stamp = time.monotonic_ns()
+    log.receive(1, _event("c1", "revoked", stamp))
+    log.receive(2, _event("c2", "assigned", stamp + 1))
+    time.sleep(3 * MERGE_GRACE_NS / 1e9)
+    with log.cond:
+        assert log.release() == 2 and log.entries == []  # a pipe still holds data
+    drained[0] = True
+    with log.cond:
+        assert log.release() == 0
+    assert [e.kind for e in log.entries] == ["revoked", "assigned"]
+
+
+def test_an_undrained_pipe_holds_back_even_old_events() -> None:
+    """A reader thread of a starved harness can wait its turn for seconds: age alone never
+    lets an event past a pipe that still holds a line."""
+    log = WireLog(lambda: False)
+    log.receive(1, _event("c1", "revoked", time.monotonic_ns() - 10 * MAX_GRACE_NS))
+    log.receive(2, _event("c2", "assigned", time.monotonic_ns() - 5 * MAX_GRACE_NS))
+    with log.cond:
+        assert log.release() == 2 and log.entries == []
+
+
+def test_a_revoke_that_hands_partitions_back_itself_logs_its_end_first() -> None:
+    """librdkafka rejoins while ``unassign`` is being served: the end must be out first;
+    an assign logs its end once its call returned."""
+    order: list[str] = []
+
+    class Recorder(Output):
+        def event(self, name: str, member: str, **fields: Any) -> None:
+            order.append(f"{name}:{fields['kind']}")
+
+    listener = Listener(Recorder(), "c1", lambda: (1, "m"), lambda: None)
+    for kind in ("revoked", "lost", "assigned"):
+        listener.callback(kind, [("t0", 0)], lambda kind=kind: order.append(f"apply:{kind}"))
+    assert order == ["callback_start:revoked", "callback_end:revoked", "apply:revoked",
+                     "callback_start:lost", "callback_end:lost", "apply:lost",
+                     "callback_start:assigned", "apply:assigned", "callback_end:assigned"]
+
+
+def test_the_merge_grace_grows_with_slow_deliveries_so_a_late_revoke_keeps_its_place() -> None:
+    log = WireLog()
+    now = time.monotonic_ns()
+    for i in range(3):  # deliveries 150 ms after their stamps, from a busy machine
+        log.receive(1, {"event": "records", "member": "c1", "ts": now - 150_000_000 + i,
+                        "records": []})
+    assert log.grace() >= 2 * 150_000_000 > MERGE_GRACE_NS
+    with log.cond:
+        log.release()
+    stamp = time.monotonic_ns()
+    log.receive(2, {"event": "callback_end", "member": "c2", "kind": "assigned", "ts": stamp,
+                    "partitions": [["t0", 0]]})
+    time.sleep(2 * MERGE_GRACE_NS / 1e9)  # past the fixed grace, the revoke still on its way
+    with log.cond:
+        log.release()
+    log.receive(1, {"event": "callback_end", "member": "c1", "kind": "revoked",
+                    "ts": stamp - 1_000_000, "partitions": [["t0", 0]]})
+    assert log.wait_for(lambda: len(log.entries) == 2, log.grace() / 1e9 + 1)
+    assert [e.kind for e in log.entries] == ["revoked", "assigned"] and log.late == 0
