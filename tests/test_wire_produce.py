@@ -23,14 +23,19 @@ from environment import resolve
 
 
 def _group(topics: dict[str, int]) -> tuple[WireGroup, list[dict[str, Any]]]:
-    """A WireGroup whose backend has ``topics`` and whose drivers only record calls."""
+    """A WireGroup whose backend has ``topics`` and whose driver pool only records calls."""
     calls: list[dict[str, Any]] = []
-    driver = SimpleNamespace(alive=True, call=lambda cmd, **f: calls.append({"cmd": cmd, **f}))
+
+    def produce(client: str, classpath: str, bootstrap: str, topic: str,
+                partition: int) -> None:
+        calls.append({"cmd": "produce", "client": client, "topic": topic,
+                      "partition": partition})
+
     group = WireGroup.__new__(WireGroup)
     group.backend = SimpleNamespace(topics=topics, bootstrap="127.0.0.1:1")  # type: ignore[assignment]
     group.infos = {"java": SimpleNamespace(name="java")}  # type: ignore[dict-item]
-    group.order = ["java"]
-    group.shared = {"producer": driver}  # type: ignore[dict-item]
+    group.order, group.classpaths = ["java"], {}
+    group.pool = SimpleNamespace(produce=produce)  # type: ignore[assignment]
     return group, calls
 
 
