@@ -196,6 +196,7 @@ def _prove_labels(out: str) -> dict[str, dict[str, str]]:
     return labels
 
 
+@heavy
 def test_check_says_which_labels_came_from_evidence_and_which_from_a_rule(
         kafka: AuditTarget, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """``check --reference java:``: the prover's Kafka-own findings are labelled from

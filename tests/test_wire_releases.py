@@ -13,10 +13,11 @@ from groupcheck.cli import main
 from groupcheck.targets.processes.java_process import java_classpath
 from groupcheck.targets.wire.clients import hello
 
-from environment import SETTINGS
+from environment import SETTINGS, heavy
 from kafka_releases import DEFAULT_RUN, repo_releases
 
 
+@heavy
 def test_a_group_of_three_releases_settles_and_holds_every_invariant() -> None:
     releases = repo_releases(*DEFAULT_RUN)
     target = f"wire:mixed:{'+'.join(f'java@{v}' for v in releases)}:range"
