@@ -30,7 +30,6 @@ from broker_clients import (  # noqa: E402
     ClientRun,
     java_classes,
     kafkajs_home,
-    ready,
     run_aiokafka,
     run_java,
     run_kafka_python,
@@ -77,7 +76,7 @@ def story(request: pytest.FixtureRequest) -> tuple[str, ClientRun, Broker]:
     with Broker(config) as broker:
         group = f"group-{client}"
         run = _run(client, broker, group)
-        if client == "kafka-python" and not ready(run, RECORDS):
+        if client == "kafka-python":  # its recorded hang, whether or not the run settled
             expect_kafka_python_hang([f"{who} sent nothing since its SyncGroup answer of "
                                       f"generation {g}" for who, g in silent_after_sync(
                                           broker.exchanges(), int(SESSION_TIMEOUT * 1000)).items()],

@@ -97,7 +97,10 @@ def run(args: argparse.Namespace, env: Environment = NO_ENVIRONMENT) -> int:
     except OSError as e:
         raise UsageError(f"cannot listen on {args.host}:{args.port}: {e.strerror}") from None
     stop = threading.Event()
-    signal.signal(signal.SIGTERM, lambda *_: stop.set())
+    # both, explicitly: a process started in the background of a script inherits SIGINT
+    # ignored, and would otherwise never stop on it
+    for signum in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(signum, lambda *_: stop.set())
     print(f"bootstrap {broker.bootstrap}", flush=True)
     try:
         while not stop.wait(0.5):
