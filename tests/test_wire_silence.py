@@ -24,7 +24,7 @@ def test_a_member_silent_after_its_syncgroup_answer_is_named_with_its_generation
     log = [_exchange("a", "SyncGroup", 100, 2), _exchange("b", "SyncGroup", 100, 2),
            _exchange("c", "SyncGroup", 100, 2, error=27),
            *(_exchange("a", "Heartbeat", t) for t in range(600, 9000, 500)),
-           _exchange("b", "LeaveGroup", 9000)]
+           _exchange("b", "OffsetCommit", 5100), _exchange("b", "LeaveGroup", 9000)]
     assert silent_after_sync(log, 6000) == {"b": 2}
     assert silent_after_sync(log, 9000) == {}
     assert silent_after_sync(log[:3], 6000) == {}  # nobody's clock has moved on yet
