@@ -107,7 +107,8 @@ def test_each_member_joins_syncs_heartbeats_and_leaves_without_error(
                 and e.answered_ms is not None}
     for member in (f"{client}-a", f"{client}-b"):
         for api in GROUP_APIS:
-            assert (member, api) in answered, f"{member} has no successful {api}"
+            assert (member, api) in answered, (f"{member} has no successful {api}: " + " | ".join(
+                e.line() for e in broker.exchanges() if e.api in (*GROUP_APIS, "OffsetCommit")))
     description = broker.describe_group(f"group-{client}")
     assert description is not None and description.state == "Empty"
     assert description.generation >= 1
