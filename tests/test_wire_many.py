@@ -124,10 +124,7 @@ def test_a_real_driver_killed_behind_the_harness_s_back_ends_the_run_at_once() -
                       classpaths={"java": classpath})
     spec = MemberSpec(topics=("t0",), assignors=("range",))
     try:
-        group.set_partitions("t0", 4)
-        group.join("c1", spec)
-        while group.view().settled is False and group.step():
-            pass
+        _first_member_settled(group, spec, 4)
         group.join("c2", spec)
         jvm = group.members["c1"].driver
         threading.Timer(0.2, os.killpg, (jvm.proc.pid, signal.SIGKILL)).start()
@@ -151,10 +148,7 @@ def test_finding_an_idle_kafkajs_member_outlives_its_session_and_is_never_told()
     group = WireGroup("wire:kafkajs:roundrobin", ("kafkajs",), "roundrobin")
     spec = MemberSpec(topics=("t0",), assignors=("roundrobin",))
     try:
-        group.set_partitions("t0", 2)
-        group.join("c1", spec)
-        while group.view().settled is False and group.step():
-            pass
+        _first_member_settled(group, spec, 2)
         first = group.view()
         time.sleep(3 * int(CONFIG["session_timeout_ms"]) / 1000)  # idle, as a quiet topic is
         assigned: list[CallbackRecord] = []
@@ -169,3 +163,12 @@ def test_finding_an_idle_kafkajs_member_outlives_its_session_and_is_never_told()
     again = assigned[0]
     assert set(again.partitions) & set(again.owned_before)  # what it already owned
     assert again.member_id != first.members["c1"].member_id  # a new member: it was evicted
+
+
+def _first_member_settled(group: WireGroup, spec: MemberSpec, partitions: int) -> None:
+    """t0 with ``partitions`` partitions, c1 joined, and the group settled (bounded: a step
+    that finds nothing ends the wait)."""
+    group.set_partitions("t0", partitions)
+    group.join("c1", spec)
+    while group.view().settled is False and group.step():
+        pass
