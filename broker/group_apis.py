@@ -76,6 +76,16 @@ class GroupHub:
         return found
 
 
+    def forget_unused(self, group_id: str) -> None:
+        """Drop a group that holds nothing: a Heartbeat, SyncGroup or LeaveGroup naming a
+        group the broker never had is answered as Kafka answers it (UNKNOWN_MEMBER_ID) and
+        leaves no group behind, as Kafka's coordinator creates a group only on JoinGroup."""
+        found = self._groups.get(group_id)
+        if found is not None and found.state is GroupState.EMPTY and not found.members \
+                and not found.pending_members and found.generation_id == 0:
+            del self._groups[group_id]
+
+
 def group_of(api_key: int, body: Any) -> str:
     return str(body.group_id)
 

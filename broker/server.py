@@ -235,6 +235,7 @@ class BrokerCore:
         group_id = group_apis.group_of(key, body)
         if not group_id:  # Kafka's isValidGroupId: these APIs need a non-empty group id
             return group_apis.error_data(key, version, body, _INVALID_GROUP_ID)
+        known = self.cluster.groups.get(group_id) is not None
         coordinator = self.cluster.groups.coordinator(group_id, self.now_ms())
         request = group_apis.to_impl(key, version, body, frame.client_id)
         leader = coordinator.leader_id or ""
@@ -246,6 +247,8 @@ class BrokerCore:
             assert isinstance(response, JoinGroupResponse)
             rejoin = dataclasses.replace(request, member_id=response.member_id)
             response = await self._submit(group_id, conn, frame.correlation_id, rejoin)
+        if not known and not isinstance(request, JoinGroupRequest):
+            self.cluster.groups.forget_unused(group_id)
         member_id = getattr(response, "member_id", "")
         if member_id:
             self._members[conn] = member_id

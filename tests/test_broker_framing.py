@@ -293,3 +293,20 @@ def test_a_group_request_with_an_empty_group_id_is_invalid_group_id(
                                                                      group=""))[0])
     assert int(answer.error_code) == 24
     assert "" not in broker.group_ids()
+
+
+@pytest.mark.parametrize(("api_key", "version"), [(12, 0), (12, 4), (13, 0), (13, 5), (14, 0),
+                                                  (14, 5)])
+def test_a_request_naming_a_group_the_broker_never_had_leaves_no_group_behind(
+        broker: Broker, api_key: int, version: int) -> None:
+    """Kafka's coordinator creates a group on JoinGroup only: a Heartbeat, SyncGroup or
+    LeaveGroup for a group it does not know is UNKNOWN_MEMBER_ID (a LeaveGroup from v3 says
+    so per member) and the group does not appear in ListGroups."""
+    answer = _answer(api_key, version, _exchange(broker, sample_frame(api_key, version,
+                                                                     group="never-joined"))[0])
+    members = getattr(answer, "members", ())
+    errors = {int(answer.error_code)} | {int(m.error_code) for m in members}
+    assert 25 in errors and errors <= {0, 25}, errors
+    assert "never-joined" not in broker.group_ids()
+    _exchange(broker, sample_frame(11, 5, group="joined-once"))
+    assert "joined-once" in broker.group_ids()
