@@ -237,6 +237,11 @@ def apply_event(event: Event, target: GroupTarget, model: ReferenceModel) -> lis
         if slow is None:
             raise ValueError(f"{target.name} cannot slow down a revoke callback")
         slow(member)
+    elif op == "idle":
+        idle = getattr(target, "idle", None)
+        if idle is None:
+            raise ValueError(f"{target.name} cannot sit idle on a wall clock")
+        idle(int(event["ms"]))
     elif op == "produce":
         target.produce(event["topic"], int(event["partition"]))
     elif op == "poll":

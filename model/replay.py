@@ -74,6 +74,8 @@ def _describe(event: Event) -> str:
         when = "before" if event["leader_first"] else "after"
         return (f"in the next rebalance the leader's SyncGroup answer goes out {when} "
                 f"{who}'s")
+    if op == "idle":
+        return f"nothing happens for {event['ms']} ms (no record arrives; the members poll on)"
     if op == "produce":
         return f"a record arrives on {event['topic']}-{event['partition']}"
     if op == "poll":

@@ -45,6 +45,20 @@ def test_events_for_absent_members_and_incompatible_joins_do_nothing() -> None:
     assert list(model.members) == ["c1"]
 
 
+def test_an_idle_event_needs_a_target_on_the_wall_clock_and_reads_as_time_passing() -> None:
+    """``idle`` lets wall-clock time pass with no record and no call (a quiet topic, as real
+    consumers sit through one); a sans-I/O target has no such clock and refuses it by name,
+    and a replay's story says how long nothing happened."""
+    target, model = make_group_target("builtin:range"), ReferenceModel()
+    with pytest.raises(ValueError, match="builtin:range cannot sit idle"):
+        apply_event({"op": "idle", "ms": 10}, target, model)
+    slept: list[int] = []
+    target.idle = slept.append  # type: ignore[attr-defined]
+    outcome = replay_events(target, [{"op": "idle", "ms": 6000}])
+    assert slept == [6000] and outcome.violations == []
+    assert "nothing happens for 6000 ms" in outcome.story[0]
+
+
 def test_minimize_removes_every_event_the_violation_does_not_need() -> None:
     """The shrunk list still violates I5, and dropping any one of its events loses it."""
     factory = group_target_factory("mutant:cooperative-no-withhold")

@@ -143,7 +143,8 @@ def test_finding_an_idle_kafkajs_member_outlives_its_session_and_is_never_told()
     session timeout (2 s here) is evicted, rejoins under a new member id and is handed the
     same partitions — and its application hears nothing in between (no lost callback), so
     it is "assigned what it already owned" (I7). Seen first in the twenty groups run on a
-    loaded machine, where a KafkaJS group's second member took seconds to start."""
+    loaded machine, where a KafkaJS group's second member took seconds to start; the replay
+    file is findings/wire-kafkajs-roundrobin-idle-I7.json."""
     needs("kafkajs")
     group = WireGroup("wire:kafkajs:roundrobin", ("kafkajs",), "roundrobin")
     spec = MemberSpec(topics=("t0",), assignors=("roundrobin",))

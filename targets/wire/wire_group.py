@@ -206,6 +206,11 @@ class WireGroup:
         if member in self.members:
             self.members[member].polling = True
 
+    def idle(self, ms: int) -> None:
+        """Nothing is produced and nothing is asked for ``ms``: the members go on polling as
+        their clients do on a quiet topic."""
+        time.sleep(ms / 1000.0)
+
     def slow_revoke(self, member: str) -> None:
         self._command(member, "slow_revoke", ms=SLOW_REVOKE_MS)
 
