@@ -9,6 +9,7 @@ from __future__ import annotations
 import pytest
 
 from groupcheck.model.events import apply_event
+from groupcheck.model.replay import ownership_line
 from groupcheck.model.spec import ReferenceModel
 from groupcheck.properties import membership as M
 from groupcheck.targets.settings import Settings
@@ -37,12 +38,22 @@ def run(target: str, events: list[dict[str, object]],
     group = resolved.group()
     model = ReferenceModel()
     found: list[str] = []
+    story: list[str] = []
     try:
-        for event in events:
+        for i, event in enumerate(events, 1):
             found += apply_event(event, group, model)
+            story.append(f"{i:>3}. {event}")
+            if model.last_view is not None:
+                story.append(f"     {ownership_line(model.last_view)}")
     finally:
         group.close()
-    for who, text in model.reported if found else ():  # a failure's story (captured output)
+    if found:  # a failure's story (captured output): events, ownership, the group's requests
+        print("\n".join(story))
+        broker = getattr(getattr(group, "backend", None), "broker", None)
+        for e in broker.exchanges() if broker is not None else ():
+            if e.api in ("JoinGroup", "SyncGroup", "Heartbeat", "LeaveGroup"):
+                print(e.line())
+    for who, text in model.reported if found else ():
         print(f"said by {who}: {text}")
     silent = [text for _, text in model.reported if "nothing since its SyncGroup" in text]
     if found and all(v.startswith("I11:") for v in found):
