@@ -16,7 +16,7 @@ if [ "$#" -gt 0 ]; then
   files=("$@")
 else
   files=(tests/test_wire.py tests/test_wire_backend.py tests/test_wire_backends.py
-         tests/test_wire_silence.py tests/test_wire_produce.py tests/test_wire_releases.py
+         tests/test_wire_silence.py tests/test_wire_kafka_python_rejoin.py tests/test_wire_produce.py tests/test_wire_releases.py
          tests/test_wire_steering.py tests/test_check_wire.py tests/test_drivers.py
          tests/test_broker_clients.py
          tests/test_broker_clients_steered.py tests/test_broker_command.py

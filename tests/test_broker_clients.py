@@ -23,7 +23,7 @@ from groupcheck.broker import Broker, BrokerConfig, Exchange  # noqa: E402
 from groupcheck.broker.protocol import encode_request  # noqa: E402
 from groupcheck.targets.processes.java_frames import JavaFrameReader  # noqa: E402
 from groupcheck.targets.processes.second_reader import frames_of, second_reading  # noqa: E402
-from groupcheck.targets.wire.silence import silent_after_sync  # noqa: E402
+from groupcheck.targets.wire.silence import rejoined_after_sync, silent_after_sync  # noqa: E402
 
 from broker_clients import (  # noqa: E402
     SESSION_TIMEOUT,
@@ -37,7 +37,7 @@ from broker_clients import (  # noqa: E402
     run_librdkafka,
 )
 from kafka_java import frame_reader  # noqa: E402
-from wire_findings import expect_kafka_python_hang  # noqa: E402
+from wire_findings import expect_kafka_python_dropped_join, expect_kafka_python_hang  # noqa: E402
 
 TOPIC, PARTITIONS, RECORDS = "orders", 4, 12
 CLIENTS = ("librdkafka", "kafka-python", "aiokafka", "java", "kafkajs")
@@ -76,11 +76,13 @@ def story(request: pytest.FixtureRequest) -> tuple[str, ClientRun, Broker]:
     with Broker(config) as broker:
         group = f"group-{client}"
         run = _run(client, broker, group)
-        if client == "kafka-python":  # its recorded hang, whether or not the run settled
+        if client == "kafka-python":  # its recorded findings, whether or not the run settled
             expect_kafka_python_hang([f"{who} sent nothing since its SyncGroup answer of "
                                       f"generation {g}" for who, g in silent_after_sync(
                                           broker.exchanges(), int(SESSION_TIMEOUT * 1000)).items()],
                                      {"kafka-python"})
+            expect_kafka_python_dropped_join(rejoined_after_sync(broker.exchanges()),
+                                             {"kafka-python"})
         deadline = time.monotonic() + 20
         while time.monotonic() < deadline:
             description = broker.describe_group(group)

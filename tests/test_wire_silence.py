@@ -1,12 +1,13 @@
 """What the wire layer reads from a broker's exchange log: the members that fell silent after
-their SyncGroup answer (kafka-python's recorded hang)."""
+their SyncGroup answer (kafka-python's recorded hang), and those that rejoined unprompted
+after it (kafka-python's dropped joins)."""
 
 from __future__ import annotations
 
 from types import SimpleNamespace
 from typing import Any
 
-from groupcheck.targets.wire.silence import silent_after_sync
+from groupcheck.targets.wire.silence import rejoined_after_sync, silent_after_sync
 
 
 def _exchange(who: str, api: str, at: int, generation: int = 0, error: int = 0) -> Any:
@@ -28,3 +29,17 @@ def test_a_member_silent_after_its_syncgroup_answer_is_named_with_its_generation
     assert silent_after_sync(log, 6000) == {"b": 2}
     assert silent_after_sync(log, 9000) == {}
     assert silent_after_sync(log[:3], 6000) == {}  # nobody's clock has moved on yet
+
+
+def test_a_join_group_right_after_a_successful_syncgroup_is_counted_per_member() -> None:
+    """a drops each generation it is given (a JoinGroup is its next request to the
+    coordinator after the SyncGroup answer; an OffsetCommit between does not count); b
+    rejoins only after a heartbeat told it to (REBALANCE_IN_PROGRESS), and c's SyncGroup
+    failed: neither is counted."""
+    log = [_exchange("a", "SyncGroup", 100, 2), _exchange("b", "SyncGroup", 100, 2),
+           _exchange("c", "SyncGroup", 100, 2, error=27), _exchange("c", "JoinGroup", 110),
+           _exchange("a", "OffsetCommit", 140), _exchange("a", "JoinGroup", 150),
+           _exchange("b", "Heartbeat", 600, error=27), _exchange("b", "JoinGroup", 610),
+           _exchange("a", "SyncGroup", 620, 3), _exchange("b", "SyncGroup", 620, 3),
+           _exchange("a", "JoinGroup", 660), _exchange("b", "Heartbeat", 1100)]
+    assert rejoined_after_sync(log) == {"a": 2}

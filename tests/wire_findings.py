@@ -49,6 +49,24 @@ def expect_kafka_python_hang(silent: list[str], clients: set[str]) -> None:
                      + "; ".join(silent))
 
 
+#: kafka-python's dropped joins: a join that finished outside ``poll`` is thrown away
+KAFKA_PYTHON_DROPPED_JOIN = ("tests/test_wire_kafka_python_rejoin.py (kafka-python drops a "
+                             "join that finished between polls)")
+#: a leader may rejoin once after a metadata change; more than this is the storm
+DROPPED_JOINS = 3
+
+
+def expect_kafka_python_dropped_join(dropped: dict[str, int], clients: set[str]) -> None:
+    """A run of kafka-python members one of which rejoined unprompted after its SyncGroup
+    answer ``DROPPED_JOINS`` times or more (``dropped``: `silence.rejoined_after_sync`) is
+    that finding, reproduced: the test expects it (xfail, naming the finding)."""
+    storm = {who: n for who, n in dropped.items() if n >= DROPPED_JOINS}
+    if storm and clients == {"kafka-python"}:
+        pytest.xfail(f"kafka-python's dropped joins ({KAFKA_PYTHON_DROPPED_JOIN}): "
+                     + "; ".join(f"{who} rejoined {n} times right after its SyncGroup answer"
+                                 for who, n in sorted(storm.items())))
+
+
 def unknown(clients: tuple[str, ...], violations: list[str]) -> list[str]:
     """The violations no recorded finding of these clients accounts for."""
     return [v for v in violations if not any((c, _shape(v)) in KNOWN for c in clients)]

@@ -1,4 +1,5 @@
-"""Members that fell silent after a successful SyncGroup, read from a broker's exchange log.
+"""Members that fell silent, or rejoined unprompted, after a successful SyncGroup, read from
+a broker's exchange log.
 
 A member whose SyncGroup was answered without error has joined its generation: from then on
 its client heartbeats (every ``heartbeat.interval.ms``) or rejoins. One that sends nothing
@@ -7,6 +8,12 @@ side; its session runs out and the group goes on without it. kafka-python 3 does
 and then (findings/wire-kafka-python-range-subscription-change-I11.json, also on a plain
 join): it logs the SyncGroup answer and never applies it. The wire layer names such members
 when a step waits in vain, and tests that run kafka-python recognise the finding by it.
+
+A member whose next request to its coordinator after such an answer is a JoinGroup, with no
+error answer between to tell it to, dropped the generation it was given. A leader may do that
+once when its metadata changed; kafka-python 3 does it every time the join completes while its
+application is not inside ``poll`` (it discards the finished join and sends a new one), and with
+a second member the group rebalances for ever (`rejoined_after_sync`).
 """
 
 from __future__ import annotations
@@ -14,11 +21,34 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-__all__ = ["COORDINATOR_APIS", "silent_after_sync"]
+__all__ = ["COORDINATOR_APIS", "rejoined_after_sync", "silent_after_sync"]
 
 #: what a joined member sends its coordinator to stay in its group (an OffsetCommit does not
 #: count: kafka-python's auto-commit goes on, with its stale generation, while it hangs)
 COORDINATOR_APIS = ("JoinGroup", "SyncGroup", "Heartbeat", "LeaveGroup")
+
+
+def _by_member(exchanges: Iterable[Any]) -> tuple[dict[str, list[Any]], int]:
+    """Each member's requests to its coordinator, and the log's latest receive time."""
+    by_member: dict[str, list[Any]] = {}
+    now = 0
+    for e in exchanges:
+        now = max(now, e.received_ms)
+        if e.api in COORDINATOR_APIS and e.who.client_id:
+            by_member.setdefault(e.who.client_id, []).append(e)
+    return by_member, now
+
+
+def rejoined_after_sync(exchanges: Iterable[Any]) -> dict[str, int]:
+    """Client id → how many times the member's next request to its coordinator after a
+    SyncGroup answered without error was a JoinGroup (members that never did are left out)."""
+    counts: dict[str, int] = {}
+    for who, requests in sorted(_by_member(exchanges)[0].items()):
+        for e, after in zip(requests, requests[1:], strict=False):
+            if e.api == "SyncGroup" and e.answered_ms is not None and e.error_code == 0 \
+                    and after.api == "JoinGroup":
+                counts[who] = counts.get(who, 0) + 1
+    return counts
 
 
 def silent_after_sync(exchanges: Iterable[Any], quiet_ms: int) -> dict[str, int]:
@@ -26,12 +56,7 @@ def silent_after_sync(exchanges: Iterable[Any], quiet_ms: int) -> dict[str, int]
     ``quiet_ms`` after a SyncGroup answered without error: until its next request to the
     coordinator (a LeaveGroup when it closes, say), or until the log's latest request (the
     broker's clock: any member's later traffic)."""
-    by_member: dict[str, list[Any]] = {}
-    now = 0
-    for e in exchanges:
-        now = max(now, e.received_ms)
-        if e.api in COORDINATOR_APIS and e.who.client_id:
-            by_member.setdefault(e.who.client_id, []).append(e)
+    by_member, now = _by_member(exchanges)
     silent: dict[str, int] = {}
     for who, requests in sorted(by_member.items()):
         for e, after in zip(requests, [*requests[1:], None], strict=True):
