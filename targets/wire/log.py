@@ -107,14 +107,14 @@ class WireLog:
     def release(self) -> int:
         """Move what can no longer be overtaken into ``entries``; called with ``cond``
         held. Returns how many events are still waiting."""
-        if not self.incoming:
-            return 0
         horizon = time.monotonic_ns()  # taken before the pipes are asked
         if self.drained is not None:
-            if not self.drained():
-                return len(self.incoming)  # nothing goes out past a line still on its way
+            if not self.drained():  # nothing goes out past a line still on its way, and
+                return max(1, len(self.incoming))  # the caller learns one is coming
         elif len(self.sources) > 1:
             horizon -= self.grace()
+        if not self.incoming:
+            return 0
         self.incoming.sort()
         ready = [i for i in self.incoming if i.ts <= horizon]
         self.incoming = [i for i in self.incoming if i.ts > horizon]
