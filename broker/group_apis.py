@@ -75,7 +75,6 @@ class GroupHub:
             self._groups[group_id] = found
         return found
 
-
     def forget_unused(self, group_id: str) -> None:
         """Drop a group that holds nothing: a Heartbeat, SyncGroup or LeaveGroup naming a
         group the broker never had is answered as Kafka answers it (UNKNOWN_MEMBER_ID) and
