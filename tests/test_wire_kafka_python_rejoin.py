@@ -9,7 +9,9 @@ sends a fresh JoinGroup for the generation it was just given, without applying i
 finishes outside ``poll`` whenever the rebalance is completed by another member's request —
 an application that works between polls, or polls two consumers in turn, as here. Each
 dropped join starts the next rebalance, which the other member completes again: the group
-never settles and the first member never heartbeats.
+rebalances again and again, for as long as the joins keep finishing outside the first
+member's ``poll`` (for ever, when nothing else moves the timing; a busy machine may break
+the cycle).
 
 The story is made exact with groupcheck's broker: a's SyncGroup answer is held until the
 application has left a's ``poll`` (it polls only b for a while), then released. What the
@@ -76,5 +78,3 @@ def test_finding_a_join_finished_between_polls_is_dropped_and_the_group_never_se
     # one now and then too, when a's request completes it outside b's poll)
     dropped = rejoined_after_sync(after)
     assert dropped.get("kp-a", 0) >= 3, dropped
-    assert not [e for e in after if e.api == "Heartbeat" and e.who.client_id == "kp-a"
-                and e.error_code == 0]  # a never completes a generation on its side
