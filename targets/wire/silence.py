@@ -13,7 +13,7 @@ A member whose next request to its coordinator after such an answer is a JoinGro
 error answer between to tell it to, dropped the generation it was given. A leader may do that
 once when its metadata changed; kafka-python 3 does it every time the join completes while its
 application is not inside ``poll`` (it discards the finished join and sends a new one), and with
-a second member the group rebalances for ever (`rejoined_after_sync`).
+a second member the group rebalances again and again (`rejoined_after_sync`).
 """
 
 from __future__ import annotations
