@@ -23,7 +23,7 @@ from groupcheck.broker import Broker, BrokerConfig, Exchange  # noqa: E402
 from groupcheck.broker.protocol import encode_request  # noqa: E402
 from groupcheck.targets.processes.java_frames import JavaFrameReader  # noqa: E402
 from groupcheck.targets.processes.second_reader import frames_of, second_reading  # noqa: E402
-from groupcheck.targets.wire.silence import rejoined_after_sync, silent_after_sync  # noqa: E402
+from groupcheck.targets.wire.silence import rejoined_after_sync  # noqa: E402
 
 from broker_clients import (  # noqa: E402
     SESSION_TIMEOUT,
@@ -38,7 +38,11 @@ from broker_clients import (  # noqa: E402
     run_librdkafka,
 )
 from kafka_java import frame_reader  # noqa: E402
-from wire_findings import expect_kafka_python_dropped_join, expect_kafka_python_hang  # noqa: E402
+from wire_findings import (  # noqa: E402
+    expect_kafka_python_dropped_join,
+    expect_kafka_python_hang,
+    silent_story,
+)
 
 TOPIC, PARTITIONS, RECORDS = "orders", 4, 12
 CLIENTS = ("librdkafka", "kafka-python", "aiokafka", "java", "kafkajs")
@@ -78,9 +82,7 @@ def story(request: pytest.FixtureRequest) -> tuple[str, ClientRun, Broker]:
         group = f"group-{client}"
         run = _run(client, broker, group)
         if client == "kafka-python":  # its recorded findings, whether or not the run settled
-            expect_kafka_python_hang([f"{who} sent nothing since its SyncGroup answer of "
-                                      f"generation {g}" for who, g in silent_after_sync(
-                                          broker.exchanges(), int(SESSION_TIMEOUT * 1000)).items()],
+            expect_kafka_python_hang(silent_story(broker.exchanges(), int(SESSION_TIMEOUT * 1000)),
                                      {"kafka-python"})
             if not (ready(run, RECORDS) and _heartbeated(broker, client)()):  # it did harm
                 expect_kafka_python_dropped_join(rejoined_after_sync(broker.exchanges()),

@@ -36,10 +36,9 @@ from groupcheck.broker import Broker, BrokerConfig  # noqa: E402
 from groupcheck.targets.wire.silence import (  # noqa: E402
     COORDINATOR_APIS,
     rejoined_after_sync,
-    silent_after_sync,
 )
 
-from wire_findings import expect_kafka_python_hang  # noqa: E402
+from wire_findings import expect_kafka_python_hang, silent_story  # noqa: E402
 
 TOPIC, GROUP = "orders", "storm"
 POLL_MS = 50  # one application poll; a and b are polled in turn from this thread
@@ -79,12 +78,6 @@ def _poll_until(consumers: list[Any], done: Callable[[], bool], seconds: float) 
             c.poll(timeout_ms=POLL_MS)
 
 
-def _hang(broker: Broker) -> list[str]:
-    """kafka-python's other recorded finding, the join it never finishes on its side."""
-    return [f"{who} sent nothing since its SyncGroup answer of generation {g}"
-            for who, g in silent_after_sync(broker.exchanges(), SESSION_MS).items()]
-
-
 def test_finding_a_join_finished_between_polls_is_dropped_for_a_new_join() -> None:
     with Broker(BrokerConfig(topics={TOPIC: 4})) as broker:
         a = _consumer(broker.bootstrap, "kp-a")
@@ -93,7 +86,8 @@ def test_finding_a_join_finished_between_polls_is_dropped_for_a_new_join() -> No
             _poll_until([a], lambda: _heartbeated(broker), JOIN_WAIT)  # a alone, the leader
             if not _heartbeated(broker):  # its LeaveGroup ends the silence the story needs
                 a.close(autocommit=False)
-                expect_kafka_python_hang(_hang(broker), {"kafka-python"})
+                expect_kafka_python_hang(silent_story(broker.exchanges(), SESSION_MS),
+                                         {"kafka-python"})
             assert _heartbeated(broker), "\n".join(e.line() for e in broker.exchanges())
             broker.hold("kp-a", "SyncGroup")
             b = _consumer(broker.bootstrap, "kp-b")

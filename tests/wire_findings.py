@@ -7,8 +7,11 @@ from __future__ import annotations
 import json
 import re
 from pathlib import Path
+from typing import Any
 
 import pytest
+
+from groupcheck.targets.wire.silence import silent_after_sync
 
 FINDINGS = Path(__file__).resolve().parent.parent / "findings"
 WIRE_FINDINGS = sorted(p for p in FINDINGS.glob("*.json")
@@ -38,6 +41,12 @@ KNOWN = {(client, _shape(v))
 
 #: kafka-python's hang after a SyncGroup answer, on a plain join too (`silence`)
 KAFKA_PYTHON_HANG = "findings/wire-kafka-python-range-subscription-change-I11.json"
+
+
+def silent_story(exchanges: Any, quiet_ms: int) -> list[str]:
+    """The members of a broker's log silent since their SyncGroup answer, in words."""
+    return [f"{who} sent nothing since its SyncGroup answer of generation {g}"
+            for who, g in silent_after_sync(exchanges, quiet_ms).items()]
 
 
 def expect_kafka_python_hang(silent: list[str], clients: set[str]) -> None:
