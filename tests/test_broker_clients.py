@@ -4,7 +4,9 @@ message classes (`second_reader`).
 
 One broker per client (module scope): a group of two joins, syncs, heartbeats, consumes the
 records produced through the broker and leaves. Java and KafkaJS are skipped only where
-their runtime is missing.
+their runtime is missing. A kafka-python run that shows one of its recorded findings is
+expected (xfail) only by the tests of the run's outcome; the broker's checks and the two
+readings of every frame hold whatever the client did.
 """
 
 from __future__ import annotations
@@ -39,8 +41,8 @@ from broker_clients import (  # noqa: E402
 )
 from kafka_java import frame_reader  # noqa: E402
 from wire_findings import (  # noqa: E402
-    expect_kafka_python_dropped_join,
-    expect_kafka_python_hang,
+    kafka_python_dropped_join,
+    kafka_python_hang,
     silent_story,
 )
 
@@ -74,31 +76,43 @@ def _run(client: str, broker: Broker, group: str) -> ClientRun:
     return run_kafkajs(kafkajs_home(), bootstrap, TOPIC, group, RECORDS)
 
 
+#: (client, its run, the broker, the recorded finding the run showed or None)
+Story = tuple[str, ClientRun, Broker, str | None]
+
+
+def _finding_shown(client: str, run: ClientRun, broker: Broker) -> str | None:
+    """kafka-python's recorded findings, whether or not the run settled: its hang, or its
+    dropped joins when they did harm (the run did not end healthy)."""
+    if client != "kafka-python":
+        return None
+    hang = kafka_python_hang(silent_story(broker.exchanges(), int(SESSION_TIMEOUT * 1000)),
+                             {client})
+    if hang is not None or (ready(run, RECORDS) and _heartbeated(broker, client)()):
+        return hang
+    return kafka_python_dropped_join(rejoined_after_sync(broker.exchanges()), {client})
+
+
 @pytest.fixture(scope="module", params=CLIENTS)
-def story(request: pytest.FixtureRequest) -> tuple[str, ClientRun, Broker]:
+def story(request: pytest.FixtureRequest) -> Iterator[Story]:
     client = request.param
     config = BrokerConfig(topics={TOPIC: PARTITIONS}, keep_frames=True)
     with Broker(config) as broker:
         group = f"group-{client}"
         run = _run(client, broker, group)
-        if client == "kafka-python":  # its recorded findings, whether or not the run settled
-            expect_kafka_python_hang(silent_story(broker.exchanges(), int(SESSION_TIMEOUT * 1000)),
-                                     {"kafka-python"})
-            if not (ready(run, RECORDS) and _heartbeated(broker, client)()):  # it did harm
-                expect_kafka_python_dropped_join(rejoined_after_sync(broker.exchanges()),
-                                                 {"kafka-python"})
+        finding = _finding_shown(client, run, broker)
         deadline = time.monotonic() + 20
         while time.monotonic() < deadline:
             description = broker.describe_group(group)
             if description is not None and description.state == "Empty":
                 break
             time.sleep(0.05)
-        yield client, run, broker
+        yield client, run, broker, finding
 
 
-def test_group_of_two_splits_every_partition_and_reads_every_record(
-        story: tuple[str, ClientRun, Broker]) -> None:
-    client, run, _ = story
+def test_group_of_two_splits_every_partition_and_reads_every_record(story: Story) -> None:
+    client, run, _, finding = story
+    if finding is not None:
+        pytest.xfail(finding)
     assert sorted(run.assigned) == [f"{client}-a", f"{client}-b"]
     owned = [p for parts in run.assigned.values() for p in parts]
     assert sorted(owned) == sorted(f"{TOPIC}-{p}" for p in range(PARTITIONS))
@@ -106,9 +120,10 @@ def test_group_of_two_splits_every_partition_and_reads_every_record(
     assert run.records == RECORDS
 
 
-def test_each_member_joins_syncs_heartbeats_and_leaves_without_error(
-        story: tuple[str, ClientRun, Broker]) -> None:
-    client, _, broker = story
+def test_each_member_joins_syncs_heartbeats_and_leaves_without_error(story: Story) -> None:
+    client, _, broker, finding = story
+    if finding is not None:
+        pytest.xfail(finding)
     answered = {(e.who.client_id, e.api) for e in broker.exchanges() if e.error_code in (0, None)
                 and e.answered_ms is not None}
     for member in (f"{client}-a", f"{client}-b"):
@@ -120,9 +135,8 @@ def test_each_member_joins_syncs_heartbeats_and_leaves_without_error(
     assert description.generation >= 1
 
 
-def test_broker_side_checks_hold_on_every_subscription_and_assignment(
-        story: tuple[str, ClientRun, Broker]) -> None:
-    _, _, broker = story
+def test_broker_side_checks_hold_on_every_subscription_and_assignment(story: Story) -> None:
+    _, _, broker, _ = story
     verdicts = broker.verdicts()
     assert {"I10", "I1", "I2", "I6"} <= {v.invariant for v in verdicts}
     assert [v for v in verdicts if not v.holds] == []
@@ -139,11 +153,12 @@ def _decoded_again(exchange: Exchange) -> tuple[Any, Any]:
     return header, body
 
 
-def test_every_request_and_answer_round_trips_through_kio(
-        story: tuple[str, ClientRun, Broker]) -> None:
+def test_every_request_and_answer_round_trips_through_kio(story: Story) -> None:
     """Per API version the client used: the request as decoded re-encodes to the client's
-    exact bytes, and the answer's bytes decode to the answer the broker built."""
-    _, _, broker = story
+    exact bytes, and the answer's bytes decode to the answer the broker built. A run that
+    showed a recorded finding may never have consumed: only the APIs up to the group's
+    first rebalance are then required."""
+    _, _, broker, finding = story
     versions: dict[tuple[str, int], int] = {}
     for exchange in broker.exchanges():
         if exchange.raw_response is None:
@@ -156,8 +171,10 @@ def test_every_request_and_answer_round_trips_through_kio(
         assert body == exchange.response, f"{exchange.api} v{exchange.api_version}"
         versions[(exchange.api, exchange.api_version)] = versions.get(
             (exchange.api, exchange.api_version), 0) + 1
-    assert {api for api, _ in versions} >= {"ApiVersions", "Metadata", "FindCoordinator",
-                                            *GROUP_APIS, "Produce", "Fetch", "OffsetCommit"}
+    wanted = {"ApiVersions", "Metadata", "FindCoordinator", "JoinGroup", "SyncGroup"}
+    if finding is None:
+        wanted |= {*GROUP_APIS, "Produce", "Fetch", "OffsetCommit"}
+    assert {api for api, _ in versions} >= wanted
 
 
 @pytest.fixture(scope="module")
@@ -167,10 +184,10 @@ def reader() -> Iterator[JavaFrameReader]:
 
 
 def test_kafkas_message_classes_read_every_frame_of_the_run_as_the_broker_does(
-        story: tuple[str, ClientRun, Broker], reader: JavaFrameReader) -> None:
+        story: Story, reader: JavaFrameReader) -> None:
     """Each request the client sent and each answer it got, read by Kafka's generated
     classes at the version asked, field for field what kio read."""
-    _, _, broker = story
+    _, _, broker, _ = story
     frames = frames_of(broker.exchanges())
     assert {f.direction for f in frames} == {"request", "response"}
     disagreements = second_reading(frames, reader)

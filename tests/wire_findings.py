@@ -49,13 +49,20 @@ def silent_story(exchanges: Any, quiet_ms: int) -> list[str]:
             for who, g in silent_after_sync(exchanges, quiet_ms).items()]
 
 
-def expect_kafka_python_hang(silent: list[str], clients: set[str]) -> None:
+def kafka_python_hang(silent: list[str], clients: set[str]) -> str | None:
     """A run that failed only because a kafka-python member never finished a join it was
     answered (``silent``: the members that fell silent after their SyncGroup answer) is that
-    finding, reproduced: the test expects it (xfail, naming the finding)."""
+    finding, reproduced: the reason a test expects it, or None."""
     if silent and clients == {"kafka-python"}:
-        pytest.xfail(f"kafka-python's recorded hang ({KAFKA_PYTHON_HANG}): "
-                     + "; ".join(silent))
+        return f"kafka-python's recorded hang ({KAFKA_PYTHON_HANG}): " + "; ".join(silent)
+    return None
+
+
+def expect_kafka_python_hang(silent: list[str], clients: set[str]) -> None:
+    """Expect (xfail, naming the finding) kafka-python's hang when the run shows it."""
+    reason = kafka_python_hang(silent, clients)
+    if reason is not None:
+        pytest.xfail(reason)
 
 
 #: kafka-python's dropped joins: a join that finished outside ``poll`` is thrown away
@@ -65,16 +72,17 @@ KAFKA_PYTHON_DROPPED_JOIN = ("tests/test_wire_kafka_python_rejoin.py (kafka-pyth
 DROPPED_JOINS = 3
 
 
-def expect_kafka_python_dropped_join(dropped: dict[str, int], clients: set[str]) -> None:
+def kafka_python_dropped_join(dropped: dict[str, int], clients: set[str]) -> str | None:
     """A run of kafka-python members one of which rejoined unprompted after its SyncGroup
     answer ``DROPPED_JOINS`` times or more (``dropped``: `silence.rejoined_after_sync`) is
-    that finding, reproduced: the test expects it (xfail, naming the finding). Callers ask
-    only for a run that did not end healthy: a storm that passed leaves the test to judge."""
+    that finding, reproduced: the reason a test expects it, or None. Callers ask only for a
+    run that did not end healthy: a storm that passed leaves the test to judge."""
     storm = {who: n for who, n in dropped.items() if n >= DROPPED_JOINS}
     if storm and clients == {"kafka-python"}:
-        pytest.xfail(f"kafka-python's dropped joins ({KAFKA_PYTHON_DROPPED_JOIN}): "
-                     + "; ".join(f"{who} rejoined {n} times right after its SyncGroup answer"
-                                 for who, n in sorted(storm.items())))
+        return (f"kafka-python's dropped joins ({KAFKA_PYTHON_DROPPED_JOIN}): "
+                + "; ".join(f"{who} rejoined {n} times right after its SyncGroup answer"
+                            for who, n in sorted(storm.items())))
+    return None
 
 
 def unknown(clients: tuple[str, ...], violations: list[str]) -> list[str]:
