@@ -18,13 +18,14 @@ Theory of operation
   — except, for the cooperative protocol, partitions some member claims in this round:
   KIP-429 withholds those while their owner revokes them. A leader assigns from the
   metadata it was told, so completeness is judged only for topics whose partition count the
-  leader's client was last told is the current one and of which the assignment holds some
-  partition (Kafka's assignors skip a topic they have no metadata for, and an answer on
-  another connection may not have reached the assignor yet), and a partition counts as
-  existing when it exists now or the leader was told of it (a topic grown or deleted under
-  the leader's feet is not its fault; it rejoins when it notices). I6 (a claim loses only to
-  a strictly higher generation) is judged on the members' claims as they sent them
-  (`properties.generations`).
+  leader's client was last told is the current one, and a topic the assignment leaves out
+  whole is excused once (Kafka's assignors skip a topic they have no metadata for, and an
+  answer on another connection may not have reached the assignor yet; the leader rejoins
+  when it applies it): the group's next assignment that leaves it out whole again is I2.
+  A partition counts as existing when it exists now or the leader was told of it (a topic
+  grown or deleted under the leader's feet is not its fault; it rejoins when it notices).
+  I6 (a claim loses only to a strictly higher generation) is judged on the members' claims
+  as they sent them (`properties.generations`).
 
 The rebalance protocol is read from the selected assignor: ``cooperative-sticky`` is
 COOPERATIVE, every other name EAGER (a broker sees no more than that).
@@ -112,6 +113,8 @@ class GroupChecks:
         self._limit = limit
         self.verdicts: list[Verdict] = []
         self._seen: dict[str, dict[str, int]] = {}
+        #: per group, the subscribed topics its last assignment left out whole
+        self._left_out: dict[str, set[str]] = {}
 
     def _add(self, verdict: Verdict) -> None:
         if len(self.verdicts) < self._limit:
@@ -179,9 +182,11 @@ class GroupChecks:
         given = {tp for parts in assignment.values() for tp in parts}
         withheld = {tp for owned, _ in claims.values() for tp in owned} if cooperative else set()
         steady = {t: n for t, n in now.items() if told.get(t) == n}
-        touched = {t for t, _ in given | withheld}  # a topic left out whole: no metadata
-        for topic in sorted({t for ts in subs.values() for t in ts if t in steady
-                             and t in touched}):
+        subscribed = {t for ts in subs.values() for t in ts if t in steady}
+        left_out = subscribed - {t for t, _ in given | withheld}
+        excused = left_out - self._left_out.get(group, set())  # no metadata yet, once
+        self._left_out[group] = left_out
+        for topic in sorted(subscribed - excused):
             missing = [p for p in range(steady[topic])
                        if (topic, p) not in given and (topic, p) not in withheld]
             if missing:
