@@ -25,7 +25,7 @@ from groupcheck.broker import Broker, BrokerConfig, Exchange  # noqa: E402
 from groupcheck.broker.protocol import encode_request  # noqa: E402
 from groupcheck.targets.processes.java_frames import JavaFrameReader  # noqa: E402
 from groupcheck.targets.processes.second_reader import frames_of, second_reading  # noqa: E402
-from groupcheck.targets.wire.silence import rejoined_after_sync  # noqa: E402
+from groupcheck.targets.wire.silence import COORDINATOR_APIS, rejoined_after_sync  # noqa: E402
 
 from broker_clients import (  # noqa: E402
     SESSION_TIMEOUT,
@@ -41,6 +41,7 @@ from broker_clients import (  # noqa: E402
 )
 from kafka_java import frame_reader  # noqa: E402
 from wire_findings import (  # noqa: E402
+    heartbeated,
     kafka_python_dropped_join,
     kafka_python_hang,
     silent_story,
@@ -48,16 +49,11 @@ from wire_findings import (  # noqa: E402
 
 TOPIC, PARTITIONS, RECORDS = "orders", 4, 12
 CLIENTS = ("librdkafka", "kafka-python", "aiokafka", "java", "kafkajs")
-GROUP_APIS = ("JoinGroup", "SyncGroup", "Heartbeat", "LeaveGroup")
 
 
 def _heartbeated(broker: Broker, client: str) -> Callable[[], bool]:
     """Has the broker answered a Heartbeat of each of the client's two members?"""
-    def both() -> bool:
-        beat = {e.who.client_id for e in broker.exchanges() if e.api == "Heartbeat"
-                and e.error_code == 0 and e.answered_ms is not None}
-        return {f"{client}-a", f"{client}-b"} <= beat
-    return both
+    return lambda: {f"{client}-a", f"{client}-b"} <= heartbeated(broker.exchanges())
 
 
 def _run(client: str, broker: Broker, group: str) -> ClientRun:
@@ -127,9 +123,10 @@ def test_each_member_joins_syncs_heartbeats_and_leaves_without_error(story: Stor
     answered = {(e.who.client_id, e.api) for e in broker.exchanges() if e.error_code in (0, None)
                 and e.answered_ms is not None}
     for member in (f"{client}-a", f"{client}-b"):
-        for api in GROUP_APIS:
-            assert (member, api) in answered, (f"{member} has no successful {api}: " + " | ".join(
-                e.line() for e in broker.exchanges() if e.api in (*GROUP_APIS, "OffsetCommit")))
+        for api in COORDINATOR_APIS:
+            assert (member, api) in answered, f"{member} has no successful {api}: " + " | ".join(
+                e.line() for e in broker.exchanges()
+                if e.api in (*COORDINATOR_APIS, "OffsetCommit"))
     description = broker.describe_group(f"group-{client}")
     assert description is not None and description.state == "Empty"
     assert description.generation >= 1
@@ -173,7 +170,7 @@ def test_every_request_and_answer_round_trips_through_kio(story: Story) -> None:
             (exchange.api, exchange.api_version), 0) + 1
     wanted = {"ApiVersions", "Metadata", "FindCoordinator", "JoinGroup", "SyncGroup"}
     if finding is None:
-        wanted |= {*GROUP_APIS, "Produce", "Fetch", "OffsetCommit"}
+        wanted |= {*COORDINATOR_APIS, "Produce", "Fetch", "OffsetCommit"}
     assert {api for api, _ in versions} >= wanted
 
 

@@ -14,6 +14,7 @@ from groupcheck.model.spec import ReferenceModel
 from groupcheck.properties import membership as M
 from groupcheck.targets.settings import Settings
 from groupcheck.targets.target import TargetError
+from groupcheck.targets.wire.silence import COORDINATOR_APIS
 from groupcheck.targets.wire.target_string import wire_clients
 
 from environment import SETTINGS, missing, resolve
@@ -51,7 +52,7 @@ def run(target: str, events: list[dict[str, object]],
         print("\n".join(story))
         broker = getattr(getattr(group, "backend", None), "broker", None)
         for e in broker.exchanges() if broker is not None else ():
-            if e.api in ("JoinGroup", "SyncGroup", "Heartbeat", "LeaveGroup"):
+            if e.api in COORDINATOR_APIS:
                 print(e.line())
     for who, text in model.reported if found else ():
         print(f"said by {who}: {text}")

@@ -38,7 +38,7 @@ from groupcheck.targets.wire.silence import (  # noqa: E402
     rejoined_after_sync,
 )
 
-from wire_findings import expect_kafka_python_hang, silent_story  # noqa: E402
+from wire_findings import expect_kafka_python_hang, heartbeated, silent_story  # noqa: E402
 
 TOPIC, GROUP = "orders", "storm"
 POLL_MS = 50  # one application poll; a and b are polled in turn from this thread
@@ -67,8 +67,7 @@ def _consumer(bootstrap: str, name: str) -> Any:
 
 def _heartbeated(broker: Broker) -> bool:
     """Has a had a Heartbeat answered without error (it completed a generation on its side)?"""
-    return any(e.api == "Heartbeat" and e.who.client_id == "kp-a" and e.error_code == 0
-               and e.answered_ms is not None for e in broker.exchanges())
+    return "kp-a" in heartbeated(broker.exchanges())
 
 
 def _poll_until(consumers: list[Any], done: Callable[[], bool], seconds: float) -> None:

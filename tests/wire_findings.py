@@ -43,6 +43,13 @@ KNOWN = {(client, _shape(v))
 KAFKA_PYTHON_HANG = "findings/wire-kafka-python-range-subscription-change-I11.json"
 
 
+def heartbeated(exchanges: Any) -> set[str]:
+    """The client ids in a broker's log with a Heartbeat answered without error: members that
+    completed a generation on their side."""
+    return {e.who.client_id for e in exchanges if e.api == "Heartbeat" and e.error_code == 0
+            and e.answered_ms is not None}
+
+
 def silent_story(exchanges: Any, quiet_ms: int) -> list[str]:
     """The members of a broker's log silent since their SyncGroup answer, in words."""
     return [f"{who} sent nothing since its SyncGroup answer of generation {g}"
