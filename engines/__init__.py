@@ -62,6 +62,7 @@ if TYPE_CHECKING:
     from .matrix_report import matrix_json, matrix_text, write_matrix
     from .matrix_run import MatrixRun, parse_versions, plan_cells
     from .matrix_run import run_matrix as run_release_matrix
+    from .progress import ProgressFn, Tick, silent
     from .prove_run import large_scope_warning, prove_target
     from .resolving import (
         References,
@@ -107,7 +108,7 @@ __all__ = ["ASSIGNORS", "BatteryResult", "Bisection", "BmcOutcome", "DiffResult"
            "save_search_difference", "shrink_events_file", "shrink_requests_file",
            "shrink_story_file", "shrink_timings", "story_assignors", "story_report",
            "write_matrix", "write_record", "zoo_table", "UpgradeTable", "distinct", "parse_side",
-           "read_pairs", "run_table", "run_upgrade", "table_text", "write_upgrade_table"]
+           "read_pairs", "run_table", "run_upgrade", "table_text", "write_upgrade_table", "ProgressFn", "Tick", "silent"]
 
 #: public name → (module of this package, name in it)
 _PUBLIC: dict[str, tuple[str, str]] = {
@@ -193,6 +194,9 @@ _PUBLIC: dict[str, tuple[str, str]] = {
     "run_upgrade": ("upgrade_table", "run_upgrade"),
     "table_text": ("upgrade_table", "table_text"),
     "write_upgrade_table": ("upgrade_table", "write_table"),
+    "ProgressFn": ("progress", "ProgressFn"),
+    "Tick": ("progress", "Tick"),
+    "silent": ("progress", "silent"),
 }
 
 
