@@ -108,7 +108,8 @@ __all__ = ["ASSIGNORS", "BatteryResult", "Bisection", "BmcOutcome", "DiffResult"
            "save_search_difference", "shrink_events_file", "shrink_requests_file",
            "shrink_story_file", "shrink_timings", "story_assignors", "story_report",
            "write_matrix", "write_record", "zoo_table", "UpgradeTable", "distinct", "parse_side",
-           "read_pairs", "run_table", "run_upgrade", "table_text", "write_upgrade_table", "ProgressFn", "Tick", "silent"]
+           "read_pairs", "run_table", "run_upgrade", "table_text", "write_upgrade_table",
+           "ProgressFn", "Tick", "silent"]
 
 #: public name → (module of this package, name in it)
 _PUBLIC: dict[str, tuple[str, str]] = {
