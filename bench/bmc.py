@@ -20,7 +20,7 @@ ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from groupcheck.engines.bmc_runs import TARGET_OF, replayer  # noqa: E402
+from groupcheck.engines.bmc import TARGET_OF, replayer  # noqa: E402
 from groupcheck.model.bmc import BmcScope  # noqa: E402
 from groupcheck.model.bmc_check import check  # noqa: E402
 from groupcheck.model.compat import CELLS, compatibility_matrix  # noqa: E402

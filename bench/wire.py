@@ -26,7 +26,7 @@ import sys
 import time
 from pathlib import Path
 
-from groupcheck.engines.battery import machine_config
+from groupcheck.engines.battery.runner import machine_config
 from groupcheck.model.events import apply_event
 from groupcheck.model.fuzz import fuzz
 from groupcheck.model.spec import ReferenceModel

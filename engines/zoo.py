@@ -9,10 +9,10 @@ from dataclasses import dataclass
 from ..targets.registry import resolve
 from ..targets.target import Target
 from ..targets.zoo.entries import ZooEntry
-from .battery_fuzz import run_fuzz
-from .battery_golden import run_codec
-from .battery_prove import run_prove, run_scenarios
-from .battery_results import EngineResult, Finding
+from .battery.fuzz import run_fuzz
+from .battery.golden import run_codec
+from .battery.prove import run_prove, run_scenarios
+from .battery.results import EngineResult, Finding
 
 __all__ = ["ZooOutcome", "run_zoo_check", "run_zoo_entry", "zoo_table"]
 

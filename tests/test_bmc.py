@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from groupcheck.engines.bmc_runs import replayer
+from groupcheck.engines.bmc import replayer
 from groupcheck.model.bmc import BmcScope, CodecMix
 from groupcheck.model.bmc_check import check
 from groupcheck.model.event_shrink import invariant_of

@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 
 from groupcheck.cli import main
-from groupcheck.engines.battery import ENGINE_LIST, run_batteries, run_battery
-from groupcheck.engines.battery_results import BatteryResult, EngineResult, Finding
+from groupcheck.engines.battery.results import BatteryResult, EngineResult, Finding
+from groupcheck.engines.battery.runner import ENGINE_LIST, run_batteries, run_battery
 from groupcheck.targets.registry import resolve
 
 from environment import heavy

@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from groupcheck.engines.differential import builtin_answer, canonical_error
+from groupcheck.engines.differential.search import builtin_answer, canonical_error
 from groupcheck.properties.deviations import (
     DEVIATIONS,
     KINDS,

@@ -103,7 +103,7 @@ def test_state_machine_runs_a_mixed_group_of_java_librdkafka_and_kafka_python() 
     recorded findings of these clients."""
     import dataclasses
 
-    from groupcheck.engines.battery import machine_config
+    from groupcheck.engines.battery.runner import machine_config
     from groupcheck.model.fuzz import fuzz
 
     from environment import resolve

@@ -22,9 +22,9 @@ from groupcheck.audit.chain import replay_record, run_chain
 from groupcheck.audit.targets import AuditTargetError
 from groupcheck.cli import main
 from groupcheck.engines.audit_targets import expand_targets, resolve_audit_target
-from groupcheck.engines.battery import run_battery, run_fuzz, run_prove, run_vectors
-from groupcheck.engines.differential import DiffResult, describe, run_diff
-from groupcheck.engines.request_replay import replay_request
+from groupcheck.engines.battery.runner import run_battery, run_fuzz, run_prove, run_vectors
+from groupcheck.engines.differential.search import DiffResult, describe, run_diff
+from groupcheck.engines.saved.requests import replay_request
 from groupcheck.impl.assign_op import run_assign
 from groupcheck.targets.processes.jsonl_process import TargetAnswerError, TargetTimeout
 from groupcheck.targets.registry import Target, resolve

@@ -11,7 +11,14 @@ import pytest
 
 from groupcheck.cli import main
 from groupcheck.engines import EngineInputError, parse_versions
-from groupcheck.engines.bisect_run import ABSENT, NA, PRESENT, Bisection, Outcome, bisect_file
+from groupcheck.engines.releases.bisection import (
+    ABSENT,
+    NA,
+    PRESENT,
+    Bisection,
+    Outcome,
+    bisect_file,
+)
 from groupcheck.properties.scope import Scope, prove
 from groupcheck.targets.registry import resolve
 

@@ -24,7 +24,7 @@ from groupcheck.audit.picture import (
     svg,
 )
 from groupcheck.cli import main
-from groupcheck.engines.scenario_engine import story_target
+from groupcheck.engines.battery.scenarios import story_target
 from groupcheck.model.replay import replay_events
 from groupcheck.targets.registry import make_group_target, resolve
 

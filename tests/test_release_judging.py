@@ -12,9 +12,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from groupcheck.engines.battery_results import EngineResult, Finding
-from groupcheck.engines.matrix_run import cell_verdict
-from groupcheck.engines.profile_gaps import absent_invariants, mark_absent, playable
+from groupcheck.engines.battery.profile_gaps import absent_invariants, mark_absent, playable
+from groupcheck.engines.battery.results import EngineResult, Finding
+from groupcheck.engines.releases.matrix import cell_verdict
 from groupcheck.properties.codec import codec_violations, expected_subscription_decode
 from groupcheck.targets.profile import ClientProfile
 from groupcheck.targets.target import Target

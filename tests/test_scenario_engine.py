@@ -12,8 +12,8 @@ import pytest
 from groupcheck.audit.chain import run_chain
 from groupcheck.audit.scenarios import random_spec
 from groupcheck.cli import main
-from groupcheck.engines.battery import run_battery
-from groupcheck.engines.scenario_engine import (
+from groupcheck.engines.battery.runner import run_battery
+from groupcheck.engines.battery.scenarios import (
     LARGE_EVERY,
     row_of,
     run_scenarios_engine,
@@ -26,7 +26,7 @@ HERE = Path(__file__).parent
 
 
 def test_importing_the_engine_does_not_import_pyspark() -> None:
-    code = ("import sys, groupcheck.engines.scenario_engine, groupcheck.engines.battery; "
+    code = ("import sys, groupcheck.engines.battery.scenarios, groupcheck.engines.battery.runner; "
             "sys.exit(1 if 'pyspark' in sys.modules else 0)")
     assert subprocess.run([sys.executable, "-c", code], check=False).returncode == 0
 

@@ -183,7 +183,7 @@ def test_renumbering_partitions_loses_violations_that_depend_on_partition_number
 def test_checks_prover_engine_says_whether_its_run_is_a_proof(tmp_path: Any) -> None:
     """The ``check`` command's prover engine uses the same reductions and its note tells a
     proof (the default level) from a sample (renaming levels)."""
-    from groupcheck.engines.battery import run_prove
+    from groupcheck.engines.battery.runner import run_prove
 
     target = resolve("builtin:range")
     text = "members=2,topics=1,partitions=1"

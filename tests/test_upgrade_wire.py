@@ -11,9 +11,9 @@ import os
 
 import pytest
 
-from groupcheck.engines.upgrade_plan import parse_side, plans_for
-from groupcheck.engines.upgrade_run import play
-from groupcheck.engines.upgrade_table import run_upgrade
+from groupcheck.engines.upgrades.plan import parse_side, plans_for
+from groupcheck.engines.upgrades.play import play
+from groupcheck.engines.upgrades.table import run_upgrade
 
 from environment import SETTINGS
 from kafka_releases import repo_releases

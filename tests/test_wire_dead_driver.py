@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from groupcheck.engines.many_run import GroupPlan, plan
+from groupcheck.engines.many_clients import GroupPlan, plan
 from groupcheck.properties.group import MemberSpec
 from groupcheck.targets.wire.clients import ClientInfo
 from groupcheck.targets.wire.driver_pool import DriverPool, SharedCrash

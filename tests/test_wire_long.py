@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from groupcheck.engines.battery import machine_config
+from groupcheck.engines.battery.runner import machine_config
 from groupcheck.model.event_shrink import invariant_of
 from groupcheck.model.events import apply_event
 from groupcheck.model.fuzz import fuzz

@@ -15,7 +15,7 @@ import time
 
 import pytest
 
-from groupcheck.engines.many_run import (
+from groupcheck.engines.many_clients import (
     COOPERATIVE_CLIENTS,
     RANGE_CLIENTS,
     ScenarioResult,

@@ -57,7 +57,7 @@ def _wait_for(found: Callable[[], list[Any]], timeout: float = 20.0) -> list[Any
 
 def test_the_state_machine_aims_delays_and_orders_only_where_the_backend_can(
         monkeypatch: pytest.MonkeyPatch) -> None:
-    from groupcheck.engines.battery import machine_config
+    from groupcheck.engines.battery.runner import machine_config
 
     on_ours = machine_config(resolve("librdkafka:range", settings=on_broker("groupcheck")))
     on_mock = machine_config(resolve("librdkafka:range", settings=on_broker("mock")))

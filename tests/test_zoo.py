@@ -9,7 +9,7 @@ import pytest
 
 from groupcheck.cli.zoo_command import register as add_commands
 from groupcheck.engines import EngineInputError as CommandError
-from groupcheck.engines.zoo_run import run_zoo_entry, zoo_table
+from groupcheck.engines.zoo import run_zoo_entry, zoo_table
 from groupcheck.targets.registry import group_target_factory, machine_hints, resolve
 from groupcheck.targets.zoo.entries import ASSIGNOR_MUTANTS, CODEC_MUTANTS, PEER_ZOO, ZOO
 
@@ -74,7 +74,7 @@ def test_zoo_command_prints_the_table(tmp_path, capsys) -> None:
 
 
 def test_an_escaped_mutant_is_reported() -> None:
-    from groupcheck.engines.zoo_run import ZooOutcome
+    from groupcheck.engines.zoo import ZooOutcome
 
     table = zoo_table([ZooOutcome("x", "BUG-1", "mutant:m", "scenario", "I1", None, 0.1, 1.0,
                                   "passed")])

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..targets.offers import Offer
-from .battery_results import INVARIANT_ROWS, BatteryResult, EngineResult
+from ...targets.offers import Offer
+from .results import INVARIANT_ROWS, BatteryResult, EngineResult
 
 __all__ = ["battery_json", "check_json", "check_text", "engine_json"]
 

@@ -18,9 +18,9 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from ..properties.balance import judge_balance
-from ..properties.rebalance import assignment_of
-from .battery_results import Finding, save_json
+from ...properties.balance import judge_balance
+from ...properties.rebalance import assignment_of
+from .results import Finding, save_json
 
 __all__ = ["AssignFn", "ContractWatch", "watched"]
 

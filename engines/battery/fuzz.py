@@ -21,15 +21,15 @@ from collections import Counter
 from dataclasses import replace
 from typing import Any
 
-from ..model.fuzz import fuzz
-from ..model.machine import config_for, wire_config
-from ..model.promises import Promises
-from ..model.replay import replay_events, save
-from ..model.stats import Stats
-from ..properties.balance import STICKY_FAMILY
-from ..properties.optimal import MovesOracle
-from ..targets.target import Target
-from .battery_results import EngineResult, Finding, file_safe, invariant_id, save_json
+from ...model.fuzz import fuzz
+from ...model.machine import config_for, wire_config
+from ...model.promises import Promises
+from ...model.replay import replay_events, save
+from ...model.stats import Stats
+from ...properties.balance import STICKY_FAMILY
+from ...properties.optimal import MovesOracle
+from ...targets.target import Target
+from .results import EngineResult, Finding, file_safe, invariant_id, save_json
 
 __all__ = ["FUZZ_CHECKED", "GAP_SECONDS", "GAP_SHARE", "SHRINK_SECONDS", "WIRE_CHECKED",
            "fuzz_reasons", "gap_figures", "machine_config", "run_fuzz"]

@@ -5,12 +5,12 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from ..model.fuzz import PROFILES, fuzz
-from ..model.machine_config import MachineConfig
-from ..model.replay import replay_events, save
-from ..targets.target import Target
-from .battery_fuzz import machine_config
-from .errors import EngineInputError
+from ...model.fuzz import PROFILES, fuzz
+from ...model.machine_config import MachineConfig
+from ...model.replay import replay_events, save
+from ...targets.target import Target
+from ..errors import EngineInputError
+from .fuzz import machine_config
 
 __all__ = ["WIRE_SHRINK_SECONDS", "fuzz_one"]
 

@@ -12,16 +12,16 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from ..properties.assignment import exclusive_ownership, valid_targets
-from ..properties.codec import (
+from ...properties.assignment import exclusive_ownership, valid_targets
+from ...properties.codec import (
     HIGHEST_VERSION,
     codec_violations,
     expected_subscription_decode,
 )
-from ..properties.user_data_rules import LAYOUTS, user_data_hygiene
-from ..targets.adapters.codecs import CodecFailure, ReleaseCodec
-from ..targets.target import Target
-from .battery_results import EngineResult, Finding, invariant_id, save_json
+from ...properties.user_data_rules import LAYOUTS, user_data_hygiene
+from ...targets.adapters.codecs import CodecFailure, ReleaseCodec
+from ...targets.target import Target
+from .results import EngineResult, Finding, invariant_id, save_json
 
 __all__ = ["answer", "codec_inputs", "is_codec_record", "load_assign_vectors", "partition_sets",
            "replay_codec_record", "run_codec", "run_vectors", "subscription_violations",

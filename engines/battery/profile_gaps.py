@@ -24,8 +24,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from ..targets.target import Target
-from .battery_results import EngineResult
+from ...targets.target import Target
+from .results import EngineResult
 
 __all__ = ["absent_invariants", "mark_absent", "playable"]
 

@@ -5,7 +5,7 @@ zoo's triggers).
 What each judges on a target follows from what its assignor promises: I1, I2 and ERROR
 always; I3 under the assignor's balance contract (the prover's own rule is Kafka's
 isBalanced; the range and roundrobin rules are judged on every answer as it passes,
-`battery_contract`); I4a when stickiness is promised (a breach by an assignor that promises
+`contract`); I4a when stickiness is promised (a breach by an assignor that promises
 none is not reported); I5, I6 and I11 for a COOPERATIVE assignor. The prover reports
 how many configurations it ran, not which premises held in each, so the judgements of
 I4a (its premise: equal generations and a complete balanced previous assignment) and of
@@ -23,13 +23,13 @@ import time
 from collections.abc import Callable, Iterable
 from typing import Any
 
-from ..properties.deviations import EVIDENCE
-from ..properties.generations import contested
-from ..properties.rebalance import i4a_applies, sent_claims
-from ..properties.scope import Scope, build_request, enumerate_scope, judge, prove
-from ..targets.target import Target
-from .battery_contract import ContractWatch, watched
-from .battery_results import (
+from ...properties.deviations import EVIDENCE
+from ...properties.generations import contested
+from ...properties.rebalance import i4a_applies, sent_claims
+from ...properties.scope import Scope, build_request, enumerate_scope, judge, prove
+from ...targets.target import Target
+from .contract import ContractWatch, watched
+from .results import (
     INVARIANT_ROWS,
     EngineResult,
     Finding,

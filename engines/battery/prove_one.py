@@ -6,10 +6,10 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from ..properties.scope import ProofReport, Scope, claim_mode, prove, upper_bound
-from ..targets.target import Target
-from .battery_results import note_profile
-from .errors import EngineInputError
+from ...properties.scope import ProofReport, Scope, claim_mode, prove, upper_bound
+from ...targets.target import Target
+from ..errors import EngineInputError
+from .results import note_profile
 
 __all__ = ["LARGE_SCOPE", "large_scope_warning", "prove_target"]
 

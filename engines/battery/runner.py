@@ -5,21 +5,21 @@ Engines, each run only where the target has what it needs, in this order (cheap 
 high-yield first):
 
 * ``codec`` — I10 over every writer/reader version pair for a fixed set of subscriptions,
-  and I12 over the user data written after ``on_assignment`` (battery_golden);
+  and I12 over the user data written after ``on_assignment`` (golden);
 * ``prove`` — the exhaustive scope prover over the target's assign function, on a
   portfolio of small scopes along different axes for as long as its share of the budget
-  holds (battery_prove);
+  holds (prove);
 * ``vectors`` — the golden vectors' ``assign`` lines for the target's assignor (with
   ``parity``): I1 and I2 on every answer, and on lines not marked ``kafka_bug`` the same
   partitions per member as Kafka's answer (``PARITY``);
 * ``scenarios`` — the audit's seeded random group stories (1–200 members, racks, static
   members, stale claims, chains of rebalances) on the target's assign function
-  (scenario_engine);
+  (scenarios);
 * ``fuzz`` — the Hypothesis state machine over the target's group, groups of up to six
-  members (battery_fuzz);
+  members (fuzz);
 * ``scale`` — the target's assign timed on growing groups up to the shapes of Kafka's own
   scale tests, within ``SCALE_SHARE`` of the budget: how its cost grows, and I13 when one
-  call at such a shape passes the 300 s rebalance timeout (battery_scale). It runs with the
+  call at such a shape passes the 300 s rebalance timeout (scale). It runs with the
   fixed engines, before the searching ones.
 
 `ENGINE_LIST` holds them: an engine with a ``share`` searches for as long as it is given
@@ -28,7 +28,7 @@ without runs to completion. With several targets each engine runs on all of them
 the next engine starts, so a defect in one assignor is found as early as in another.
 Every engine stops at its own first finding, and the run goes on to the next engine unless
 ``first``; each finding records when it was made. The zoo's ``scenario`` engine (fixed
-bug-report inputs, battery_prove) is not part of the run.
+bug-report inputs, prove) is not part of the run.
 
 Every violation comes with a counterexample file: a replay file for ``fuzz``
 (``groupcheck replay``), a request file for ``prove``, ``vectors`` and ``scenario``
@@ -43,10 +43,10 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from ..targets.target import Target
-from .battery_contract import watched
-from .battery_fuzz import machine_config, run_fuzz
-from .battery_golden import (
+from ...targets.target import Target
+from .contract import watched
+from .fuzz import machine_config, run_fuzz
+from .golden import (
     answer,
     load_assign_vectors,
     partition_sets,
@@ -54,8 +54,9 @@ from .battery_golden import (
     run_vectors,
     vectors_dir,
 )
-from .battery_prove import prover_reasons, run_prove, run_prove_within, run_scenarios
-from .battery_results import (
+from .profile_gaps import absent_invariants, mark_absent
+from .prove import prover_reasons, run_prove, run_prove_within, run_scenarios
+from .results import (
     DEFAULT_SCOPE,
     ENGINES,
     INVARIANT_ROWS,
@@ -68,9 +69,8 @@ from .battery_results import (
     record_profile,
     save_json,
 )
-from .battery_scale import run_scale
-from .profile_gaps import absent_invariants, mark_absent
-from .scenario_engine import run_scenarios_engine
+from .scale import run_scale
+from .scenarios import run_scenarios_engine
 
 __all__ = ["DEFAULT_SCOPE", "ENGINES", "ENGINE_LIST", "INVARIANT_ROWS", "SMALL_SCOPE",
            "BatteryResult", "Context", "Engine",

@@ -47,9 +47,9 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..impl.assign_op import run_assign
-from ..targets.target import BUILTIN_ASSIGNORS, Target
-from .battery_results import EngineResult, Finding, save_json
+from ...impl.assign_op import run_assign
+from ...targets.target import BUILTIN_ASSIGNORS, Target
+from .results import EngineResult, Finding, save_json
 
 __all__ = ["COST_BOUND", "DEFAULT_LADDERS", "MEMBERS_LADDER", "PARTITIONS_LADDER", "SAFETY",
            "Fit", "Ladder", "Point", "Shape", "fit_power", "run_ladder", "run_scale",

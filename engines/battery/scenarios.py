@@ -32,14 +32,15 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from ..audit.call_timeout import CALL_TIMEOUT, AssignTimeout
-from ..audit.chain import INVARIANTS, ChainResult, replay_record
-from ..audit.scenarios import pick_tier, random_spec, scenario_rng, spec_size
-from ..audit.story_shrink import Failure, ShrinkError, play, shrink_story
-from ..audit.targets import AuditTarget
-from ..properties.deviations import EVIDENCE
-from ..targets.target import Target
-from .battery_results import (
+from ...audit.call_timeout import CALL_TIMEOUT, AssignTimeout
+from ...audit.chain import INVARIANTS, ChainResult, replay_record
+from ...audit.scenarios import pick_tier, random_spec, scenario_rng, spec_size
+from ...audit.story_shrink import Failure, ShrinkError, play, shrink_story
+from ...audit.targets import AuditTarget
+from ...properties.deviations import EVIDENCE
+from ...targets.target import Target
+from .profile_gaps import playable
+from .results import (
     INVARIANT_ROWS,
     EngineResult,
     Finding,
@@ -47,7 +48,6 @@ from .battery_results import (
     record_profile,
     save_json,
 )
-from .profile_gaps import playable
 
 __all__ = ["LARGE_EVERY", "LARGE_TIER", "SHRINK_SHARE", "StoryTarget", "describe", "row_of",
            "run_scenarios_engine", "schedule", "story_target", "warm"]

@@ -3,7 +3,7 @@ stories run, what a run over stories reports and saves, which pairs of targets a
 and saved requests run again on both targets.
 
 The second target is the reference: each chain goes on from the first target's answer
-(`differential_stories`). Where one target is Kafka's own client (``java:``), the answers
+(`stories`). Where one target is Kafka's own client (``java:``), the answers
 must be equal list for list unless a deviation D1–D4 explains the difference.
 """
 
@@ -14,13 +14,14 @@ import time
 from collections import Counter
 from typing import Any
 
-from ..audit.chain import run_chain
-from ..audit.targets import AuditTarget
-from ..model.saved_files import SavedFile
-from ..targets.offers import Offer
-from ..targets.target import Target
-from .battery_results import save_json
-from .differential import (
+from ...audit.chain import run_chain
+from ...audit.targets import AuditTarget
+from ...model.saved_files import SavedFile
+from ...targets.offers import Offer
+from ...targets.target import Target
+from ..battery.results import save_json
+from ..errors import EngineInputError
+from .search import (
     DiffResult,
     Pair,
     answer_fn,
@@ -29,8 +30,7 @@ from .differential import (
     explained_text,
     run_requests,
 )
-from .differential_stories import PairedAssign, StoriesResult
-from .errors import EngineInputError
+from .stories import PairedAssign, StoriesResult
 
 __all__ = ["ASSIGNORS", "diff_pairs", "requests_lines", "save_differences",
            "save_search_difference", "story_assignors", "story_report"]
@@ -150,7 +150,7 @@ def requests_lines(saved: list[SavedFile], pairs: dict[str, tuple[Target, Target
 
 def _story_lines(label: str, spec: dict[str, Any], pairs: dict[str, tuple[Target, Target]]
                  ) -> tuple[list[str], bool]:
-    """The story played on each pair as `differential_stories` plays the audit's: both
+    """The story played on each pair as `stories` plays the audit's: both
     sides get every request, the chain goes on from the first side's answer."""
     lines: list[str] = []
     agree = True

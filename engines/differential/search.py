@@ -28,15 +28,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..impl.assign_op import assign_with
-from ..impl.assignors import make_assignor
-from ..impl.jsonl import error_text
-from ..properties.deviations import Explanation, explain, same_answer
-from ..properties.scope import Scope, build_request, enumerate_scope
-from ..targets.processes.jsonl_process import TargetFailure
-from ..targets.target import Target
-from .battery_golden import answer, load_assign_vectors, partition_sets
-from .request_replay import judge_answer
+from ...impl.assign_op import assign_with
+from ...impl.assignors import make_assignor
+from ...impl.jsonl import error_text
+from ...properties.deviations import Explanation, explain, same_answer
+from ...properties.scope import Scope, build_request, enumerate_scope
+from ...targets.processes.jsonl_process import TargetFailure
+from ...targets.target import Target
+from ..battery.golden import answer, load_assign_vectors, partition_sets
+from ..saved.requests import judge_answer
 
 __all__ = ["AnswerFn", "AssignFn", "DiffResult", "Pair", "answer_fn", "answer_table",
            "builtin_answer", "canonical_error", "describe", "disagree", "explained_text",
@@ -330,7 +330,7 @@ def describe(result: DiffResult, name_a: str, name_b: str) -> str:
 
 
 def _broken(request: dict[str, Any], response: dict[str, Any]) -> list[str]:
-    """Which invariants one side's answer breaks (`request_replay.judge_answer`), or that
+    """Which invariants one side's answer breaks (`saved.requests.judge_answer`), or that
     it breaks none."""
     if "error" in response:
         return ["    breaks: ERROR (it raised)"]

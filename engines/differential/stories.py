@@ -30,14 +30,14 @@ from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..audit.call_timeout import AssignTimeout, call_with_timeout
-from ..audit.chain import run_chain
-from ..audit.scenarios import random_spec
-from ..audit.targets import AuditTarget
-from ..properties.deviations import Explanation, explain, same_answer
-from ..targets.registry import NO_SETTINGS, resolve
-from ..targets.settings import Settings
-from .differential import AnswerFn, answer_fn
+from ...audit.call_timeout import AssignTimeout, call_with_timeout
+from ...audit.chain import run_chain
+from ...audit.scenarios import random_spec
+from ...audit.targets import AuditTarget
+from ...properties.deviations import Explanation, explain, same_answer
+from ...targets.registry import NO_SETTINGS, resolve
+from ...targets.settings import Settings
+from .search import AnswerFn, answer_fn
 
 __all__ = ["CHUNK", "KEPT", "Answer", "Difference", "OursFailed", "PairedAssign", "StoriesResult",
            "chunks", "run_chunk", "run_stories", "story_shapes", "target_answer"]

@@ -2,7 +2,7 @@
 oldest first), and where it is present, absent, first seen and gone.
 
 A counterexample is whatever a battery saved: a request file (the prover, the vectors,
-the contract watch, a fuzz ``TIMEOUT``) replays through `request_replay` on the target's
+the contract watch, a fuzz ``TIMEOUT``) replays through `saved.requests` on the target's
 ``assign``, as ``groupcheck replay`` and ``assign`` judge it; a state-machine replay file
 (``groupcheck-replay/1``) replays its events on a fresh group of the target under the
 target's promises (`model.replay`); an audit story replays through the chain driver
@@ -26,21 +26,21 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..audit.chain import run_chain
-from ..model.replay import replay_events
-from ..model.saved_files import SavedFile, SavedFileError
-from ..model.saved_files import read as read_saved
-from ..targets.registry import NO_SETTINGS
-from ..targets.settings import Settings
-from ..targets.target import Target
-from .battery_fuzz import machine_config
-from .battery_golden import is_codec_record, replay_codec_record
-from .battery_results import invariant_id
-from .errors import EngineInputError
-from .request_replay import replay_request
-from .resolving import resolved
-from .scenario_engine import story_target
-from .story_runs import failure_of
+from ...audit.chain import run_chain
+from ...model.replay import replay_events
+from ...model.saved_files import SavedFile, SavedFileError
+from ...model.saved_files import read as read_saved
+from ...targets.registry import NO_SETTINGS
+from ...targets.settings import Settings
+from ...targets.target import Target
+from ..battery.fuzz import machine_config
+from ..battery.golden import is_codec_record, replay_codec_record
+from ..battery.results import invariant_id
+from ..battery.scenarios import story_target
+from ..errors import EngineInputError
+from ..resolving import resolved
+from ..saved.requests import replay_request
+from ..saved.stories import failure_of
 
 __all__ = ["Bisection", "CodecRecord", "Outcome", "bisect_file", "bisect_many",
            "load_counterexample"]
@@ -158,7 +158,7 @@ def _replay_events(made: Target, saved: SavedFile, invariant: str | None) -> Out
 @dataclass
 class CodecRecord:
     """What the codec engine saves (an input and how it went wrong: I10 or I12), replayed
-    by `battery_golden.replay_codec_record`."""
+    by `battery.golden.replay_codec_record`."""
 
     data: dict[str, Any]
 
@@ -192,7 +192,7 @@ def _read(path: str) -> Playable:
 
 
 def _replay_story(made: Target, saved: SavedFile) -> Outcome:
-    """An audit story on the target already resolved (`story_runs.replay_story` resolves
+    """An audit story on the target already resolved (`saved.stories.replay_story` resolves
     one per replay: a JVM per story and release)."""
     assert saved.spec is not None
     chain = run_chain(story_target(made), saved.spec)

@@ -14,7 +14,7 @@ What a cell shows per invariant comes from its engines' verdicts as they are
 (`EngineResult.verdict`): VIOLATED where any engine found a violation, then Kafka's own,
 then held, then not judged (with the engines' reasons), else ``-``; nothing here knows what a
 release implements. Afterwards each counterexample is replayed on every target of the
-matrix that offers its assignor (`bisect_run`): present in, absent in, first seen in, gone in.
+matrix that offers its assignor (`bisection`): present in, absent in, first seen in, gone in.
 
 `parse_versions` turns ``--versions A..B`` into the ``java@V:`` targets of the Maven
 repository within that inclusive range.
@@ -32,17 +32,17 @@ from multiprocessing.util import Finalize
 from pathlib import Path
 from typing import Any
 
-from ..targets.offers import Offer, close_all
-from ..targets.processes.maven_repo import release_order, releases
-from ..targets.registry import NO_SETTINGS, resolve
-from ..targets.settings import Settings
-from ..targets.target import TargetError
-from .battery import run_batteries
-from .battery_results import INVARIANT_ROWS, BatteryResult, EngineResult, file_safe
-from .bisect_run import Bisection, bisect_many
-from .check_report import battery_json
-from .errors import EngineInputError
-from .resolving import offers_of
+from ...targets.offers import Offer, close_all
+from ...targets.processes.maven_repo import release_order, releases
+from ...targets.registry import NO_SETTINGS, resolve
+from ...targets.settings import Settings
+from ...targets.target import TargetError
+from ..battery.check_report import battery_json
+from ..battery.results import INVARIANT_ROWS, BatteryResult, EngineResult, file_safe
+from ..battery.runner import run_batteries
+from ..errors import EngineInputError
+from ..resolving import offers_of
+from .bisection import Bisection, bisect_many
 
 __all__ = ["Cell", "CellJob", "MatrixRun", "cell_verdict", "parse_versions", "plan_cells",
            "run_cell", "run_matrix"]

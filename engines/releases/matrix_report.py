@@ -14,11 +14,11 @@ import json
 from pathlib import Path
 from typing import Any
 
-from ..audit.picture import chain_timeline, svg
-from ..audit.report_html import CSS
-from .battery_results import INVARIANT_ROWS, Finding
-from .bisect_run import Bisection
-from .matrix_run import Cell, MatrixRun
+from ...audit.picture import chain_timeline, svg
+from ...audit.report_html import CSS
+from ..battery.results import INVARIANT_ROWS, Finding
+from .bisection import Bisection
+from .matrix import Cell, MatrixRun
 
 __all__ = ["columns", "matrix_json", "matrix_text", "smallest", "write_matrix"]
 

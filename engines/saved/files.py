@@ -4,7 +4,7 @@
   its assignors promise; shrinking removes events while the same invariant still breaks
   (`model.shrink`), each try on a fresh group.
 * Requests — one saved ``assign`` request or a chain of them — go to the target one by one,
-  each answer judged as the prover judges a round (`request_replay`); shrinking makes the
+  each answer judged as the prover judges a round (`saved.requests`); shrinking makes the
   first failing request smaller (a member, a topic, a partition, a claim or a subscription
   less, `differential.smaller_requests`) while the same invariant still breaks.
 """
@@ -15,21 +15,21 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
-from ..audit.picture import events_timeline, html_page, svg
-from ..model.event_shrink import invariant_of, minimize
-from ..model.replay import replay_events
-from ..model.saved_files import SavedFile, SavedFileError
-from ..model.saved_files import classify as classify_saved
-from ..model.saved_files import read as read_saved
-from ..targets.registry import NO_SETTINGS
-from ..targets.settings import Settings
-from ..targets.target import Target
-from .battery_fuzz import machine_config
-from .battery_results import invariant_id
-from .differential import smaller_requests
-from .errors import EngineInputError
-from .request_replay import answer_table, replay_request
-from .resolving import group_factory, group_target, resolved
+from ...audit.picture import events_timeline, html_page, svg
+from ...model.event_shrink import invariant_of, minimize
+from ...model.replay import replay_events
+from ...model.saved_files import SavedFile, SavedFileError
+from ...model.saved_files import classify as classify_saved
+from ...model.saved_files import read as read_saved
+from ...targets.registry import NO_SETTINGS
+from ...targets.settings import Settings
+from ...targets.target import Target
+from ..battery.fuzz import machine_config
+from ..battery.results import invariant_id
+from ..differential.search import smaller_requests
+from ..errors import EngineInputError
+from ..resolving import group_factory, group_target, resolved
+from .requests import answer_table, replay_request
 
 __all__ = ["Replayed", "SavedFile", "SavedFileError", "classify_saved", "read_saved",
            "replay_events_file", "replay_requests_file", "shrink_events_file",

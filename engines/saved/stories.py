@@ -18,17 +18,17 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..audit.chain import replay_record, run_chain
-from ..audit.picture import chain_timeline, html_page, svg
-from ..audit.story_shrink import Failure, ShrinkError, shrink_story
-from ..audit.targets import AuditTarget, AuditTargetError, resolve_plugin
-from ..model.saved_files import CHAIN_FORMAT, SavedFile
-from ..properties.deviations import EVIDENCE
-from ..targets.registry import NO_SETTINGS
-from ..targets.settings import Settings
-from .errors import EngineInputError
-from .resolving import resolved
-from .scenario_engine import describe, story_target
+from ...audit.chain import replay_record, run_chain
+from ...audit.picture import chain_timeline, html_page, svg
+from ...audit.story_shrink import Failure, ShrinkError, shrink_story
+from ...audit.targets import AuditTarget, AuditTargetError, resolve_plugin
+from ...model.saved_files import CHAIN_FORMAT, SavedFile
+from ...properties.deviations import EVIDENCE
+from ...targets.registry import NO_SETTINGS
+from ...targets.settings import Settings
+from ..battery.scenarios import describe, story_target
+from ..errors import EngineInputError
+from ..resolving import resolved
 
 __all__ = ["StoryReplay", "failure_of", "open_story_target", "replay_story", "rounds_text",
            "shrink_story_file", "write_record"]

@@ -30,10 +30,10 @@ import random
 from dataclasses import dataclass
 from typing import Any
 
-from ..model.machine_rules import DELAYS, ERRORS
-from ..targets.wire.round_records import COOPERATIVE_PROTOCOLS
-from ..targets.wire.target_string import wire_clients
-from .errors import EngineInputError
+from ...model.machine_rules import DELAYS, ERRORS
+from ...targets.wire.round_records import COOPERATIVE_PROTOCOLS
+from ...targets.wire.target_string import wire_clients
+from ..errors import EngineInputError
 
 __all__ = ["PATHS", "Plan", "Side", "parse_side", "plans_for", "protocol", "story"]
 

@@ -1,11 +1,11 @@
 """``groupcheck upgrade``'s engine: a rolling upgrade played on the wire and judged at every
 step, a failure shrunk and saved, and the certification table's rows.
 
-Theory of operation. Each path of an upgrade (`upgrade_plan.plans_for`) is checked first:
+Theory of operation. Each path of an upgrade (`plan.plans_for`) is checked first:
 every release it names must start (its member driver's ``hello``; a release that cannot be
 installed here is `UpgradeUnavailable`) and must have every assignor its bounces ask of it
 (else the path is "not supported by the release", judged by the release's own account of
-itself, never an error of the harness). The story (`upgrade_plan.story`) then runs on a
+itself, never an error of the harness). The story (`plan.story`) then runs on a
 fresh group of groupcheck's broker through the model (`model.replay.replay_events`): I1 and
 I5 at every moment, I6 on every claim, I10 on every member's bytes, records only from
 owned, unpaused partitions, and after every restart the group settles within I11's bound.
@@ -26,14 +26,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..model.event_shrink import invariant_of, minimize
-from ..model.replay import FORMAT, replay_events
-from ..properties.group import GroupView
-from ..targets.registry import client_setup, resolve
-from ..targets.settings import Settings
-from ..targets.target import Target, TargetError
-from ..targets.wire.clients import ClientInfo, ClientUnavailable, hello
-from .upgrade_plan import Event, Plan, Side, story
+from ...model.event_shrink import invariant_of, minimize
+from ...model.replay import FORMAT, replay_events
+from ...properties.group import GroupView
+from ...targets.registry import client_setup, resolve
+from ...targets.settings import Settings
+from ...targets.target import Target, TargetError
+from ...targets.wire.clients import ClientInfo, ClientUnavailable, hello
+from .plan import Event, Plan, Side, story
 
 __all__ = ["UNSUPPORTED", "VERDICTS", "BounceStats", "UpgradeOutcome", "UpgradeUnavailable",
            "distinct", "play"]

@@ -2,7 +2,7 @@
 table on the terminal, as ``upgrades.json`` and as ``index.html``.
 
 A pair list is a text file, one upgrade a line: ``FROM TO`` (two wire targets, see
-`upgrade_plan.parse_side`; ``->`` between them may be written), ``#`` starts a comment.
+`plan.parse_side`; ``->`` between them may be written), ``#`` starts a comment.
 ``default`` names the list shipped with groupcheck (`DEFAULT_PAIRS`, beside this module):
 each client's releases across a major line, eager to cooperative within each client that has
 it (and back), and a mixed-client upgrade. A release that cannot run here is a row whose
@@ -21,11 +21,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..audit.report_html import CSS
-from ..targets.settings import Settings
-from .errors import EngineInputError
-from .upgrade_plan import Plan, Side, parse_side, plans_for
-from .upgrade_run import (
+from ...audit.report_html import CSS
+from ...targets.settings import Settings
+from ..errors import EngineInputError
+from .plan import Plan, Side, parse_side, plans_for
+from .play import (
     UNSUPPORTED,
     UpgradeOutcome,
     UpgradeUnavailable,
@@ -37,7 +37,7 @@ from .upgrade_run import (
 __all__ = ["DEFAULT_PAIRS", "UpgradeTable", "read_pairs", "run_table", "run_upgrade",
            "table_html", "table_json", "table_text", "write_table"]
 
-DEFAULT_PAIRS = Path(__file__).with_name("upgrade_pairs.txt")
+DEFAULT_PAIRS = Path(__file__).with_name("pairs.txt")
 
 
 @dataclass

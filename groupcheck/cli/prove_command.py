@@ -1,6 +1,6 @@
 """``groupcheck prove``: the exhaustive-scope prover from the command line; ``--bmc`` and
 ``--matrix``: bounded model checking of the protocol across codec versions
-(`engines.bmc_runs`).
+(`engines.bmc`).
 
     groupcheck prove --target T [--assignor A,...] [--scope members=3,topics=2,partitions=2]
                      [--timeout S] [--failures DIR] [--json] [--workers N] [--exact]
