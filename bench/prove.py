@@ -35,7 +35,8 @@ ROOT = Path(__file__).resolve().parent.parent
 if importlib.util.find_spec("groupcheck") is None:  # a checkout, not installed
     sys.path.insert(0, str(ROOT))
 
-from groupcheck.properties.scope import Scope, prove  # noqa: E402
+from groupcheck.properties.scope.prover import prove  # noqa: E402
+from groupcheck.properties.scope.space import Scope  # noqa: E402
 from groupcheck.targets.registry import resolve  # noqa: E402
 
 TARGETS = "builtin:sticky,builtin:cooperative-sticky,builtin:range,builtin:roundrobin"
@@ -65,9 +66,9 @@ def row(target: str, scope_text: str, workers: int, gaps: bool = True) -> str:
 
 def _build() -> str:
     """Whether the prover's hot path runs compiled (scripts/compile_prover.py)."""
-    from groupcheck.properties import scope_judge
+    from groupcheck.properties.scope import judgement
 
-    if scope_judge.__file__ is not None and scope_judge.__file__.endswith(".py"):
+    if judgement.__file__ is not None and judgement.__file__.endswith(".py"):
         return "interpreted"
     return "compiled (mypyc)"
 

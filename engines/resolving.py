@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from ..properties.group import GroupTarget
-from ..properties.scope import Scope
+from ..properties.scope.space import Scope
 from ..targets.offers import Offer, close_all, expand, parse_assignors
 from ..targets.registry import NO_SETTINGS, resolve
 from ..targets.settings import Settings

@@ -55,7 +55,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..properties.scope import parse_bounds
+from ..properties.scope.space import parse_bounds
 from ..properties.z3_encodings import z3mod
 
 __all__ = ["CODEC_FIELDS", "INVARIANTS", "BmcScope", "CodecMix", "Encoding", "invariants_for"]

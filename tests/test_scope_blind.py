@@ -25,9 +25,9 @@ from groupcheck.impl.assign_session import AssignSession
 from groupcheck.impl.assignors.range import RangeAssignor
 from groupcheck.impl.types import Assignment, Cluster, Subscription
 from groupcheck.properties.scope import Scope, prove
-from groupcheck.properties.scope_blind import MODES, completions, projections
-from groupcheck.properties.scope_enumeration import enumerate_scope, tasks_of
-from groupcheck.properties.scope_orbits import Shape, skeletons
+from groupcheck.properties.scope.blind import MODES, completions, projections
+from groupcheck.properties.scope.enumeration import enumerate_scope, tasks_of
+from groupcheck.properties.scope.orbits import Shape, skeletons
 from groupcheck.targets.registry import resolve
 from groupcheck.targets.zoo.entries import ASSIGNOR_MUTANTS
 

@@ -22,7 +22,7 @@ from typing import Any
 import pytest
 
 from groupcheck.properties.scope import Scope, enumerate_scope, prove
-from groupcheck.properties.scope_space import Config
+from groupcheck.properties.scope.space import Config
 from groupcheck.targets.registry import resolve
 from groupcheck.targets.zoo.entries import ASSIGNOR_MUTANTS
 

@@ -26,7 +26,10 @@ from typing import Any
 from ...properties.deviations import EVIDENCE
 from ...properties.generations import contested
 from ...properties.rebalance import i4a_applies, sent_claims
-from ...properties.scope import Scope, build_request, enumerate_scope, judge, prove
+from ...properties.scope.enumeration import enumerate_scope
+from ...properties.scope.judgement import build_request, judge
+from ...properties.scope.prover import prove
+from ...properties.scope.space import Scope
 from ...targets.target import Target
 from .contract import ContractWatch, watched
 from .results import (
@@ -239,7 +242,7 @@ def _merge(total: EngineResult, part: EngineResult) -> None:
 
 def run_scenarios(target: Target, scenarios: Iterable[Any], failures: str,
                   expect: Callable[..., list[str]] | None = None) -> EngineResult:
-    """Fixed inputs judged by the prover's rules (`properties.scope.judge`)."""
+    """Fixed inputs judged by the prover's rules (`properties.scope.judgement.judge`)."""
     result = EngineResult("scenario", prover_checked(target), reasons=prover_reasons(target))
     if target.assign is None or target.assignor is None:
         result.skipped = "no assign function"

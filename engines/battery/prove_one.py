@@ -1,12 +1,15 @@
 """``groupcheck prove``'s run of one assignor: the exhaustive-scope prover
-(`properties.scope.prove`) on a target's assign function, with a reference target where one
+(`properties.scope.prover.prove`) on a target's assign function, with a reference target where one
 is given, held only to what the assignor promises."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
 
-from ...properties.scope import ProofReport, Scope, claim_mode, prove, upper_bound
+from ...properties.scope.enumeration import upper_bound
+from ...properties.scope.prover import claim_mode, prove
+from ...properties.scope.report import ProofReport
+from ...properties.scope.space import Scope
 from ...targets.target import Target
 from ..errors import EngineInputError
 from .results import note_profile

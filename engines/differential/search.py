@@ -32,7 +32,9 @@ from ...impl.assign_op import assign_with
 from ...impl.assignors import make_assignor
 from ...impl.jsonl import error_text
 from ...properties.deviations import Explanation, explain, same_answer
-from ...properties.scope import Scope, build_request, enumerate_scope
+from ...properties.scope.enumeration import enumerate_scope
+from ...properties.scope.judgement import build_request
+from ...properties.scope.space import Scope
 from ...targets.processes.jsonl_process import TargetFailure
 from ...targets.target import Target
 from ..battery.golden import answer, load_assign_vectors, partition_sets

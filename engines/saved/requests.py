@@ -21,7 +21,7 @@ from typing import Any
 from ...properties import assignment as A
 from ...properties.generations import claim_breaches, uncontested
 from ...properties.rebalance import assignment_of, i4a_applies, sent_claims
-from ...properties.scope_judge import failure_text
+from ...properties.scope.judgement import failure_text
 from ...targets.target import STICKY_FAMILY, Target
 
 __all__ = ["answer_table", "is_request_file", "judge_answer", "replay_request"]

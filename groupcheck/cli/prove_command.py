@@ -26,7 +26,7 @@ from collections.abc import Callable
 from typing import Any
 
 from .. import engines
-from ..properties.scope import Scope
+from ..properties.scope.space import Scope
 from ..targets.offers import close_all
 from ..targets.target import Target
 from .shared import (

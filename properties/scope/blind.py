@@ -45,9 +45,9 @@ import math
 from collections.abc import Callable, Hashable, Iterator
 from typing import Any
 
-from .scope_judge import Judgement, member_entry, member_name
-from .scope_orbits import Shape, Skeleton, Task, config_of, row_tuples, skeletons
-from .scope_space import Config, Metadata, Scope
+from .judgement import Judgement, member_entry, member_name
+from .orbits import Shape, Skeleton, Task, config_of, row_tuples, skeletons
+from .space import Config, Metadata, Scope
 
 __all__ = ["MODES", "LeaderView", "check_eager", "choose", "completions", "projections"]
 

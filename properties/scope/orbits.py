@@ -80,7 +80,7 @@ from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-from .scope_space import (
+from .space import (
     Config,
     Metadata,
     Scope,

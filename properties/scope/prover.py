@@ -7,16 +7,16 @@ I1–I6, and asks Z3 (``optimal``) for the fewest moves of any balanced complete
 so that stickiness is reported as a gap histogram (moves − optimum; I4b is reported, never
 failed). It works on plain data only; the caller hands it the function to check.
 
-The search space (scope bounds) is in ``scope_space``, its classes under symmetry and their
-weights in ``scope_orbits``, the enumeration's units of work (a metadata, a member count and
-the first member's skeleton, biggest first) in ``scope_enumeration``; how one configuration
-becomes requests and is judged (I1-I6, I11, the I4b gap) is in ``scope_judge``; this module
+The search space (scope bounds) is in ``space``, its classes under symmetry and their
+weights in ``orbits``, the enumeration's units of work (a metadata, a member count and
+the first member's skeleton, biggest first) in ``enumeration``; how one configuration
+becomes requests and is judged (I1-I6, I11, the I4b gap) is in ``judgement``; this module
 runs them over the whole scope on worker processes and collects the report. A target may
 hand over a ``session`` factory — an assign function per worker that keeps what repeats
 across requests (``impl.assign_session.AssignSession``, for the deterministic in-tree
 assignors). Without the gap (``gaps=False``), claims such a session's leader never sees are
-aggregated: one judgement per projection (``scope_blind``, still a proof). The report is
-``scope_report``.
+aggregated: one judgement per projection (``blind``, still a proof). The report is
+``report``.
 
 Counterexamples: for each invariant id, the smallest violating configuration (fewest
 members, then partitions, claims, generations, subscriptions) is kept and, with
@@ -39,31 +39,27 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from .deviations import EVIDENCE, agreement, evidence_labels
-from .optimal import Optimiser
-from .rebalance import assignment_of
-from .scope_blind import check_eager, choose, projections
-from .scope_enumeration import enumerate_scope, tasks_of, upper_bound
-from .scope_judge import (
+from ..deviations import EVIDENCE, agreement, evidence_labels
+from ..optimal import Optimiser
+from ..rebalance import assignment_of
+from .blind import check_eager, choose, projections
+from .enumeration import tasks_of
+from .judgement import (
     STICKY_FAMILY,
     Judgement,
-    build_request,
     judge,
 )
-from .scope_orbits import Shape, Task, configs_of_task, metadatas, skeletons
-from .scope_report import FORMAT, Counterexample, ProofReport
-from .scope_space import (
+from .orbits import Shape, Task, configs_of_task, metadatas, skeletons
+from .report import Counterexample, ProofReport
+from .space import (
     AssignFn,
     Config,
     Metadata,
     Scope,
-    parse_bounds,
     reduction_is_sound,
 )
 
-__all__ = ["FORMAT", "AssignFn", "Config", "Counterexample", "ProofReport", "Scope",
-           "build_request", "claim_mode", "enumerate_scope", "judge", "parse_bounds", "prove",
-           "save_counterexample", "upper_bound", "violation_shape"]
+__all__ = ["claim_mode", "prove", "save_counterexample", "violation_shape"]
 
 
 @dataclass
@@ -220,7 +216,7 @@ def _run_task(item: tuple[Task, int]) -> _Partial:
 
 
 def _judge_projections(part: _Partial, task: Task, shape: Shape, mode: str) -> None:
-    """A task in claim-blind mode (``scope_blind``): each projection judged for itself and,
+    """A task in claim-blind mode (``blind``): each projection judged for itself and,
     without I4a when its premise held, for the configurations that add hidden claims."""
     assign, assignor, sticky = _WORKER["assign"], _WORKER["assignor"], _WORKER["sticky"]
     reference = _WORKER["reference"]
@@ -274,7 +270,7 @@ def prove(assign: AssignFn, assignor: str, scope: Scope | None = None, *,
     ``reference``: ask it every request of a violating configuration (`_relabel`), under
     the name ``reference_name``. ``gaps=False``: no I4b gap, which lets a keyed session
     whose leader does not see some claims be judged once for every way to add them
-    (``scope_blind``; ``aggregate=False`` enumerates them all the same).
+    (``blind``; ``aggregate=False`` enumerates them all the same).
     """
     scope = scope or Scope()
     target = target or f"python:{assignor}"
@@ -335,7 +331,7 @@ def _same(a: Counterexample, b: Counterexample) -> bool:
 def claim_mode(scope: Scope, assignor: str, enumerate_all: bool,
                  session: Callable[[], AssignFn] | None,
                  sticky: bool = False) -> tuple[str | None, str]:
-    """Which claims the run may aggregate (a ``scope_blind`` mode, or None) and why, in one
+    """Which claims the run may aggregate (a ``blind`` mode, or None) and why, in one
     line for the report; ``enumerate_all``: none (the gap is measured, or told so);
     ``sticky``: I4a is judged, which only mode ``unsubscribed`` keeps whole."""
     if enumerate_all:

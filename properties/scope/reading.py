@@ -15,8 +15,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from . import assignment as A
-from .scope_space import Config, TopicPartition
+from .. import assignment as A
+from .space import Config, TopicPartition
 
 __all__ = ["Frame", "Reading", "frame_of", "missing", "read"]
 

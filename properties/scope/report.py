@@ -6,8 +6,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from .deviations import EVIDENCE
-from .scope_space import Config, Scope, reduction_is_sound, reduction_text
+from ..deviations import EVIDENCE
+from .space import Config, Scope, reduction_is_sound, reduction_text
 
 __all__ = ["FORMAT", "Counterexample", "ProofReport"]
 
@@ -65,7 +65,7 @@ class ProofReport:
     violations_labelled: dict[str, int] = field(default_factory=dict)
     #: the I4b gap was measured (``prove(gaps=...)``)
     gaps_measured: bool = True
-    #: which claims were aggregated (a ``scope_blind`` mode: "all", "unsubscribed"), if any
+    #: which claims were aggregated (a ``blind`` mode: "all", "unsubscribed"), if any
     claims_hidden: str | None = None
     claims_note: str = ""
     #: more counterexamples: the smallest of each other shape of violation (the

@@ -30,7 +30,7 @@ of its generations, renamed in order (assignors and judges only compare generati
 clean report is a proof of the whole scope. Levels 2 and 3 also rename topics and members
 (``orders=1`` keeps every order of the members) and, at 3, renumber partitions within a
 topic; Kafka's assignors can tell those apart, so they sample the scope and their reports
-say "sampled, not proved". ``scope_orbits`` gives the argument, what each level costs (the
+say "sampled, not proved". ``orbits`` gives the argument, what each level costs (the
 bug zoo's mutants) and how each representative's weight (the labelled configurations it
 stands for) is counted; ``symmetry=0`` checks every labelled configuration one by one.
 """

@@ -35,7 +35,7 @@ exhaustive search finds it where the complete assignments are few
 ``moves <= achieved - 1`` settles it). ``exact=True`` always asks Z3. The gap of range and
 roundrobin may be negative: they need not balance.
 
-**Quick readings.** Each answer is read once (``scope_reading.Reading``; a keyed session's
+**Quick readings.** Each answer is read once (``reading.Reading``; a keyed session's
 answers once per leader run): valid and exclusive, how many partitions it holds, the sizes.
 A clean reading is exactly the empty answer of the predicates of ``assignment`` (I1, I2,
 completeness, I3's first test); they run, and word the violations, only where the reading
@@ -50,13 +50,13 @@ from collections.abc import Callable, Hashable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from . import assignment as A
-from .generations import claim_breaches, resolved, uncontested
-from .kafka_rules import inherited_i4a, inherited_i6
-from .optimal import Optimiser
-from .rebalance import assignment_of, claims_of, sent_claims
-from .scope_reading import Frame, Reading, frame_of, missing, read
-from .scope_space import AssignFn, Config, MemberDesc, TopicPartition
+from .. import assignment as A
+from ..generations import claim_breaches, resolved, uncontested
+from ..kafka_rules import inherited_i4a, inherited_i6
+from ..optimal import Optimiser
+from ..rebalance import assignment_of, claims_of, sent_claims
+from .reading import Frame, Reading, frame_of, missing, read
+from .space import AssignFn, Config, MemberDesc, TopicPartition
 
 __all__ = ["STICKY_FAMILY", "Judgement", "KeyedAnswer", "KeyedAssign", "build_request",
            "failure_text", "judge", "member_entry", "member_name", "topic_name"]
@@ -235,7 +235,7 @@ def _call(assign: AssignFn, request: dict[str, Any], config: Config
 def judge(assign: AssignFn, assignor: str, config: Config, optimiser: Optimiser | None,
           sticky: bool, i4a: bool = True) -> Judgement:
     """Run one configuration (and its cooperative follow-ups) and judge it (``i4a=False``:
-    without I4a, for ``scope_blind``)."""
+    without I4a, for ``blind``)."""
     out = Judgement([], [])
     # a keyed session only reads the request: its member entries can be shared
     shared = hasattr(assign, "assign_keyed")
