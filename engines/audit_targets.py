@@ -20,10 +20,7 @@ from ..audit.call_timeout import CALL_TIMEOUT
 from ..audit.targets import ASSIGNOR_FAMILIES, AuditTarget, AuditTargetError, resolve_plugin
 from ..impl.assign_op import run_assign_assignment_only
 from ..impl.assignors import ASSIGNOR_NAMES
-from ..impl.consumer_protocol import decode_subscription, encode_subscription
-from ..impl.errors import CodecError
-from ..impl.types import Subscription
-from ..targets.adapters.codecs import ReleaseCodec
+from ..targets.adapters.codecs import BuiltinCodec, ReleaseCodec
 from ..targets.processes import java_runtime
 from ..targets.processes.java_process import (
     audit_parts,
@@ -37,36 +34,7 @@ from ..targets.registry import NO_SETTINGS
 from ..targets.settings import Settings
 from .errors import EngineInputError
 
-__all__ = ["BuiltinCodec", "expand_targets", "findings_lines", "resolve_audit_target"]
-
-
-class BuiltinCodec:
-    """Our consumer-protocol codec as an I10 codec (plain-data messages)."""
-
-    #: the instance every builtin target shares (the codec holds no state); kept on the
-    #: class, which Spark's workers rebuild when this module runs as ``__main__``
-    _shared: BuiltinCodec | None = None
-
-    def __init__(self) -> None:
-        self.error: type[Exception] = CodecError
-
-    @classmethod
-    def shared(cls) -> BuiltinCodec:
-        if cls._shared is None:
-            cls._shared = cls()
-        return cls._shared
-
-    def encode_subscription(self, x: dict[str, Any], version: int) -> bytes:
-        gen = x["generation"]
-        return encode_subscription(
-            Subscription(list(x["topics"]), x["userData"], [(t, p) for t, p in x["owned"]],
-                         None if gen is None or gen < 0 else gen, x["rack"]), version)
-
-    def decode_subscription(self, data: bytes) -> dict[str, Any]:
-        d = decode_subscription(data)
-        return {"topics": d.topics, "userData": d.user_data,
-                "ownedPartitions": d.owned_partitions, "generationId": d.generation_id,
-                "rackId": d.rack_id, "version": d.version, "remaining": d.remaining}
+__all__ = ["expand_targets", "findings_lines", "resolve_audit_target"]
 
 
 def _java(name: str, family: str, spec: str, settings: Settings) -> AuditTarget:

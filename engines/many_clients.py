@@ -2,7 +2,7 @@
 by side, and members whose drivers are SIGKILLed at seeded moments; every group judged as
 every wire run is, its settles timed, the broker's requests counted.
 
-Theory of operation. A `Scenario` lists its groups (`GroupPlan`: a group id, the client of
+Theory of operation. A `LoadScenario` lists its groups (`GroupPlan`: a group id, the client of
 each member in join order, the assignor, how many members a SIGKILL ends) and whether its
 drivers are shared (one driver per client for every member of the run: one JVM for all the
 Java consumers; a member of a client that crashes by kill then cannot crash alone, so a
@@ -47,7 +47,7 @@ from ..targets.wire.wire_group import CONFIG, WireGroup
 if TYPE_CHECKING:  # the broker imports kio: loaded only when a run starts one
     from ..broker import Broker
 
-__all__ = ["GroupPlan", "GroupResult", "RequestCounter", "Scenario", "ScenarioResult", "plan",
+__all__ = ["GroupPlan", "GroupResult", "RequestCounter", "LoadScenario", "ScenarioResult", "plan",
            "run", "settle_bound"]
 
 PARTITIONS_PER_MEMBER = 2
@@ -87,7 +87,7 @@ class GroupPlan:
 
 
 @dataclass(frozen=True)
-class Scenario:
+class LoadScenario:
     name: str
     groups: tuple[GroupPlan, ...]
     shared_drivers: bool
@@ -119,7 +119,7 @@ class GroupResult:
 
 @dataclass
 class ScenarioResult:
-    scenario: Scenario
+    scenario: LoadScenario
     groups: list[GroupResult]
     seconds: float
     requests: Counter[str]
@@ -214,7 +214,7 @@ def plan(g: GroupPlan, rng: random.Random, infos: dict[str, ClientInfo]) -> list
     return events
 
 
-def _infos(scenario: Scenario, settings: Settings) -> tuple[dict[str, ClientInfo],
+def _infos(scenario: LoadScenario, settings: Settings) -> tuple[dict[str, ClientInfo],
                                                             dict[str, str]]:
     """Each client's ``hello`` and classpath; `ValueError` when a client lacks the assignor
     its group asks for (checked before anything runs)."""
@@ -287,7 +287,7 @@ def _log_lines(group: WireGroup) -> list[str]:
     return [line.rstrip() for line in shown + waiting]
 
 
-def run(scenario: Scenario, settings: Settings, failures: Path | None = None) -> ScenarioResult:
+def run(scenario: LoadScenario, settings: Settings, failures: Path | None = None) -> ScenarioResult:
     """Play every group of ``scenario`` at once on one broker (see the module docstring)."""
     infos, classpaths = _infos(scenario, settings)
     rng = random.Random(scenario.seed)
@@ -361,7 +361,7 @@ def _spread(clients: tuple[str, ...], members: int, rng: random.Random) -> tuple
 
 
 def scenarios(seed: int = 0, members: int = 50, groups: int = 20, group_size: int = 3,
-              kill_groups: int = 4, kills: int = 2) -> dict[str, Scenario]:
+              kill_groups: int = 4, kills: int = 2) -> dict[str, LoadScenario]:
     """The scenarios of ``bench/many_clients.py`` and the opt-in wire tests, by name: one
     group of ``members`` mixed clients on range, and on cooperative-sticky; ``groups``
     groups of ``group_size`` at once (every fifth a KafkaJS group on its round robin, the
@@ -377,10 +377,10 @@ def scenarios(seed: int = 0, members: int = 50, groups: int = 20, group_size: in
     killed = tuple(GroupPlan(f"k{i:02d}", _spread(RANGE_CLIENTS, 5, rng), "range", kills,
                              f"t{i}") for i in range(kill_groups))
     return {
-        "one-group-range": Scenario("one-group-range", (GroupPlan(
+        "one-group-range": LoadScenario("one-group-range", (GroupPlan(
             "big", _spread(RANGE_CLIENTS, members, rng), "range"),), True, seed),
-        "one-group-cooperative": Scenario("one-group-cooperative", (GroupPlan(
+        "one-group-cooperative": LoadScenario("one-group-cooperative", (GroupPlan(
             "bigcoop", _spread(COOPERATIVE_CLIENTS, members, rng), "cooperative-sticky"),),
             True, seed),
-        "many-groups": Scenario("many-groups", many, True, seed),
-        "sigkill": Scenario("sigkill", killed, False, seed)}
+        "many-groups": LoadScenario("many-groups", many, True, seed),
+        "sigkill": LoadScenario("sigkill", killed, False, seed)}

@@ -59,7 +59,7 @@ from .processes.jsonl_process import (
     call_user_data,
     shared_process,
 )
-from .profile import ClientProfile, ProfileError
+from .profile import ProfileError, ReleaseProfile
 from .settings import Settings
 from .target import BUILTIN_ASSIGNORS, AssignFn, MachineHints, Target, TargetError
 from .wire.backends.factory import BACKENDS, backend_missing
@@ -224,7 +224,7 @@ def _java(classpath: str, *, settings: Settings, assignor: str | None = None,
     return profiled(process_target(name, process, assignor), profile)
 
 
-def profiled(target: Target, profile: ClientProfile) -> Target:
+def profiled(target: Target, profile: ReleaseProfile) -> Target:
     """``target`` held to what its client release implements: the subscription versions
     its members write (the state machine's members write those), and the profile the
     engines ask (`Target.profile`)."""
@@ -300,7 +300,7 @@ def client_setup(client: str, settings: Settings) -> tuple[str, bool]:
     return classpath, not _release_profile(client, classpath, settings).has("generation")
 
 
-def _release_profile(client: str, classpath: str, settings: Settings) -> ClientProfile:
+def _release_profile(client: str, classpath: str, settings: Settings) -> ReleaseProfile:
     """What the release of a ``java@<release>`` member implements, asked of the ``java:``
     driver on the same classpath (one JVM per release, kept for the run)."""
     try:

@@ -107,10 +107,10 @@ def test_a_subclass_of_sticky_is_never_resolved_for_it() -> None:
     """A subclass may read more of its input than sticky does (the bug zoo's mutants do),
     so it gets no resolved input and the session runs its leader on every distinct input."""
 
-    class Reader(StickyAssignor):
+    class StickySubclass(StickyAssignor):
         pass
 
     cluster = Cluster({"t": 2})
     subscriptions = {"a": Subscription(["t"]), "b": Subscription(["t"])}
     assert StickyAssignor().resolved_input(cluster, subscriptions) is not None
-    assert Reader().resolved_input(cluster, subscriptions) is None
+    assert StickySubclass().resolved_input(cluster, subscriptions) is None

@@ -27,7 +27,7 @@ from groupcheck.impl.types import Assignment, Cluster, Subscription
 from groupcheck.properties.scope import Scope, prove
 from groupcheck.properties.scope.blind import MODES, completions, projections
 from groupcheck.properties.scope.enumeration import enumerate_scope, tasks_of
-from groupcheck.properties.scope.orbits import Shape, skeletons
+from groupcheck.properties.scope.orbits import MetadataShape, skeletons
 from groupcheck.targets.registry import resolve
 from groupcheck.targets.zoo.entries import ASSIGNOR_MUTANTS
 
@@ -106,7 +106,7 @@ def test_projection_weights_count_every_configuration_of_each_task(text: str, le
         full[config.metadata, tuple(m[:3] for m in config.members)] += config.weight
     blind: Counter[Any] = Counter()
     for task, orbit in tasks_of(scope):
-        for config, more in projections(scope, task, Shape.of(scope, task[0], orbit), skels,
+        for config, more in projections(scope, task, MetadataShape.of(scope, task[0], orbit), skels,
                                         mode):
             for topics, _, _, owned in config.members:
                 assert not owned if mode == "all" else all(t in topics for t, _ in owned)
@@ -123,7 +123,7 @@ def test_completions_count_hidden_claims_within_the_claim_and_stale_bounds() -> 
     one member of t0: only t1's two partitions hide claims (1 + 2 + 1); once it claims
     t0-1 (visible, stale), one stale claim is left (1 + 2)."""
     scope = Scope.parse("partitions=2,stale=2")
-    shape = Shape.of(scope, ((1, ()), (0, ())), 1)
+    shape = MetadataShape.of(scope, ((1, ()), (0, ())), 1)
     one = (((0,), 1, -1),)
     two = (((0,), 1, -1), ((0,), 2, -1))
     empty = ((0,),) * 4

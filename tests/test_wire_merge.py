@@ -90,11 +90,11 @@ def test_a_revoke_that_hands_partitions_back_itself_logs_its_end_first() -> None
     an assign logs its end once its call returned."""
     order: list[str] = []
 
-    class Recorder(Output):
+    class EventOrder(Output):
         def event(self, name: str, member: str, **fields: Any) -> None:
             order.append(f"{name}:{fields['kind']}")
 
-    listener = Listener(Recorder(), "c1", lambda: (1, "m"), lambda: None)
+    listener = Listener(EventOrder(), "c1", lambda: (1, "m"), lambda: None)
     for kind in ("revoked", "lost", "assigned"):
         listener.callback(kind, [("t0", 0)], lambda kind=kind: order.append(f"apply:{kind}"))
     assert order == ["callback_start:revoked", "callback_end:revoked", "apply:revoked",

@@ -42,14 +42,14 @@ from ..resolving import resolved
 from ..saved.requests import replay_request
 from ..saved.stories import failure_of
 
-__all__ = ["Bisection", "CodecRecord", "Outcome", "bisect_file", "bisect_many",
+__all__ = ["Bisection", "CodecRecord", "VersionVerdict", "bisect_file", "bisect_many",
            "load_counterexample"]
 
 PRESENT, ABSENT, NA = "present", "absent", "n/a"
 
 
 @dataclass
-class Outcome:
+class VersionVerdict:
     """One version's verdict on one counterexample: present, absent or n/a, and the
     violation (or why it could not run)."""
 
@@ -64,7 +64,7 @@ class Bisection:
 
     file: str
     invariant: str | None
-    outcomes: list[Outcome] = field(default_factory=list)
+    outcomes: list[VersionVerdict] = field(default_factory=list)
     error: str = ""  # why it could not be replayed at all
 
     def _with(self, verdict: str) -> list[str]:
@@ -128,15 +128,15 @@ def _shows(violations: Sequence[str], invariant: str | None) -> str | None:
     return hits[0] if hits else None
 
 
-def _outcome(name: str, violations: Sequence[str], invariant: str | None) -> Outcome:
+def _outcome(name: str, violations: Sequence[str], invariant: str | None) -> VersionVerdict:
     hit = _shows(violations, invariant)
     if hit is not None:
-        return Outcome(name, PRESENT, hit)
+        return VersionVerdict(name, PRESENT, hit)
     other = f"; other: {violations[0]}" if violations else ""
-    return Outcome(name, ABSENT, f"{invariant or 'every invariant'} held{other}")
+    return VersionVerdict(name, ABSENT, f"{invariant or 'every invariant'} held{other}")
 
 
-def _replay_requests(made: Target, saved: SavedFile, invariant: str | None) -> Outcome:
+def _replay_requests(made: Target, saved: SavedFile, invariant: str | None) -> VersionVerdict:
     found: list[str] = []
     for request in saved.requests:
         _, violations = replay_request(made, request)
@@ -146,9 +146,9 @@ def _replay_requests(made: Target, saved: SavedFile, invariant: str | None) -> O
     return _outcome(made.name, found, invariant)
 
 
-def _replay_events(made: Target, saved: SavedFile, invariant: str | None) -> Outcome:
+def _replay_events(made: Target, saved: SavedFile, invariant: str | None) -> VersionVerdict:
     if made.group is None:
-        return Outcome(made.name, NA, "not a group target")
+        return VersionVerdict(made.name, NA, "not a group target")
     promises = machine_config(made).promises if made.hints is not None else None
     result = replay_events(made.group(), saved.events, promises,
                            made.hints is None or made.hints.generations)
@@ -191,7 +191,7 @@ def _read(path: str) -> Playable:
         raise
 
 
-def _replay_story(made: Target, saved: SavedFile) -> Outcome:
+def _replay_story(made: Target, saved: SavedFile) -> VersionVerdict:
     """An audit story on the target already resolved (`saved.stories.replay_story` resolves
     one per replay: a JVM per story and release)."""
     assert saved.spec is not None
@@ -199,13 +199,13 @@ def _replay_story(made: Target, saved: SavedFile) -> Outcome:
     wanted = failure_of(saved, None)
     broken = chain.violated if wanted is None else chain.verdicts.get(wanted.invariant) == 1
     if broken:
-        return Outcome(made.name, PRESENT, chain.violations[0] if chain.violations else "")
+        return VersionVerdict(made.name, PRESENT, chain.violations[0] if chain.violations else "")
     other = f"; other: {chain.violations[0]}" if chain.violations else ""
-    return Outcome(made.name, ABSENT,
+    return VersionVerdict(made.name, ABSENT,
                    f"{wanted.invariant if wanted else 'every invariant'} held{other}")
 
 
-def _replay_one(made: Target, saved: Playable) -> Outcome:
+def _replay_one(made: Target, saved: Playable) -> VersionVerdict:
     invariant = saved.recorded_invariant
     try:
         if isinstance(saved, CodecRecord):
@@ -215,10 +215,10 @@ def _replay_one(made: Target, saved: Playable) -> Outcome:
         if saved.kind == "events":
             return _replay_events(made, saved, invariant)
         if made.assign is None:
-            return Outcome(made.name, NA, "no assign function")
+            return VersionVerdict(made.name, NA, "no assign function")
         return _replay_requests(made, saved, invariant)
     except Exception as exc:  # noqa: BLE001 - a target that cannot run it: n/a, said why
-        return Outcome(made.name, NA, f"{type(exc).__name__}: {exc}".splitlines()[0])
+        return VersionVerdict(made.name, NA, f"{type(exc).__name__}: {exc}".splitlines()[0])
 
 
 def _assignor_of(saved: Playable, assignor: str | None) -> str | None:
@@ -267,7 +267,7 @@ def _bisect_version(version: str, saved: Sequence[Playable | None], out: list[Bi
                     made[which] = str(exc)
             target = made[which]
             bisection.outcomes.append(
-                Outcome(version, NA, target) if isinstance(target, str)
+                VersionVerdict(version, NA, target) if isinstance(target, str)
                 else _named(_replay_one(target, one), version))
     finally:
         for target in made.values():
@@ -275,7 +275,7 @@ def _bisect_version(version: str, saved: Sequence[Playable | None], out: list[Bi
                 target.close()
 
 
-def _named(outcome: Outcome, version: str) -> Outcome:
+def _named(outcome: VersionVerdict, version: str) -> VersionVerdict:
     outcome.target = version
     return outcome
 

@@ -46,7 +46,7 @@ from collections.abc import Callable, Hashable, Iterator
 from typing import Any
 
 from .judgement import Judgement, member_entry, member_name
-from .orbits import Shape, Skeleton, Task, config_of, row_tuples, skeletons
+from .orbits import MetadataShape, Skeleton, Task, config_of, row_tuples, skeletons
 from .space import Config, Metadata, Scope
 
 __all__ = ["MODES", "LeaderView", "check_eager", "choose", "completions", "projections"]
@@ -68,7 +68,7 @@ def _visible(mode: str, topics: tuple[int, ...], owned: tuple[tuple[int, int], .
     return () if mode == "all" else tuple(tp for tp in owned if tp[0] in topics)
 
 
-def completions(scope: Scope, shape: Shape, rows: tuple[Skeleton, ...], mode: str,
+def completions(scope: Scope, shape: MetadataShape, rows: tuple[Skeleton, ...], mode: str,
                 pattern: tuple[tuple[int, ...], ...]) -> int:
     """How many configurations share this projection (itself included): the ways to add
     hidden claims to ``pattern`` (one column mask per block, at levels 0 and 1)."""
@@ -104,7 +104,7 @@ def _columns(scope: Scope, mode: str, rows: tuple[Skeleton, ...], topic: int,
             for subset in itertools.combinations(free, r)]
 
 
-def projections(scope: Scope, task: Task, shape: Shape, skels: list[Skeleton], mode: str
+def projections(scope: Scope, task: Task, shape: MetadataShape, skels: list[Skeleton], mode: str
                 ) -> Iterator[tuple[Config, int]]:
     """The projections of one task: each with its own weight (the configurations equal to
     it, at level 1 every renaming of its generation values) and, second, the weight of the
@@ -124,7 +124,7 @@ def projections(scope: Scope, task: Task, shape: Shape, skels: list[Skeleton], m
             yield config_of(shape, rows, pattern, base), base * more
 
 
-def _owned_sets(scope: Scope, shape: Shape) -> Iterator[tuple[tuple[int, int], ...]]:
+def _owned_sets(scope: Scope, shape: MetadataShape) -> Iterator[tuple[tuple[int, int], ...]]:
     """Every set of partitions one member may claim over this metadata (none excluded)."""
     fresh = [(t, p) for t, p, _, stale in shape.blocks if not stale]
     late = [(t, p) for t, p, _, stale in shape.blocks if stale]
@@ -141,7 +141,7 @@ def _premise(scope: Scope, metadatas: list[tuple[Metadata, int]], assignor: str,
     """None when, for every member the scope holds, the leader's view of it is its view
     without the claims ``mode`` hides; else the first member where it is not, in words."""
     for metadata, orbit in metadatas:
-        shape = Shape.of(scope, metadata, orbit)
+        shape = MetadataShape.of(scope, metadata, orbit)
         owned_sets = list(_owned_sets(scope, shape))
         for topics, gen, rack in skeletons(scope):
             if not gen:

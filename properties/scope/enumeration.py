@@ -7,7 +7,7 @@ from __future__ import annotations
 import math
 from collections.abc import Iterator
 
-from .orbits import Shape, Task, configs_of_task, metadatas, skeletons
+from .orbits import MetadataShape, Task, configs_of_task, metadatas, skeletons
 from .space import Config, Metadata, Scope, merges_members, renumbers_partitions
 
 __all__ = ["enumerate_scope", "tasks_of", "upper_bound"]
@@ -16,11 +16,11 @@ __all__ = ["enumerate_scope", "tasks_of", "upper_bound"]
 def enumerate_scope(scope: Scope) -> Iterator[Config]:
     """Every configuration in ``scope`` (one per class when ``scope.symmetry``)."""
     skels = skeletons(scope)
-    shapes: dict[Metadata, Shape] = {}
+    shapes: dict[Metadata, MetadataShape] = {}
     for task, orbit in tasks_of(scope):
         shape = shapes.get(task[0])
         if shape is None:
-            shape = shapes[task[0]] = Shape.of(scope, task[0], orbit)
+            shape = shapes[task[0]] = MetadataShape.of(scope, task[0], orbit)
         yield from configs_of_task(scope, task, shape, skels)
 
 
@@ -31,7 +31,7 @@ def tasks_of(scope: Scope) -> list[tuple[Task, int]]:
     skels = skeletons(scope)
     sized = []
     for meta, orbit in metadatas(scope):
-        patterns = _pattern_estimate(scope, Shape.of(scope, meta, orbit))
+        patterns = _pattern_estimate(scope, MetadataShape.of(scope, meta, orbit))
         for n in range(1, scope.members + 1):
             for i in range(len(skels)):
                 ordered = not merges_members(scope)
@@ -42,7 +42,7 @@ def tasks_of(scope: Scope) -> list[tuple[Task, int]]:
     return [((meta, n, i), orbit) for _, meta, n, i, orbit in sized]
 
 
-def _pattern_estimate(scope: Scope, shape: Shape) -> int:
+def _pattern_estimate(scope: Scope, shape: MetadataShape) -> int:
     """The claim patterns over ``scope.members`` members that all claim (an upper bound)."""
     columns = sum(math.comb(scope.members, r) for r in range(min(scope.claims,
                                                                  scope.members) + 1))
@@ -61,7 +61,7 @@ def upper_bound(scope: Scope) -> int:
     skels = len(skeletons(scope))
     total = 0
     for meta, orbit in metadatas(scope):
-        patterns = _pattern_estimate(scope, Shape.of(scope, meta, orbit))
+        patterns = _pattern_estimate(scope, MetadataShape.of(scope, meta, orbit))
         for n in range(1, scope.members + 1):
             ordered = not merges_members(scope)
             rows = skels ** n if ordered else math.comb(skels + n - 1, n)

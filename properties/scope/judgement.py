@@ -55,7 +55,7 @@ from ..generations import claim_breaches, resolved, uncontested
 from ..kafka_rules import inherited_i4a, inherited_i6
 from ..optimal import Optimiser
 from ..rebalance import assignment_of, claims_of, sent_claims
-from .reading import Frame, Reading, frame_of, missing, read
+from .reading import ConfigFrame, Reading, frame_of, missing, read
 from .space import AssignFn, Config, MemberDesc, TopicPartition
 
 __all__ = ["STICKY_FAMILY", "Judgement", "KeyedAnswer", "KeyedAssign", "build_request",
@@ -247,7 +247,7 @@ def judge(assign: AssignFn, assignor: str, config: Config, optimiser: Optimiser 
 
     current = config
     first: dict[str, Any] | None = None
-    frame: Frame | None = None
+    frame: ConfigFrame | None = None
     settled: dict[str, list[TopicPartition]] = {}
     reading: Reading | None = None
     changed = True
@@ -301,7 +301,7 @@ def judge(assign: AssignFn, assignor: str, config: Config, optimiser: Optimiser 
     return out
 
 
-def _judge_settled(out: Judgement, request: dict[str, Any], frame: Frame,
+def _judge_settled(out: Judgement, request: dict[str, Any], frame: ConfigFrame,
                    settled: dict[str, list[TopicPartition]], reading: Reading,
                    changed: bool, optimiser: Optimiser | None, sticky: bool,
                    note: Callable[[int, list[str]], None]) -> None:

@@ -1,7 +1,7 @@
 """One representative per symmetry class of the scope prover's configurations, generated
 directly (no candidate is built only to be thrown away as a duplicate).
 
-**Shape of a configuration.** The metadata (per topic a partition count and, with racks,
+**MetadataShape of a configuration.** The metadata (per topic a partition count and, with racks,
 each partition's rack), then the members as *skeletons* — (subscribed topics, generation,
 rack) — and the claims as *columns*: for each partition, the set of members that claim it,
 as a bit mask over the member rows. Partitions of a topic are cut into *blocks*: those in
@@ -89,8 +89,8 @@ from .space import (
     renumbers_partitions,
 )
 
-__all__ = ["Block", "Shape", "Skeleton", "Task", "config_of", "configs_of_task", "metadatas",
-           "row_tuples", "skeletons"]
+__all__ = ["Block", "MetadataShape", "Skeleton", "Task", "config_of", "configs_of_task",
+           "metadatas", "row_tuples", "skeletons"]
 
 Skeleton = tuple[tuple[int, ...], int, int]  # (topics, generation (0 = none), rack (-1 = none))
 # a block: (topic, first partition, size, stale?)
@@ -150,7 +150,7 @@ def skeletons(scope: Scope) -> list[Skeleton]:
 
 
 @dataclass
-class Shape:
+class MetadataShape:
     """What the enumeration needs to know of one metadata: its blocks, the topic renamings
     that fix it, and how many labelled metadatas it stands for."""
 
@@ -163,7 +163,7 @@ class Shape:
     renumberings: int  # |block renumberings| (level 2), else 1
 
     @classmethod
-    def of(cls, scope: Scope, metadata: Metadata, orbit: int) -> Shape:
+    def of(cls, scope: Scope, metadata: Metadata, orbit: int) -> MetadataShape:
         blocks: list[Block] = []
         stale_blocks: list[int] = []
         level2 = renumbers_partitions(scope)
@@ -214,7 +214,7 @@ def _mask_table(rho: tuple[int, ...]) -> list[int]:
     return [sum(1 << i for i in range(n) if mask >> rho[i] & 1) for mask in range(1 << n)]
 
 
-def _skeleton_autos(scope: Scope, shape: Shape, rows: tuple[Skeleton, ...]
+def _skeleton_autos(scope: Scope, shape: MetadataShape, rows: tuple[Skeleton, ...]
                     ) -> list[tuple[tuple[int, ...], list[int]]] | None:
     """The (σ, ρ) pairs other than the identity that map metadata and skeletons onto
     themselves, as (block image, mask table); None when some pair maps the skeletons to a
@@ -253,7 +253,7 @@ def _skeleton_autos(scope: Scope, shape: Shape, rows: tuple[Skeleton, ...]
     return autos
 
 
-def _patterns(scope: Scope, shape: Shape, columns: list[int]
+def _patterns(scope: Scope, shape: MetadataShape, columns: list[int]
               ) -> Iterator[tuple[tuple[int, ...], ...]]:
     """Every claim pattern: per block, a sequence (levels 0, 1) or a multiset (level 2) of
     columns; at most ``scope.stale`` claims beyond the metadata in all."""
@@ -290,8 +290,8 @@ def _image(pattern: tuple[tuple[int, ...], ...], blocks: tuple[int, ...], table:
 _ROWS_OF = [tuple(i for i in range(8) if mask >> i & 1) for mask in range(1 << 8)]
 
 
-def config_of(shape: Shape, rows: tuple[Skeleton, ...], pattern: tuple[tuple[int, ...], ...],
-            weight: int) -> Config:
+def config_of(shape: MetadataShape, rows: tuple[Skeleton, ...],
+              pattern: tuple[tuple[int, ...], ...], weight: int) -> Config:
     """The configuration of one claim pattern. Blocks come in (topic, partition) order, so
     each member's claims are collected already sorted."""
     owned: list[list[tuple[int, int]]] = [[] for _ in rows]
@@ -322,7 +322,7 @@ def row_tuples(scope: Scope, skels: list[Skeleton], n: int, first: int
             yield rows
 
 
-def configs_of_task(scope: Scope, task: Task, shape: Shape,
+def configs_of_task(scope: Scope, task: Task, shape: MetadataShape,
                     skels: list[Skeleton]) -> Iterator[Config]:
     _, n, first = task
     level2 = renumbers_partitions(scope)

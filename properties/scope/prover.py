@@ -49,7 +49,7 @@ from .judgement import (
     Judgement,
     judge,
 )
-from .orbits import Shape, Task, configs_of_task, metadatas, skeletons
+from .orbits import MetadataShape, Task, configs_of_task, metadatas, skeletons
 from .report import Counterexample, ProofReport
 from .space import (
     AssignFn,
@@ -185,10 +185,10 @@ def _relabel(j: Judgement, assign: AssignFn, reference: AssignFn) -> None:
 def _run_task(item: tuple[Task, int]) -> _Partial:
     task, orbit = item
     scope: Scope = _WORKER["scope"]
-    shapes: dict[Metadata, Shape] = _WORKER["shapes"]
+    shapes: dict[Metadata, MetadataShape] = _WORKER["shapes"]
     shape = shapes.get(task[0])
     if shape is None:
-        shape = shapes[task[0]] = Shape.of(scope, task[0], orbit)
+        shape = shapes[task[0]] = MetadataShape.of(scope, task[0], orbit)
     part = _Partial()
     optimiser: Optimiser | None = _WORKER["optimiser"]
     mode: str | None = _WORKER["claim_mode"]
@@ -215,7 +215,7 @@ def _run_task(item: tuple[Task, int]) -> _Partial:
     return part
 
 
-def _judge_projections(part: _Partial, task: Task, shape: Shape, mode: str) -> None:
+def _judge_projections(part: _Partial, task: Task, shape: MetadataShape, mode: str) -> None:
     """A task in claim-blind mode (``blind``): each projection judged for itself and,
     without I4a when its premise held, for the configurations that add hidden claims."""
     assign, assignor, sticky = _WORKER["assign"], _WORKER["assignor"], _WORKER["sticky"]

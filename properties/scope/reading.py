@@ -1,7 +1,7 @@
 """How the scope prover reads one answer: against a frame of subscriptions and metadata,
 once per leader run.
 
-A *frame* (`Frame`) is what every round of one configuration is judged against: the
+A *frame* (`ConfigFrame`) is what every round of one configuration is judged against: the
 subscriptions, the metadata and how many partitions the subscribed topics hold; it is kept
 per (metadata, subscriptions). A *reading* (`Reading`) reads an assignment once: whether it
 is valid and exclusive (I1, I2's validity half), how much it holds and its sizes. A keyed
@@ -18,7 +18,7 @@ from typing import Any
 from .. import assignment as A
 from .space import Config, TopicPartition
 
-__all__ = ["Frame", "Reading", "frame_of", "missing", "read"]
+__all__ = ["ConfigFrame", "Reading", "frame_of", "missing", "read"]
 
 
 class Reading:
@@ -79,7 +79,7 @@ def missing(assignment: Mapping[str, list[TopicPartition]], subs: Mapping[str, l
 
 
 @dataclass(frozen=True)
-class Frame:
+class ConfigFrame:
     """What every round of one configuration is judged against: subscriptions (lists and
     sets), the metadata and how many partitions the subscribed topics hold."""
 
@@ -89,10 +89,10 @@ class Frame:
     wanted: int
 
 
-_FRAMES: dict[Any, Frame] = {}
+_FRAMES: dict[Any, ConfigFrame] = {}
 
 
-def frame_of(config: Config, request: dict[str, Any]) -> Frame:
+def frame_of(config: Config, request: dict[str, Any]) -> ConfigFrame:
     key = (config.metadata, tuple(m[0] for m in config.members))
     frame = _FRAMES.get(key)
     if frame is None:
@@ -102,15 +102,15 @@ def frame_of(config: Config, request: dict[str, Any]) -> Frame:
         sets = {m: set(ts) for m, ts in subs.items()}
         partitions: dict[str, int] = dict(request["partitions"])
         wanted = sum(partitions[t] for t in set().union(*sets.values()) if t in partitions)
-        frame = _FRAMES[key] = Frame(subs, sets, partitions, wanted)
+        frame = _FRAMES[key] = ConfigFrame(subs, sets, partitions, wanted)
     return frame
 
 
-_READINGS: dict[tuple[int, int], tuple[Any, Frame, Reading]] = {}
+_READINGS: dict[tuple[int, int], tuple[Any, ConfigFrame, Reading]] = {}
 
 
 def read(response: Any, assignment: Mapping[str, list[TopicPartition]],
-         frame: Frame) -> Reading:
+         frame: ConfigFrame) -> Reading:
     """The reading of an answer, kept per leader run (``led``) of a keyed session, whose
     answers share one assignment: each entry holds the run and the frame it names, so their
     ids stand for them as long as it lives."""
