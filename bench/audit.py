@@ -31,7 +31,7 @@ from groupcheck.audit.pipeline import AuditConfig, run_audit  # noqa: E402
 from groupcheck.audit.scenarios import random_spec  # noqa: E402
 from groupcheck.audit.session import spark_session  # noqa: E402
 from groupcheck.audit.targets import DEFAULT_TARGETS  # noqa: E402
-from groupcheck.engines.audit_targets import resolve_audit_target  # noqa: E402
+from groupcheck.engines.resolving import resolve_audit_target  # noqa: E402
 
 
 def plain_loop(targets: list[str], scenarios: int, seed: int) -> float:

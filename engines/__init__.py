@@ -15,9 +15,9 @@ the environment. Bad input is an `EngineInputError` with one line.
 * saved files played again and shrunk (`saved/`; the one reader of them is
   `model.saved_files`);
 * at the top: the bug zoo (`zoo`), BMC and the compatibility matrix (`bmc`), the audit's job
-  and targets (`audit_job`, `audit_targets`), many clients on the broker (`many_clients`),
-  and what every engine shares: target strings resolved (`resolving`), progress
-  (`progress`), the one input error (`errors`).
+  (`audit_job`), many clients on the broker (`many_clients`), and what every engine shares:
+  target strings resolved, the audit's too (`resolving`), progress (`progress`), the one
+  input error (`errors`).
 
 The package costs nothing to import: each name loads its module on first use (PEP 562), so
 the command line builds its parsers, and ``groupcheck jsonl`` serves, without the engines
@@ -30,8 +30,7 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from .audit_job import audit_config, run_audit_job, shrink_timings
-    from .audit_targets import expand_targets, findings_lines, resolve_audit_target
+    from .audit_job import audit_config, findings_lines, run_audit_job, shrink_timings
     from .battery.check_report import check_json, check_text
     from .battery.fuzz_one import fuzz_one
     from .battery.prove_one import large_scope_warning, prove_target
@@ -74,9 +73,11 @@ if TYPE_CHECKING:
         References,
         check_scope,
         close_all,
+        expand_targets,
         group_target,
         offers_of,
         parse_assignors,
+        resolve_audit_target,
         resolved,
     )
     from .saved.files import (
@@ -155,8 +156,8 @@ _PUBLIC: dict[str, tuple[str, str]] = {
     "close_all": ("resolving", "close_all"),
     "describe": ("differential.search", "describe"),
     "diff_pairs": ("differential.reports", "diff_pairs"),
-    "expand_targets": ("audit_targets", "expand_targets"),
-    "findings_lines": ("audit_targets", "findings_lines"),
+    "expand_targets": ("resolving", "expand_targets"),
+    "findings_lines": ("audit_job", "findings_lines"),
     "fuzz_one": ("battery.fuzz_one", "fuzz_one"),
     "group_target": ("resolving", "group_target"),
     "large_scope_warning": ("battery.prove_one", "large_scope_warning"),
@@ -168,7 +169,7 @@ _PUBLIC: dict[str, tuple[str, str]] = {
     "replay_requests_file": ("saved.files", "replay_requests_file"),
     "replay_story": ("saved.stories", "replay_story"),
     "requests_lines": ("differential.reports", "requests_lines"),
-    "resolve_audit_target": ("audit_targets", "resolve_audit_target"),
+    "resolve_audit_target": ("resolving", "resolve_audit_target"),
     "resolved": ("resolving", "resolved"),
     "run_batteries": ("battery.runner", "run_batteries"),
     "run_battery": ("battery.runner", "run_battery"),

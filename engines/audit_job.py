@@ -1,6 +1,7 @@
 """``groupcheck audit``'s job: its configuration checked before Spark starts, the pipeline
-run with the targets resolved on the executors (`audit_targets`, the settings bound), and
-what the report says about shrinking."""
+run with the targets resolved on the executors (`resolving.resolve_audit_target`, the
+settings bound), what the report says about shrinking, and what the command prints of a
+summary."""
 
 from __future__ import annotations
 
@@ -15,10 +16,11 @@ from ..audit.pipeline import AuditConfig, AuditError, AuditOutcome, run_audit
 from ..audit.targets import DEFAULT_TARGETS
 from ..targets.registry import NO_SETTINGS
 from ..targets.settings import Settings
-from .audit_targets import expand_targets, resolve_audit_target
 from .errors import EngineInputError
+from .resolving import expand_targets, resolve_audit_target
 
-__all__ = ["DEFAULT_SCENARIOS", "audit_config", "run_audit_job", "shrink_timings"]
+__all__ = ["DEFAULT_SCENARIOS", "audit_config", "findings_lines", "run_audit_job",
+           "shrink_timings"]
 
 DEFAULT_SCENARIOS = 100_000
 
@@ -73,3 +75,54 @@ def shrink_timings(out: str) -> dict[str, Any]:
             return found
     except (OSError, ValueError):
         return {}
+
+
+def _label(entry: dict[str, Any]) -> str:
+    """`` [rule K1]``, or where the reference reproduced the violation which one."""
+    if entry.get("label") == "evidence":
+        return f" [inherited from {entry['reference']}, which reproduced it]"
+    return f" [rule {entry['rule']}]" if "rule" in entry else ""
+
+
+def _example_lines(summary: dict[str, Any], out: str, shrunk: dict[str, Any]) -> list[str]:
+    """Every smallest counterexample: own violations first, then those a Kafka rule
+    explains (never hidden, only labelled), each with its shrunk story where there is one."""
+    lines = []
+    for label, key in (("VIOLATION", "counterexamples"),
+                       ("INHERITED FROM KAFKA", "inherited_examples")):
+        for target, per in summary[key].items():
+            for inv, c in per.items():
+                lines.append(f"{label} {target} {inv}{_label(c)}: {c['violation']}")
+                lines.append(f"  smallest: scenario {c['scenario']} ({c['members']} members, "
+                             f"{c['partitions']} partitions), replay file "
+                             f"{os.path.join(out, c['file'])}")
+                done = shrunk.get(c["file"]) or {}
+                if "to" in done:
+                    lines.append(f"  shrunk to {done['to']['members']} members, "
+                                 f"{done['to']['partitions']} partitions: "
+                                 f"{os.path.join(out, done['file'])}")
+    return lines
+
+
+def findings_lines(summary: dict[str, Any], out: str, shrunk: dict[str, Any]) -> list[str]:
+    """Per target the violated invariants, then every smallest counterexample, then the
+    Kafka rules that label what is inherited (``shrunk``: the report's shrink timings)."""
+    lines = []
+    for target, per in summary["invariants"].items():
+        shown = ", ".join(
+            f"{inv} {c['violated']}" + (f" ({c['inherited']} inherited from Kafka)"
+                                        if c["inherited"] else "")
+            for inv, c in per.items() if c["violated"]) or "every invariant held"
+        lines.append(f"  {target} — {shown}")
+    lines += _example_lines(summary, out, shrunk)
+    if summary["inherited_from_kafka"]:
+        for rule, text in summary["kafka_rules"].items():
+            lines.append(f"rule {rule}: {text}")
+        evidence = summary.get("inherited_by_evidence", 0)
+        lines.append(f"{summary['inherited_from_kafka']:,} violation(s) are Kafka's own "
+                     f"behaviour ({summary['inherited_from_kafka'] - evidence:,} by a rule "
+                     "above"
+                     + (f", {evidence:,} reproduced by the reference {summary['reference']}"
+                        if summary.get("reference") else "")
+                     + "); they fail the run only with --strict")
+    return lines

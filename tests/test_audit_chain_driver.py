@@ -13,7 +13,7 @@ import pytest
 from groupcheck.audit.chain import INVARIANTS, replay_record, run_chain
 from groupcheck.audit.scenarios import TIERS, random_spec, spec_size
 from groupcheck.audit.targets import AuditTarget, AuditTargetError, resolve_plugin
-from groupcheck.engines.audit_targets import resolve_audit_target
+from groupcheck.engines.resolving import resolve_audit_target
 from groupcheck.properties.assignment import exclusive_ownership
 
 from audit_chain_helpers import BROKEN

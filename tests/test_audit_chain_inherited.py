@@ -12,7 +12,7 @@ from typing import Any
 from groupcheck.audit.chain import run_chain
 from groupcheck.audit.scenarios import random_spec
 from groupcheck.audit.targets import AuditTarget, resolve_plugin
-from groupcheck.engines.audit_targets import resolve_audit_target
+from groupcheck.engines.resolving import resolve_audit_target
 
 from audit_chain_helpers import BROKEN
 

@@ -12,7 +12,7 @@ import pytest
 from groupcheck.audit.chain import replay_record, run_chain
 from groupcheck.audit.examples import shrink_and_draw
 from groupcheck.audit.scenarios import random_spec, spec_size
-from groupcheck.engines.audit_targets import resolve_audit_target
+from groupcheck.engines.resolving import resolve_audit_target
 
 from environment import heavy
 

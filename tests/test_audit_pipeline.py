@@ -19,7 +19,7 @@ pytest.importorskip("pyarrow")
 
 from groupcheck.audit.pipeline import AuditConfig, AuditError, run_audit  # noqa: E402
 from groupcheck.cli.audit_command import main as audit_main  # noqa: E402
-from groupcheck.engines.audit_targets import resolve_audit_target  # noqa: E402
+from groupcheck.engines.resolving import resolve_audit_target  # noqa: E402
 
 from environment import heavy  # noqa: E402
 
@@ -290,7 +290,7 @@ import json, os, sys
 sys.path.insert(0, sys.argv[1])  # the driver imports the checkout; executors get the zip
 from groupcheck.audit.pipeline import AuditConfig, run_audit
 from groupcheck.audit.session import spark_session
-from groupcheck.engines.audit_targets import resolve_audit_target
+from groupcheck.engines.resolving import resolve_audit_target
 
 spark = spark_session(sys.argv[2], sys.argv[3] + "/_package")
 

@@ -18,7 +18,7 @@ import pytest
 from groupcheck.audit.chain import run_chain
 from groupcheck.audit.evidence import label, label_entry, reference_name
 from groupcheck.audit.targets import AuditTarget
-from groupcheck.engines.audit_targets import resolve_audit_target
+from groupcheck.engines.resolving import resolve_audit_target
 from groupcheck.properties.deviations import EVIDENCE
 
 from environment import SETTINGS, heavy

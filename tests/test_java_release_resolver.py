@@ -16,7 +16,7 @@ import pytest
 from groupcheck.audit.codec_check import check_codec
 from groupcheck.audit.targets import ASSIGNOR_FAMILIES
 from groupcheck.cli import main
-from groupcheck.engines.audit_targets import expand_targets, resolve_audit_target
+from groupcheck.engines.resolving import expand_targets, resolve_audit_target
 from groupcheck.targets.adapters.codecs import ReleaseCodec
 from groupcheck.targets.processes.java_runtime import KAFKA_CLASS, SLF4J_CLASS, JavaUnavailable
 from groupcheck.targets.processes.maven_repo import (

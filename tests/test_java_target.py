@@ -21,9 +21,9 @@ import pytest
 from groupcheck.audit.chain import replay_record, run_chain
 from groupcheck.audit.targets import AuditTargetError
 from groupcheck.cli import main
-from groupcheck.engines.audit_targets import expand_targets, resolve_audit_target
 from groupcheck.engines.battery.runner import run_battery, run_fuzz, run_prove, run_vectors
 from groupcheck.engines.differential.search import DiffResult, describe, run_diff
+from groupcheck.engines.resolving import expand_targets, resolve_audit_target
 from groupcheck.engines.saved.requests import replay_request
 from groupcheck.impl.assign_op import run_assign
 from groupcheck.targets.processes.jsonl_process import TargetAnswerError, TargetTimeout

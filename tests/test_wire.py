@@ -12,10 +12,10 @@ from groupcheck.model.events import apply_event
 from groupcheck.model.replay import ownership_line
 from groupcheck.model.spec import ReferenceModel
 from groupcheck.properties import membership as M
+from groupcheck.targets.registry import wire_clients
 from groupcheck.targets.settings import Settings
 from groupcheck.targets.target import TargetError
 from groupcheck.targets.wire.silence import COORDINATOR_APIS
-from groupcheck.targets.wire.target_string import wire_clients
 
 from environment import SETTINGS, missing, resolve
 from wire_cases import smoke, without_pauses

@@ -21,7 +21,7 @@ from test_wire import run as run_story
 
 from groupcheck.model.events import apply_event
 from groupcheck.model.spec import ReferenceModel
-from groupcheck.targets.wire.target_string import wire_clients
+from groupcheck.targets.registry import wire_clients
 
 from environment import missing, on_broker, resolve
 from wire_cases import join, smoke, topics, without_pauses

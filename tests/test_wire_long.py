@@ -21,7 +21,7 @@ from groupcheck.model.fuzz import fuzz
 from groupcheck.model.replay import load, replay_events, replay_file
 from groupcheck.model.spec import ReferenceModel
 from groupcheck.properties.group import GroupTarget
-from groupcheck.targets.wire.target_string import wire_clients
+from groupcheck.targets.registry import wire_clients
 
 from environment import make_group_target, missing, on_broker, resolve
 from wire_cases import five_members, slow_revoke, stall_past_max_poll, subscription_switch

@@ -31,8 +31,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from ...model.machine_rules import DELAYS, ERRORS
+from ...targets.registry import wire_clients
 from ...targets.wire.round_records import COOPERATIVE_PROTOCOLS
-from ...targets.wire.target_string import wire_clients
 from ..errors import EngineInputError
 
 __all__ = ["PATHS", "Plan", "Side", "parse_side", "plans_for", "protocol", "story"]
