@@ -6,7 +6,8 @@ from __future__ import annotations
 import argparse
 
 from groupcheck.cli.diff_command import register as add_commands
-from groupcheck.engines.differential.search import Pair, disagree, request_size, run_diff, shrink
+from groupcheck.engines.differential.search import Pair, disagree, run_diff, shrink
+from groupcheck.engines.saved.requests import request_size
 from groupcheck.targets.registry import resolve
 
 

@@ -16,8 +16,8 @@ from typing import Any
 import pytest
 
 from groupcheck.audit.chain import run_chain
-from groupcheck.audit.evidence import label, label_entry, reference_name
-from groupcheck.audit.targets import AuditTarget
+from groupcheck.audit.evidence import label, label_entry
+from groupcheck.audit.targets import AuditTarget, reference_name
 from groupcheck.engines.resolving import resolve_audit_target
 from groupcheck.properties.deviations import EVIDENCE
 

@@ -18,7 +18,6 @@ as ``TIMEOUT``, unshrunk (each try could cost the whole time limit).
 
 from __future__ import annotations
 
-import copy
 import json
 import re
 import time
@@ -38,12 +37,11 @@ from ...properties.scope.space import Scope
 from ...targets.processes.jsonl_process import TargetFailure
 from ...targets.target import Target
 from ..battery.golden import answer, load_assign_vectors, partition_sets
-from ..saved.requests import judge_answer
+from ..saved.requests import judge_answer, request_size, smaller_requests
 
 __all__ = ["AnswerFn", "AssignFn", "DiffResult", "Pair", "answer_fn", "answer_table",
            "builtin_answer", "canonical_error", "describe", "disagree", "explained_text",
-           "judge_pair", "kafka_side", "request_size", "run_diff", "run_requests", "shrink",
-           "smaller_requests"]
+           "judge_pair", "kafka_side", "run_diff", "run_requests", "shrink"]
 
 AssignFn = Callable[[dict[str, Any]], dict[str, Any]]
 #: a target's answer to a request (an exception as an error answer) and whether groupcheck's
@@ -122,51 +120,6 @@ def disagree(a: dict[str, Any], b: dict[str, Any]) -> bool:
     if "error" in a:
         return False
     return partition_sets(a) != partition_sets(b)
-
-
-def request_size(request: dict[str, Any]) -> tuple[int, int, int, int]:
-    members = request.get("members") or {}
-    return (len(members), sum((request.get("partitions") or {}).values()),
-            sum(len(v.get("owned") or []) for v in members.values()),
-            sum(len(v.get("topics") or []) for v in members.values()))
-
-
-def smaller_requests(request: dict[str, Any]) -> Iterator[dict[str, Any]]:
-    """Every request one step smaller than ``request`` (a member, a topic, a partition, a
-    claim or a subscription less), in the order delta debugging tries them."""
-    members: dict[str, Any] = request.get("members") or {}
-    partitions: dict[str, int] = request.get("partitions") or {}
-    for m in list(members):
-        if len(members) > 1:
-            r = copy.deepcopy(request)
-            del r["members"][m]
-            yield r
-    for t in list(partitions):
-        r = copy.deepcopy(request)
-        del r["partitions"][t]
-        if "racks" in r:
-            r["racks"].pop(t, None)
-        for v in r["members"].values():
-            v["owned"] = [tp for tp in v.get("owned") or [] if tp[0] != t]
-            v["topics"] = [x for x in v.get("topics") or [] if x != t]
-        yield r
-        if partitions[t] > 1:
-            r = copy.deepcopy(request)
-            n = r["partitions"][t] = partitions[t] - 1
-            if "racks" in r and t in r["racks"]:
-                r["racks"][t] = r["racks"][t][:n]
-            for v in r["members"].values():
-                v["owned"] = [tp for tp in v.get("owned") or [] if tp[0] != t or tp[1] < n]
-            yield r
-    for m, v in members.items():
-        for i in range(len(v.get("owned") or [])):
-            r = copy.deepcopy(request)
-            del r["members"][m]["owned"][i]
-            yield r
-        for i in range(len(v.get("topics") or [])):
-            r = copy.deepcopy(request)
-            del r["members"][m]["topics"][i]
-            yield r
 
 
 class Pair:

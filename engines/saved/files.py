@@ -6,7 +6,7 @@
 * Requests — one saved ``assign`` request or a chain of them — go to the target one by one,
   each answer judged as the prover judges a round (`saved.requests`); shrinking makes the
   first failing request smaller (a member, a topic, a partition, a claim or a subscription
-  less, `differential.smaller_requests`) while the same invariant still breaks.
+  less, `requests.smaller_requests`) while the same invariant still breaks.
 """
 
 from __future__ import annotations
@@ -26,10 +26,9 @@ from ...targets.settings import Settings
 from ...targets.target import Target
 from ..battery.fuzz import machine_config
 from ..battery.results import invariant_id
-from ..differential.search import smaller_requests
 from ..errors import EngineInputError
 from ..resolving import group_factory, group_target, resolved
-from .requests import answer_table, replay_request
+from .requests import answer_table, replay_request, smaller_requests
 
 __all__ = ["Replayed", "SavedFile", "SavedFileError", "classify_saved", "read_saved",
            "replay_events_file", "replay_requests_file", "shrink_events_file",

@@ -11,11 +11,15 @@ generation, no racks, claims that form a complete, balanced, disjoint assignment
 may move; a cooperative answer's I4a is Kafka's rule K2, left to the prover). A target that
 raises is ``ERROR``, one that does not answer within its time limit ``TIMEOUT`` (the JVM of a
 ``java:`` target is killed).
+
+A request's size (`request_size`) and every request one step smaller (`smaller_requests`)
+serve ``shrink`` of a request file and ``diff``'s shrinking of a disagreement.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import copy
+from collections.abc import Iterator, Mapping
 from typing import Any
 
 from ...properties import assignment as A
@@ -24,7 +28,8 @@ from ...properties.rebalance import assignment_of, i4a_applies, sent_claims
 from ...properties.scope.judgement import failure_text
 from ...targets.target import STICKY_FAMILY, Target
 
-__all__ = ["answer_table", "is_request_file", "judge_answer", "replay_request"]
+__all__ = ["answer_table", "is_request_file", "judge_answer", "replay_request", "request_size",
+           "smaller_requests"]
 
 
 def is_request_file(body: Any) -> bool:
@@ -77,3 +82,48 @@ def answer_table(response: Mapping[str, Any]) -> str:
     rows = [f"  {m}: " + (" ".join(f"{t}-{p}" for t, p in ps) or "-")
             for m, ps in (response.get("assignment") or {}).items()]
     return "\n".join(rows) or "  (no members)"
+
+
+def request_size(request: dict[str, Any]) -> tuple[int, int, int, int]:
+    members = request.get("members") or {}
+    return (len(members), sum((request.get("partitions") or {}).values()),
+            sum(len(v.get("owned") or []) for v in members.values()),
+            sum(len(v.get("topics") or []) for v in members.values()))
+
+
+def smaller_requests(request: dict[str, Any]) -> Iterator[dict[str, Any]]:
+    """Every request one step smaller than ``request`` (a member, a topic, a partition, a
+    claim or a subscription less), in the order delta debugging tries them."""
+    members: dict[str, Any] = request.get("members") or {}
+    partitions: dict[str, int] = request.get("partitions") or {}
+    for m in list(members):
+        if len(members) > 1:
+            r = copy.deepcopy(request)
+            del r["members"][m]
+            yield r
+    for t in list(partitions):
+        r = copy.deepcopy(request)
+        del r["partitions"][t]
+        if "racks" in r:
+            r["racks"].pop(t, None)
+        for v in r["members"].values():
+            v["owned"] = [tp for tp in v.get("owned") or [] if tp[0] != t]
+            v["topics"] = [x for x in v.get("topics") or [] if x != t]
+        yield r
+        if partitions[t] > 1:
+            r = copy.deepcopy(request)
+            n = r["partitions"][t] = partitions[t] - 1
+            if "racks" in r and t in r["racks"]:
+                r["racks"][t] = r["racks"][t][:n]
+            for v in r["members"].values():
+                v["owned"] = [tp for tp in v.get("owned") or [] if tp[0] != t or tp[1] < n]
+            yield r
+    for m, v in members.items():
+        for i in range(len(v.get("owned") or [])):
+            r = copy.deepcopy(request)
+            del r["members"][m]["owned"][i]
+            yield r
+        for i in range(len(v.get("topics") or [])):
+            r = copy.deepcopy(request)
+            del r["members"][m]["topics"][i]
+            yield r
