@@ -18,10 +18,11 @@ def run(args: argparse.Namespace, env: Environment = NO_ENVIRONMENT) -> int:
     if args.input == "-":
         return jsonl.serve(sys.stdin, sys.stdout)
     try:
-        with open(args.input, encoding="utf-8") as fh:
-            return jsonl.serve(fh, sys.stdout)
+        fh = open(args.input, encoding="utf-8")
     except OSError as exc:
         raise UsageError(f"cannot read {args.input}: {exc.strerror}") from None
+    with fh:  # an error writing the answers is not the file's (a closed pipe: `exits`)
+        return jsonl.serve(fh, sys.stdout)
 
 
 def register(sub: Any) -> None:
