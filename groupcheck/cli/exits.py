@@ -72,6 +72,11 @@ class Run:
     started: float = field(default_factory=time.monotonic)
     wall: float = field(default_factory=time.time)
 
+    @property
+    def name(self) -> str:
+        """``groupcheck COMMAND`` (``groupcheck`` before a command is known)."""
+        return f"groupcheck {self.command}".rstrip()
+
     def saved(self) -> int:
         """Files written under ``--failures`` since the command started."""
         if not self.failures or not os.path.isdir(self.failures):
@@ -81,7 +86,7 @@ class Run:
 
     def interrupted_line(self) -> str:
         seconds = time.monotonic() - self.started
-        line = f"interrupted: groupcheck {self.command} after {seconds:.1f}s"
+        line = f"interrupted: {self.name} after {seconds:.1f}s"
         if self.failures:
             count = self.saved()
             line += (f"; {count} file{'s' * (count != 1)} saved in {self.failures} by then"
@@ -93,10 +98,10 @@ def save_traceback(run: Run, exc: BaseException) -> str:
     """Write ``exc``'s whole traceback (with its causes: a worker's own traceback comes as
     the cause) to a new file; its path, or why it could not be written."""
     stamp = time.strftime("%Y%m%d-%H%M%S", time.localtime(run.wall))
-    text = (f"groupcheck {run.command}, {sys.argv!r}\n"
+    text = (f"{run.name}, {sys.argv!r}\n"
             + "".join(traceback.format_exception(exc)))
     try:
-        fd, path = tempfile.mkstemp(prefix=f"groupcheck-error-{run.command}-{stamp}-",
+        fd, path = tempfile.mkstemp(prefix=f"groupcheck-error-{run.command or 'main'}-{stamp}-",
                                     suffix=".txt")
         with os.fdopen(fd, "w", encoding="utf-8") as fh:
             fh.write(text)
@@ -108,7 +113,7 @@ def save_traceback(run: Run, exc: BaseException) -> str:
 def _internal_error_line(run: Run, exc: BaseException) -> str:
     first = (str(exc).splitlines() or [""])[0]
     what = f"{type(exc).__name__}: {first}" if first else type(exc).__name__
-    return (f"groupcheck {run.command}: groupcheck's own error, not a finding ({what}); "
+    return (f"{run.name}: groupcheck's own error, not a finding ({what}); "
             f"traceback: {save_traceback(run, exc)}")
 
 

@@ -9,7 +9,7 @@ import sys
 from typing import Any
 
 from ..impl import jsonl
-from .shared import NO_ENVIRONMENT, Environment, UsageError
+from .shared import NO_ENVIRONMENT, Environment, UsageError, command_parser
 
 __all__ = ["register"]
 
@@ -26,6 +26,7 @@ def run(args: argparse.Namespace, env: Environment = NO_ENVIRONMENT) -> int:
 
 
 def register(sub: Any) -> None:
-    p = sub.add_parser("jsonl", help="serve the JSON-lines contract (one request per line)")
+    p = command_parser(sub, "jsonl", "serve the JSON-lines contract (one request per line)",
+                       [(0, "end of input")])
     p.add_argument("input", nargs="?", default="-", help="request file, or - for stdin")
     p.set_defaults(func=run)
