@@ -69,8 +69,6 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", required=True, parser_class=Parser)
     for command in COMMANDS:
         command.register(sub)
-    for command_parser in sub.choices.values():  # `shared.given` reads its defaults
-        command_parser.set_defaults(parser=command_parser)
     return parser
 
 

@@ -110,7 +110,6 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = Parser(prog="groupcheck")
     sub = parser.add_subparsers(dest="command", required=True, parser_class=Parser)
     register(sub)
-    sub.choices["audit"].set_defaults(parser=sub.choices["audit"])
 
     def body() -> int:
         args = parser.parse_args(["audit", *(sys.argv[1:] if argv is None else argv)])

@@ -38,15 +38,14 @@ from ..targets.settings import Settings, SettingsError
 from ..targets.target import TargetError
 from ..targets.wire.backends.factory import BACKENDS
 
-__all__ = ["ASSIGN_KINDS", "ASSIGNOR_HELP", "COMMON_EXITS", "DEFAULT_BUDGET",
-           "DEFAULT_FAILURES", "GROUP_KINDS", "NO_ENVIRONMENT", "TARGET_SYNTAX", "TIMEOUT_HELP",
-           "Deprecated", "Environment", "Parser", "UsageError", "add_assignor_option",
-           "add_broker_option", "add_failures_option", "add_jobs_option", "add_json_option",
-           "add_reference_option", "add_release_options", "add_seed_option", "add_strict_option",
-           "add_target_option", "add_timeout_option", "command_parser", "deprecated",
-           "folder_problem", "given", "input_error", "int_at_least", "int_between", "out_file",
-           "positive_seconds", "positional_targets", "refuse", "releases_of", "seconds_or_zero",
-           "target_help"]
+__all__ = ["ASSIGN_KINDS", "ASSIGNOR_HELP", "COMMON_EXITS", "DEFAULT_BUDGET", "DEFAULT_FAILURES",
+           "GROUP_KINDS", "NO_ENVIRONMENT", "TARGET_SYNTAX", "TIMEOUT_HELP", "Deprecated",
+           "Environment", "Parser", "UsageError", "add_assignor_option", "add_broker_option",
+           "add_failures_option", "add_jobs_option", "add_json_option", "add_reference_option",
+           "add_release_options", "add_seed_option", "add_strict_option", "add_target_option",
+           "add_timeout_option", "command_parser", "deprecated", "exits_epilog", "folder_problem",
+           "given", "input_error", "int_at_least", "int_between", "out_file", "positive_seconds",
+           "positional_targets", "refuse", "releases_of", "seconds_or_zero", "target_help"]
 
 DEFAULT_FAILURES = "groupcheck-failures"
 DEFAULT_BUDGET = 120.0  # seconds of check and diff
@@ -70,28 +69,27 @@ COMMON_EXITS = (
 
 
 class Parser(argparse.ArgumentParser):
-    """An argument parser whose errors are `UsageError` (one line, exit 2), not exits; a
-    command's parser also knows its exit codes (``exit_codes``, shown in its epilog)."""
-
-    def __init__(self, *args: Any, exit_codes: Sequence[tuple[int, str]] = (),
-                 **kwargs: Any) -> None:
-        self.exit_codes = tuple(exit_codes)
-        if exit_codes:
-            kwargs.setdefault("epilog", "exit codes:\n" + "\n".join(
-                f"  {code:<4} {text}" for code, text in self.exit_codes))
-            kwargs.setdefault("formatter_class", argparse.RawDescriptionHelpFormatter)
-        super().__init__(*args, **kwargs)
+    """An argument parser whose errors are `UsageError` (one line, exit 2), not exits."""
 
     def error(self, message: str) -> NoReturn:
         raise UsageError(f"{self.prog}: {message}")
 
 
+def exits_epilog(exits: Sequence[tuple[int, str]]) -> str:
+    """The exit codes of a command's ``--help``."""
+    return "exit codes:\n" + "\n".join(f"  {code:<4} {text}" for code, text in exits)
+
+
 def command_parser(sub: Any, name: str, help: str, exits: Sequence[tuple[int, str]],
-                   ) -> Parser:
+                   ) -> argparse.ArgumentParser:
     """The parser of command ``name``: its one-line ``help``, its own exit codes ``exits``
-    (0 and 1, and more) and those every command shares, in its ``--help`` epilog."""
-    parser: Parser = sub.add_parser(name, help=help, description=help,
-                                    exit_codes=(*exits, *COMMON_EXITS))
+    (0 and 1, and more) and those every command shares (`COMMON_EXITS`) in its ``--help``
+    epilog and as its default ``exit_codes``; it knows itself as ``args.parser`` (`given`)."""
+    codes = (*exits, *COMMON_EXITS)
+    parser: argparse.ArgumentParser = sub.add_parser(
+        name, help=help, description=help, epilog=exits_epilog(codes),
+        formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.set_defaults(parser=parser, exit_codes=codes)
     return parser
 
 
