@@ -67,24 +67,24 @@ def register(sub: Any) -> None:
                        [(0, "every invariant held, or every violation Kafka's own (labelled)"),
                         (1, "another violation (any with --strict); the smallest "
                             "counterexamples saved")])
-    p.add_argument("--target", action="append", default=None,
+    p.add_argument("--target", metavar="T", action="append", default=None,
                    help="builtin:<assignor>, java:[CLASSPATH] (Kafka's client, all four "
                         "assignors; <assignor>@java:[CLASSPATH] for one), java@<release>: "
                         "(a release from $GROUPCHECK_MAVEN_REPO; java@<release>:<assignor> "
                         "for one) or pyfn:<module or file.py>:<function>; repeatable "
                         "(default: the four builtin assignors)")
-    p.add_argument("--scenarios", type=int_at_least(1), default=None,
+    p.add_argument("--scenarios", metavar="N", type=int_at_least(1), default=None,
                    help="random scenarios to run (default 100,000)")
     add_seed_option(p, "the seed of the random scenarios")
-    p.add_argument("--master", default=None,
+    p.add_argument("--master", metavar="URL", default=None,
                    help="Spark master URL (default local[*], or spark-submit's)")
     p.add_argument("--out", default=DEFAULT_OUT, metavar="DIR",
                    help=f"output folder (default {DEFAULT_OUT})")
-    p.add_argument("--chunk-size", type=int_at_least(1), default=None,
+    p.add_argument("--chunk-size", metavar="K", type=int_at_least(1), default=None,
                    help="scenarios per resumable chunk (default: about 20 chunks)")
-    p.add_argument("--slices", type=int_at_least(1), default=None,
+    p.add_argument("--slices", metavar="N", type=int_at_least(1), default=None,
                    help="Spark partitions per chunk (default: one per core, at least 2)")
-    p.add_argument("--corpus", default=None,
+    p.add_argument("--corpus", metavar="DIR", default=None,
                    help="run the replay files (*.json) in this folder instead of random "
                         "scenarios")
     p.add_argument("--reference", default=None, metavar="T",
@@ -95,7 +95,7 @@ def register(sub: Any) -> None:
     p.add_argument("--strict", action="store_true",
                    help="exit 1 also on violations that are Kafka's own behaviour "
                         "(inherited from Kafka, see the report)")
-    p.add_argument("--shrink-seconds", type=seconds_or_zero, default=60.0,
+    p.add_argument("--shrink-seconds", metavar="S", type=seconds_or_zero, default=60.0,
                    help="seconds to shrink the smallest examples in, all together, before "
                         "the report is written (0: do not shrink; default %(default)s)")
     p.add_argument("--fresh", action="store_true",

@@ -68,13 +68,15 @@ def register(sub: Any) -> None:
                             "labelled)"), (1, "a violation (its counterexample saved)"),
                         (2, "also: --parity without golden vectors ($GROUPCHECK_VECTORS)")])
     add_target_option(p, target_help(GROUP_KINDS, "the target whose assignors to check"))
-    p.add_argument("--budget", type=positive_seconds, default=DEFAULT_BUDGET,
+    p.add_argument("--budget", metavar="S",
+                   type=positive_seconds, default=DEFAULT_BUDGET,
                    help="seconds in all, over every assignor (the searching engines share "
                         "what the fixed ones leave; default %(default)s)")
     p.add_argument("--parity", action="store_true",
                    help="also hold the target against the golden vectors "
                         "($GROUPCHECK_VECTORS)")
-    p.add_argument("--scope", default=None, help="the prover's scope (default: by budget)")
+    p.add_argument("--scope", metavar="S", default=None,
+                   help="the prover's scope (default: by budget)")
     add_assignor_option(p, "which assignors to check, repeatable or comma-separated "
                            "(default: every assignor the target answers; for "
                            "python:pkg.module an attribute or a name)")

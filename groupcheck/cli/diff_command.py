@@ -148,14 +148,14 @@ def register(sub: Any) -> None:
     p.add_argument("targets", nargs="*", metavar="TARGET", help=argparse.SUPPRESS)
     add_target_option(p, target_help(ASSIGN_KINDS, "twice: the target, then the reference"),
                       repeat=True)
-    p.add_argument("--assignor", action="append", default=None,
+    p.add_argument("--assignor", action="append", default=None, metavar="A",
                    help="compare only these assignors (repeatable or comma-separated; "
                         "default: every assignor both targets answer)")
-    p.add_argument("--scope", default=None,
+    p.add_argument("--scope", metavar="S", default=None,
                    help=f"scope of generated requests (default {DEFAULT_SCOPE})")
     p.add_argument("--no-vectors", action="store_true",
                    help="generated requests only (not the golden vectors too)")
-    p.add_argument("--budget", type=positive_seconds, default=DEFAULT_BUDGET,
+    p.add_argument("--budget", metavar="S", type=positive_seconds, default=DEFAULT_BUDGET,
                    help="seconds of the search (default %(default)s)")
     add_timeout_option(p)
     add_failures_option(p, "where the input is saved")

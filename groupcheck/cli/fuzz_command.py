@@ -79,7 +79,7 @@ def register(sub: Any) -> None:
     add_target_option(p, target_help(GROUP_KINDS, "any target with a group (an assignor)"))
     add_assignor_option(p)
     add_timeout_option(p)
-    p.add_argument("--max-examples", type=int_at_least(1), default=None,
+    p.add_argument("--max-examples", metavar="N", type=int_at_least(1), default=None,
                    help="examples to run (default: the --settings profile's count)")
     add_seed_option(p)
     p.add_argument("--settings", choices=SETTINGS, default="ci",

@@ -67,7 +67,7 @@ def register(sub: Any) -> None:
     p.add_argument("targets", nargs="*", metavar="TARGET", help=argparse.SUPPRESS)
     add_release_options(p, "a target, e.g. java@2.8.0: (in the order to bisect)")
     add_assignor_option(p)
-    p.add_argument("--budget", type=positive_seconds, default=30.0,
+    p.add_argument("--budget", metavar="S", type=positive_seconds, default=30.0,
                    help="seconds per cell (target × assignor; default %(default)s)")
     add_jobs_option(p, "cells at a time, each in its own process (default %(default)s)", 2)
     add_seed_option(p)

@@ -153,22 +153,22 @@ def register(sub: Any) -> None:
                        [(0, "every invariant held, or every violation labelled Kafka's own"),
                         (1, "another violation (any with --strict); --bmc: a counterexample; "
                             "--matrix: a trace the implementation never reproduced")])
-    p.add_argument("--target", default=None, help=target_help(
+    p.add_argument("--target", metavar="T", default=None, help=target_help(
         ASSIGN_KINDS, "any target with an assign function", " (with --bmc: the replay "
         "target, whose codec versions bound the search)"))
-    p.add_argument("--assignor", action="append", default=None,
+    p.add_argument("--assignor", action="append", default=None, metavar="A",
                    help="which assignors (repeatable or comma-separated; default: every "
                         "assignor the target answers)")
     add_timeout_option(p)
-    p.add_argument("--scope", default="", help=SCOPE_HELP + "; with --bmc/--matrix: "
+    p.add_argument("--scope", metavar="S", default="", help=SCOPE_HELP + "; with --bmc/--matrix: "
                    "members,topics,partitions (default members=3,topics=1,partitions=3)")
     p.add_argument("--bmc", action="store_true",
                    help="bounded model checking of the protocol (I1, I5, I6) up to --depth")
     p.add_argument("--matrix", action="store_true",
                    help="the codec-version compatibility matrix (I1, I5, I6 per mix)")
-    p.add_argument("--depth", type=int_at_least(1), default=None,
+    p.add_argument("--depth", metavar="K", type=int_at_least(1), default=None,
                    help="with --bmc or --matrix: depth in steps (default 6)")
-    p.add_argument("--codecs", default=None,
+    p.add_argument("--codecs", metavar="SPEC", default=None,
                    help="with --bmc: codec versions members may speak, e.g. "
                         "subscription_version=0-3,user_data_version=0-1,"
                         "cooperative_user_data=0-1")

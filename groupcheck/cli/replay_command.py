@@ -106,7 +106,7 @@ def register(sub: Any) -> None:
                        [(0, "it did not reproduce"), (1, "it reproduced")])
     p.add_argument("file", help="the saved file: a state-machine replay file, an audit or "
                                 "scenarios story or counterexample, or assign requests")
-    p.add_argument("--target", default=None,
+    p.add_argument("--target", metavar="T", default=None,
                    help=target_help(GROUP_KINDS, "replay on this target instead of the "
                                                  "file's"))
     add_assignor_option(p, "the assignor, for a target that answers several (default: the "

@@ -64,9 +64,9 @@ def register(sub: Any) -> None:
                         (1, "a violation (its counterexample saved)")])
     add_target_option(p, target_help(ASSIGN_KINDS, "any target with an assign function"))
     add_seed_option(p, "the audit's seed: the same seed plays the same stories")
-    p.add_argument("--count", type=int_at_least(1), default=None,
+    p.add_argument("--count", metavar="N", type=int_at_least(1), default=None,
                    help="play exactly this many stories (default: as many as --budget allows)")
-    p.add_argument("--budget", type=positive_seconds, default=30.0,
+    p.add_argument("--budget", metavar="S", type=positive_seconds, default=30.0,
                    help="seconds (default %(default)s)")
     add_assignor_option(p, "which assignor a target of several runs (jsonl:, java:, "
                            "python:pkg.module); one the target does not run is refused",

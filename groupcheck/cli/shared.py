@@ -274,27 +274,28 @@ def add_target_option(p: argparse.ArgumentParser, help: str = target_help(GROUP_
                       required: bool = True, repeat: bool = False) -> None:
     """``--target T``: what to check (once, or repeatable)."""
     if repeat:
-        p.add_argument("--target", action="append", default=[], help=help)
+        p.add_argument("--target", action="append", default=[], metavar="T", help=help)
     else:
-        p.add_argument("--target", required=required, default=None, help=help)
+        p.add_argument("--target", required=required, default=None, metavar="T", help=help)
 
 
 def add_assignor_option(p: argparse.ArgumentParser, help: str = ASSIGNOR_HELP, *,
                         repeat: bool = True) -> None:
     """``--assignor``: which of a target's assignors (repeatable, comma lists)."""
     p.add_argument("--assignor", action="append" if repeat else "store", default=None,
-                   help=help)
+                   metavar="A", help=help)
 
 
 def add_timeout_option(p: argparse.ArgumentParser) -> None:
     """``--timeout``: a process target's time limit per request."""
-    p.add_argument("--timeout", type=positive_seconds, default=None, help=TIMEOUT_HELP)
+    p.add_argument("--timeout", type=positive_seconds, default=None, metavar="S",
+                   help=TIMEOUT_HELP)
 
 
 def add_failures_option(p: argparse.ArgumentParser, help: str = "where counterexamples go"
                         ) -> None:
     """``--failures DIR``: where counterexample files are saved."""
-    p.add_argument("--failures", default=DEFAULT_FAILURES,
+    p.add_argument("--failures", default=DEFAULT_FAILURES, metavar="DIR",
                    help=f"{help} (default %(default)s)")
 
 
@@ -319,12 +320,13 @@ def add_strict_option(p: argparse.ArgumentParser) -> None:
 def add_seed_option(p: argparse.ArgumentParser, help: str = "the seed: the same seed "
                     "gives the same examples") -> None:
     """``--seed S``: what makes a random run repeat."""
-    p.add_argument("--seed", type=int, default=0, help=f"{help} (default %(default)s)")
+    p.add_argument("--seed", type=int, default=0, metavar="S",
+                   help=f"{help} (default %(default)s)")
 
 
 def add_jobs_option(p: argparse.ArgumentParser, help: str, default: int | None) -> None:
     """``--jobs N``: the process count (``--workers``, its old spelling, hidden)."""
-    p.add_argument("--jobs", type=int_at_least(1), default=default, help=help)
+    p.add_argument("--jobs", type=int_at_least(1), default=default, metavar="N", help=help)
     p.add_argument("--workers", type=int_at_least(1), dest="jobs", action=Deprecated,
                    new="--jobs", help=argparse.SUPPRESS)
 
@@ -338,7 +340,7 @@ def add_json_option(p: argparse.ArgumentParser, help: str = "print the result as
 def add_release_options(p: argparse.ArgumentParser, target: str) -> None:
     """What names the targets of a run over Kafka's releases (``matrix``, ``bisect``):
     ``--target`` (repeatable, in order), ``--versions A..B``, ``--assignor``, ``--timeout``."""
-    p.add_argument("--target", action="append", default=[], help=target_help(
+    p.add_argument("--target", action="append", default=[], metavar="T", help=target_help(
         ASSIGN_KINDS, target, "; repeatable, in order, before --versions' releases"))
     p.add_argument("--versions", default=None, metavar="A..B",
                    help="also every java@V: of the Maven repository ($GROUPCHECK_MAVEN_REPO) "

@@ -78,15 +78,15 @@ def register(sub: Any) -> None:
                         (2, "also: the file does not fail the same way on the target")])
     p.add_argument("file", help="an audit or scenarios counterexample, a story, a "
                                 "state-machine replay file, or assign requests")
-    p.add_argument("--target", default=None, help=target_help(
+    p.add_argument("--target", metavar="T", default=None, help=target_help(
         GROUP_KINDS, "shrink on this target (default: the one the file names)"))
-    p.add_argument("--budget", type=positive_seconds, default=DEFAULT_BUDGET,
+    p.add_argument("--budget", metavar="S", type=positive_seconds, default=DEFAULT_BUDGET,
                    help="seconds (default %(default)s)")
     p.add_argument("--out", default=None, metavar="DIR",
                    help="write DIR/<FILE's stem>.shrunk.json (default: beside FILE)")
     p.add_argument("--assignor", default=None,
                    help="which assignor a jsonl: target runs (default: the file's)")
-    p.add_argument("--invariant", default=None,
+    p.add_argument("--invariant", metavar="I", default=None,
                    help="the invariant to keep broken (default: the file's)")
     add_timeout_option(p)
     add_reference_option(p, "label each candidate's violations from T's evidence (java: "

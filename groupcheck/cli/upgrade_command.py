@@ -106,18 +106,18 @@ def register(sub: Any) -> None:
                         (1, "a prescribed path failed (its replay file saved)")])
     p.add_argument("source", nargs="?", metavar="FROM", help=argparse.SUPPRESS)
     p.add_argument("dest", nargs="?", metavar="TO", help=argparse.SUPPRESS)
-    p.add_argument("--target", action="append", default=[],
+    p.add_argument("--target", metavar="T", action="append", default=[],
                    help="twice: the release the group runs, e.g. wire:java@3.4.0:range, then "
                         "the one it moves to, e.g. wire:java@4.0.0-SNAPSHOT:cooperative-sticky "
                         "(an assignor list: a,b in preference order)")
     p.add_argument("--matrix", metavar="FILE",
                    help="a list of FROM TO pairs, one a line ('default': the shipped list)")
-    p.add_argument("--members", type=int_between(1, 50), default=4,
+    p.add_argument("--members", metavar="N", type=int_between(1, 50), default=4,
                    help="members in the group (default %(default)s)")
     add_seed_option(p, "the faults' and exits' seed")
-    p.add_argument("--faults", type=_probability, default=0.3,
+    p.add_argument("--faults", metavar="P", type=_probability, default=0.3,
                    help="chance of a fault after each restart (default %(default)s)")
-    p.add_argument("--shrink-seconds", type=seconds_or_zero, default=None,
+    p.add_argument("--shrink-seconds", metavar="S", type=seconds_or_zero, default=None,
                    help="time to shrink a failure (default 240, 120 per path in a table)")
     add_failures_option(p, "where replay files of failed upgrades go")
     p.add_argument("--out", default=None, metavar="DIR",

@@ -67,10 +67,12 @@ def register(sub: Any) -> None:
     p = command_parser(sub, "zoo", "catch every mutant of the bug zoo",
                        [(0, "every mutant caught within budget, every control clean"),
                         (1, "a mutant escaped, or a control failed")])
-    p.add_argument("--row", action="append", default=[], help="only these rows (repeatable)")
+    p.add_argument("--row", metavar="ROW", action="append", default=[],
+                   help="only these rows (repeatable)")
     p.add_argument("--peers", action="store_true",
                    help="also the real peers behind zoo rows (kafka-python)")
-    p.add_argument("--budget", type=positive_seconds, default=None,
+    p.add_argument("--budget", metavar="S",
+                   type=positive_seconds, default=None,
                    help="seconds per mutant (default: each entry's own)")
     p.add_argument("--no-control", action="store_true",
                    help="skip running each check on the unmutated builtin")
