@@ -255,8 +255,9 @@ def positional_targets(args: argparse.Namespace, usage: str) -> list[str]:
 
 
 def out_file(out: str, name: str) -> Path:
-    """The file ``name`` in the folder ``--out``; a path that names a ``.json`` or ``.html``
-    file the old way (not an existing folder) is used as it is, said deprecated."""
+    """The file ``name`` in the folder ``--out`` (made if missing); a path that names a
+    ``.json`` or ``.html`` file the old way (not an existing folder) is used as it is, said
+    deprecated."""
     path = Path(out)
     if path.suffix in (".json", ".html") and not path.is_dir():
         deprecated(f"--out {out} (a file)", f"--out DIR (writes DIR/{name})")
@@ -264,6 +265,10 @@ def out_file(out: str, name: str) -> Path:
     problem = folder_problem(out, "--out")
     if problem:
         raise UsageError(problem)
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise UsageError(f"--out {out}: {exc.strerror}") from None
     return path / name
 
 
