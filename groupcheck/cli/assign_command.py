@@ -72,5 +72,5 @@ def register(sub: Any) -> None:
     p = command_parser(sub, "assign", "run one assign request and print the assignment",
                        [(0, "answered")])
     p.add_argument("request", help="JSON file with one assign request, or - for stdin")
-    add_json_option(p, "print the assign answer of the JSON-lines contract instead")
+    add_json_option(p, help="print the assign answer of the JSON-lines contract instead")
     p.set_defaults(func=run)

@@ -100,7 +100,7 @@ def register(sub: Any) -> None:
                         "the report is written (0: do not shrink; default %(default)s)")
     p.add_argument("--fresh", action="store_true",
                    help="delete --out first instead of resuming the audit in it")
-    add_json_option(p)
+    add_json_option(p, "summary.json's object")
     p.set_defaults(func=run)
 
 

@@ -54,5 +54,6 @@ def register(sub: Any) -> None:
     p.add_argument("file", help="a request file or a state-machine replay file")
     add_release_options(p, "a target to replay on")
     add_assignor_option(p, "the assignor (default: the file's)", repeat=False)
-    add_json_option(p)
+    add_json_option(p, '{"file", "invariant", "summary", "outcomes": [{"target", "verdict", '
+                       '"text"}]}')
     p.set_defaults(func=run)

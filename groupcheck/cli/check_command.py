@@ -84,7 +84,8 @@ def register(sub: Any) -> None:
     add_seed_option(p, "the seed of the searching engines (scenarios, fuzz)")
     add_jobs_option(p, "the prover's processes (default: up to 2, one per CPU)", None)
     add_failures_option(p)
-    add_json_option(p, "print the report as one JSON object")
+    add_json_option(p, help='print the report as one JSON object: {"target", "ok", "seconds", '
+                    '"assignors": {name: {"supported", "engines", ...}}}')
     p.add_argument("--first", action="store_true",
                    help="stop at the first finding (the rest of the budget is not spent)")
     add_reference_option(p, "a target (java: for Kafka's client) asked the requests of the "

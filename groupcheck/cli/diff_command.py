@@ -169,5 +169,5 @@ def register(sub: Any) -> None:
                    help="--stories: the first scenario id (default %(default)s)")
     add_jobs_option(p, "--stories: worker processes, each with its own JVM (default "
                        "%(default)s)", 1)
-    add_json_option(p)
+    add_json_option(p, '{"targets": [A, B], "agree"}')
     p.set_defaults(func=run)

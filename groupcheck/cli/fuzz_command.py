@@ -87,5 +87,5 @@ def register(sub: Any) -> None:
                         "targets), dev, deep, wire")
     add_failures_option(p, "where replay files go")
     add_broker_option(p)
-    add_json_option(p)
+    add_json_option(p, '{"target", "assignors": [{"assignor", "supported", "failed"}]}')
     p.set_defaults(func=run)

@@ -76,5 +76,5 @@ def register(sub: Any) -> None:
     p.add_argument("--out", default="matrix-out", metavar="DIR",
                    help="where matrix.json, index.html and the counterexamples go "
                         "(default %(default)s)")
-    add_json_option(p)
+    add_json_option(p, "matrix.json's object")
     p.set_defaults(func=run)

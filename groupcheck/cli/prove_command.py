@@ -177,7 +177,8 @@ def register(sub: Any) -> None:
     p.add_argument("--out", default=None, metavar="DIR",
                    help=f"with --matrix: write the matrix as JSON to DIR/{MATRIX_FILE}")
     add_failures_option(p, "where counterexample files go")
-    add_json_option(p, "print each assignor's report as one JSON object, a line each")
+    add_json_option(p, help="print each assignor's report as one JSON object, a line each "
+                    '(with --bmc or --matrix: {"command", "exit", "lines", "result": {}})')
     add_jobs_option(p, "the prover's processes (default: up to 2, one per CPU)", None)
     p.add_argument("--exact", action="store_true",
                    help="ask Z3 for every optimum (no lower-bound shortcut)")

@@ -52,8 +52,8 @@ CONVENTIONS = """\
 - `--jobs N` is the number of processes, where a command runs several.
 - `--json` prints the result as one JSON object on stdout: `{"command", "exit", "lines",
   "result"}`, `lines` being the text the command prints without `--json` and `result` what it
-  found (each command's `--json` help and section say its shape); `assign`, `check` and
-  `prove` keep their own older shapes.
+  found (each command's `--json` row gives its shape); `assign`, `check` and `prove` keep
+  their own older shapes.
 - An option given where it does not apply (for example `diff --seed` without `--stories`,
   `check --parity` without `$GROUPCHECK_VECTORS`) is exit 2, never ignored.
 - Old spellings still work and print one line on stderr saying the new one: `--workers`

@@ -118,5 +118,5 @@ def register(sub: Any) -> None:
                    help="also write the counterexample's ownership timeline (an SVG page) "
                         "to DIR/<FILE's stem>.html")
     p.add_argument("--html", default=None, help=argparse.SUPPRESS)
-    add_json_option(p)
+    add_json_option(p, '{"file", "reproduced", "picture"}')
     p.set_defaults(func=run)

@@ -74,5 +74,5 @@ def register(sub: Any) -> None:
     add_timeout_option(p)
     add_strict_option(p)
     add_failures_option(p)
-    add_json_option(p)
+    add_json_option(p, "check --json's object, of one assignor")
     p.set_defaults(func=run)

@@ -336,10 +336,13 @@ def add_jobs_option(p: argparse.ArgumentParser, help: str, default: int | None) 
                    new="--jobs", help=argparse.SUPPRESS)
 
 
-def add_json_option(p: argparse.ArgumentParser, help: str = "print the result as one JSON "
-                    "object (see the commands reference for its shape)") -> None:
-    """``--json``: the result as JSON on stdout instead of text."""
-    p.add_argument("--json", action="store_true", help=help)
+def add_json_option(p: argparse.ArgumentParser, result: str = "", *, help: str = "") -> None:
+    """``--json``: the result as JSON on stdout instead of text: ``{"command", "exit",
+    "lines", "result"}`` (`output.Envelope`) with the ``result`` said, or a shape of the
+    command's own (``help``)."""
+    p.add_argument("--json", action="store_true", help=help or (
+        'print one JSON object instead of text: {"command", "exit", "lines" (the text '
+        f'lines), "result": {result}}}'))
 
 
 def add_release_options(p: argparse.ArgumentParser, target: str) -> None:

@@ -92,5 +92,5 @@ def register(sub: Any) -> None:
     add_reference_option(p, "label each candidate's violations from T's evidence (java: "
                             "runs the story's assignor on Kafka's client): a violation T "
                             "reproduced shrinks only to stories T still reproduces")
-    add_json_option(p)
+    add_json_option(p, '{"file", "written"}')
     p.set_defaults(func=run)

@@ -123,5 +123,5 @@ def register(sub: Any) -> None:
     p.add_argument("--out", default=None, metavar="DIR",
                    help=f"with --matrix: where upgrades.json and index.html go (default "
                         f"{DEFAULT_OUT})")
-    add_json_option(p)
+    add_json_option(p, '{"members", "seed", "rows": a row per path, as in upgrades.json}')
     p.set_defaults(func=run)

@@ -79,5 +79,6 @@ def register(sub: Any) -> None:
     add_failures_option(p)
     p.add_argument("-v", "--verbose", action="store_true",
                    help="also print each caught violation and its file as it is found")
-    add_json_option(p)
+    add_json_option(p, '{"rows": [{"row", "bug", "target", "engine", "caught", "file", '
+                       '"seconds", "budget", "control", "ok"}]}')
     p.set_defaults(func=run)
