@@ -1,4 +1,4 @@
-"""The claim-blind reduction (``properties/scope_blind``, ``prove --no-gaps``): a target whose
+"""The claim-blind reduction (``properties/scope/blind``, ``prove --no-gaps``): a target whose
 leader never sees what members own is judged once per claim-free configuration, and that
 is still a proof of the whole scope.
 

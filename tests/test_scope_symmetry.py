@@ -2,7 +2,7 @@
 labelled configuration once, and — for the default reduction, the only one that is a proof
 — the same verdicts as the unreduced scope on every builtin and every mutant of the bug zoo.
 
-The classes are recomputed here by brute force, independently of ``scope_orbits``: every
+The classes are recomputed here by brute force, independently of ``scope.orbits``: every
 labelled configuration of the unreduced enumeration is mapped to its smallest image under
 the group of the level: generation values renumbered in order (every level), topics renamed
 (levels 2 and 3), members merged into a multiset (levels 2 and 3 unless ``orders=1``) and

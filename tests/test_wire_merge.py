@@ -12,7 +12,7 @@ import time
 from typing import Any
 
 from groupcheck.targets.wire.driver_process import DriverProcess
-from groupcheck.targets.wire.drivers.host import Listener, Output
+from groupcheck.targets.wire.drivers.host import DriverOutput, Listener
 from groupcheck.targets.wire.log import MAX_GRACE_NS, MERGE_GRACE_NS, WireLog
 
 
@@ -90,7 +90,7 @@ def test_a_revoke_that_hands_partitions_back_itself_logs_its_end_first() -> None
     an assign logs its end once its call returned."""
     order: list[str] = []
 
-    class EventOrder(Output):
+    class EventOrder(DriverOutput):
         def event(self, name: str, member: str, **fields: Any) -> None:
             order.append(f"{name}:{fields['kind']}")
 

@@ -27,7 +27,7 @@ from typing import Any
 
 from ...client_assignors import AIOKAFKA as ASSIGNORS
 from ...client_assignors import load_class
-from .host import Output, assignors_of, loadable, parts
+from .host import DriverOutput, assignors_of, loadable, parts
 
 __all__ = ["POLL_MS", "AiokafkaHost", "AiokafkaMember", "amain", "assignor_class", "main"]
 
@@ -45,7 +45,7 @@ def _tps(partitions: Any) -> list[tuple[str, int]]:
 class AiokafkaMember:
     """One AIOKafkaConsumer, its listener and its poll task."""
 
-    def __init__(self, out: Output, name: str) -> None:
+    def __init__(self, out: DriverOutput, name: str) -> None:
         self.out, self.name = out, name
         self.consumer: Any = None
         self.lock = asyncio.Lock()
@@ -109,7 +109,7 @@ class AiokafkaMember:
 class AiokafkaHost:
     """The loop side: runs each command as a task and acks it when the call returned."""
 
-    def __init__(self, out: Output) -> None:
+    def __init__(self, out: DriverOutput) -> None:
         self.out = out
         self.members: dict[str, AiokafkaMember] = {}
         self.producer: Any = None
@@ -241,7 +241,7 @@ class AiokafkaHost:
 
 async def amain() -> None:
     loop = asyncio.get_running_loop()
-    host = AiokafkaHost(Output())
+    host = AiokafkaHost(DriverOutput())
     pending: set[asyncio.Task[None]] = set()
 
     def submit(line: str) -> None:
