@@ -14,7 +14,7 @@ from groupcheck.impl.errors import InvalidRequestError
 from groupcheck.impl.types import Cluster, Subscription
 from groupcheck.properties.scope import Scope, build_request, enumerate_scope
 
-from environment import heavy
+from helpers.environment import heavy
 
 SCOPE = Scope.parse("members=3,topics=1,partitions=2,generations=2,symmetry=1")
 

@@ -16,7 +16,9 @@ from groupcheck.audit.targets import AuditTarget, AuditTargetError, resolve_plug
 from groupcheck.engines.audit_targets import resolve_audit_target
 from groupcheck.properties.assignment import exclusive_ownership
 
-from audit_chain_helpers import BROKEN
+from helpers import TARGETS
+
+BROKEN = TARGETS / "audit_targets.py"
 
 
 def test_specs_depend_on_seed_and_index_only() -> None:

@@ -14,7 +14,9 @@ from groupcheck.audit.scenarios import random_spec
 from groupcheck.audit.targets import AuditTarget, resolve_plugin
 from groupcheck.engines.audit_targets import resolve_audit_target
 
-from audit_chain_helpers import BROKEN
+from helpers import TARGETS
+
+BROKEN = TARGETS / "audit_targets.py"
 
 
 def tie_request(topics_of_a: list[str], generation_of_a: int) -> dict[str, Any]:

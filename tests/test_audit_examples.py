@@ -14,10 +14,10 @@ from groupcheck.audit.examples import shrink_and_draw
 from groupcheck.audit.scenarios import random_spec, spec_size
 from groupcheck.engines.audit_targets import resolve_audit_target
 
-from environment import heavy
+from helpers import TARGETS
+from helpers.environment import heavy
 
-ROOT = Path(__file__).resolve().parent.parent
-BROKEN = f"pyfn:{ROOT / 'tests' / 'audit_targets.py'}:assign_twice"
+BROKEN = f"pyfn:{TARGETS / 'audit_targets.py'}:assign_twice"
 
 
 def _first_failing(target: Any, invariant: str) -> tuple[int, dict[str, Any]]:

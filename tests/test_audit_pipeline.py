@@ -21,10 +21,11 @@ from groupcheck.audit.pipeline import AuditConfig, AuditError, run_audit  # noqa
 from groupcheck.cli.audit_command import main as audit_main  # noqa: E402
 from groupcheck.engines.audit_targets import resolve_audit_target  # noqa: E402
 
-from environment import heavy  # noqa: E402
+from helpers import TARGETS  # noqa: E402
+from helpers.environment import heavy  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
-BROKEN = ROOT / "tests" / "audit_targets.py"
+BROKEN = TARGETS / "audit_targets.py"
 PASSING = ["builtin:range", "builtin:roundrobin", "builtin:sticky"]
 
 
@@ -179,7 +180,7 @@ def test_kafkas_java_client_runs_in_the_executors_and_agrees_where_no_deviation_
     """``--target java:`` is Kafka's client under each of the four assignors, one JVM per
     Python worker; range and roundrobin, where groupcheck has no deviation from Kafka,
     answer every first rebalance as the builtins do, and its codec holds I10."""
-    from kafka_java import java_command
+    from helpers.kafka_java import java_command
 
     java_command()
     out = tmp_path / "java"

@@ -27,7 +27,7 @@ from groupcheck.targets.processes.java_frames import JavaFrameReader  # noqa: E4
 from groupcheck.targets.processes.second_reader import frames_of, second_reading  # noqa: E402
 from groupcheck.targets.wire.silence import COORDINATOR_APIS, rejoined_after_sync  # noqa: E402
 
-from broker_clients import (  # noqa: E402
+from helpers.broker_clients import (  # noqa: E402
     SESSION_TIMEOUT,
     ClientRun,
     java_classes,
@@ -39,8 +39,8 @@ from broker_clients import (  # noqa: E402
     run_kafkajs,
     run_librdkafka,
 )
-from kafka_java import frame_reader  # noqa: E402
-from wire_findings import (  # noqa: E402
+from helpers.kafka_java import frame_reader  # noqa: E402
+from helpers.wire_findings import (  # noqa: E402
     heartbeated,
     kafka_python_dropped_join,
     kafka_python_hang,

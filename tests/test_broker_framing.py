@@ -22,20 +22,20 @@ import pytest
 
 pytest.importorskip("kio")
 
-from broker_frames import (  # noqa: E402
+from kio.index import load_request_schema, load_response_schema  # noqa: E402
+from kio.serial import entity_reader  # noqa: E402
+
+from groupcheck.broker import Broker, BrokerConfig, data_apis  # noqa: E402
+from groupcheck.broker.fuzz_frames import (  # noqa: E402
     MUTATIONS,
     SERVED,
     frame_of,
     payload_of,
     sample,
     sample_frame,
-    uvarint,
 )
-from kio.index import load_request_schema, load_response_schema  # noqa: E402
-from kio.serial import entity_reader  # noqa: E402
-
-from groupcheck.broker import Broker, BrokerConfig, data_apis  # noqa: E402
 from groupcheck.broker.protocol import FrameError, decode_request, encode_request  # noqa: E402
+from groupcheck.broker.request_scan import uvarint  # noqa: E402
 
 
 def _compact(text: str | bytes | None) -> bytes:

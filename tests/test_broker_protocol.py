@@ -195,7 +195,7 @@ def test_create_topics_asking_for_more_partitions_than_memory_holds_is_invalid_p
     allocating them, and still creates a topic within it; growing a topic is bounded alike."""
     from groupcheck.broker.store import MAX_TOPIC_PARTITIONS
 
-    from broker_wire import RawClient
+    from helpers.broker_wire import RawClient
 
     client = RawClient(broker.bootstrap, "admin")
 

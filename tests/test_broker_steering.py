@@ -18,7 +18,7 @@ from groupcheck.broker import Broker, BrokerConfig  # noqa: E402
 from groupcheck.impl.consumer_protocol import decode_assignment, encode_subscription  # noqa: E402
 from groupcheck.impl.types import Subscription  # noqa: E402
 
-from broker_wire import RawClient  # noqa: E402
+from helpers.broker_wire import RawClient  # noqa: E402
 
 GROUP, TOPIC = "g", "t"
 ILLEGAL_GENERATION, UNKNOWN_MEMBER_ID, REBALANCE_IN_PROGRESS = 22, 25, 27

@@ -14,7 +14,7 @@ from groupcheck.engines.battery import ENGINE_LIST, run_batteries, run_battery
 from groupcheck.engines.battery_results import BatteryResult, EngineResult, Finding
 from groupcheck.targets.registry import resolve
 
-from environment import heavy
+from helpers.environment import heavy
 
 
 def test_a_cell_says_holds_only_where_the_invariant_was_judged() -> None:

@@ -23,8 +23,8 @@ pytest.importorskip("kio", reason="groupcheck's broker (the default wire backend
 
 from groupcheck.targets.wire.clients import hello  # noqa: E402
 
-from environment import missing
-from wire_findings import unknown  # noqa: E402
+from helpers.environment import missing
+from helpers.wire_findings import unknown  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
 CLIENTS = ("librdkafka", "kafka-python", "aiokafka", "java", "kafkajs")

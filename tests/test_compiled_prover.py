@@ -26,9 +26,9 @@ import pytest
 from groupcheck.properties.scope import Scope, prove
 from groupcheck.targets.registry import resolve
 
-from environment import heavy
+from helpers import ROOT
+from helpers.environment import heavy
 from test_assign_vectors import LINES, differing_lines
-from vectors import ROOT
 
 #: the installed layout (pyproject.toml's package-dir): source folder -> package folder
 #: the floors' folders by their name under ``groupcheck`` (pyproject.toml's package-dir)

@@ -13,9 +13,8 @@ pytestmark = [pytest.mark.slow, pytest.mark.skipif(
     not os.environ.get("GROUPCHECK_WIRE"),
     reason="minutes of real clients: set GROUPCHECK_WIRE=1 (tox -e wire)")]
 
+from helpers.wire_cases import slow_revoke, smoke, with_profiles  # noqa: E402
 from test_drivers import need, replay, run  # noqa: E402
-
-from wire_cases import slow_revoke, smoke, with_profiles  # noqa: E402
 
 
 @pytest.mark.parametrize("assignor", ["range", "roundrobin", "sticky", "cooperative-sticky"])

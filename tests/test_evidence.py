@@ -21,7 +21,8 @@ from groupcheck.audit.targets import AuditTarget
 from groupcheck.engines.audit_targets import resolve_audit_target
 from groupcheck.properties.deviations import EVIDENCE
 
-from environment import SETTINGS, heavy
+from helpers import TARGETS
+from helpers.environment import SETTINGS, heavy
 
 ROOT = Path(__file__).resolve().parent.parent
 FLAP = json.loads((ROOT / "tests" / "data" / "rack_aware_flap_spec.json")
@@ -36,7 +37,7 @@ TIE_SPEC = {"kind": "requests", "requests": [TIE]}
 
 @pytest.fixture(scope="module")
 def kafka() -> AuditTarget:
-    from kafka_java import java_command
+    from helpers.kafka_java import java_command
 
     java_command()
     return resolve_audit_target("cooperative-sticky@java:", SETTINGS)  # type: ignore[no-any-return]
@@ -68,7 +69,7 @@ def test_a_violation_kafka_answers_otherwise_is_the_targets_own_despite_its_rule
         kafka: AuditTarget) -> None:
     """An assignor that keeps the first claimant lists a's partitions in another order than
     Kafka: K1 would label its tie, but the evidence says Kafka answers otherwise."""
-    target = resolve_audit_target(f"pyfn:{ROOT / 'tests' / 'audit_targets.py'}"
+    target = resolve_audit_target(f"pyfn:{TARGETS / 'audit_targets.py'}"
                                   ":first_claimant_keeps")
     result = run_chain(target, TIE_SPEC)
     assert result.inherited == {"I6": "K1"}

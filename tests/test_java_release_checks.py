@@ -17,8 +17,8 @@ import pytest
 
 from groupcheck.cli import main
 
-from environment import heavy
-from kafka_releases import DEFAULT_RUN, repo_releases
+from helpers.environment import heavy
+from helpers.kafka_releases import DEFAULT_RUN, repo_releases
 
 #: what an answer says when the harness, not the client, is at fault
 HARNESS_ERRORS = ("UnsupportedOperationException", "InvalidRequestError", "cannot tell",

@@ -29,8 +29,8 @@ from groupcheck.impl.assign_op import run_assign
 from groupcheck.targets.processes.jsonl_process import TargetAnswerError, TargetTimeout
 from groupcheck.targets.registry import Target, resolve
 
-from environment import CLASSPATH, SETTINGS, heavy
-from kafka_java import java_command
+from helpers.environment import CLASSPATH, SETTINGS, heavy
+from helpers.kafka_java import java_command
 
 java_command()  # skip the module (or fail under GROUPCHECK_REQUIRE_KAFKA) without Java
 DATA = Path(__file__).resolve().parent / "data"

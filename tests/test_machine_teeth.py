@@ -22,8 +22,8 @@ from groupcheck.model.machine import MachineConfig, config_for
 from groupcheck.model.replay import replay_events
 from groupcheck.targets.registry import group_target_factory, machine_hints
 
-from environment import heavy
-from vectors import ROOT
+from helpers import ROOT
+from helpers.environment import heavy
 
 
 def _fuzz_target(target: str, settings: str = "ci", config: MachineConfig | None = None):

@@ -12,7 +12,7 @@ import pytest
 
 from groupcheck.cli import main
 
-from kafka_releases import DEFAULT_RUN, repo_releases
+from helpers.kafka_releases import DEFAULT_RUN, repo_releases
 
 FILE = Path(__file__).parent / "data" / "cooperative_sticky_gives_to_unsubscribed.json"
 

@@ -31,7 +31,7 @@ from groupcheck.properties.scope_orbits import Shape, skeletons
 from groupcheck.targets.registry import resolve
 from groupcheck.targets.zoo.entries import ASSIGNOR_MUTANTS
 
-from environment import heavy
+from helpers.environment import heavy
 
 SCOPES = ["members=3,topics=2,partitions=1",
           "members=2,topics=2,partitions=2,generations=3,stale=2",

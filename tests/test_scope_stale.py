@@ -18,8 +18,8 @@ import pytest
 from groupcheck.properties.scope import Scope, enumerate_scope, prove
 from groupcheck.targets.registry import resolve
 
-from environment import heavy
-from vectors import ROOT
+from helpers import ROOT
+from helpers.environment import heavy
 
 
 def _stale_claims(config: object) -> int:
@@ -66,7 +66,7 @@ def test_check_finds_kafkas_double_assignment_on_a_claim_past_the_partition_coun
     topics of one partition, one of them claiming partition 1 of its topic, which the
     leader's metadata does not have; Kafka then gives the other member's partition to it
     twice (the vectors' ``assign/edge:claim-beyond-partition-count``)."""
-    from kafka_java import java_command
+    from helpers.kafka_java import java_command
 
     java_command()  # skip without Java or Kafka's classpath (fail under REQUIRE_KAFKA)
     proc = subprocess.run(

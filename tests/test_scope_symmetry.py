@@ -26,7 +26,7 @@ from groupcheck.properties.scope_space import Config
 from groupcheck.targets.registry import resolve
 from groupcheck.targets.zoo.entries import ASSIGNOR_MUTANTS
 
-from environment import heavy
+from helpers.environment import heavy
 
 
 def _renumberings(count: int, limit: int, level: int) -> list[tuple[int, ...]]:

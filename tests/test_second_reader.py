@@ -32,8 +32,8 @@ from groupcheck.targets.processes.second_reader import (  # noqa: E402
     second_reading,
 )
 
-from broker_wire import RawClient  # noqa: E402
-from kafka_java import frame_reader  # noqa: E402
+from helpers.broker_wire import RawClient  # noqa: E402
+from helpers.kafka_java import frame_reader  # noqa: E402
 
 TOPIC, GROUP, OLD_GROUP = "orders", "g", "g-old"
 

@@ -21,7 +21,7 @@ from groupcheck.model.replay import replay_events
 from groupcheck.targets.registry import make_group_target
 from groupcheck.targets.wire import clients
 
-from environment import SETTINGS
+from helpers.environment import SETTINGS
 
 FOLDER = Path(__file__).resolve().parent.parent / "findings" / "upgrades"
 FILES = sorted(FOLDER.glob("upgrade-*.json"))

@@ -15,8 +15,8 @@ from groupcheck.engines.upgrade_plan import parse_side, plans_for
 from groupcheck.engines.upgrade_run import play
 from groupcheck.engines.upgrade_table import run_upgrade
 
-from environment import SETTINGS
-from kafka_releases import repo_releases
+from helpers.environment import SETTINGS
+from helpers.kafka_releases import repo_releases
 
 
 def test_a_release_upgrade_on_the_same_protocol_is_certified(tmp_path) -> None:  # type: ignore[no-untyped-def]

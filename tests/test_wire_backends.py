@@ -17,14 +17,14 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
-from test_wire import run as run_story
 
 from groupcheck.model.events import apply_event
 from groupcheck.model.spec import ReferenceModel
 from groupcheck.targets.wire.target_string import wire_clients
 
-from environment import missing, on_broker, resolve
-from wire_cases import join, smoke, topics, without_pauses
+from helpers.environment import missing, on_broker, resolve
+from helpers.wire_cases import join, smoke, topics, without_pauses
+from test_wire import run as run_story
 
 pytest.importorskip("kio")
 pytestmark = pytest.mark.skipif(bool(missing("librdkafka")),

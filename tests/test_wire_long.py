@@ -23,9 +23,9 @@ from groupcheck.model.spec import ReferenceModel
 from groupcheck.properties.group import GroupTarget
 from groupcheck.targets.wire.target_string import wire_clients
 
-from environment import make_group_target, missing, on_broker, resolve
-from wire_cases import five_members, slow_revoke, stall_past_max_poll, subscription_switch
-from wire_findings import WIRE_FINDINGS, unknown
+from helpers.environment import make_group_target, missing, on_broker, resolve
+from helpers.wire_cases import five_members, slow_revoke, stall_past_max_poll, subscription_switch
+from helpers.wire_findings import WIRE_FINDINGS, unknown
 
 pytestmark = [pytest.mark.slow, pytest.mark.skipif(
     not os.environ.get("GROUPCHECK_WIRE"),

@@ -13,8 +13,8 @@ from groupcheck.cli import main
 from groupcheck.targets.processes.java_process import java_classpath
 from groupcheck.targets.wire.clients import hello
 
-from environment import SETTINGS, heavy
-from kafka_releases import DEFAULT_RUN, repo_releases
+from helpers.environment import SETTINGS, heavy
+from helpers.kafka_releases import DEFAULT_RUN, repo_releases
 
 
 @heavy

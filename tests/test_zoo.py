@@ -13,7 +13,7 @@ from groupcheck.engines.zoo_run import run_zoo_entry, zoo_table
 from groupcheck.targets.registry import group_target_factory, machine_hints, resolve
 from groupcheck.targets.zoo.entries import ASSIGNOR_MUTANTS, CODEC_MUTANTS, PEER_ZOO, ZOO
 
-from environment import heavy
+from helpers.environment import heavy
 
 REQUIRED_ROWS = {"1", "2", "7", "9", "10b", "11", "12", "13", "14", "22", "24", "A.2-1"}
 
