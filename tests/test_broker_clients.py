@@ -39,7 +39,6 @@ from helpers.broker_clients import (  # noqa: E402
     run_kafkajs,
     run_librdkafka,
 )
-from helpers.kafka_java import frame_reader  # noqa: E402
 from helpers.wire_findings import (  # noqa: E402
     heartbeated,
     kafka_python_dropped_join,
@@ -174,18 +173,12 @@ def test_every_request_and_answer_round_trips_through_kio(story: Story) -> None:
     assert {api for api, _ in versions} >= wanted
 
 
-@pytest.fixture(scope="module")
-def reader() -> Iterator[JavaFrameReader]:
-    with frame_reader() as found:
-        yield found
-
-
 def test_kafkas_message_classes_read_every_frame_of_the_run_as_the_broker_does(
-        story: Story, reader: JavaFrameReader) -> None:
+        story: Story, java_frame_reader: JavaFrameReader) -> None:
     """Each request the client sent and each answer it got, read by Kafka's generated
     classes at the version asked, field for field what kio read."""
     _, _, broker, _ = story
     frames = frames_of(broker.exchanges())
     assert {f.direction for f in frames} == {"request", "response"}
-    disagreements = second_reading(frames, reader)
+    disagreements = second_reading(frames, java_frame_reader)
     assert disagreements == [], "\n".join(d.line() for d in disagreements[:40])

@@ -11,7 +11,6 @@ answer is not EAGER, the reduction must not be used.
 
 from __future__ import annotations
 
-import argparse
 import json
 from collections import Counter
 from collections.abc import Callable, Hashable
@@ -20,7 +19,6 @@ from typing import Any
 
 import pytest
 
-from groupcheck.cli.prove_command import register as add_commands
 from groupcheck.impl.assign_session import AssignSession
 from groupcheck.impl.assignors.range import RangeAssignor
 from groupcheck.impl.types import Assignment, Cluster, Subscription
@@ -31,6 +29,7 @@ from groupcheck.properties.scope_orbits import Shape, skeletons
 from groupcheck.targets.registry import resolve
 from groupcheck.targets.zoo.entries import ASSIGNOR_MUTANTS
 
+from helpers.command_line import run_command
 from helpers.environment import heavy
 
 SCOPES = ["members=3,topics=2,partitions=1",
@@ -221,10 +220,7 @@ def test_a_cooperative_answer_stops_a_claim_blind_run() -> None:
 
 
 def _cli(argv: list[str], capsys: pytest.CaptureFixture[str]) -> dict[str, Any]:
-    parser = argparse.ArgumentParser(prog="groupcheck")
-    add_commands(parser.add_subparsers(dest="command", required=True))
-    args = parser.parse_args(argv)
-    assert args.func(args) == 0
+    assert run_command(argv) == 0
     data: dict[str, Any] = json.loads(capsys.readouterr().out)
     return data
 

@@ -3,16 +3,14 @@ the bug breaks, while the same check passes the unmutated builtin; and the zoo c
 
 from __future__ import annotations
 
-import argparse
-
 import pytest
 
-from groupcheck.cli.zoo_command import register as add_commands
 from groupcheck.engines import EngineInputError as CommandError
 from groupcheck.engines.zoo_run import run_zoo_entry, zoo_table
 from groupcheck.targets.registry import group_target_factory, machine_hints, resolve
 from groupcheck.targets.zoo.entries import ASSIGNOR_MUTANTS, CODEC_MUTANTS, PEER_ZOO, ZOO
 
+from helpers.command_line import run_command
 from helpers.environment import heavy
 
 REQUIRED_ROWS = {"1", "2", "7", "9", "10b", "11", "12", "13", "14", "22", "24", "A.2-1"}
@@ -57,20 +55,12 @@ def test_every_mutant_resolves_with_the_engines_it_needs() -> None:
     assert machine_hints("mutant:cooperative-last-writer").subscription_versions == (1,)
 
 
-def _run(argv: list[str]) -> int:
-    parser = argparse.ArgumentParser()
-    sub = parser.add_subparsers(dest="command", required=True)
-    add_commands(sub)
-    args = parser.parse_args(argv)
-    return int(args.func(args))
-
-
 def test_zoo_command_prints_the_table(tmp_path, capsys) -> None:
-    assert _run(["zoo", "--row", "2", "--row", "13", "--failures", str(tmp_path)]) == 0
+    assert run_command(["zoo", "--row", "2", "--row", "13", "--failures", str(tmp_path)]) == 0
     out = capsys.readouterr().out
     assert "KAFKA-12984" in out and "KAFKA-10647" in out and "2/2 mutants caught" in out
     with pytest.raises(CommandError):
-        _run(["zoo", "--row", "nope"])
+        run_command(["zoo", "--row", "nope"])
 
 
 def test_an_escaped_mutant_is_reported() -> None:
