@@ -6,12 +6,16 @@
 * `java_frame_reader` — Kafka's own message classes as a reader of frames (one JVM for the
   module), or a skip (a failure under ``GROUPCHECK_REQUIRE_KAFKA``).
 
-The modules the tests share are in ``helpers/``; the assignors, services and drivers they
-check are in ``targets/``.
+The default run deselects the opt-in tests (pyproject.toml's ``-m``); the switches that
+once let them run, ``GROUPCHECK_HEAVY`` and the like, still add them, with a notice
+(`pytest_configure`). The modules the tests share are in ``helpers/``; the assignors, services
+and drivers they check are in ``targets/``.
 """
 
 from __future__ import annotations
 
+import os
+import sys
 from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
@@ -23,6 +27,20 @@ from helpers.kafka_java import frame_reader
 
 if TYPE_CHECKING:
     from groupcheck.broker import Broker
+
+#: the environment variables that once turned opt-in tests on, and the tests they add
+OLD_SWITCHES = {"GROUPCHECK_HEAVY": "heavy", "GROUPCHECK_WIRE": "wire",
+                "GROUPCHECK_UPGRADES": "upgrades", "GROUPCHECK_DEEP": "deep",
+                "GROUPCHECK_AUDIT_CLUSTER": "audit and slow"}
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """An old switch that is set adds its tests to the selection, with a one-line notice."""
+    for variable, selection in OLD_SWITCHES.items():
+        if os.environ.get(variable) and config.option.markexpr:
+            print(f"{variable} is deprecated: select its tests with -m \"{selection}\"",
+                  file=sys.stderr)
+            config.option.markexpr = f"({config.option.markexpr}) or ({selection})"
 
 
 @pytest.fixture

@@ -19,6 +19,8 @@ from groupcheck.properties.assignment import exclusive_ownership
 from helpers import TARGETS
 
 BROKEN = TARGETS / "audit_targets.py"
+#: the audit pipeline's tests: ``tox -e audit`` (``pytest -m audit``) runs them all
+pytestmark = pytest.mark.audit
 
 
 def test_specs_depend_on_seed_and_index_only() -> None:

@@ -22,10 +22,11 @@ from groupcheck.cli.audit_command import main as audit_main  # noqa: E402
 from groupcheck.engines.audit_targets import resolve_audit_target  # noqa: E402
 
 from helpers import TARGETS  # noqa: E402
-from helpers.environment import heavy  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
 BROKEN = TARGETS / "audit_targets.py"
+#: the audit pipeline's tests: ``tox -e audit`` (``pytest -m audit``) runs them all
+pytestmark = pytest.mark.audit
 PASSING = ["builtin:range", "builtin:roundrobin", "builtin:sticky"]
 
 
@@ -108,7 +109,7 @@ def test_a_rerun_with_other_parameters_is_refused(spark: Any, tmp_path: Path) ->
         _audit(spark, tmp_path / "a", scenarios=30, chunk_size=10, targets=["builtin:range"])
 
 
-@heavy
+@pytest.mark.heavy
 def test_kill_and_rerun_counts_every_scenario_once(spark: Any, tmp_path: Path) -> None:
     out = tmp_path / "killed"
     args = ["--target", "builtin:range", "--target", "builtin:sticky", "--scenarios", "180",
@@ -314,9 +315,7 @@ spark.stop()
 """
 
 
-@pytest.mark.slow
-@pytest.mark.skipif(not os.environ.get("GROUPCHECK_AUDIT_CLUSTER"),
-                    reason="about 2 minutes: set GROUPCHECK_AUDIT_CLUSTER=1 (tox -e audit)")
+@pytest.mark.slow  # about 2 minutes (tox -e audit)
 def test_local_cluster_runs_distributed_and_agrees_with_local(spark: Any,
                                                               tmp_path: Path) -> None:
     """Two executor JVMs (``local-cluster[2,1,1024]``) that import ``groupcheck`` from the

@@ -26,6 +26,7 @@ from helpers.environment import CLASSPATH, group_target_factory, missing  # noqa
 from helpers.wire_cases import smoke, with_profiles  # noqa: E402
 
 FINDINGS = Path(__file__).resolve().parent.parent / "findings"
+pytestmark = pytest.mark.wire
 
 
 def need(*clients: str) -> None:

@@ -22,7 +22,7 @@ from groupcheck.engines.audit_targets import resolve_audit_target
 from groupcheck.properties.deviations import EVIDENCE
 
 from helpers import TARGETS
-from helpers.environment import SETTINGS, heavy
+from helpers.environment import SETTINGS
 
 ROOT = Path(__file__).resolve().parent.parent
 FLAP = json.loads((ROOT / "tests" / "data" / "rack_aware_flap_spec.json")
@@ -111,7 +111,7 @@ def test_a_story_without_violations_is_not_asked() -> None:
     assert result.inherited == {}
 
 
-@heavy
+@pytest.mark.heavy
 def test_audit_with_kafkas_client_as_reference_labels_from_evidence(
         kafka: AuditTarget, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """``groupcheck audit --target java: --target builtin:cooperative-sticky --reference
@@ -148,7 +148,7 @@ def test_audit_with_kafkas_client_as_reference_labels_from_evidence(
     assert audit_main([*args, "--strict"]) == 1
 
 
-@heavy
+@pytest.mark.heavy
 def test_prove_with_kafkas_client_as_reference_labels_every_violation_from_evidence(
         kafka: AuditTarget) -> None:
     """The scope prover on cooperative-sticky: K1's ties (I6) and K2's withheld partitions
@@ -172,7 +172,7 @@ def test_prove_with_kafkas_client_as_reference_labels_every_violation_from_evide
         labelled.violations["I4a"]
 
 
-@heavy
+@pytest.mark.heavy
 def test_a_difference_a_deviation_explains_is_no_evidence_so_the_rule_stands(
         kafka: AuditTarget) -> None:
     """With stale claims in scope, Kafka's client answers some of K1's tie requests
@@ -197,7 +197,7 @@ def _prove_labels(out: str) -> dict[str, dict[str, str]]:
     return labels
 
 
-@heavy
+@pytest.mark.heavy
 def test_check_says_which_labels_came_from_evidence_and_which_from_a_rule(
         kafka: AuditTarget, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """``check --reference java:``: the prover's Kafka-own findings are labelled from
@@ -217,7 +217,7 @@ def test_check_says_which_labels_came_from_evidence_and_which_from_a_rule(
     assert "reproduced" in table and "I6 (evidence java:)" in table
 
 
-@heavy
+@pytest.mark.heavy
 def test_a_shrunk_story_keeps_the_reference_reproducing_it(kafka: AuditTarget) -> None:
     """Shrinking a violation the reference reproduced (the flap, K4 without a reference)
     keeps only candidates Kafka's client still answers identically."""

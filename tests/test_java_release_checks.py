@@ -17,7 +17,6 @@ import pytest
 
 from groupcheck.cli import main
 
-from helpers.environment import heavy
 from helpers.kafka_releases import DEFAULT_RUN, repo_releases
 
 #: what an answer says when the harness, not the client, is at fault
@@ -41,7 +40,7 @@ def _check(release: str) -> tuple[dict[str, Any], Path]:
     return dict(body["assignors"]["cooperative-sticky"]), failures
 
 
-@pytest.mark.parametrize("release", [r if r == "3.4.0" else pytest.param(r, marks=heavy)
+@pytest.mark.parametrize("release", [r if r == "3.4.0" else pytest.param(r, marks=pytest.mark.heavy)
                                      for r in DEFAULT_RUN])
 def test_a_release_is_judged_by_its_profile_without_harness_errors(release: str) -> None:
     cell, failures = _check(release)

@@ -30,7 +30,6 @@ from groupcheck.targets.registry import resolve
 from groupcheck.targets.zoo.entries import ASSIGNOR_MUTANTS
 
 from helpers.command_line import run_command
-from helpers.environment import heavy
 
 SCOPES = ["members=3,topics=2,partitions=1",
           "members=2,topics=2,partitions=2,generations=3,stale=2",
@@ -155,7 +154,8 @@ COOPERATIVE_MUTANTS = sorted(m for m in ASSIGNOR_MUTANTS if m.startswith("cooper
     # an eager leader that sees no claim, but is held to I4a: only unsubscribed claims hide
     ("mutant:custom-whole-topic", "unsubscribed", "members=3,topics=2,partitions=1,stale=0"),
     *[pytest.param(f"mutant:{m}", "unsubscribed", "members=3,topics=2,partitions=1,stale=0",
-                   marks=[heavy] if i else []) for i, m in enumerate(COOPERATIVE_MUTANTS)]])
+                   marks=[pytest.mark.heavy] if i else [])
+      for i, m in enumerate(COOPERATIVE_MUTANTS)]])
 def test_claim_blind_proof_finds_what_the_full_enumeration_finds(target: str, mode: str | None,
                                                                  text: str) -> None:
     """On the builtins and the zoo's eager and cooperative mutants the reduction each

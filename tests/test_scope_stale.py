@@ -19,7 +19,6 @@ from groupcheck.properties.scope import Scope, enumerate_scope, prove
 from groupcheck.targets.registry import resolve
 
 from helpers import ROOT
-from helpers.environment import heavy
 
 
 def _stale_claims(config: object) -> int:
@@ -58,7 +57,7 @@ def test_the_builtins_keep_i1_and_i2_when_claims_outside_the_metadata_are_in_sco
     assert "I1" not in report.violations and "I2" not in report.violations, report.table()
 
 
-@heavy
+@pytest.mark.heavy
 def test_check_finds_kafkas_double_assignment_on_a_claim_past_the_partition_count(
         tmp_path: Path) -> None:
     """``groupcheck check --target java: --assignor sticky`` on Kafka's own client: the

@@ -22,7 +22,8 @@ from helpers.wire_cases import smoke, without_pauses
 from helpers.wire_findings import expect_kafka_python_hang
 
 pytest.importorskip("kio", reason="groupcheck's broker (the default wire backend) needs kio")
-pytestmark = pytest.mark.skipif(bool(missing("librdkafka")), reason=missing("librdkafka"))
+pytestmark = [pytest.mark.wire,
+              pytest.mark.skipif(bool(missing("librdkafka")), reason=missing("librdkafka"))]
 
 
 def needs(*clients: str) -> None:

@@ -32,9 +32,8 @@ from groupcheck.targets.wire.wire_group import CONFIG, STEP_WAIT, WireGroup
 from helpers.environment import SETTINGS, missing
 from helpers.wire_findings import unknown
 
-pytestmark = [pytest.mark.slow, pytest.mark.skipif(
-    not os.environ.get("GROUPCHECK_WIRE"),
-    reason="minutes of real clients: set GROUPCHECK_WIRE=1 (tox -e wire)")]
+#: minutes of real clients: run by ``tox -e wire`` (``pytest -m wire``), not by default
+pytestmark = [pytest.mark.wire, pytest.mark.slow]
 pytest.importorskip("kio", reason="groupcheck's broker (the wire backend) needs kio")
 
 SEED = 0

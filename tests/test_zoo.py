@@ -11,7 +11,6 @@ from groupcheck.targets.registry import group_target_factory, machine_hints, res
 from groupcheck.targets.zoo.entries import ASSIGNOR_MUTANTS, CODEC_MUTANTS, PEER_ZOO, ZOO
 
 from helpers.command_line import run_command
-from helpers.environment import heavy
 
 REQUIRED_ROWS = {"1", "2", "7", "9", "10b", "11", "12", "13", "14", "22", "24", "A.2-1"}
 
@@ -24,8 +23,9 @@ def test_the_zoo_covers_the_required_rows() -> None:
 HEAVY_ROWS = {"A.3"}
 
 
-@pytest.mark.parametrize("entry", [pytest.param(e, marks=heavy) if e.row in HEAVY_ROWS else e
-                                   for e in ZOO], ids=[f"{e.row}-{e.target}" for e in ZOO])
+@pytest.mark.parametrize("entry", [pytest.param(e, marks=pytest.mark.heavy)
+                                   if e.row in HEAVY_ROWS else e for e in ZOO],
+                         ids=[f"{e.row}-{e.target}" for e in ZOO])
 def test_mutant_is_caught_and_the_builtin_passes(entry, tmp_path) -> None:
     outcome = run_zoo_entry(entry, str(tmp_path))
     assert outcome.caught is not None, f"{entry.target} escaped {entry.engine}"
