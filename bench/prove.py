@@ -24,20 +24,16 @@ evidence that a smaller default scope keeps the bug-finding power of a bigger on
 from __future__ import annotations
 
 import argparse
-import importlib.util
 import os
 import platform
-import sys
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
-if importlib.util.find_spec("groupcheck") is None:  # a checkout, not installed
-    sys.path.insert(0, str(ROOT))
+from groupcheck.properties.scope.prover import prove
+from groupcheck.properties.scope.space import Scope
+from groupcheck.targets.registry import resolve
 
-from groupcheck.properties.scope.prover import prove  # noqa: E402
-from groupcheck.properties.scope.space import Scope  # noqa: E402
-from groupcheck.targets.registry import resolve  # noqa: E402
+ROOT = Path(__file__).resolve().parent.parent
 
 TARGETS = "builtin:sticky,builtin:cooperative-sticky,builtin:range,builtin:roundrobin"
 SCOPES = ";members=3,topics=2,partitions=3"

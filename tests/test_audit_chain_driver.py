@@ -16,7 +16,11 @@ from groupcheck.audit.targets import AuditTarget, AuditTargetError, resolve_plug
 from groupcheck.engines.resolving import resolve_audit_target
 from groupcheck.properties.assignment import exclusive_ownership
 
-from audit_chain_helpers import BROKEN
+from helpers import TARGETS
+
+BROKEN = TARGETS / "audit_targets.py"
+#: the audit pipeline's tests: ``tox -e audit`` (``pytest -m audit``) runs them all
+pytestmark = pytest.mark.audit
 
 
 def test_specs_depend_on_seed_and_index_only() -> None:

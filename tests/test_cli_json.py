@@ -12,7 +12,7 @@ import pytest
 from groupcheck import engines
 from groupcheck.cli import main, reference
 
-from vectors import ROOT
+from helpers import ROOT
 
 DATA = ROOT / "tests" / "data"
 REPLAY = str(DATA / "sticky_v0_replay.json")

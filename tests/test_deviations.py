@@ -21,7 +21,7 @@ from groupcheck.properties.deviations import (
     same_answer,
 )
 
-from vectors import load
+from helpers.vectors import load
 
 LINES = load("assign.jsonl")
 BUGS = [x for x in LINES if "kafka_bug" in x]

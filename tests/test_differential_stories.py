@@ -25,8 +25,8 @@ from groupcheck.engines.differential.stories import (
     run_stories,
 )
 
-from environment import SETTINGS
-from kafka_java import java_command
+from helpers.environment import SETTINGS
+from helpers.kafka_java import java_command
 
 ASSIGNORS = ("range", "roundrobin", "sticky", "cooperative-sticky")
 GROUPS = 1500  # per assignor (ids 0-1499 hold two of the largest tier)
@@ -111,7 +111,7 @@ def test_the_fixed_fidelity_differences_answer_as_kafka_recorded(kafka: str) -> 
     Kafka (each fixed in impl/): Kafka's client still gives the recorded answer."""
     from groupcheck.engines.differential.search import answer_fn
 
-    from environment import resolve
+    from helpers.environment import resolve
 
     target = resolve(kafka, assignor="sticky", timeout=30)
     try:

@@ -27,8 +27,8 @@ from groupcheck.targets.processes.maven_repo import (
 )
 from groupcheck.targets.registry import TargetError
 
-from environment import SETTINGS, resolve
-from kafka_releases import repo_releases, stand_in_jar
+from helpers.environment import SETTINGS, resolve
+from helpers.kafka_releases import repo_releases, stand_in_jar
 
 
 def _pom(path: Path, group: str, artifact: str, version: str, deps: str = "") -> None:

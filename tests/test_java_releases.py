@@ -27,7 +27,7 @@ from groupcheck.targets.processes.jsonl_process import JsonlProcess
 from groupcheck.targets.processes.maven_repo import release_classpath
 from groupcheck.targets.profile import ProfileError, ReleaseProfile
 
-from environment import SETTINGS
+from helpers.environment import SETTINGS
 
 RELEASES = ("2.8.0", "3.0.0", "3.2.0", "3.3.1", "3.4.0", "3.5.1", "3.6.0", "3.8.0",
             "4.0.0-SNAPSHOT")

@@ -29,8 +29,8 @@ from groupcheck.impl.assign_op import run_assign
 from groupcheck.targets.processes.jsonl_process import TargetAnswerError, TargetTimeout
 from groupcheck.targets.registry import Target, resolve
 
-from environment import CLASSPATH, SETTINGS, heavy
-from kafka_java import java_command
+from helpers.environment import CLASSPATH, SETTINGS
+from helpers.kafka_java import java_command
 
 java_command()  # skip the module (or fail under GROUPCHECK_REQUIRE_KAFKA) without Java
 DATA = Path(__file__).resolve().parent / "data"
@@ -69,7 +69,7 @@ def test_the_driver_answers_every_op_and_goes_on_after_bad_ones(sticky: Target) 
     assert sticky.closers and sticky.timeout is not None
 
 
-@heavy
+@pytest.mark.heavy
 def test_the_java_target_agrees_with_the_builtins_on_ordinary_groups() -> None:
     """Range and roundrobin have no deviation from Kafka: on the scope prover's small
     configurations (stale and conflicting claims included) both answer alike."""

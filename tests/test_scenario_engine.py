@@ -22,7 +22,7 @@ from groupcheck.engines.battery.scenarios import (
 )
 from groupcheck.targets.registry import resolve
 
-HERE = Path(__file__).parent
+from helpers import TARGETS
 
 
 def test_importing_the_engine_does_not_import_pyspark() -> None:
@@ -99,7 +99,7 @@ def test_a_jsonl_process_that_hangs_is_restarted_and_its_timeout_shrinks(
     """The process still owes the timed-out answer: it is closed and started afresh, so no
     later request reads that answer, and shrinking never blames a group too small to hang
     (under five members)."""
-    command = f"{sys.executable} {HERE / 'jsonl_hangs_at_five.py'}"
+    command = f"{sys.executable} {TARGETS / 'jsonl_hangs_at_five.py'}"
     target = resolve(f"jsonl:{command}", assignor="range")
     try:
         result = run_scenarios_engine(target, 10.0, str(tmp_path), seed=0, count=60,

@@ -11,7 +11,6 @@ answer is not EAGER, the reduction must not be used.
 
 from __future__ import annotations
 
-import argparse
 import json
 from collections import Counter
 from collections.abc import Callable, Hashable
@@ -20,7 +19,6 @@ from typing import Any
 
 import pytest
 
-from groupcheck.cli.prove_command import register as add_commands
 from groupcheck.impl.assign_session import AssignSession
 from groupcheck.impl.assignors.range import RangeAssignor
 from groupcheck.impl.types import Assignment, Cluster, Subscription
@@ -31,7 +29,7 @@ from groupcheck.properties.scope.orbits import MetadataShape, skeletons
 from groupcheck.targets.registry import resolve
 from groupcheck.targets.zoo.entries import ASSIGNOR_MUTANTS
 
-from environment import heavy
+from helpers.command_line import run_command
 
 SCOPES = ["members=3,topics=2,partitions=1",
           "members=2,topics=2,partitions=2,generations=3,stale=2",
@@ -156,7 +154,8 @@ COOPERATIVE_MUTANTS = sorted(m for m in ASSIGNOR_MUTANTS if m.startswith("cooper
     # an eager leader that sees no claim, but is held to I4a: only unsubscribed claims hide
     ("mutant:custom-whole-topic", "unsubscribed", "members=3,topics=2,partitions=1,stale=0"),
     *[pytest.param(f"mutant:{m}", "unsubscribed", "members=3,topics=2,partitions=1,stale=0",
-                   marks=[heavy] if i else []) for i, m in enumerate(COOPERATIVE_MUTANTS)]])
+                   marks=[pytest.mark.heavy] if i else [])
+      for i, m in enumerate(COOPERATIVE_MUTANTS)]])
 def test_claim_blind_proof_finds_what_the_full_enumeration_finds(target: str, mode: str | None,
                                                                  text: str) -> None:
     """On the builtins and the zoo's eager and cooperative mutants the reduction each
@@ -221,10 +220,7 @@ def test_a_cooperative_answer_stops_a_claim_blind_run() -> None:
 
 
 def _cli(argv: list[str], capsys: pytest.CaptureFixture[str]) -> dict[str, Any]:
-    parser = argparse.ArgumentParser(prog="groupcheck")
-    add_commands(parser.add_subparsers(dest="command", required=True))
-    args = parser.parse_args(argv)
-    assert args.func(args) == 0
+    assert run_command(argv) == 0
     data: dict[str, Any] = json.loads(capsys.readouterr().out)
     return data
 

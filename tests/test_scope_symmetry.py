@@ -26,8 +26,6 @@ from groupcheck.properties.scope.space import Config
 from groupcheck.targets.registry import resolve
 from groupcheck.targets.zoo.entries import ASSIGNOR_MUTANTS
 
-from environment import heavy
-
 
 def _renumberings(count: int, limit: int, level: int) -> list[tuple[int, ...]]:
     """Partition renumberings of one topic: inside the metadata and beyond it separately."""
@@ -124,7 +122,8 @@ def _reports(target: str, text: str, *reductions: str) -> list[Any]:
             for reduction in reductions]
 
 
-@pytest.mark.parametrize("text", [SCOPES[0], *(pytest.param(t, marks=heavy) for t in SCOPES[1:])])
+@pytest.mark.parametrize("text", [SCOPES[0], *(pytest.param(t, marks=pytest.mark.heavy)
+                                                 for t in SCOPES[1:])])
 @pytest.mark.parametrize("target", [f"mutant:{m}" for m in MUTANTS] + BUILTINS)
 def test_default_reduction_finds_exactly_what_the_unreduced_scope_finds(
         target: str, text: str) -> None:

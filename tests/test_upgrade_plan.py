@@ -14,6 +14,9 @@ from groupcheck.engines.upgrades.play import UpgradeOutcome, save_upgrade
 from groupcheck.engines.upgrades.table import read_pairs
 from groupcheck.model.replay import load
 
+#: the tests of rolling upgrades: ``tox -e upgrades`` (``pytest -m upgrades``) runs them all
+pytestmark = pytest.mark.upgrades
+
 
 def test_an_end_is_one_client_at_a_release_with_an_assignor_list() -> None:
     side = parse_side("wire:librdkafka@2.3.0:cooperative-sticky,range")

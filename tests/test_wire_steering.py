@@ -24,8 +24,8 @@ from groupcheck.model.events import apply_event
 from groupcheck.model.spec import ReferenceModel
 from groupcheck.targets import registry
 
-from environment import missing, on_broker, resolve
-from wire_cases import join, topics
+from helpers.environment import missing, on_broker, resolve
+from helpers.wire_cases import join, topics
 
 pytest.importorskip("kio")
 pytestmark = pytest.mark.skipif(bool(missing("librdkafka")), reason=missing("librdkafka"))

@@ -1,5 +1,5 @@
-"""A member driver (``python tests/quiet_driver.py [--crash kill] [--no-create-ack]``) whose
-consumers never reach a broker: it answers the contract's commands and nothing more, so a
+"""A member driver (``python tests/targets/quiet_driver.py [--crash kill] [--no-create-ack]``)
+whose consumers never reach a broker: it answers the contract's commands and nothing more, so a
 test can kill it at a moment of its choosing while the harness waits on it. ``--crash kill``
 makes its ``hello`` ask for a driver per member; ``--die-on-create`` answers no ``create``:
 the driver SIGKILLs itself a moment later, while the harness waits for the ack."""

@@ -1,4 +1,5 @@
-"""Broken audit targets (``pyfn:tests/audit_targets.py:<name>``): the audit must catch them."""
+"""Broken audit targets (``pyfn:tests/targets/audit_targets.py:<name>``): the audit must catch
+them."""
 
 from __future__ import annotations
 

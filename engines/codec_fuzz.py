@@ -1,9 +1,9 @@
-"""Codec inputs shared by the codec tests and `bench/`: sample messages from a seeded
-`random.Random`, the length and count fields of an encoding, mutations of encodings, and
-the check that every decoder gives a value or a `CodecError`, nothing else.
+"""The codec's fuzz inputs, for the codec tests and the long fuzz run
+(``bench/fuzz_codec.py``): sample messages from a seeded `random.Random`, the length and
+count fields of an encoding, mutations of encodings, and the check that every decoder gives a
+value or a `CodecError`, nothing else (I10's last clause, on groupcheck's own codec).
 
-Standard library and `groupcheck.impl` only (no Hypothesis), so that the bench scripts can
-import it (they put this folder on ``sys.path``).
+Standard library and `groupcheck.impl` only (no Hypothesis).
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from collections import Counter
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from groupcheck.impl.consumer_protocol import (
+from ..impl.consumer_protocol import (
     AssignmentData,
     SubscriptionData,
     decode_assignment,
@@ -22,9 +22,9 @@ from groupcheck.impl.consumer_protocol import (
     encode_assignment,
     encode_subscription,
 )
-from groupcheck.impl.errors import CodecError
-from groupcheck.impl.jsonl import error_text, handle
-from groupcheck.impl.types import Assignment, Subscription
+from ..impl.errors import CodecError
+from ..impl.jsonl import error_text, handle
+from ..impl.types import Assignment, Subscription
 
 Kind = Literal["subscription", "assignment"]
 KINDS: tuple[Kind, Kind] = ("subscription", "assignment")

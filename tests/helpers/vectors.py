@@ -14,8 +14,6 @@ from typing import Any
 
 import pytest
 
-ROOT = Path(__file__).resolve().parent.parent
-
 
 def vectors_dir() -> Path | None:
     env = os.environ.get("GROUPCHECK_VECTORS")

@@ -16,7 +16,7 @@ import pytest
 from groupcheck.targets.processes.java_runtime import JavaUnavailable, tool
 from groupcheck.targets.processes.maven_repo import releases
 
-from environment import SETTINGS
+from helpers.environment import SETTINGS
 
 #: the releases the default run checks at the assignor level (oldest, middle, newest)
 DEFAULT_RUN = ("2.8.0", "3.4.0", "4.0.0-SNAPSHOT")

@@ -10,20 +10,12 @@ from collections.abc import Callable
 from dataclasses import replace
 from typing import Any
 
-import pytest
-
 from groupcheck.cli.shared import Environment
 from groupcheck.properties.group import GroupTarget
 from groupcheck.targets import registry
 from groupcheck.targets.settings import Settings
 from groupcheck.targets.target import Target
 from groupcheck.targets.wire import clients
-
-#: a heavy case of a capability whose lighter cases run by default: kept out of the default
-#: run (the 15-minute budget on 2 cores), run by ``tox -e heavy``
-heavy = pytest.mark.skipif(not os.environ.get("GROUPCHECK_HEAVY"),
-                           reason="a heavy case: set GROUPCHECK_HEAVY=1 (tox -e heavy); its "
-                                  "lighter siblings run by default")
 
 ENVIRONMENT = Environment.read(os.environ)
 SETTINGS = ENVIRONMENT.settings

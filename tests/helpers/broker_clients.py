@@ -23,10 +23,10 @@ from typing import Any
 
 import pytest
 
-from environment import CLASSPATH
+from helpers import ROOT
+from helpers.environment import CLASSPATH
 
-HERE = Path(__file__).resolve().parent
-ROOT = HERE.parent
+CLIENTS = ROOT / "tests" / "clients"
 SESSION_TIMEOUT = 6.0  # every consumer's session.timeout.ms
 DEADLINE = 60.0
 Heartbeated = Callable[[], bool]  # has every member had a Heartbeat answered?
@@ -159,7 +159,7 @@ def java_classes() -> list[str]:
     reason = java_runtime.missing("", CLASSPATH)
     if reason:
         pytest.skip(reason)
-    source = {"BrokerSmoke.java": (HERE / "clients" / "BrokerSmoke.java").read_bytes()}
+    source = {"BrokerSmoke.java": (CLIENTS / "BrokerSmoke.java").read_bytes()}
     return java_runtime.java_command("", source, "BrokerSmoke", default=CLASSPATH)
 
 
@@ -185,7 +185,7 @@ def kafkajs_home() -> Path:
 
 def run_kafkajs(modules: Path, bootstrap: str, topic: str, group: str, records: int
                 ) -> ClientRun:
-    done = subprocess.run(["node", str(HERE / "clients" / "kafkajs" / "smoke.js"), bootstrap,
+    done = subprocess.run(["node", str(CLIENTS / "kafkajs" / "smoke.js"), bootstrap,
                            topic, group, str(records)], capture_output=True, text=True,
                           timeout=180, env={**os.environ, "NODE_PATH": str(modules)})
     assert done.returncode == 0, done.stderr[-4000:]

@@ -1,6 +1,6 @@
 """Broken assignors that only larger groups show (``python:story_assignors:<name>``, with
-this folder on ``sys.path`` as pytest puts it): the scenario engine must catch them where
-the scope prover (three members at most) cannot."""
+this folder on ``sys.path``: pytest puts it there, a shell needs ``PYTHONPATH=tests/targets``):
+the scenario engine must catch them where the scope prover (three members at most) cannot."""
 
 from __future__ import annotations
 

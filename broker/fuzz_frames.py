@@ -1,6 +1,7 @@
-"""Request frames for the broker's framing tests and its fuzzer (``bench/fuzz_broker.py``): a
-sample request for every (api key, version) the broker serves, and what a hostile client
-makes of it — bit flips, cuts, lying lengths and frame sizes, unknown tagged fields.
+"""Hostile request frames, for the broker's framing tests and its fuzzer
+(``bench/fuzz_broker.py``): a sample request for every (api key, version) the broker serves,
+and what a hostile client makes of it — bit flips, cuts, lying lengths and frame sizes,
+unknown tagged fields.
 
 A sample is built from the kio schema field by field (strings, numbers, one item per
 array), named so that it stays away from the groups and topics a test keeps alive: group
@@ -21,11 +22,11 @@ from typing import Any
 
 from kio.index import load_request_schema
 
-from groupcheck.broker.protocol import SUPPORTED, build, encode_request
-from groupcheck.broker.request_scan import landmarks
+from .protocol import SUPPORTED, build, encode_request
+from .request_scan import landmarks, uvarint
 
 __all__ = ["MUTATIONS", "SERVED", "frame_of", "inject_tag", "payload_of", "sample",
-           "sample_frame", "uvarint"]
+           "sample_frame"]
 
 SERVED = [(key, v) for key, (_, low, high) in sorted(SUPPORTED.items())
           for v in range(low, high + 1)]
@@ -39,15 +40,6 @@ _NAMED: dict[str, Any] = {
 }
 _KIND: dict[str, Any] = {"string": "fz", "bytes": b"\x00\x01", "records": b"",
                          "bool": False, "uuid": uuid.UUID(int=0)}
-
-
-def uvarint(value: int) -> bytes:
-    out = bytearray()
-    while value > 0x7F:
-        out.append(value & 0x7F | 0x80)
-        value >>= 7
-    out.append(value)
-    return bytes(out)
 
 
 def _plain(cls: type[Any], group: str) -> dict[str, Any]:

@@ -6,14 +6,15 @@ from __future__ import annotations
 
 import json
 import re
-from pathlib import Path
 from typing import Any
 
 import pytest
 
 from groupcheck.targets.wire.silence import silent_after_sync
 
-FINDINGS = Path(__file__).resolve().parent.parent / "findings"
+from helpers import ROOT
+
+FINDINGS = ROOT / "findings"
 WIRE_FINDINGS = sorted(p for p in FINDINGS.glob("*.json")
                        if str(json.loads(p.read_text()).get("target", "")).startswith(
                            ("librdkafka:", "wire:")))

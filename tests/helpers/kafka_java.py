@@ -15,7 +15,7 @@ import pytest
 from groupcheck.targets.processes.java_frames import JavaFrameReader
 from groupcheck.targets.processes.java_runtime import JavaUnavailable, driver_command
 
-from environment import CLASSPATH
+from helpers.environment import CLASSPATH
 
 
 def _skip_or_fail(exc: JavaUnavailable) -> NoReturn:

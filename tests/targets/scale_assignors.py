@@ -1,5 +1,6 @@
 """Assignors whose cost is known, for the scale engine's tests
-(``python:scale_assignors:<name>``, with this folder on ``sys.path`` as pytest puts it).
+(``python:scale_assignors:<name>``, with this folder on ``sys.path`` as pytest puts it, from
+pyproject.toml).
 
 Each does its work for real and also advances `CLOCK`, a fake clock, by the operations it
 counted times `UNIT`: the engine timed on `CLOCK` sees an exact power law, whatever the

@@ -1,5 +1,5 @@
-"""A JSON-lines assignor service (``python tests/jsonl_hangs_at_five.py``) that answers as
-groupcheck's own, except that it never answers an ``assign`` for five members or more."""
+"""A JSON-lines assignor service (``python tests/targets/jsonl_hangs_at_five.py``) that answers
+as groupcheck's own, except that it never answers an ``assign`` for five members or more."""
 
 from __future__ import annotations
 
