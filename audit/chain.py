@@ -45,6 +45,7 @@ from typing import Any
 from ..model.saved_files import CHAIN_FORMAT
 from ..properties import assignment as A
 from ..properties.generations import claim_breaches, resolved, uncontested
+from ..properties.invariants import judged_by
 from ..properties.kafka_rules import (
     CYCLE_HORIZON,
     SETTLE_HORIZON,
@@ -62,7 +63,8 @@ from .targets import AuditTarget
 __all__ = ["CHAIN_FORMAT", "INVARIANTS", "MAX_FOLLOW_UPS", "ChainResult", "replay_record",
            "run_chain"]
 
-INVARIANTS = ("I1", "I2", "I3", "I4", "I5", "I6", "I10", "I11", "ERROR", "TIMEOUT")
+#: the audit's columns (I4a's is I4)
+INVARIANTS = judged_by("audit", ids=True)
 MAX_FOLLOW_UPS = 3
 
 

@@ -18,6 +18,7 @@ from ...properties.codec import (
     codec_violations,
     expected_subscription_decode,
 )
+from ...properties.invariants import judged_by
 from ...properties.user_data_rules import LAYOUTS, user_data_hygiene
 from ...targets.adapters.codecs import CodecFailure, ReleaseCodec
 from ...targets.target import Target
@@ -65,8 +66,7 @@ def run_vectors(target: Target, failures: str, lines: list[dict[str, Any]] | Non
     """The golden vectors' ``assign`` lines of the target's assignor (``lines``, else those
     in the folder ``vectors``): I1 and I2 on every answer, and ``PARITY`` (the same
     partitions per member as Kafka's answer) on lines not marked ``kafka_bug``."""
-    result = EngineResult("vectors", ("I1", "I2", "PARITY") + (
-        ("TIMEOUT",) if target.timeout is not None else ()))
+    result = EngineResult("vectors", judged_by("vectors", timed=target.timeout is not None))
     if target.assign is None or target.assignor is None:
         result.skipped = "no assign function"
         return result

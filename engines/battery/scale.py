@@ -48,6 +48,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ...impl.assign_op import run_assign
+from ...properties.invariants import judged_by
 from ...targets.target import BUILTIN_ASSIGNORS, Target
 from .results import EngineResult, Finding, save_json
 
@@ -346,7 +347,7 @@ def run_scale(target: Target, budget: float, failures: str, *,
     ``compare`` and time left, the builtin assignor of the same name (at most
     ``BUILTIN_SHARE`` of the budget); I13 against ``bound`` (an extrapolation within
     ``reach`` times the largest size measured)."""
-    result = EngineResult("scale", ("I13", "ERROR"))
+    result = EngineResult("scale", judged_by("scale"))
     if target.assign is None or target.assignor is None:
         result.skipped = "no assign function"
         return result

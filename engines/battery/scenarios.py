@@ -38,10 +38,10 @@ from ...audit.scenarios import pick_tier, random_spec, scenario_rng, spec_size
 from ...audit.story_shrink import Failure, ShrinkError, play, shrink_story
 from ...audit.targets import AuditTarget
 from ...properties.deviations import EVIDENCE
+from ...properties.invariants import by_id
 from ...targets.target import Target
 from .profile_gaps import playable
 from .results import (
-    INVARIANT_ROWS,
     EngineResult,
     Finding,
     file_safe,
@@ -129,11 +129,8 @@ def schedule(seed: int) -> Iterator[int]:
 
 
 def row_of(invariant: str) -> str:
-    """The ``check`` table row of a chain invariant: the chain judges I4a as ``I4``; a
-    hang has its own row where the table has one, else it is an ``ERROR`` of the target."""
-    if invariant == "TIMEOUT":
-        return "TIMEOUT" if "TIMEOUT" in INVARIANT_ROWS else "ERROR"
-    return "I4a" if invariant == "I4" else invariant
+    """The ``check`` table row of a chain invariant (the chain judges I4a as ``I4``)."""
+    return by_id(invariant).row
 
 
 def describe(spec: dict[str, Any]) -> str:

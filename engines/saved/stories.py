@@ -24,6 +24,7 @@ from ...audit.story_shrink import Failure, ShrinkError, shrink_story
 from ...audit.targets import AuditTarget, AuditTargetError, resolve_plugin
 from ...model.saved_files import CHAIN_FORMAT, SavedFile
 from ...properties.deviations import EVIDENCE
+from ...properties.invariants import ROWS, by_id
 from ...targets.registry import NO_SETTINGS
 from ...targets.settings import Settings
 from ..battery.scenarios import describe, story_target
@@ -71,7 +72,7 @@ def failure_of(saved: SavedFile, invariant: str | None) -> Failure | None:
     inv = invariant or recorded
     if inv is None or inv == "none":
         return None
-    inv = {"I4a": "I4"}.get(inv, inv)
+    inv = by_id(inv).id if inv in ROWS else inv
     rule = (saved.data.get("inherited_from_kafka") or {}).get(inv) if not invariant else None
     return Failure(inv, rule)
 
