@@ -64,6 +64,7 @@ from .results import (
     BatteryResult,
     EngineResult,
     Finding,
+    figure_lines,
     file_safe,
     invariant_id,
     record_profile,
@@ -72,9 +73,9 @@ from .results import (
 from .scale import run_scale
 from .scenarios import run_scenarios_engine
 
-__all__ = ["DEFAULT_SCOPE", "ENGINES", "ENGINE_LIST", "INVARIANT_ROWS", "SMALL_SCOPE",
-           "BatteryResult", "Context", "Engine",
-           "EngineResult", "Finding", "answer", "file_safe", "invariant_id",
+__all__ = ["DEFAULT_SCOPE", "ENGINES", "ENGINE_LIST", "INVARIANT_ROWS", "SCALE_SHARE",
+           "SCENARIOS_SHARE", "SMALL_SCOPE", "BatteryResult", "Context", "Engine",
+           "EngineResult", "Finding", "answer", "figure_lines", "file_safe", "invariant_id",
            "load_assign_vectors", "machine_config", "partition_sets", "run_batteries",
            "run_battery", "run_codec", "run_fuzz", "run_prove", "run_scale", "run_scenarios",
            "run_stories", "run_vectors", "save_json", "vectors_dir"]
