@@ -17,6 +17,7 @@ from typing import Any
 
 from ..audit.picture import events_timeline, html_page, svg
 from ..model.event_shrink import invariant_of, minimize
+from ..model.events import write_events
 from ..model.replay import replay_events
 from ..model.saved_files import SavedFile, SavedFileError
 from ..model.saved_files import classify as classify_saved
@@ -98,7 +99,8 @@ def shrink_events_file(saved: SavedFile, *, target: str | None, assignor: str | 
     if not found:
         raise EngineInputError(f"shrink: the events do not show {wanted or 'a violation'} "
                                f"on {name}")
-    record = {**saved.data, "target": name, "events": events, "violations": found,
+    record = {**saved.data, "target": name, "events": write_events(events),
+              "violations": found,
               "shrink": {"from": len(saved.events), "to": len(events),
                          "seconds": round(time.perf_counter() - started, 3)}}
     lines = [f"shrunk {wanted} on {name} from {len(saved.events)} to {len(events)} events",

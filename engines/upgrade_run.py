@@ -27,13 +27,16 @@ from pathlib import Path
 from typing import Any
 
 from ..model.event_shrink import invariant_of, minimize
+from ..model.event_types import Event, Join
+from ..model.events import write_events
+from ..model.group_events import Settle
 from ..model.replay import FORMAT, replay_events
 from ..properties.group import GroupView
 from ..targets.registry import client_setup, resolve
 from ..targets.settings import Settings
 from ..targets.target import Target, TargetError
 from ..targets.wire.clients import ClientInfo, ClientUnavailable, hello
-from .upgrade_plan import Event, Plan, Side, story
+from .upgrade_plan import Plan, Side, story
 
 __all__ = ["UNSUPPORTED", "VERDICTS", "BounceStats", "UpgradeOutcome", "UpgradeUnavailable",
            "distinct", "play"]
@@ -131,14 +134,14 @@ class _Clock:
     def bounces(self, events: list[Event], plan: Plan) -> list[BounceStats]:
         out = []
         for bounce in range(len(plan.bounces) + 1):
-            ran = [i for i, e in enumerate(events[:len(self.ends)]) if e.get("bounce") == bounce]
+            ran = [i for i, e in enumerate(events[:len(self.ends)]) if e.bounce == bounce]
             if not ran:
                 continue
             first, last = ran[0], ran[-1]
             began = self.ends[first - 1] if first else self.start
             before = self.generations[first - 1] if first else 0
             settles = [self.ends[i] - (self.ends[i - 1] if i else self.start)
-                       for i in ran if events[i]["op"] == "settle"]
+                       for i in ran if isinstance(events[i], Settle)]
             side = plan.source if bounce == 0 else plan.bounces[bounce - 1]
             out.append(BounceStats(bounce, side.label(), self.generations[last] - before,
                                    round(self.ends[last] - began, 2),
@@ -149,12 +152,11 @@ class _Clock:
 def _where(events: list[Event], number: int, plan: Plan) -> dict[str, Any]:
     """The bounce, member and release at event ``number`` (from 1)."""
     event = events[number - 1]
-    bounce = int(event.get("bounce", 0))
+    bounce = event.bounce or 0
     side = plan.source if bounce == 0 else plan.bounces[bounce - 1]
-    restarted = [e.get("member") for e in events[:number]
-                 if e["op"] == "join" and e.get("bounce") == bounce]
+    restarted = [e.member for e in events[:number] if isinstance(e, Join) and e.bounce == bounce]
     return {"bounce": bounce, "event": number, "release": side.label(),
-            "member": event.get("member") or (restarted[-1] if restarted else None),
+            "member": event.who or (restarted[-1] if restarted else None),
             "restarted": len(restarted) if bounce else 0}
 
 
@@ -230,7 +232,8 @@ def save_upgrade(folder: Path, plan: Plan, events: list[Event], violations: list
     where = outcome.broke_at or {}
     invariant = invariant_of(violations[0]) if violations else "none"
     body = {"format": FORMAT, "target": plan.source.target, "seed": seed,
-            "invariant": invariant or "none", "violations": violations, "events": events,
+            "invariant": invariant or "none", "violations": violations,
+            "events": write_events(events),
             "upgrade": {"from": plan.source.target, "to": plan.dest.target, "path": plan.path,
                         "bounce": where.get("bounce"), "member": where.get("member"),
                         "release": where.get("release"), "clients": outcome.clients}}

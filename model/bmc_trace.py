@@ -12,7 +12,8 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from .bmc import CODEC_FIELDS, INVARIANTS, BmcScope, Encoding
-from .events import Event
+from .event_types import Event, Join, Leave, MemberEvent, Stall, Wake
+from .group_events import CoordinatorError, Partitions, Settle
 
 __all__ = ["Trace", "read_trace"]
 
@@ -20,6 +21,8 @@ TopicPartition = tuple[str, int]
 ASSIGNOR = {"EAGER": "sticky", "COOPERATIVE": "cooperative-sticky"}
 HELD = {"EAGER": "claims  ", "COOPERATIVE": "owns    "}  # user data claim / owned partitions
 MISS_ERROR = "REBALANCE_IN_PROGRESS"  # keeps the generation and the partitions
+#: the event a step other than a join replays as
+STEP_EVENTS: dict[str, type[MemberEvent]] = {"leave": Leave, "stall": Stall, "wake": Wake}
 EVENT_TEXT = {"join": "{m} joins", "leave": "{m} leaves", "stall": "{m} stalls and drops out",
               "wake": "{m} wakes and rejoins with its stale state"}
 
@@ -73,23 +76,21 @@ class Trace:
 
     def events(self) -> list[Event]:
         """The replay file's events: topic metadata, then each step and a settle."""
-        out: list[Event] = [{"op": "partitions", "topic": f"t{t}",
-                             "count": self.scope.partitions} for t in range(self.scope.topics)]
-        topics = [f"t{t}" for t in range(self.scope.topics)]
+        out: list[Event] = [Partitions(f"t{t}", self.scope.partitions)
+                            for t in range(self.scope.topics)]
+        topics = tuple(f"t{t}" for t in range(self.scope.topics))
         for step in self.steps:
             if step.missed:
-                out.append({"op": "error", "member": step.missed, "api": "sync",
-                            "error": MISS_ERROR})
+                out.append(CoordinatorError(step.missed, "sync", MISS_ERROR))
             if step.event == "join":
                 c = self.codecs[step.member]
-                out.append({"op": "join", "member": step.member, "topics": topics,
-                            "assignors": [ASSIGNOR[self.protocol]], "profile": "kip",
-                            "subscription_version": c.subscription_version,
-                            "user_data_version": c.user_data_version,
-                            "cooperative_user_data": c.cooperative_user_data})
+                out.append(Join(step.member, topics, (ASSIGNOR[self.protocol],),
+                                profile="kip", subscription_version=c.subscription_version,
+                                user_data_version=c.user_data_version,
+                                cooperative_user_data=c.cooperative_user_data))
             else:
-                out.append({"op": step.event, "member": step.member})
-            out.append({"op": "settle"})
+                out.append(STEP_EVENTS[step.event](step.member))
+            out.append(Settle())
         return out
 
     def story(self) -> list[str]:

@@ -54,10 +54,10 @@ def minimize(events: list[Event], make_target: Callable[[], GroupTarget],
     def more() -> bool:
         return replays < max_replays and (deadline is None or time.monotonic() < deadline)
 
-    for member in sorted({str(e["member"]) for e in current if "member" in e}):
+    for member in sorted({e.who for e in current if e.who is not None}):
         if not more():
             break
-        candidate = [e for e in current if e.get("member") != member]
+        candidate = [e for e in current if e.who != member]
         replays += 1
         found = (_reproduces(candidate, make_target, invariant, promises, generations)
                  if candidate else [])

@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from .events import Event, EventFormatError, read_events
 from .replay import FORMAT as REPLAY_FORMAT
 
 __all__ = ["CHAIN_FORMAT", "KINDS", "REPLAY_FORMAT", "SPEC_FORMAT", "SavedFile",
@@ -47,7 +48,7 @@ class SavedFile:
     path: str
     kind: str
     data: dict[str, Any]
-    events: list[Any] = field(default_factory=list)
+    events: list[Event] = field(default_factory=list)
     spec: dict[str, Any] | None = None
     requests: list[dict[str, Any]] = field(default_factory=list)
 
@@ -115,7 +116,11 @@ def classify(data: Any, where: str) -> SavedFile:
     if fmt == REPLAY_FORMAT:
         if not isinstance(data.get("events"), list):
             raise SavedFileError(f"{where} is a replay file ({REPLAY_FORMAT}) without events")
-        return SavedFile(where, "events", data, events=list(data["events"]))
+        try:
+            events = read_events(data["events"])
+        except EventFormatError as exc:
+            raise SavedFileError(f"{where}: {exc}") from None
+        return SavedFile(where, "events", data, events=events)
     if _is_spec(data):
         return SavedFile(where, "story", data, spec=data)
     if isinstance(data.get("spec"), dict):  # a chain record, or a wrapped spec
