@@ -26,12 +26,13 @@ from collections import Counter
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from ..impl.assign_op import assign_with
 from ..impl.assignors import make_assignor
 from ..impl.jsonl import error_text
 from ..properties.deviations import Explanation, explain, same_answer
+from ..properties.jsonl_shapes import Answered, AssignFn, AssignRequest, pair_of
 from ..properties.scope import Scope, build_request, enumerate_scope
 from ..targets.processes.jsonl_process import TargetFailure
 from ..targets.target import Target
@@ -43,10 +44,9 @@ __all__ = ["AnswerFn", "AssignFn", "DiffResult", "Pair", "answer_fn", "answer_ta
            "judge_pair", "kafka_side", "request_size", "run_diff", "run_requests", "shrink",
            "smaller_requests"]
 
-AssignFn = Callable[[dict[str, Any]], dict[str, Any]]
 #: a target's answer to a request (an exception as an error answer) and whether groupcheck's
 #: loop guard (D4) fired on it
-AnswerFn = Callable[[dict[str, Any]], tuple[dict[str, Any], bool]]
+AnswerFn = Callable[[AssignRequest], tuple[Answered, bool]]
 _OUR_ERROR = re.compile(r"^\w+ \((\w+)\): ", re.ASCII)
 
 
@@ -56,7 +56,7 @@ def canonical_error(text: str) -> str:
     return _OUR_ERROR.sub(lambda m: f"{m.group(1)}: ", text, count=1)
 
 
-def builtin_answer(request: dict[str, Any]) -> tuple[dict[str, Any], bool]:
+def builtin_answer(request: AssignRequest) -> tuple[Answered, bool]:
     """groupcheck's answer to ``request``, and whether its general builder's loop guard
     (D4) fired on it."""
     made: list[Any] = []
@@ -66,7 +66,7 @@ def builtin_answer(request: dict[str, Any]) -> tuple[dict[str, Any], bool]:
         return made[-1]
 
     try:
-        got: dict[str, Any] = assign_with(make, request)
+        got: Answered = assign_with(make, request)
     except Exception as exc:  # noqa: BLE001 - an exception is an answer to compare
         got = {"error": canonical_error(error_text(exc))}
     stats = [getattr(a, "reassignment_stats", None) for a in made]
@@ -82,10 +82,12 @@ def answer_fn(target: Target) -> AnswerFn:
 
     call, assign = target.call, target.assign
 
-    def ask(request: dict[str, Any]) -> tuple[dict[str, Any], bool]:
-        body = dict(request, op="assign")
+    def ask(request: AssignRequest) -> tuple[Answered, bool]:
+        body: AssignRequest = {**request, "op": "assign"}
         try:
-            got = call(body) if call is not None else assign(body) if assign else {}
+            # a process speaks the contract: its answer is what same_answer compares
+            got = cast(Answered, call(dict(body))) if call is not None else \
+                assign(body) if assign else cast(Answered, {})
         except TimeoutError as exc:
             return {"error": f"TIMEOUT: {exc}", "timeout": True}, False
         except TargetFailure as exc:
@@ -93,7 +95,7 @@ def answer_fn(target: Target) -> AnswerFn:
         except Exception as exc:  # noqa: BLE001 - an exception is an answer to compare
             return {"error": canonical_error(error_text(exc))}, False
         if "error" in got:
-            return {"error": canonical_error(str(got["error"]))}, False
+            return {"error": canonical_error(got["error"])}, False
         return got, False
     return ask
 
@@ -104,7 +106,7 @@ def kafka_side(a: Target, b: Target) -> int | None:
     return sides[0] if len(sides) == 1 else None
 
 
-def judge_pair(request: dict[str, Any], ra: dict[str, Any], rb: dict[str, Any],
+def judge_pair(request: AssignRequest, ra: Answered, rb: Answered,
                kafka: int, guard: bool) -> Explanation | None:
     """None when the answers are equal list for list; else what explains the difference
     (``kafka``: the side that is Kafka's client; ``guard``: our loop guard fired)."""
@@ -114,7 +116,7 @@ def judge_pair(request: dict[str, Any], ra: dict[str, Any], rb: dict[str, Any],
     return explain(request, ours, theirs, guard)
 
 
-def disagree(a: dict[str, Any], b: dict[str, Any]) -> bool:
+def disagree(a: Answered, b: Answered) -> bool:
     if ("error" in a) != ("error" in b):
         return True
     if "error" in a:
@@ -122,18 +124,18 @@ def disagree(a: dict[str, Any], b: dict[str, Any]) -> bool:
     return partition_sets(a) != partition_sets(b)
 
 
-def request_size(request: dict[str, Any]) -> tuple[int, int, int, int]:
+def request_size(request: AssignRequest) -> tuple[int, int, int, int]:
     members = request.get("members") or {}
     return (len(members), sum((request.get("partitions") or {}).values()),
             sum(len(v.get("owned") or []) for v in members.values()),
             sum(len(v.get("topics") or []) for v in members.values()))
 
 
-def smaller_requests(request: dict[str, Any]) -> Iterator[dict[str, Any]]:
+def smaller_requests(request: AssignRequest) -> Iterator[AssignRequest]:
     """Every request one step smaller than ``request`` (a member, a topic, a partition, a
     claim or a subscription less), in the order delta debugging tries them."""
-    members: dict[str, Any] = request.get("members") or {}
-    partitions: dict[str, int] = request.get("partitions") or {}
+    members = request.get("members") or {}
+    partitions = request.get("partitions") or {}
     for m in list(members):
         if len(members) > 1:
             r = copy.deepcopy(request)
@@ -143,7 +145,7 @@ def smaller_requests(request: dict[str, Any]) -> Iterator[dict[str, Any]]:
         r = copy.deepcopy(request)
         del r["partitions"][t]
         if "racks" in r:
-            r["racks"].pop(t, None)
+            r.get("racks", {}).pop(t, None)
         for v in r["members"].values():
             v["owned"] = [tp for tp in v.get("owned") or [] if tp[0] != t]
             v["topics"] = [x for x in v.get("topics") or [] if x != t]
@@ -151,10 +153,12 @@ def smaller_requests(request: dict[str, Any]) -> Iterator[dict[str, Any]]:
         if partitions[t] > 1:
             r = copy.deepcopy(request)
             n = r["partitions"][t] = partitions[t] - 1
-            if "racks" in r and t in r["racks"]:
-                r["racks"][t] = r["racks"][t][:n]
+            racks = r.get("racks")
+            if racks is not None and t in racks:
+                racks[t] = racks[t][:n]
             for v in r["members"].values():
-                v["owned"] = [tp for tp in v.get("owned") or [] if tp[0] != t or tp[1] < n]
+                v["owned"] = [tp for tp in v.get("owned") or []
+                              if tp[0] != t or pair_of(tp)[1] < n]
             yield r
     for m, v in members.items():
         for i in range(len(v.get("owned") or [])):
@@ -182,8 +186,8 @@ class Pair:
             self.ask_a, self.ask_b = answer_fn(a), answer_fn(b)
         self.explained: Counter[str] = Counter()
 
-    def check(self, request: dict[str, Any], count: bool = True
-              ) -> tuple[dict[str, Any], dict[str, Any], Explanation | None, bool]:
+    def check(self, request: AssignRequest, count: bool = True
+              ) -> tuple[Answered, Answered, Explanation | None, bool]:
         """(a's answer, b's answer, the explanation where one side is Kafka's, whether
         they disagree unexplained); ``count``: tally an explained difference."""
         (ra, ga), (rb, gb) = self.ask_a(request), self.ask_b(request)
@@ -195,8 +199,8 @@ class Pair:
         return ra, rb, why, why is not None and not why.explained
 
 
-def shrink(request: dict[str, Any], pair: Pair, max_tries: int = 5000
-           ) -> tuple[dict[str, Any], dict[str, Any], dict[str, Any], Explanation | None]:
+def shrink(request: AssignRequest, pair: Pair, max_tries: int = 5000
+           ) -> tuple[AssignRequest, Answered, Answered, Explanation | None]:
     """The smallest request found on which the pair still disagrees (unexplained)."""
     current = request
     got_a, got_b, why, _ = pair.check(current, count=False)
@@ -220,9 +224,9 @@ class DiffResult:
     compared: int
     seconds: float
     source: str = ""
-    request: dict[str, Any] | None = None
-    a: dict[str, Any] | None = None
-    b: dict[str, Any] | None = None
+    request: AssignRequest | None = None
+    a: Answered | None = None
+    b: Answered | None = None
     original_size: tuple[int, ...] = ()
     timeout: str = ""  # "a" or "b": that target did not answer in time
     #: differences a deviation explains (one target is Kafka's client), by label
@@ -234,7 +238,7 @@ class DiffResult:
         return self.request is None
 
 
-def _scope_requests(assignor: str, scope_text: str) -> Iterator[dict[str, Any]]:
+def _scope_requests(assignor: str, scope_text: str) -> Iterator[AssignRequest]:
     configs = sorted(enumerate_scope(Scope.parse(scope_text)), key=lambda c: c.size_key())
     for config in configs:
         yield build_request(assignor, config)
@@ -248,7 +252,7 @@ def run_diff(a: Target, b: Target, *, assignor: str, scope: str, vectors: bool =
     pair = Pair(a, b)
     started = time.perf_counter()
 
-    def sources() -> Iterator[tuple[str, dict[str, Any]]]:
+    def sources() -> Iterator[tuple[str, AssignRequest]]:
         for r in _scope_requests(assignor, scope):
             yield f"scope {scope}", r
         if vectors:
@@ -259,7 +263,7 @@ def run_diff(a: Target, b: Target, *, assignor: str, scope: str, vectors: bool =
     return run_requests(pair, sources(), started, budget)
 
 
-def run_requests(pair: Pair, requests: Iterator[tuple[str, dict[str, Any]]],
+def run_requests(pair: Pair, requests: Iterator[tuple[str, AssignRequest]],
                  started: float, budget: float = float("inf"), shrunk: bool = True
                  ) -> DiffResult:
     """Ask the pair each (source, request) until the first unexplained disagreement (shrunk
@@ -282,7 +286,7 @@ def run_requests(pair: Pair, requests: Iterator[tuple[str, dict[str, Any]]],
     return DiffResult(compared, time.perf_counter() - started, explained=pair.explained)
 
 
-def answer_table(response: dict[str, Any]) -> str:
+def answer_table(response: Answered) -> str:
     """Member → partitions, one line each (or the error)."""
     if "error" in response:
         return f"    error: {response['error']}"
@@ -329,7 +333,7 @@ def describe(result: DiffResult, name_a: str, name_b: str) -> str:
     ])
 
 
-def _broken(request: dict[str, Any], response: dict[str, Any]) -> list[str]:
+def _broken(request: AssignRequest, response: Answered) -> list[str]:
     """Which invariants one side's answer breaks (`request_replay.judge_answer`), or that
     it breaks none."""
     if "error" in response:

@@ -20,6 +20,7 @@ from typing import Any
 
 from ..properties import assignment as A
 from ..properties.generations import claim_breaches, uncontested
+from ..properties.jsonl_shapes import AssignAnswer, AssignRequest
 from ..properties.rebalance import assignment_of, i4a_applies, sent_claims
 from ..properties.scope_judge import failure_text
 from ..targets.target import STICKY_FAMILY, Target
@@ -58,8 +59,8 @@ def judge_answer(request: Mapping[str, Any], response: Mapping[str, Any]) -> lis
     return found
 
 
-def replay_request(target: Target, request: dict[str, Any]
-                   ) -> tuple[dict[str, Any] | None, list[str]]:
+def replay_request(target: Target, request: AssignRequest
+                   ) -> tuple[AssignAnswer | None, list[str]]:
     """(the answer, or None when the target failed; the violations)."""
     assert target.assign is not None
     try:

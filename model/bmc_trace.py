@@ -8,14 +8,14 @@ causes, run to the end); the codec versions a member speaks travel in its ``join
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
-from typing import Any
+from dataclasses import dataclass, field
+from typing import Any, TypedDict
 
 from .bmc import CODEC_FIELDS, INVARIANTS, BmcScope, Encoding
 from .event_types import Event, Join, Leave, MemberEvent, Stall, Wake
 from .group_events import CoordinatorError, Partitions, Settle
 
-__all__ = ["Trace", "read_trace"]
+__all__ = ["Trace", "TraceRecord", "read_trace"]
 
 TopicPartition = tuple[str, int]
 ASSIGNOR = {"EAGER": "sticky", "COOPERATIVE": "cooperative-sticky"}
@@ -59,6 +59,44 @@ class TraceStep:
     leader: str | None
     rounds: list[RoundView]
     missed: str | None = None  # its SyncGroup failed in the first rebalance
+
+    def record(self) -> StepRecord:
+        return {"event": self.event, "member": self.member, "leader": self.leader,
+                "rounds": [{"claims": r.claims, "assignment": r.assignment,
+                            "handed": r.handed} for r in self.rounds],
+                "missed": self.missed}
+
+
+class CodecsRecord(TypedDict):
+    subscription_version: int
+    user_data_version: int
+    cooperative_user_data: bool
+
+
+class RoundRecord(TypedDict):
+    claims: dict[str, list[TopicPartition]]
+    assignment: dict[str, list[TopicPartition]]
+    handed: dict[str, list[TopicPartition]]
+
+
+class StepRecord(TypedDict):
+    event: str
+    member: str
+    leader: str | None
+    rounds: list[RoundRecord]
+    missed: str | None
+
+
+class TraceRecord(TypedDict):
+    """A trace as a report or a replay file's ``bmc`` holds it."""
+
+    protocol: str
+    scope: str
+    invariant: str
+    codecs: dict[str, CodecsRecord]
+    steps: list[StepRecord]
+    story: list[str]
+    replayed: list[str]
 
 
 @dataclass
@@ -144,11 +182,14 @@ class Trace:
         step = self.steps[-1]
         return step.rounds[-1] if self.at_second else step.rounds[0]
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> TraceRecord:
         return {"protocol": self.protocol, "scope": self.scope.text(),
                 "invariant": self.invariant,
-                "codecs": {m: asdict(c) for m, c in self.codecs.items()},
-                "steps": [asdict(s) for s in self.steps], "story": self.story(),
+                "codecs": {m: {"subscription_version": c.subscription_version,
+                               "user_data_version": c.user_data_version,
+                               "cooperative_user_data": c.cooperative_user_data}
+                           for m, c in self.codecs.items()},
+                "steps": [s.record() for s in self.steps], "story": self.story(),
                 "replayed": self.replayed}
 
 

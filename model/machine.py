@@ -16,7 +16,7 @@ membership, where a sticky assignor must move nothing (I4a).
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any, cast
+from typing import cast
 
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant
@@ -138,8 +138,7 @@ def make_machine(target_factory: Callable[[], GroupTarget], config: MachineConfi
     of the first example where Kafka's own behaviour broke it. Each call binds a fresh
     subclass."""
     start = SettledStart if config.initial_members else EmptyStart
-    bound: dict[str, Any] = {
+    return cast(type[GroupMachine], type("GroupMachine", (start,), {
         "target_factory": staticmethod(target_factory), "config": config,
         "on_event": None if on_event is None else staticmethod(on_event), "stats": stats,
-        "inherited": inherited, "__doc__": start.__doc__, "__qualname__": "GroupMachine"}
-    return cast(type[GroupMachine], type("GroupMachine", (start,), bound))
+        "inherited": inherited, "__doc__": start.__doc__, "__qualname__": "GroupMachine"}))

@@ -15,16 +15,51 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Required, TypedDict
 
 from ..properties.group import GroupTarget, GroupView
+from ..properties.jsonl_shapes import JSONObject
+from .bmc_trace import TraceRecord
+from .event_registry import EventRecord
 from .events import Event, EventFormatError, apply_event, read_events, write_events
 from .promises import Promises
 from .spec import ReferenceModel
 
-__all__ = ["Outcome", "load", "replay_events", "replay_file", "save"]
+__all__ = ["Outcome", "ReplayFile", "ReplayNotes", "load", "replay_events", "replay_file",
+           "save"]
 
 FORMAT = "groupcheck-replay/1"
+
+
+class ReplayNotes(TypedDict, total=False):
+    """What a replay file may hold beside its events, where its writer knows it: the target
+    and assignor, that Kafka's own behaviour broke the invariant, the story and the wire log
+    of the run that found it, the BMC trace it came from, the client's account of itself."""
+
+    target: str
+    assignor: str | None
+    inheritedFromKafka: bool
+    story: list[str]
+    wire_log: list[str]
+    bmc: TraceRecord
+    clientProfile: JSONObject
+
+
+class ReplayFile(ReplayNotes, total=False):
+    """A replay file (docs/reference/file-formats.md): its events, what they broke, and the
+    notes other commands add (``note``, ``shrink``, ``upgrade``, ``confirmed_on``,
+    ``reproduces``)."""
+
+    format: Required[str]
+    seed: int | None
+    invariant: str
+    violations: list[str]
+    events: Required[list[EventRecord]]
+    note: str
+    shrink: JSONObject
+    upgrade: JSONObject
+    confirmed_on: list[str]
+    reproduces: list[str]
 
 
 @dataclass
@@ -79,15 +114,16 @@ def replay_events(target: GroupTarget, events: list[Event],
 
 
 def save(directory: str | os.PathLike[str], target_name: str, events: list[Event],
-         violations: list[str], seed: int | None, extra: dict[str, Any] | None = None) -> Path:
+         violations: list[str], seed: int | None, extra: ReplayNotes | None = None) -> Path:
     """Write a replay file; its name says what broke and is stable for the same content."""
     out = Path(directory)
     out.mkdir(parents=True, exist_ok=True)
     found = re.search(r"\bI\d+a?\b", violations[0]) if violations else None
     invariant = found.group(0) if found else "none"
-    body = {"format": FORMAT, "target": target_name, "seed": seed, "invariant": invariant,
-            "violations": violations, "events": write_events(events), **(extra or {})}
-    text = json.dumps(body, indent=1, ensure_ascii=False)
+    body: ReplayFile = {"format": FORMAT, "target": target_name, "seed": seed,
+                        "invariant": invariant, "violations": violations,
+                        "events": write_events(events)}
+    text = json.dumps({**body, **(extra or {})}, indent=1, ensure_ascii=False)
     digest = hashlib.sha256(text.encode()).hexdigest()[:10]
     stem = re.sub(r"[^A-Za-z0-9._-]+", "_", target_name.replace(":", "-"))[:60]
     path = out / f"{stem}-{invariant}-{digest}.json"
@@ -95,9 +131,9 @@ def save(directory: str | os.PathLike[str], target_name: str, events: list[Event
     return path
 
 
-def load(path: str | os.PathLike[str]) -> dict[str, Any]:
+def load(path: str | os.PathLike[str]) -> ReplayFile:
     """Read and check a replay file (its events must read as events)."""
-    data = json.loads(Path(path).read_text(encoding="utf-8"))
+    data: ReplayFile = json.loads(Path(path).read_text(encoding="utf-8"))
     if not isinstance(data, dict) or data.get("format") != FORMAT or not isinstance(
             data.get("events"), list):
         raise ValueError(f"{path} is not a groupcheck replay file ({FORMAT})")
@@ -111,7 +147,7 @@ def load(path: str | os.PathLike[str]) -> dict[str, Any]:
 def replay_file(path: str | os.PathLike[str],
                 make_target: Callable[[str], GroupTarget],
                 target_name: str | None = None,
-                promises: Promises | None = None) -> tuple[dict[str, Any], Outcome]:
+                promises: Promises | None = None) -> tuple[ReplayFile, Outcome]:
     data = load(path)
     target = make_target(target_name or data["target"])
     return data, replay_events(target, read_events(data["events"]), promises)

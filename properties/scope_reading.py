@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from . import assignment as A
+from .jsonl_shapes import AssignRequest
 from .scope_space import Config, TopicPartition
 
 __all__ = ["Frame", "Reading", "frame_of", "missing", "read"]
@@ -92,7 +93,7 @@ class Frame:
 _FRAMES: dict[Any, Frame] = {}
 
 
-def frame_of(config: Config, request: dict[str, Any]) -> Frame:
+def frame_of(config: Config, request: AssignRequest) -> Frame:
     key = (config.metadata, tuple(m[0] for m in config.members))
     frame = _FRAMES.get(key)
     if frame is None:

@@ -15,6 +15,7 @@ and written, 2 bad arguments or a file that does not fail on the target.
 from __future__ import annotations
 
 import argparse
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -40,6 +41,7 @@ def run(args: argparse.Namespace, env: Environment = NO_ENVIRONMENT) -> int:
         raise UsageError(str(exc)) from None
     where = {"target": args.target, "assignor": args.assignor, "invariant": args.invariant,
              "seconds": args.budget, "settings": env.settings}
+    record: Mapping[str, object]
     if saved.kind == "events":
         record, lines = engines.shrink_events_file(saved, **where)
     elif saved.kind == "story":
