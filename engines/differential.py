@@ -95,7 +95,7 @@ def answer_fn(target: Target) -> AnswerFn:
         except Exception as exc:  # noqa: BLE001 - an exception is an answer to compare
             return {"error": canonical_error(error_text(exc))}, False
         if "error" in got:
-            return {"error": canonical_error(got["error"])}, False
+            return {"error": canonical_error(str(got["error"]))}, False
         return got, False
     return ask
 
