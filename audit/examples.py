@@ -19,11 +19,10 @@ from pathlib import Path
 
 from ..properties.deviations import EVIDENCE
 from .chain import ChainFile, replay_record
-from .evidence import reference_name
 from .picture import chain_timeline, svg
 from .story_shrink import Failure, ShrinkError, shrink_story
 from .summary_shapes import AuditSummary, ExampleEntry, ShrinkDone
-from .targets import Resolver
+from .targets import Resolver, reference_name
 
 __all__ = ["shrink_and_draw"]
 

@@ -36,7 +36,6 @@ from pathlib import Path
 from typing import Any
 
 from .config import AuditConfig, AuditError
-from .evidence import reference_name
 from .examples import shrink_and_draw
 from .progress import Progress
 from .report import aggregate, write_summary
@@ -44,7 +43,7 @@ from .report_html import write_html
 from .rows import result_schema, run_targets
 from .session import spark_schema, spark_session
 from .summary_shapes import AuditSummary
-from .targets import Resolver, plugin_file
+from .targets import Resolver, plugin_file, reference_name
 
 __all__ = ["IN_FLIGHT", "AuditConfig", "AuditError", "AuditOutcome", "run_audit", "scenario_frame"]
 

@@ -4,7 +4,7 @@ page is `report_html`).
 Everything in ``summary.json`` is an integer count or exact statistic of integer columns,
 written with sorted keys, so the same seed gives the same bytes whatever the master, the
 number of partitions or the order in which chunks ran. Timings live in ``timings.json`` and
-in the HTML report only. The rows Spark collects stay ``dict[str, Any]``: their columns are
+in the HTML report only. The rows Spark collects stay untyped dicts: their columns are
 named at run time, from the invariants and the targets (``I1__checked``, ``differs__0``).
 """
 

@@ -1,7 +1,7 @@
 """The broker's non-group APIs: Metadata, FindCoordinator, CreateTopics, ListOffsets,
 Produce, Fetch, OffsetCommit and OffsetFetch, each as plain data for the version asked.
 
-What lives here: `Cluster` (the broker's address, topics, committed offsets, groups and
+What lives here: `ClusterState` (the broker's address, topics, committed offsets, groups and
 auto-creation setting) and one function per API taking the decoded kio request and
 returning the response's plain data (`protocol.build` makes the kio entity).
 
@@ -51,8 +51,9 @@ from .messages import (
 )
 from .store import Committed, Offsets, StoreError, Topics
 
-__all__ = ["HANDLERS", "Cluster", "create_topics", "fetch", "find_coordinator", "init_producer_id",
-           "list_offsets", "metadata", "offset_commit", "offset_fetch", "produce"]
+__all__ = ["HANDLERS", "ClusterState", "create_topics", "fetch", "find_coordinator",
+           "init_producer_id", "list_offsets", "metadata", "offset_commit", "offset_fetch",
+           "produce"]
 
 _NODE_ID = 0
 _CLUSTER_ID = "groupcheck-broker"
@@ -67,7 +68,7 @@ _TRANSACTIONS_NOT_SERVED = 53  # TRANSACTIONAL_ID_AUTHORIZATION_FAILED: no trans
 
 
 @dataclass
-class Cluster:
+class ClusterState:
     host: str
     port: int
     topics: Topics
@@ -87,7 +88,7 @@ def _partition_meta(index: int) -> PartitionMetadata:
             "offline_replicas": []}
 
 
-def _topic_meta(cluster: Cluster, name: str) -> TopicMetadata:
+def _topic_meta(cluster: ClusterState, name: str) -> TopicMetadata:
     if name not in cluster.topics:
         return {"error_code": _UNKNOWN_TOPIC_OR_PARTITION, "name": name, "topic_id": None,
                 "is_internal": False, "partitions": []}
@@ -97,7 +98,7 @@ def _topic_meta(cluster: Cluster, name: str) -> TopicMetadata:
             "topic_authorized_operations": -2147483648}
 
 
-def metadata(cluster: Cluster, version: int, body: Any) -> MetadataData:
+def metadata(cluster: ClusterState, version: int, body: Any) -> MetadataData:
     """All topics when the request names none (null, or empty before v1)."""
     if body.topics is None or (version == 0 and not body.topics):
         names = cluster.topics.names()
@@ -113,7 +114,7 @@ def metadata(cluster: Cluster, version: int, body: Any) -> MetadataData:
             "cluster_authorized_operations": -2147483648}
 
 
-def find_coordinator(cluster: Cluster, version: int, body: Any) -> FindCoordinatorData:
+def find_coordinator(cluster: ClusterState, version: int, body: Any) -> FindCoordinatorData:
     """Node 0 for every key; v4+ batches keys (KIP-699)."""
     node = cluster.broker()
     if version < 4:
@@ -125,7 +126,7 @@ def find_coordinator(cluster: Cluster, version: int, body: Any) -> FindCoordinat
         for key in body.coordinator_keys]}
 
 
-def create_topics(cluster: Cluster, version: int, body: Any) -> CreateTopicsData:
+def create_topics(cluster: ClusterState, version: int, body: Any) -> CreateTopicsData:
     out = []
     for t in body.topics:
         count = int(t.num_partitions)
@@ -143,7 +144,7 @@ def create_topics(cluster: Cluster, version: int, body: Any) -> CreateTopicsData
     return {"throttle_time": 0, "topics": out}
 
 
-def list_offsets(cluster: Cluster, version: int, body: Any) -> ListOffsetsData:
+def list_offsets(cluster: ClusterState, version: int, body: Any) -> ListOffsetsData:
     topics: list[TopicOffsets] = []
     for t in body.topics:
         parts: list[PartitionOffset] = []
@@ -160,7 +161,7 @@ def list_offsets(cluster: Cluster, version: int, body: Any) -> ListOffsetsData:
     return {"throttle_time": 0, "topics": topics}
 
 
-def produce(cluster: Cluster, version: int, body: Any) -> ProduceData:
+def produce(cluster: ClusterState, version: int, body: Any) -> ProduceData:
     responses: list[TopicProduced] = []
     for t in body.topic_data:
         parts: list[PartitionProduced] = []
@@ -180,7 +181,7 @@ def produce(cluster: Cluster, version: int, body: Any) -> ProduceData:
     return {"responses": responses, "throttle_time": 0}
 
 
-def fetch(cluster: Cluster, version: int, body: Any) -> tuple[FetchData, int]:
+def fetch(cluster: ClusterState, version: int, body: Any) -> tuple[FetchData, int]:
     """The data now available, and its size in bytes (the server waits on the size)."""
     budget = int(body.max_bytes) if version >= 3 else 2**31 - 1
     total = 0
@@ -208,7 +209,7 @@ def fetch(cluster: Cluster, version: int, body: Any) -> tuple[FetchData, int]:
     return {"throttle_time": 0, "error_code": 0, "session_id": 0, "responses": responses}, total
 
 
-def _commit_error(cluster: Cluster, group_id: str, generation: int, member_id: str,
+def _commit_error(cluster: ClusterState, group_id: str, generation: int, member_id: str,
                   instance_id: str | None) -> int:
     """Kafka's classic offset-commit validation, against the coordinator's view."""
     coordinator = cluster.groups.get(group_id)
@@ -230,7 +231,7 @@ def _commit_error(cluster: Cluster, group_id: str, generation: int, member_id: s
     return 0 if coordinator.state is GroupState.EMPTY else _UNKNOWN_MEMBER_ID
 
 
-def offset_commit(cluster: Cluster, version: int, body: Any) -> OffsetCommitData:
+def offset_commit(cluster: ClusterState, version: int, body: Any) -> OffsetCommitData:
     generation = int(body.generation_id_or_member_epoch) if version >= 1 else -1
     instance_id = body.group_instance_id if version >= 7 else None
     error = _commit_error(cluster, body.group_id, generation, body.member_id, instance_id)
@@ -251,7 +252,7 @@ def offset_commit(cluster: Cluster, version: int, body: Any) -> OffsetCommitData
     return {"throttle_time": 0, "topics": topics}
 
 
-def _fetch_group(cluster: Cluster, group_id: str, topics: Any) -> OffsetFetchGroup:
+def _fetch_group(cluster: ClusterState, group_id: str, topics: Any) -> OffsetFetchGroup:
     """One group's committed offsets: the topics asked, or every committed one (null)."""
     committed = cluster.offsets.of_group(group_id)
     if topics is None:
@@ -273,7 +274,7 @@ def _fetch_group(cluster: Cluster, group_id: str, topics: Any) -> OffsetFetchGro
     return {"group_id": group_id, "topics": out, "error_code": 0}
 
 
-def offset_fetch(cluster: Cluster, version: int, body: Any) -> OffsetFetchData:
+def offset_fetch(cluster: ClusterState, version: int, body: Any) -> OffsetFetchData:
     """v8+ asks for several groups at once (KIP-709)."""
     if version >= 8:
         return {"throttle_time": 0, "groups": [_fetch_group(cluster, g.group_id, g.topics)
@@ -283,7 +284,7 @@ def offset_fetch(cluster: Cluster, version: int, body: Any) -> OffsetFetchData:
             "error_code": group["error_code"]}
 
 
-def init_producer_id(cluster: Cluster, version: int, body: Any) -> InitProducerIdData:
+def init_producer_id(cluster: ClusterState, version: int, body: Any) -> InitProducerIdData:
     """A fresh producer id, epoch 0, for idempotent producers (kafka-python's and Java's
     default); transactions are not served and sequence numbers are not checked."""
     if body.transactional_id is not None:
@@ -295,7 +296,7 @@ def init_producer_id(cluster: Cluster, version: int, body: Any) -> InitProducerI
 
 
 #: API key → handler; Fetch is the server's (it waits) and the group APIs are the hub's.
-HANDLERS: dict[int, Callable[[Cluster, int, Any], ResponseData]] = {
+HANDLERS: dict[int, Callable[[ClusterState, int, Any], ResponseData]] = {
     0: produce, 2: list_offsets, 3: metadata, 8: offset_commit, 9: offset_fetch,
     10: find_coordinator, 19: create_topics, 22: init_producer_id,
 }

@@ -50,7 +50,7 @@ from ..impl.group_messages import (
 from . import data_apis, group_apis
 from .checks import GroupChecks, is_leader_sync
 from .connections import Doorway, Limits, Notes
-from .data_apis import Cluster
+from .data_apis import ClusterState
 from .messages import FetchData, GroupData, MetadataData, ResponseData
 from .protocol import (
     INVALID_REQUEST,
@@ -82,7 +82,7 @@ FAILABLE = group_apis.GROUP_KEYS | {8, 9, 10}
 class BrokerCore:
     """Every piece of the broker's state; to be used from its event loop only."""
 
-    def __init__(self, cluster: Cluster, *, log_limit: int = 100_000,
+    def __init__(self, cluster: ClusterState, *, log_limit: int = 100_000,
                  listener: Listener | None = None, keep_frames: bool = False,
                  limits: Limits | None = None) -> None:
         self.cluster = cluster

@@ -1,6 +1,6 @@
 """What the state machine's rules read: its configuration and the group as the model sees it.
 
-`GroupState` is the state half of the machine (`GroupMachine` in model/machine.py): the
+`MachineState` is the state half of the machine (`GroupMachine` in model/machine.py): the
 configuration `make_machine` binds as class attributes, a fresh target and reference model
 per example, and the helpers the rules (model/machine_rules.py) draw their events from.
 """
@@ -19,12 +19,12 @@ from .machine_config import MachineConfig
 from .spec import ReferenceModel
 from .stats import Stats
 
-__all__ = ["GroupState"]
+__all__ = ["MachineState"]
 
 NAMES = ("c1", "c2", "c3", "c4", "c5", "c6")
 
 
-class GroupState(RuleBasedStateMachine):
+class MachineState(RuleBasedStateMachine):
     """One example's target and model, and what the rules ask of them. The class attributes
     are bound by `make_machine`: where fresh targets come from, what the machine may do, who
     is told of every event applied (progress counters), and where judgements and figures

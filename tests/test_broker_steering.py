@@ -7,31 +7,25 @@ deterministic; `test_broker_clients` covers real clients.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from dataclasses import dataclass
 
 import pytest
 
 pytest.importorskip("kio")
 
-from groupcheck.broker import Broker, BrokerConfig  # noqa: E402
+from groupcheck.broker import Broker  # noqa: E402
 from groupcheck.impl.consumer_protocol import decode_assignment, encode_subscription  # noqa: E402
 from groupcheck.impl.types import Subscription  # noqa: E402
 
-from broker_wire import RawClient  # noqa: E402
+from helpers.broker_wire import RawClient  # noqa: E402
 
 GROUP, TOPIC = "g", "t"
 ILLEGAL_GENERATION, UNKNOWN_MEMBER_ID, REBALANCE_IN_PROGRESS = 22, 25, 27
-
-
-@pytest.fixture
-def broker() -> Iterator[Broker]:
-    with Broker(BrokerConfig(topics={TOPIC: 4})) as b:
-        yield b
+pytestmark = pytest.mark.broker_config(topics={TOPIC: 4})
 
 
 @dataclass
-class Pair:
+class JoinedPair:
     a: RawClient
     b: RawClient
     a_id: str
@@ -46,7 +40,7 @@ def _told(client: RawClient) -> None:
                         "include_topic_authorized_operations": False})
 
 
-def _form_pair(broker: Broker) -> tuple[Pair, int]:
+def _form_pair(broker: Broker) -> tuple[JoinedPair, int]:
     """a joins alone (generation 1, leader), then b joins; a rejoins on its heartbeat's
     REBALANCE_IN_PROGRESS; both are in generation 2 with a as leader, not yet synced."""
     a, b = RawClient(broker.bootstrap, "a"), RawClient(broker.bootstrap, "b")
@@ -63,10 +57,10 @@ def _form_pair(broker: Broker) -> tuple[Pair, int]:
     joined_a, joined_b = a.receive(), b.receive()
     assert joined_a.leader == first.member_id and joined_a.generation_id == 2
     assert joined_b.generation_id == 2
-    return Pair(a, b, first.member_id, b_id, 2), 2
+    return JoinedPair(a, b, first.member_id, b_id, 2), 2
 
 
-def _sync_both(p: Pair) -> None:
+def _sync_both(p: JoinedPair) -> None:
     p.b.send_sync(GROUP, p.b_id, p.generation)
     p.a.send_sync(GROUP, p.a_id, p.generation, {p.a_id: [(TOPIC, 0), (TOPIC, 1)],
                                                  p.b_id: [(TOPIC, 2), (TOPIC, 3)]})

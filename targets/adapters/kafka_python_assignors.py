@@ -69,7 +69,7 @@ class ClusterView:
         return None if count is None else set(range(count))
 
 
-class _Member:
+class _JoinedMember:
     """``JoinGroupResponseMember`` as the leader sees it after decoding."""
 
     def __init__(self, member_id: str, group_instance_id: str | None, metadata: Any) -> None:
@@ -150,14 +150,14 @@ class KafkaPythonAssignor:
         topics = {t for s in subscriptions.values() for t in s.topics}
         counts = {t: c for t in topics if (c := cluster.partition_count(t)) is not None}
         members = [
-            _Member(m, s.group_instance_id, subscription_object(
+            _JoinedMember(m, s.group_instance_id, subscription_object(
                 3, list(s.topics), s.user_data, list(s.owned_partitions), s.generation_id,
                 s.rack_id))
             for m, s in subscriptions.items()]
         return self.assign_members(ClusterView(counts), members)
 
     def assign_members(self, cluster: ClusterView,
-                       members: list[_Member]) -> dict[str, Assignment]:
+                       members: list[_JoinedMember]) -> dict[str, Assignment]:
         result = self.inner.assign(cluster, members)
         return {m: Assignment(_partitions_of(a), _user_data_bytes(a.user_data) or None)
                 for m, a in result.items()}
@@ -181,7 +181,7 @@ class KafkaPythonTarget:
     def make(self) -> KafkaPythonAssignor:
         return KafkaPythonAssignor(self.name)
 
-    def _client_member(self, member_id: str, member: RequestMember) -> _Member:
+    def _client_member(self, member_id: str, member: RequestMember) -> _JoinedMember:
         """A kafka-python consumer's JoinGroup metadata, encoded and decoded by the library."""
         from kafka.protocol.consumer.metadata import (
             ConsumerProtocolSubscription,
@@ -198,12 +198,12 @@ class KafkaPythonTarget:
         if user_data is not None:
             metadata.user_data = base64.b64decode(user_data)
         wire = metadata.encode()
-        return _Member(member_id, member.get("groupInstanceId"),
+        return _JoinedMember(member_id, member.get("groupInstanceId"),
                        ConsumerProtocolSubscription.decode(wire))
 
-    def _raw_member(self, member_id: str, member: RequestMember) -> _Member:
+    def _raw_member(self, member_id: str, member: RequestMember) -> _JoinedMember:
         user_data = member.get("userData")
-        return _Member(member_id, member.get("groupInstanceId"), subscription_object(
+        return _JoinedMember(member_id, member.get("groupInstanceId"), subscription_object(
             3, [str(t) for t in member.get("topics") or []],
             None if user_data is None else base64.b64decode(user_data),
             [(str(t), int(p)) for t, p in member.get("owned") or []],
