@@ -29,7 +29,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..model.events import Event
+from ..model.events import DomainEvent
 from ..properties.group import GroupView
 
 __all__ = ["MAX_ROWS", "PALETTE", "OwnershipCell", "Timeline", "TopicPartition", "chain_timeline",
@@ -169,7 +169,7 @@ def chain_timeline(record: Mapping[str, Any]) -> Timeline:
     return _trim(timeline)
 
 
-def events_timeline(title: str, events: Sequence[Event], views: Sequence[GroupView | None],
+def events_timeline(title: str, events: Sequence[DomainEvent], views: Sequence[GroupView | None],
                     violations: Sequence[str]) -> Timeline:
     """The timeline of a state-machine replay: ``views`` are the `GroupView`s after each
     event (None where the event showed none)."""

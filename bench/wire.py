@@ -26,7 +26,7 @@ import time
 
 from groupcheck.engines.battery.runner import machine_config
 from groupcheck.model.event_types import Join
-from groupcheck.model.events import Event, apply_event
+from groupcheck.model.events import DomainEvent, apply_event
 from groupcheck.model.fuzz import fuzz
 from groupcheck.model.group_events import Partitions, Settle
 from groupcheck.model.spec import ReferenceModel
@@ -36,7 +36,7 @@ from groupcheck.targets.wire.backends.factory import BACKENDS
 from groupcheck.targets.wire.clients import BUILT, SHIPPED, hello, missing
 
 
-def five_members(assignor: str) -> list[Event]:
+def five_members(assignor: str) -> list[DomainEvent]:
     """The story timed: five members join t0 (10 partitions) one after the other, each join
     settling (tests/test_wire_long.py holds every client to the same story)."""
     joins = (Join(f"c{i}", ("t0",), (assignor,), profile="librdkafka") for i in range(1, 6))

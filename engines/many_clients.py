@@ -35,7 +35,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..model.event_types import Crash, Join
-from ..model.events import MAX_SETTLE_GENERATIONS, Event
+from ..model.events import MAX_SETTLE_GENERATIONS, DomainEvent
 from ..model.group_events import Partitions, Poll, Settle
 from ..model.replay import replay_events, save
 from ..targets.registry import client_setup
@@ -179,7 +179,7 @@ class RequestCounter:
         return counts
 
 
-def plan(g: GroupPlan, rng: random.Random, infos: dict[str, ClientInfo]) -> list[Event]:
+def plan(g: GroupPlan, rng: random.Random, infos: dict[str, ClientInfo]) -> list[DomainEvent]:
     """A group's events: its topic, the joins (some kills among them, at seeded points), a
     settle, then the other kills, each followed by a settle. A victim is a member of a client
     that crashes by kill (its crash is a SIGKILL) that has joined and is not dead yet, drawn
@@ -190,12 +190,12 @@ def plan(g: GroupPlan, rng: random.Random, infos: dict[str, ClientInfo]) -> list
     if g.kills > len(mortal):
         raise ValueError(f"{g.group}: {g.kills} kills, but only {len(mortal)} members crash "
                          "by kill")
-    events: list[Event] = [Partitions(topic, PARTITIONS_PER_MEMBER * len(names))]
+    events: list[DomainEvent] = [Partitions(topic, PARTITIONS_PER_MEMBER * len(names))]
     during = rng.randint(0, g.kills)  # how many kills land among the joins
     at = rng.sample(range(1, len(names) + 1), min(during, len(names)))
     killed: list[str] = []
 
-    def kill(joined: list[str]) -> list[Event]:
+    def kill(joined: list[str]) -> list[DomainEvent]:
         alive = [n for n in joined if n in mortal and n not in killed]
         if not alive:
             return []
@@ -240,7 +240,7 @@ class _Timer:
         self.ends.append(time.monotonic())
 
 
-def _play(g: GroupPlan, events: list[Event], broker: Broker, pool: DriverPool,
+def _play(g: GroupPlan, events: list[DomainEvent], broker: Broker, pool: DriverPool,
           classpaths: dict[str, str], failures: Path | None, seed: int) -> GroupResult:
     """One group's events on its own wire group of the shared broker, judged and timed."""
     began = time.monotonic()
@@ -299,7 +299,7 @@ def run(scenario: LoadScenario, settings: Settings, failures: Path | None = None
         counter.take()  # from here on, the run's requests
         began = time.monotonic()
 
-        def play(g: GroupPlan, events: list[Event]) -> None:
+        def play(g: GroupPlan, events: list[DomainEvent]) -> None:
             results[g.group] = _play(g, events, broker, pool, classpaths, failures,
                                      scenario.seed)
 

@@ -20,7 +20,7 @@ from .assign_op import (
 from .assignors import make_assignor
 from .consumer_protocol import HIGHEST_VERSION
 from .errors import InvalidRequestError
-from .jsonl_shapes import AssignAnswer, AssignRequest, RequestMember
+from .jsonl_shapes import AssignOpAnswer, AssignOpMember, AssignOpRequest
 from .types import Assignor, Cluster, Subscription, TopicPartition
 
 __all__ = ["AssignSession", "SessionAnswer"]
@@ -63,7 +63,7 @@ class AssignSession:
         self.leader_runs = 0
         self._makers: dict[Any, tuple[str, Callable[[], Assignor], int]] = {}
 
-    def _maker(self, request: AssignRequest) -> tuple[str, Callable[[], Assignor], int]:
+    def _maker(self, request: AssignOpRequest) -> tuple[str, Callable[[], Assignor], int]:
         return self._maker_of(request.get("assignor"), request.get("subscriptionVersion"))
 
     def _maker_of(self, name: object, asked: object) -> tuple[str, Callable[[], Assignor], int]:
@@ -91,7 +91,7 @@ class AssignSession:
             else _version(asked)
         return label, make, version
 
-    def _led(self, key: Any, make: Callable[[], Assignor], request: AssignRequest,
+    def _led(self, key: Any, make: Callable[[], Assignor], request: AssignOpRequest,
              subscriptions: dict[str, Subscription], metadata: Hashable) -> Any:
         found = self.answers.get(key)
         if found is None:
@@ -101,7 +101,7 @@ class AssignSession:
                                                            subscriptions, metadata)
         return found
 
-    def _resolved_led(self, maker: Any, make: Callable[[], Assignor], request: AssignRequest,
+    def _resolved_led(self, maker: Any, make: Callable[[], Assignor], request: AssignOpRequest,
                       subscriptions: dict[str, Subscription], metadata: Hashable) -> Any:
         """A leader run, shared by every input the assignor resolves alike
         (``resolved_input``: sticky's claims after conflict resolution)."""
@@ -126,7 +126,7 @@ class AssignSession:
             found = self.resolved[key] = run_leader(make, request, subscriptions)
         return found
 
-    def _cluster(self, request: AssignRequest, metadata: Hashable) -> Cluster:
+    def _cluster(self, request: AssignOpRequest, metadata: Hashable) -> Cluster:
         """The request's metadata as the leader reads it, kept by its key (read it only)."""
         cluster = self._clusters.get(metadata)
         if cluster is None:
@@ -135,14 +135,14 @@ class AssignSession:
             cluster = self._clusters[metadata] = request_cluster(request)
         return cluster
 
-    def leader_view(self, assignor: str, member: RequestMember) -> Hashable:
+    def leader_view(self, assignor: str, member: AssignOpMember) -> Hashable:
         """What the leader reads of one member's client-mode subscription (a request's
         member entry) with this assignor: equal views, equal leader inputs."""
         _, make, version = self._maker_of(assignor, None)
         view: Hashable = seen_by_leader(client_subscription(make(), member, version))
         return view
 
-    def assign_keyed(self, request: AssignRequest, keys: Sequence[Hashable],
+    def assign_keyed(self, request: AssignOpRequest, keys: Sequence[Hashable],
                      metadata_key: Hashable) -> SessionAnswer:
         """``__call__`` for a caller that names what repeats: ``keys[i]`` stands for the
         i-th member's fields (equal keys, equal fields) and ``metadata_key`` for the
@@ -176,7 +176,7 @@ class AssignSession:
                         subscriptions, metadata_key)
         return SessionAnswer(self, make, request, led)
 
-    def __call__(self, request: AssignRequest) -> AssignAnswer:
+    def __call__(self, request: AssignOpRequest) -> AssignOpAnswer:
         label, make, version = self._maker(request)
         cache = self.subscriptions.setdefault((label, version), {})
         if len(cache) >= self.limit:
@@ -208,11 +208,11 @@ class SessionAnswer:
                  "protocol")
 
     def __init__(self, session: AssignSession, make: Callable[[], Assignor],
-                 request: AssignRequest, led: Any) -> None:
+                 request: AssignOpRequest, led: Any) -> None:
         self._session, self._make, self._request, self.led = session, make, request, led
         self.assignment: dict[str, list[TopicPartition]] = dict(led[0])
         self.protocol: str = led[2]
         self.generation = new_generation(request, request["members"])
 
-    def response(self) -> AssignAnswer:
+    def response(self) -> AssignOpAnswer:
         return leader_response(self._make, self._request, self.led, self._session.user_data)

@@ -2,25 +2,26 @@
 
 A partition travels as ``[topic, partition]`` (`Claim`), user data as base64, wire bytes as
 lowercase hex; JSON ``null`` is an absent value. The harness builds ``assign`` requests of
-the same shape (``properties/jsonl_shapes.py`` holds its copy: impl imports nothing of the
-harness, and the harness nothing of impl below the targets). The handlers in impl/jsonl.py
-and impl/assign_op.py still check every field they read: a request is whatever a client
-sent.
+the same shape (``properties/jsonl_shapes.py`` holds its copy, as ``AssignRequest``,
+``RequestMember`` and ``AssignAnswer``: impl imports nothing of the harness, and the harness
+nothing of impl below the targets; tests/test_jsonl_shapes.py keeps the two alike). The
+handlers in impl/jsonl.py and impl/assign_op.py still check every field they read: a request
+is whatever a client sent.
 """
 
 from __future__ import annotations
 
 from typing import Required, TypedDict
 
-__all__ = ["Answer", "AssignAnswer", "AssignRequest", "AssignmentMessage", "AssignmentView",
-           "Claim", "CodecRequest", "ErrorAnswer", "HexAnswer", "OwnedTopic", "Pong",
-           "RequestMember", "SubscriptionMessage", "SubscriptionView", "UserDataAnswer"]
+__all__ = ["Answer", "AssignOpAnswer", "AssignOpMember", "AssignOpRequest", "AssignmentMessage",
+           "AssignmentView", "Claim", "CodecRequest", "ErrorAnswer", "HexAnswer", "OwnedTopic",
+           "Pong", "SubscriptionMessage", "SubscriptionView", "UserDataAnswer"]
 
 #: a partition as JSON holds it: ``[topic, partition]``
 Claim = list[str | int]
 
 
-class RequestMember(TypedDict, total=False):
+class AssignOpMember(TypedDict, total=False):
     """One member of an ``assign`` request: its subscription, what it owned in
     ``generation`` (None: a consumer that has none), and optionally its user data (replacing
     what the consumer would compute), rack and static id."""
@@ -33,7 +34,7 @@ class RequestMember(TypedDict, total=False):
     groupInstanceId: str | None
 
 
-class AssignRequest(TypedDict, total=False):
+class AssignOpRequest(TypedDict, total=False):
     """``assign``: the leader's metadata (``partitions``, optional ``racks``: each
     partition's replica racks per topic) and its ``members`` in the order it received them;
     ``mode`` ``client`` or ``raw``; the optional subscription version, whether assignments
@@ -44,13 +45,13 @@ class AssignRequest(TypedDict, total=False):
     mode: str
     partitions: Required[dict[str, int]]
     racks: dict[str, list[list[str]]]
-    members: Required[dict[str, RequestMember]]
+    members: Required[dict[str, AssignOpMember]]
     subscriptionVersion: int
     wireAssignment: bool
     newGeneration: int | None
 
 
-class AssignAnswer(TypedDict, total=False):
+class AssignOpAnswer(TypedDict, total=False):
     """The answer to ``assign``: each member's partitions in the assignor's order, what each
     member sends as user data at its next join and each share's user data (both left out
     when the caller does not read them), the generation, the protocol and the leader's
@@ -146,5 +147,5 @@ class ErrorAnswer(TypedDict, total=False):
 
 
 #: any answer of the service
-Answer = (AssignAnswer | SubscriptionView | AssignmentView | HexAnswer | UserDataAnswer | Pong
+Answer = (AssignOpAnswer | SubscriptionView | AssignmentView | HexAnswer | UserDataAnswer | Pong
           | ErrorAnswer)

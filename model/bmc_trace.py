@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any, TypedDict
 
 from .bmc import CODEC_FIELDS, INVARIANTS, BmcScope, Encoding
-from .event_types import Event, Join, Leave, MemberEvent, Stall, Wake
+from .event_types import DomainEvent, Join, Leave, MemberEvent, Stall, Wake
 from .group_events import CoordinatorError, Partitions, Settle
 
 __all__ = ["Trace", "TraceRecord", "read_trace"]
@@ -73,7 +73,7 @@ class CodecsRecord(TypedDict):
     cooperative_user_data: bool
 
 
-class RoundRecord(TypedDict):
+class TraceRound(TypedDict):
     claims: dict[str, list[TopicPartition]]
     assignment: dict[str, list[TopicPartition]]
     handed: dict[str, list[TopicPartition]]
@@ -83,7 +83,7 @@ class StepRecord(TypedDict):
     event: str
     member: str
     leader: str | None
-    rounds: list[RoundRecord]
+    rounds: list[TraceRound]
     missed: str | None
 
 
@@ -112,9 +112,9 @@ class Trace:
     def joined(self) -> list[str]:
         return [s.member for s in self.steps if s.event == "join"]
 
-    def events(self) -> list[Event]:
+    def events(self) -> list[DomainEvent]:
         """The replay file's events: topic metadata, then each step and a settle."""
-        out: list[Event] = [Partitions(f"t{t}", self.scope.partitions)
+        out: list[DomainEvent] = [Partitions(f"t{t}", self.scope.partitions)
                             for t in range(self.scope.topics)]
         topics = tuple(f"t{t}" for t in range(self.scope.topics))
         for step in self.steps:

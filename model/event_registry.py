@@ -19,7 +19,7 @@ from dataclasses import MISSING, Field, fields
 
 from .event_types import (
     Crash,
-    Event,
+    DomainEvent,
     Join,
     Leave,
     Pause,
@@ -40,16 +40,16 @@ from .group_events import (
     Poll,
     Produce,
     Settle,
-    SyncOrder,
+    SyncAnswerOrder,
 )
 
 __all__ = ["EVENT_TYPES", "EventFormatError", "EventRecord", "read_event", "read_events",
            "write_event", "write_events"]
 
 #: every kind of event, by the ``op`` a replay file names it with
-EVENT_TYPES: dict[str, type[Event]] = {kind.op: kind for kind in (
+EVENT_TYPES: dict[str, type[DomainEvent]] = {kind.op: kind for kind in (
     Join, Leave, Crash, Stall, Wake, Subscribe, Unsubscribe, Pause, Resume, Rejoin, SlowRevoke,
-    Partitions, DeleteTopic, Produce, CoordinatorError, Delay, SyncOrder, Idle, Poll, Settle)}
+    Partitions, DeleteTopic, Produce, CoordinatorError, Delay, SyncAnswerOrder, Idle, Poll, Settle)}
 #: the notes an upgrade plan adds to any event, written after the kind's own fields
 NOTES = ("bounce", "fault")
 
@@ -103,7 +103,7 @@ READERS: dict[object, FieldReader] = {
 
 
 @functools.cache
-def _fields(kind: type[Event]) -> tuple[tuple[Field[object], FieldReader], ...]:
+def _fields(kind: type[DomainEvent]) -> tuple[tuple[Field[object], FieldReader], ...]:
     """The kind's fields in the order a file writes them, each with its reader."""
     hints = typing.get_type_hints(kind)
     ordered = [f for f in fields(kind) if f.name not in NOTES] + \
@@ -117,7 +117,7 @@ def _without_none(hint: object) -> object:
     return hint
 
 
-def read_event(raw: object) -> Event:
+def read_event(raw: object) -> DomainEvent:
     """The typed event a replay file's JSON object stands for."""
     if not isinstance(raw, dict):
         raise EventFormatError(f"an event must be a JSON object, not {type(raw).__name__}")
@@ -141,11 +141,11 @@ def read_event(raw: object) -> Event:
         except TypeError as exc:
             raise EventFormatError(f"{op} event: field {f.name!r} must be {exc}, not "
                                    f"{raw[f.name]!r}"[:300]) from None
-    make = typing.cast(Callable[..., Event], kind)  # the fields, each read by its type
+    make = typing.cast(Callable[..., DomainEvent], kind)  # the fields, each read by its type
     return make(**values)
 
 
-def read_events(raw: object) -> list[Event]:
+def read_events(raw: object) -> list[DomainEvent]:
     """A replay file's ``events`` list, typed; an error names the event's number (from 1)."""
     if not isinstance(raw, list):
         raise EventFormatError("events must be a JSON list")
@@ -169,7 +169,7 @@ def _plain(value: object) -> FieldValue:
     return value
 
 
-def write_event(event: Event) -> EventRecord:
+def write_event(event: DomainEvent) -> EventRecord:
     """The JSON object a replay file holds for ``event``."""
     out: EventRecord = {"op": event.op}
     for f, _ in _fields(type(event)):
@@ -179,5 +179,5 @@ def write_event(event: Event) -> EventRecord:
     return out
 
 
-def write_events(events: Sequence[Event]) -> list[EventRecord]:
+def write_events(events: Sequence[DomainEvent]) -> list[EventRecord]:
     return [write_event(e) for e in events]

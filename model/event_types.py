@@ -1,7 +1,7 @@
 """The domain events of a group's members: one frozen dataclass per kind, each performing
 itself on a target (`apply`) and telling itself as a replay's story line (`describe`).
 
-`Event` is what every kind shares: its ``op`` (the name a replay file gives it) and the
+`DomainEvent` is what every kind shares: its ``op`` (the name a replay file gives it) and the
 notes an upgrade plan adds (the bounce an event belongs to, and that it is a fault).
 `MemberEvent` is an event aimed at one member; it does nothing once that member is gone
 (a shrunk list may drop its join). The group's own events (metadata, records, coordinator
@@ -19,7 +19,7 @@ from ..properties.group import GroupTarget, MemberSpec, TopicPartition
 from .event_steps import after, drain, rolled, subscribed, unsubscribed
 from .spec import ReferenceModel
 
-__all__ = ["Crash", "Event", "Join", "Leave", "MemberEvent", "Pause", "Rejoin", "Resume",
+__all__ = ["Crash", "DomainEvent", "Join", "Leave", "MemberEvent", "Pause", "Rejoin", "Resume",
            "SlowRevoke", "Stall", "Subscribe", "TopicPartitions", "Unsubscribe", "Wake",
            "parts_text"]
 
@@ -32,7 +32,7 @@ def parts_text(partitions: TopicPartitions) -> str:
 
 
 @dataclass(frozen=True, kw_only=True)
-class Event(ABC):
+class DomainEvent(ABC):
     """One thing that happens to a group. ``bounce`` and ``fault`` are an upgrade plan's
     notes (the bounce the event belongs to, 0 while the group forms; a fault it injects
     between restarts); None: the event does not say."""
@@ -64,7 +64,7 @@ class Event(ABC):
 
 
 @dataclass(frozen=True)
-class MemberEvent(Event):
+class MemberEvent(DomainEvent):
     """An event aimed at one member, which must still be in the group."""
 
     member: str

@@ -20,15 +20,15 @@ from .event_steps import (
     SETTLE_REBALANCE_TIMEOUTS,
     SETTLE_STEP_CAP,
 )
-from .event_types import Event
+from .event_types import DomainEvent
 from .spec import ReferenceModel
 
 __all__ = ["EVENT_TYPES", "MAX_SETTLE_GENERATIONS", "SETTLE_BUDGET",
-           "SETTLE_REBALANCE_TIMEOUTS", "SETTLE_STEP_CAP", "Event", "EventFormatError",
+           "SETTLE_REBALANCE_TIMEOUTS", "SETTLE_STEP_CAP", "DomainEvent", "EventFormatError",
            "apply_event", "read_event", "read_events", "write_events"]
 
 
-def apply_event(event: Event, target: GroupTarget, model: ReferenceModel) -> list[str]:
+def apply_event(event: DomainEvent, target: GroupTarget, model: ReferenceModel) -> list[str]:
     """Perform one event on the target and the model; return what the model objects to.
     An event that cannot take place (its member is gone, a join that shares no assignor
     with the group) does nothing."""

@@ -18,7 +18,7 @@ from hypothesis.stateful import run_state_machine_as_test
 
 from ..properties.group import GroupTarget
 from .event_shrink import invariant_of, minimize
-from .events import Event
+from .events import DomainEvent
 from .machine import MachineConfig, ViolationFound, make_machine
 from .stats import Stats
 
@@ -65,10 +65,10 @@ class FuzzResult:
     seconds: float
     steps: int
     violations: list[str] = field(default_factory=list)
-    events: list[Event] = field(default_factory=list)
+    events: list[DomainEvent] = field(default_factory=list)
     stats: Stats = field(default_factory=Stats)
     #: invariant → the events of the first example where Kafka's own behaviour broke it
-    inherited_events: dict[str, list[Event]] = field(default_factory=dict)
+    inherited_events: dict[str, list[DomainEvent]] = field(default_factory=dict)
 
     @property
     def failed(self) -> bool:
@@ -79,7 +79,7 @@ def fuzz(target_factory: Callable[[], GroupTarget], config: MachineConfig, *,
          profile: str = "ci", max_examples: int | None = None, seed_value: int = 0,
          progress: Callable[[int, int], None] | None = None,
          shrink_seconds: float | None = None, stats: Stats | None = None,
-         inherited: dict[str, list[Event]] | None = None) -> FuzzResult:
+         inherited: dict[str, list[DomainEvent]] | None = None) -> FuzzResult:
     """Run the machine; ``progress(examples, steps)`` is called as examples finish.
     ``shrink_seconds`` bounds the shrinking for slow targets: Hypothesis's own shrink phase
     is then skipped and the delta-debugging pass stops when the time is up. ``stats``

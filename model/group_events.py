@@ -1,6 +1,6 @@
 """The domain events of a group as a whole and of its coordinator: topic metadata, records,
 error and late answers, the order of SyncGroup answers, and time passing (idle wall-clock
-time, protocol steps, a settle judged by I11). The members' own events, and the `Event`
+time, protocol steps, a settle judged by I11). The members' own events, and the `DomainEvent`
 they all share, are in model/event_types.py.
 """
 
@@ -11,15 +11,15 @@ from typing import ClassVar
 
 from ..properties.group import GroupTarget
 from .event_steps import after, settle, steps
-from .event_types import Event, MemberEvent
+from .event_types import DomainEvent, MemberEvent
 from .spec import ReferenceModel
 
 __all__ = ["CoordinatorError", "DeleteTopic", "Delay", "Idle", "Partitions", "Poll", "Produce",
-           "Settle", "SyncOrder"]
+           "Settle", "SyncAnswerOrder"]
 
 
 @dataclass(frozen=True)
-class Partitions(Event):
+class Partitions(DomainEvent):
     """The topic has ``count`` partitions from now on (it is created, or it grows)."""
 
     op: ClassVar[str] = "partitions"
@@ -39,7 +39,7 @@ class Partitions(Event):
 
 
 @dataclass(frozen=True)
-class DeleteTopic(Event):
+class DeleteTopic(DomainEvent):
     """The topic is deleted: it leaves the metadata."""
 
     op: ClassVar[str] = "delete_topic"
@@ -58,7 +58,7 @@ class DeleteTopic(Event):
 
 
 @dataclass(frozen=True)
-class Produce(Event):
+class Produce(DomainEvent):
     """A record arrives on one partition."""
 
     op: ClassVar[str] = "produce"
@@ -112,7 +112,7 @@ class Delay(MemberEvent):
 
 
 @dataclass(frozen=True)
-class SyncOrder(MemberEvent):
+class SyncAnswerOrder(MemberEvent):
     """In the next rebalance the leader's SyncGroup answer goes out before (or after) the
     member's (only a wire target's backend can)."""
 
@@ -133,7 +133,7 @@ class SyncOrder(MemberEvent):
 
 
 @dataclass(frozen=True)
-class Idle(Event):
+class Idle(DomainEvent):
     """Nothing happens for ``ms`` of wall-clock time: no record arrives, the members poll
     on (a target on the wall clock only)."""
 
@@ -152,7 +152,7 @@ class Idle(Event):
 
 
 @dataclass(frozen=True)
-class Poll(Event):
+class Poll(DomainEvent):
     """The group takes up to ``steps`` protocol steps (None: the file says none, one)."""
 
     op: ClassVar[str] = "poll"
@@ -170,7 +170,7 @@ class Poll(Event):
 
 
 @dataclass(frozen=True)
-class Settle(Event):
+class Settle(DomainEvent):
     """The group runs until it settles, within I11's bound."""
 
     op: ClassVar[str] = "settle"

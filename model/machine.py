@@ -22,7 +22,7 @@ from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant
 
 from ..properties.group import GroupTarget
-from .event_types import Event
+from .event_types import DomainEvent
 from .events import apply_event
 from .group_events import Partitions, Settle
 from .machine_config import UPGRADE_PATH, MachineConfig, config_for, wire_config
@@ -36,7 +36,7 @@ __all__ = ["UPGRADE_PATH", "EmptyStart", "GroupMachine", "MachineConfig", "Settl
 class ViolationFound(AssertionError):
     """The model objected; ``events`` replays it, ``violations`` says what broke."""
 
-    def __init__(self, violations: list[str], events: list[Event]) -> None:
+    def __init__(self, violations: list[str], events: list[DomainEvent]) -> None:
         self.violations = violations
         self.events = list(events)
         super().__init__(f"{violations[0]} (after {len(events)} events)")
@@ -45,7 +45,7 @@ class ViolationFound(AssertionError):
 class GroupMachine(GroupRules):
     """The rules, applied through `run`, and the invariants that judge each step."""
 
-    def run(self, event: Event) -> None:
+    def run(self, event: DomainEvent) -> None:
         if self.on_event is not None:
             self.on_event()
         self.events.append(event)
@@ -130,7 +130,7 @@ class SettledStart(GroupMachine):
 def make_machine(target_factory: Callable[[], GroupTarget], config: MachineConfig,
                  on_event: Callable[[], None] | None = None,
                  stats: Stats | None = None,
-                 inherited: dict[str, list[Event]] | None = None
+                 inherited: dict[str, list[DomainEvent]] | None = None
                  ) -> type[RuleBasedStateMachine]:
     """A state-machine class driving fresh targets from ``target_factory``;
     ``on_event`` is told of every event applied (for progress counters); ``stats`` collects

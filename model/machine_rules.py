@@ -31,7 +31,7 @@ from .group_events import (
     Poll,
     Produce,
     Settle,
-    SyncOrder,
+    SyncAnswerOrder,
 )
 from .machine_state import MachineState
 
@@ -232,7 +232,7 @@ class GroupRules(MachineState):
         does); it waits for the next rebalance the story brings."""
         member = data.draw(st.sampled_from(self.present()), label="member")
         leader_first = data.draw(st.booleans(), label="leader_first")
-        self.run(SyncOrder(member, leader_first))
+        self.run(SyncAnswerOrder(member, leader_first))
 
     @precondition(lambda self: self.config.slow_revokes and bool(self.present()))
     @rule(data=st.data())

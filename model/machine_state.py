@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine
 
 from ..properties.group import GroupTarget, MemberView
-from .event_types import Event, Join
+from .event_types import DomainEvent, Join
 from .group_events import Settle
 from .machine_config import MachineConfig
 from .spec import ReferenceModel
@@ -35,14 +35,14 @@ class MachineState(RuleBasedStateMachine):
     config: MachineConfig
     on_event: Callable[[], None] | None = None
     stats: Stats | None = None
-    inherited: dict[str, list[Event]] | None = None
+    inherited: dict[str, list[DomainEvent]] | None = None
 
     def __init__(self) -> None:
         super().__init__()
         self.target = self.target_factory()
         self.model = ReferenceModel(promises=self.config.promises, stats=self.stats,
                                     generations=self.config.generations)
-        self.events: list[Event] = []
+        self.events: list[DomainEvent] = []
         self.last: list[str] = []
         self.stalled: set[str] = set()
         self.member_names = NAMES[:max(self.config.max_members, 1)]
@@ -50,7 +50,7 @@ class MachineState(RuleBasedStateMachine):
     def teardown(self) -> None:
         self.target.close()
 
-    def run(self, event: Event) -> None:
+    def run(self, event: DomainEvent) -> None:
         """Apply one event and keep what the model objected to (`GroupMachine.run`)."""
         raise NotImplementedError
 

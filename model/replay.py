@@ -21,7 +21,7 @@ from ..properties.group import GroupTarget, GroupView
 from ..properties.jsonl_shapes import JSONObject
 from .bmc_trace import TraceRecord
 from .event_registry import EventRecord
-from .events import Event, EventFormatError, apply_event, read_events, write_events
+from .events import DomainEvent, EventFormatError, apply_event, read_events, write_events
 from .promises import Promises
 from .spec import ReferenceModel
 
@@ -84,7 +84,7 @@ def ownership_line(view: GroupView) -> str:
     return f"gen {view.generation} {view.state} | " + " | ".join(cells)
 
 
-def replay_events(target: GroupTarget, events: list[Event],
+def replay_events(target: GroupTarget, events: list[DomainEvent],
                   promises: Promises | None = None, generations: bool = True,
                   on_event: Callable[[int, GroupView | None], None] | None = None) -> Outcome:
     """Run ``events`` on ``target``, judged under what its assignors promise (default:
@@ -113,7 +113,7 @@ def replay_events(target: GroupTarget, events: list[Event],
         target.close()
 
 
-def save(directory: str | os.PathLike[str], target_name: str, events: list[Event],
+def save(directory: str | os.PathLike[str], target_name: str, events: list[DomainEvent],
          violations: list[str], seed: int | None, extra: ReplayNotes | None = None) -> Path:
     """Write a replay file; its name says what broke and is stable for the same content."""
     out = Path(directory)

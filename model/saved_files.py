@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any, cast
 
 from ..properties.jsonl_shapes import AssignRequest, JSONObject
-from .events import Event, EventFormatError, read_events
+from .events import DomainEvent, EventFormatError, read_events
 from .replay import FORMAT as REPLAY_FORMAT
 from .story_shapes import CHANGE_OPS, StorySpec
 
@@ -50,7 +50,7 @@ class SavedFile:
     path: str
     kind: str
     data: JSONObject
-    events: list[Event] = field(default_factory=list)
+    events: list[DomainEvent] = field(default_factory=list)
     spec: StorySpec | None = None
     requests: list[AssignRequest] = field(default_factory=list)
 

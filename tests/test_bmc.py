@@ -21,7 +21,7 @@ from groupcheck.model.bmc import BmcScope, CodecMix
 from groupcheck.model.bmc_check import check
 from groupcheck.model.event_shrink import invariant_of
 from groupcheck.model.event_types import Join
-from groupcheck.model.events import Event, read_events
+from groupcheck.model.events import DomainEvent, read_events
 from groupcheck.model.replay import load, replay_events, save
 from groupcheck.targets.registry import group_target_factory
 
@@ -160,7 +160,7 @@ def test_cli_bmc_protocol_and_codecs_choose_what_is_proved() -> None:
 def test_a_trace_the_target_does_not_reproduce_is_excluded_and_reported() -> None:
     """When replays never show the invariant, each rejected event sequence is blocked and
     asked again (all distinct), and the verdict says none was reproduced."""
-    rejected: list[list[Event]] = []
+    rejected: list[list[DomainEvent]] = []
 
     def never(trace: object) -> list[str]:
         rejected.append(trace.events())  # type: ignore[attr-defined]

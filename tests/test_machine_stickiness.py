@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from groupcheck.engines.battery.runner import machine_config, run_fuzz
 from groupcheck.model.event_shrink import invariant_of
-from groupcheck.model.event_types import Event, Join, Rejoin
+from groupcheck.model.event_types import DomainEvent, Join, Rejoin
 from groupcheck.model.fuzz import fuzz
 from groupcheck.model.group_events import Partitions, Settle
 from groupcheck.model.replay import replay_events
@@ -52,7 +52,7 @@ def test_user_data_without_the_generation_is_caught_without_parity(tmp_path) -> 
 
 def test_an_old_client_speaking_the_v0_layout_on_purpose_is_not_an_i12_breach() -> None:
     """Pre-KIP-341 members in a mixed group write v0 by design: judged on partitions only."""
-    events: list[Event] = [Partitions("t0", 4)]
+    events: list[DomainEvent] = [Partitions("t0", 4)]
     events += [Join(m, ("t0",), ("sticky",), user_data_version=0) for m in ("c1", "c2")]
     events += [Settle(), Rejoin("c1"), Settle()]
     outcome = replay_events(BuiltinGroup("builtin:sticky"), events)
@@ -62,7 +62,7 @@ def test_an_old_client_speaking_the_v0_layout_on_purpose_is_not_an_i12_breach() 
 def test_the_leaders_rejoin_rebalances_and_a_sticky_group_keeps_its_partitions() -> None:
     """KIP-568's enforceRebalance on the leader: a new generation, every partition where it
     was (the I4a premise: same members, balanced, one generation)."""
-    events: list[Event] = [Partitions("t0", 6)]
+    events: list[DomainEvent] = [Partitions("t0", 6)]
     events += [Join(m, ("t0",), ("sticky",)) for m in ("c1", "c2", "c3", "c4")]
     events.append(Settle())
     group = BuiltinGroup("builtin:sticky")

@@ -10,7 +10,7 @@ import pytest
 from groupcheck.model import machine
 from groupcheck.model.event_shrink import minimize
 from groupcheck.model.event_types import Join, Pause
-from groupcheck.model.events import MAX_SETTLE_GENERATIONS, Event, apply_event
+from groupcheck.model.events import MAX_SETTLE_GENERATIONS, DomainEvent, apply_event
 from groupcheck.model.fuzz import fuzz
 from groupcheck.model.group_events import (
     CoordinatorError,
@@ -27,7 +27,7 @@ from groupcheck.model.spec import ReferenceModel
 from groupcheck.properties.group import GroupTarget
 from groupcheck.targets.registry import group_target_factory, make_group_target
 
-STORY: list[Event] = [
+STORY: list[DomainEvent] = [
     Partitions("t0", 3),
     Partitions("t1", 2),
     Join("c1", ("t0",), ("cooperative-sticky",)),
@@ -91,11 +91,11 @@ def test_same_seed_gives_the_same_run() -> None:
     assert runs[0].steps == runs[1].steps and runs[0].examples == runs[1].examples
 
 
-def _stories(monkeypatch: pytest.MonkeyPatch, config: MachineConfig) -> list[Event]:
+def _stories(monkeypatch: pytest.MonkeyPatch, config: MachineConfig) -> list[DomainEvent]:
     """Every event one seeded run applies, in order (passing examples included)."""
-    applied: list[Event] = []
+    applied: list[DomainEvent] = []
 
-    def recording(event: Event, target: GroupTarget, model: ReferenceModel) -> list[str]:
+    def recording(event: DomainEvent, target: GroupTarget, model: ReferenceModel) -> list[str]:
         applied.append(event)
         return apply_event(event, target, model)
 
@@ -126,7 +126,7 @@ def test_same_seed_gives_the_same_examples_whatever_the_process_imported_before(
 #: c1's metadata chain (t0 deleted: a rebalance that revokes, its follow-up) loses one round
 #: to the injected SyncGroup error, then c2's join gets its own two (c2's JoinGroup reaches
 #: the coordinator only after c1's chain)
-SETTLE_AFTER_ERROR: list[Event] = [
+SETTLE_AFTER_ERROR: list[DomainEvent] = [
     Partitions("t0", 3),
     Partitions("t1", 2),
     Join("c1", ("t0", "t1"), ("cooperative-sticky",)),

@@ -18,7 +18,7 @@ from typing import Any
 
 import pytest
 
-from groupcheck.model.events import Event, read_events
+from groupcheck.model.events import DomainEvent, read_events
 from groupcheck.model.replay import replay_events
 from groupcheck.targets.wire import clients, release_envs
 from groupcheck.targets.wire.clients import ClientUnavailable, argv, hello
@@ -83,7 +83,7 @@ def create(name: str, bootstrap: str, assignors: list[str], classpath: str = "")
         driver.close()
 
 
-def run(target: str, events: list[Event]) -> list[str]:
+def run(target: str, events: list[DomainEvent]) -> list[str]:
     outcome = replay_events(group_target_factory(target)(), events)
     assert outcome.story, target
     return outcome.violations

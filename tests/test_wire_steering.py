@@ -22,7 +22,7 @@ import pytest
 
 from groupcheck.model.event_types import Leave
 from groupcheck.model.events import apply_event
-from groupcheck.model.group_events import Delay, Settle, SyncOrder
+from groupcheck.model.group_events import Delay, Settle, SyncAnswerOrder
 from groupcheck.model.spec import ReferenceModel
 from groupcheck.targets import registry
 
@@ -95,7 +95,7 @@ def test_sync_answers_go_out_in_the_order_the_machine_chose_and_the_group_settle
     group = _group("librdkafka:range", "groupcheck", monkeypatch)
     try:
         found = _play(group, [*topics(), join("c1", "range"), Settle(),
-                              join("c2", "range"), Settle(), SyncOrder("c2", leader_first),
+                              join("c2", "range"), Settle(), SyncAnswerOrder("c2", leader_first),
                               join("c3", "range"), Settle()])
         ordering = group.backend.orderings[0]
         ordering.join(timeout=30)

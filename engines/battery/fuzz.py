@@ -21,7 +21,7 @@ from collections import Counter
 from dataclasses import replace
 from typing import Any
 
-from ...model.events import Event
+from ...model.events import DomainEvent
 from ...model.fuzz import fuzz
 from ...model.machine import config_for, wire_config
 from ...model.promises import Promises
@@ -114,7 +114,7 @@ def _fill(result: EngineResult, stats: Any, gap_seconds: float) -> None:
 
 
 def _inherited(result: EngineResult, target: Target, stats: Any,
-               inherited_events: dict[str, list[Event]], failures: str) -> None:
+               inherited_events: dict[str, list[DomainEvent]], failures: str) -> None:
     for inv, violation in stats.inherited.items():
         events = inherited_events.get(inv, [])
         path = save(failures, file_safe(target.name), events, [violation], None,
@@ -159,7 +159,7 @@ def run_fuzz(target: Target, budget: float, failures: str, *, seed: int = 0,
         chunk, profile = 5, "wire"
         result.checked = WIRE_CHECKED + (("TIMEOUT",) if target.timeout else ())
     stats = Stats()
-    inherited_events: dict[str, list[Event]] = {}
+    inherited_events: dict[str, list[DomainEvent]] = {}
     started = time.perf_counter()
     gap_seconds = min(GAP_SECONDS, budget * GAP_SHARE)
     budget -= gap_seconds

@@ -30,7 +30,7 @@ import random
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 
-from ...model.event_types import Crash, Event, Join, Leave, Stall, Wake
+from ...model.event_types import Crash, DomainEvent, Join, Leave, Stall, Wake
 from ...model.group_events import CoordinatorError, Delay, Partitions, Produce, Settle
 from ...model.machine_rules import DELAYS, ERRORS
 from ...targets.registry import wire_clients
@@ -111,39 +111,39 @@ def plans_for(source: Side, dest: Side) -> list[Plan]:
             Plan(source, dest, "one-bounce", (dest,))]
 
 
-def _join(member: str, side: Side, topics: tuple[str, ...], bounce: int) -> Event:
+def _join(member: str, side: Side, topics: tuple[str, ...], bounce: int) -> DomainEvent:
     return Join(member, topics, side.assignors, client=side.client, rolling=True,
                 bounce=bounce)
 
 
-def _error(rng: random.Random, member: str, _partitions: dict[str, int]) -> list[Event]:
+def _error(rng: random.Random, member: str, _partitions: dict[str, int]) -> list[DomainEvent]:
     api = rng.choice(sorted(ERRORS))
     return [CoordinatorError(member, api, rng.choice(ERRORS[api]))]
 
 
-def _delay(rng: random.Random, member: str, _partitions: dict[str, int]) -> list[Event]:
+def _delay(rng: random.Random, member: str, _partitions: dict[str, int]) -> list[DomainEvent]:
     api = rng.choice(sorted(DELAYS))
     return [Delay(member, api, rng.choice(DELAYS[api]))]
 
 
-def _stall(_rng: random.Random, member: str, _partitions: dict[str, int]) -> list[Event]:
+def _stall(_rng: random.Random, member: str, _partitions: dict[str, int]) -> list[DomainEvent]:
     """Shorter than max.poll.interval.ms: the member stays in."""
     return [Stall(member), Wake(member)]
 
 
-def _grow(rng: random.Random, _member: str, partitions: dict[str, int]) -> list[Event]:
+def _grow(rng: random.Random, _member: str, partitions: dict[str, int]) -> list[DomainEvent]:
     topic = rng.choice(sorted(partitions))
     partitions[topic] += 1
     return [Partitions(topic, partitions[topic])]
 
 
 #: the faults a plan draws between restarts, in the order of the draw
-FAULTS: dict[str, Callable[[random.Random, str, dict[str, int]], list[Event]]] = {
+FAULTS: dict[str, Callable[[random.Random, str, dict[str, int]], list[DomainEvent]]] = {
     "error": _error, "delay": _delay, "stall": _stall, "grow": _grow}
 
 
 def _fault(rng: random.Random, members: list[str], partitions: dict[str, int],
-           bounce: int) -> list[Event]:
+           bounce: int) -> list[DomainEvent]:
     """One of the state machine's faults, aimed at one member where it has an aim."""
     member = rng.choice(members)
     events = FAULTS[rng.choice(tuple(FAULTS))](rng, member, partitions)
@@ -151,12 +151,12 @@ def _fault(rng: random.Random, members: list[str], partitions: dict[str, int],
         [Settle(bounce=bounce, fault=True)]
 
 
-def _record(rng: random.Random, partitions: dict[str, int], bounce: int) -> Event:
+def _record(rng: random.Random, partitions: dict[str, int], bounce: int) -> DomainEvent:
     topic = rng.choice(sorted(partitions))
     return Produce(topic, rng.randrange(partitions[topic]), bounce=bounce)
 
 
-def story(plan: Plan, members: int = 4, seed: int = 0, faults: float = 0.3) -> list[Event]:
+def story(plan: Plan, members: int = 4, seed: int = 0, faults: float = 0.3) -> list[DomainEvent]:
     """The events of one play of ``plan``: ``members`` members on topics with two
     partitions each per member in all, every member bounced once per bounce (leaving or
     crashing, drawn from ``seed``), and after a restart a fault with probability
@@ -165,7 +165,7 @@ def story(plan: Plan, members: int = 4, seed: int = 0, faults: float = 0.3) -> l
     names = [f"m{i}" for i in range(1, members + 1)]
     partitions = {"t0": members, "t1": members}
     topics = tuple(sorted(partitions))
-    events: list[Event] = [Partitions(t, n, bounce=0) for t, n in partitions.items()]
+    events: list[DomainEvent] = [Partitions(t, n, bounce=0) for t, n in partitions.items()]
     events += [_join(m, plan.source, topics, 0) for m in names]
     events += [Settle(bounce=0), _record(rng, partitions, 0)]
     for bounce, side in enumerate(plan.bounces, 1):

@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from ...model.event_shrink import invariant_of, minimize
-from ...model.event_types import Event, Join
+from ...model.event_types import DomainEvent, Join
 from ...model.events import write_events
 from ...model.group_events import Settle
 from ...model.replay import FORMAT, replay_events
@@ -131,7 +131,7 @@ class _Clock:
         last = self.generations[-1] if self.generations else 0
         self.generations.append(view.generation if view is not None else last)
 
-    def bounces(self, events: list[Event], plan: Plan) -> list[BounceStats]:
+    def bounces(self, events: list[DomainEvent], plan: Plan) -> list[BounceStats]:
         out = []
         for bounce in range(len(plan.bounces) + 1):
             ran = [i for i, e in enumerate(events[:len(self.ends)]) if e.bounce == bounce]
@@ -149,7 +149,7 @@ class _Clock:
         return out
 
 
-def _where(events: list[Event], number: int, plan: Plan) -> dict[str, Any]:
+def _where(events: list[DomainEvent], number: int, plan: Plan) -> dict[str, Any]:
     """The bounce, member and release at event ``number`` (from 1)."""
     event = events[number - 1]
     bounce = event.bounce or 0
@@ -215,8 +215,8 @@ def _group(target: Target) -> Any:
     return target.group()
 
 
-def _shrunk(events: list[Event], target: Target, violations: list[str],
-            seconds: float) -> tuple[list[Event], list[str]]:
+def _shrunk(events: list[DomainEvent], target: Target, violations: list[str],
+            seconds: float) -> tuple[list[DomainEvent], list[str]]:
     """Fewer members and fewer faults, as long as the same invariant still breaks."""
     invariant = invariant_of(violations[0])
     if not invariant or seconds <= 0:
@@ -225,7 +225,7 @@ def _shrunk(events: list[Event], target: Target, violations: list[str],
     return (kept, found) if found else (events, violations)
 
 
-def save_upgrade(folder: Path, plan: Plan, events: list[Event], violations: list[str],
+def save_upgrade(folder: Path, plan: Plan, events: list[DomainEvent], violations: list[str],
                  seed: int, outcome: UpgradeOutcome) -> Path:
     """A replay file for ``groupcheck replay``: its target is the upgrade's first release
     (every join names its own client), its name both releases, the path and the bounce."""

@@ -16,7 +16,7 @@ __all__ = ["FORMAT", "Counterexample", "CounterexampleFile", "GapExample", "Proo
 FORMAT = "groupcheck-prove/1"
 
 
-class RoundRecord(TypedDict):
+class ProverRound(TypedDict):
     request: AssignRequest
     response: Answered
 
@@ -33,7 +33,7 @@ class ProveNote(TypedDict):
     inheritedFromKafka: str | None
     round: int
     response: Answered
-    rounds: list[RoundRecord]
+    rounds: list[ProverRound]
 
 
 class CounterexampleFile(AssignRequest, total=False):
