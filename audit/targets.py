@@ -30,11 +30,12 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Protocol
 
+from ..properties.jsonl_shapes import AssignFn
+
 __all__ = ["ASSIGNOR_FAMILIES", "DEFAULT_TARGETS", "AssignFn", "AuditTarget", "AuditTargetError",
            "Codec", "Resolver", "assignor_of", "plugin_file", "reference_name", "resolve_cached",
            "resolve_plugin"]
 
-AssignFn = Callable[[dict[str, Any]], dict[str, Any]]
 ASSIGNOR_FAMILIES = ("range", "roundrobin", "sticky", "cooperative-sticky")
 DEFAULT_TARGETS = tuple(f"builtin:{a}" for a in ASSIGNOR_FAMILIES)
 

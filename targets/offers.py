@@ -24,14 +24,16 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
+from ..properties.jsonl_shapes import AssignRequest
 from .registry import NO_SETTINGS, resolve
 from .settings import Settings
 from .target import Target, TargetError
 
 __all__ = ["Offer", "close_all", "expand", "parse_assignors", "probe"]
 
-PROBE_ASSIGN = {"op": "assign", "mode": "client", "partitions": {"t0": 1},
-                "members": {"m0": {"topics": ["t0"], "owned": [], "generation": None}}}
+PROBE_ASSIGN: AssignRequest = {
+    "op": "assign", "assignor": "", "mode": "client", "partitions": {"t0": 1},
+    "members": {"m0": {"topics": ["t0"], "owned": [], "generation": None}}}
 PROBE_USER_DATA = {"op": "user_data", "topics": ["t0"], "owned": [["t0", 0]], "generation": 1}
 
 
@@ -59,10 +61,10 @@ def parse_assignors(values: Iterable[str] | None) -> list[str]:
 
 def probe(target: Target) -> str | None:
     """None when ``target`` answers a small request for its assignor, else its error."""
-    request = {**PROBE_ASSIGN, "assignor": target.assignor}
+    request: AssignRequest = {**PROBE_ASSIGN, "assignor": target.assignor or ""}
     try:
         if target.call is not None:
-            for body in (request, {**PROBE_USER_DATA, "assignor": target.assignor}):
+            for body in (dict(request), {**PROBE_USER_DATA, "assignor": target.assignor}):
                 answer = target.call(body)
                 if "error" in answer:
                     return str(answer["error"])

@@ -16,13 +16,13 @@ from typing import Any
 
 from ..properties.balance import STICKY_FAMILY, contract_of
 from ..properties.group import GroupTarget, TopicPartition
+from ..properties.jsonl_shapes import AssignFn
 from .profile import ReleaseProfile
 
 __all__ = ["BUILTIN_ASSIGNORS", "AssignFn", "MachineHints", "STICKY_FAMILY",
            "Target", "TargetError", "UserDataFn", "UserDataInput"]
 
 BUILTIN_ASSIGNORS = ("range", "roundrobin", "sticky", "cooperative-sticky")
-AssignFn = Callable[[dict[str, Any]], dict[str, Any]]
 #: (owned partitions handed to ``on_assignment``, its generation, subscribed topics)
 UserDataInput = tuple[list[TopicPartition], int, list[str]]
 UserDataFn = Callable[[Sequence[UserDataInput]], list[bytes | None]]

@@ -10,7 +10,7 @@ import json
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, Required, TypedDict
 
 from ...properties.assignment import exclusive_ownership, valid_targets
 from ...properties.codec import (
@@ -18,6 +18,7 @@ from ...properties.codec import (
     codec_violations,
     expected_subscription_decode,
 )
+from ...properties.jsonl_shapes import Answered, AssignFn, AssignRequest, pair_of
 from ...properties.user_data_rules import LAYOUTS, user_data_hygiene
 from ...targets.adapters.codecs import CodecFailure, ReleaseCodec
 from ...targets.target import Target
@@ -34,7 +35,23 @@ def vectors_dir(folder: Path | None) -> Path | None:
     return folder if folder is not None and (folder / "assign.jsonl").is_file() else None
 
 
-def load_assign_vectors(folder: Path | None) -> list[dict[str, Any]]:
+class VectorChain(TypedDict):
+    id: str
+    step: int
+
+
+class AssignVector(TypedDict, total=False):
+    """One golden vector of the assign op: the request, Kafka's answer, how the case was
+    made, Kafka's own bug it shows where it shows one, and its chain of rebalances."""
+
+    request: Required[AssignRequest]
+    response: Required[Answered]
+    case: str
+    kafka_bug: str
+    chain: VectorChain
+
+
+def load_assign_vectors(folder: Path | None) -> list[AssignVector]:
     """The golden vectors' ``assign`` lines in ``folder`` ([] when it has none)."""
     d = vectors_dir(folder)
     if d is None:
@@ -43,8 +60,7 @@ def load_assign_vectors(folder: Path | None) -> list[dict[str, Any]]:
         return [json.loads(line) for line in fh if line.strip()]
 
 
-def answer(assign: Callable[[dict[str, Any]], dict[str, Any]],
-           request: dict[str, Any]) -> dict[str, Any]:
+def answer(assign: AssignFn, request: AssignRequest) -> Answered:
     """The target's answer, with any exception as ``{"error": ...}`` (and ``"timeout":
     true`` when the target did not answer within its time limit)."""
     try:
@@ -55,12 +71,14 @@ def answer(assign: Callable[[dict[str, Any]], dict[str, Any]],
         return {"error": f"{type(exc).__name__}: {exc}"}
 
 
-def partition_sets(response: dict[str, Any]) -> dict[str, frozenset[tuple[str, int]]]:
+def partition_sets(response: Answered) -> dict[str, frozenset[tuple[str, int]]]:
+    if "error" in response:
+        return {}
     return {m: frozenset((str(t), int(p)) for t, p in ps)
             for m, ps in (response.get("assignment") or {}).items() if ps}
 
 
-def run_vectors(target: Target, failures: str, lines: list[dict[str, Any]] | None = None,
+def run_vectors(target: Target, failures: str, lines: list[AssignVector] | None = None,
                 vectors: Path | None = None) -> EngineResult:
     """The golden vectors' ``assign`` lines of the target's assignor (``lines``, else those
     in the folder ``vectors``): I1 and I2 on every answer, and ``PARITY`` (the same
@@ -88,12 +106,12 @@ def run_vectors(target: Target, failures: str, lines: list[dict[str, Any]] | Non
         result.judged["PARITY"] += "kafka_bug" not in line and not got.get("timeout")
         result.judged["TIMEOUT"] += target.timeout is not None  # every request has a limit
         if got.get("timeout"):
-            problems.append(f"TIMEOUT: no answer: {got['error']}")
+            problems.append(f"TIMEOUT: no answer: {got.get('error')}")
         elif "error" not in got:
             result.judged["I1"] += 1
             result.judged["I2"] += 1
             subs = {m: v.get("topics") or [] for m, v in request["members"].items()}
-            assignment = {m: [(t, p) for t, p in ps] for m, ps in got["assignment"].items()}
+            assignment = {m: [pair_of(c) for c in ps] for m, ps in got["assignment"].items()}
             problems += exclusive_ownership(assignment)
             problems += valid_targets(assignment, subs, request.get("partitions") or {})
         elif "kafka_bug" in line:
@@ -129,7 +147,7 @@ def run_vectors(target: Target, failures: str, lines: list[dict[str, Any]] | Non
     return result
 
 
-def _first_member_difference(expected: dict[str, Any], got: dict[str, Any]) -> str:
+def _first_member_difference(expected: Answered, got: Answered) -> str:
     a, b = partition_sets(expected), partition_sets(got)
     for m in sorted(set(a) | set(b)):
         if a.get(m, frozenset()) != b.get(m, frozenset()):

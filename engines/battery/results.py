@@ -15,6 +15,7 @@ import os
 import re
 import time
 from collections import Counter
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -229,7 +230,7 @@ def _cost_lines(ladder: dict[str, Any], builtin: float | None) -> list[str]:
     return out
 
 
-def save_json(directory: str | os.PathLike[str], stem: str, body: dict[str, Any]) -> str:
+def save_json(directory: str | os.PathLike[str], stem: str, body: Mapping[str, object]) -> str:
     out = Path(directory)
     out.mkdir(parents=True, exist_ok=True)
     text = json.dumps(body, indent=1, ensure_ascii=False)

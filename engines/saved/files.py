@@ -17,10 +17,12 @@ from typing import Any
 
 from ...audit.picture import events_timeline, html_page, svg
 from ...model.event_shrink import invariant_of, minimize
+from ...model.events import write_events
 from ...model.replay import replay_events
 from ...model.saved_files import SavedFile, SavedFileError
 from ...model.saved_files import classify as classify_saved
 from ...model.saved_files import read as read_saved
+from ...properties.jsonl_shapes import AssignRequest
 from ...targets.registry import NO_SETTINGS
 from ...targets.settings import Settings
 from ...targets.target import Target
@@ -90,14 +92,16 @@ def shrink_events_file(saved: SavedFile, *, target: str | None, assignor: str | 
     if not name:
         raise EngineInputError(f"{saved.path} names no target: give --target")
     factory = group_factory(name, assignor, settings)
-    violations = saved.data.get("violations") or [""]
-    wanted = invariant or invariant_of(str(violations[0]))
+    recorded = saved.data.get("violations")
+    first = recorded[0] if isinstance(recorded, list) and recorded else ""
+    wanted = invariant or invariant_of(str(first))
     started = time.perf_counter()
     events, found = minimize(list(saved.events), factory, wanted, seconds=seconds)
     if not found:
         raise EngineInputError(f"shrink: the events do not show {wanted or 'a violation'} "
                                f"on {name}")
-    record = {**saved.data, "target": name, "events": events, "violations": found,
+    record = {**saved.data, "target": name, "events": write_events(events),
+              "violations": found,
               "shrink": {"from": len(saved.events), "to": len(events),
                          "seconds": round(time.perf_counter() - started, 3)}}
     lines = [f"shrunk {wanted} on {name} from {len(saved.events)} to {len(events)} events",
@@ -140,8 +144,8 @@ def replay_requests_file(saved: SavedFile, *, target: str | None, assignor: str 
     return Replayed([*lines, "did not reproduce: every invariant held"], False)
 
 
-def _failing(made: Target, requests: list[dict[str, Any]], invariant: str | None
-             ) -> tuple[dict[str, Any], str] | None:
+def _failing(made: Target, requests: list[AssignRequest], invariant: str | None
+             ) -> tuple[AssignRequest, str] | None:
     """The first request whose answer breaks ``invariant`` (any, when None), and which."""
     for request in requests:
         _, found = replay_request(made, request)
@@ -151,10 +155,10 @@ def _failing(made: Target, requests: list[dict[str, Any]], invariant: str | None
     return None
 
 
-def _shrunk(made: Target, request: dict[str, Any], invariant: str,
-            deadline: float) -> tuple[dict[str, Any], int]:
+def _shrunk(made: Target, request: AssignRequest, invariant: str,
+            deadline: float) -> tuple[AssignRequest, int]:
     """Delta debugging: the smallest request found that still breaks ``invariant``."""
-    def keeps(candidate: dict[str, Any]) -> bool:
+    def keeps(candidate: AssignRequest) -> bool:
         return invariant in {invariant_id(v) for v in replay_request(made, candidate)[1]}
 
     current, runs, improved = request, 0, True

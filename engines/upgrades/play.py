@@ -27,13 +27,16 @@ from pathlib import Path
 from typing import Any
 
 from ...model.event_shrink import invariant_of, minimize
+from ...model.event_types import DomainEvent, Join
+from ...model.events import write_events
+from ...model.group_events import Settle
 from ...model.replay import FORMAT, replay_events
 from ...properties.group import GroupView
 from ...targets.registry import client_setup, resolve
 from ...targets.settings import Settings
 from ...targets.target import Target, TargetError
 from ...targets.wire.clients import ClientInfo, ClientUnavailable, hello
-from .plan import Event, Plan, Side, story
+from .plan import Plan, Side, story
 
 __all__ = ["UNSUPPORTED", "VERDICTS", "BounceStats", "UpgradeOutcome", "UpgradeUnavailable",
            "distinct", "play"]
@@ -128,17 +131,17 @@ class _Clock:
         last = self.generations[-1] if self.generations else 0
         self.generations.append(view.generation if view is not None else last)
 
-    def bounces(self, events: list[Event], plan: Plan) -> list[BounceStats]:
+    def bounces(self, events: list[DomainEvent], plan: Plan) -> list[BounceStats]:
         out = []
         for bounce in range(len(plan.bounces) + 1):
-            ran = [i for i, e in enumerate(events[:len(self.ends)]) if e.get("bounce") == bounce]
+            ran = [i for i, e in enumerate(events[:len(self.ends)]) if e.bounce == bounce]
             if not ran:
                 continue
             first, last = ran[0], ran[-1]
             began = self.ends[first - 1] if first else self.start
             before = self.generations[first - 1] if first else 0
             settles = [self.ends[i] - (self.ends[i - 1] if i else self.start)
-                       for i in ran if events[i]["op"] == "settle"]
+                       for i in ran if isinstance(events[i], Settle)]
             side = plan.source if bounce == 0 else plan.bounces[bounce - 1]
             out.append(BounceStats(bounce, side.label(), self.generations[last] - before,
                                    round(self.ends[last] - began, 2),
@@ -146,15 +149,14 @@ class _Clock:
         return out
 
 
-def _where(events: list[Event], number: int, plan: Plan) -> dict[str, Any]:
+def _where(events: list[DomainEvent], number: int, plan: Plan) -> dict[str, Any]:
     """The bounce, member and release at event ``number`` (from 1)."""
     event = events[number - 1]
-    bounce = int(event.get("bounce", 0))
+    bounce = event.bounce or 0
     side = plan.source if bounce == 0 else plan.bounces[bounce - 1]
-    restarted = [e.get("member") for e in events[:number]
-                 if e["op"] == "join" and e.get("bounce") == bounce]
+    restarted = [e.member for e in events[:number] if isinstance(e, Join) and e.bounce == bounce]
     return {"bounce": bounce, "event": number, "release": side.label(),
-            "member": event.get("member") or (restarted[-1] if restarted else None),
+            "member": event.who or (restarted[-1] if restarted else None),
             "restarted": len(restarted) if bounce else 0}
 
 
@@ -213,8 +215,8 @@ def _group(target: Target) -> Any:
     return target.group()
 
 
-def _shrunk(events: list[Event], target: Target, violations: list[str],
-            seconds: float) -> tuple[list[Event], list[str]]:
+def _shrunk(events: list[DomainEvent], target: Target, violations: list[str],
+            seconds: float) -> tuple[list[DomainEvent], list[str]]:
     """Fewer members and fewer faults, as long as the same invariant still breaks."""
     invariant = invariant_of(violations[0])
     if not invariant or seconds <= 0:
@@ -223,14 +225,15 @@ def _shrunk(events: list[Event], target: Target, violations: list[str],
     return (kept, found) if found else (events, violations)
 
 
-def save_upgrade(folder: Path, plan: Plan, events: list[Event], violations: list[str],
+def save_upgrade(folder: Path, plan: Plan, events: list[DomainEvent], violations: list[str],
                  seed: int, outcome: UpgradeOutcome) -> Path:
     """A replay file for ``groupcheck replay``: its target is the upgrade's first release
     (every join names its own client), its name both releases, the path and the bounce."""
     where = outcome.broke_at or {}
     invariant = invariant_of(violations[0]) if violations else "none"
     body = {"format": FORMAT, "target": plan.source.target, "seed": seed,
-            "invariant": invariant or "none", "violations": violations, "events": events,
+            "invariant": invariant or "none", "violations": violations,
+            "events": write_events(events),
             "upgrade": {"from": plan.source.target, "to": plan.dest.target, "path": plan.path,
                         "bounce": where.get("bounce"), "member": where.get("member"),
                         "release": where.get("release"), "clients": outcome.clients}}

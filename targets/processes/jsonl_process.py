@@ -25,10 +25,11 @@ import shlex
 import subprocess
 import threading
 from collections.abc import Callable, Sequence
-from typing import IO, Any
+from typing import IO, Any, cast
 
 from ...impl.types import Assignment, Cluster, RebalanceProtocol, Subscription
 from ...properties.group import GroupTarget
+from ...properties.jsonl_shapes import AssignAnswer, AssignRequest
 from ..adapters.python_assignor import group_factory
 from ..settings import DEFAULT_JSONL_TIMEOUT
 
@@ -266,10 +267,10 @@ class JsonlTarget:
         self.assignor = assignor
         self.cooperative = assignor in COOPERATIVE
 
-    def assign(self, request: dict[str, Any]) -> dict[str, Any]:
-        body = dict(request)
-        body["op"] = "assign"
-        return self.process.call(body)
+    def assign(self, request: AssignRequest) -> AssignAnswer:
+        body: AssignRequest = {**request, "op": "assign"}
+        # the process speaks the contract: its answer is read (and checked) by its caller
+        return cast(AssignAnswer, self.process.call(dict(body)))
 
     def call(self, request: dict[str, Any]) -> dict[str, Any]:
         """Any op; ``{"error"}`` answers are returned, not raised (vectors compare them)."""
