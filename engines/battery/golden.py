@@ -15,6 +15,7 @@ from typing import Any, Required, TypedDict
 from ...properties.assignment import exclusive_ownership, valid_targets
 from ...properties.codec import (
     HIGHEST_VERSION,
+    SubscriptionInput,
     codec_violations,
     expected_subscription_decode,
 )
@@ -161,7 +162,7 @@ def _first_member_difference(expected: Answered, got: Answered) -> str:
 # codec
 
 
-def codec_inputs() -> list[dict[str, Any]]:
+def codec_inputs() -> list[SubscriptionInput]:
     """Subscriptions that exercise every field: unsorted and repeated topics, unsorted owned
     partitions across topics, empty and absent user data, generations, racks."""
     return [
@@ -246,7 +247,7 @@ def _held_to(codec: Any) -> tuple[int | None, Callable[[int], bool]]:
     return None, lambda _w: True
 
 
-def subscription_violations(target: Target, original: dict[str, Any], w: int
+def subscription_violations(target: Target, original: SubscriptionInput, w: int
                             ) -> tuple[list[str], bytes | None, int]:
     """I10 for one input written at ``w`` and read back under every header: the
     violations, the bytes written, and how many reads were judged. A release's codec
@@ -318,9 +319,10 @@ def replay_codec_record(target: Target, body: dict[str, Any]) -> list[str]:
         if target.codec is None:
             raise ValueError(f"{target.name} has no codec")
         data = body.get("userData")
-        x = {"topics": list(body["topics"]), "owned": owned,
-             "generation": body.get("generation", -1), "rack": body.get("rack"),
-             "userData": None if data is None else bytes.fromhex(data)}
+        x: SubscriptionInput = {"topics": list(body["topics"]), "owned": owned,
+                                "generation": body.get("generation", -1),
+                                "rack": body.get("rack"),
+                                "userData": None if data is None else bytes.fromhex(data)}
         return subscription_violations(target, x, int(body["version"]))[0]
     if target.user_data is None or target.assignor is None:
         raise ValueError(f"{target.name} writes no user data")

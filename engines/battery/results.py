@@ -20,6 +20,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ...properties.jsonl_shapes import ProfileJson
+
 __all__ = ["DEFAULT_SCOPE", "ENGINES", "INVARIANT_ROWS", "SMALL_SCOPE", "BatteryResult",
            "EngineResult", "Finding", "figure_lines", "file_safe", "invariant_id",
            "note_profile", "record_profile", "save_json"]
@@ -240,7 +242,7 @@ def save_json(directory: str | os.PathLike[str], stem: str, body: Mapping[str, o
     return str(path)
 
 
-def record_profile(result: EngineResult, profile: dict[str, Any]) -> None:
+def record_profile(result: EngineResult, profile: ProfileJson) -> None:
     """Store the client profile in every counterexample file of ``result``: under the
     ``groupcheck`` notes of a request or codec file, at the top of the others."""
     for finding in [*result.every_finding(), *result.inherited.values()]:
@@ -248,7 +250,7 @@ def record_profile(result: EngineResult, profile: dict[str, Any]) -> None:
             note_profile(finding.file, profile)
 
 
-def note_profile(file: str | os.PathLike[str], profile: dict[str, Any]) -> None:
+def note_profile(file: str | os.PathLike[str], profile: ProfileJson) -> None:
     """Store ``profile`` in one counterexample file (see `record_profile`); a file that is
     not a JSON object is left alone."""
     path = Path(file)
