@@ -45,6 +45,7 @@ from ..targets.wire.backends.groupcheck_broker import GroupcheckBackend
 from ..targets.wire.clients import ClientInfo, hello
 from ..targets.wire.driver_pool import DriverPool
 from ..targets.wire.wire_group import CONFIG, WireGroup
+from .many_clients_json import ScenarioJson, SettleStats
 
 if TYPE_CHECKING:  # the broker imports kio: loaded only when a run starts one
     from ..broker import Broker
@@ -143,8 +144,8 @@ class ScenarioResult:
             return "holds"
         return "; ".join(f"{n}× {v}" for v, n in counts.most_common())
 
-    def to_json(self) -> dict[str, Any]:
-        def stats(values: list[float]) -> dict[str, float] | None:
+    def to_json(self) -> ScenarioJson:
+        def stats(values: list[float]) -> SettleStats | None:
             return {"median": round(statistics.median(values), 3),
                     "max": round(max(values), 3)} if values else None
 

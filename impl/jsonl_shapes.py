@@ -11,7 +11,7 @@ is whatever a client sent.
 
 from __future__ import annotations
 
-from typing import Required, TypedDict
+from typing import Required, TypedDict, final
 
 __all__ = ["Answer", "AssignOpAnswer", "AssignOpMember", "AssignOpRequest", "AssignmentMessage",
            "AssignmentView", "Claim", "CodecRequest", "ErrorAnswer", "HexAnswer", "OwnedTopic",
@@ -51,6 +51,7 @@ class AssignOpRequest(TypedDict, total=False):
     newGeneration: int | None
 
 
+@final
 class AssignOpAnswer(TypedDict, total=False):
     """The answer to ``assign``: each member's partitions in the assignor's order, what each
     member sends as user data at its next join and each share's user data (both left out
@@ -98,6 +99,7 @@ class SubscriptionMessage(TypedDict):
     rackId: str | None
 
 
+@final
 class SubscriptionView(TypedDict):
     """``decode_subscription``: what the leader reads (top level) and the message (``data``)."""
 
@@ -116,6 +118,7 @@ class AssignmentMessage(TypedDict):
     userData: str | None
 
 
+@final
 class AssignmentView(TypedDict):
     """``decode_assignment``: the assignment (top level) and the message (``data``)."""
 
@@ -126,14 +129,17 @@ class AssignmentView(TypedDict):
     data: AssignmentMessage
 
 
+@final
 class HexAnswer(TypedDict):
     hex: str
 
 
+@final
 class UserDataAnswer(TypedDict):
     userData: str | None
 
 
+@final
 class Pong(TypedDict):
     pong: bool
 
@@ -146,6 +152,7 @@ class ErrorAnswer(TypedDict, total=False):
     dataError: str
 
 
-#: any answer of the service
+#: any answer of the service (every one but `ErrorAnswer` is final, so ``"error" in answer``
+#: tells an error apart)
 Answer = (AssignOpAnswer | SubscriptionView | AssignmentView | HexAnswer | UserDataAnswer | Pong
           | ErrorAnswer)

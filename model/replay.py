@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Required, TypedDict
 
 from ..properties.group import GroupTarget, GroupView
-from ..properties.jsonl_shapes import JSONObject
+from ..properties.jsonl_shapes import JSONObject, ProfileJson
 from .bmc_trace import TraceRecord
 from .event_registry import EventRecord
 from .events import DomainEvent, EventFormatError, apply_event, read_events, write_events
@@ -42,7 +42,7 @@ class ReplayNotes(TypedDict, total=False):
     story: list[str]
     wire_log: list[str]
     bmc: TraceRecord
-    clientProfile: JSONObject
+    clientProfile: ProfileJson
 
 
 class ReplayFile(ReplayNotes, total=False):

@@ -14,7 +14,7 @@ from collections.abc import Callable, Sequence
 from typing import Required, TypedDict, final
 
 __all__ = ["Answered", "AssignAnswer", "AssignFn", "AssignRequest", "Claim", "FailedAnswer",
-           "JSONObject", "JSONValue", "RequestMember", "pair_of"]
+           "JSONObject", "JSONValue", "ProfileJson", "RequestMember", "VersionsJson", "pair_of"]
 
 #: a partition as JSON holds it: ``[topic, partition]``
 Claim = list[str | int]
@@ -93,7 +93,34 @@ class FailedAnswer(TypedDict, total=False):
 Answered = AssignAnswer | FailedAnswer
 
 
+class VersionsJson(TypedDict):
+    """The versions of one consumer-protocol message a release writes and reads."""
+
+    writes: int
+    reads: list[int]
+
+
+class ProfileJson(TypedDict):
+    """The answer of a Java driver's ``profile`` op, plus ``client``: what one client release
+    implements (``targets.profile.ReleaseProfile`` reads it and writes it back)."""
+
+    client: str
+    version: str
+    subscription_versions: VersionsJson
+    assignment_versions: VersionsJson
+    generation_in: str
+    user_data_generation: bool
+    user_data_generation_assignors: list[str]
+    rack: bool
+    rack_aware_assignors: list[str] | None
+    on_partitions_lost: bool
+    static_membership: bool
+    pause: bool | None
+    assignors: dict[str, list[str]]
+
+
 #: any JSON value; only for JSON that has no one shape (a saved file's whole object, whose
-#: keys depend on its kind; a client's account of itself), never for a known record
+#: keys depend on its kind; an answer as a process wrote it, before the caller that knows
+#: which op it sent reads it), never for a known record
 JSONValue = str | int | float | bool | None | list["JSONValue"] | dict[str, "JSONValue"]
 JSONObject = dict[str, JSONValue]

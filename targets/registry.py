@@ -84,7 +84,7 @@ def _builtin(name: str, **_: Any) -> Target:
                           f"{', '.join(BUILTIN_ASSIGNORS)} (or codec)")
     return Target(f"builtin:{name}", name, assign=run_assign,
                   group=lambda: BuiltinGroup(f"builtin:{name}"), codec=BuiltinCodec(),
-                  hints=MachineHints(name), call=lambda request: dict(handle(request)),
+                  hints=MachineHints(name), call=handle,
                   assign_session=lambda: AssignSession(user_data=False),
                   user_data=instances_user_data(lambda: make_assignor(name))).promise()
 

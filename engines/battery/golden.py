@@ -15,18 +15,20 @@ from typing import Any, Required, TypedDict
 from ...properties.assignment import exclusive_ownership, valid_targets
 from ...properties.codec import (
     HIGHEST_VERSION,
+    Message,
+    SubscriptionInput,
     codec_violations,
     expected_subscription_decode,
 )
-from ...properties.jsonl_shapes import Answered, AssignFn, AssignRequest, pair_of
+from ...properties.jsonl_shapes import Answered, AssignFn, AssignRequest, Claim, pair_of
 from ...properties.user_data_rules import LAYOUTS, user_data_hygiene
 from ...targets.adapters.codecs import CodecFailure, ReleaseCodec
 from ...targets.target import Target
 from .results import EngineResult, Finding, invariant_id, save_json
 
-__all__ = ["answer", "codec_inputs", "is_codec_record", "load_assign_vectors", "partition_sets",
-           "replay_codec_record", "run_codec", "run_vectors", "subscription_violations",
-           "user_data_inputs", "vectors_dir"]
+__all__ = ["CodecCase", "CodecNote", "answer", "codec_inputs", "is_codec_record",
+           "load_assign_vectors", "partition_sets", "replay_codec_record", "run_codec",
+           "run_vectors", "subscription_violations", "user_data_inputs", "vectors_dir"]
 
 
 def vectors_dir(folder: Path | None) -> Path | None:
@@ -161,7 +163,7 @@ def _first_member_difference(expected: Answered, got: Answered) -> str:
 # codec
 
 
-def codec_inputs() -> list[dict[str, Any]]:
+def codec_inputs() -> list[SubscriptionInput]:
     """Subscriptions that exercise every field: unsorted and repeated topics, unsorted owned
     partitions across topics, empty and absent user data, generations, racks."""
     return [
@@ -187,8 +189,35 @@ def user_data_inputs() -> list[tuple[list[tuple[str, int]], int, list[str]]]:
             ([("t\u00e9", 3)], 7, ["t\u00e9"])]
 
 
+class CodecNote(TypedDict, total=False):
+    """What went wrong with a codec input (``groupcheck`` in its file): the bytes written
+    (I10, hex) or the user data written (I12, hex), the target and the violations."""
+
+    format: Required[str]
+    hex: str | None
+    userData: str | None
+    target: str
+    violations: list[str]
+
+
+class CodecCase(TypedDict, total=False):
+    """A counterexample of the codec engine as it saves it: the JSON-lines op that writes
+    the input (``encode_subscription`` for I10 at ``version``, ``user_data`` for I12 with
+    its ``assignor``), its fields (user data as hex), and what went wrong."""
+
+    op: Required[str]
+    version: int
+    assignor: str
+    topics: Required[list[str]]
+    owned: Required[list[Claim]]
+    generation: Required[int]
+    rack: str | None
+    userData: str | None
+    groupcheck: CodecNote
+
+
 def _keep(result: EngineResult, failures: str, target: Target, invariant: str,
-          found: list[str], request: dict[str, Any], meta: dict[str, Any], detail: str) -> None:
+          found: list[str], request: CodecCase, meta: CodecNote, detail: str) -> None:
     """Save the failing request (with what went wrong under ``groupcheck``) and add it."""
     kind = "codec" if invariant == "I10" else "user-data"
     path = save_json(failures, f"{kind}-{target.name}-{invariant}", {
@@ -246,7 +275,7 @@ def _held_to(codec: Any) -> tuple[int | None, Callable[[int], bool]]:
     return None, lambda _w: True
 
 
-def subscription_violations(target: Target, original: dict[str, Any], w: int
+def subscription_violations(target: Target, original: SubscriptionInput, w: int
                             ) -> tuple[list[str], bytes | None, int]:
     """I10 for one input written at ``w`` and read back under every header: the
     violations, the bytes written, and how many reads were judged. A release's codec
@@ -256,7 +285,7 @@ def subscription_violations(target: Target, original: dict[str, Any], w: int
     highest, ordered = _held_to(codec)
     x = codec.as_sent(original, w) if isinstance(codec, ReleaseCodec) else original
     try:
-        data = bytes(codec.encode_subscription(dict(x), w))
+        data = bytes(codec.encode_subscription(x.copy(), w))
     except Exception as exc:  # noqa: BLE001 - the writer must not fail
         return [f"I10: writing a valid subscription at v{w} raised "
                 f"{type(exc).__name__}: {exc}"], None, 0
@@ -266,7 +295,7 @@ def subscription_violations(target: Target, original: dict[str, Any], w: int
         reads += 1
         reread = r.to_bytes(2, "big", signed=True) + data[2:]
         try:
-            decoded: dict[str, Any] | None = codec.decode_subscription(reread)
+            decoded: Message | None = codec.decode_subscription(reread)
         except CodecFailure:
             decoded = None
         except Exception as exc:  # noqa: BLE001
@@ -309,7 +338,7 @@ def is_codec_record(body: Any) -> bool:
         and isinstance(body.get("groupcheck"), dict)
 
 
-def replay_codec_record(target: Target, body: dict[str, Any]) -> list[str]:
+def replay_codec_record(target: Target, body: CodecCase) -> list[str]:
     """The violations ``target`` shows on a saved codec record (`is_codec_record`): its
     input written at its version and read back (I10), or its user data written after its
     assignment (I12)."""
@@ -318,9 +347,10 @@ def replay_codec_record(target: Target, body: dict[str, Any]) -> list[str]:
         if target.codec is None:
             raise ValueError(f"{target.name} has no codec")
         data = body.get("userData")
-        x = {"topics": list(body["topics"]), "owned": owned,
-             "generation": body.get("generation", -1), "rack": body.get("rack"),
-             "userData": None if data is None else bytes.fromhex(data)}
+        x: SubscriptionInput = {"topics": list(body["topics"]), "owned": owned,
+                                "generation": body.get("generation", -1),
+                                "rack": body.get("rack"),
+                                "userData": None if data is None else bytes.fromhex(data)}
         return subscription_violations(target, x, int(body["version"]))[0]
     if target.user_data is None or target.assignor is None:
         raise ValueError(f"{target.name} writes no user data")

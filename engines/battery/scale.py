@@ -45,12 +45,11 @@ import math
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
 
 from ...impl.assign_op import run_assign
 from ...properties.jsonl_shapes import AssignAnswer, AssignFn, AssignRequest, RequestMember
 from ...targets.target import BUILTIN_ASSIGNORS, Target
-from .results import EngineResult, Finding, save_json
+from .results import Axis, CostFigures, EngineResult, Finding, LadderFigures, save_json
 
 __all__ = ["COST_BOUND", "DEFAULT_LADDERS", "MEMBERS_LADDER", "PARTITIONS_LADDER", "SAFETY",
            "Fit", "Ladder", "Point", "Shape", "fit_power", "run_ladder", "run_scale",
@@ -90,7 +89,7 @@ class Ladder:
     """Shapes of growing size along ``axis`` (members or partitions), the last one
     ``kafka``'s, a shape Kafka's own tests use."""
 
-    axis: str
+    axis: Axis
     steps: tuple[Shape, ...]
     kafka: str
 
@@ -266,21 +265,20 @@ def _out_of_reach(run: LadderRun, reach: float) -> str:
             "--budget reaches further)")
 
 
-def ladder_figures(run: LadderRun, bound: float) -> dict[str, Any]:
-    """One ladder's figures (``figure_lines`` prints them)."""
-    if not run.points:
-        return {}
+def ladder_figures(run: LadderRun, bound: float) -> LadderFigures:
+    """One ladder's figures (``figure_lines`` prints them); the run measured a step."""
     last = run.points[-1]
-    out: dict[str, Any] = {"axis": run.ladder.axis, "largest": last.shape.label,
-                           "seconds": round(last.seconds, 4), "timeout": last.timeout,
-                           "steps": [[p.shape.members, p.shape.partitions, round(p.seconds, 5)]
-                                     for p in run.points],
-                           "kafka": f"{run.ladder.steps[-1].label} ({run.ladder.kafka})"}
+    out: LadderFigures = {
+        "axis": run.ladder.axis, "largest": last.shape.label,
+        "seconds": round(last.seconds, 4), "timeout": last.timeout,
+        "steps": [[p.shape.members, p.shape.partitions, round(p.seconds, 5)]
+                  for p in run.points],
+        "kafka": f"{run.ladder.steps[-1].label} ({run.ladder.kafka})"}
     if run.fit is not None:
-        out.update(k=round(run.fit.k, 2), passes=run.fit.size_at(bound), bound=bound)
+        out.update({"k": round(run.fit.k, 2), "passes": run.fit.size_at(bound), "bound": bound})
     expected = _expected(run, bound)
     if expected is not None:
-        out.update(kafka_seconds=round(expected[0], 3), kafka_measured=expected[1])
+        out.update({"kafka_seconds": round(expected[0], 3), "kafka_measured": expected[1]})
     return out
 
 
@@ -312,7 +310,7 @@ def _finding(target: Target, run: LadderRun, request: AssignRequest | None, boun
     shown = largest.shape.label if largest else "the first shape"
     return Finding("I13", violation, path, len(request["members"]),
                    f"largest shape measured: {shown}; steps (members, partitions, s): "
-                   f"{ladder_figures(run, bound).get('steps')}")
+                   f"{ladder_figures(run, bound)['steps'] if run.points else None}")
 
 
 def _ladders(assign: AssignFn, assignor: str, ladders: Sequence[Ladder], deadline: float,
@@ -374,8 +372,10 @@ def run_scale(target: Target, budget: float, failures: str, *,
             unjudged.append(far)
         else:
             result.judged["I13"] += 1
-    cost: dict[str, Any] = {r.ladder.axis: ladder_figures(r, bound) for r, _ in runs
-                            if r.points}
+    cost = CostFigures()
+    for r, _ in runs:
+        if r.points:
+            cost[r.ladder.axis] = ladder_figures(r, bound)
     if beside and not result.failed:
         builtin = _ladders(run_assign, target.assignor, ladders, started + budget, clock,
                            None, floor)

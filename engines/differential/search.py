@@ -86,7 +86,7 @@ def answer_fn(target: Target) -> AnswerFn:
         body: AssignRequest = {**request, "op": "assign"}
         try:
             # a process speaks the contract: its answer is what same_answer compares
-            got = cast(Answered, call(dict(body))) if call is not None else \
+            got = cast(Answered, call(body)) if call is not None else \
                 assign(body) if assign else cast(Answered, {})
         except TimeoutError as exc:
             return {"error": f"TIMEOUT: {exc}", "timeout": True}, False

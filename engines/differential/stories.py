@@ -28,7 +28,7 @@ from collections import Counter
 from collections.abc import Callable, Iterator
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TypedDict
 
 from ...audit.call_timeout import AssignTimeout, call_with_timeout
 from ...audit.chain import run_chain
@@ -52,6 +52,25 @@ KEPT = 20
 CHUNK = 200
 
 
+class DiffNote(TypedDict):
+    """What a differential run notes beside a request it saves: both targets, both answers,
+    the deviation that explains them (or not) and where the request came from."""
+
+    format: str
+    targets: list[str]
+    invariant: str
+    answers: list[Answered]
+    explanation: str
+    why: str
+    source: str
+
+
+class DiffRecord(AssignRequest, total=False):
+    """A request file of a differential run: the request, and ``groupcheck``'s notes."""
+
+    groupcheck: DiffNote
+
+
 @dataclass
 class Difference:
     """Two different answers to one request, and what explains the difference."""
@@ -68,7 +87,7 @@ class Difference:
         return (len(members), sum((self.request.get("partitions") or {}).values()),
                 self.scenario)
 
-    def record(self, ours: str, reference: str, seed: int) -> dict[str, Any]:
+    def record(self, ours: str, reference: str, seed: int) -> DiffRecord:
         """The request file: the request at the top level, groupcheck's notes beside it."""
         return {**self.request, "groupcheck": {
             "format": "groupcheck-diff/1", "targets": [ours, reference],

@@ -13,16 +13,16 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass
-from typing import Any
+from typing import cast
 
 from ...audit.picture import events_timeline, html_page, svg
 from ...model.event_shrink import invariant_of, minimize
 from ...model.events import write_events
-from ...model.replay import replay_events
+from ...model.replay import ReplayFile, replay_events
 from ...model.saved_files import SavedFile, SavedFileError
 from ...model.saved_files import classify as classify_saved
 from ...model.saved_files import read as read_saved
-from ...properties.jsonl_shapes import AssignRequest
+from ...properties.jsonl_shapes import AssignRequest, JSONObject
 from ...targets.registry import NO_SETTINGS
 from ...targets.settings import Settings
 from ...targets.target import Target
@@ -35,6 +35,13 @@ from .requests import answer_table, replay_request, smaller_requests
 __all__ = ["Replayed", "SavedFile", "SavedFileError", "classify_saved", "read_saved",
            "replay_events_file", "replay_requests_file", "shrink_events_file",
            "shrink_requests_file"]
+
+
+class RequestFile(AssignRequest, total=False):
+    """A request file: the request, and ``groupcheck``'s notes beside it (their keys
+    depend on the engine that wrote the file, hence a plain JSON object)."""
+
+    groupcheck: JSONObject
 
 
 @dataclass
@@ -86,7 +93,7 @@ def replay_events_file(saved: SavedFile, *, target: str | None, assignor: str | 
 
 def shrink_events_file(saved: SavedFile, *, target: str | None, assignor: str | None,
                        invariant: str | None, seconds: float,
-                       settings: Settings = NO_SETTINGS) -> tuple[dict[str, Any], list[str]]:
+                       settings: Settings = NO_SETTINGS) -> tuple[ReplayFile, list[str]]:
     """The fewest events found that still break the invariant: the record and its story."""
     name = target or saved.target
     if not name:
@@ -100,10 +107,11 @@ def shrink_events_file(saved: SavedFile, *, target: str | None, assignor: str | 
     if not found:
         raise EngineInputError(f"shrink: the events do not show {wanted or 'a violation'} "
                                f"on {name}")
-    record = {**saved.data, "target": name, "events": write_events(events),
-              "violations": found,
-              "shrink": {"from": len(saved.events), "to": len(events),
-                         "seconds": round(time.perf_counter() - started, 3)}}
+    # an events file is a replay file: the shrunk one keeps its notes
+    record: ReplayFile = {**cast(ReplayFile, saved.data), "target": name,
+                          "events": write_events(events), "violations": found,
+                          "shrink": {"from": len(saved.events), "to": len(events),
+                                     "seconds": round(time.perf_counter() - started, 3)}}
     lines = [f"shrunk {wanted} on {name} from {len(saved.events)} to {len(events)} events",
              "\n".join(replay_events(factory(), events).story)]
     return record, lines
@@ -176,7 +184,7 @@ def _shrunk(made: Target, request: AssignRequest, invariant: str,
 
 def shrink_requests_file(saved: SavedFile, *, target: str | None, assignor: str | None,
                          invariant: str | None, seconds: float, timeout: float | None = None,
-                         settings: Settings = NO_SETTINGS) -> tuple[dict[str, Any], list[str]]:
+                         settings: Settings = NO_SETTINGS) -> tuple[RequestFile, list[str]]:
     """The first failing request of the file, made as small as it goes while the same
     invariant still breaks on the target: a request file, and the lines that tell it."""
     name, made = _request_target(saved, target, assignor, timeout, settings)
@@ -193,9 +201,9 @@ def shrink_requests_file(saved: SavedFile, *, target: str | None, assignor: str 
     finally:
         made.close()
     before, after = len(request["members"]), len(small["members"])
-    record = {**small, "groupcheck": {**saved.note, "target": name, "invariant": inv,
-                                      "violation": found[0] if found else "",
-                                      "shrink": {"from": before, "to": after, "runs": runs}}}
+    record: RequestFile = {**small, "groupcheck": {
+        **saved.note, "target": name, "invariant": inv, "violation": found[0] if found else "",
+        "shrink": {"from": before, "to": after, "runs": runs}}}
     lines = [f"shrunk {inv} on {name} from {before} to {after} member(s) "
              f"({runs} runs, {time.monotonic() - started:.1f}s)"]
     if response is not None:
