@@ -47,13 +47,14 @@ from .clients import ClientInfo, hello
 from .described import as_described, latest_round
 from .driver_pool import DriverPool, check_alive, close_members
 from .driver_process import CommandFailed, DriverProcess
+from .drivers.messages import DriverConfig, Event
 from .log import Entry, WireLog, owned_at
 from .round_records import COOPERATIVE_PROTOCOLS, given_before, record
 from .settle import stalled, unsettled
 
 __all__ = ["CONFIG", "GROUP", "SLOW_REVOKE_MS", "STEP_WAIT", "TICK", "ClientSetup", "WireGroup"]
 
-CONFIG: dict[str, int | str | bool] = {
+CONFIG: DriverConfig = {
     "session_timeout_ms": 2000, "heartbeat_interval_ms": 300, "max_poll_interval_ms": 3000,
     "auto_offset_reset": "earliest", "enable_auto_commit": False,
     "metadata_max_age_ms": 1000}  # a topic that grows is seen within a settle
@@ -119,7 +120,7 @@ class WireGroup:
 
     # --- drivers --------------------------------------------------------------------------
 
-    def _on_event(self, driver: DriverProcess, message: dict[str, Any]) -> None:
+    def _on_event(self, driver: DriverProcess, message: Event) -> None:
         source = self.sources.get((id(driver), str(message.get("member", ""))), 0)
         self.log.receive(source, message)
 
