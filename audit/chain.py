@@ -45,6 +45,7 @@ from typing import Any
 from ..model.saved_files import CHAIN_FORMAT
 from ..properties import assignment as A
 from ..properties.generations import claim_breaches, resolved, uncontested
+from ..properties.harness import HarnessError
 from ..properties.kafka_rules import (
     CYCLE_HORIZON,
     SETTLE_HORIZON,
@@ -185,6 +186,8 @@ def _call(target: AuditTarget, result: ChainResult, current: dict[str, Any], cal
     try:
         response = call_with_timeout(target.assign, current, timeout)
         assignment = assignment_of(response)
+    except HarnessError:  # groupcheck's own failure: never a finding
+        raise
     except Exception as exc:  # noqa: BLE001 - any failure of the target is a finding
         result.assign_ms += (time.perf_counter() - started) * 1000.0
         result.calls += 1

@@ -18,6 +18,7 @@ from ..properties.codec import (
     codec_violations,
     expected_subscription_decode,
 )
+from ..properties.harness import HarnessError
 from ..properties.user_data_rules import LAYOUTS, user_data_hygiene
 from ..targets.adapters.codecs import CodecFailure, ReleaseCodec
 from ..targets.target import Target
@@ -51,6 +52,8 @@ def answer(assign: Callable[[dict[str, Any]], dict[str, Any]],
         return assign(request)
     except TimeoutError as exc:
         return {"error": f"{type(exc).__name__}: {exc}", "timeout": True}
+    except HarnessError:  # groupcheck's own failure: never a finding
+        raise
     except Exception as exc:  # noqa: BLE001 - a failing target is a finding
         return {"error": f"{type(exc).__name__}: {exc}"}
 
@@ -184,6 +187,8 @@ def _run_user_data(target: Target, result: EngineResult, failures: str) -> None:
     inputs = user_data_inputs()
     try:
         written = target.user_data(inputs)
+    except HarnessError:  # groupcheck's own failure: never a finding
+        raise
     except Exception as exc:  # noqa: BLE001 - the writer must not fail
         result.add(Finding("I12", f"I12: writing user data raised {type(exc).__name__}: {exc}"))
         return
@@ -239,6 +244,8 @@ def subscription_violations(target: Target, original: dict[str, Any], w: int
     x = codec.as_sent(original, w) if isinstance(codec, ReleaseCodec) else original
     try:
         data = bytes(codec.encode_subscription(dict(x), w))
+    except HarnessError:  # groupcheck's own failure: never a finding
+        raise
     except Exception as exc:  # noqa: BLE001 - the writer must not fail
         return [f"I10: writing a valid subscription at v{w} raised "
                 f"{type(exc).__name__}: {exc}"], None, 0
@@ -251,6 +258,8 @@ def subscription_violations(target: Target, original: dict[str, Any], w: int
             decoded: dict[str, Any] | None = codec.decode_subscription(reread)
         except CodecFailure:
             decoded = None
+        except HarnessError:  # groupcheck's own failure: never a finding
+            raise
         except Exception as exc:  # noqa: BLE001
             found.append(f"I10: reading v{w} bytes as v{r} raised "
                          f"{type(exc).__name__}: {exc} (must decode or fail cleanly)")

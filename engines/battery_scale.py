@@ -48,6 +48,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..impl.assign_op import run_assign
+from ..properties.harness import HarnessError
 from ..targets.target import BUILTIN_ASSIGNORS, Target
 from .battery_results import EngineResult, Finding, save_json
 
@@ -226,6 +227,8 @@ def run_ladder(assign: AssignFn, assignor: str, ladder: Ladder, deadline: float,
             largest, run.stopped = request, f"TIMEOUT at {shape.label}"
             run.fit = fit_power([(p.size, p.seconds) for p in run.points], floor)
             break
+        except HarnessError:  # groupcheck's own failure: never a finding
+            raise
         except Exception as exc:  # noqa: BLE001 - a failing target is a finding
             run.error, largest = f"{type(exc).__name__}: {exc}", request
             break

@@ -32,6 +32,7 @@ from ..impl.assign_op import assign_with
 from ..impl.assignors import make_assignor
 from ..impl.jsonl import error_text
 from ..properties.deviations import Explanation, explain, same_answer
+from ..properties.harness import HarnessError
 from ..properties.scope import Scope, build_request, enumerate_scope
 from ..targets.processes.jsonl_process import TargetFailure
 from ..targets.target import Target
@@ -67,6 +68,8 @@ def builtin_answer(request: dict[str, Any]) -> tuple[dict[str, Any], bool]:
 
     try:
         got: dict[str, Any] = assign_with(make, request)
+    except HarnessError:  # groupcheck's own failure: never a finding
+        raise
     except Exception as exc:  # noqa: BLE001 - an exception is an answer to compare
         got = {"error": canonical_error(error_text(exc))}
     stats = [getattr(a, "reassignment_stats", None) for a in made]
@@ -90,6 +93,8 @@ def answer_fn(target: Target) -> AnswerFn:
             return {"error": f"TIMEOUT: {exc}", "timeout": True}, False
         except TargetFailure as exc:
             return {"error": f"FAILURE: {exc}", "failure": True}, False
+        except HarnessError:  # groupcheck's own failure: never a finding
+            raise
         except Exception as exc:  # noqa: BLE001 - an exception is an answer to compare
             return {"error": canonical_error(error_text(exc))}, False
         if "error" in got:

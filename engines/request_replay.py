@@ -20,6 +20,7 @@ from typing import Any
 
 from ..properties import assignment as A
 from ..properties.generations import claim_breaches, uncontested
+from ..properties.harness import HarnessError
 from ..properties.rebalance import assignment_of, i4a_applies, sent_claims
 from ..properties.scope_judge import failure_text
 from ..targets.target import STICKY_FAMILY, Target
@@ -64,6 +65,8 @@ def replay_request(target: Target, request: dict[str, Any]
     assert target.assign is not None
     try:
         response = target.assign(request)
+    except HarnessError:  # groupcheck's own failure: never a finding
+        raise
     except Exception as exc:  # noqa: BLE001 - a failing target is the finding
         return None, [failure_text(exc)]
     try:

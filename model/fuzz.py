@@ -2,7 +2,8 @@
 
 `fuzz` runs Hypothesis over a target factory and returns either nothing (every example
 held) or the shrunk failure as events plus violations, ready to be saved as a replay file.
-The same seed gives the same examples.
+The same seed gives the same examples. A target's `HarnessError` ends the run as it is:
+neither judged nor shrunk.
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ from hypothesis.stateful import run_state_machine_as_test
 from ..properties.group import GroupTarget
 from .event_shrink import invariant_of, minimize
 from .events import Event
-from .machine import MachineConfig, ViolationFound, make_machine
+from .machine import HarnessAbort, MachineConfig, ViolationFound, make_machine
 from .stats import Stats
 
 __all__ = ["PROFILES", "FuzzResult", "fuzz"]
@@ -113,6 +114,8 @@ def fuzz(target_factory: Callable[[], GroupTarget], config: MachineConfig, *,
             if not found:
                 raise
             raise found[0] from None
+        except HarnessAbort as abort:  # the harness failed: no verdict, nothing shrunk
+            raise abort.error  # noqa: B904 - the error carries its own cause
     except ViolationFound as failure:
         events, violations = minimize(failure.events, target_factory,
                                       invariant_of(failure.violations[0]),

@@ -25,10 +25,11 @@ from ..properties.group import GroupTarget
 from .events import Event, apply_event
 from .machine_config import UPGRADE_PATH, MachineConfig, config_for, wire_config
 from .machine_rules import GroupRules
+from .machine_state import HarnessAbort, carried
 from .stats import Stats
 
-__all__ = ["UPGRADE_PATH", "EmptyStart", "GroupMachine", "MachineConfig", "SettledStart",
-           "ViolationFound", "config_for", "make_machine", "wire_config"]
+__all__ = ["UPGRADE_PATH", "EmptyStart", "GroupMachine", "HarnessAbort", "MachineConfig",
+           "SettledStart", "ViolationFound", "config_for", "make_machine", "wire_config"]
 
 
 class ViolationFound(AssertionError):
@@ -47,7 +48,8 @@ class GroupMachine(GroupRules):
         if self.on_event is not None:
             self.on_event()
         self.events.append(event)
-        self.last = apply_event(event, self.target, self.model)
+        with carried():
+            self.last = apply_event(event, self.target, self.model)
         if self.stats is not None:
             for text in self.model.labelled:
                 self.stats.inherited_events.setdefault(text.split(": ")[1].split()[0],
