@@ -99,8 +99,7 @@ class WireGroup:
         self.members: dict[str, WireMember] = {}
         self.turns: dict[str, str] = {}  # member name → client, fixed at its first join
         self.sources: dict[tuple[int, str], int] = {}  # (driver, member) → incarnation
-        # entries shown, joins so far; whether a harness failure was raised to the caller
-        self.applied, self._incarnations, self._harness_failed = 0, 0, False
+        self.applied, self._incarnations = 0, 0  # entries shown, joins so far
         self._said: dict[str, str] = {}  # member → the error it showed last ('' since)
         self.described, self.shown_rounds = 0, set[int]()  # rounds judged on DescribeGroups
         self._pending: dict[str, list[Any]] = {k: [] for k in (
@@ -382,13 +381,14 @@ class WireGroup:
         backend's steering, broker or proxy) as a `HarnessError` (see the module docstring)."""
         failure = self.pool.failure() or self.backend.failure()
         if failure is not None:
-            self._harness_failed = True
             raise failure.error()
 
     def close(self) -> None:
         """Shut every driver down (bounded; a driver that hangs is killed), then the
         backend; given a caller's pool, close this group's members only (side by side),
-        and leave the pool's drivers and the caller's backend running."""
+        and leave the pool's drivers and the caller's backend running; raise a thread's
+        failure in closing (one before it was raised by a call, or changed no view)."""
+        failed_before = bool(self.pool.failure() or self.backend.failure())
         members, self.members = self.members, {}
         if self.own_pool:
             self.pool.close()
@@ -396,5 +396,5 @@ class WireGroup:
             close_members(self.pool, {n: m.driver for n, m in members.items()})
         if self.own_backend:
             self.backend.close()
-        if not self._harness_failed:  # a failure no call has raised yet: raised now
+        if not failed_before:
             self.check_harness()
