@@ -45,10 +45,10 @@ def fuzz_one(target: Target, *, saved_as: str, settings: str, max_examples: int 
         judged = ", ".join(f"{inv} {n:,}" for inv, n in sorted(result.stats.judged.items()))
         return [*lines, f"every invariant judged held (judgements: {judged})"], False
     profile = {"clientProfile": target.profile.to_json()} if target.profile else {}
+    outcome = replay_events(target.group(), result.events, config.promises,
+                            config.generations)  # a harness error here: nothing saved
     path = save(failures, saved_as, result.events, result.violations, seed,
                 extra={"assignor": target.assignor, **profile})
-    outcome = replay_events(target.group(), result.events, config.promises,
-                            config.generations)
     lines += [f"VIOLATION {result.violations[0]}",
               f"shrunk to {len(result.events)} events; the story:",
               "\n".join(outcome.story),
