@@ -1,9 +1,12 @@
 """``groupcheck replay FILE``: run a saved counterexample again, whatever groupcheck saved it
 as (`model.saved_files`): a state-machine replay file (its events on a fresh group), an
 audit story or counterexample (its chain of rebalances), or assign requests (each answer
-judged). Exit codes: 1 when it reproduces (the recorded invariant, or any for a bare story
-or a request), 0 when it does not, 2 bad arguments. ``--html OUT`` also writes its
-ownership timeline (stories and state-machine files)."""
+judged). It says ``reproduced`` only for the violation the file saved: the same invariant
+about the same members and partitions (`model.reproduced`; any violation, for a file that
+saved none); a replay that shows another says ``not reproduced``, names both, and exits 1.
+Exit codes: 1 when it shows a violation (the saved one, or a different one), 0 when every
+invariant held, 2 bad arguments. ``--html OUT`` also writes its ownership timeline (stories
+and state-machine files)."""
 
 from __future__ import annotations
 
@@ -40,7 +43,7 @@ def _replayed(args: argparse.Namespace, env: Environment) -> engines.Replayed:
     where = {"target": args.target, "assignor": args.assignor, "settings": env.settings}
     if saved.kind == "story":
         story = engines.replay_story(saved, **where)
-        return engines.Replayed(story.lines, story.reproduced, story.page)
+        return engines.Replayed(story.lines, story.reproduced, story.page, story.different)
     if args.html and saved.kind != "events":
         raise engines.EngineInputError("--html draws audit and scenarios stories and "
                                        "state-machine replay files")
@@ -59,7 +62,7 @@ def run(args: argparse.Namespace, env: Environment = NO_ENVIRONMENT) -> int:
         print(lines[-1])
     else:
         print("\n".join(lines))
-    return 1 if out.reproduced else 0
+    return 1 if out.reproduced or out.different else 0
 
 
 def register(sub: Any) -> None:
