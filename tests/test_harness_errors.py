@@ -159,6 +159,14 @@ def test_a_driver_reader_that_raises_ends_the_next_call_at_once_not_at_its_timeo
         group.close()
 
 
+def test_a_driver_event_the_wire_log_cannot_read_is_a_harness_error() -> None:
+    log = WireLog()
+    log.receive(1, {"event": "callback_end", "member": "c1", "kind": "assigned",
+                    "generation": "seven", "ts": 1})
+    with log.cond, pytest.raises(HarnessError, match="cannot read.*seven"):
+        log.release()
+
+
 def test_the_broker_loop_failing_is_the_wire_groups_harness_error() -> None:
     group = _quiet_group()
     try:

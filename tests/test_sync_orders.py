@@ -47,12 +47,9 @@ def backend(broker: Broker) -> Iterator[GroupcheckBackend]:
     made.close()
 
 
-def _armed(broker: Broker, count: int) -> None:
-    """Wait until ``count`` hold rules are armed (an ordering's thread arms its own)."""
-    deadline = time.monotonic() + 10
-    while sum(r.action == "hold" for r in broker.armed()) < count:
-        assert time.monotonic() < deadline, broker.armed()
-        time.sleep(0.01)
+def _holds_armed(broker: Broker, count: int) -> None:
+    """``count`` hold rules are armed: an ordering arms its own before it returns."""
+    assert sum(r.action == "hold" for r in broker.armed()) == count, broker.armed()
 
 
 def _crash(client: RawClient) -> None:
@@ -66,9 +63,9 @@ def test_two_orderings_at_once_each_order_their_own_rebalance(
     generation 3; neither touches the other's answers, and no steering thread fails."""
     p = form_pair(broker.bootstrap, GROUP, TOPIC)
     backend.order_sync_answers("b", False, ["a", "b"])
-    _armed(broker, 2)
+    _holds_armed(broker, 2)
     backend.order_sync_answers("b", True, ["a", "b"])
-    _armed(broker, 4)
+    _holds_armed(broker, 4)
     first, second = backend.orderings
     sync_both(p, GROUP, TOPIC)
     assert p.a.receive().error_code == 0 and p.b.receive().error_code == 0
@@ -92,7 +89,7 @@ def test_a_member_that_crashes_while_its_answer_is_held_is_skipped_and_the_group
     skips it: the leader gets its answer and heartbeats on."""
     p = form_pair(broker.bootstrap, GROUP, TOPIC)
     backend.order_sync_answers("b", True, ["a", "b"])
-    _armed(broker, 2)
+    _holds_armed(broker, 2)
     p.b.send_sync(GROUP, p.b_id, 2)
     deadline = time.monotonic() + 10
     while not any(e.api == "SyncGroup" and e.who.client_id == "b" for e in broker.exchanges()):
@@ -108,6 +105,17 @@ def test_a_member_that_crashes_while_its_answer_is_held_is_skipped_and_the_group
     assert backend.failure() is None and broker.held() == []
 
 
+def test_a_member_forgotten_right_after_an_ordering_was_asked_for_keeps_no_hold_of_it(
+        broker: Broker, backend: GroupcheckBackend) -> None:
+    """The ordering's holds are armed before ``order_sync_answers`` returns, so that
+    forgetting a member at the next event leaves no hold to fire on its name's next
+    consumer."""
+    backend.order_sync_answers("b", True, ["a", "b"])
+    backend.forget("b")
+    backend.orderings[0].join(0.2)  # its thread waits for a first hold
+    assert [(r.member, r.tag) for r in broker.armed()] == [("a", "order-1")]
+
+
 def test_an_ordering_waits_for_no_member_that_left_and_never_holds_past_half_a_session(
         broker: Broker, backend: GroupcheckBackend) -> None:
     """The follower left (its holds disarmed): the leader's answer, held, goes out at once
@@ -117,7 +125,7 @@ def test_an_ordering_waits_for_no_member_that_left_and_never_holds_past_half_a_s
     assert GroupcheckBackend(frozenset(), 2000, broker, GROUP).order_window == 1.0
     p = form_pair(broker.bootstrap, GROUP, TOPIC)
     backend.order_sync_answers("b", True, ["a", "b"])
-    _armed(broker, 2)
+    _holds_armed(broker, 2)
     backend.forget("b")
     began = time.monotonic()
     p.a.send_sync(GROUP, p.a_id, 2, {p.a_id: [(TOPIC, 0), (TOPIC, 1)],

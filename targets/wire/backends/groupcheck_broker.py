@@ -127,6 +127,7 @@ class GroupcheckBackend:
         ordering = SyncOrder(self, member, leader_first, sorted(set(members) | {member}),
                              f"order-{next(self._tags)}")
         self.orderings.append(ordering)
+        ordering.arm()  # before the next event: a member that crashes next is forgotten
         ordering.start()
 
     def forget(self, member: str) -> None:
@@ -191,12 +192,16 @@ class SyncOrder(threading.Thread):
         self.tag = tag or f"sync-order-{member}-{id(self)}"
         self.released: list[str] = []  # client ids, in the order their answers went out
 
+    def arm(self) -> None:
+        """Hold every member's next SyncGroup answer (in the caller's thread, so that a
+        member forgotten right after has no hold of this ordering left)."""
+        for name in self.members:
+            self.broker.hold(name, "SyncGroup", tag=self.tag)
+
     def run(self) -> None:
         self.backend.failures.guard(self.name, self._order)()
 
     def _order(self) -> None:
-        for name in self.members:
-            self.broker.hold(name, "SyncGroup", tag=self.tag)
         try:
             first = self._wait(lambda held: bool(held), ORDER_LIMIT)
             if first:
