@@ -299,6 +299,10 @@ class Broker:
     def exchanges(self) -> list[Exchange]:
         return self._call(lambda core: list(core.log))
 
+    def steered(self, after: int = -1) -> list[Exchange]:
+        """The exchanges steering answered, delayed or held, past sequence number ``after``."""
+        return self._call(lambda core: [e for e in core.log if e.seq > after and e.steering])
+
     def verdicts(self) -> list[Verdict]:
         return self._call(lambda core: list(core.checks.verdicts))
 

@@ -224,7 +224,8 @@ def apply_event(event: Event, target: GroupTarget, model: ReferenceModel) -> lis
             model.resumed(member, _parts(event["partitions"]))
     elif op == "error":  # the target says whom it may reach (the mock: anyone's next)
         reached = target.inject_error(member, event["api"], event["error"])
-        model.error_answered(set(reached) if reached else {member}, event["error"])
+        model.error_answered(set(reached) if reached else {member}, event["error"],
+                             bool(getattr(target, "tells_errors", False)))
     elif op == "rejoin":
         rejoin = getattr(target, "enforce_rebalance", None)
         if rejoin is None:

@@ -94,6 +94,7 @@ class WireGroup:
         self.backend = backend or make_backend(
             broker, frozenset(i.client for i in self.infos.values()),
             int(CONFIG["session_timeout_ms"]), trace)
+        self.tells_errors = self.backend.aims_errors_at_members  # `GroupView.told`
         self.pool = pool or DriverPool()
         self.log = WireLog(lambda: all(m.driver.drained() for m in self.members.values()))
         self.members: dict[str, WireMember] = {}
@@ -217,8 +218,7 @@ class WireGroup:
             self.members[member].subscription = frozenset(topics)
         self._command(member, "subscribe", topics=list(topics))
 
-    @checked
-    def unsubscribe(self, member: str) -> None:
+    def unsubscribe(self, member: str) -> None:  # refused before anything runs
         raise ValueError("wire: unsubscribe is not judged (commits are not observed)")
 
     @checked
@@ -370,7 +370,7 @@ class WireGroup:
                              dict(self.backend.topics), members, settled,
                              tuple(p["callbacks"]), tuple(p["rebalances"]), tuple(p["records"]),
                              tuple(p["errors"]), subscribe_calls=tuple(p["subscribes"]),
-                             pause_calls=tuple(p["pauses"]))
+                             pause_calls=tuple(p["pauses"]), told=tuple(self.backend.told()))
             for kept in p.values():
                 kept.clear()
         self.check_harness()  # nothing it shows is judged if the harness failed meanwhile

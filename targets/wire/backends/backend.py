@@ -74,6 +74,8 @@ class Backend(Protocol):
 
     def silent(self, quiet_ms: int) -> dict[str, int]: ...  # `silence.silent_after_sync`
 
+    def told(self) -> list[tuple[str, str, int]]: ...  # injected errors landed since
+
     def forget(self, member: str) -> None: ...  # it left or crashed: disarm what aims at it
 
     def failure(self) -> ThreadFailure | None: ...  # the first of its own threads' failures

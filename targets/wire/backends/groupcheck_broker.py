@@ -46,8 +46,8 @@ from .backend import BackendUnavailable, GroupRound
 if TYPE_CHECKING:  # the broker imports kio: loaded only when a backend is made
     from ....broker import Broker
 
-__all__ = ["API_NAMES", "ERROR_CODES", "ORDER_LIMIT", "ORDER_WINDOW", "GroupcheckBackend",
-           "SyncOrder"]
+__all__ = ["API_NAMES", "ERROR_CODES", "ERROR_NAMES", "ORDER_LIMIT", "ORDER_WINDOW",
+           "GroupcheckBackend", "SyncOrder"]
 
 #: the wire layer's API names and error names, as Kafka's API keys and error codes
 API_NAMES = {"join": "JoinGroup", "heartbeat": "Heartbeat", "sync": "SyncGroup",
@@ -55,6 +55,7 @@ API_NAMES = {"join": "JoinGroup", "heartbeat": "Heartbeat", "sync": "SyncGroup",
 ERROR_CODES = {"ILLEGAL_GENERATION": 22, "UNKNOWN_MEMBER_ID": 25, "REBALANCE_IN_PROGRESS": 27,
                "COORDINATOR_NOT_AVAILABLE": 15, "NOT_COORDINATOR": 16,
                "FENCED_INSTANCE_ID": 82}
+ERROR_NAMES = {code: name for name, code in ERROR_CODES.items()}
 #: seconds an ordering waits at most for the rest of a generation's SyncGroup answers once
 #: the first is held (a member that never syncs in it must not hold the others longer); on a
 #: backend whose members' session is shorter, half their session timeout, so that no held
@@ -89,6 +90,7 @@ class GroupcheckBackend:
         self.orderings: list[SyncOrder] = []
         self.failures = Failures()  # of the steering threads
         self.order_window = min(ORDER_WINDOW, session_timeout_ms / 2000)
+        self._told_seq = -1  # the last exchange `told` read
         self._tags = itertools.count(1)
 
     @property
@@ -129,6 +131,20 @@ class GroupcheckBackend:
         self.orderings.append(ordering)
         ordering.arm()  # before the next event: a member that crashes next is forgotten
         ordering.start()
+
+    def told(self) -> list[tuple[str, str, int]]:
+        """Injected errors the broker answered since the last call: (member, error, the
+        generation of the request answered, -1 for one without)."""
+        out = []
+        for e in self.broker.steered(self._told_seq):
+            self._told_seq = max(self._told_seq, e.seq)
+            group = getattr(e.request, "group_id", None)
+            if (e.steering or "").startswith("fail") and self.group in (None, group) \
+                    and e.error_code in ERROR_NAMES:
+                generation = getattr(e.request, "generation_id", None)
+                out.append((e.who.client_id, ERROR_NAMES[e.error_code],
+                            -1 if generation is None else int(generation)))
+        return out
 
     def forget(self, member: str) -> None:
         """``member`` left or crashed: no rule aimed at it fires on whoever joins next

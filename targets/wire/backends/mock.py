@@ -162,6 +162,10 @@ class MockBackend:
         """The mock keeps no log of requests to read silence from."""
         return {}
 
+    def told(self) -> list[tuple[str, str, int]]:
+        """The mock does not say whom its pushed errors reached."""
+        return []
+
     def forget(self, member: str) -> None:
         """Nothing here aims at a member: what was pushed is the group's next request's."""
 
