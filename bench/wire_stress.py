@@ -8,8 +8,10 @@ clients that have it, and for each seed: ``groupcheck check --target wire:<clien
 code, time and verdict (``holds`` or its violations) are kept, and its stderr is searched for
 a traceback. A run that exits 1 has each saved counterexample replayed (``groupcheck replay``,
 up to ``--attempts`` times: real clients do not always interleave the same way), and whether
-it reproduced, showed a different violation or none is kept. One row per run, in a Markdown
+it reproduced, showed a different violation or none is kept. Each run's JSON and stderr, and
+each replay's story, are kept under ``--out`` to look into. One row per run, in a Markdown
 table, then one line per failure of the script: a traceback, an exit code other than 0 or 1,
+a finding saved with no counterexample (an ``ERROR`` the group raised: nothing to replay),
 or a counterexample that never reproduced. Exit status 1 when there is any.
 
     nice python bench/wire_stress.py [--seeds 1-5] [--budget 150] [--clients a,b]
@@ -46,11 +48,14 @@ class Run:
     traceback: str = ""  # the exception's last line, when stderr held a traceback
     files: list[str] = field(default_factory=list)
     replays: list[str] = field(default_factory=list)  # per file: reproduced (k/n) or not
+    unsaved: int = 0  # findings without a counterexample file (nothing to replay)
 
     def problems(self) -> list[str]:
         out = [f"traceback: {self.traceback}"] if self.traceback else []
         if self.code not in (0, 1):
             out.append(f"exit {self.code}")
+        if self.unsaved:
+            out.append(f"{self.unsaved} finding(s) without a counterexample to replay")
         out += [f"{Path(f).name}: {r}" for f, r in zip(self.files, self.replays, strict=True)
                 if not r.startswith("reproduced")]
         return out
@@ -84,6 +89,7 @@ def check(target: str, seed: int, budget: float, out: Path) -> Run:
                           capture_output=True, text=True)
     run.code, run.seconds = proc.returncode, time.monotonic() - began
     (out / f"{folder.name}.stderr").write_text(proc.stderr, encoding="utf-8")
+    (out / f"{folder.name}.json").write_text(proc.stdout, encoding="utf-8")
     if TRACEBACK in proc.stderr:
         run.traceback = last_exception(proc.stderr)
     try:
@@ -96,6 +102,7 @@ def check(target: str, seed: int, budget: float, out: Path) -> Run:
              for f in [*e["violations"].values(), *e["moreViolations"]]]
     run.verdict = "holds" if body["ok"] else "; ".join(f["violation"][:120] for f in found)
     run.files = [f["file"] for f in found if f.get("file")] if run.code == 1 else []
+    run.unsaved = sum(not f.get("file") for f in found)
     return run
 
 
@@ -104,6 +111,8 @@ def replay(path: str, attempts: int) -> str:
     said = ""
     for attempt in range(1, attempts + 1):
         proc = subprocess.run([*GROUPCHECK, "replay", path], capture_output=True, text=True)
+        Path(f"{path}.replay-{attempt}.txt").write_text(proc.stdout + proc.stderr,
+                                                        encoding="utf-8")
         said = (proc.stdout.strip().splitlines() or ["no output"])[-1]
         if TRACEBACK in proc.stderr:
             return f"traceback: {last_exception(proc.stderr)}"

@@ -48,8 +48,12 @@ class GroupMachine(GroupRules):
         if self.on_event is not None:
             self.on_event()
         self.events.append(event)
-        with carried():
-            self.last = apply_event(event, self.target, self.model)
+        try:
+            with carried():
+                self.last = apply_event(event, self.target, self.model)
+        except Exception as exc:
+            self._met(exc)
+            raise
         if self.stats is not None:
             for text in self.model.labelled:
                 self.stats.inherited_events.setdefault(text.split(": ")[1].split()[0],
@@ -63,7 +67,13 @@ class GroupMachine(GroupRules):
         if hits:
             if self.stats is not None:
                 self.stats.violation_seen()
-            raise ViolationFound(hits, self.events)
+            found = ViolationFound(hits, self.events)
+            self._met(found)
+            raise found
+
+    def _met(self, failure: Exception) -> None:
+        if self.met is not None:
+            self.met.append(failure)
 
     @invariant()
     def exclusive_ownership(self) -> None:
@@ -130,13 +140,15 @@ class SettledStart(GroupMachine):
 
 def make_machine(target_factory: Callable[[], GroupTarget], config: MachineConfig,
                  on_event: Callable[[], None] | None = None,
-                 stats: Stats | None = None) -> type[RuleBasedStateMachine]:
+                 stats: Stats | None = None,
+                 met: list[Exception] | None = None) -> type[RuleBasedStateMachine]:
     """A state-machine class driving fresh targets from ``target_factory``;
     ``on_event`` is told of every event applied (for progress counters); ``stats`` collects
-    judgements and figures over every example. Each call binds a fresh subclass."""
+    judgements and figures over every example; ``met`` gets every failure an example met,
+    in order. Each call binds a fresh subclass."""
     start = SettledStart if config.initial_members else EmptyStart
     bound: dict[str, Any] = {
         "target_factory": staticmethod(target_factory), "config": config,
         "on_event": None if on_event is None else staticmethod(on_event), "stats": stats,
-        "__doc__": start.__doc__, "__qualname__": "GroupMachine"}
+        "met": met, "__doc__": start.__doc__, "__qualname__": "GroupMachine"}
     return cast(type[GroupMachine], type("GroupMachine", (start,), bound))

@@ -56,6 +56,7 @@ class GroupState(RuleBasedStateMachine):
     config: MachineConfig
     on_event: Callable[[], None] | None = None
     stats: Stats | None = None
+    met: list[Exception] | None = None  # every failure an example met, in order
 
     def __init__(self) -> None:
         super().__init__()

@@ -18,10 +18,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis.errors import FlakyStrategyDefinition
 
 from groupcheck.engines import battery_fuzz, many_run, saved_runs
 from groupcheck.model import fuzz as model_fuzz
-from groupcheck.model.machine import config_for
+from groupcheck.model.machine import ViolationFound, config_for
 from groupcheck.model.replay import save
 from groupcheck.model.saved_files import read as read_saved
 from groupcheck.properties.group import GroupTarget, MemberSpec
@@ -84,6 +85,20 @@ def test_the_state_machine_lets_a_harness_error_through_unjudged_and_unshrunk(
     met = [g.calls >= 3 for g in made]  # the example that met it was the last: no replay
     assert met.count(True) == 1 and met[-1]
     assert "reproduce" not in capsys.readouterr().out
+
+
+def test_a_failing_example_that_does_not_replay_alike_keeps_the_failure_it_met() -> None:
+    """Real clients do not always let the machine draw the same way twice: Hypothesis's
+    replay of the failing example then raises Flaky. The run's failure is the violation the
+    example met, else the target's own exception; with none, Hypothesis failed on its own
+    (a harness error, never an ERROR finding)."""
+    flaky = FlakyStrategyDefinition("Inconsistent data generation!")
+    found = ViolationFound(["I1: t0-0 assigned to c1, c2"], [])
+    broke = RuntimeError("the assignor broke")
+    assert model_fuzz.first_failure(flaky, [broke, found]) is found
+    assert model_fuzz.first_failure(flaky, [broke]) is broke
+    missing = model_fuzz.first_failure(flaky, [])
+    assert isinstance(missing, HarnessError) and "FlakyStrategyDefinition" in str(missing)
 
 
 def test_the_fuzz_engine_raises_a_harness_error_and_saves_nothing(tmp_path: Path) -> None:
