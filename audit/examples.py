@@ -20,10 +20,9 @@ from typing import Any
 
 from ..properties.deviations import EVIDENCE
 from .chain import replay_record
-from .evidence import reference_name
 from .picture import chain_timeline, svg
 from .story_shrink import Failure, ShrinkError, shrink_story
-from .targets import Resolver
+from .targets import Resolver, reference_name
 
 __all__ = ["shrink_and_draw"]
 

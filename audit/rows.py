@@ -14,9 +14,9 @@ from typing import Any
 from .call_timeout import CALL_TIMEOUT
 from .chain import INVARIANTS, replay_record, run_chain
 from .corpus import corpus_spec
-from .evidence import label, reference_name
+from .evidence import label
 from .scenarios import random_spec, spec_size
-from .targets import Resolver, resolve_cached
+from .targets import Resolver, reference_name, resolve_cached
 
 __all__ = ["result_schema", "run_targets"]
 

@@ -121,7 +121,7 @@ class _Limits:
 
 
 @dataclass
-class _Search:
+class _Shrink:
     target: AuditTarget
     failure: Failure
     keep: Keep | None
@@ -153,7 +153,7 @@ def _without(spec: Spec, drop: Callable[[Spec, set[Any]], None], gone: set[Any])
     return candidate
 
 
-def _ddmin(search: _Search, parts: Callable[[Spec], list[Any]],
+def _ddmin(search: _Shrink, parts: Callable[[Spec], list[Any]],
            drop: Callable[[Spec, set[Any]], None]) -> bool:
     """Remove chunks of parts, halving the chunk down to one (see the module docstring)."""
     removed = False
@@ -174,7 +174,7 @@ def _ddmin(search: _Search, parts: Callable[[Spec], list[Any]],
     return removed
 
 
-def _single(search: _Search, edit: Callable[[Spec], bool]) -> bool:
+def _single(search: _Shrink, edit: Callable[[Spec], bool]) -> bool:
     """Try one edit (``edit`` returns False when it does not apply)."""
     candidate = copy.deepcopy(search.spec)
     return edit(candidate) and search.more() and search.accept(candidate)
@@ -208,7 +208,7 @@ def orders() -> Iterator[tuple[int, ...]]:
         yield tuple(random.Random(f"groupcheck-shrink:{k}").sample(range(n), n))
 
 
-def _fixpoint(search: _Search, order: tuple[int, ...]) -> bool:
+def _fixpoint(search: _Shrink, order: tuple[int, ...]) -> bool:
     """Run the passes in ``order`` until none removes anything; True if it got there."""
     changed = True
     while changed and search.more():
@@ -246,14 +246,14 @@ def shrink_story(spec: Spec, target: AuditTarget, failure: Failure | None = None
         raise ShrinkError(f"the story does not fail on {target.name}"
                           + (f" with {failure.text()}" if failure else ""))
     limits = _Limits(started + seconds, max_runs, runs=1)
-    best = _Search(target, failure, keep, reference, limits, timeout, copy.deepcopy(spec),
+    best = _Shrink(target, failure, keep, reference, limits, timeout, copy.deepcopy(spec),
                    original)
     complete = True
     stale = 0
     for order in orders():
         if not limits.more() or stale >= PATIENCE:
             break
-        search = _Search(target, failure, keep, reference, limits, timeout,
+        search = _Shrink(target, failure, keep, reference, limits, timeout,
                          copy.deepcopy(spec), original)
         complete = _fixpoint(search, order) and complete
         stale += 1

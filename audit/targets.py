@@ -31,7 +31,8 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 __all__ = ["ASSIGNOR_FAMILIES", "DEFAULT_TARGETS", "AssignFn", "AuditTarget", "AuditTargetError",
-           "Codec", "Resolver", "plugin_file", "resolve_cached", "resolve_plugin"]
+           "Codec", "Resolver", "assignor_of", "plugin_file", "reference_name", "resolve_cached",
+           "resolve_plugin"]
 
 AssignFn = Callable[[dict[str, Any]], dict[str, Any]]
 ASSIGNOR_FAMILIES = ("range", "roundrobin", "sticky", "cooperative-sticky")
@@ -128,3 +129,17 @@ def resolve_cached(resolver: Resolver, name: str) -> AuditTarget:
     if key not in _CACHE:
         _CACHE[key] = resolver(name)
     return _CACHE[key]
+
+
+def reference_name(reference: str, assignor: str) -> str:
+    """The target string of ``reference`` running ``assignor``."""
+    if reference.startswith("java:"):
+        return f"{assignor}@{reference}"
+    if reference in ("builtin", "builtin:"):
+        return f"builtin:{assignor}"
+    return reference
+
+
+def assignor_of(target: str) -> str:
+    """The assignor a target string names: ``<assignor>@java:…`` or ``builtin:<assignor>``."""
+    return target.partition("@")[0] if "@" in target else target.partition(":")[2]

@@ -30,6 +30,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+from groupcheck.targets.zoo.entries import ZOO
+
 ROOT = Path(__file__).resolve().parent.parent
 
 
@@ -69,9 +71,6 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--parity", action="store_true", help="check --parity as well")
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args(argv)
-    sys.path.insert(0, str(ROOT))
-    from groupcheck.targets.zoo.entries import ZOO
-
     rows = [e for e in ZOO if not args.row or e.row in args.row]
     print(f"groupcheck check --budget {args.budget:g} --first{' --parity' if args.parity else ''}"
           f" on {len(rows)} zoo mutants; {os.cpu_count()} cores, load average {load()}")

@@ -28,7 +28,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from groupcheck.engines.battery import vectors_dir
+from groupcheck.engines.battery.runner import vectors_dir
 from groupcheck.impl.assign_op import run_assign
 from groupcheck.targets.processes import java_runtime
 from groupcheck.targets.processes.jsonl_process import JsonlProcess

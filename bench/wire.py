@@ -22,12 +22,10 @@ import dataclasses
 import os
 import platform
 import statistics
-import sys
 import time
-from pathlib import Path
 
-from groupcheck.engines.battery import machine_config
-from groupcheck.model.events import apply_event
+from groupcheck.engines.battery.runner import machine_config
+from groupcheck.model.events import Event, apply_event
 from groupcheck.model.fuzz import fuzz
 from groupcheck.model.spec import ReferenceModel
 from groupcheck.targets.registry import make_group_target, resolve
@@ -35,8 +33,14 @@ from groupcheck.targets.settings import Settings
 from groupcheck.targets.wire.backends.factory import BACKENDS
 from groupcheck.targets.wire.clients import BUILT, SHIPPED, hello, missing
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
-from wire_cases import five_members  # noqa: E402
+
+def five_members(assignor: str) -> list[Event]:
+    """The story timed: five members join t0 (10 partitions) one after the other, each join
+    settling (tests/test_wire_long.py holds every client to the same story)."""
+    joins = ({"op": "join", "member": f"c{i}", "topics": ["t0"], "assignors": [assignor],
+              "profile": "librdkafka"} for i in range(1, 6))
+    return [{"op": "partitions", "topic": "t0", "count": 10},
+            *(e for join in joins for e in (join, {"op": "settle"}))]
 
 
 def assignor_of(client: str) -> str:

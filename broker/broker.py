@@ -33,7 +33,7 @@ from typing import Any, TypeVar
 from ..properties.harness import Failures, HarnessError, ThreadFailure
 from .checks import Verdict
 from .connections import Limits
-from .data_apis import Cluster
+from .data_apis import ClusterState
 from .group_apis import GroupHub
 from .protocol import MAX_FRAME
 from .rounds import Round
@@ -138,7 +138,7 @@ class Broker:
         groups = GroupHub(initial_rebalance_delay_ms=c.initial_rebalance_delay_ms,
                           min_session_timeout_ms=c.min_session_timeout_ms,
                           max_session_timeout_ms=c.max_session_timeout_ms, seed=c.seed)
-        cluster = Cluster(c.host, c.port, topics, Offsets(), groups, lambda: 0,
+        cluster = ClusterState(c.host, c.port, topics, Offsets(), groups, lambda: 0,
                           c.auto_create_partitions)
         asyncio.get_running_loop().set_exception_handler(self._loop_failed)
         try:

@@ -1,7 +1,7 @@
 """The broker's non-group APIs: Metadata, FindCoordinator, CreateTopics, ListOffsets,
 Produce, Fetch, OffsetCommit and OffsetFetch, each as plain data for the version asked.
 
-What lives here: `Cluster` (the broker's address, topics, committed offsets, groups and
+What lives here: `ClusterState` (the broker's address, topics, committed offsets, groups and
 auto-creation setting) and one function per API taking the decoded kio request and
 returning the response's plain data (`protocol.build` makes the kio entity).
 
@@ -24,8 +24,9 @@ from ..impl.coordinator_state import GroupState
 from .group_apis import GroupHub
 from .store import Committed, Offsets, StoreError, Topics
 
-__all__ = ["HANDLERS", "Cluster", "create_topics", "fetch", "find_coordinator", "init_producer_id",
-           "list_offsets", "metadata", "offset_commit", "offset_fetch", "produce"]
+__all__ = ["HANDLERS", "ClusterState", "create_topics", "fetch", "find_coordinator",
+           "init_producer_id", "list_offsets", "metadata", "offset_commit", "offset_fetch",
+           "produce"]
 
 _NODE_ID = 0
 _CLUSTER_ID = "groupcheck-broker"
@@ -40,7 +41,7 @@ _TRANSACTIONS_NOT_SERVED = 53  # TRANSACTIONAL_ID_AUTHORIZATION_FAILED: no trans
 
 
 @dataclass
-class Cluster:
+class ClusterState:
     host: str
     port: int
     topics: Topics
@@ -60,7 +61,7 @@ def _partition_meta(index: int) -> dict[str, Any]:
             "offline_replicas": []}
 
 
-def _topic_meta(cluster: Cluster, name: str) -> dict[str, Any]:
+def _topic_meta(cluster: ClusterState, name: str) -> dict[str, Any]:
     if name not in cluster.topics:
         return {"error_code": _UNKNOWN_TOPIC_OR_PARTITION, "name": name, "topic_id": None,
                 "is_internal": False, "partitions": []}
@@ -70,7 +71,7 @@ def _topic_meta(cluster: Cluster, name: str) -> dict[str, Any]:
             "topic_authorized_operations": -2147483648}
 
 
-def metadata(cluster: Cluster, version: int, body: Any) -> dict[str, Any]:
+def metadata(cluster: ClusterState, version: int, body: Any) -> dict[str, Any]:
     """All topics when the request names none (null, or empty before v1)."""
     if body.topics is None or (version == 0 and not body.topics):
         names = cluster.topics.names()
@@ -86,7 +87,7 @@ def metadata(cluster: Cluster, version: int, body: Any) -> dict[str, Any]:
             "cluster_authorized_operations": -2147483648}
 
 
-def find_coordinator(cluster: Cluster, version: int, body: Any) -> dict[str, Any]:
+def find_coordinator(cluster: ClusterState, version: int, body: Any) -> dict[str, Any]:
     """Node 0 for every key; v4+ batches keys (KIP-699)."""
     if version < 4:
         return {"throttle_time": 0, "error_code": 0, "error_message": None, **cluster.broker()}
@@ -95,7 +96,7 @@ def find_coordinator(cluster: Cluster, version: int, body: Any) -> dict[str, Any
         for key in body.coordinator_keys]}
 
 
-def create_topics(cluster: Cluster, version: int, body: Any) -> dict[str, Any]:
+def create_topics(cluster: ClusterState, version: int, body: Any) -> dict[str, Any]:
     out = []
     for t in body.topics:
         count = int(t.num_partitions)
@@ -113,7 +114,7 @@ def create_topics(cluster: Cluster, version: int, body: Any) -> dict[str, Any]:
     return {"throttle_time": 0, "topics": out}
 
 
-def list_offsets(cluster: Cluster, version: int, body: Any) -> dict[str, Any]:
+def list_offsets(cluster: ClusterState, version: int, body: Any) -> dict[str, Any]:
     topics = []
     for t in body.topics:
         parts = []
@@ -130,7 +131,7 @@ def list_offsets(cluster: Cluster, version: int, body: Any) -> dict[str, Any]:
     return {"throttle_time": 0, "topics": topics}
 
 
-def produce(cluster: Cluster, version: int, body: Any) -> dict[str, Any]:
+def produce(cluster: ClusterState, version: int, body: Any) -> dict[str, Any]:
     responses = []
     for t in body.topic_data:
         parts = []
@@ -150,7 +151,7 @@ def produce(cluster: Cluster, version: int, body: Any) -> dict[str, Any]:
     return {"responses": responses, "throttle_time": 0}
 
 
-def fetch(cluster: Cluster, version: int, body: Any) -> tuple[dict[str, Any], int]:
+def fetch(cluster: ClusterState, version: int, body: Any) -> tuple[dict[str, Any], int]:
     """The data now available, and its size in bytes (the server waits on the size)."""
     budget = int(body.max_bytes) if version >= 3 else 2**31 - 1
     total = 0
@@ -177,7 +178,7 @@ def fetch(cluster: Cluster, version: int, body: Any) -> tuple[dict[str, Any], in
     return {"throttle_time": 0, "error_code": 0, "session_id": 0, "responses": responses}, total
 
 
-def _commit_error(cluster: Cluster, group_id: str, generation: int, member_id: str,
+def _commit_error(cluster: ClusterState, group_id: str, generation: int, member_id: str,
                   instance_id: str | None) -> int:
     """Kafka's classic offset-commit validation, against the coordinator's view."""
     coordinator = cluster.groups.get(group_id)
@@ -199,7 +200,7 @@ def _commit_error(cluster: Cluster, group_id: str, generation: int, member_id: s
     return 0 if coordinator.state is GroupState.EMPTY else _UNKNOWN_MEMBER_ID
 
 
-def offset_commit(cluster: Cluster, version: int, body: Any) -> dict[str, Any]:
+def offset_commit(cluster: ClusterState, version: int, body: Any) -> dict[str, Any]:
     generation = int(body.generation_id_or_member_epoch) if version >= 1 else -1
     instance_id = body.group_instance_id if version >= 7 else None
     error = _commit_error(cluster, body.group_id, generation, body.member_id, instance_id)
@@ -220,7 +221,7 @@ def offset_commit(cluster: Cluster, version: int, body: Any) -> dict[str, Any]:
     return {"throttle_time": 0, "topics": topics}
 
 
-def _fetch_group(cluster: Cluster, group_id: str, topics: Any) -> dict[str, Any]:
+def _fetch_group(cluster: ClusterState, group_id: str, topics: Any) -> dict[str, Any]:
     """One group's committed offsets: the topics asked, or every committed one (null)."""
     committed = cluster.offsets.of_group(group_id)
     if topics is None:
@@ -242,7 +243,7 @@ def _fetch_group(cluster: Cluster, group_id: str, topics: Any) -> dict[str, Any]
     return {"group_id": group_id, "topics": out, "error_code": 0}
 
 
-def offset_fetch(cluster: Cluster, version: int, body: Any) -> dict[str, Any]:
+def offset_fetch(cluster: ClusterState, version: int, body: Any) -> dict[str, Any]:
     """v8+ asks for several groups at once (KIP-709)."""
     if version >= 8:
         return {"throttle_time": 0, "groups": [_fetch_group(cluster, g.group_id, g.topics)
@@ -250,7 +251,7 @@ def offset_fetch(cluster: Cluster, version: int, body: Any) -> dict[str, Any]:
     return {"throttle_time": 0, **_fetch_group(cluster, body.group_id, body.topics)}
 
 
-def init_producer_id(cluster: Cluster, version: int, body: Any) -> dict[str, Any]:
+def init_producer_id(cluster: ClusterState, version: int, body: Any) -> dict[str, Any]:
     """A fresh producer id, epoch 0, for idempotent producers (kafka-python's and Java's
     default); transactions are not served and sequence numbers are not checked."""
     if body.transactional_id is not None:
@@ -262,7 +263,7 @@ def init_producer_id(cluster: Cluster, version: int, body: Any) -> dict[str, Any
 
 
 #: API key → handler; Fetch is the server's (it waits) and the group APIs are the hub's.
-HANDLERS: dict[int, Callable[[Cluster, int, Any], dict[str, Any]]] = {
+HANDLERS: dict[int, Callable[[ClusterState, int, Any], dict[str, Any]]] = {
     0: produce, 2: list_offsets, 3: metadata, 8: offset_commit, 9: offset_fetch,
     10: find_coordinator, 19: create_topics, 22: init_producer_id,
 }

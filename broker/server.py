@@ -51,7 +51,7 @@ from ..properties.harness import Failures
 from . import data_apis, group_apis
 from .checks import GroupChecks, is_leader_sync
 from .connections import Doorway, Limits, Notes
-from .data_apis import Cluster
+from .data_apis import ClusterState
 from .group_apis import FAILABLE
 from .protocol import (
     INVALID_REQUEST,
@@ -81,7 +81,7 @@ Listener = Callable[[Exchange], None]
 class BrokerCore:
     """Every piece of the broker's state; to be used from its event loop only."""
 
-    def __init__(self, cluster: Cluster, *, log_limit: int = 100_000,
+    def __init__(self, cluster: ClusterState, *, log_limit: int = 100_000,
                  listener: Listener | None = None, keep_frames: bool = False,
                  limits: Limits | None = None, failures: Failures | None = None) -> None:
         self.cluster = cluster

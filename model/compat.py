@@ -18,14 +18,14 @@ from typing import Any
 from .bmc import BmcScope, CodecMix, invariants_for
 from .bmc_check import BmcResult, Confirm, check
 
-__all__ = ["CELLS", "Cell", "CellResult", "Matrix", "compatibility_matrix"]
+__all__ = ["CELLS", "CompatCell", "CellResult", "Matrix", "compatibility_matrix"]
 
 COLUMNS = ("I1", "I5", "I6")
 ALL_SUBSCRIPTIONS = ("subscription_version", (0, 1, 2, 3))
 
 
 @dataclass(frozen=True)
-class Cell:
+class CompatCell:
     protocol: str
     label: str
     mix: CodecMix
@@ -36,26 +36,26 @@ def _mix(every: dict[str, tuple[int, ...]], some: dict[str, tuple[int, ...]] | N
     return CodecMix(tuple(every.items()), tuple((some or {}).items()), exactly)
 
 
-CELLS: tuple[Cell, ...] = (
-    Cell("EAGER", "every member on sticky user data v1 (KIP-341)",
+CELLS: tuple[CompatCell, ...] = (
+    CompatCell("EAGER", "every member on sticky user data v1 (KIP-341)",
          _mix({"user_data_version": (1,)})),
-    Cell("EAGER", "any member on sticky user data v0, the rest on v0 or v1",
+    CompatCell("EAGER", "any member on sticky user data v0, the rest on v0 or v1",
          _mix({}, {"user_data_version": (0,)})),
-    Cell("EAGER", "one member on sticky user data v0, the others on v1",
+    CompatCell("EAGER", "one member on sticky user data v0, the others on v1",
          _mix({}, {"user_data_version": (0,)}, exactly=True)),
-    Cell("EAGER", "every member on sticky user data v0 (pre-KIP-341)",
+    CompatCell("EAGER", "every member on sticky user data v0 (pre-KIP-341)",
          _mix({"user_data_version": (0,)})),
-    Cell("COOPERATIVE", "every member on subscription v2+ (generation in the subscription)",
+    CompatCell("COOPERATIVE", "every member on subscription v2+ (generation in the subscription)",
          _mix({"subscription_version": (2, 3)})),
-    Cell("COOPERATIVE", "every member on subscription v1 with cooperative user data",
+    CompatCell("COOPERATIVE", "every member on subscription v1 with cooperative user data",
          _mix({"subscription_version": (1,), "cooperative_user_data": (1,)})),
-    Cell("COOPERATIVE", "members on v1 + user data and on v2+, mixed",
+    CompatCell("COOPERATIVE", "members on v1 + user data and on v2+, mixed",
          _mix({"subscription_version": (1, 2, 3), "cooperative_user_data": (1,)},
               {"subscription_version": (1,)})),
-    Cell("COOPERATIVE", "any member on subscription v1 without user data (no generation)",
+    CompatCell("COOPERATIVE", "any member on subscription v1 without user data (no generation)",
          _mix({"subscription_version": (1, 2, 3)},
               {"subscription_version": (1,), "cooperative_user_data": (0,)})),
-    Cell("COOPERATIVE", "any member on subscription v0 (no owned partitions)",
+    CompatCell("COOPERATIVE", "any member on subscription v0 (no owned partitions)",
          _mix({}, {"subscription_version": (0,)})),
 )
 
@@ -65,7 +65,7 @@ class CellResult:
     """Per invariant: the search for a trace on which it breaks first (replayed), and, when
     there is none, ``masked``: a model trace on which it breaks after another one."""
 
-    cell: Cell
+    cell: CompatCell
     results: dict[str, BmcResult]
     masked: dict[str, BmcResult] = field(default_factory=dict)
 
@@ -127,7 +127,7 @@ def _late(cell: CellResult, invariant: str) -> dict[str, Any] | None:
 
 def compatibility_matrix(scope: BmcScope, depth: int,
                          confirm_for: Callable[[str], Confirm | None],
-                         cells: tuple[Cell, ...] = CELLS) -> Matrix:
+                         cells: tuple[CompatCell, ...] = CELLS) -> Matrix:
     """Every cell × invariant; ``confirm_for(protocol)`` replays traces on an implementation."""
     started = time.perf_counter()
     out: list[CellResult] = []

@@ -10,7 +10,7 @@ from __future__ import annotations
 from hypothesis import strategies as st
 from hypothesis.stateful import precondition, rule
 
-from .machine_state import GroupState
+from .machine_state import MachineState
 
 __all__ = ["GroupRules"]
 
@@ -21,7 +21,7 @@ ERRORS = {"sync": ("ILLEGAL_GENERATION", "UNKNOWN_MEMBER_ID", "REBALANCE_IN_PROG
 DELAYS = {"join": (300, 1500), "sync": (300, 1500), "heartbeat": (300, 1500)}
 
 
-class GroupRules(GroupState):
+class GroupRules(MachineState):
     """Membership, metadata, pauses, records, coordinator faults and time, each gated by
     what the machine's `config` allows."""
 

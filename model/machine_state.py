@@ -1,6 +1,6 @@
 """What the state machine's rules read: its configuration and the group as the model sees it.
 
-`GroupState` is the state half of the machine (`GroupMachine` in model/machine.py): the
+`MachineState` is the state half of the machine (`GroupMachine` in model/machine.py): the
 configuration `make_machine` binds as class attributes, a fresh target and reference model
 per example, and the helpers the rules (model/machine_rules.py) draw their events from.
 Every call into the target runs under `carried`: a target's `HarnessError` (the harness
@@ -23,7 +23,7 @@ from .machine_config import MachineConfig
 from .spec import ReferenceModel
 from .stats import Stats
 
-__all__ = ["GroupState", "HarnessAbort", "carried"]
+__all__ = ["HarnessAbort", "MachineState", "carried"]
 
 NAMES = ("c1", "c2", "c3", "c4", "c5", "c6")
 
@@ -46,7 +46,7 @@ def carried() -> Iterator[None]:
         raise HarnessAbort(exc) from exc
 
 
-class GroupState(RuleBasedStateMachine):
+class MachineState(RuleBasedStateMachine):
     """One example's target and model, and what the rules ask of them. The class attributes
     are bound by `make_machine`: where fresh targets come from, what the machine may do, who
     is told of every event applied (progress counters), and where judgements and figures

@@ -59,19 +59,18 @@ from .processes.jsonl_process import (
     call_user_data,
     shared_process,
 )
-from .profile import ClientProfile, ProfileError
+from .profile import ProfileError, ReleaseProfile
 from .settings import Settings
 from .target import BUILTIN_ASSIGNORS, AssignFn, MachineHints, Target, TargetError
 from .wire.backends.factory import BACKENDS, backend_missing
 from .wire.clients import ClientUnavailable, built_client, hello
-from .wire.target_string import wire_clients
 from .wire.wire_group import WireGroup
 from .zoo.entries import ASSIGNOR_MUTANTS, CODEC_MUTANTS
 from .zoo.group_mutants import MUTANT_ASSIGNORS, MUTANTS
 
 __all__ = ["KINDS", "NO_SETTINGS", "OPTIONAL_NAME", "RESOLVERS", "TARGET_KINDS",
            "client_setup", "group_target_factory", "machine_hints", "make_group_target",
-           "process_target", "profiled", "resolve"]
+           "process_target", "profiled", "resolve", "wire_clients"]
 
 #: the environment's settings when a caller gives none: an empty environment
 NO_SETTINGS = Settings()
@@ -224,7 +223,7 @@ def _java(classpath: str, *, settings: Settings, assignor: str | None = None,
     return profiled(process_target(name, process, assignor), profile)
 
 
-def profiled(target: Target, profile: ClientProfile) -> Target:
+def profiled(target: Target, profile: ReleaseProfile) -> Target:
     """``target`` held to what its client release implements: the subscription versions
     its members write (the state machine's members write those), and the profile the
     engines ask (`Target.profile`)."""
@@ -250,6 +249,29 @@ def _client_classpath(client: str, settings: Settings) -> str:
     if built_client(client) != "java":
         return ""
     return java_classpath(client.partition("@")[2], "", settings)
+
+
+ADVERSARIAL = ":adversarial"
+
+
+def wire_clients(spec: str) -> tuple[tuple[str, ...], str, bool]:
+    """``<client>|mixed:<a>+<b>…|cmd=<command>`` ``:<assignor>[:adversarial]`` (what follows
+    ``wire:``) → clients, assignor, adversarial. A command may hold colons: the assignor is
+    the last field."""
+    adversarial = spec.endswith(ADVERSARIAL)
+    body = spec[:-len(ADVERSARIAL)] if adversarial else spec
+    clients_part, sep, assignor = body.rpartition(":")
+    if not sep or not clients_part or not assignor:
+        raise TargetError(f"wire: expected wire:<client>:<assignor>[:adversarial], "
+                          f"wire:mixed:<a>+<b>…:<assignor> or wire:cmd=<command>:<assignor>, "
+                          f"not wire:{spec}")
+    if clients_part.startswith("mixed:"):
+        clients = tuple(c for c in clients_part[len("mixed:"):].split("+") if c)
+        if len(clients) < 2:
+            raise TargetError("wire: a mixed group names at least two clients (a+b)")
+    else:
+        clients = (clients_part,)
+    return clients, assignor, adversarial
 
 
 def _wire(spec: str, *, settings: Settings, **_: Any) -> Target:
@@ -300,7 +322,7 @@ def client_setup(client: str, settings: Settings) -> tuple[str, bool]:
     return classpath, not _release_profile(client, classpath, settings).has("generation")
 
 
-def _release_profile(client: str, classpath: str, settings: Settings) -> ClientProfile:
+def _release_profile(client: str, classpath: str, settings: Settings) -> ReleaseProfile:
     """What the release of a ``java@<release>`` member implements, asked of the ``java:``
     driver on the same classpath (one JVM per release, kept for the run)."""
     try:

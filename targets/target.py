@@ -16,7 +16,7 @@ from typing import Any
 
 from ..properties.balance import STICKY_FAMILY, contract_of
 from ..properties.group import GroupTarget, TopicPartition
-from .profile import ClientProfile
+from .profile import ReleaseProfile
 
 __all__ = ["BUILTIN_ASSIGNORS", "AssignFn", "MachineHints", "STICKY_FAMILY",
            "Target", "TargetError", "UserDataFn", "UserDataInput"]
@@ -86,7 +86,7 @@ class Target:
     #: seconds a request may take before it fails as TIMEOUT (None: no limit)
     timeout: float | None = None
     #: what the client release behind the target implements (None: everything judged)
-    profile: ClientProfile | None = None
+    profile: ReleaseProfile | None = None
 
     @property
     def balanced(self) -> bool:

@@ -15,14 +15,14 @@ from pathlib import Path
 
 import pytest
 
-from groupcheck.engines.bmc_runs import replayer
+from groupcheck.engines.bmc import replayer
 from groupcheck.model.bmc import BmcScope, CodecMix
 from groupcheck.model.bmc_check import check
 from groupcheck.model.event_shrink import invariant_of
 from groupcheck.model.replay import load, replay_events, save
 from groupcheck.targets.registry import group_target_factory
 
-from vectors import ROOT
+from helpers import ROOT
 
 SMALL = BmcScope.parse("members=3,topics=1,partitions=3")
 TINY = BmcScope.parse("members=2,topics=1,partitions=2")

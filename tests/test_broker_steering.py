@@ -13,26 +13,20 @@ from __future__ import annotations
 import dataclasses
 import socket
 import struct
-from collections.abc import Iterator
 
 import pytest
 
 pytest.importorskip("kio")
 
-from groupcheck.broker import Broker, BrokerConfig  # noqa: E402
+from groupcheck.broker import Broker  # noqa: E402
 from groupcheck.impl.consumer_protocol import decode_assignment, encode_subscription  # noqa: E402
 from groupcheck.impl.types import Subscription  # noqa: E402
 
-from broker_wire import RawClient, form_pair, sync_both  # noqa: E402
+from helpers.broker_wire import RawClient, form_pair, sync_both  # noqa: E402
 
 GROUP, TOPIC = "g", "t"
 ILLEGAL_GENERATION, UNKNOWN_MEMBER_ID, REBALANCE_IN_PROGRESS = 22, 25, 27
-
-
-@pytest.fixture
-def broker() -> Iterator[Broker]:
-    with Broker(BrokerConfig(topics={TOPIC: 4})) as b:
-        yield b
+pytestmark = pytest.mark.broker_config(topics={TOPIC: 4})
 
 
 def test_an_error_aimed_at_one_member_reaches_that_member_only(broker: Broker) -> None:

@@ -22,10 +22,11 @@ pytest.importorskip("kio", reason="groupcheck's broker (the default wire backend
 from groupcheck.model.replay import replay_events, replay_file  # noqa: E402
 from groupcheck.targets.wire.clients import hello  # noqa: E402
 
-from environment import CLASSPATH, group_target_factory, missing  # noqa: E402
-from wire_cases import smoke, with_profiles  # noqa: E402
+from helpers.environment import CLASSPATH, group_target_factory, missing  # noqa: E402
+from helpers.wire_cases import smoke, with_profiles  # noqa: E402
 
 FINDINGS = Path(__file__).resolve().parent.parent / "findings"
+pytestmark = pytest.mark.wire
 
 
 def need(*clients: str) -> None:
@@ -103,11 +104,11 @@ def test_state_machine_runs_a_mixed_group_of_java_librdkafka_and_kafka_python() 
     recorded findings of these clients."""
     import dataclasses
 
-    from groupcheck.engines.battery import machine_config
+    from groupcheck.engines.battery.runner import machine_config
     from groupcheck.model.fuzz import fuzz
 
-    from environment import resolve
-    from wire_findings import unknown
+    from helpers.environment import resolve
+    from helpers.wire_findings import unknown
 
     need("java", "librdkafka", "kafka-python")
     target = resolve("wire:mixed:java+librdkafka+kafka-python:range")

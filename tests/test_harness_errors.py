@@ -20,7 +20,9 @@ from typing import Any
 import pytest
 from hypothesis.errors import FlakyStrategyDefinition
 
-from groupcheck.engines import battery_fuzz, many_run, saved_runs
+from groupcheck.engines import many_clients
+from groupcheck.engines.battery import fuzz as battery_fuzz
+from groupcheck.engines.saved import files as saved_files
 from groupcheck.model import fuzz as model_fuzz
 from groupcheck.model.machine import ViolationFound, config_for
 from groupcheck.model.replay import save
@@ -32,9 +34,10 @@ from groupcheck.targets.wire.driver_pool import DriverPool
 from groupcheck.targets.wire.driver_process import DriverProcess
 from groupcheck.targets.wire.log import WireLog
 
-from environment import missing, resolve
+from helpers import TARGETS
+from helpers.environment import missing, resolve
 
-QUIET = Path(__file__).resolve().parent / "quiet_driver.py"
+QUIET = TARGETS / "quiet_driver.py"
 
 
 class FailingGroup:
@@ -122,9 +125,9 @@ def test_replaying_a_file_on_a_harness_that_fails_raises_instead_of_a_verdict(
               {"op": "settle"}]
     path = save(tmp_path, "builtin:range", events, ["I1: t0-0 assigned to c1, c2"], 0)
     target, _ = failing(1, harness_error())
-    monkeypatch.setattr(saved_runs, "group_target", lambda *_, **__: target)
+    monkeypatch.setattr(saved_files, "group_target", lambda *_, **__: target)
     with pytest.raises(HarnessError):
-        saved_runs.replay_events_file(read_saved(path), target=None, assignor=None)
+        saved_files.replay_events_file(read_saved(path), target=None, assignor=None)
 
 
 def test_many_clients_end_the_run_on_a_group_threads_exception(
@@ -133,19 +136,20 @@ def test_many_clients_end_the_run_on_a_group_threads_exception(
         def close(self) -> None:
             pass
 
-    def broken(g: many_run.GroupPlan, *_: Any) -> many_run.GroupResult:
+    def broken(g: many_clients.GroupPlan, *_: Any) -> many_clients.GroupResult:
         if g.group == "g01":
             raise KeyError("a bug of ours")
-        return many_run.GroupResult(g.group, g.clients, "holds")
+        return many_clients.GroupResult(g.group, g.clients, "holds")
 
-    info = many_run.ClientInfo("quiet", "quiet", "0", ("range",), "kip", "command")
-    monkeypatch.setattr(many_run, "_infos", lambda *_: ({"quiet": info}, {"quiet": ""}))
-    monkeypatch.setattr(many_run, "_broker", lambda *_: Quiet())
-    monkeypatch.setattr(many_run, "_play", broken)
-    scenario = many_run.Scenario("two", (many_run.GroupPlan("g00", ("quiet",), "range"),
-                                         many_run.GroupPlan("g01", ("quiet",), "range")), True)
+    info = many_clients.ClientInfo("quiet", "quiet", "0", ("range",), "kip", "command")
+    monkeypatch.setattr(many_clients, "_infos", lambda *_: ({"quiet": info}, {"quiet": ""}))
+    monkeypatch.setattr(many_clients, "_broker", lambda *_: Quiet())
+    monkeypatch.setattr(many_clients, "_play", broken)
+    plans = (many_clients.GroupPlan("g00", ("quiet",), "range"),
+             many_clients.GroupPlan("g01", ("quiet",), "range"))
+    scenario = many_clients.LoadScenario("two", plans, True)
     with pytest.raises(HarnessError, match="group-g01 thread failed: KeyError"):
-        many_run.run(scenario, many_run.Settings())
+        many_clients.run(scenario, many_clients.Settings())
 
 
 def _quiet_group() -> Any:
@@ -241,6 +245,7 @@ def test_a_proxy_thread_that_raises_is_the_proxys_failure(
         proxy.close()
 
 
+@pytest.mark.wire
 @pytest.mark.skipif(bool(missing("librdkafka")), reason=missing("librdkafka"))
 def test_a_real_wire_run_whose_reader_fails_raises_and_saves_no_counterexample(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -3,7 +3,7 @@ four to six members with one subscription, and counts what it judged."""
 
 from __future__ import annotations
 
-from groupcheck.engines.battery import machine_config, run_fuzz
+from groupcheck.engines.battery.runner import machine_config, run_fuzz
 from groupcheck.model.event_shrink import invariant_of
 from groupcheck.model.fuzz import fuzz
 from groupcheck.model.replay import replay_events

@@ -16,7 +16,7 @@ import pytest
 from groupcheck.audit.chain import replay_record, run_chain
 from groupcheck.audit.picture import (
     MAX_ROWS,
-    Cell,
+    OwnershipCell,
     chain_timeline,
     events_timeline,
     html_page,
@@ -24,7 +24,7 @@ from groupcheck.audit.picture import (
     svg,
 )
 from groupcheck.cli import main
-from groupcheck.engines.scenario_engine import story_target
+from groupcheck.engines.battery.scenarios import story_target
 from groupcheck.model.replay import replay_events
 from groupcheck.targets.registry import make_group_target, resolve
 
@@ -78,7 +78,7 @@ def test_a_partition_given_twice_is_a_red_cell() -> None:
                        "generation": 1}],
         "follow_ups": [0], "violated_at": {"I1": 0}})
     assert timeline.cells[(("t0", 0), 1)].kind == "double"
-    assert timeline.cells[(("t0", 1), 1)] == Cell(("b",))
+    assert timeline.cells[(("t0", 1), 1)] == OwnershipCell(("b",))
     assert timeline.cells[(("t0", 0), 0)].kind == "unowned"
     assert timeline.bad_rows == {("t0", 0)} and timeline.bad_column == 1
     drawn = svg(timeline)

@@ -23,8 +23,8 @@ from groupcheck.targets.wire import clients, release_envs
 from groupcheck.targets.wire.clients import ClientUnavailable, argv, hello
 from groupcheck.targets.wire.driver_process import CommandFailed, DriverProcess
 
-from environment import CLASSPATH, group_target_factory, missing
-from wire_cases import smoke, with_profiles
+from helpers.environment import CLASSPATH, group_target_factory, missing
+from helpers.wire_cases import smoke, with_profiles
 
 FINDINGS = Path(__file__).resolve().parent.parent / "findings"
 

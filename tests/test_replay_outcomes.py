@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from groupcheck.cli import main
-from groupcheck.engines.saved_runs import replay_request
+from groupcheck.engines.saved.requests import replay_request
 from groupcheck.model.reproduced import Names, reproduces, subject_of
 from groupcheck.model.saved_files import read as read_saved
 from groupcheck.targets.registry import resolve

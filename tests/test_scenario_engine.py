@@ -12,8 +12,8 @@ import pytest
 from groupcheck.audit.chain import run_chain
 from groupcheck.audit.scenarios import random_spec
 from groupcheck.cli import main
-from groupcheck.engines.battery import run_battery
-from groupcheck.engines.scenario_engine import (
+from groupcheck.engines.battery.runner import run_battery
+from groupcheck.engines.battery.scenarios import (
     LARGE_EVERY,
     row_of,
     run_scenarios_engine,
@@ -22,11 +22,11 @@ from groupcheck.engines.scenario_engine import (
 )
 from groupcheck.targets.registry import resolve
 
-HERE = Path(__file__).parent
+from helpers import TARGETS
 
 
 def test_importing_the_engine_does_not_import_pyspark() -> None:
-    code = ("import sys, groupcheck.engines.scenario_engine, groupcheck.engines.battery; "
+    code = ("import sys, groupcheck.engines.battery.scenarios, groupcheck.engines.battery.runner; "
             "sys.exit(1 if 'pyspark' in sys.modules else 0)")
     assert subprocess.run([sys.executable, "-c", code], check=False).returncode == 0
 
@@ -99,7 +99,7 @@ def test_a_jsonl_process_that_hangs_is_restarted_and_its_timeout_shrinks(
     """The process still owes the timed-out answer: it is closed and started afresh, so no
     later request reads that answer, and shrinking never blames a group too small to hang
     (under five members)."""
-    command = f"{sys.executable} {HERE / 'jsonl_hangs_at_five.py'}"
+    command = f"{sys.executable} {TARGETS / 'jsonl_hangs_at_five.py'}"
     target = resolve(f"jsonl:{command}", assignor="range")
     try:
         result = run_scenarios_engine(target, 10.0, str(tmp_path), seed=0, count=60,

@@ -12,7 +12,6 @@ import struct
 import sys
 import time
 from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
 
@@ -27,11 +26,12 @@ from groupcheck.targets.wire.backends.groupcheck_broker import (  # noqa: E402
 )
 from groupcheck.targets.wire.wire_group import WireGroup  # noqa: E402
 
-from broker_wire import RawClient, form_pair, sync_both  # noqa: E402
+from helpers import TARGETS  # noqa: E402
+from helpers.broker_wire import RawClient, form_pair, sync_both  # noqa: E402
 
 GROUP, TOPIC = "g", "t"
 REBALANCE_IN_PROGRESS = 27
-QUIET = Path(__file__).resolve().parent / "quiet_driver.py"
+QUIET = TARGETS / "quiet_driver.py"
 
 
 @pytest.fixture

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from groupcheck.engines.battery import answer, partition_sets, run_codec, run_fuzz, run_prove
+from groupcheck.engines.battery.runner import answer, partition_sets, run_codec, run_fuzz, run_prove
 from groupcheck.impl.assign_op import run_assign
 from groupcheck.model.replay import replay_events
 from groupcheck.properties.scope import Scope, build_request, enumerate_scope

@@ -84,7 +84,7 @@ def test_the_broker_backend_tells_each_injected_error_once_with_its_generation(
         backend: object) -> None:
     from groupcheck.targets.wire.backends.groupcheck_broker import GroupcheckBackend
 
-    from broker_wire import form_pair, sync_both
+    from helpers.broker_wire import form_pair, sync_both
 
     assert isinstance(backend, GroupcheckBackend)
     p = form_pair(backend.bootstrap, "g", "t")

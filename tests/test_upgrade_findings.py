@@ -10,7 +10,6 @@ run with ``GROUPCHECK_UPGRADES=1`` (``tox -e upgrades``)."""
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 from typing import Any
 
@@ -21,11 +20,12 @@ from groupcheck.model.replay import replay_events
 from groupcheck.targets.registry import make_group_target
 from groupcheck.targets.wire import clients
 
-from environment import SETTINGS
+from helpers.environment import SETTINGS
 
 FOLDER = Path(__file__).resolve().parent.parent / "findings" / "upgrades"
 FILES = sorted(FOLDER.glob("upgrade-*.json"))
-LONG = not os.environ.get("GROUPCHECK_UPGRADES")
+#: the tests of rolling upgrades: ``tox -e upgrades`` (``pytest -m upgrades``) runs them all
+pytestmark = pytest.mark.upgrades
 
 
 def _body(path: Path) -> dict[str, Any]:
@@ -68,8 +68,7 @@ def test_a_client_refusing_kip429s_first_bounce_refuses_in_its_own_words(path: P
     assert outcome.violations[:1] == body["violations"][:1]
 
 
-@pytest.mark.skipif(LONG, reason="minutes of real clients: set GROUPCHECK_UPGRADES=1 "
-                                 "(tox -e upgrades)")
+@pytest.mark.slow  # minutes of real clients (tox -e upgrades)
 @pytest.mark.parametrize("path", [p for p in FILES if not _refusal(p)],
                          ids=lambda p: p.stem[:60])
 def test_a_timing_dependent_upgrade_failure_reproduces(path: Path) -> None:

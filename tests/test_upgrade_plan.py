@@ -9,10 +9,13 @@ from pathlib import Path
 import pytest
 
 from groupcheck.engines.errors import EngineInputError
-from groupcheck.engines.upgrade_plan import Side, parse_side, plans_for, story
-from groupcheck.engines.upgrade_run import UpgradeOutcome, save_upgrade
-from groupcheck.engines.upgrade_table import read_pairs
+from groupcheck.engines.upgrades.plan import Side, parse_side, plans_for, story
+from groupcheck.engines.upgrades.play import UpgradeOutcome, save_upgrade
+from groupcheck.engines.upgrades.table import read_pairs
 from groupcheck.model.replay import load
+
+#: the tests of rolling upgrades: ``tox -e upgrades`` (``pytest -m upgrades``) runs them all
+pytestmark = pytest.mark.upgrades
 
 
 def test_an_end_is_one_client_at_a_release_with_an_assignor_list() -> None:
@@ -113,8 +116,8 @@ def test_a_replay_file_names_both_releases_the_path_and_the_bounce(tmp_path: Pat
 
 
 def test_the_table_names_each_release_as_its_driver_reported_it(tmp_path: Path) -> None:
-    from groupcheck.engines.upgrade_run import BounceStats
-    from groupcheck.engines.upgrade_table import UpgradeTable, table_text, write_table
+    from groupcheck.engines.upgrades.play import BounceStats
+    from groupcheck.engines.upgrades.table import UpgradeTable, table_text, write_table
 
     two, one = plans_for(parse_side("wire:librdkafka@2.3.0:range"),
                          parse_side("wire:librdkafka@2.16.1:cooperative-sticky"))

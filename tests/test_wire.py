@@ -12,17 +12,18 @@ from groupcheck.model.events import apply_event
 from groupcheck.model.replay import ownership_line
 from groupcheck.model.spec import ReferenceModel
 from groupcheck.properties import membership as M
+from groupcheck.targets.registry import wire_clients
 from groupcheck.targets.settings import Settings
 from groupcheck.targets.target import TargetError
 from groupcheck.targets.wire.silence import COORDINATOR_APIS
-from groupcheck.targets.wire.target_string import wire_clients
 
-from environment import SETTINGS, missing, resolve
-from wire_cases import smoke, without_pauses
-from wire_findings import expect_kafka_python_hang
+from helpers.environment import SETTINGS, missing, resolve
+from helpers.wire_cases import smoke, without_pauses
+from helpers.wire_findings import expect_kafka_python_hang
 
 pytest.importorskip("kio", reason="groupcheck's broker (the default wire backend) needs kio")
-pytestmark = pytest.mark.skipif(bool(missing("librdkafka")), reason=missing("librdkafka"))
+pytestmark = [pytest.mark.wire,
+              pytest.mark.skipif(bool(missing("librdkafka")), reason=missing("librdkafka"))]
 
 
 def needs(*clients: str) -> None:
@@ -151,7 +152,7 @@ def test_pause_outlives_revoke_and_reassign_under_librdkafka(assignor: str) -> N
     """librdkafka profile, I8 on real records: c1's pause of t0 survives the rebalances that
     move part of t0 to c2 and back, so records produced then are not returned to c1; after
     c1 resumes, they are (the records were there to be fetched)."""
-    from wire_cases import pause_outlives_the_assignment
+    from helpers.wire_cases import pause_outlives_the_assignment
 
     group = resolve(f"librdkafka:{assignor}").group()  # type: ignore[misc]
     model = ReferenceModel()
@@ -179,7 +180,7 @@ def test_a_users_own_driver_runs_through_cmd() -> None:
     shipped librdkafka driver, started as a user would start theirs."""
     import sys
 
-    from wire_cases import join, topics
+    from helpers.wire_cases import join, topics
 
     target = f"wire:cmd={sys.executable} -m groupcheck.targets.wire.drivers.librdkafka_member:range"
     events = [*topics(), join("c1", "range"), {"op": "settle"}, join("c2", "range"),

@@ -11,24 +11,23 @@ three.
 
 from __future__ import annotations
 
-import os
 import time
 from collections.abc import Callable
 from typing import Any
 
 import pytest
-from test_wire import run as run_story
 
 from groupcheck.model.events import apply_event
 from groupcheck.model.spec import ReferenceModel
-from groupcheck.targets.wire.target_string import wire_clients
+from groupcheck.targets.registry import wire_clients
 
-from environment import missing, on_broker, resolve
-from wire_cases import join, smoke, topics, without_pauses
+from helpers.environment import missing, on_broker, resolve
+from helpers.wire_cases import join, smoke, topics, without_pauses
+from test_wire import run as run_story
 
 pytest.importorskip("kio")
-pytestmark = pytest.mark.skipif(bool(missing("librdkafka")),
-                                reason="the mock cluster needs confluent-kafka")
+pytestmark = [pytest.mark.wire, pytest.mark.skipif(bool(missing("librdkafka")),
+                                                  reason="the mock cluster needs confluent-kafka")]
 
 
 def run(target: str, broker: str, events: list[dict[str, object]],
@@ -52,21 +51,20 @@ def _plain(assignor: str) -> list[dict[str, object]]:
     return [e for e in without_pauses(smoke(assignor)) if e["op"] != "subscribe"]
 
 
-#: the long run (tox -e wire) compares every shipped client's smoke
-if os.environ.get("GROUPCHECK_WIRE"):
-    STORIES |= {
-        "kafka-python-range": ("wire:kafka-python:range", _plain("range")),
-        "aiokafka-roundrobin": ("wire:aiokafka:roundrobin", _plain("roundrobin")),
-        "librdkafka-range": ("librdkafka:range", smoke("range")),
-        "java-range": ("wire:java:range", smoke("range")),
-        "java-cooperative-sticky": ("wire:java:cooperative-sticky",
-                                    smoke("cooperative-sticky")),
-        "kafkajs-roundrobin": ("wire:kafkajs:roundrobin", _plain("roundrobin")),
-        "mixed-java-librdkafka-kafka-python-range": (
-            "wire:mixed:java+librdkafka+kafka-python:range",
-            [*_plain("range")[:-2], join("c3", "range"), {"op": "settle"},
-             *_plain("range")[-2:]]),
-    }
+#: the long run (tox -e wire, ``pytest -m wire``) compares every shipped client's smoke too
+LONG_STORIES = {
+    "kafka-python-range": ("wire:kafka-python:range", _plain("range")),
+    "aiokafka-roundrobin": ("wire:aiokafka:roundrobin", _plain("roundrobin")),
+    "librdkafka-range": ("librdkafka:range", smoke("range")),
+    "java-range": ("wire:java:range", smoke("range")),
+    "java-cooperative-sticky": ("wire:java:cooperative-sticky",
+                                smoke("cooperative-sticky")),
+    "kafkajs-roundrobin": ("wire:kafkajs:roundrobin", _plain("roundrobin")),
+    "mixed-java-librdkafka-kafka-python-range": (
+        "wire:mixed:java+librdkafka+kafka-python:range",
+        [*_plain("range")[:-2], join("c3", "range"), {"op": "settle"},
+         *_plain("range")[-2:]]),
+}
 
 
 def verdict(violations: list[str]) -> list[str]:
@@ -75,10 +73,11 @@ def verdict(violations: list[str]) -> list[str]:
     return sorted({v.split(":", 1)[0] for v in violations})
 
 
-@pytest.mark.parametrize("story", sorted(STORIES))
+@pytest.mark.parametrize("story", sorted(STORIES) + [
+    pytest.param(s, marks=pytest.mark.slow) for s in sorted(LONG_STORIES)])
 def test_the_same_story_gives_the_same_verdicts_on_the_mock_and_on_the_broker(
         story: str, monkeypatch: pytest.MonkeyPatch) -> None:
-    target, events = STORIES[story]
+    target, events = (STORIES | LONG_STORIES)[story]
     clients = wire_clients(target.split(":", 1)[1])[0] if target.startswith("wire:") \
         else ("librdkafka",)
     for client in clients:

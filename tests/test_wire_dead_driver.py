@@ -1,5 +1,5 @@
 """A member driver that dies behind the harness's back never hangs a wire run, in the default
-run (seconds, no client library): a driver (tests/quiet_driver.py) is SIGKILLed while the
+run (seconds, no client library): a driver (tests/targets/quiet_driver.py) is SIGKILLed while the
 harness waits for the group to move, or for the driver's ack, and the wait ends at once with
 the contract's harness error naming the driver. Also here: a pool of shared drivers (many
 members, many groups, one process per client) keeps each group's members apart; the
@@ -13,18 +13,19 @@ import signal
 import sys
 import threading
 import time
-from pathlib import Path
 
 import pytest
 
-from groupcheck.engines.many_run import GroupPlan, plan
+from groupcheck.engines.many_clients import GroupPlan, plan
 from groupcheck.properties.group import MemberSpec
 from groupcheck.targets.wire.clients import ClientInfo
 from groupcheck.targets.wire.driver_pool import DriverPool, SharedCrash
 from groupcheck.targets.wire.driver_process import MAX_LINE, DriverError, DriverProcess
 from groupcheck.targets.wire.wire_group import STEP_WAIT, WireGroup
 
-QUIET = Path(__file__).resolve().parent / "quiet_driver.py"
+from helpers import TARGETS
+
+QUIET = TARGETS / "quiet_driver.py"
 #: how soon a dead driver must be noticed: a few of the group's ticks, far inside STEP_WAIT
 #: (and the command timeout), with room for a loaded machine
 NOTICED_WITHIN = 5.0

@@ -9,27 +9,25 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import os
 from pathlib import Path
 
 import pytest
 
-from groupcheck.engines.battery import machine_config
+from groupcheck.engines.battery.runner import machine_config
 from groupcheck.model.event_shrink import invariant_of
 from groupcheck.model.events import apply_event
 from groupcheck.model.fuzz import fuzz
 from groupcheck.model.replay import load, replay_events, replay_file
 from groupcheck.model.spec import ReferenceModel
 from groupcheck.properties.group import GroupTarget
-from groupcheck.targets.wire.target_string import wire_clients
+from groupcheck.targets.registry import wire_clients
 
-from environment import make_group_target, missing, on_broker, resolve
-from wire_cases import five_members, slow_revoke, stall_past_max_poll, subscription_switch
-from wire_findings import WIRE_FINDINGS, unknown
+from helpers.environment import make_group_target, missing, on_broker, resolve
+from helpers.wire_cases import five_members, slow_revoke, stall_past_max_poll, subscription_switch
+from helpers.wire_findings import WIRE_FINDINGS, unknown
 
-pytestmark = [pytest.mark.slow, pytest.mark.skipif(
-    not os.environ.get("GROUPCHECK_WIRE"),
-    reason="minutes of real clients: set GROUPCHECK_WIRE=1 (tox -e wire)")]
+#: minutes of real clients: run by ``tox -e wire`` (``pytest -m wire``), not by default
+pytestmark = [pytest.mark.wire, pytest.mark.slow]
 
 FINDINGS = Path(__file__).resolve().parent.parent / "findings"
 #: timing-dependent findings are replayed up to this many times until their invariant shows

@@ -24,8 +24,8 @@ from groupcheck.model.events import apply_event
 from groupcheck.model.spec import ReferenceModel
 from groupcheck.targets import registry
 
-from environment import missing, on_broker, resolve
-from wire_cases import join, topics
+from helpers.environment import missing, on_broker, resolve
+from helpers.wire_cases import join, topics
 
 pytest.importorskip("kio")
 pytestmark = pytest.mark.skipif(bool(missing("librdkafka")), reason=missing("librdkafka"))
@@ -57,7 +57,7 @@ def _wait_for(found: Callable[[], list[Any]], timeout: float = 20.0) -> list[Any
 
 def test_the_state_machine_aims_delays_and_orders_only_where_the_backend_can(
         monkeypatch: pytest.MonkeyPatch) -> None:
-    from groupcheck.engines.battery import machine_config
+    from groupcheck.engines.battery.runner import machine_config
 
     on_ours = machine_config(resolve("librdkafka:range", settings=on_broker("groupcheck")))
     on_mock = machine_config(resolve("librdkafka:range", settings=on_broker("mock")))
@@ -200,7 +200,7 @@ def test_a_generation_is_judged_on_describe_groups_only_while_it_is_the_newest()
         return GroupRound(generation, "cooperative-sticky", "m1", {"m1": b"s1", "m2": b"s2"},
                           {"m1": b"a1", "m2": assignment}, {"m1": "c1", "m2": "c2"}, True)
 
-    class Backend:
+    class TwoRoundsBackend:
         rounds_now = [round_(2, b"empty"), round_(3, b"handed-over")]
 
         def rounds(self) -> list[GroupRound]:
@@ -213,8 +213,8 @@ def test_a_generation_is_judged_on_describe_groups_only_while_it_is_the_newest()
                                     None, members)
 
     errors: list[str] = []
-    older, newest = Backend.rounds_now
-    backend: Any = Backend()
+    older, newest = TwoRoundsBackend.rounds_now
+    backend: Any = TwoRoundsBackend()
     assert as_described(backend, "g", older, errors.append) == (older, False)
     judged, described = as_described(backend, "g", newest, errors.append)
     assert judged.assignments["m2"] == b"handed-over" and described and not errors

@@ -47,9 +47,19 @@ def _message(version: int, topics: list[str], user_data: bytes | None,
 
 
 class BuiltinCodec:
-    """``impl/consumer_protocol.py``."""
+    """``impl/consumer_protocol.py``: the builtin targets' codec and the audit's."""
 
     name = "builtin"
+    error: type[Exception] = CodecFailure  # what a malformed input raises (audit I10)
+    #: the instance the audit's builtin targets share (the codec holds no state), so that
+    #: the audit's I10 check, which keeps its last answer per codec, runs once for all
+    _shared: BuiltinCodec | None = None
+
+    @classmethod
+    def shared(cls) -> BuiltinCodec:
+        if cls._shared is None:
+            cls._shared = cls()
+        return cls._shared
 
     def encode_subscription(self, x: dict[str, Any], version: int) -> bytes:
         return encode_subscription(Subscription(
@@ -133,7 +143,7 @@ class ReleaseCodec:
     """A release's codec in a group of mixed releases (the codec engine's and the audit's
     I10): a version the
     release writes is written by it, from what its own member holds
-    (`profile.ClientProfile.as_sent`), any newer version by a newer member (groupcheck's
+    (`profile.ReleaseProfile.as_sent`), any newer version by a newer member (groupcheck's
     codec, byte for byte Kafka's newest); every read is the release's own, held to its
     highest layout (``reader_highest``), and an older writer to the content of its topics
     and owned partitions, not their order (``ordered``)."""

@@ -68,7 +68,7 @@ class ClusterView:
         return None if count is None else set(range(count))
 
 
-class _Member:
+class _JoinedMember:
     """``JoinGroupResponseMember`` as the leader sees it after decoding."""
 
     def __init__(self, member_id: str, group_instance_id: str | None, metadata: Any) -> None:
@@ -149,14 +149,14 @@ class KafkaPythonAssignor:
         topics = {t for s in subscriptions.values() for t in s.topics}
         counts = {t: c for t in topics if (c := cluster.partition_count(t)) is not None}
         members = [
-            _Member(m, s.group_instance_id, subscription_object(
+            _JoinedMember(m, s.group_instance_id, subscription_object(
                 3, list(s.topics), s.user_data, list(s.owned_partitions), s.generation_id,
                 s.rack_id))
             for m, s in subscriptions.items()]
         return self.assign_members(ClusterView(counts), members)
 
     def assign_members(self, cluster: ClusterView,
-                       members: list[_Member]) -> dict[str, Assignment]:
+                       members: list[_JoinedMember]) -> dict[str, Assignment]:
         result = self.inner.assign(cluster, members)
         return {m: Assignment(_partitions_of(a), _user_data_bytes(a.user_data) or None)
                 for m, a in result.items()}
@@ -180,7 +180,7 @@ class KafkaPythonTarget:
     def make(self) -> KafkaPythonAssignor:
         return KafkaPythonAssignor(self.name)
 
-    def _client_member(self, member_id: str, member: dict[str, Any]) -> _Member:
+    def _client_member(self, member_id: str, member: dict[str, Any]) -> _JoinedMember:
         """A kafka-python consumer's JoinGroup metadata, encoded and decoded by the library."""
         from kafka.protocol.consumer.metadata import (
             ConsumerProtocolSubscription,
@@ -196,12 +196,12 @@ class KafkaPythonTarget:
         if member.get("userData") is not None:
             metadata.user_data = base64.b64decode(member["userData"])
         wire = metadata.encode()
-        return _Member(member_id, member.get("groupInstanceId"),
+        return _JoinedMember(member_id, member.get("groupInstanceId"),
                        ConsumerProtocolSubscription.decode(wire))
 
-    def _raw_member(self, member_id: str, member: dict[str, Any]) -> _Member:
+    def _raw_member(self, member_id: str, member: dict[str, Any]) -> _JoinedMember:
         user_data = member.get("userData")
-        return _Member(member_id, member.get("groupInstanceId"), subscription_object(
+        return _JoinedMember(member_id, member.get("groupInstanceId"), subscription_object(
             3, [str(t) for t in member.get("topics") or []],
             None if user_data is None else base64.b64decode(user_data),
             [(str(t), int(p)) for t, p in member.get("owned") or []],

@@ -33,15 +33,15 @@ from typing import Any
 
 from ....properties.harness import Failures
 
-__all__ = ["MAX_FRAME", "GroupLedger", "Proxy", "Request", "Round"]
+__all__ = ["MAX_FRAME", "GroupLedger", "Proxy", "ProxyRound", "Request"]
 
 JOIN_GROUP, SYNC_GROUP = 11, 14
 MAX_FRAME = 64 * 1024 * 1024  # larger frames are a broken stream, never allocated
 
 
 @dataclass
-class Round:
-    """One generation as the coordinator ran it."""
+class ProxyRound:
+    """One generation as the coordinator ran it, as the proxy saw it."""
 
     generation: int
     protocol: str
@@ -70,12 +70,12 @@ class GroupLedger:
 
     def __init__(self) -> None:
         self.cond = threading.Condition()
-        self.rounds: dict[int, Round] = {}
+        self.rounds: dict[int, ProxyRound] = {}
         self.names: dict[str, str] = {}  # member id → client id (harness name)
         self.joining: dict[str, int] = {}  # client id → JoinGroup requests in flight
         self.errors: list[str] = []
 
-    def latest(self) -> Round | None:
+    def latest(self) -> ProxyRound | None:
         with self.cond:
             return self.rounds[max(self.rounds)] if self.rounds else None
 
@@ -239,7 +239,7 @@ class Proxy:
 
     def _note_response(self, frame: bytes, request: Request) -> None:
         ledger = self.ledger
-        round_: Round | None
+        round_: ProxyRound | None
         if request.api_key == JOIN_GROUP:
             from kafka.protocol.consumer.group import JoinGroupResponse
 
@@ -251,7 +251,7 @@ class Proxy:
                     0, ledger.joining.get(request.client_id, 0) - 1)
                 if int(body.error_code) == 0:
                     generation = int(body.generation_id)
-                    round_ = ledger.rounds.setdefault(generation, Round(
+                    round_ = ledger.rounds.setdefault(generation, ProxyRound(
                         generation, str(body.protocol_name or ""), str(body.leader)))
                     ledger.names[str(body.member_id)] = request.client_id
                     for m in body.members or ():

@@ -27,9 +27,9 @@ from typing import Any
 
 from ...client_assignors import AIOKAFKA as ASSIGNORS
 from ...client_assignors import load_class
-from .host import Output, assignors_of, loadable, parts
+from .host import DriverOutput, assignors_of, loadable, parts
 
-__all__ = ["POLL_MS", "AiokafkaHost", "Member", "amain", "assignor_class", "main"]
+__all__ = ["POLL_MS", "AiokafkaHost", "AiokafkaMember", "amain", "assignor_class", "main"]
 
 POLL_MS = 50
 
@@ -42,10 +42,10 @@ def _tps(partitions: Any) -> list[tuple[str, int]]:
     return sorted((tp.topic, tp.partition) for tp in partitions)
 
 
-class Member:
+class AiokafkaMember:
     """One AIOKafkaConsumer, its listener and its poll task."""
 
-    def __init__(self, out: Output, name: str) -> None:
+    def __init__(self, out: DriverOutput, name: str) -> None:
         self.out, self.name = out, name
         self.consumer: Any = None
         self.lock = asyncio.Lock()
@@ -80,14 +80,14 @@ class Member:
 
         member = self
 
-        class Reporter(ConsumerRebalanceListener):  # type: ignore[misc]  # untyped base (Any)
+        class AiokafkaReporter(ConsumerRebalanceListener):  # type: ignore[misc]  # untyped base (Any)
             async def on_partitions_revoked(self, revoked: Any) -> None:
                 await member.callback("revoked", revoked)
 
             async def on_partitions_assigned(self, assigned: Any) -> None:
                 await member.callback("assigned", assigned)
 
-        return Reporter()
+        return AiokafkaReporter()
 
     async def poll_loop(self) -> None:
         while True:
@@ -109,9 +109,9 @@ class Member:
 class AiokafkaHost:
     """The loop side: runs each command as a task and acks it when the call returned."""
 
-    def __init__(self, out: Output) -> None:
+    def __init__(self, out: DriverOutput) -> None:
         self.out = out
-        self.members: dict[str, Member] = {}
+        self.members: dict[str, AiokafkaMember] = {}
         self.producer: Any = None
         self.done = asyncio.Event()
 
@@ -132,7 +132,7 @@ class AiokafkaHost:
             return
         member = self.members.get(str(command.get("member", "")))
         if cmd == "create":
-            member = self.members[command["member"]] = Member(self.out, command["member"])
+            member = self.members[command["member"]] = AiokafkaMember(self.out, command["member"])
         try:
             if member is not None:
                 async with member.lock:
@@ -144,7 +144,7 @@ class AiokafkaHost:
         else:
             self.out.ack(number)
 
-    async def _do_create(self, m: Member, command: dict[str, Any]) -> None:
+    async def _do_create(self, m: AiokafkaMember, command: dict[str, Any]) -> None:
         from aiokafka import AIOKafkaConsumer
 
         config = command.get("config") or {}
@@ -164,16 +164,16 @@ class AiokafkaHost:
         await m.consumer.start()
         m.task = asyncio.ensure_future(m.poll_loop())
 
-    async def _do_subscribe(self, m: Member, command: dict[str, Any]) -> None:
+    async def _do_subscribe(self, m: AiokafkaMember, command: dict[str, Any]) -> None:
         before = _tps(m.consumer.assignment())
         m.consumer.subscribe(list(command["topics"]), listener=m.listener())
         m.event("subscribed", topics=list(command["topics"]), before=parts(before),
                 after=parts(_tps(m.consumer.assignment())))
 
-    async def _do_unsubscribe(self, m: Member, command: dict[str, Any]) -> None:
+    async def _do_unsubscribe(self, m: AiokafkaMember, command: dict[str, Any]) -> None:
         m.consumer.unsubscribe()
 
-    async def _do_pause(self, m: Member, command: dict[str, Any]) -> None:
+    async def _do_pause(self, m: AiokafkaMember, command: dict[str, Any]) -> None:
         from aiokafka import TopicPartition
 
         owned = set(_tps(m.consumer.assignment()))
@@ -181,35 +181,35 @@ class AiokafkaHost:
         m.consumer.pause(*(TopicPartition(t, p) for t, p in mine))
         m.event("paused", partitions=parts(mine))
 
-    async def _do_resume(self, m: Member, command: dict[str, Any]) -> None:
+    async def _do_resume(self, m: AiokafkaMember, command: dict[str, Any]) -> None:
         from aiokafka import TopicPartition
 
         wanted = sorted((t, p) for t, p in command["partitions"])
         m.consumer.resume(*(TopicPartition(t, p) for t, p in wanted))
         m.event("resumed", partitions=parts(wanted))
 
-    async def _do_stop_polling(self, m: Member, command: dict[str, Any]) -> None:
+    async def _do_stop_polling(self, m: AiokafkaMember, command: dict[str, Any]) -> None:
         m.polling.clear()
 
-    async def _do_start_polling(self, m: Member, command: dict[str, Any]) -> None:
+    async def _do_start_polling(self, m: AiokafkaMember, command: dict[str, Any]) -> None:
         m.polling.set()
 
-    async def _do_slow_revoke(self, m: Member, command: dict[str, Any]) -> None:
+    async def _do_slow_revoke(self, m: AiokafkaMember, command: dict[str, Any]) -> None:
         m.slow_ms = int(command["ms"])
 
-    async def _stop_task(self, m: Member) -> None:
+    async def _stop_task(self, m: AiokafkaMember) -> None:
         if m.task is not None:
             m.task.cancel()
             await asyncio.gather(m.task, return_exceptions=True)
             m.task = None
 
-    async def _do_close(self, m: Member, command: dict[str, Any]) -> None:
+    async def _do_close(self, m: AiokafkaMember, command: dict[str, Any]) -> None:
         m.slow_ms = 0
         await self._stop_task(m)
         await m.consumer.stop()
         m.event("closed")
 
-    async def _do_crash(self, m: Member, command: dict[str, Any]) -> None:
+    async def _do_crash(self, m: AiokafkaMember, command: dict[str, Any]) -> None:
         m.muted = True
         await self._stop_task(m)
         coordinator = m.consumer._coordinator
@@ -241,7 +241,7 @@ class AiokafkaHost:
 
 async def amain() -> None:
     loop = asyncio.get_running_loop()
-    host = AiokafkaHost(Output())
+    host = AiokafkaHost(DriverOutput())
     pending: set[asyncio.Task[None]] = set()
 
     def submit(line: str) -> None:

@@ -1,9 +1,10 @@
 """The driver side of the member-driver contract, for the drivers written in Python.
 
 A driver process reads commands from stdin and writes acks and events to stdout
-(``docs/reference/member-driver-contract.md``, "Driving your own client"). `Output` numbers and
-stamps every event (``seq`` per process, ``ts`` = ``time.monotonic_ns()``, CLOCK_MONOTONIC) and
-writes whole lines under a lock, so threads of several consumers never interleave.
+(``docs/reference/member-driver-contract.md``, "Driving your own client"). `DriverOutput`
+numbers and stamps every event (``seq`` per process, ``ts`` = ``time.monotonic_ns()``,
+CLOCK_MONOTONIC) and writes whole lines under a lock, so threads of several consumers never
+interleave.
 `ThreadedHost` runs each consumer of a blocking client (confluent-kafka, kafka-python) on a
 thread of its own: the thread creates the consumer, then loops — a command from its queue if
 there is one, else one ``poll`` — so the client is only ever called from the thread that owns
@@ -30,7 +31,7 @@ import time
 from collections.abc import Callable
 from typing import IO, Any, Protocol
 
-__all__ = ["IDLE_SECONDS", "Listener", "MemberThread", "Output", "Record", "ThreadedClient",
+__all__ = ["IDLE_SECONDS", "Listener", "MemberThread", "DriverOutput", "Record", "ThreadedClient",
            "ThreadedHost", "TopicPartition", "assignors_of", "loadable", "parts", "serve"]
 
 TopicPartition = tuple[str, int]
@@ -38,7 +39,7 @@ Record = tuple[str, int, int]
 IDLE_SECONDS = 0.2  # how long a stalled member's thread blocks on its queue per turn
 
 
-class Output:
+class DriverOutput:
     """Acks and events as JSON lines on one stream, one writer at a time."""
 
     def __init__(self, stream: IO[str] | None = None) -> None:
@@ -86,7 +87,7 @@ def parts(partitions: Any) -> list[list[Any]]:
 class Listener:
     """What every client's rebalance callback reports, whatever the client."""
 
-    def __init__(self, out: Output, member: str,
+    def __init__(self, out: DriverOutput, member: str,
                  membership: Callable[[], tuple[int | None, str | None]],
                  paused: Callable[[], list[TopicPartition] | None]) -> None:
         self.out, self.member, self.membership, self.paused = out, member, membership, paused
@@ -148,7 +149,7 @@ class ThreadedClient(Protocol):
 class MemberThread(threading.Thread):
     """One consumer on a thread of its own: commands from its queue, else a poll."""
 
-    def __init__(self, client: ThreadedClient, out: Output, create: dict[str, Any]) -> None:
+    def __init__(self, client: ThreadedClient, out: DriverOutput, create: dict[str, Any]) -> None:
         super().__init__(name=f"member-{create['member']}", daemon=True)
         self.client, self.out, self.create_command = client, out, create
         self.member = str(create["member"])
@@ -247,8 +248,8 @@ class MemberThread(threading.Thread):
 class ThreadedHost:
     """Many consumers of one blocking client in this process."""
 
-    def __init__(self, client: ThreadedClient, out: Output | None = None) -> None:
-        self.client, self.out = client, out or Output()
+    def __init__(self, client: ThreadedClient, out: DriverOutput | None = None) -> None:
+        self.client, self.out = client, out or DriverOutput()
         self.members: dict[str, MemberThread] = {}
 
     def handle(self, command: dict[str, Any]) -> bool:

@@ -39,7 +39,7 @@ def _tps(partitions: Any) -> list[TopicPartition]:
 def rebalance_listener(listener: Listener) -> Any:
     from kafka import ConsumerRebalanceListener
 
-    class Reporter(ConsumerRebalanceListener):  # type: ignore[misc]  # untyped base (Any)
+    class KafkaPythonReporter(ConsumerRebalanceListener):  # type: ignore[misc]  # untyped base (Any)
         def on_partitions_revoked(self, revoked: Any) -> None:
             listener.callback("revoked", _tps(revoked))
 
@@ -49,7 +49,7 @@ def rebalance_listener(listener: Listener) -> Any:
         def on_partitions_lost(self, lost: Any) -> None:
             listener.callback("lost", _tps(lost))
 
-    return Reporter()
+    return KafkaPythonReporter()
 
 
 class KafkaPythonClient:

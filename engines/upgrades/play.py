@@ -1,0 +1,249 @@
+"""``groupcheck upgrade``'s engine: a rolling upgrade played on the wire and judged at every
+step, a failure shrunk and saved, and the certification table's rows.
+
+Theory of operation. Each path of an upgrade (`plan.plans_for`) is checked first:
+every release it names must start (its member driver's ``hello``; a release that cannot be
+installed here is `UpgradeUnavailable`) and must have every assignor its bounces ask of it
+(else the path is "not supported by the release", judged by the release's own account of
+itself, never an error of the harness). The story (`plan.story`) then runs on a
+fresh group of groupcheck's broker through the model (`model.replay.replay_events`): I1 and
+I5 at every moment, I6 on every claim, I10 on every member's bytes, records only from
+owned, unpaused partitions, and after every restart the group settles within I11's bound.
+Each event is timed, so each bounce has its rebalances and seconds. A violation — or a
+client that refuses to start with the configuration the bounce gives it — fails the path:
+the story is shrunk (fewer members, fewer faults; `model.event_shrink`, within a budget)
+and saved as a replay file that names both releases, the path and the bounce.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ...model.event_shrink import invariant_of, minimize
+from ...model.replay import FORMAT, replay_events
+from ...properties.group import GroupView
+from ...targets.registry import client_setup, resolve
+from ...targets.settings import Settings
+from ...targets.target import Target, TargetError
+from ...targets.wire.clients import ClientInfo, ClientUnavailable, hello
+from .plan import Event, Plan, Side, story
+
+__all__ = ["UNSUPPORTED", "VERDICTS", "BounceStats", "UpgradeOutcome", "UpgradeUnavailable",
+           "distinct", "play"]
+
+UNSUPPORTED = "not supported by the release"
+#: the verdicts of one path
+VERDICTS = ("certified", "fails", UNSUPPORTED, "unavailable")
+
+
+class UpgradeUnavailable(RuntimeError):
+    """A release named by an upgrade cannot run here (not installable, no runtime)."""
+
+
+@dataclass(frozen=True)
+class BounceStats:
+    """One bounce: every member restarted once on ``side``."""
+
+    bounce: int
+    side: str
+    rebalances: int
+    seconds: float
+    slowest_settle: float
+
+
+@dataclass
+class UpgradeOutcome:
+    """One path played: its verdict, why, each bounce's figures and the finding file."""
+
+    plan: Plan
+    verdict: str
+    reason: str = ""
+    members: int = 0
+    bounces: list[BounceStats] = field(default_factory=list)
+    clients: dict[str, dict[str, str]] = field(default_factory=dict)
+    violations: list[str] = field(default_factory=list)
+    story: list[str] = field(default_factory=list)
+    broke_at: dict[str, Any] | None = None
+    replay: str | None = None
+    seconds: float = 0.0
+
+    def to_json(self) -> dict[str, Any]:
+        p = self.plan
+        return {"client": client_family(p.source.client, p.dest.client),
+                "from": p.source.target, "to": p.dest.target, "path": p.path,
+                "primary": p.primary, "verdict": self.verdict, "reason": self.reason,
+                "members": self.members, "clients": self.clients,
+                "bounces": [b.__dict__ for b in self.bounces], "violations": self.violations,
+                "broke_at": self.broke_at, "replay": self.replay,
+                "seconds": round(self.seconds, 1)}
+
+
+def client_family(*clients: str) -> str:
+    """``java@3.4.0`` and ``java@4.0.0-SNAPSHOT`` → ``java``; two families → ``a → b``."""
+    names = list(dict.fromkeys(c.partition("@")[0] for c in clients))
+    return " → ".join(names)
+
+
+def _check_side(side: Side, settings: Settings) -> tuple[ClientInfo, list[str]]:
+    """The release's account of itself, and the assignors of ``side`` it lacks;
+    `UpgradeUnavailable` (one line) when it cannot start here."""
+    try:
+        classpath, _ = client_setup(side.client, settings)
+        info = hello(side.client, classpath)
+    except (ClientUnavailable, TargetError) as exc:
+        raise UpgradeUnavailable(str(exc).splitlines()[0]) from None
+    return info, [a for a in side.assignors if a not in info.assignors]
+
+
+def _checked(plan: Plan, settings: Settings) -> tuple[dict[str, dict[str, str]], str]:
+    """Each release's client, version and profile; why the path is not supported ('')."""
+    clients: dict[str, dict[str, str]] = {}
+    for side in (plan.source, *plan.bounces):
+        info, lacking = _check_side(side, settings)
+        clients[side.client] = {"client": info.client, "version": info.version,
+                                "profile": info.profile}
+        if lacking:
+            return clients, (f"{side.client} ({info.client} {info.version}) has no "
+                             f"{', '.join(lacking)} (it has {', '.join(info.assignors)})")
+    return clients, ""
+
+
+class _Clock:
+    """Each event's end time and the group's generation then."""
+
+    def __init__(self) -> None:
+        self.start = time.monotonic()
+        self.ends: list[float] = []
+        self.generations: list[int] = []
+
+    def __call__(self, _number: int, view: GroupView | None) -> None:
+        self.ends.append(time.monotonic())
+        last = self.generations[-1] if self.generations else 0
+        self.generations.append(view.generation if view is not None else last)
+
+    def bounces(self, events: list[Event], plan: Plan) -> list[BounceStats]:
+        out = []
+        for bounce in range(len(plan.bounces) + 1):
+            ran = [i for i, e in enumerate(events[:len(self.ends)]) if e.get("bounce") == bounce]
+            if not ran:
+                continue
+            first, last = ran[0], ran[-1]
+            began = self.ends[first - 1] if first else self.start
+            before = self.generations[first - 1] if first else 0
+            settles = [self.ends[i] - (self.ends[i - 1] if i else self.start)
+                       for i in ran if events[i]["op"] == "settle"]
+            side = plan.source if bounce == 0 else plan.bounces[bounce - 1]
+            out.append(BounceStats(bounce, side.label(), self.generations[last] - before,
+                                   round(self.ends[last] - began, 2),
+                                   round(max(settles, default=0.0), 2)))
+        return out
+
+
+def _where(events: list[Event], number: int, plan: Plan) -> dict[str, Any]:
+    """The bounce, member and release at event ``number`` (from 1)."""
+    event = events[number - 1]
+    bounce = int(event.get("bounce", 0))
+    side = plan.source if bounce == 0 else plan.bounces[bounce - 1]
+    restarted = [e.get("member") for e in events[:number]
+                 if e["op"] == "join" and e.get("bounce") == bounce]
+    return {"bounce": bounce, "event": number, "release": side.label(),
+            "member": event.get("member") or (restarted[-1] if restarted else None),
+            "restarted": len(restarted) if bounce else 0}
+
+
+def play(plan: Plan, settings: Settings, *, members: int = 4, seed: int = 0,
+         faults: float = 0.3, shrink_seconds: float = 240.0,
+         failures: Path | None = None,
+         progress: Callable[[str], None] = lambda _line: None) -> UpgradeOutcome:
+    """Play one path of an upgrade (see the module docstring)."""
+    began = time.monotonic()
+    clients, lacking = _checked(plan, settings)
+    if lacking:
+        return UpgradeOutcome(plan, UNSUPPORTED, lacking, members,
+                              clients=clients)
+    try:
+        target = resolve(plan.source.target, settings=settings)
+    except TargetError as exc:
+        raise UpgradeUnavailable(str(exc).splitlines()[0]) from None
+    events = story(plan, members, seed, faults)
+    clock = _Clock()
+    progress(f"upgrade: {plan.source.label()} → {plan.dest.label()} ({plan.path}), "
+             f"{members} members, seed {seed}")
+    outcome = replay_events(_group(target), events, on_event=clock)
+    result = UpgradeOutcome(plan, "certified", "", members, clock.bounces(events, plan),
+                            clients, outcome.violations, outcome.story)
+    if outcome.violations:
+        result.verdict = "fails"
+        result.broke_at = _where(events, outcome.events_run, plan)
+        said = _last_said(outcome.story)
+        result.reason = (f"bounce {result.broke_at['bounce']}: {outcome.violations[0]}"
+                         + (f" ({said})" if said and said.split(": ", 1)[-1]
+                            not in outcome.violations[0] else ""))
+        progress(f"upgrade: fails at bounce {result.broke_at['bounce']}; shrinking "
+                 f"(up to {shrink_seconds:.0f}s)")
+        kept, violations = _shrunk(events[:outcome.events_run], target, outcome.violations,
+                                   shrink_seconds)
+        if failures is not None:
+            result.replay = str(save_upgrade(failures, plan, kept, violations, seed, result))
+    result.seconds = time.monotonic() - began
+    return result
+
+
+def _last_said(story: list[str]) -> str:
+    """What a client or the group reported last in the story (``who: text``), '' for
+    nothing: the client's own words for why a step broke."""
+    said = [line.strip()[2:] for line in story if line.strip().startswith("! ")]
+    return said[-1] if said else ""
+
+
+def distinct(lines: list[str]) -> list[str]:
+    """``lines`` with each run of one repeated line kept once."""
+    return [line for i, line in enumerate(lines) if i == 0 or lines[i - 1] != line]
+
+
+def _group(target: Target) -> Any:
+    assert target.group is not None
+    return target.group()
+
+
+def _shrunk(events: list[Event], target: Target, violations: list[str],
+            seconds: float) -> tuple[list[Event], list[str]]:
+    """Fewer members and fewer faults, as long as the same invariant still breaks."""
+    invariant = invariant_of(violations[0])
+    if not invariant or seconds <= 0:
+        return events, violations
+    kept, found = minimize(events, lambda: _group(target), invariant, seconds=seconds)
+    return (kept, found) if found else (events, violations)
+
+
+def save_upgrade(folder: Path, plan: Plan, events: list[Event], violations: list[str],
+                 seed: int, outcome: UpgradeOutcome) -> Path:
+    """A replay file for ``groupcheck replay``: its target is the upgrade's first release
+    (every join names its own client), its name both releases, the path and the bounce."""
+    where = outcome.broke_at or {}
+    invariant = invariant_of(violations[0]) if violations else "none"
+    body = {"format": FORMAT, "target": plan.source.target, "seed": seed,
+            "invariant": invariant or "none", "violations": violations, "events": events,
+            "upgrade": {"from": plan.source.target, "to": plan.dest.target, "path": plan.path,
+                        "bounce": where.get("bounce"), "member": where.get("member"),
+                        "release": where.get("release"), "clients": outcome.clients}}
+    text = json.dumps(body, indent=1, ensure_ascii=False)
+    digest = hashlib.sha256(text.encode()).hexdigest()[:10]
+
+    def stem(side: Side) -> str:
+        return re.sub(r"[^A-Za-z0-9.-]+", "_", f"{side.client}-{'+'.join(side.assignors)}")
+
+    path_name = plan.path.replace(" ", "-")
+    name = (f"upgrade-{stem(plan.source)}-to-{stem(plan.dest)}-{path_name}-"
+            f"bounce{where.get('bounce', 0)}-{invariant or 'none'}-{digest}.json")
+    folder.mkdir(parents=True, exist_ok=True)
+    out = folder / name
+    out.write_text(text + "\n", encoding="utf-8")
+    return out
