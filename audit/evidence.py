@@ -30,6 +30,7 @@ from typing import Any
 from ..properties.deviations import EVIDENCE, agreement, evidence_labels
 from .call_timeout import call_with_timeout
 from .chain import ChainResult
+from .summary_shapes import LabelEntry
 from .targets import AuditTarget, assignor_of, reference_name
 
 __all__ = ["evidence_note", "label", "label_entry", "label_text"]
@@ -59,7 +60,7 @@ def label(result: ChainResult, target: AuditTarget, reference: AuditTarget,
         evidence_labels({inv: at - start}, result.inherited, *asked[start, at])
 
 
-def label_entry(label_id: str, reference: str | None, target: str) -> dict[str, str]:
+def label_entry(label_id: str, reference: str | None, target: str) -> LabelEntry:
     """What a summary says of a label: ``{"label": "rule", "rule": "K1"}``, or
     ``{"label": "evidence", "reference": "<assignor>@java:"}``."""
     if label_id != EVIDENCE:

@@ -29,6 +29,9 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..model.events import DomainEvent
+from ..properties.group import GroupView
+
 __all__ = ["MAX_ROWS", "PALETTE", "OwnershipCell", "Timeline", "TopicPartition", "chain_timeline",
            "events_timeline", "html_page", "named_partitions", "svg"]
 
@@ -166,7 +169,7 @@ def chain_timeline(record: Mapping[str, Any]) -> Timeline:
     return _trim(timeline)
 
 
-def events_timeline(title: str, events: Sequence[Mapping[str, Any]], views: Sequence[Any],
+def events_timeline(title: str, events: Sequence[DomainEvent], views: Sequence[GroupView | None],
                     violations: Sequence[str]) -> Timeline:
     """The timeline of a state-machine replay: ``views`` are the `GroupView`s after each
     event (None where the event showed none)."""
@@ -180,7 +183,7 @@ def events_timeline(title: str, events: Sequence[Mapping[str, Any]], views: Sequ
     columns: list[tuple[str, str]] = []
     withheld: dict[TopicPartition, tuple[str, ...]] = {}
     for i, (event, view) in enumerate(zip(events, views, strict=False)):
-        columns.append((f"{i + 1}", _event_label(event)))
+        columns.append((f"{i + 1}", event.label()))
         if view is None:
             continue
         assigned: dict[TopicPartition, list[str]] = {}
@@ -203,15 +206,6 @@ def events_timeline(title: str, events: Sequence[Mapping[str, Any]], views: Sequ
     bad = len(columns) - 1 if violations and columns else None
     return _trim(Timeline(title, violation, columns, ordered, cells, bad_column=bad,
                           bad_rows=named_partitions(violation)))
-
-
-def _event_label(event: Mapping[str, Any]) -> str:
-    op = str(event.get("op", ""))
-    if op == "partitions":
-        return f"{event.get('topic')}: {event.get('count')}"
-    if op == "delete_topic":
-        return f"{event.get('topic')} gone"
-    return f"{op} {event.get('member', '')}".strip()[:12]
 
 
 def _trim(timeline: Timeline) -> Timeline:

@@ -42,6 +42,7 @@ from .report import aggregate, write_summary
 from .report_html import write_html
 from .rows import result_schema, run_targets
 from .session import spark_schema, spark_session
+from .summary_shapes import AuditSummary
 from .targets import Resolver, plugin_file, reference_name
 
 __all__ = ["IN_FLIGHT", "AuditConfig", "AuditError", "AuditOutcome", "run_audit", "scenario_frame"]
@@ -155,7 +156,7 @@ def _run_chunks(spark: Any, config: AuditConfig, fn: Callable[[Iterator[Any]], I
 @dataclass
 class AuditOutcome:
     out: Path
-    summary: dict[str, Any]
+    summary: AuditSummary
     seconds: float
     chunks_run: int
 

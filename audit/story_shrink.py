@@ -39,17 +39,19 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
+from ..model.story_shapes import StorySpec
 from .call_timeout import CALL_TIMEOUT
 from .chain import INVARIANTS, ChainResult, run_chain
 from .evidence import label
-from .scenarios import spec_size
+from .scenarios import SpecSize, spec_size
 from .story_parts import PASSES, all_members, claims, drop_all_racks, drop_codec, renamed, replicas
+from .summary_shapes import ShrinkDone
 from .targets import AuditTarget
 
 __all__ = ["MAX_STARTS", "PATIENCE", "Failure", "Keep", "ShrinkError", "ShrinkResult", "Spec",
            "failure_of", "orders", "play", "shrink_story", "weight"]
 
-Spec = dict[str, Any]
+Spec = StorySpec
 Keep = Callable[[Spec], bool]
 
 
@@ -91,14 +93,14 @@ class ShrinkResult:
     spec: Spec
     chain: ChainResult
     failure: Failure
-    before: dict[str, int]
-    after: dict[str, int]
+    before: SpecSize
+    after: SpecSize
     runs: int = 0
     seconds: float = 0.0
     complete: bool = False  # every pass ran to its fixpoint: the story is 1-minimal
     renamed: bool = False
 
-    def summary(self) -> dict[str, Any]:
+    def summary(self) -> ShrinkDone:
         """What a replay file records of the shrink."""
         return {"failure": self.failure.text(), "from": self.before, "to": self.after,
                 "runs": self.runs, "seconds": round(self.seconds, 3),

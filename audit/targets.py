@@ -30,11 +30,13 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Protocol
 
+from ..properties.codec import Message, SubscriptionInput
+from ..properties.jsonl_shapes import AssignFn
+
 __all__ = ["ASSIGNOR_FAMILIES", "DEFAULT_TARGETS", "AssignFn", "AuditTarget", "AuditTargetError",
            "Codec", "Resolver", "assignor_of", "plugin_file", "reference_name", "resolve_cached",
            "resolve_plugin"]
 
-AssignFn = Callable[[dict[str, Any]], dict[str, Any]]
 ASSIGNOR_FAMILIES = ("range", "roundrobin", "sticky", "cooperative-sticky")
 DEFAULT_TARGETS = tuple(f"builtin:{a}" for a in ASSIGNOR_FAMILIES)
 
@@ -44,9 +46,9 @@ class Codec(Protocol):
 
     error: type[Exception]
 
-    def encode_subscription(self, x: dict[str, Any], version: int) -> bytes: ...
+    def encode_subscription(self, x: SubscriptionInput, version: int) -> bytes: ...
 
-    def decode_subscription(self, data: bytes) -> dict[str, Any]: ...
+    def decode_subscription(self, data: bytes) -> Message: ...
 
 
 @dataclass(frozen=True)

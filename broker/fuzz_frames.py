@@ -30,7 +30,13 @@ __all__ = ["MUTATIONS", "SERVED", "frame_of", "inject_tag", "payload_of", "sampl
 
 SERVED = [(key, v) for key, (_, low, high) in sorted(SUPPORTED.items())
           for v in range(low, high + 1)]
-_NAMED: dict[str, Any] = {
+#: a sample field's value: a Kafka value, a nested sample, or an array of one of them
+SampleValue = str | int | bool | bytes | uuid.UUID | None | list["SampleValue"] | dict[
+    str, "SampleValue"]
+#: a sample request's fields, by name
+Sample = dict[str, SampleValue]
+
+_NAMED: Sample = {
     "group_id": "fz", "protocol_type": "consumer", "member_id": "", "name": "fz-topic",
     "topic": "fz-topic", "validate_only": True, "max_wait": 0, "min_bytes": 0,
     "session_timeout": 6000, "rebalance_timeout": 100, "num_partitions": 1,
@@ -38,13 +44,13 @@ _NAMED: dict[str, Any] = {
     "key_type": 0, "timeout": 100, "acks": 1, "generation_id": -1,
     "client_software_name": "groupcheck-fuzz", "client_software_version": "1.0",
 }
-_KIND: dict[str, Any] = {"string": "fz", "bytes": b"\x00\x01", "records": b"",
-                         "bool": False, "uuid": uuid.UUID(int=0)}
+_KIND: Sample = {"string": "fz", "bytes": b"\x00\x01", "records": b"", "bool": False,
+                 "uuid": uuid.UUID(int=0)}
 
 
-def _plain(cls: type[Any], group: str) -> dict[str, Any]:
+def _plain(cls: type[Any], group: str) -> Sample:
     hints = typing.get_type_hints(cls)
-    data: dict[str, Any] = {}
+    data: Sample = {}
     for f in dataclasses.fields(cls):
         hint = hints[f.name]
         if typing.get_origin(hint) in (UnionType, typing.Union):
@@ -52,7 +58,7 @@ def _plain(cls: type[Any], group: str) -> dict[str, Any]:
         array = typing.get_origin(hint) is tuple
         inner = typing.get_args(hint)[0] if array else hint
         if dataclasses.is_dataclass(inner) and isinstance(inner, type):
-            value: Any = _plain(inner, group)
+            value: SampleValue = _plain(inner, group)
         elif f.name == "group_id":
             value = group
         elif f.name in _NAMED:

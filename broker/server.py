@@ -33,7 +33,7 @@ import asyncio
 import dataclasses
 import itertools
 from collections.abc import Callable
-from typing import Any
+from typing import Any, cast
 
 from ..impl.group_messages import (
     Envelope,
@@ -53,6 +53,7 @@ from .checks import GroupChecks, is_leader_sync
 from .connections import Doorway, Limits, Notes
 from .data_apis import ClusterState
 from .group_apis import FAILABLE
+from .messages import FetchData, GroupData, MetadataData, ResponseData
 from .protocol import (
     INVALID_REQUEST,
     SUPPORTED,
@@ -190,7 +191,7 @@ class BrokerCore:
         return Who(frame.client_id or "", member_id or self._members.get(conn, ""), instance_id)
 
     async def _answer(self, conn: int, frame: RequestFrame, who: Who,
-                      exchange: Exchange) -> dict[str, Any]:
+                      exchange: Exchange) -> ResponseData:
         key, version, body = frame.api_key, frame.api_version, frame.body
         rule = self.rules.take(who, key, "request")
         if rule is not None:
@@ -218,7 +219,7 @@ class BrokerCore:
         if key == 0:
             self._wake_fetchers()
         elif key == 3:
-            self.checks.saw_metadata(frame.client_id or "", data)
+            self.checks.saw_metadata(frame.client_id or "", cast(MetadataData, data))
         return data
 
     async def _steer_response(self, who: Who, api_key: int,
@@ -241,7 +242,7 @@ class BrokerCore:
 
     # -- group requests and the coordinator's timers -----------------------------------------
 
-    async def _group_request(self, conn: int, frame: RequestFrame) -> dict[str, Any]:
+    async def _group_request(self, conn: int, frame: RequestFrame) -> GroupData:
         key, version, body = frame.api_key, frame.api_version, frame.body
         group_id = group_apis.group_of(key, body)
         if not group_id:  # Kafka's isValidGroupId: these APIs need a non-empty group id
@@ -340,7 +341,7 @@ class BrokerCore:
 
     # -- fetch -----------------------------------------------------------------------------
 
-    async def _fetch(self, version: int, body: Any) -> dict[str, Any]:
+    async def _fetch(self, version: int, body: Any) -> FetchData:
         """Answer when ``min_bytes`` are there or ``max_wait`` has passed."""
         deadline = self._loop.time() + millis(body.max_wait) / 1000
         while True:

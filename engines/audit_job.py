@@ -9,10 +9,11 @@ import functools
 import json
 import os
 import shutil
-from typing import Any
+from collections.abc import Mapping
 
 from ..audit.corpus import corpus_problem
 from ..audit.pipeline import AuditConfig, AuditError, AuditOutcome, run_audit
+from ..audit.summary_shapes import AuditSummary, LabelEntry, ShrinkDone
 from ..audit.targets import DEFAULT_TARGETS
 from ..targets.registry import NO_SETTINGS
 from ..targets.settings import Settings
@@ -67,44 +68,46 @@ def run_audit_job(config: AuditConfig, *, fresh: bool = False,
         raise EngineInputError(f"audit: {exc}") from None
 
 
-def shrink_timings(out: str) -> dict[str, Any]:
+def shrink_timings(out: str) -> dict[str, ShrinkDone]:
     """The report's shrink timings: which examples were shrunk, and into which file."""
     try:
         with open(os.path.join(out, "timings.json"), encoding="utf-8") as fh:
-            found: dict[str, Any] = json.load(fh).get("shrink") or {}
+            found: dict[str, ShrinkDone] = json.load(fh).get("shrink") or {}
             return found
     except (OSError, ValueError):
         return {}
 
 
-def _label(entry: dict[str, Any]) -> str:
+def _label(entry: LabelEntry) -> str:
     """`` [rule K1]``, or where the reference reproduced the violation which one."""
     if entry.get("label") == "evidence":
         return f" [inherited from {entry['reference']}, which reproduced it]"
     return f" [rule {entry['rule']}]" if "rule" in entry else ""
 
 
-def _example_lines(summary: dict[str, Any], out: str, shrunk: dict[str, Any]) -> list[str]:
+def _example_lines(summary: AuditSummary, out: str, shrunk: Mapping[str, ShrinkDone]
+                   ) -> list[str]:
     """Every smallest counterexample: own violations first, then those a Kafka rule
     explains (never hidden, only labelled), each with its shrunk story where there is one."""
     lines = []
-    for label, key in (("VIOLATION", "counterexamples"),
-                       ("INHERITED FROM KAFKA", "inherited_examples")):
-        for target, per in summary[key].items():
+    for label, examples in (("VIOLATION", summary["counterexamples"]),
+                            ("INHERITED FROM KAFKA", summary["inherited_examples"])):
+        for target, per in examples.items():
             for inv, c in per.items():
                 lines.append(f"{label} {target} {inv}{_label(c)}: {c['violation']}")
                 lines.append(f"  smallest: scenario {c['scenario']} ({c['members']} members, "
                              f"{c['partitions']} partitions), replay file "
                              f"{os.path.join(out, c['file'])}")
-                done = shrunk.get(c["file"]) or {}
-                if "to" in done:
+                done = shrunk.get(c["file"])
+                if done is not None and "to" in done:
                     lines.append(f"  shrunk to {done['to']['members']} members, "
                                  f"{done['to']['partitions']} partitions: "
                                  f"{os.path.join(out, done['file'])}")
     return lines
 
 
-def findings_lines(summary: dict[str, Any], out: str, shrunk: dict[str, Any]) -> list[str]:
+def findings_lines(summary: AuditSummary, out: str, shrunk: Mapping[str, ShrinkDone]
+                   ) -> list[str]:
     """Per target the violated invariants, then every smallest counterexample, then the
     Kafka rules that label what is inherited (``shrunk``: the report's shrink timings)."""
     lines = []

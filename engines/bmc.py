@@ -10,7 +10,7 @@ a trace the implementation never reproduced.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -180,7 +180,7 @@ def run_matrix(*, depth: int | None, scope: str | None, failures: str,
     return out
 
 
-def _write_json(path: str, body: dict[str, Any]) -> None:
+def _write_json(path: str, body: Mapping[str, object]) -> None:
     out = Path(path)
     try:
         out.parent.mkdir(parents=True, exist_ok=True)

@@ -36,7 +36,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ..model.events import MAX_SETTLE_GENERATIONS, Event
+from ..model.event_types import Crash, Join
+from ..model.events import MAX_SETTLE_GENERATIONS, DomainEvent
+from ..model.group_events import Partitions, Poll, Settle
 from ..model.replay import replay_events, save
 from ..properties.harness import Failures
 from ..targets.registry import client_setup
@@ -46,6 +48,7 @@ from ..targets.wire.backends.groupcheck_broker import GroupcheckBackend
 from ..targets.wire.clients import ClientInfo, hello
 from ..targets.wire.driver_pool import DriverPool
 from ..targets.wire.wire_group import CONFIG, WireGroup
+from .many_clients_json import ScenarioJson, SettleStats
 
 if TYPE_CHECKING:  # the broker imports kio: loaded only when a run starts one
     from ..broker import Broker
@@ -144,8 +147,8 @@ class ScenarioResult:
             return "holds"
         return "; ".join(f"{n}× {v}" for v, n in counts.most_common())
 
-    def to_json(self) -> dict[str, Any]:
-        def stats(values: list[float]) -> dict[str, float] | None:
+    def to_json(self) -> ScenarioJson:
+        def stats(values: list[float]) -> SettleStats | None:
             return {"median": round(statistics.median(values), 3),
                     "max": round(max(values), 3)} if values else None
 
@@ -180,7 +183,7 @@ class RequestCounter:
         return counts
 
 
-def plan(g: GroupPlan, rng: random.Random, infos: dict[str, ClientInfo]) -> list[Event]:
+def plan(g: GroupPlan, rng: random.Random, infos: dict[str, ClientInfo]) -> list[DomainEvent]:
     """A group's events: its topic, the joins (some kills among them, at seeded points), a
     settle, then the other kills, each followed by a settle. A victim is a member of a client
     that crashes by kill (its crash is a SIGKILL) that has joined and is not dead yet, drawn
@@ -191,29 +194,26 @@ def plan(g: GroupPlan, rng: random.Random, infos: dict[str, ClientInfo]) -> list
     if g.kills > len(mortal):
         raise ValueError(f"{g.group}: {g.kills} kills, but only {len(mortal)} members crash "
                          "by kill")
-    events: list[Event] = [{"op": "partitions", "topic": topic,
-                            "count": PARTITIONS_PER_MEMBER * len(names)}]
+    events: list[DomainEvent] = [Partitions(topic, PARTITIONS_PER_MEMBER * len(names))]
     during = rng.randint(0, g.kills)  # how many kills land among the joins
     at = rng.sample(range(1, len(names) + 1), min(during, len(names)))
     killed: list[str] = []
 
-    def kill(joined: list[str]) -> list[Event]:
+    def kill(joined: list[str]) -> list[DomainEvent]:
         alive = [n for n in joined if n in mortal and n not in killed]
         if not alive:
             return []
         killed.append(rng.choice(alive))
-        return [{"op": "poll", "steps": rng.randint(0, MAX_STEPS_BEFORE_KILL)},
-                {"op": "crash", "member": killed[-1]}]
+        return [Poll(rng.randint(0, MAX_STEPS_BEFORE_KILL)), Crash(killed[-1])]
 
     for i, (name, client) in enumerate(zip(names, g.clients, strict=True), 1):
-        events.append({"op": "join", "member": name, "topics": [topic],
-                       "assignors": [g.assignor], "client": client,
-                       "profile": infos[client].profile})
+        events.append(Join(name, (topic,), (g.assignor,), client=client,
+                           profile=infos[client].profile))
         if i in at:
             events += kill(names[:i])
-    events.append({"op": "settle"})
+    events.append(Settle())
     while len(killed) < g.kills:
-        events += [*kill(names), {"op": "settle"}]
+        events += [*kill(names), Settle()]
     return events
 
 
@@ -244,7 +244,7 @@ class _Timer:
         self.ends.append(time.monotonic())
 
 
-def _play(g: GroupPlan, events: list[Event], broker: Broker, pool: DriverPool,
+def _play(g: GroupPlan, events: list[DomainEvent], broker: Broker, pool: DriverPool,
           classpaths: dict[str, str], failures: Path | None, seed: int) -> GroupResult:
     """One group's events on its own wire group of the shared broker, judged and timed."""
     began = time.monotonic()
@@ -259,8 +259,8 @@ def _play(g: GroupPlan, events: list[Event], broker: Broker, pool: DriverPool,
     result.late = group.log.late
     timed = outcome.events_run - (1 if outcome.violations else 0)  # a failed settle: no time
     for i, event in enumerate(events[:timed]):
-        if event["op"] == "settle" and i + 1 < len(timer.ends):
-            kind = "kill" if events[i - 1]["op"] == "crash" else "join"
+        if isinstance(event, Settle) and i + 1 < len(timer.ends):
+            kind = "kill" if isinstance(events[i - 1], Crash) else "join"
             getattr(result, f"{kind}_settles").append(timer.ends[i + 1] - timer.ends[i])
     if outcome.violations:
         result.verdict = outcome.violations[0]
@@ -299,7 +299,7 @@ def run(scenario: LoadScenario, settings: Settings, failures: Path | None = None
         counter.take()  # from here on, the run's requests
         began = time.monotonic()
 
-        def play(g: GroupPlan, events: list[Event]) -> None:
+        def play(g: GroupPlan, events: list[DomainEvent]) -> None:
             results[g.group] = _play(g, events, broker, pool, classpaths, failures,
                                      scenario.seed)
 

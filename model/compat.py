@@ -13,15 +13,47 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import NotRequired, TypedDict
 
 from .bmc import BmcScope, CodecMix, invariants_for
-from .bmc_check import BmcResult, Confirm, check
+from .bmc_check import BmcRecord, BmcResult, Confirm, check
+from .bmc_trace import TraceRecord
 
 __all__ = ["CELLS", "CompatCell", "CellResult", "Matrix", "compatibility_matrix"]
 
 COLUMNS = ("I1", "I5", "I6")
 ALL_SUBSCRIPTIONS = ("subscription_version", (0, 1, 2, 3))
+
+
+class InvariantRecord(BmcRecord):
+    """One invariant of a cell: its BMC result, the cell's mark, and the trace that breaks
+    it after another invariant broke first (None: none)."""
+
+    mark: str
+    after_another: TraceRecord | None
+    #: the replay file of the trace (``prove --matrix`` fills it in where it saves one)
+    replay_file: str | None
+
+
+class CellRecord(TypedDict):
+    protocol: str
+    codecs: str
+    every: dict[str, list[int]]
+    some_member: dict[str, list[int]]
+    exactly_one: bool
+    invariants: dict[str, InvariantRecord]
+
+
+class MatrixRecord(TypedDict):
+    """The matrix as ``prove --matrix`` writes it (``groupcheck-compat/1``)."""
+
+    format: str
+    scope: str
+    depth: int
+    seconds: float
+    cells: list[CellRecord]
+    #: the command that made it (``prove --matrix`` adds it)
+    command: NotRequired[str]
 
 
 @dataclass(frozen=True)
@@ -107,7 +139,7 @@ class Matrix:
         return [(c, i, r) for c in self.cells for i, r in c.results.items()
                 if r.trace is not None]
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> MatrixRecord:
         return {"format": "groupcheck-compat/1", "scope": self.scope.text(),
                 "depth": self.depth, "seconds": round(self.seconds, 3),
                 "cells": [{"protocol": c.cell.protocol, "codecs": c.cell.label,
@@ -115,12 +147,13 @@ class Matrix:
                            "some_member": {k: list(v) for k, v in c.cell.mix.some},
                            "exactly_one": c.cell.mix.exactly,
                            "invariants": {i: {**r.to_dict(), "mark": c.mark(i),
-                                              "after_another": _late(c, i)}
+                                              "after_another": _late(c, i),
+                                              "replay_file": None}
                                           for i, r in c.results.items()}}
                           for c in self.cells]}
 
 
-def _late(cell: CellResult, invariant: str) -> dict[str, Any] | None:
+def _late(cell: CellResult, invariant: str) -> TraceRecord | None:
     late = cell.masked.get(invariant)
     return late.trace.to_dict() if late is not None and late.trace is not None else None
 

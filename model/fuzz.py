@@ -22,7 +22,7 @@ from hypothesis.stateful import run_state_machine_as_test
 from ..properties.group import GroupTarget
 from ..properties.harness import HarnessError
 from .event_shrink import invariant_of, minimize
-from .events import Event
+from .events import DomainEvent
 from .machine import HarnessAbort, MachineConfig, ViolationFound, make_machine
 from .stats import Stats
 
@@ -81,8 +81,10 @@ class FuzzResult:
     seconds: float
     steps: int
     violations: list[str] = field(default_factory=list)
-    events: list[Event] = field(default_factory=list)
+    events: list[DomainEvent] = field(default_factory=list)
     stats: Stats = field(default_factory=Stats)
+    #: invariant → the events of the first example where Kafka's own behaviour broke it
+    inherited_events: dict[str, list[DomainEvent]] = field(default_factory=dict)
 
     @property
     def failed(self) -> bool:
@@ -92,12 +94,16 @@ class FuzzResult:
 def fuzz(target_factory: Callable[[], GroupTarget], config: MachineConfig, *,
          profile: str = "ci", max_examples: int | None = None, seed_value: int = 0,
          progress: Callable[[int, int], None] | None = None,
-         shrink_seconds: float | None = None, stats: Stats | None = None) -> FuzzResult:
+         shrink_seconds: float | None = None, stats: Stats | None = None,
+         inherited: dict[str, list[DomainEvent]] | None = None) -> FuzzResult:
     """Run the machine; ``progress(examples, steps)`` is called as examples finish.
     ``shrink_seconds`` bounds the shrinking for slow targets: Hypothesis's own shrink phase
     is then skipped and the delta-debugging pass stops when the time is up. ``stats``
-    (default: a fresh one, returned in the result) collects judgements and figures."""
+    (default: a fresh one, returned in the result) collects judgements and figures, and
+    ``inherited`` (likewise) the events of the first example where Kafka's own behaviour
+    broke each invariant."""
     stats = Stats() if stats is None else stats
+    inherited = {} if inherited is None else inherited
     examples, steps = PROFILES[profile]
     if max_examples is not None:
         examples = max_examples
@@ -113,7 +119,8 @@ def fuzz(target_factory: Callable[[], GroupTarget], config: MachineConfig, *,
         counters["steps"] += 1
 
     met: list[Exception] = []
-    machine = make_machine(counted_factory, config, on_event=count_event, stats=stats, met=met)
+    machine = make_machine(counted_factory, config, on_event=count_event, stats=stats,
+                           inherited=inherited, met=met)
     seeded = seed(seed_value)(machine)
     chosen = settings(max_examples=examples, stateful_step_count=steps, deadline=None,
                       database=None, print_blob=False, report_multiple_bugs=False,
@@ -140,6 +147,6 @@ def fuzz(target_factory: Callable[[], GroupTarget], config: MachineConfig, *,
                                       generations=config.generations)
         return FuzzResult(counters["examples"], time.perf_counter() - started,
                           counters["steps"], violations or failure.violations,
-                          events if violations else failure.events, stats)
+                          events if violations else failure.events, stats, inherited)
     return FuzzResult(counters["examples"], time.perf_counter() - started, counters["steps"],
-                      stats=stats)
+                      stats=stats, inherited_events=inherited)

@@ -18,7 +18,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["FEATURES", "GENERATION_PLACES", "ReleaseProfile", "ProfileError", "Versions"]
+from ..properties.codec import SubscriptionInput
+from ..properties.jsonl_shapes import ProfileJson
+
+__all__ = ["FEATURES", "GENERATION_PLACES", "ProfileError", "ReleaseProfile", "Versions"]
 
 #: where a member's generation travels (the ``generation_in`` field)
 GENERATION_PLACES = ("none", "user_data", "subscription")
@@ -144,7 +147,7 @@ class ReleaseProfile:
             assignors=_assignors(answer),
         )
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> ProfileJson:
         """The op's answer again (plus ``client``), JSON-ready; `from_answer` reads it
         back to an equal profile."""
         return {
@@ -206,7 +209,7 @@ class ReleaseProfile:
                          "subscription_v<N>, assignment_v<N>, assignor:<name>, "
                          "rack_aware:<name>")
 
-    def as_sent(self, x: dict[str, Any]) -> dict[str, Any]:
+    def as_sent(self, x: SubscriptionInput) -> SubscriptionInput:
         """A subscription input ``x`` (``rack``, ``generation``) as a member of this release
         holds it: no rack before KIP-881, no generation in its Subscription before
         KIP-792."""

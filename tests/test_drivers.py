@@ -19,6 +19,7 @@ import pytest
 
 pytest.importorskip("kio", reason="groupcheck's broker (the default wire backend) needs kio")
 
+from groupcheck.model.events import DomainEvent  # noqa: E402
 from groupcheck.model.replay import replay_events, replay_file  # noqa: E402
 from groupcheck.targets.wire.clients import hello  # noqa: E402
 
@@ -36,7 +37,7 @@ def need(*clients: str) -> None:
             pytest.skip(reason)
 
 
-def run(target: str, events: list[dict[str, Any]]) -> list[str]:
+def run(target: str, events: list[DomainEvent]) -> list[str]:
     outcome = replay_events(group_target_factory(target)(), events)
     assert outcome.story, target
     return outcome.violations

@@ -24,6 +24,7 @@ from groupcheck.engines import many_clients
 from groupcheck.engines.battery import fuzz as battery_fuzz
 from groupcheck.engines.saved import files as saved_files
 from groupcheck.model import fuzz as model_fuzz
+from groupcheck.model.events import read_events
 from groupcheck.model.machine import ViolationFound, config_for
 from groupcheck.model.replay import save
 from groupcheck.model.saved_files import read as read_saved
@@ -123,7 +124,8 @@ def test_replaying_a_file_on_a_harness_that_fails_raises_instead_of_a_verdict(
     events = [{"op": "partitions", "topic": "t0", "count": 2},
               {"op": "join", "member": "c1", "topics": ["t0"], "assignors": ["range"]},
               {"op": "settle"}]
-    path = save(tmp_path, "builtin:range", events, ["I1: t0-0 assigned to c1, c2"], 0)
+    path = save(tmp_path, "builtin:range", read_events(events),
+                ["I1: t0-0 assigned to c1, c2"], 0)
     target, _ = failing(1, harness_error())
     monkeypatch.setattr(saved_files, "group_target", lambda *_, **__: target)
     with pytest.raises(HarnessError):

@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 
 from groupcheck.model.event_shrink import invariant_of
+from groupcheck.model.event_types import DomainEvent, Join
 from groupcheck.model.fuzz import fuzz
 from groupcheck.model.machine import MachineConfig, config_for
 from groupcheck.model.replay import replay_events
@@ -31,8 +32,8 @@ def _fuzz_target(target: str, settings: str = "ci", config: MachineConfig | None
     return fuzz(group_target_factory(target), chosen, profile=settings)
 
 
-def _members(events: list[dict[str, object]]) -> set[object]:
-    return {e["member"] for e in events if e["op"] == "join"}
+def _members(events: list[DomainEvent]) -> set[str]:
+    return {e.member for e in events if isinstance(e, Join)}
 
 
 @pytest.mark.parametrize(("mutant", "invariant"), [

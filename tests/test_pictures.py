@@ -25,6 +25,7 @@ from groupcheck.audit.picture import (
 )
 from groupcheck.cli import main
 from groupcheck.engines.battery.scenarios import story_target
+from groupcheck.model.events import read_events
 from groupcheck.model.replay import replay_events
 from groupcheck.targets.registry import make_group_target, resolve
 
@@ -104,9 +105,10 @@ def test_large_stories_keep_the_partitions_that_matter() -> None:
 
 def test_a_state_machine_replay_shows_the_leaders_double_assignment() -> None:
     data = json.loads((DATA / "sticky_v0_replay.json").read_text(encoding="utf-8"))
-    outcome = replay_events(make_group_target(data["target"]), data["events"])
+    events = read_events(data["events"])
+    outcome = replay_events(make_group_target(data["target"]), events)
     assert outcome.violations and len(outcome.views) == outcome.events_run
-    timeline = events_timeline("sm", data["events"], outcome.views, outcome.violations)
+    timeline = events_timeline("sm", events, outcome.views, outcome.violations)
     assert len(timeline.columns) == len(data["events"])
     last = timeline.bad_column
     assert last == len(timeline.columns) - 1

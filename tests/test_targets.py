@@ -14,6 +14,7 @@ import pytest
 
 from groupcheck.engines.battery.runner import answer, partition_sets, run_codec, run_fuzz, run_prove
 from groupcheck.impl.assign_op import run_assign
+from groupcheck.model.events import read_events
 from groupcheck.model.replay import replay_events
 from groupcheck.properties.scope import Scope, build_request, enumerate_scope
 from groupcheck.targets.processes.jsonl_process import (
@@ -229,7 +230,7 @@ def test_committed_findings_still_reproduce(path, tmp_path) -> None:
     _kafka()
     body = json.loads(path.read_text(encoding="utf-8"))
     if body.get("format") == "groupcheck-replay/1":
-        outcome = replay_events(make_group_target(body["target"]), body["events"])
+        outcome = replay_events(make_group_target(body["target"]), read_events(body["events"]))
         assert outcome.violations and outcome.violations[0] == body["violations"][0]
         return
     meta = body.pop("groupcheck")

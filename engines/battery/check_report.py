@@ -3,12 +3,103 @@ line each, or the same as one JSON object (``--json``)."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Literal, TypedDict, final
 
 from ...targets.offers import Offer
-from .results import INVARIANT_ROWS, BatteryResult, EngineResult
+from .results import INVARIANT_ROWS, BatteryResult, CostFigures, EngineResult, Figures
 
-__all__ = ["battery_json", "check_json", "check_text", "engine_json"]
+__all__ = ["AssignorJson", "BatteryJson", "CheckJson", "EngineJson", "FiguresJson",
+           "battery_json", "check_json", "check_text", "engine_json", "figures_json"]
+
+Histogram = Literal["imbalance", "moves", "equal_groups", "gap"]
+#: the histograms in the order the engines measure them
+HISTOGRAMS: tuple[Histogram, ...] = ("imbalance", "moves", "equal_groups", "gap")
+
+
+class ViolationJson(TypedDict):
+    violation: str
+    file: str | None
+    size: int | None
+    afterSeconds: float
+
+
+class MoreViolationJson(TypedDict):
+    invariant: str
+    violation: str
+    file: str | None
+    size: int | None
+
+
+class InheritedJson(TypedDict):
+    violation: str
+    file: str | None
+    label: str
+
+
+class FiguresJson(TypedDict, total=False):
+    """An engine's `Figures`, a histogram's values as strings (JSON's keys)."""
+
+    imbalance: dict[str, int]
+    moves: dict[str, int]
+    equal_groups: dict[str, int]
+    gap: dict[str, int]
+    gap_note: str
+    cost: CostFigures
+
+
+class EngineJson(TypedDict):
+    """One engine of one assignor's battery: its verdict per invariant, what it judged, what
+    it could not, its figures and its counterexamples."""
+
+    skipped: str | None
+    runs: int
+    seconds: float
+    checked: list[str]
+    note: str
+    verdicts: dict[str, str]
+    judged: dict[str, int]
+    notJudged: dict[str, str]
+    absent: dict[str, str]
+    figures: FiguresJson
+    violations: dict[str, ViolationJson]
+    moreViolations: list[MoreViolationJson]
+    inheritedFromKafka: dict[str, InheritedJson]
+
+
+class BatteryJson(TypedDict):
+    """One assignor's battery."""
+
+    target: str
+    assignor: str | None
+    ok: bool
+    balance: str
+    profile: str | None
+    seconds: float
+    engines: dict[str, EngineJson]
+
+
+@final
+class SupportedJson(BatteryJson):
+    supported: bool
+
+
+@final
+class UnsupportedJson(TypedDict):
+    supported: bool
+    error: str | None
+
+
+#: an assignor of the target: its battery, or why the target does not run it
+AssignorJson = SupportedJson | UnsupportedJson
+
+
+class CheckJson(TypedDict):
+    """``groupcheck check --json``: every assignor's battery (docs/reference/commands.md)."""
+
+    target: str
+    ok: bool
+    seconds: float
+    assignors: dict[str, AssignorJson]
 
 
 def check_text(text: str, offers: list[Offer], results: list[BatteryResult]) -> str:
@@ -37,14 +128,14 @@ def check_text(text: str, offers: list[Offer], results: list[BatteryResult]) -> 
     return out
 
 
-def battery_json(result: BatteryResult) -> dict[str, Any]:
+def battery_json(result: BatteryResult) -> BatteryJson:
     return {"target": result.target, "assignor": result.assignor, "ok": not result.failed,
             "balance": result.balance, "profile": result.profile or None,
             "seconds": round(result.seconds, 3),
             "engines": {e.engine: engine_json(result, e) for e in result.engines}}
 
 
-def engine_json(result: BatteryResult, e: EngineResult) -> dict[str, Any]:
+def engine_json(result: BatteryResult, e: EngineResult) -> EngineJson:
     return {"skipped": e.skipped or None, "runs": e.runs, "seconds": round(e.seconds, 3),
             "checked": list(e.checked), "note": e.note,
             "verdicts": {inv: e.verdict(inv) for inv in INVARIANT_ROWS
@@ -53,8 +144,7 @@ def engine_json(result: BatteryResult, e: EngineResult) -> dict[str, Any]:
             "notJudged": {inv: e.why_not(inv) for inv in e.checked
                           if e.verdict(inv) in ("not judged", "absent")},
             "absent": dict(e.absent),
-            "figures": {k: ({str(x): n for x, n in v.items()} if isinstance(v, dict) else v)
-                        for k, v in e.figures.items() if v},
+            "figures": figures_json(e.figures),
             "violations": {inv: {"violation": f.violation, "file": f.file, "size": f.size,
                                  "afterSeconds": round(result.after(f), 3)}
                            for inv, f in e.findings.items()},
@@ -65,10 +155,24 @@ def engine_json(result: BatteryResult, e: EngineResult) -> dict[str, Any]:
                                    for inv, f in e.inherited.items()}}
 
 
-def check_json(text: str, offers: list[Offer], results: list[BatteryResult]) -> dict[str, Any]:
+def figures_json(figures: Figures) -> FiguresJson:
+    """``figures`` as JSON holds them, the empty ones left out."""
+    out: FiguresJson = {}
+    for name in HISTOGRAMS:
+        counts = figures.get(name)
+        if counts:
+            out[name] = {str(value): n for value, n in counts.items()}
+    if figures.get("gap_note"):
+        out["gap_note"] = figures["gap_note"]
+    if figures.get("cost"):
+        out["cost"] = figures["cost"]
+    return out
+
+
+def check_json(text: str, offers: list[Offer], results: list[BatteryResult]) -> CheckJson:
     """Every assignor's battery as data, with the assignors the target does not support."""
     by_label = iter(results)
-    assignors: dict[str, Any] = {}
+    assignors: dict[str, AssignorJson] = {}
     for offer in offers:
         assignors[offer.label] = ({"supported": False, "error": offer.error}
                                   if not offer.supported else

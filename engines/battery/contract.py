@@ -14,17 +14,15 @@ from __future__ import annotations
 import json
 import os
 import time
-from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
 from ...properties.balance import judge_balance
+from ...properties.jsonl_shapes import AssignAnswer, AssignFn, AssignRequest
 from ...properties.rebalance import assignment_of
 from .results import Finding, save_json
 
 __all__ = ["AssignFn", "ContractWatch", "watched"]
 
-AssignFn = Callable[[dict[str, Any]], dict[str, Any]]
 
 
 class ContractWatch:
@@ -36,13 +34,13 @@ class ContractWatch:
         self.log = log
         self.seen = False
 
-    def __call__(self, request: dict[str, Any]) -> dict[str, Any]:
+    def __call__(self, request: AssignRequest) -> AssignAnswer:
         response = self.assign(request)
         if not self.seen:
             self._judge(request, response)
         return response
 
-    def _judge(self, request: dict[str, Any], response: dict[str, Any]) -> None:
+    def _judge(self, request: AssignRequest, response: AssignAnswer) -> None:
         try:
             assignment = assignment_of(response)
         except ValueError:

@@ -22,6 +22,7 @@ from collections import Counter
 from dataclasses import replace
 from typing import Any
 
+from ...model.events import DomainEvent
 from ...model.fuzz import fuzz
 from ...model.machine import config_for, wire_config
 from ...model.promises import Promises
@@ -114,9 +115,10 @@ def _fill(result: EngineResult, stats: Any, gap_seconds: float) -> None:
     result.figures["gap_note"] = note
 
 
-def _inherited(result: EngineResult, target: Target, stats: Any, failures: str) -> None:
+def _inherited(result: EngineResult, target: Target, stats: Any,
+               inherited_events: dict[str, list[DomainEvent]], failures: str) -> None:
     for inv, violation in stats.inherited.items():
-        events = stats.inherited_events.get(inv, [])
+        events = inherited_events.get(inv, [])
         path = save(failures, file_safe(target.name), events, [violation], None,
                     extra={"target": target.name, "assignor": target.assignor,
                            "inheritedFromKafka": True})
@@ -159,6 +161,7 @@ def run_fuzz(target: Target, budget: float, failures: str, *, seed: int = 0,
         chunk, profile = 5, "wire"
         result.checked = WIRE_CHECKED + (("TIMEOUT",) if target.timeout else ())
     stats = Stats()
+    inherited_events: dict[str, list[DomainEvent]] = {}
     started = time.perf_counter()
     gap_seconds = min(GAP_SECONDS, budget * GAP_SHARE)
     budget -= gap_seconds
@@ -171,7 +174,7 @@ def run_fuzz(target: Target, budget: float, failures: str, *, seed: int = 0,
         began = time.perf_counter()
         try:
             out = fuzz(target.group, config, profile=profile, max_examples=chunk,
-                       seed_value=seed + chunks, stats=stats,
+                       seed_value=seed + chunks, stats=stats, inherited=inherited_events,
                        shrink_seconds=max(left - slowest, 60.0) / 2 if wire
                        else SHRINK_SECONDS)
         except HarnessError:  # groupcheck's own failure: no verdict on the target
@@ -200,5 +203,5 @@ def run_fuzz(target: Target, budget: float, failures: str, *, seed: int = 0,
     result.seconds = time.perf_counter() - started
     result.note = f"{chunks} chunk(s) of {chunk} examples, seeds {seed}..{seed + chunks - 1}"
     _fill(result, stats, gap_seconds)
-    _inherited(result, target, stats, failures)
+    _inherited(result, target, stats, inherited_events, failures)
     return result

@@ -7,7 +7,7 @@ from collections.abc import Callable
 
 from ...model.fuzz import PROFILES, fuzz
 from ...model.machine_config import MachineConfig
-from ...model.replay import replay_events, save
+from ...model.replay import ReplayNotes, replay_events, save
 from ...targets.target import Target
 from ..errors import EngineInputError
 from .fuzz import machine_config
@@ -44,11 +44,12 @@ def fuzz_one(target: Target, *, saved_as: str, settings: str, max_examples: int 
     if not result.failed:
         judged = ", ".join(f"{inv} {n:,}" for inv, n in sorted(result.stats.judged.items()))
         return [*lines, f"every invariant judged held (judgements: {judged})"], False
-    profile = {"clientProfile": target.profile.to_json()} if target.profile else {}
+    extra: ReplayNotes = {"assignor": target.assignor}
+    if target.profile:
+        extra["clientProfile"] = target.profile.to_json()
     outcome = replay_events(target.group(), result.events, config.promises,
                             config.generations)  # a harness error here: nothing saved
-    path = save(failures, saved_as, result.events, result.violations, seed,
-                extra={"assignor": target.assignor, **profile})
+    path = save(failures, saved_as, result.events, result.violations, seed, extra=extra)
     lines += [f"VIOLATION {result.violations[0]}",
               f"shrunk to {len(result.events)} events; the story:",
               "\n".join(outcome.story),

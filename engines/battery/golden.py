@@ -10,23 +10,26 @@ import json
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, Required, TypedDict
 
 from ...properties.assignment import exclusive_ownership, valid_targets
 from ...properties.codec import (
     HIGHEST_VERSION,
+    Message,
+    SubscriptionInput,
     codec_violations,
     expected_subscription_decode,
 )
 from ...properties.harness import HarnessError
+from ...properties.jsonl_shapes import Answered, AssignFn, AssignRequest, Claim, pair_of
 from ...properties.user_data_rules import LAYOUTS, user_data_hygiene
 from ...targets.adapters.codecs import CodecFailure, ReleaseCodec
 from ...targets.target import Target
 from .results import EngineResult, Finding, invariant_id, save_json
 
-__all__ = ["answer", "codec_inputs", "is_codec_record", "load_assign_vectors", "partition_sets",
-           "replay_codec_record", "run_codec", "run_vectors", "subscription_violations",
-           "user_data_inputs", "vectors_dir"]
+__all__ = ["CodecCase", "CodecNote", "answer", "codec_inputs", "is_codec_record",
+           "load_assign_vectors", "partition_sets", "replay_codec_record", "run_codec",
+           "run_vectors", "subscription_violations", "user_data_inputs", "vectors_dir"]
 
 
 def vectors_dir(folder: Path | None) -> Path | None:
@@ -35,7 +38,23 @@ def vectors_dir(folder: Path | None) -> Path | None:
     return folder if folder is not None and (folder / "assign.jsonl").is_file() else None
 
 
-def load_assign_vectors(folder: Path | None) -> list[dict[str, Any]]:
+class VectorChain(TypedDict):
+    id: str
+    step: int
+
+
+class AssignVector(TypedDict, total=False):
+    """One golden vector of the assign op: the request, Kafka's answer, how the case was
+    made, Kafka's own bug it shows where it shows one, and its chain of rebalances."""
+
+    request: Required[AssignRequest]
+    response: Required[Answered]
+    case: str
+    kafka_bug: str
+    chain: VectorChain
+
+
+def load_assign_vectors(folder: Path | None) -> list[AssignVector]:
     """The golden vectors' ``assign`` lines in ``folder`` ([] when it has none)."""
     d = vectors_dir(folder)
     if d is None:
@@ -44,8 +63,7 @@ def load_assign_vectors(folder: Path | None) -> list[dict[str, Any]]:
         return [json.loads(line) for line in fh if line.strip()]
 
 
-def answer(assign: Callable[[dict[str, Any]], dict[str, Any]],
-           request: dict[str, Any]) -> dict[str, Any]:
+def answer(assign: AssignFn, request: AssignRequest) -> Answered:
     """The target's answer, with any exception as ``{"error": ...}`` (and ``"timeout":
     true`` when the target did not answer within its time limit)."""
     try:
@@ -58,12 +76,14 @@ def answer(assign: Callable[[dict[str, Any]], dict[str, Any]],
         return {"error": f"{type(exc).__name__}: {exc}"}
 
 
-def partition_sets(response: dict[str, Any]) -> dict[str, frozenset[tuple[str, int]]]:
+def partition_sets(response: Answered) -> dict[str, frozenset[tuple[str, int]]]:
+    if "error" in response:
+        return {}
     return {m: frozenset((str(t), int(p)) for t, p in ps)
             for m, ps in (response.get("assignment") or {}).items() if ps}
 
 
-def run_vectors(target: Target, failures: str, lines: list[dict[str, Any]] | None = None,
+def run_vectors(target: Target, failures: str, lines: list[AssignVector] | None = None,
                 vectors: Path | None = None) -> EngineResult:
     """The golden vectors' ``assign`` lines of the target's assignor (``lines``, else those
     in the folder ``vectors``): I1 and I2 on every answer, and ``PARITY`` (the same
@@ -91,12 +111,12 @@ def run_vectors(target: Target, failures: str, lines: list[dict[str, Any]] | Non
         result.judged["PARITY"] += "kafka_bug" not in line and not got.get("timeout")
         result.judged["TIMEOUT"] += target.timeout is not None  # every request has a limit
         if got.get("timeout"):
-            problems.append(f"TIMEOUT: no answer: {got['error']}")
+            problems.append(f"TIMEOUT: no answer: {got.get('error')}")
         elif "error" not in got:
             result.judged["I1"] += 1
             result.judged["I2"] += 1
             subs = {m: v.get("topics") or [] for m, v in request["members"].items()}
-            assignment = {m: [(t, p) for t, p in ps] for m, ps in got["assignment"].items()}
+            assignment = {m: [pair_of(c) for c in ps] for m, ps in got["assignment"].items()}
             problems += exclusive_ownership(assignment)
             problems += valid_targets(assignment, subs, request.get("partitions") or {})
         elif "kafka_bug" in line:
@@ -132,7 +152,7 @@ def run_vectors(target: Target, failures: str, lines: list[dict[str, Any]] | Non
     return result
 
 
-def _first_member_difference(expected: dict[str, Any], got: dict[str, Any]) -> str:
+def _first_member_difference(expected: Answered, got: Answered) -> str:
     a, b = partition_sets(expected), partition_sets(got)
     for m in sorted(set(a) | set(b)):
         if a.get(m, frozenset()) != b.get(m, frozenset()):
@@ -146,7 +166,7 @@ def _first_member_difference(expected: dict[str, Any], got: dict[str, Any]) -> s
 # codec
 
 
-def codec_inputs() -> list[dict[str, Any]]:
+def codec_inputs() -> list[SubscriptionInput]:
     """Subscriptions that exercise every field: unsorted and repeated topics, unsorted owned
     partitions across topics, empty and absent user data, generations, racks."""
     return [
@@ -172,8 +192,35 @@ def user_data_inputs() -> list[tuple[list[tuple[str, int]], int, list[str]]]:
             ([("t\u00e9", 3)], 7, ["t\u00e9"])]
 
 
+class CodecNote(TypedDict, total=False):
+    """What went wrong with a codec input (``groupcheck`` in its file): the bytes written
+    (I10, hex) or the user data written (I12, hex), the target and the violations."""
+
+    format: Required[str]
+    hex: str | None
+    userData: str | None
+    target: str
+    violations: list[str]
+
+
+class CodecCase(TypedDict, total=False):
+    """A counterexample of the codec engine as it saves it: the JSON-lines op that writes
+    the input (``encode_subscription`` for I10 at ``version``, ``user_data`` for I12 with
+    its ``assignor``), its fields (user data as hex), and what went wrong."""
+
+    op: Required[str]
+    version: int
+    assignor: str
+    topics: Required[list[str]]
+    owned: Required[list[Claim]]
+    generation: Required[int]
+    rack: str | None
+    userData: str | None
+    groupcheck: CodecNote
+
+
 def _keep(result: EngineResult, failures: str, target: Target, invariant: str,
-          found: list[str], request: dict[str, Any], meta: dict[str, Any], detail: str) -> None:
+          found: list[str], request: CodecCase, meta: CodecNote, detail: str) -> None:
     """Save the failing request (with what went wrong under ``groupcheck``) and add it."""
     kind = "codec" if invariant == "I10" else "user-data"
     path = save_json(failures, f"{kind}-{target.name}-{invariant}", {
@@ -233,7 +280,7 @@ def _held_to(codec: Any) -> tuple[int | None, Callable[[int], bool]]:
     return None, lambda _w: True
 
 
-def subscription_violations(target: Target, original: dict[str, Any], w: int
+def subscription_violations(target: Target, original: SubscriptionInput, w: int
                             ) -> tuple[list[str], bytes | None, int]:
     """I10 for one input written at ``w`` and read back under every header: the
     violations, the bytes written, and how many reads were judged. A release's codec
@@ -243,7 +290,7 @@ def subscription_violations(target: Target, original: dict[str, Any], w: int
     highest, ordered = _held_to(codec)
     x = codec.as_sent(original, w) if isinstance(codec, ReleaseCodec) else original
     try:
-        data = bytes(codec.encode_subscription(dict(x), w))
+        data = bytes(codec.encode_subscription(x.copy(), w))
     except HarnessError:  # groupcheck's own failure: never a finding
         raise
     except Exception as exc:  # noqa: BLE001 - the writer must not fail
@@ -255,7 +302,7 @@ def subscription_violations(target: Target, original: dict[str, Any], w: int
         reads += 1
         reread = r.to_bytes(2, "big", signed=True) + data[2:]
         try:
-            decoded: dict[str, Any] | None = codec.decode_subscription(reread)
+            decoded: Message | None = codec.decode_subscription(reread)
         except CodecFailure:
             decoded = None
         except HarnessError:  # groupcheck's own failure: never a finding
@@ -300,7 +347,7 @@ def is_codec_record(body: Any) -> bool:
         and isinstance(body.get("groupcheck"), dict)
 
 
-def replay_codec_record(target: Target, body: dict[str, Any]) -> list[str]:
+def replay_codec_record(target: Target, body: CodecCase) -> list[str]:
     """The violations ``target`` shows on a saved codec record (`is_codec_record`): its
     input written at its version and read back (I10), or its user data written after its
     assignment (I12)."""
@@ -309,9 +356,10 @@ def replay_codec_record(target: Target, body: dict[str, Any]) -> list[str]:
         if target.codec is None:
             raise ValueError(f"{target.name} has no codec")
         data = body.get("userData")
-        x = {"topics": list(body["topics"]), "owned": owned,
-             "generation": body.get("generation", -1), "rack": body.get("rack"),
-             "userData": None if data is None else bytes.fromhex(data)}
+        x: SubscriptionInput = {"topics": list(body["topics"]), "owned": owned,
+                                "generation": body.get("generation", -1),
+                                "rack": body.get("rack"),
+                                "userData": None if data is None else bytes.fromhex(data)}
         return subscription_violations(target, x, int(body["version"]))[0]
     if target.user_data is None or target.assignor is None:
         raise ValueError(f"{target.name} writes no user data")

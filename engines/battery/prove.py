@@ -25,6 +25,7 @@ from typing import Any
 
 from ...properties.deviations import EVIDENCE
 from ...properties.generations import contested
+from ...properties.jsonl_shapes import Answered, AssignRequest
 from ...properties.rebalance import i4a_applies, sent_claims
 from ...properties.scope.enumeration import enumerate_scope
 from ...properties.scope.judgement import build_request, judge
@@ -56,8 +57,8 @@ PORTFOLIO = ("members=2,topics=2,partitions=2,generations=2,claims=2",
              "members=2,topics=2,partitions=3,generations=1,claims=1")
 
 
-def _request_detail(request: dict[str, Any], response: Any) -> str:
-    return (f"request:  {json.dumps(request, ensure_ascii=False)}\n"
+def _request_detail(request: AssignRequest | None, response: Answered | None) -> str:
+    return (f"request:  {json.dumps(request or {}, ensure_ascii=False)}\n"
             f"response: {json.dumps(response, ensure_ascii=False)}")
 
 
@@ -262,20 +263,19 @@ def run_scenarios(target: Target, scenarios: Iterable[Any], failures: str,
         result.judged["I6"] += 1 if target.protocol == "COOPERATIVE" else 0
         found = [v for v in j.violations if invariant_id(v) in result.checked]
         if not found and expect is not None and j.rounds and "assignment" in j.rounds[-1][1]:
-            request = j.rounds[0][0]
             settled = {m: [(t, p) for t, p in ps]
                        for m, ps in j.rounds[-1][1]["assignment"].items()}
             found = expect(settled, subs)
         if found:
-            request, response = j.rounds[-1] if j.rounds else ({}, None)
-            body = {**request, "groupcheck": {"format": "groupcheck-scenario/1",
+            last, response = j.rounds[-1] if j.rounds else (None, None)
+            body = {**(last or {}), "groupcheck": {"format": "groupcheck-scenario/1",
                                               "target": target.name, "scenario": scenario.label,
                                               "violations": found, "response": response}}
             path = save_json(failures, f"scenario-{target.name}-{invariant_id(found[0])}",
                               body)
             result.add(Finding(invariant_id(found[0]), found[0], path, len(config.members),
                                f"scenario: {scenario.label}\n"
-                               + _request_detail(request, response)))
+                               + _request_detail(last, response)))
             break
     if target.protocol != "COOPERATIVE":
         for inv in ("I5", "I6", "I11"):

@@ -15,13 +15,16 @@ import os
 import re
 import time
 from collections import Counter
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Literal, Required, TypedDict
 
-__all__ = ["DEFAULT_SCOPE", "ENGINES", "INVARIANT_ROWS", "SMALL_SCOPE", "BatteryResult",
-           "EngineResult", "Finding", "figure_lines", "file_safe", "invariant_id",
-           "note_profile", "record_profile", "save_json"]
+from ...properties.jsonl_shapes import ProfileJson
+
+__all__ = ["DEFAULT_SCOPE", "ENGINES", "INVARIANT_ROWS", "SMALL_SCOPE", "Axis", "BatteryResult",
+           "CostFigures", "EngineResult", "Figures", "Finding", "LadderFigures", "figure_lines",
+           "file_safe", "invariant_id", "note_profile", "record_profile", "save_json"]
 
 INVARIANT_ROWS = ("I1", "I2", "I3", "I4a", "I5", "I6", "I7", "I8", "I9", "I10", "I11", "I12",
                   "I13", "PARITY", "ERROR", "TIMEOUT")
@@ -29,6 +32,51 @@ ENGINES = ("codec", "prove", "vectors", "scenario", "scenarios", "fuzz", "scale"
 DEFAULT_SCOPE = "members=3,topics=2,partitions=1,generations=2,claims=2"
 SMALL_SCOPE = "members=2,topics=2,partitions=2,generations=2,claims=2"
 _ID = re.compile(r"\b(I\d+a?|ERROR|PARITY|TIMEOUT)\b")
+
+
+#: the scale engine's ladders: one grows the group, one the partitions
+Axis = Literal["members", "partitions"]
+
+
+class LadderFigures(TypedDict, total=False):
+    """The scale engine's figures for one ladder: its largest shape and that shape's
+    seconds, each step's (members, partitions, seconds), Kafka's shape; the fitted exponent
+    ``k`` and the size at which one call ``passes`` the ``bound``; Kafka's shape's seconds,
+    measured or extrapolated."""
+
+    axis: Required[Axis]
+    largest: Required[str]
+    seconds: Required[float]
+    timeout: Required[bool]
+    steps: Required[list[list[float]]]
+    kafka: Required[str]
+    k: float
+    passes: float
+    bound: float
+    kafka_seconds: float
+    kafka_measured: bool
+
+
+class CostFigures(TypedDict, total=False):
+    """The scale engine's ladders, and the builtin assignor's exponent on each
+    (``builtin``, where it ran beside the target)."""
+
+    members: LadderFigures
+    partitions: LadderFigures
+    builtin: dict[str, float]
+
+
+class Figures(TypedDict, total=False):
+    """What an engine measured: histograms (value → count) of the imbalance and the moves
+    at settled generations, of one-subscription groups by size and of the I4b gap; a note
+    on the gap; the scale engine's cost."""
+
+    imbalance: dict[int, int]
+    moves: dict[int, int]
+    equal_groups: dict[int, int]
+    gap: dict[int, int]
+    gap_note: str
+    cost: CostFigures
 
 
 def file_safe(name: str) -> str:
@@ -66,7 +114,7 @@ class EngineResult:
     skipped: str = ""  # why the engine did not run
     judged: Counter[str] = field(default_factory=Counter)  # judgements per invariant
     reasons: dict[str, str] = field(default_factory=dict)  # why an invariant was not judged
-    figures: dict[str, Any] = field(default_factory=dict)  # imbalance, moves, I4b gap, ...
+    figures: Figures = field(default_factory=lambda: Figures())
     #: invariants whose feature the target's client release lacks: never judged on it, so
     #: what the engine found of them is kept here, shown, and never a failure
     absent: dict[str, str] = field(default_factory=dict)
@@ -184,31 +232,35 @@ class BatteryResult:
         return "\n".join(lines)
 
 
-def _histogram(counts: dict[Any, int]) -> str:
+def _histogram(counts: dict[int, int]) -> str:
     return ", ".join(f"{k}: {v:,}" for k, v in sorted(counts.items(), key=lambda x: int(x[0])))
 
 
-def figure_lines(figures: dict[str, Any]) -> list[str]:
+def figure_lines(figures: Figures) -> list[str]:
     """The figures an engine measured, one line each (histograms as value: count)."""
-    names = {"imbalance": "imbalance (max - min partitions) per settled generation",
-             "moves": "partitions moved between settled generations",
-             "gap": "I4b gap (moves - Z3's optimum)",
-             "equal_groups": "settled groups with one subscription, by members"}
-    out = []
-    for key, label in names.items():
-        value = figures.get(key)
-        if value:
-            out.append(f"{label}: {_histogram(value)}")
+    histograms = (("imbalance (max - min partitions) per settled generation",
+                   figures.get("imbalance")),
+                  ("partitions moved between settled generations", figures.get("moves")),
+                  ("I4b gap (moves - Z3's optimum)", figures.get("gap")),
+                  ("settled groups with one subscription, by members",
+                   figures.get("equal_groups")))
+    out = [f"{label}: {_histogram(value)}" for label, value in histograms if value]
     if figures.get("gap_note"):
         out.append(str(figures["gap_note"]))
-    cost = figures.get("cost") or {}
-    for axis, ladder in cost.items():
-        if axis != "builtin" and ladder:
-            out += _cost_lines(ladder, (cost.get("builtin") or {}).get(axis))
+    cost = figures.get("cost") or CostFigures()
+    builtin = cost.get("builtin") or {}
+    for ladder in ladders_of(cost):
+        out += _cost_lines(ladder, builtin.get(ladder["axis"]))
     return out
 
 
-def _cost_lines(ladder: dict[str, Any], builtin: float | None) -> list[str]:
+def ladders_of(cost: CostFigures) -> list[LadderFigures]:
+    """The ladders the scale engine measured, in the order it ran them."""
+    found = {"members": cost.get("members"), "partitions": cost.get("partitions")}
+    return [ladder for axis in cost if (ladder := found.get(axis))]
+
+
+def _cost_lines(ladder: LadderFigures, builtin: float | None) -> list[str]:
     """The scale engine's figures for one ladder: exponent, largest shape, where one call
     passes the bound, and the Kafka shape's seconds."""
     axis = ladder["axis"]
@@ -229,7 +281,7 @@ def _cost_lines(ladder: dict[str, Any], builtin: float | None) -> list[str]:
     return out
 
 
-def save_json(directory: str | os.PathLike[str], stem: str, body: dict[str, Any]) -> str:
+def save_json(directory: str | os.PathLike[str], stem: str, body: Mapping[str, object]) -> str:
     out = Path(directory)
     out.mkdir(parents=True, exist_ok=True)
     text = json.dumps(body, indent=1, ensure_ascii=False)
@@ -239,7 +291,7 @@ def save_json(directory: str | os.PathLike[str], stem: str, body: dict[str, Any]
     return str(path)
 
 
-def record_profile(result: EngineResult, profile: dict[str, Any]) -> None:
+def record_profile(result: EngineResult, profile: ProfileJson) -> None:
     """Store the client profile in every counterexample file of ``result``: under the
     ``groupcheck`` notes of a request or codec file, at the top of the others."""
     for finding in [*result.every_finding(), *result.inherited.values()]:
@@ -247,7 +299,7 @@ def record_profile(result: EngineResult, profile: dict[str, Any]) -> None:
             note_profile(finding.file, profile)
 
 
-def note_profile(file: str | os.PathLike[str], profile: dict[str, Any]) -> None:
+def note_profile(file: str | os.PathLike[str], profile: ProfileJson) -> None:
     """Store ``profile`` in one counterexample file (see `record_profile`); a file that is
     not a JSON object is left alone."""
     path = Path(file)

@@ -45,12 +45,12 @@ import math
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
 
 from ...impl.assign_op import run_assign
 from ...properties.harness import HarnessError
+from ...properties.jsonl_shapes import AssignAnswer, AssignFn, AssignRequest, RequestMember
 from ...targets.target import BUILTIN_ASSIGNORS, Target
-from .results import EngineResult, Finding, save_json
+from .results import Axis, CostFigures, EngineResult, Finding, LadderFigures, save_json
 
 __all__ = ["COST_BOUND", "DEFAULT_LADDERS", "MEMBERS_LADDER", "PARTITIONS_LADDER", "SAFETY",
            "Fit", "Ladder", "Point", "Shape", "fit_power", "run_ladder", "run_scale",
@@ -64,7 +64,6 @@ REPEAT_BELOW = 0.05  # seconds: a step faster than this is timed up to three tim
 MAX_REACH = 10.0
 BUILTIN_SHARE = 1 / 3  # of the budget, for the builtin assignor beside the target
 Clock = Callable[[], float]
-AssignFn = Callable[[dict[str, Any]], dict[str, Any]]
 
 
 @dataclass(frozen=True)
@@ -91,7 +90,7 @@ class Ladder:
     """Shapes of growing size along ``axis`` (members or partitions), the last one
     ``kafka``'s, a shape Kafka's own tests use."""
 
-    axis: str
+    axis: Axis
     steps: tuple[Shape, ...]
     kafka: str
 
@@ -152,13 +151,14 @@ def fit_power(points: Sequence[tuple[float, float]], floor: float = FIT_FLOOR) -
     return Fit(k, math.exp(my - k * mx), len(chosen))
 
 
-def scale_request(assignor: str, shape: Shape) -> dict[str, Any]:
+def scale_request(assignor: str, shape: Shape) -> AssignRequest:
     """The JSON-lines ``assign`` request of a first rebalance of ``shape`` (client mode)."""
     topics = [f"t{i}" for i in range(shape.topics)]
     width = len(str(max(shape.members - 1, 0)))
-    members = {f"m{i:0{width}d}": {"topics": list(topics[:1] if i >= shape.members - shape.narrow
-                                                 else topics), "owned": [], "generation": None}
-               for i in range(shape.members)}
+    members: dict[str, RequestMember] = {
+        f"m{i:0{width}d}": {"topics": list(topics[:1] if i >= shape.members - shape.narrow
+                                           else topics), "owned": [], "generation": None}
+        for i in range(shape.members)}
     return {"op": "assign", "assignor": assignor, "mode": "client",
             "partitions": {t: shape.per_topic for t in topics}, "members": members}
 
@@ -190,12 +190,12 @@ class LadderRun:
         return min(guess, limit) if limit is not None else guess
 
 
-def _timed(assign: AssignFn, request: dict[str, Any], clock: Clock,
-           left: float) -> tuple[float, dict[str, Any]]:
+def _timed(assign: AssignFn, request: AssignRequest, clock: Clock,
+           left: float) -> tuple[float, AssignAnswer]:
     """The fastest of up to three calls (repeats only while a call is under
     ``REPEAT_BELOW`` and the repeats fit in ``left``)."""
     best = math.inf
-    response: dict[str, Any] = {}
+    response: AssignAnswer = {"assignment": {}}
     for _ in range(3):
         began = clock()
         response = assign(request)
@@ -208,18 +208,17 @@ def _timed(assign: AssignFn, request: dict[str, Any], clock: Clock,
 def run_ladder(assign: AssignFn, assignor: str, ladder: Ladder, deadline: float, *,
                clock: Clock = time.perf_counter, limit: float | None = None,
                floor: float = FIT_FLOOR, seed: float = 0.0
-               ) -> tuple[LadderRun, dict[str, Any] | None]:
+               ) -> tuple[LadderRun, AssignRequest | None]:
     """The ladder's steps while each predicted step fits before ``deadline`` (on ``clock``;
     ``seed`` guesses the first step); also the request of the largest shape measured."""
     run = LadderRun(ladder)
-    largest: dict[str, Any] | None = None
+    largest: AssignRequest | None = None
     for shape in ladder.steps:
         left = deadline - clock()
         if run.predict(shape, limit, seed) * SAFETY > left:
             run.stopped = f"the budget would not hold {shape.label}"
             break
-        request = scale_request(assignor, shape)
-        run.calls += 1
+        request, run.calls = scale_request(assignor, shape), run.calls + 1
         try:
             seconds, response = _timed(assign, request, clock, left)
         except TimeoutError:
@@ -232,8 +231,8 @@ def run_ladder(assign: AssignFn, assignor: str, ladder: Ladder, deadline: float,
         except Exception as exc:  # noqa: BLE001 - a failing target is a finding
             run.error, largest = f"{type(exc).__name__}: {exc}", request
             break
-        if response.get("error"):
-            run.error, largest = str(response["error"]), request
+        if error := dict(response).get("error"):  # a process may answer one, whatever its type
+            run.error, largest = str(error), request
             break
         run.points.append(Point(shape, ladder.size(shape), seconds))
         largest = request
@@ -267,21 +266,20 @@ def _out_of_reach(run: LadderRun, reach: float) -> str:
             "--budget reaches further)")
 
 
-def ladder_figures(run: LadderRun, bound: float) -> dict[str, Any]:
-    """One ladder's figures (``figure_lines`` prints them)."""
-    if not run.points:
-        return {}
+def ladder_figures(run: LadderRun, bound: float) -> LadderFigures:
+    """One ladder's figures (``figure_lines`` prints them); the run measured a step."""
     last = run.points[-1]
-    out: dict[str, Any] = {"axis": run.ladder.axis, "largest": last.shape.label,
-                           "seconds": round(last.seconds, 4), "timeout": last.timeout,
-                           "steps": [[p.shape.members, p.shape.partitions, round(p.seconds, 5)]
-                                     for p in run.points],
-                           "kafka": f"{run.ladder.steps[-1].label} ({run.ladder.kafka})"}
+    out: LadderFigures = {
+        "axis": run.ladder.axis, "largest": last.shape.label,
+        "seconds": round(last.seconds, 4), "timeout": last.timeout,
+        "steps": [[p.shape.members, p.shape.partitions, round(p.seconds, 5)]
+                  for p in run.points],
+        "kafka": f"{run.ladder.steps[-1].label} ({run.ladder.kafka})"}
     if run.fit is not None:
-        out.update(k=round(run.fit.k, 2), passes=run.fit.size_at(bound), bound=bound)
+        out.update({"k": round(run.fit.k, 2), "passes": run.fit.size_at(bound), "bound": bound})
     expected = _expected(run, bound)
     if expected is not None:
-        out.update(kafka_seconds=round(expected[0], 3), kafka_measured=expected[1])
+        out.update({"kafka_seconds": round(expected[0], 3), "kafka_measured": expected[1]})
     return out
 
 
@@ -289,7 +287,7 @@ def _seconds(value: float) -> str:
     return f"{value:,.0f}" if value >= 100 else f"{value:.3g}"
 
 
-def _finding(target: Target, run: LadderRun, request: dict[str, Any] | None, bound: float,
+def _finding(target: Target, run: LadderRun, request: AssignRequest | None, bound: float,
              failures: str, reach: float) -> Finding | None:
     """I13 when the ladder's Kafka shape passes ``bound`` (measured, or extrapolated within
     ``reach``), the largest request saved."""
@@ -313,16 +311,16 @@ def _finding(target: Target, run: LadderRun, request: dict[str, Any] | None, bou
     shown = largest.shape.label if largest else "the first shape"
     return Finding("I13", violation, path, len(request["members"]),
                    f"largest shape measured: {shown}; steps (members, partitions, s): "
-                   f"{ladder_figures(run, bound).get('steps')}")
+                   f"{ladder_figures(run, bound)['steps'] if run.points else None}")
 
 
 def _ladders(assign: AssignFn, assignor: str, ladders: Sequence[Ladder], deadline: float,
              clock: Clock, limit: float | None, floor: float
-             ) -> list[tuple[LadderRun, dict[str, Any] | None]]:
+             ) -> list[tuple[LadderRun, AssignRequest | None]]:
     """Every ladder in turn after one untimed call on the smallest shape (a process or a
     JVM starts, caches fill), each ladder's first step guessed from the ladder before; the
     ladders after one that failed are not run."""
-    out: list[tuple[LadderRun, dict[str, Any] | None]] = []
+    out: list[tuple[LadderRun, AssignRequest | None]] = []
     if ladders and ladders[0].steps:
         try:
             assign(scale_request(assignor, ladders[0].steps[0]))
@@ -375,8 +373,10 @@ def run_scale(target: Target, budget: float, failures: str, *,
             unjudged.append(far)
         else:
             result.judged["I13"] += 1
-    cost: dict[str, Any] = {r.ladder.axis: ladder_figures(r, bound) for r, _ in runs
-                            if r.points}
+    cost = CostFigures()
+    for r, _ in runs:
+        if r.points:
+            cost[r.ladder.axis] = ladder_figures(r, bound)
     if beside and not result.failed:
         builtin = _ladders(run_assign, target.assignor, ladders, started + budget, clock,
                            None, floor)
@@ -390,7 +390,7 @@ def run_scale(target: Target, budget: float, failures: str, *,
     return result
 
 
-def _save_error(target: Target, request: dict[str, Any] | None, run: LadderRun,
+def _save_error(target: Target, request: AssignRequest | None, run: LadderRun,
                 failures: str) -> str | None:
     if request is None:
         return None

@@ -30,14 +30,17 @@ import json
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import Any
 
 from ...audit.call_timeout import CALL_TIMEOUT, AssignTimeout
 from ...audit.chain import INVARIANTS, ChainResult, replay_record
 from ...audit.scenarios import pick_tier, random_spec, scenario_rng, spec_size
+from ...audit.story_changes import member_line, read_change
 from ...audit.story_shrink import Failure, ShrinkError, play, shrink_story
+from ...audit.summary_shapes import ShrinkDone
 from ...audit.targets import AuditTarget
+from ...model.story_shapes import StorySpec
 from ...properties.deviations import EVIDENCE
+from ...properties.jsonl_shapes import AssignAnswer, AssignRequest
 from ...targets.target import Target
 from .profile_gaps import playable
 from .results import (
@@ -95,7 +98,7 @@ def story_target(target: Target) -> StoryTarget:
     if assign is None or target.assignor is None:
         raise ValueError(f"{target.name} has no assign function")
 
-    def guarded(request: dict[str, Any]) -> dict[str, Any]:
+    def guarded(request: AssignRequest) -> AssignAnswer:
         try:
             return assign(request)
         except AssignTimeout:
@@ -136,38 +139,19 @@ def row_of(invariant: str) -> str:
     return "I4a" if invariant == "I4" else invariant
 
 
-def describe(spec: dict[str, Any]) -> str:
+def describe(spec: StorySpec) -> str:
     """One line per member and per step: the story a replay file holds, readable."""
     size = spec_size(spec)
     lines = [f"{size['members']} member(s), {size['partitions']} partition(s) in "
              f"{size['topics']} topic(s): {json.dumps(spec.get('partitions', {}))}"
              + (", with racks" if spec.get("racks") else "")]
     for m in spec.get("members", []):
-        lines.append("  " + _member_line(m))
+        lines.append("  " + member_line(m))
     for n, ops in enumerate(spec.get("steps", []), 2):
-        changes = "; ".join(_op_text(op) for op in ops) or "no change (every member rejoins)"
+        changes = ("; ".join(read_change(op).text() for op in ops)
+                   or "no change (every member rejoins)")
         lines.append(f"  before rebalance {n}: {changes}")
     return "\n".join(lines)
-
-
-def _member_line(m: dict[str, Any]) -> str:
-    owned = " ".join(f"{t}-{p}" for t, p in m.get("owned") or []) or "-"
-    gen = m.get("generation")
-    extra = "".join(f", {k} {m[k]}" for k in ("rack", "groupInstanceId") if m.get(k))
-    return (f"{m['id']}: topics {','.join(m['topics']) or '-'}; owns {owned} "
-            f"({'no generation' if gen is None else f'generation {gen}'}){extra}")
-
-
-def _op_text(op: dict[str, Any]) -> str:
-    kind = op["op"]
-    if kind == "join":
-        return "joins: " + _member_line(op["member"])
-    if kind == "subscribe":
-        return f"{op['member']} subscribes to {','.join(op['topics']) or '-'}"
-    if kind in ("grow", "delete"):
-        return f"{op['topic']} " + (f"grows to {op['count']}" if kind == "grow"
-                                    else "is deleted")
-    return f"{op['member']} {kind}s" if "member" in op else "no change"
 
 
 @dataclass
@@ -185,8 +169,8 @@ class _Search:
     unplayable: int = 0
 
 
-def _save(failures: str, target: StoryTarget, spec: dict[str, Any], chain: ChainResult,
-          index: int, seed: int, invariant: str, shrink: dict[str, Any] | None = None) -> str:
+def _save(failures: str, target: StoryTarget, spec: StorySpec, chain: ChainResult,
+          index: int, seed: int, invariant: str, shrink: ShrinkDone | None = None) -> str:
     record = replay_record(target, spec, chain, index, seed)
     record["invariant"] = invariant
     record["engine"] = "scenarios"
@@ -257,7 +241,7 @@ def run_scenarios_engine(target: Target, budget: float, failures: str, seed: int
     return result
 
 
-def _finding(failures: str, story: StoryTarget, spec: dict[str, Any], chain: ChainResult,
+def _finding(failures: str, story: StoryTarget, spec: StorySpec, chain: ChainResult,
              index: int, seed: int, invariant: str, seconds: float,
              timeout: float, reference: StoryTarget | None = None) -> Finding:
     """Shrink the failing story within ``seconds`` and save it (the original is scenario
@@ -280,7 +264,7 @@ def _finding(failures: str, story: StoryTarget, spec: dict[str, Any], chain: Cha
                    f"seed {seed}, scenario {index}{note}:\n{describe(spec)}")
 
 
-def _count(search: _Search, spec: dict[str, Any], index: int) -> None:
+def _count(search: _Search, spec: StorySpec, index: int) -> None:
     search.stories += 1
     search.largest = max(search.largest, spec_size(spec)["members"])
     if search.stories % LARGE_EVERY == 0:
@@ -297,7 +281,7 @@ def _message(chain: ChainResult, invariant: str) -> str:
 
 
 def _inherited(result: EngineResult, failures: str, story: StoryTarget,
-               spec: dict[str, Any], chain: ChainResult, index: int, seed: int,
+               spec: StorySpec, chain: ChainResult, index: int, seed: int,
                reference: StoryTarget | None = None) -> None:
     """Keep the first example of each invariant a Kafka rule (or ``reference``'s evidence)
     explains."""

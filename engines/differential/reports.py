@@ -17,6 +17,8 @@ from typing import Any
 from ...audit.chain import run_chain
 from ...audit.targets import AuditTarget
 from ...model.saved_files import SavedFile
+from ...model.story_shapes import StorySpec
+from ...properties.jsonl_shapes import AssignRequest
 from ...targets.offers import Offer
 from ...targets.target import Target
 from ..battery.results import save_json
@@ -148,7 +150,7 @@ def requests_lines(saved: list[SavedFile], pairs: dict[str, tuple[Target, Target
     return lines, agree
 
 
-def _story_lines(label: str, spec: dict[str, Any], pairs: dict[str, tuple[Target, Target]]
+def _story_lines(label: str, spec: StorySpec, pairs: dict[str, tuple[Target, Target]]
                  ) -> tuple[list[str], bool]:
     """The story played on each pair as `stories` plays the audit's: both
     sides get every request, the chain goes on from the first side's answer."""
@@ -169,7 +171,7 @@ def _story_lines(label: str, spec: dict[str, Any], pairs: dict[str, tuple[Target
     return lines, agree
 
 
-def _request_lines(label: str, request: dict[str, Any],
+def _request_lines(label: str, request: AssignRequest,
                    pairs: dict[str, tuple[Target, Target]]) -> tuple[list[str], bool]:
     named = request.get("assignor")
     if named not in pairs and len(pairs) != 1:

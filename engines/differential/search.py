@@ -25,13 +25,14 @@ from collections import Counter
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from ...impl.assign_op import assign_with
 from ...impl.assignors import make_assignor
 from ...impl.jsonl import error_text
 from ...properties.deviations import Explanation, explain, same_answer
 from ...properties.harness import HarnessError
+from ...properties.jsonl_shapes import Answered, AssignFn, AssignRequest
 from ...properties.scope.enumeration import enumerate_scope
 from ...properties.scope.judgement import build_request
 from ...properties.scope.space import Scope
@@ -44,10 +45,9 @@ __all__ = ["AnswerFn", "AssignFn", "DiffResult", "Pair", "answer_fn", "answer_ta
            "builtin_answer", "canonical_error", "describe", "disagree", "explained_text",
            "judge_pair", "kafka_side", "run_diff", "run_requests", "shrink"]
 
-AssignFn = Callable[[dict[str, Any]], dict[str, Any]]
 #: a target's answer to a request (an exception as an error answer) and whether groupcheck's
 #: loop guard (D4) fired on it
-AnswerFn = Callable[[dict[str, Any]], tuple[dict[str, Any], bool]]
+AnswerFn = Callable[[AssignRequest], tuple[Answered, bool]]
 _OUR_ERROR = re.compile(r"^\w+ \((\w+)\): ", re.ASCII)
 
 
@@ -57,7 +57,7 @@ def canonical_error(text: str) -> str:
     return _OUR_ERROR.sub(lambda m: f"{m.group(1)}: ", text, count=1)
 
 
-def builtin_answer(request: dict[str, Any]) -> tuple[dict[str, Any], bool]:
+def builtin_answer(request: AssignRequest) -> tuple[Answered, bool]:
     """groupcheck's answer to ``request``, and whether its general builder's loop guard
     (D4) fired on it."""
     made: list[Any] = []
@@ -67,7 +67,7 @@ def builtin_answer(request: dict[str, Any]) -> tuple[dict[str, Any], bool]:
         return made[-1]
 
     try:
-        got: dict[str, Any] = assign_with(make, request)
+        got: Answered = assign_with(make, request)
     except HarnessError:  # groupcheck's own failure: never a finding
         raise
     except Exception as exc:  # noqa: BLE001 - an exception is an answer to compare
@@ -85,10 +85,12 @@ def answer_fn(target: Target) -> AnswerFn:
 
     call, assign = target.call, target.assign
 
-    def ask(request: dict[str, Any]) -> tuple[dict[str, Any], bool]:
-        body = dict(request, op="assign")
+    def ask(request: AssignRequest) -> tuple[Answered, bool]:
+        body: AssignRequest = {**request, "op": "assign"}
         try:
-            got = call(body) if call is not None else assign(body) if assign else {}
+            # a process speaks the contract: its answer is what same_answer compares
+            got = cast(Answered, call(body)) if call is not None else \
+                assign(body) if assign else cast(Answered, {})
         except TimeoutError as exc:
             return {"error": f"TIMEOUT: {exc}", "timeout": True}, False
         except TargetFailure as exc:
@@ -109,7 +111,7 @@ def kafka_side(a: Target, b: Target) -> int | None:
     return sides[0] if len(sides) == 1 else None
 
 
-def judge_pair(request: dict[str, Any], ra: dict[str, Any], rb: dict[str, Any],
+def judge_pair(request: AssignRequest, ra: Answered, rb: Answered,
                kafka: int, guard: bool) -> Explanation | None:
     """None when the answers are equal list for list; else what explains the difference
     (``kafka``: the side that is Kafka's client; ``guard``: our loop guard fired)."""
@@ -119,7 +121,7 @@ def judge_pair(request: dict[str, Any], ra: dict[str, Any], rb: dict[str, Any],
     return explain(request, ours, theirs, guard)
 
 
-def disagree(a: dict[str, Any], b: dict[str, Any]) -> bool:
+def disagree(a: Answered, b: Answered) -> bool:
     if ("error" in a) != ("error" in b):
         return True
     if "error" in a:
@@ -142,8 +144,8 @@ class Pair:
             self.ask_a, self.ask_b = answer_fn(a), answer_fn(b)
         self.explained: Counter[str] = Counter()
 
-    def check(self, request: dict[str, Any], count: bool = True
-              ) -> tuple[dict[str, Any], dict[str, Any], Explanation | None, bool]:
+    def check(self, request: AssignRequest, count: bool = True
+              ) -> tuple[Answered, Answered, Explanation | None, bool]:
         """(a's answer, b's answer, the explanation where one side is Kafka's, whether
         they disagree unexplained); ``count``: tally an explained difference."""
         (ra, ga), (rb, gb) = self.ask_a(request), self.ask_b(request)
@@ -155,8 +157,8 @@ class Pair:
         return ra, rb, why, why is not None and not why.explained
 
 
-def shrink(request: dict[str, Any], pair: Pair, max_tries: int = 5000
-           ) -> tuple[dict[str, Any], dict[str, Any], dict[str, Any], Explanation | None]:
+def shrink(request: AssignRequest, pair: Pair, max_tries: int = 5000
+           ) -> tuple[AssignRequest, Answered, Answered, Explanation | None]:
     """The smallest request found on which the pair still disagrees (unexplained)."""
     current = request
     got_a, got_b, why, _ = pair.check(current, count=False)
@@ -180,9 +182,9 @@ class DiffResult:
     compared: int
     seconds: float
     source: str = ""
-    request: dict[str, Any] | None = None
-    a: dict[str, Any] | None = None
-    b: dict[str, Any] | None = None
+    request: AssignRequest | None = None
+    a: Answered | None = None
+    b: Answered | None = None
     original_size: tuple[int, ...] = ()
     timeout: str = ""  # "a" or "b": that target did not answer in time
     #: differences a deviation explains (one target is Kafka's client), by label
@@ -194,7 +196,7 @@ class DiffResult:
         return self.request is None
 
 
-def _scope_requests(assignor: str, scope_text: str) -> Iterator[dict[str, Any]]:
+def _scope_requests(assignor: str, scope_text: str) -> Iterator[AssignRequest]:
     configs = sorted(enumerate_scope(Scope.parse(scope_text)), key=lambda c: c.size_key())
     for config in configs:
         yield build_request(assignor, config)
@@ -208,7 +210,7 @@ def run_diff(a: Target, b: Target, *, assignor: str, scope: str, vectors: bool =
     pair = Pair(a, b)
     started = time.perf_counter()
 
-    def sources() -> Iterator[tuple[str, dict[str, Any]]]:
+    def sources() -> Iterator[tuple[str, AssignRequest]]:
         for r in _scope_requests(assignor, scope):
             yield f"scope {scope}", r
         if vectors:
@@ -219,7 +221,7 @@ def run_diff(a: Target, b: Target, *, assignor: str, scope: str, vectors: bool =
     return run_requests(pair, sources(), started, budget)
 
 
-def run_requests(pair: Pair, requests: Iterator[tuple[str, dict[str, Any]]],
+def run_requests(pair: Pair, requests: Iterator[tuple[str, AssignRequest]],
                  started: float, budget: float = float("inf"), shrunk: bool = True
                  ) -> DiffResult:
     """Ask the pair each (source, request) until the first unexplained disagreement (shrunk
@@ -242,7 +244,7 @@ def run_requests(pair: Pair, requests: Iterator[tuple[str, dict[str, Any]]],
     return DiffResult(compared, time.perf_counter() - started, explained=pair.explained)
 
 
-def answer_table(response: dict[str, Any]) -> str:
+def answer_table(response: Answered) -> str:
     """Member → partitions, one line each (or the error)."""
     if "error" in response:
         return f"    error: {response['error']}"
@@ -289,7 +291,7 @@ def describe(result: DiffResult, name_a: str, name_b: str) -> str:
     ])
 
 
-def _broken(request: dict[str, Any], response: dict[str, Any]) -> list[str]:
+def _broken(request: AssignRequest, response: Answered) -> list[str]:
     """Which invariants one side's answer breaks (`saved.requests.judge_answer`), or that
     it breaks none."""
     if "error" in response:

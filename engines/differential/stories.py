@@ -28,13 +28,16 @@ from collections import Counter
 from collections.abc import Callable, Iterator
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TypedDict
 
 from ...audit.call_timeout import AssignTimeout, call_with_timeout
 from ...audit.chain import run_chain
 from ...audit.scenarios import random_spec
+from ...audit.story_parts import all_members
 from ...audit.targets import AuditTarget
+from ...model.story_shapes import StorySpec
 from ...properties.deviations import Explanation, explain, same_answer
+from ...properties.jsonl_shapes import Answered, AssignAnswer, AssignRequest, pair_of
 from ...targets.registry import NO_SETTINGS, resolve
 from ...targets.settings import Settings
 from .search import AnswerFn, answer_fn
@@ -42,11 +45,30 @@ from .search import AnswerFn, answer_fn
 __all__ = ["CHUNK", "KEPT", "Answer", "Difference", "OursFailed", "PairedAssign", "StoriesResult",
            "chunks", "run_chunk", "run_stories", "story_shapes", "target_answer"]
 
-Answer = dict[str, Any]
+Answer = Answered
 #: unexplained differences a run keeps in full (it counts them all)
 KEPT = 20
 #: scenario ids per chunk of work
 CHUNK = 200
+
+
+class DiffNote(TypedDict):
+    """What a differential run notes beside a request it saves: both targets, both answers,
+    the deviation that explains them (or not) and where the request came from."""
+
+    format: str
+    targets: list[str]
+    invariant: str
+    answers: list[Answered]
+    explanation: str
+    why: str
+    source: str
+
+
+class DiffRecord(AssignRequest, total=False):
+    """A request file of a differential run: the request, and ``groupcheck``'s notes."""
+
+    groupcheck: DiffNote
 
 
 @dataclass
@@ -55,7 +77,7 @@ class Difference:
 
     scenario: int
     call: int  # index of the request within the story's calls
-    request: dict[str, Any]
+    request: AssignRequest
     ours: Answer
     kafka: Answer
     explanation: Explanation
@@ -65,7 +87,7 @@ class Difference:
         return (len(members), sum((self.request.get("partitions") or {}).values()),
                 self.scenario)
 
-    def record(self, ours: str, reference: str, seed: int) -> dict[str, Any]:
+    def record(self, ours: str, reference: str, seed: int) -> DiffRecord:
         """The request file: the request at the top level, groupcheck's notes beside it."""
         return {**self.request, "groupcheck": {
             "format": "groupcheck-diff/1", "targets": [ours, reference],
@@ -150,7 +172,7 @@ class PairedAssign:
     def start(self, scenario: int) -> None:
         self.scenario, self.calls = scenario, 0
 
-    def __call__(self, request: dict[str, Any]) -> Answer:
+    def __call__(self, request: AssignRequest) -> AssignAnswer:
         call, self.calls = self.calls, self.calls + 1
         self.result.requests += 1
         kafka, _ = self.kafka(request)
@@ -168,18 +190,19 @@ class PairedAssign:
         return ours
 
 
-def story_shapes(spec: dict[str, Any], calls: int) -> set[str]:
+def story_shapes(spec: StorySpec, calls: int) -> set[str]:
     """The shapes of one story that a differential run must reach (its coverage)."""
     members = spec["members"]
     ops = [op for step in spec.get("steps", []) for op in step]
-    everyone = members + [op["member"] for op in ops if op["op"] == "join"]
+    everyone = list(all_members(spec))
     out = {f"tier {spec.get('tier', 0)}"}
     topic_sets = {frozenset(m["topics"]) for m in everyone}
     claims: dict[tuple[str, int], list[int]] = {}
     for m in members:
-        if m.get("generation") is not None:
-            for t, p in m.get("owned") or []:
-                claims.setdefault((t, p), []).append(m["generation"])
+        generation = m.get("generation")
+        if generation is not None:
+            for claim in m.get("owned") or []:
+                claims.setdefault(pair_of(claim), []).append(generation)
     checks = {
         "racks": "racks" in spec,
         "static members": any("groupInstanceId" in m for m in everyone),

@@ -24,7 +24,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TypedDict
 
 from ...audit.chain import run_chain
 from ...model.replay import replay_events
@@ -35,7 +35,7 @@ from ...targets.registry import NO_SETTINGS
 from ...targets.settings import Settings
 from ...targets.target import Target
 from ..battery.fuzz import machine_config
-from ..battery.golden import is_codec_record, replay_codec_record
+from ..battery.golden import CodecCase, is_codec_record, replay_codec_record
 from ..battery.results import invariant_id
 from ..battery.scenarios import story_target
 from ..errors import EngineInputError
@@ -43,8 +43,8 @@ from ..resolving import resolved
 from ..saved.requests import replay_request
 from ..saved.stories import failure_of
 
-__all__ = ["Bisection", "CodecRecord", "VersionVerdict", "bisect_file", "bisect_many",
-           "load_counterexample"]
+__all__ = ["Bisection", "BisectionJson", "CodecRecord", "VersionVerdict", "bisect_file",
+           "bisect_many", "load_counterexample"]
 
 PRESENT, ABSENT, NA = "present", "absent", "n/a"
 
@@ -57,6 +57,26 @@ class VersionVerdict:
     target: str
     verdict: str
     text: str = ""
+
+
+class VersionJson(TypedDict):
+    target: str
+    verdict: str
+    text: str
+
+
+class BisectionJson(TypedDict):
+    """One counterexample over the versions: where it is present and absent, the first
+    version that shows it and the first after the last that does, each version's verdict."""
+
+    file: str
+    invariant: str | None
+    error: str | None
+    presentIn: list[str]
+    absentIn: list[str]
+    firstSeenIn: str | None
+    goneIn: str | None
+    versions: list[VersionJson]
 
 
 @dataclass
@@ -106,7 +126,7 @@ class Bisection:
                 f"{', '.join(self.present_in) or 'none'}; absent in "
                 f"{', '.join(self.absent_in) or 'none'}")
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> BisectionJson:
         return {"file": self.file, "invariant": self.invariant, "error": self.error or None,
                 "presentIn": self.present_in, "absentIn": self.absent_in,
                 "firstSeenIn": self.first_seen, "goneIn": self.gone_in,
@@ -161,7 +181,7 @@ class CodecRecord:
     """What the codec engine saves (an input and how it went wrong: I10 or I12), replayed
     by `battery.golden.replay_codec_record`."""
 
-    data: dict[str, Any]
+    data: CodecCase
 
     @property
     def recorded_invariant(self) -> str:

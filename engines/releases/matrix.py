@@ -30,22 +30,28 @@ from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from multiprocessing.util import Finalize
 from pathlib import Path
-from typing import Any
+from typing import Required, TypedDict
 
 from ...targets.offers import Offer, close_all
 from ...targets.processes.maven_repo import release_order, releases
 from ...targets.registry import NO_SETTINGS, resolve
 from ...targets.settings import Settings
 from ...targets.target import TargetError
-from ..battery.check_report import battery_json
-from ..battery.results import INVARIANT_ROWS, BatteryResult, EngineResult, file_safe
+from ..battery.check_report import BatteryJson, battery_json
+from ..battery.results import (
+    INVARIANT_ROWS,
+    BatteryResult,
+    CostFigures,
+    EngineResult,
+    file_safe,
+)
 from ..battery.runner import run_batteries
 from ..errors import EngineInputError
 from ..resolving import offers_of
 from .bisection import Bisection, bisect_many
 
-__all__ = ["Cell", "CellJob", "MatrixRun", "cell_verdict", "parse_versions", "plan_cells",
-           "run_cell", "run_matrix"]
+__all__ = ["Cell", "CellJob", "CellJson", "CellOptions", "MatrixRun", "cell_verdict",
+           "parse_versions", "plan_cells", "run_cell", "run_matrix"]
 
 #: a cell's verdict per invariant, most telling first
 SHORT = {"VIOLATED": "VIOLATED", "Kafka's": "Kafka's", "reproduced": "Kafka's",
@@ -116,6 +122,33 @@ class CellJob:
     vectors: str | None = None
 
 
+class CellOptions(TypedDict):
+    """What every cell of one matrix run shares (a `CellJob`'s settings)."""
+
+    settings: Settings
+    timeout: float | None
+    workers: int | None
+    parity: bool
+    vectors: str | None
+
+
+class CellJson(TypedDict, total=False):
+    """One cell of ``matrix --json``: the verdict per invariant, the scale engine's cost on
+    the members ladder, the release's profile, why invariants were not judged, and the
+    battery; or, unsupported, why."""
+
+    target: Required[str]
+    assignor: Required[str]
+    seconds: Required[float]
+    supported: Required[bool]
+    error: str
+    verdicts: dict[str, str]
+    cost: str
+    profile: str | None
+    notJudged: dict[str, list[str]]
+    result: BatteryJson
+
+
 @dataclass
 class Cell:
     """One cell's outcome: the battery's result, or why the target does not support it."""
@@ -139,15 +172,16 @@ class Cell:
         """The scale engine's growth on the members ladder and its largest time (``n^1.21
         0.44s``), or '' when it measured none."""
         scale = [e for e in self.result.engines if e.engine == "scale"] if self.result else []
-        figures = scale[0].figures.get("cost", {}).get("members", {}) if scale else {}
-        if "k" not in figures:
+        cost = (scale[0].figures.get("cost") or CostFigures()) if scale else CostFigures()
+        members = cost.get("members")
+        if members is None or "k" not in members:
             return ""
-        return f"n^{figures['k']:.2f} {figures['seconds']:.2g}s"
+        return f"n^{members['k']:.2f} {members['seconds']:.2g}s"
 
-    def to_json(self) -> dict[str, Any]:
-        body: dict[str, Any] = {"target": self.target, "assignor": self.assignor,
-                                "seconds": round(self.seconds, 3),
-                                "supported": self.result is not None}
+    def to_json(self) -> CellJson:
+        body: CellJson = {"target": self.target, "assignor": self.assignor,
+                          "seconds": round(self.seconds, 3),
+                          "supported": self.result is not None}
         if self.result is None:
             body["error"] = self.error
         else:
@@ -236,7 +270,7 @@ class MatrixRun:
 
 
 def _jobs(plan: Sequence[tuple[str, str]], budget: float, seed: int, out: Path,
-          options: dict[str, Any]) -> list[CellJob]:
+          options: CellOptions) -> list[CellJob]:
     return [CellJob(t, a, budget, seed,
                     str(out / "failures" / file_safe(t).replace(":", "-") / file_safe(a)),
                     **options) for t, a in plan]
@@ -250,8 +284,8 @@ def run_matrix(plan: Sequence[tuple[str, str]], *, budget: float, seed: int = 0,
     """Every cell of ``plan`` (`plan_cells`), ``jobs`` at a time, then the bisections."""
     started = time.perf_counter()
     workers = 1 if jobs > 1 else None
-    options = {"settings": settings, "timeout": timeout, "workers": workers,
-               "parity": parity, "vectors": str(vectors) if vectors else None}
+    options: CellOptions = {"settings": settings, "timeout": timeout, "workers": workers,
+                            "parity": parity, "vectors": str(vectors) if vectors else None}
     todo = _jobs(plan, budget, seed, out, options)
     cells = _run_cells(todo, jobs, progress)
     run = MatrixRun(cells, budget, seed, jobs)

@@ -12,13 +12,14 @@ from __future__ import annotations
 import html
 import json
 from pathlib import Path
-from typing import Any
+from typing import TypedDict, cast
 
 from ...audit.picture import chain_timeline, svg
 from ...audit.report_html import CSS
+from ...properties.jsonl_shapes import Answered, AssignRequest
 from ..battery.results import INVARIANT_ROWS, Finding
-from .bisection import Bisection
-from .matrix import Cell, MatrixRun
+from .bisection import Bisection, BisectionJson
+from .matrix import Cell, CellJson, MatrixRun
 
 __all__ = ["columns", "matrix_json", "matrix_text", "smallest", "write_matrix"]
 
@@ -99,7 +100,40 @@ def _finding_lines(run: MatrixRun) -> list[str]:
     return lines
 
 
-def matrix_json(run: MatrixRun, targets: list[str]) -> dict[str, Any]:
+class MatrixSeeds(TypedDict):
+    battery: int
+    fuzz: str
+    scenarios: int
+
+
+class MatrixJson(TypedDict):
+    """``matrix --json`` and the run's JSON file: the plan, every cell, every bisection."""
+
+    targets: list[str]
+    budget: float
+    seed: int
+    jobs: int
+    seeds: MatrixSeeds
+    seconds: float
+    ok: bool
+    invariants: list[str]
+    cells: list[CellJson]
+    bisections: list[BisectionJson]
+
+
+class PictureRecord(TypedDict, total=False):
+    """What the picture code draws of a counterexample: the requests and answers of its
+    chain, where it broke and what broke."""
+
+    target: str | None
+    requests: list[AssignRequest]
+    responses: list[Answered]
+    invariant: str
+    violations: list[str]
+    violated_at: dict[str, int]
+
+
+def matrix_json(run: MatrixRun, targets: list[str]) -> MatrixJson:
     return {"targets": targets, "budget": run.budget, "seed": run.seed, "jobs": run.jobs,
             "seeds": {"battery": run.seed,
                       "fuzz": "chunks of 20 examples with seeds from the battery seed on "
@@ -139,7 +173,7 @@ def _table(run: MatrixRun) -> str:
     return "<table>" + "".join(rows) + "</table>"
 
 
-def _record_of(path: str) -> dict[str, Any] | None:
+def _record_of(path: str) -> PictureRecord | None:
     """A chain record the picture code draws (requests, responses, where it broke), from
     an audit story, the prover's rounds, or a request with its answer; else None."""
     try:
@@ -149,25 +183,33 @@ def _record_of(path: str) -> dict[str, Any] | None:
     if not isinstance(data, dict):
         return None
     if data.get("requests") and data.get("responses"):
-        return data
+        # an audit chain file: the picture code reads what it draws (a malformed file
+        # fails there, and the finding is shown as text)
+        return cast(PictureRecord, data)
     note = data.get("groupcheck")
     if not isinstance(note, dict):
         return None
     request = {k: v for k, v in data.items() if k != "groupcheck"}
     rounds = note.get("rounds")
+    pairs: list[tuple[AssignRequest, object]]  # as the file holds them
     if isinstance(rounds, list) and rounds:
         pairs = [(r["request"], r["response"]) for r in rounds]
     else:
         answer = note.get("response") or note.get("got")
         if not isinstance(answer, dict) or "assignment" not in answer:
             return None
-        pairs = [(request, answer)]
+        pairs = [(cast(AssignRequest, request), answer)]
     violations = note.get("violations") or [note.get("violation", "")]
     invariant = str(note.get("invariant") or str(violations[0]).split(":")[0])
     return {"target": note.get("target"), "requests": [q for q, _ in pairs],
-            "responses": [r if isinstance(r, dict) else {"error": str(r)} for _, r in pairs],
+            "responses": [_answered(r) for _, r in pairs],
             "invariant": invariant, "violations": violations,
             "violated_at": {invariant: int(note.get("round", len(pairs) - 1))}}
+
+
+def _answered(response: object) -> Answered:
+    """A saved answer as the picture code reads it (anything but an object: an error)."""
+    return cast(Answered, response) if isinstance(response, dict) else {"error": str(response)}
 
 
 def _picture(cell: Cell, finding: Finding) -> str:

@@ -16,15 +16,17 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass
-from typing import Any
+from typing import cast
 
 from ...audit.picture import events_timeline, html_page, svg
 from ...model.event_shrink import invariant_of, minimize
-from ...model.replay import replay_events
+from ...model.events import write_events
+from ...model.replay import ReplayFile, replay_events
 from ...model.reproduced import reproduces
 from ...model.saved_files import SavedFile, SavedFileError
 from ...model.saved_files import classify as classify_saved
 from ...model.saved_files import read as read_saved
+from ...properties.jsonl_shapes import AssignRequest, JSONObject
 from ...targets.registry import NO_SETTINGS
 from ...targets.settings import Settings
 from ...targets.target import Target
@@ -37,6 +39,13 @@ from .requests import answer_table, replay_request, smaller_requests
 __all__ = ["Replayed", "SavedFile", "SavedFileError", "classify_saved", "read_saved",
            "replay_events_file", "replay_requests_file", "shrink_events_file",
            "shrink_requests_file"]
+
+
+class RequestFile(AssignRequest, total=False):
+    """A request file: the request, and ``groupcheck``'s notes beside it (their keys
+    depend on the engine that wrote the file, hence a plain JSON object)."""
+
+    groupcheck: JSONObject
 
 
 @dataclass
@@ -97,22 +106,25 @@ def replay_events_file(saved: SavedFile, *, target: str | None, assignor: str | 
 
 def shrink_events_file(saved: SavedFile, *, target: str | None, assignor: str | None,
                        invariant: str | None, seconds: float,
-                       settings: Settings = NO_SETTINGS) -> tuple[dict[str, Any], list[str]]:
+                       settings: Settings = NO_SETTINGS) -> tuple[ReplayFile, list[str]]:
     """The fewest events found that still break the invariant: the record and its story."""
     name = target or saved.target
     if not name:
         raise EngineInputError(f"{saved.path} names no target: give --target")
     factory = group_factory(name, assignor, settings)
-    violations = saved.data.get("violations") or [""]
-    wanted = invariant or invariant_of(str(violations[0]))
+    recorded = saved.data.get("violations")
+    first = recorded[0] if isinstance(recorded, list) and recorded else ""
+    wanted = invariant or invariant_of(str(first))
     started = time.perf_counter()
     events, found = minimize(list(saved.events), factory, wanted, seconds=seconds)
     if not found:
         raise EngineInputError(f"shrink: the events do not show {wanted or 'a violation'} "
                                f"on {name}")
-    record = {**saved.data, "target": name, "events": events, "violations": found,
-              "shrink": {"from": len(saved.events), "to": len(events),
-                         "seconds": round(time.perf_counter() - started, 3)}}
+    # an events file is a replay file: the shrunk one keeps its notes
+    record: ReplayFile = {**cast(ReplayFile, saved.data), "target": name,
+                          "events": write_events(events), "violations": found,
+                          "shrink": {"from": len(saved.events), "to": len(events),
+                                     "seconds": round(time.perf_counter() - started, 3)}}
     lines = [f"shrunk {wanted} on {name} from {len(saved.events)} to {len(events)} events",
              "\n".join(replay_events(factory(), events).story)]
     return record, lines
@@ -155,8 +167,8 @@ def replay_requests_file(saved: SavedFile, *, target: str | None, assignor: str 
     return verdict(lines, saved, seen)
 
 
-def _failing(made: Target, requests: list[dict[str, Any]], invariant: str | None
-             ) -> tuple[dict[str, Any], str] | None:
+def _failing(made: Target, requests: list[AssignRequest], invariant: str | None
+             ) -> tuple[AssignRequest, str] | None:
     """The first request whose answer breaks ``invariant`` (any, when None), and which."""
     for request in requests:
         _, found = replay_request(made, request)
@@ -166,10 +178,10 @@ def _failing(made: Target, requests: list[dict[str, Any]], invariant: str | None
     return None
 
 
-def _shrunk(made: Target, request: dict[str, Any], invariant: str,
-            deadline: float) -> tuple[dict[str, Any], int]:
+def _shrunk(made: Target, request: AssignRequest, invariant: str,
+            deadline: float) -> tuple[AssignRequest, int]:
     """Delta debugging: the smallest request found that still breaks ``invariant``."""
-    def keeps(candidate: dict[str, Any]) -> bool:
+    def keeps(candidate: AssignRequest) -> bool:
         return invariant in {invariant_id(v) for v in replay_request(made, candidate)[1]}
 
     current, runs, improved = request, 0, True
@@ -187,7 +199,7 @@ def _shrunk(made: Target, request: dict[str, Any], invariant: str,
 
 def shrink_requests_file(saved: SavedFile, *, target: str | None, assignor: str | None,
                          invariant: str | None, seconds: float, timeout: float | None = None,
-                         settings: Settings = NO_SETTINGS) -> tuple[dict[str, Any], list[str]]:
+                         settings: Settings = NO_SETTINGS) -> tuple[RequestFile, list[str]]:
     """The first failing request of the file, made as small as it goes while the same
     invariant still breaks on the target: a request file, and the lines that tell it."""
     name, made = _request_target(saved, target, assignor, timeout, settings)
@@ -204,9 +216,9 @@ def shrink_requests_file(saved: SavedFile, *, target: str | None, assignor: str 
     finally:
         made.close()
     before, after = len(request["members"]), len(small["members"])
-    record = {**small, "groupcheck": {**saved.note, "target": name, "invariant": inv,
-                                      "violation": found[0] if found else "",
-                                      "shrink": {"from": before, "to": after, "runs": runs}}}
+    record: RequestFile = {**small, "groupcheck": {
+        **saved.note, "target": name, "invariant": inv, "violation": found[0] if found else "",
+        "shrink": {"from": before, "to": after, "runs": runs}}}
     lines = [f"shrunk {inv} on {name} from {before} to {after} member(s) "
              f"({runs} runs, {time.monotonic() - started:.1f}s)"]
     if response is not None:

@@ -25,6 +25,7 @@ from typing import Any
 from ...properties import assignment as A
 from ...properties.generations import claim_breaches, uncontested
 from ...properties.harness import HarnessError
+from ...properties.jsonl_shapes import AssignAnswer, AssignRequest, pair_of
 from ...properties.rebalance import assignment_of, i4a_applies, sent_claims
 from ...properties.scope.judgement import failure_text
 from ...targets.target import STICKY_FAMILY, Target
@@ -64,8 +65,8 @@ def judge_answer(request: Mapping[str, Any], response: Mapping[str, Any]) -> lis
     return found
 
 
-def replay_request(target: Target, request: dict[str, Any]
-                   ) -> tuple[dict[str, Any] | None, list[str]]:
+def replay_request(target: Target, request: AssignRequest
+                   ) -> tuple[AssignAnswer | None, list[str]]:
     """(the answer, or None when the target failed; the violations)."""
     assert target.assign is not None
     try:
@@ -87,18 +88,18 @@ def answer_table(response: Mapping[str, Any]) -> str:
     return "\n".join(rows) or "  (no members)"
 
 
-def request_size(request: dict[str, Any]) -> tuple[int, int, int, int]:
+def request_size(request: AssignRequest) -> tuple[int, int, int, int]:
     members = request.get("members") or {}
     return (len(members), sum((request.get("partitions") or {}).values()),
             sum(len(v.get("owned") or []) for v in members.values()),
             sum(len(v.get("topics") or []) for v in members.values()))
 
 
-def smaller_requests(request: dict[str, Any]) -> Iterator[dict[str, Any]]:
+def smaller_requests(request: AssignRequest) -> Iterator[AssignRequest]:
     """Every request one step smaller than ``request`` (a member, a topic, a partition, a
     claim or a subscription less), in the order delta debugging tries them."""
-    members: dict[str, Any] = request.get("members") or {}
-    partitions: dict[str, int] = request.get("partitions") or {}
+    members = request.get("members") or {}
+    partitions = request.get("partitions") or {}
     for m in list(members):
         if len(members) > 1:
             r = copy.deepcopy(request)
@@ -107,8 +108,7 @@ def smaller_requests(request: dict[str, Any]) -> Iterator[dict[str, Any]]:
     for t in list(partitions):
         r = copy.deepcopy(request)
         del r["partitions"][t]
-        if "racks" in r:
-            r["racks"].pop(t, None)
+        r.get("racks", {}).pop(t, None)
         for v in r["members"].values():
             v["owned"] = [tp for tp in v.get("owned") or [] if tp[0] != t]
             v["topics"] = [x for x in v.get("topics") or [] if x != t]
@@ -116,10 +116,12 @@ def smaller_requests(request: dict[str, Any]) -> Iterator[dict[str, Any]]:
         if partitions[t] > 1:
             r = copy.deepcopy(request)
             n = r["partitions"][t] = partitions[t] - 1
-            if "racks" in r and t in r["racks"]:
-                r["racks"][t] = r["racks"][t][:n]
+            racks = r.get("racks")
+            if racks is not None and t in racks:
+                racks[t] = racks[t][:n]
             for v in r["members"].values():
-                v["owned"] = [tp for tp in v.get("owned") or [] if tp[0] != t or tp[1] < n]
+                v["owned"] = [tp for tp in v.get("owned") or []
+                              if tp[0] != t or pair_of(tp)[1] < n]
             yield r
     for m, v in members.items():
         for i in range(len(v.get("owned") or [])):

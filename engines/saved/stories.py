@@ -13,17 +13,17 @@ plays a story reads.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
-from ...audit.chain import replay_record, run_chain
+from ...audit.chain import ChainFile, replay_record, run_chain
 from ...audit.picture import chain_timeline, html_page, svg
 from ...audit.story_shrink import Failure, ShrinkError, shrink_story
 from ...audit.targets import AuditTarget, AuditTargetError, resolve_plugin
 from ...model.reproduced import reproduces
 from ...model.saved_files import CHAIN_FORMAT, SavedFile
+from ...model.story_shapes import StorySpec
 from ...properties.deviations import EVIDENCE
 from ...targets.registry import NO_SETTINGS
 from ...targets.settings import Settings
@@ -55,7 +55,7 @@ def open_story_target(name: str, assignor: str | None = None,
 
 def story_and_target(saved: SavedFile, target: str | None, assignor: str | None,
                      settings: Settings = NO_SETTINGS
-                     ) -> tuple[dict[str, Any], tuple[AuditTarget, Closer]]:
+                     ) -> tuple[StorySpec, tuple[AuditTarget, Closer]]:
     """The file's story and the target to run it on (``target``, else the file's; a
     ``jsonl:`` target runs the assignor the file's requests name)."""
     assert saved.spec is not None
@@ -73,8 +73,9 @@ def failure_of(saved: SavedFile, invariant: str | None) -> Failure | None:
     if inv is None or inv == "none":
         return None
     inv = {"I4a": "I4"}.get(inv, inv)
-    rule = (saved.data.get("inherited_from_kafka") or {}).get(inv) if not invariant else None
-    return Failure(inv, rule)
+    labels = saved.data.get("inherited_from_kafka")
+    rule = labels.get(inv) if isinstance(labels, dict) and not invariant else None
+    return Failure(inv, rule if isinstance(rule, str) else None)
 
 
 def _reference(name: str | None, assignor: str, failure: Failure | None,
@@ -93,7 +94,7 @@ def _reference(name: str | None, assignor: str, failure: Failure | None,
 
 def shrink_story_file(saved: SavedFile, *, target: str | None, assignor: str | None,
                       invariant: str | None, seconds: float, reference: str | None,
-                      settings: Settings = NO_SETTINGS) -> tuple[dict[str, Any], list[str]]:
+                      settings: Settings = NO_SETTINGS) -> tuple[ChainFile, list[str]]:
     """The story shrunk on the target: its record and the lines that tell the result."""
     spec, (story, close) = story_and_target(saved, target, assignor, settings)
     failure = failure_of(saved, invariant)
@@ -129,7 +130,7 @@ class StoryReplay:
     """A story played once: its record, what to print, its picture, and the verdict (the
     saved violation ``reproduced``, a ``different`` one, or none)."""
 
-    record: dict[str, Any]
+    record: ChainFile
     lines: list[str]
     page: str
     reproduced: bool
@@ -166,7 +167,7 @@ def replay_story(saved: SavedFile, *, target: str | None, assignor: str | None,
     return StoryReplay(record, lines, page, same is not None, same is None and bool(seen))
 
 
-def rounds_text(record: dict[str, Any]) -> list[str]:
+def rounds_text(record: ChainFile) -> list[str]:
     """One line per assign call: who got what, and what nobody got."""
     lines = []
     rebalance = 0
@@ -190,7 +191,7 @@ def rounds_text(record: dict[str, Any]) -> list[str]:
     return lines
 
 
-def write_record(path: Path, record: dict[str, Any]) -> Path:
+def write_record(path: Path, record: Mapping[str, object]) -> Path:
     """Write a shrunk record (as JSON, one object) and return its path."""
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps(record, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")

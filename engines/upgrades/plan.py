@@ -27,9 +27,11 @@ Every event carries the bounce it belongs to (0: the group forming).
 from __future__ import annotations
 
 import random
-from dataclasses import dataclass
-from typing import Any
+from collections.abc import Callable
+from dataclasses import dataclass, replace
 
+from ...model.event_types import Crash, DomainEvent, Join, Leave, Stall, Wake
+from ...model.group_events import CoordinatorError, Delay, Partitions, Produce, Settle
 from ...model.machine_rules import DELAYS, ERRORS
 from ...targets.registry import wire_clients
 from ...targets.wire.round_records import COOPERATIVE_PROTOCOLS
@@ -38,7 +40,8 @@ from ..errors import EngineInputError
 __all__ = ["PATHS", "Plan", "Side", "parse_side", "plans_for", "protocol", "story"]
 
 PATHS = ("same protocol", "two-bounce", "one-bounce")
-Event = dict[str, Any]
+#: how a member leaves before it restarts
+EXITS = {"leave": Leave, "crash": Crash}
 
 
 @dataclass(frozen=True)
@@ -108,41 +111,52 @@ def plans_for(source: Side, dest: Side) -> list[Plan]:
             Plan(source, dest, "one-bounce", (dest,))]
 
 
-def _join(member: str, side: Side, topics: list[str], bounce: int) -> Event:
-    return {"op": "join", "member": member, "topics": topics, "assignors": list(side.assignors),
-            "client": side.client, "rolling": True, "bounce": bounce}
+def _join(member: str, side: Side, topics: tuple[str, ...], bounce: int) -> DomainEvent:
+    return Join(member, topics, side.assignors, client=side.client, rolling=True,
+                bounce=bounce)
+
+
+def _error(rng: random.Random, member: str, _partitions: dict[str, int]) -> list[DomainEvent]:
+    api = rng.choice(sorted(ERRORS))
+    return [CoordinatorError(member, api, rng.choice(ERRORS[api]))]
+
+
+def _delay(rng: random.Random, member: str, _partitions: dict[str, int]) -> list[DomainEvent]:
+    api = rng.choice(sorted(DELAYS))
+    return [Delay(member, api, rng.choice(DELAYS[api]))]
+
+
+def _stall(_rng: random.Random, member: str, _partitions: dict[str, int]) -> list[DomainEvent]:
+    """Shorter than max.poll.interval.ms: the member stays in."""
+    return [Stall(member), Wake(member)]
+
+
+def _grow(rng: random.Random, _member: str, partitions: dict[str, int]) -> list[DomainEvent]:
+    topic = rng.choice(sorted(partitions))
+    partitions[topic] += 1
+    return [Partitions(topic, partitions[topic])]
+
+
+#: the faults a plan draws between restarts, in the order of the draw
+FAULTS: dict[str, Callable[[random.Random, str, dict[str, int]], list[DomainEvent]]] = {
+    "error": _error, "delay": _delay, "stall": _stall, "grow": _grow}
 
 
 def _fault(rng: random.Random, members: list[str], partitions: dict[str, int],
-           bounce: int) -> list[Event]:
+           bounce: int) -> list[DomainEvent]:
     """One of the state machine's faults, aimed at one member where it has an aim."""
     member = rng.choice(members)
-    kind = rng.choice(("error", "delay", "stall", "grow"))
-    if kind == "error":
-        api = rng.choice(sorted(ERRORS))
-        events: list[Event] = [{"op": "error", "member": member, "api": api,
-                                "error": rng.choice(ERRORS[api])}]
-    elif kind == "delay":
-        api = rng.choice(sorted(DELAYS))
-        events = [{"op": "delay", "member": member, "api": api,
-                   "ms": rng.choice(DELAYS[api])}]
-    elif kind == "stall":  # shorter than max.poll.interval.ms: the member stays in
-        events = [{"op": "stall", "member": member}, {"op": "wake", "member": member}]
-    else:
-        topic = rng.choice(sorted(partitions))
-        partitions[topic] += 1
-        events = [{"op": "partitions", "topic": topic, "count": partitions[topic]}]
-    return [{**e, "bounce": bounce, "fault": True} for e in events] + \
-        [{"op": "settle", "bounce": bounce, "fault": True}]
+    events = FAULTS[rng.choice(tuple(FAULTS))](rng, member, partitions)
+    return [replace(e, bounce=bounce, fault=True) for e in events] + \
+        [Settle(bounce=bounce, fault=True)]
 
 
-def _record(rng: random.Random, partitions: dict[str, int], bounce: int) -> Event:
+def _record(rng: random.Random, partitions: dict[str, int], bounce: int) -> DomainEvent:
     topic = rng.choice(sorted(partitions))
-    return {"op": "produce", "topic": topic, "partition": rng.randrange(partitions[topic]),
-            "bounce": bounce}
+    return Produce(topic, rng.randrange(partitions[topic]), bounce=bounce)
 
 
-def story(plan: Plan, members: int = 4, seed: int = 0, faults: float = 0.3) -> list[Event]:
+def story(plan: Plan, members: int = 4, seed: int = 0, faults: float = 0.3) -> list[DomainEvent]:
     """The events of one play of ``plan``: ``members`` members on topics with two
     partitions each per member in all, every member bounced once per bounce (leaving or
     crashing, drawn from ``seed``), and after a restart a fault with probability
@@ -150,16 +164,15 @@ def story(plan: Plan, members: int = 4, seed: int = 0, faults: float = 0.3) -> l
     rng = random.Random(f"{seed}:{plan.source.target}>{plan.dest.target}:{plan.path}")
     names = [f"m{i}" for i in range(1, members + 1)]
     partitions = {"t0": members, "t1": members}
-    topics = sorted(partitions)
-    events: list[Event] = [{"op": "partitions", "topic": t, "count": n, "bounce": 0}
-                           for t, n in partitions.items()]
+    topics = tuple(sorted(partitions))
+    events: list[DomainEvent] = [Partitions(t, n, bounce=0) for t, n in partitions.items()]
     events += [_join(m, plan.source, topics, 0) for m in names]
-    events += [{"op": "settle", "bounce": 0}, _record(rng, partitions, 0)]
+    events += [Settle(bounce=0), _record(rng, partitions, 0)]
     for bounce, side in enumerate(plan.bounces, 1):
         for member in names:
             exit_op = rng.choice(("leave", "crash"))
-            events += [{"op": exit_op, "member": member, "bounce": bounce},
-                       _join(member, side, topics, bounce), {"op": "settle", "bounce": bounce},
+            events += [EXITS[exit_op](member, bounce=bounce),
+                       _join(member, side, topics, bounce), Settle(bounce=bounce),
                        _record(rng, partitions, bounce)]
             if rng.random() < faults:
                 events += _fault(rng, names, partitions, bounce)

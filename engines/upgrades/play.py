@@ -24,16 +24,19 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TypedDict
 
 from ...model.event_shrink import invariant_of, minimize
+from ...model.event_types import DomainEvent, Join
+from ...model.events import write_events
+from ...model.group_events import Settle
 from ...model.replay import FORMAT, replay_events
 from ...properties.group import GroupView
 from ...targets.registry import client_setup, resolve
 from ...targets.settings import Settings
 from ...targets.target import Target, TargetError
 from ...targets.wire.clients import ClientInfo, ClientUnavailable, hello
-from .plan import Event, Plan, Side, story
+from .plan import Plan, Side, story
 
 __all__ = ["UNSUPPORTED", "VERDICTS", "BounceStats", "UpgradeOutcome", "UpgradeUnavailable",
            "distinct", "play"]
@@ -58,6 +61,41 @@ class BounceStats:
     slowest_settle: float
 
 
+class ReleaseSaid(TypedDict):
+    """What a release said it is when asked (its driver's ``hello``)."""
+
+    client: str
+    version: str
+    profile: str
+
+
+class BrokeAt(TypedDict):
+    """Where a path broke: the bounce, the event (from 1), the release running then, the
+    member the event names (else the last one restarted) and how many were restarted."""
+
+    bounce: int
+    event: int
+    release: str
+    member: str | None
+    restarted: int
+
+
+class BounceJson(TypedDict):
+    bounce: int
+    side: str
+    rebalances: int
+    seconds: float
+    slowest_settle: float
+
+
+#: one row of ``upgrade --json`` and of the certification table's JSON file
+UpgradeRow = TypedDict("UpgradeRow", {
+    "client": str, "from": str, "to": str, "path": str, "primary": bool, "verdict": str,
+    "reason": str, "members": int, "clients": dict[str, ReleaseSaid],
+    "bounces": list[BounceJson], "violations": list[str], "broke_at": BrokeAt | None,
+    "replay": str | None, "seconds": float})
+
+
 @dataclass
 class UpgradeOutcome:
     """One path played: its verdict, why, each bounce's figures and the finding file."""
@@ -67,22 +105,28 @@ class UpgradeOutcome:
     reason: str = ""
     members: int = 0
     bounces: list[BounceStats] = field(default_factory=list)
-    clients: dict[str, dict[str, str]] = field(default_factory=dict)
+    clients: dict[str, ReleaseSaid] = field(default_factory=dict)
     violations: list[str] = field(default_factory=list)
     story: list[str] = field(default_factory=list)
-    broke_at: dict[str, Any] | None = None
+    broke_at: BrokeAt | None = None
     replay: str | None = None
     seconds: float = 0.0
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> UpgradeRow:
         p = self.plan
         return {"client": client_family(p.source.client, p.dest.client),
                 "from": p.source.target, "to": p.dest.target, "path": p.path,
                 "primary": p.primary, "verdict": self.verdict, "reason": self.reason,
                 "members": self.members, "clients": self.clients,
-                "bounces": [b.__dict__ for b in self.bounces], "violations": self.violations,
+                "bounces": [_bounce_json(b) for b in self.bounces],
+                "violations": self.violations,
                 "broke_at": self.broke_at, "replay": self.replay,
                 "seconds": round(self.seconds, 1)}
+
+
+def _bounce_json(b: BounceStats) -> BounceJson:
+    return {"bounce": b.bounce, "side": b.side, "rebalances": b.rebalances,
+            "seconds": b.seconds, "slowest_settle": b.slowest_settle}
 
 
 def client_family(*clients: str) -> str:
@@ -102,9 +146,9 @@ def _check_side(side: Side, settings: Settings) -> tuple[ClientInfo, list[str]]:
     return info, [a for a in side.assignors if a not in info.assignors]
 
 
-def _checked(plan: Plan, settings: Settings) -> tuple[dict[str, dict[str, str]], str]:
+def _checked(plan: Plan, settings: Settings) -> tuple[dict[str, ReleaseSaid], str]:
     """Each release's client, version and profile; why the path is not supported ('')."""
-    clients: dict[str, dict[str, str]] = {}
+    clients: dict[str, ReleaseSaid] = {}
     for side in (plan.source, *plan.bounces):
         info, lacking = _check_side(side, settings)
         clients[side.client] = {"client": info.client, "version": info.version,
@@ -128,17 +172,17 @@ class _Clock:
         last = self.generations[-1] if self.generations else 0
         self.generations.append(view.generation if view is not None else last)
 
-    def bounces(self, events: list[Event], plan: Plan) -> list[BounceStats]:
+    def bounces(self, events: list[DomainEvent], plan: Plan) -> list[BounceStats]:
         out = []
         for bounce in range(len(plan.bounces) + 1):
-            ran = [i for i, e in enumerate(events[:len(self.ends)]) if e.get("bounce") == bounce]
+            ran = [i for i, e in enumerate(events[:len(self.ends)]) if e.bounce == bounce]
             if not ran:
                 continue
             first, last = ran[0], ran[-1]
             began = self.ends[first - 1] if first else self.start
             before = self.generations[first - 1] if first else 0
             settles = [self.ends[i] - (self.ends[i - 1] if i else self.start)
-                       for i in ran if events[i]["op"] == "settle"]
+                       for i in ran if isinstance(events[i], Settle)]
             side = plan.source if bounce == 0 else plan.bounces[bounce - 1]
             out.append(BounceStats(bounce, side.label(), self.generations[last] - before,
                                    round(self.ends[last] - began, 2),
@@ -146,15 +190,14 @@ class _Clock:
         return out
 
 
-def _where(events: list[Event], number: int, plan: Plan) -> dict[str, Any]:
+def _where(events: list[DomainEvent], number: int, plan: Plan) -> BrokeAt:
     """The bounce, member and release at event ``number`` (from 1)."""
     event = events[number - 1]
-    bounce = int(event.get("bounce", 0))
+    bounce = event.bounce or 0
     side = plan.source if bounce == 0 else plan.bounces[bounce - 1]
-    restarted = [e.get("member") for e in events[:number]
-                 if e["op"] == "join" and e.get("bounce") == bounce]
+    restarted = [e.member for e in events[:number] if isinstance(e, Join) and e.bounce == bounce]
     return {"bounce": bounce, "event": number, "release": side.label(),
-            "member": event.get("member") or (restarted[-1] if restarted else None),
+            "member": event.who or (restarted[-1] if restarted else None),
             "restarted": len(restarted) if bounce else 0}
 
 
@@ -181,12 +224,12 @@ def play(plan: Plan, settings: Settings, *, members: int = 4, seed: int = 0,
                             clients, outcome.violations, outcome.story)
     if outcome.violations:
         result.verdict = "fails"
-        result.broke_at = _where(events, outcome.events_run, plan)
+        broke_at = result.broke_at = _where(events, outcome.events_run, plan)
         said = _last_said(outcome.story)
-        result.reason = (f"bounce {result.broke_at['bounce']}: {outcome.violations[0]}"
+        result.reason = (f"bounce {broke_at['bounce']}: {outcome.violations[0]}"
                          + (f" ({said})" if said and said.split(": ", 1)[-1]
                             not in outcome.violations[0] else ""))
-        progress(f"upgrade: fails at bounce {result.broke_at['bounce']}; shrinking "
+        progress(f"upgrade: fails at bounce {broke_at['bounce']}; shrinking "
                  f"(up to {shrink_seconds:.0f}s)")
         kept, violations = _shrunk(events[:outcome.events_run], target, outcome.violations,
                                    shrink_seconds)
@@ -213,8 +256,8 @@ def _group(target: Target) -> Any:
     return target.group()
 
 
-def _shrunk(events: list[Event], target: Target, violations: list[str],
-            seconds: float) -> tuple[list[Event], list[str]]:
+def _shrunk(events: list[DomainEvent], target: Target, violations: list[str],
+            seconds: float) -> tuple[list[DomainEvent], list[str]]:
     """Fewer members and fewer faults, as long as the same invariant still breaks."""
     invariant = invariant_of(violations[0])
     if not invariant or seconds <= 0:
@@ -223,17 +266,20 @@ def _shrunk(events: list[Event], target: Target, violations: list[str],
     return (kept, found) if found else (events, violations)
 
 
-def save_upgrade(folder: Path, plan: Plan, events: list[Event], violations: list[str],
+def save_upgrade(folder: Path, plan: Plan, events: list[DomainEvent], violations: list[str],
                  seed: int, outcome: UpgradeOutcome) -> Path:
     """A replay file for ``groupcheck replay``: its target is the upgrade's first release
     (every join names its own client), its name both releases, the path and the bounce."""
-    where = outcome.broke_at or {}
+    where = outcome.broke_at
     invariant = invariant_of(violations[0]) if violations else "none"
     body = {"format": FORMAT, "target": plan.source.target, "seed": seed,
-            "invariant": invariant or "none", "violations": violations, "events": events,
+            "invariant": invariant or "none", "violations": violations,
+            "events": write_events(events),
             "upgrade": {"from": plan.source.target, "to": plan.dest.target, "path": plan.path,
-                        "bounce": where.get("bounce"), "member": where.get("member"),
-                        "release": where.get("release"), "clients": outcome.clients}}
+                        "bounce": where["bounce"] if where else None,
+                        "member": where["member"] if where else None,
+                        "release": where["release"] if where else None,
+                        "clients": outcome.clients}}
     text = json.dumps(body, indent=1, ensure_ascii=False)
     digest = hashlib.sha256(text.encode()).hexdigest()[:10]
 
@@ -242,7 +288,7 @@ def save_upgrade(folder: Path, plan: Plan, events: list[Event], violations: list
 
     path_name = plan.path.replace(" ", "-")
     name = (f"upgrade-{stem(plan.source)}-to-{stem(plan.dest)}-{path_name}-"
-            f"bounce{where.get('bounce', 0)}-{invariant or 'none'}-{digest}.json")
+            f"bounce{where['bounce'] if where else 0}-{invariant or 'none'}-{digest}.json")
     folder.mkdir(parents=True, exist_ok=True)
     out = folder / name
     out.write_text(text + "\n", encoding="utf-8")

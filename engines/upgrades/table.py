@@ -19,7 +19,7 @@ import json
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TypedDict
 
 from ...audit.report_html import CSS
 from ...targets.settings import Settings
@@ -27,7 +27,9 @@ from ..errors import EngineInputError
 from .plan import Plan, Side, parse_side, plans_for
 from .play import (
     UNSUPPORTED,
+    ReleaseSaid,
     UpgradeOutcome,
+    UpgradeRow,
     UpgradeUnavailable,
     client_family,
     distinct,
@@ -148,14 +150,24 @@ def table_text(table: UpgradeTable) -> str:
 
 def clients_lines(table: UpgradeTable) -> list[str]:
     """What each release said it is when asked: client, version, profile."""
-    seen: dict[str, dict[str, str]] = {}
+    seen: dict[str, ReleaseSaid] = {}
     for o in table.outcomes:
         seen.update(o.clients)
     return [f"{name}: {c['client']} {c['version']}, profile {c['profile']}"
             for name, c in seen.items()]
 
 
-def table_json(table: UpgradeTable) -> dict[str, Any]:
+class TableJson(TypedDict):
+    """The certification table's JSON file (``groupcheck-upgrades/1``)."""
+
+    format: str
+    members: int
+    seed: int
+    seconds: float
+    rows: list[UpgradeRow]
+
+
+def table_json(table: UpgradeTable) -> TableJson:
     return {"format": "groupcheck-upgrades/1", "members": table.members, "seed": table.seed,
             "seconds": round(table.seconds, 1),
             "rows": [o.to_json() for o in table.outcomes]}

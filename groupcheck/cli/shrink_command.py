@@ -19,6 +19,7 @@ ending in ``.json``, the old spelling, is that file). Exit codes: 0 shrunk and w
 from __future__ import annotations
 
 import argparse
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -56,6 +57,7 @@ def run(args: argparse.Namespace, env: Environment = NO_ENVIRONMENT) -> int:
     if saved.kind != "story":
         refuse(args, ["reference"], "to a state-machine replay file or requests (stories "
                                     "only)")
+    record: Mapping[str, object]
     if saved.kind == "events":
         refuse(args, ["timeout"], "to a state-machine replay file")
         record, lines = engines.shrink_events_file(saved, **where)

@@ -17,8 +17,9 @@ from __future__ import annotations
 
 import argparse
 import sys
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, TypedDict
 
 from .. import engines
 from .output import Output, written
@@ -65,6 +66,16 @@ def _sides(args: argparse.Namespace) -> list[str]:
     return sides
 
 
+class _Options(TypedDict):
+    """What `engines.run_table` and `engines.run_upgrade` take from the flags."""
+
+    members: int
+    seed: int
+    faults: float
+    failures: Path
+    progress: Callable[[str], None]
+
+
 def _rows(table: engines.UpgradeTable) -> dict[str, object]:
     return {"members": table.members, "seed": table.seed,
             "rows": [o.to_json() for o in table.outcomes]}
@@ -73,7 +84,7 @@ def _rows(table: engines.UpgradeTable) -> dict[str, object]:
 def run(args: argparse.Namespace, env: Environment = NO_ENVIRONMENT) -> int:
     sides = _sides(args)
     out = Output("upgrade", args.json)
-    options: dict[str, Any] = {
+    options: _Options = {
         "members": args.members, "seed": args.seed, "faults": args.faults,
         "failures": Path(args.failures),
         "progress": lambda line: print(line, file=sys.stderr)}

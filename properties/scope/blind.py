@@ -43,8 +43,8 @@ from __future__ import annotations
 import itertools
 import math
 from collections.abc import Callable, Hashable, Iterator
-from typing import Any
 
+from ..jsonl_shapes import RequestMember
 from .judgement import Judgement, member_entry, member_name
 from .orbits import MetadataShape, Skeleton, Task, config_of, row_tuples, skeletons
 from .space import Config, Metadata, Scope
@@ -52,7 +52,7 @@ from .space import Config, Metadata, Scope
 __all__ = ["MODES", "LeaderView", "check_eager", "choose", "completions", "projections"]
 
 #: what the leader reads of one member: (assignor, request entry) -> a hashable view
-LeaderView = Callable[[str, dict[str, Any]], Hashable]
+LeaderView = Callable[[str, RequestMember], Hashable]
 #: the modes, strongest first: which claims the leader never sees
 MODES = ("all", "unsubscribed")
 
@@ -150,9 +150,8 @@ def _premise(scope: Scope, metadatas: list[tuple[Metadata, int]], assignor: str,
             for owned in owned_sets:
                 shown = _visible(mode, topics, owned)
                 if shown not in seen:
-                    seen[shown] = view(assignor, dict(member_entry((topics, gen, rack,
-                                                                    shown))))
-                entry = dict(member_entry((topics, gen, rack, owned)))
+                    seen[shown] = view(assignor, member_entry((topics, gen, rack, shown)))
+                entry = member_entry((topics, gen, rack, owned))
                 if view(assignor, entry) != seen[shown]:
                     return f"the leader sees what {member_name(0)} owns ({entry})"
     return None

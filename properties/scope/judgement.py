@@ -52,6 +52,7 @@ from typing import Any, Protocol
 
 from .. import assignment as A
 from ..generations import claim_breaches, resolved, uncontested
+from ..jsonl_shapes import Answered, AssignAnswer, AssignRequest, RequestMember, pair_of
 from ..kafka_rules import inherited_i4a, inherited_i6
 from ..optimal import Optimiser
 from ..rebalance import assignment_of, claims_of, sent_claims
@@ -84,10 +85,10 @@ def member_name(i: int) -> str:
     return f"m{i}"
 
 
-_ENTRIES: dict[MemberDesc, dict[str, Any]] = {}
+_ENTRIES: dict[MemberDesc, RequestMember] = {}
 
 
-def member_entry(desc: MemberDesc) -> dict[str, Any]:
+def member_entry(desc: MemberDesc) -> RequestMember:
     """One member's request entry, kept per descriptor: shared by every request built with
     ``shared=True`` (read it, never change it)."""
     entry = _ENTRIES.get(desc)
@@ -103,19 +104,19 @@ def member_entry(desc: MemberDesc) -> dict[str, Any]:
     return entry
 
 
-def _copy(entry: dict[str, Any]) -> dict[str, Any]:
-    out = {**entry, "topics": list(entry["topics"])}
+def _copy(entry: RequestMember) -> RequestMember:
+    out: RequestMember = {**entry, "topics": list(entry["topics"])}
     out["owned"] = [list(x) for x in entry["owned"]]
     return out
 
 
-def build_request(assignor: str, config: Config, *, shared: bool = False) -> dict[str, Any]:
+def build_request(assignor: str, config: Config, *, shared: bool = False) -> AssignRequest:
     """The ``assign`` request (client mode) for one configuration; ``shared``: the member
     entries are shared with other requests (for callers that only read them)."""
     entries = [member_entry(desc) for desc in config.members]
     members = {member_name(i): entry if shared else _copy(entry)
                for i, entry in enumerate(entries)}
-    request: dict[str, Any] = {
+    request: AssignRequest = {
         "op": "assign", "assignor": assignor, "mode": "client",
         "partitions": {topic_name(t): c for t, (c, _) in enumerate(config.metadata) if c},
         "members": members,
@@ -153,16 +154,16 @@ class KeyedAnswer(Protocol):
     protocol: str
     generation: int
 
-    def response(self) -> dict[str, Any]: ...
+    def response(self) -> AssignAnswer: ...
 
 
 class KeyedAssign(Protocol):
     """An assign function that also answers by keys (``AssignSession.assign_keyed``):
     ``keys[i]`` stands for the i-th member's entry, ``metadata_key`` for the partitions."""
 
-    def __call__(self, request: dict[str, Any]) -> dict[str, Any]: ...
+    def __call__(self, request: AssignRequest) -> AssignAnswer: ...
 
-    def assign_keyed(self, request: dict[str, Any], keys: Sequence[Hashable],
+    def assign_keyed(self, request: AssignRequest, keys: Sequence[Hashable],
                      metadata_key: Hashable) -> KeyedAnswer: ...
 
 
@@ -172,7 +173,7 @@ class Judgement:
 
     violations: list[str]
     #: each assign call: (request, response), the response a `KeyedAnswer` until asked for
-    calls: list[tuple[dict[str, Any], Any]]
+    calls: list[tuple[AssignRequest, Answered | KeyedAnswer]]
     first_round_of: dict[str, int] = field(default_factory=dict)
     moves: int | None = None  # measured only against an optimum (the I4b gap)
     optimum: int | None = None
@@ -184,9 +185,9 @@ class Judgement:
     i4a_judged: bool = False
 
     @property
-    def rounds(self) -> list[tuple[dict[str, Any], Any]]:
+    def rounds(self) -> list[tuple[AssignRequest, Answered]]:
         """Each assign call as (request, response dict)."""
-        return [(q, r.response() if hasattr(r, "response") else r) for q, r in self.calls]
+        return [(q, r if isinstance(r, dict) else r.response()) for q, r in self.calls]
 
     @property
     def own_violation(self) -> bool:
@@ -219,8 +220,9 @@ def _i4a_premise(request: Mapping[str, Any], subs: Mapping[str, list[str]],
             and not reading.balanced(prev, subs, partitions))
 
 
-def _call(assign: AssignFn, request: dict[str, Any], config: Config
-          ) -> tuple[Any, dict[str, list[TopicPartition]], str | None, Any]:
+def _call(assign: AssignFn, request: AssignRequest, config: Config
+          ) -> tuple[AssignAnswer | KeyedAnswer, dict[str, list[TopicPartition]], str | None,
+                     object]:
     """One assign call: (response or keyed answer, assignment, protocol, generation). A
     keyed session is handed the configuration's own pieces as keys."""
     keyed = getattr(assign, "assign_keyed", None)
@@ -246,7 +248,7 @@ def judge(assign: AssignFn, assignor: str, config: Config, optimiser: Optimiser 
         out.violations += found
 
     current = config
-    first: dict[str, Any] | None = None
+    first: AssignRequest | None = None
     frame: ConfigFrame | None = None
     settled: dict[str, list[TopicPartition]] = {}
     reading: Reading | None = None
@@ -281,7 +283,7 @@ def judge(assign: AssignFn, assignor: str, config: Config, optimiser: Optimiser 
         if (round_no == 0 and sticky and i4a
                 and _i4a_premise(request, subs, sets, partitions, wanted)):
             out.i4a_judged = True
-            prev = {m: [(t, p) for t, p in v["owned"]] for m, v in request["members"].items()}
+            prev = {m: [pair_of(c) for c in v["owned"]] for m, v in request["members"].items()}
             moved = A.no_moves_when_balanced(prev, assignment)
             out.classify("I4a", moved, inherited_i4a(assignor, subs, prev, assignment))
             found += moved
@@ -301,7 +303,7 @@ def judge(assign: AssignFn, assignor: str, config: Config, optimiser: Optimiser 
     return out
 
 
-def _judge_settled(out: Judgement, request: dict[str, Any], frame: ConfigFrame,
+def _judge_settled(out: Judgement, request: AssignRequest, frame: ConfigFrame,
                    settled: dict[str, list[TopicPartition]], reading: Reading,
                    changed: bool, optimiser: Optimiser | None, sticky: bool,
                    note: Callable[[int, list[str]], None]) -> None:

@@ -49,8 +49,8 @@ from .judgement import (
     Judgement,
     judge,
 )
-from .orbits import MetadataShape, Task, configs_of_task, metadatas, skeletons
-from .report import Counterexample, ProofReport
+from .orbits import MetadataShape, Skeleton, Task, configs_of_task, metadatas, skeletons
+from .report import Counterexample, GapExample, ProofReport
 from .space import (
     AssignFn,
     Config,
@@ -79,7 +79,7 @@ class _Partial:
     # the key starts with "inherited?", so a violation no Kafka rule explains is kept first
     smallest: dict[str, tuple[tuple[Any, ...], Counterexample]] = field(default_factory=dict)
     optimum_by: Counter[str] = field(default_factory=Counter)
-    gap_examples: dict[int, tuple[tuple[Any, ...], dict[str, Any]]] = field(
+    gap_examples: dict[int, tuple[tuple[Any, ...], GapExample]] = field(
         default_factory=dict)
     #: the smallest counterexample of each shape of violation (`violation_shape`), at most
     #: `MAX_SHAPES` shapes per invariant: the distinct ways the target breaks it
@@ -161,18 +161,36 @@ def violation_shape(violation: str, words: int = 6) -> str:
     return " ".join(_NAMES.sub("#", violation).split()[:words])
 
 
-_WORKER: dict[str, Any] = {}
+@dataclass
+class _Worker:
+    """What a worker process judges with (the caller's process, without workers): the
+    assign function (a session's, where the target has one; ``plain``: the target's own),
+    the scope and its member skeletons, the optimiser, the claim-blind mode, the reference,
+    and the shapes of the metadata met so far."""
+
+    assign: AssignFn
+    plain: AssignFn
+    assignor: str
+    scope: Scope
+    sticky: bool
+    optimiser: Optimiser | None
+    claim_mode: str | None
+    skeletons: list[Skeleton]
+    reference: AssignFn | None
+    shapes: dict[Metadata, MetadataShape] = field(default_factory=dict)
+
+
+#: this process's worker, once `_init_worker` has run
+_WORKER: list[_Worker] = []
 
 
 def _init_worker(assign: AssignFn, session: Callable[[], AssignFn] | None, assignor: str,
                  scope: Scope, sticky: bool, exact: bool,
                  reference: AssignFn | None = None, gaps: bool = True,
                  claim_mode: str | None = None) -> None:
-    _WORKER.clear()
-    _WORKER.update(assign=session() if session is not None else assign, plain=assign,
-                   assignor=assignor, scope=scope, sticky=sticky,
-                   optimiser=Optimiser(exact) if gaps else None, claim_mode=claim_mode,
-                   shapes={}, skeletons=skeletons(scope), reference=reference)
+    _WORKER[:] = [_Worker(session() if session is not None else assign, assign, assignor,
+                          scope, sticky, Optimiser(exact) if gaps else None, claim_mode,
+                          skeletons(scope), reference)]
 
 
 def _relabel(j: Judgement, assign: AssignFn, reference: AssignFn) -> None:
@@ -184,17 +202,16 @@ def _relabel(j: Judgement, assign: AssignFn, reference: AssignFn) -> None:
 
 def _run_task(item: tuple[Task, int]) -> _Partial:
     task, orbit = item
-    scope: Scope = _WORKER["scope"]
-    shapes: dict[Metadata, MetadataShape] = _WORKER["shapes"]
+    worker = _WORKER[0]
+    scope, shapes = worker.scope, worker.shapes
     shape = shapes.get(task[0])
     if shape is None:
         shape = shapes[task[0]] = MetadataShape.of(scope, task[0], orbit)
     part = _Partial()
-    optimiser: Optimiser | None = _WORKER["optimiser"]
-    mode: str | None = _WORKER["claim_mode"]
-    assign, assignor, sticky = _WORKER["assign"], _WORKER["assignor"], _WORKER["sticky"]
+    optimiser, mode = worker.optimiser, worker.claim_mode
+    assign, assignor, sticky = worker.assign, worker.assignor, worker.sticky
     started = time.process_time()
-    reference = _WORKER["reference"]
+    reference = worker.reference
     # the cyclic collector is off for a task: the judgements make no cycles worth finding,
     # and its passes over the worker's caches cost a sixth of the time (bench/prove.py)
     collecting = gc.isenabled()
@@ -203,10 +220,10 @@ def _run_task(item: tuple[Task, int]) -> _Partial:
         if mode is not None:
             _judge_projections(part, task, shape, mode)
         else:
-            for config in configs_of_task(scope, task, shape, _WORKER["skeletons"]):
+            for config in configs_of_task(scope, task, shape, worker.skeletons):
                 j = judge(assign, assignor, config, optimiser, sticky)
                 if reference is not None and j.first_round_of:
-                    _relabel(j, _WORKER["plain"], reference)
+                    _relabel(j, worker.plain, reference)
                 part.add(config, j)
     finally:
         if collecting:
@@ -218,19 +235,19 @@ def _run_task(item: tuple[Task, int]) -> _Partial:
 def _judge_projections(part: _Partial, task: Task, shape: MetadataShape, mode: str) -> None:
     """A task in claim-blind mode (``blind``): each projection judged for itself and,
     without I4a when its premise held, for the configurations that add hidden claims."""
-    assign, assignor, sticky = _WORKER["assign"], _WORKER["assignor"], _WORKER["sticky"]
-    reference = _WORKER["reference"]
+    worker = _WORKER[0]
+    assign, assignor, sticky = worker.assign, worker.assignor, worker.sticky
+    reference = worker.reference
 
     def run(config: Config, i4a: bool) -> Judgement:
         j = judge(assign, assignor, config, None, sticky, i4a)
         if mode == "all":
             check_eager(config, j)
         if reference is not None and j.first_round_of:
-            _relabel(j, _WORKER["plain"], reference)
+            _relabel(j, worker.plain, reference)
         return j
 
-    for config, more in projections(_WORKER["scope"], task, shape, _WORKER["skeletons"],
-                                    mode):
+    for config, more in projections(worker.scope, task, shape, worker.skeletons, mode):
         j = run(config, True)
         part.add(config, j)
         if more:
@@ -294,7 +311,8 @@ def prove(assign: AssignFn, assignor: str, scope: Scope | None = None, *,
     if workers == 1:
         _init_worker(*args)
         collect(_run_task(t) for t in tasks)
-        z3_ok = _WORKER["optimiser"] is not None and bool(_WORKER["optimiser"].available)
+        optimiser = _WORKER[0].optimiser
+        z3_ok = optimiser is not None and bool(optimiser.available)
     else:
         ctx = multiprocessing.get_context("fork")
         with ctx.Pool(workers, initializer=_init_worker, initargs=args) as pool:
@@ -325,7 +343,7 @@ def prove(assign: AssignFn, assignor: str, scope: Scope | None = None, *,
 
 
 def _same(a: Counterexample, b: Counterexample) -> bool:
-    return a.rounds[a.round_no][0] == b.rounds[b.round_no][0]
+    return bool(a.rounds[a.round_no][0] == b.rounds[b.round_no][0])
 
 
 def claim_mode(scope: Scope, assignor: str, enumerate_all: bool,

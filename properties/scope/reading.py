@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from .. import assignment as A
+from ..jsonl_shapes import AssignRequest
 from .space import Config, TopicPartition
 
 __all__ = ["ConfigFrame", "Reading", "frame_of", "missing", "read"]
@@ -92,7 +93,7 @@ class ConfigFrame:
 _FRAMES: dict[Any, ConfigFrame] = {}
 
 
-def frame_of(config: Config, request: dict[str, Any]) -> ConfigFrame:
+def frame_of(config: Config, request: AssignRequest) -> ConfigFrame:
     key = (config.metadata, tuple(m[0] for m in config.members))
     frame = _FRAMES.get(key)
     if frame is None:

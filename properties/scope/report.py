@@ -4,14 +4,102 @@ returns, as a table for people and a dict for ``--json``."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TypedDict
 
 from ..deviations import EVIDENCE
-from .space import Config, Scope, reduction_is_sound, reduction_text
+from ..jsonl_shapes import Answered, AssignRequest
+from .space import Config, Scope, TopicPartition, reduction_is_sound, reduction_text
 
-__all__ = ["FORMAT", "Counterexample", "ProofReport"]
+__all__ = ["FORMAT", "Counterexample", "CounterexampleFile", "GapExample", "ProofRecord",
+           "ProofReport"]
 
 FORMAT = "groupcheck-prove/1"
+
+
+class ProverRound(TypedDict):
+    request: AssignRequest
+    response: Answered
+
+
+class ProveNote(TypedDict):
+    """groupcheck's notes on a prover counterexample: where it was found, what broke, in
+    which round, and every round of its configuration."""
+
+    format: str
+    target: str
+    scope: str
+    invariant: str
+    violations: list[str]
+    inheritedFromKafka: str | None
+    round: int
+    response: Answered
+    rounds: list[ProverRound]
+
+
+class CounterexampleFile(AssignRequest, total=False):
+    """A prover counterexample as saved: the violating round's request, notes under
+    ``groupcheck``."""
+
+    groupcheck: ProveNote
+
+
+class GapExample(TypedDict):
+    """The smallest configuration of one I4b gap: its request, the moves of the answer and
+    the optimum's, and the settled assignment."""
+
+    request: AssignRequest
+    moves: int | None
+    optimum: int | None
+    assignment: dict[str, list[TopicPartition]]
+
+
+class InheritedCount(TypedDict):
+    configurations: int
+    rules: list[str]
+    byEvidence: int
+    byRule: int
+
+
+class CounterexampleSummary(TypedDict):
+    violations: list[str]
+    file: str | None
+    inheritedFromKafka: str | None
+    request: AssignRequest
+    response: Answered
+    round: int
+
+
+class ProofRecord(TypedDict):
+    """A proof report as ``prove --json`` writes it."""
+
+    target: str
+    assignor: str
+    scope: str
+    ok: bool
+    proved: bool
+    reduction: str
+    configurations: int
+    labelled: int
+    symmetrySaved: int
+    seconds: float
+    configurationsPerSecond: float
+    labelledPerSecond: float
+    workers: int
+    assignCalls: int
+    assignSeconds: float
+    cpuSeconds: float
+    violations: dict[str, int]
+    violationsLabelled: dict[str, int]
+    reference: str | None
+    inheritedFromKafka: dict[str, InheritedCount]
+    counterexamples: dict[str, CounterexampleSummary]
+    gapHistogram: dict[str, int]
+    gapUnjudged: int
+    optimumBy: dict[str, int]
+    gapExamples: dict[str, GapExample]
+    z3: bool
+    gapsMeasured: bool
+    claimsAggregated: str | None
 
 
 @dataclass
@@ -19,12 +107,12 @@ class Counterexample:
     invariant: str
     violations: list[str]
     config: Config
-    rounds: list[tuple[dict[str, Any], Any]]
+    rounds: list[tuple[AssignRequest, Answered]]
     round_no: int
     file: str | None = None
     rule: str | None = None  # the kafka_rules rule, when Kafka itself answers this way
 
-    def record(self, target: str, scope: Scope) -> dict[str, Any]:
+    def record(self, target: str, scope: Scope) -> CounterexampleFile:
         request, response = self.rounds[self.round_no]
         return {**request, "groupcheck": {
             "format": FORMAT, "target": target, "scope": scope.text(),
@@ -54,7 +142,7 @@ class ProofReport:
     gap_unjudged: int
     optimum_by: dict[str, int]
     z3_available: bool
-    gap_examples: dict[int, dict[str, Any]] = field(default_factory=dict)
+    gap_examples: dict[int, GapExample] = field(default_factory=dict)
     #: of ``violations``, the configurations whose violation a `kafka_rules` rule explains
     inherited: dict[str, int] = field(default_factory=dict)
     rules: dict[str, list[str]] = field(default_factory=dict)
@@ -101,7 +189,7 @@ class ProofReport:
     def symmetry_saved(self) -> int:
         return self.labelled - self.configurations
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> ProofRecord:
         return {
             "target": self.target, "assignor": self.assignor, "scope": self.scope.text(),
             "ok": self.ok, "proved": self.proved, "reduction": reduction_text(self.scope),

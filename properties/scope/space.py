@@ -37,16 +37,17 @@ stands for) is counted; ``symmetry=0`` checks every labelled configuration one b
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
-from dataclasses import asdict, dataclass
+from collections.abc import Mapping
+from dataclasses import asdict, dataclass, replace
 from typing import Any
+
+from ..jsonl_shapes import AssignFn
 
 __all__ = ["AssignFn", "Config", "MemberDesc", "Metadata", "Scope", "TopicPartition",
            "merges_members", "parse_bounds", "reduction_is_sound", "reduction_text",
            "renames_topics", "renumbers_partitions"]
 
 TopicPartition = tuple[str, int]
-AssignFn = Callable[[dict[str, Any]], dict[str, Any]]
 # A member: (subscribed topic indexes, generation (0 = none), rack (-1 = none), owned).
 MemberDesc = tuple[tuple[int, ...], int, int, tuple[tuple[int, int], ...]]
 # The metadata: per topic, (partition count, rack index of each partition).
@@ -96,9 +97,7 @@ class Scope:
     def parse(cls, text: str, base: Scope | None = None) -> Scope:
         """``"members=3,topics=2,partitions=3"``; keys not given keep ``base`` (the default
         scope). Raises ValueError with a one-line reason."""
-        values: dict[str, Any] = asdict(base or cls())
-        values.update(parse_bounds(text, _LIMITS))
-        return cls(**values)
+        return replace(base or cls(), **parse_bounds(text, _LIMITS))
 
     def text(self) -> str:
         return ",".join(f"{k}={int(v)}" for k, v in asdict(self).items())

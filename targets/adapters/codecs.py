@@ -16,13 +16,12 @@ from typing import Any, Protocol
 from ...impl.consumer_protocol import HIGHEST_VERSION, decode_subscription, encode_subscription
 from ...impl.errors import CodecError
 from ...impl.types import Subscription
+from ...properties.codec import Message, SubscriptionInput
+from ..profile import ReleaseProfile
 from .kafka_python_assignors import subscription_object
 
 __all__ = ["BuiltinCodec", "CodecFailure", "CodecTarget", "JsonlCodec", "KafkaPythonCodec",
-           "ReleaseCodec",
-           "Message"]
-
-Message = dict[str, Any]
+           "ReleaseCodec"]
 
 
 class CodecFailure(ValueError):
@@ -32,7 +31,7 @@ class CodecFailure(ValueError):
 class CodecTarget(Protocol):
     name: str
 
-    def encode_subscription(self, x: dict[str, Any], version: int) -> bytes: ...
+    def encode_subscription(self, x: SubscriptionInput, version: int) -> bytes: ...
 
     def decode_subscription(self, data: bytes) -> Message: ...
 
@@ -61,9 +60,9 @@ class BuiltinCodec:
             cls._shared = cls()
         return cls._shared
 
-    def encode_subscription(self, x: dict[str, Any], version: int) -> bytes:
+    def encode_subscription(self, x: SubscriptionInput, version: int) -> bytes:
         return encode_subscription(Subscription(
-            list(x["topics"]), x["userData"], [tuple(tp) for tp in x["owned"]],
+            list(x["topics"]), x["userData"], [(t, p) for t, p in x["owned"]],
             x["generation"], x["rack"]), version)
 
     def decode_subscription(self, data: bytes) -> Message:
@@ -84,7 +83,7 @@ class JsonlCodec:
         self.target = target
         self.name = target.target
 
-    def encode_subscription(self, x: dict[str, Any], version: int) -> bytes:
+    def encode_subscription(self, x: SubscriptionInput, version: int) -> bytes:
         user_data = x["userData"]
         answer = self.target.call({
             "op": "encode_subscription", "version": version, "topics": list(x["topics"]),
@@ -113,9 +112,9 @@ class KafkaPythonCodec:
 
     name = "kafka-python"
 
-    def encode_subscription(self, x: dict[str, Any], version: int) -> bytes:
+    def encode_subscription(self, x: SubscriptionInput, version: int) -> bytes:
         obj = subscription_object(version, list(x["topics"]), x["userData"],
-                                   [tuple(tp) for tp in x["owned"]], x["generation"], x["rack"])
+                                   [(t, p) for t, p in x["owned"]], x["generation"], x["rack"])
         if x["userData"] is None:
             obj.user_data = None
         return bytes(obj.encode())
@@ -150,23 +149,23 @@ class ReleaseCodec:
 
     error: type[Exception] = CodecFailure
 
-    def __init__(self, inner: Any, profile: Any) -> None:
+    def __init__(self, inner: CodecTarget, profile: ReleaseProfile) -> None:
         self.inner, self.profile = inner, profile
         self.name = getattr(inner, "name", "release")
         self.writes: tuple[int, ...] = tuple(profile.subscription_versions.reads)
         self.reader_highest: int = max(self.writes, default=0)
         self.newer = BuiltinCodec()
 
-    def as_sent(self, x: dict[str, Any], version: int) -> dict[str, Any]:
-        return dict(self.profile.as_sent(x)) if version in self.writes else x
+    def as_sent(self, x: SubscriptionInput, version: int) -> SubscriptionInput:
+        return self.profile.as_sent(x) if version in self.writes else x
 
     def ordered(self, version: int) -> bool:
         return version not in self.writes or self.reader_highest >= HIGHEST_VERSION
 
-    def encode_subscription(self, x: dict[str, Any], version: int) -> bytes:
+    def encode_subscription(self, x: SubscriptionInput, version: int) -> bytes:
         if version in self.writes:
             return bytes(self.inner.encode_subscription(self.as_sent(x, version), version))
         return self.newer.encode_subscription(x, version)
 
     def decode_subscription(self, data: bytes) -> Message:
-        return dict(self.inner.decode_subscription(data))
+        return self.inner.decode_subscription(data)

@@ -20,9 +20,8 @@ from __future__ import annotations
 
 import threading
 import weakref
-from collections.abc import Callable
-from typing import Any
 
+from ...properties.jsonl_shapes import AssignFn
 from ..adapters.codecs import JsonlCodec
 from ..profile import ReleaseProfile
 from ..settings import Settings
@@ -33,7 +32,6 @@ from .maven_repo import release_classpath
 __all__ = ["AssignFn", "audit_parts", "java_classpath", "java_process", "java_profile",
            "split_release"]
 
-AssignFn = Callable[[dict[str, Any]], dict[str, Any]]
 
 
 def split_release(kind: str) -> tuple[str, str]:

@@ -28,13 +28,13 @@ from .driver_process import (
     CommandFailed,
     DriverError,
     DriverProcess,
-    Message,
 )
+from .drivers.messages import Event
 
 __all__ = ["CLOSE_BOUND", "DriverPool", "EventSink", "SharedCrash", "check_alive", "close_all",
            "close_members"]
 
-EventSink = Callable[[DriverProcess, Message], None]
+EventSink = Callable[[DriverProcess, Event], None]
 #: seconds one member's close may take: its ``close`` command, then a driver it had alone
 #: shut down (`DriverProcess.close`: shutdown, exit, kill, its reader threads)
 CLOSE_BOUND = COMMAND_TIMEOUT + 5 * SHUTDOWN_TIMEOUT
@@ -178,7 +178,7 @@ class DriverPool:
                 if attempt == 2:
                     raise
 
-    def _route(self, driver: DriverProcess, message: Message) -> None:
+    def _route(self, driver: DriverProcess, message: Event) -> None:
         with self._lock:
             sink = self._sinks.get((id(driver), str(message.get("member", ""))))
         if sink is not None:

@@ -26,12 +26,13 @@ import sys
 import termios
 import threading
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import Any, cast
 
 from ...properties.harness import Failures, HarnessError
+from .drivers.messages import Ack, Event
 
 __all__ = ["COMMAND_TIMEOUT", "SHUTDOWN_TIMEOUT", "STDERR_LINES", "CommandFailed", "DriverError",
-           "DriverProcess", "Message"]
+           "DriverProcess"]
 
 COMMAND_TIMEOUT = 60.0  # seconds a command may take before the driver counts as hung
 SHUTDOWN_TIMEOUT = 15.0
@@ -39,9 +40,6 @@ EXIT_WAIT = 1.0  # seconds a driver whose stdout reached EOF has to be seen exit
 READ_SIZE = 65536
 MAX_LINE = 16 * 1024 * 1024  # a longer line breaks the contract (memory stays bounded)
 STDERR_LINES = 40
-
-Message = dict[str, Any]
-
 
 class DriverError(HarnessError):
     """The driver failed the contract: it exited, hung, or wrote something unreadable (the
@@ -56,7 +54,7 @@ class DriverProcess:
     """One running member driver; `call` sends a command and returns its ack."""
 
     def __init__(self, argv: Sequence[str], label: str,
-                 on_event: Callable[[DriverProcess, Message], None],
+                 on_event: Callable[[DriverProcess, Event], None],
                  env: dict[str, str] | None = None) -> None:
         self.label = label
         self.on_event = on_event
@@ -64,7 +62,7 @@ class DriverProcess:
             list(argv), stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
             env={**os.environ, **(env or {})}, start_new_session=True)
         self.stderr: collections.deque[str] = collections.deque(maxlen=STDERR_LINES)
-        self._acks: dict[int, Message] = {}
+        self._acks: dict[int, Ack] = {}
         self._cond = threading.Condition()
         self._next_id = 0
         self._broken = ""  # why the driver can no longer be talked to
@@ -142,12 +140,13 @@ class DriverProcess:
         if not isinstance(message, dict):
             self._break(f"wrote a line that is not a JSON object: {line[:200]!r}")
             return False
+        # a JSON object: its reader converts (and checks) whatever it takes from it
         if "ack" in message and "event" not in message:
             with self._cond:
-                self._acks[int(message["ack"])] = message
+                self._acks[int(message["ack"])] = cast(Ack, message)
                 self._cond.notify_all()
         else:
-            self.on_event(self, message)
+            self.on_event(self, cast(Event, message))
         return True
 
     def drained(self) -> bool:
@@ -196,7 +195,7 @@ class DriverProcess:
                 self._break(f"cannot be written to ({exc})")
         return number
 
-    def wait(self, number: int, cmd: str, timeout: float = COMMAND_TIMEOUT) -> Message:
+    def wait(self, number: int, cmd: str, timeout: float = COMMAND_TIMEOUT) -> Ack:
         """The ack of command ``number``; raises `CommandFailed` on an error answer."""
         with self._cond:
             self._cond.wait_for(lambda: number in self._acks or bool(self._broken), timeout)
@@ -209,7 +208,7 @@ class DriverProcess:
             raise CommandFailed(f"{cmd}: {ack['error']}")
         return ack
 
-    def call(self, cmd: str, timeout: float = COMMAND_TIMEOUT, **fields: Any) -> Message:
+    def call(self, cmd: str, timeout: float = COMMAND_TIMEOUT, **fields: Any) -> Ack:
         return self.wait(self.send(cmd, **fields), cmd, timeout)
 
     @property

@@ -51,6 +51,7 @@ from .clients import ClientInfo, hello
 from .described import as_described, latest_round
 from .driver_pool import DriverPool, check_alive, close_members
 from .driver_process import CommandFailed, DriverProcess
+from .drivers.messages import DriverConfig, Event
 from .log import Entry, WireLog, owned_at
 from .members import WireMember, apply_callback
 from .round_records import COOPERATIVE_PROTOCOLS, given_before, record
@@ -58,7 +59,7 @@ from .settle import stalled, unsettled
 
 __all__ = ["CONFIG", "GROUP", "SLOW_REVOKE_MS", "STEP_WAIT", "TICK", "ClientSetup", "WireGroup"]
 
-CONFIG: dict[str, int | str | bool] = {
+CONFIG: DriverConfig = {
     "session_timeout_ms": 2000, "heartbeat_interval_ms": 300, "max_poll_interval_ms": 3000,
     "auto_offset_reset": "earliest", "enable_auto_commit": False,
     "metadata_max_age_ms": 1000}  # a topic that grows is seen within a settle
@@ -108,7 +109,7 @@ class WireGroup:
 
     # --- drivers --------------------------------------------------------------------------
 
-    def _on_event(self, driver: DriverProcess, message: dict[str, Any]) -> None:
+    def _on_event(self, driver: DriverProcess, message: Event) -> None:
         source = self.sources.get((id(driver), str(message.get("member", ""))), 0)
         self.log.receive(source, message)
 
@@ -289,8 +290,7 @@ class WireGroup:
                     if self._apply(self.log.entries[self.applied - 1]):
                         return True
                     continue
-                rounds = self._new_rounds() if not waiting else []
-                if rounds:
+                if rounds := (self._new_rounds() if not waiting else []):
                     self._show_round(rounds[0])
                     return True
                 self.check_harness()  # a thread of ours that failed while we waited

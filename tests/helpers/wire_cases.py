@@ -2,92 +2,89 @@
 
 from __future__ import annotations
 
-from typing import Any
+import dataclasses
 
-Event = dict[str, Any]
+from groupcheck.model.event_types import (
+    DomainEvent,
+    Join,
+    Leave,
+    Pause,
+    Resume,
+    SlowRevoke,
+    Stall,
+    Subscribe,
+)
+from groupcheck.model.group_events import Partitions, Poll, Produce, Settle
 
 
-def join(member: str, assignor: str, *topics: str, profile: str = "librdkafka") -> Event:
+def join(member: str, assignor: str, *topics: str, profile: str = "librdkafka") -> Join:
     """A join event; on the wire a member is judged by its own client's profile whatever
     ``profile`` says (it only labels the story)."""
-    return {"op": "join", "member": member, "topics": list(topics or ("t0",)),
-            "assignors": [assignor], "profile": profile}
+    return Join(member, tuple(topics or ("t0",)), (assignor,), profile=profile)
 
 
-def topics() -> list[Event]:
-    return [{"op": "partitions", "topic": "t0", "count": 3},
-            {"op": "partitions", "topic": "t1", "count": 2}]
+def topics() -> list[DomainEvent]:
+    return [Partitions("t0", 3), Partitions("t1", 2)]
 
 
-def two_members(assignor: str) -> list[Event]:
+def two_members(assignor: str) -> list[DomainEvent]:
     """c1 on t0 and t1 with records flowing, c1 pauses t0-1, c2 joins on t0."""
-    return [*topics(), join("c1", assignor, "t0", "t1"), {"op": "settle"},
-            {"op": "produce", "topic": "t0", "partition": 0},
-            {"op": "pause", "member": "c1", "partitions": [["t0", 1]]},
-            {"op": "produce", "topic": "t0", "partition": 1},
-            join("c2", assignor), {"op": "settle"}]
+    return [*topics(), join("c1", assignor, "t0", "t1"), Settle(), Produce("t0", 0),
+            Pause("c1", (("t0", 1),)), Produce("t0", 1), join("c2", assignor), Settle()]
 
 
-def smoke(assignor: str) -> list[Event]:
+def smoke(assignor: str) -> list[DomainEvent]:
     """A few rebalances: a join, a subscription change, records on paused and handed-over
     partitions, a leave."""
-    return [*two_members(assignor),
-            {"op": "produce", "topic": "t0", "partition": 1},
-            {"op": "subscribe", "member": "c2", "topics": ["t0", "t1"]}, {"op": "settle"},
-            {"op": "produce", "topic": "t1", "partition": 0},
-            {"op": "leave", "member": "c1"}, {"op": "settle"},
-            {"op": "produce", "topic": "t0", "partition": 1}, {"op": "poll", "steps": 3}]
+    return [*two_members(assignor), Produce("t0", 1), Subscribe("c2", ("t0", "t1")), Settle(),
+            Produce("t1", 0), Leave("c1"), Settle(), Produce("t0", 1), Poll(3)]
 
 
-def stall_past_max_poll(assignor: str) -> list[Event]:
+def stall_past_max_poll(assignor: str) -> list[DomainEvent]:
     """c2 stops polling; the group evicts it after max.poll.interval.ms and hands its
     partitions to c1 while c2 still holds them (it learns of it only when it polls again)."""
-    return [*topics(), join("c1", assignor), join("c2", assignor), {"op": "settle"},
-            {"op": "stall", "member": "c2"}, {"op": "settle"}]
+    return [*topics(), join("c1", assignor), join("c2", assignor), Settle(), Stall("c2"),
+            Settle()]
 
 
-def slow_revoke(assignor: str) -> list[Event]:
+def slow_revoke(assignor: str) -> list[DomainEvent]:
     """c1's revoke callback outlasts the rebalance that c2's join starts."""
-    return [*topics(), join("c1", assignor), {"op": "settle"},
-            {"op": "slow_revoke", "member": "c1"}, join("c2", assignor), {"op": "settle"}]
+    return [*topics(), join("c1", assignor), Settle(), SlowRevoke("c1"), join("c2", assignor),
+            Settle()]
 
 
-def pause_outlives_the_assignment(assignor: str) -> list[Event]:
+def pause_outlives_the_assignment(assignor: str) -> list[DomainEvent]:
     """c1 pauses all of t0; c2 takes part of it and leaves, so c1 gets it back; records
     arrive on every t0 partition while c1 holds them again (they must stay unreturned)."""
-    return [{"op": "partitions", "topic": "t0", "count": 3}, join("c1", assignor),
-            {"op": "settle"},
-            {"op": "pause", "member": "c1", "partitions": [["t0", 0], ["t0", 1], ["t0", 2]]},
-            join("c2", assignor), {"op": "settle"}, {"op": "leave", "member": "c2"},
-            {"op": "settle"},
-            *({"op": "produce", "topic": "t0", "partition": p} for p in range(3))]
+    return [Partitions("t0", 3), join("c1", assignor), Settle(),
+            Pause("c1", (("t0", 0), ("t0", 1), ("t0", 2))), join("c2", assignor), Settle(),
+            Leave("c2"), Settle(), *(Produce("t0", p) for p in range(3))]
 
 
-def subscription_switch(assignor: str) -> list[Event]:
+def subscription_switch(assignor: str) -> list[DomainEvent]:
     """c2 moves from t1 to t0 (dropping a topic, adding another)."""
-    return [*topics(), join("c1", assignor, "t0"), join("c2", assignor, "t1"),
-            {"op": "settle"}, {"op": "subscribe", "member": "c2", "topics": ["t0"]},
-            {"op": "settle"}]
+    return [*topics(), join("c1", assignor, "t0"), join("c2", assignor, "t1"), Settle(),
+            Subscribe("c2", ("t0",)), Settle()]
 
 
-def without_pauses(events: list[Event]) -> list[Event]:
-    return [e for e in events if e["op"] not in ("pause", "resume")]
+def without_pauses(events: list[DomainEvent]) -> list[DomainEvent]:
+    return [e for e in events if not isinstance(e, (Pause, Resume))]
 
 
-def five_members(assignor: str) -> list[Event]:
+def five_members(assignor: str) -> list[DomainEvent]:
     """Five members join t0 (10 partitions) one after the other, each join settling."""
-    return [{"op": "partitions", "topic": "t0", "count": 10},
-            *(e for i in range(1, 6) for e in (join(f"c{i}", assignor), {"op": "settle"}))]
+    return [Partitions("t0", 10),
+            *(e for i in range(1, 6) for e in (join(f"c{i}", assignor), Settle()))]
 
 
-def with_profiles(events: list[dict[str, Any]], *profiles: str) -> list[dict[str, Any]]:
+def with_profiles(events: list[DomainEvent], *profiles: str) -> list[DomainEvent]:
     """The events with each join judged by the profile of the client it lands on (members
     go to a mixed group's clients in turn, in the order their names first join)."""
     turns: dict[str, str] = {}
-    out = []
+    out: list[DomainEvent] = []
     for event in events:
-        if event["op"] == "join":
-            turns.setdefault(event["member"], profiles[len(turns) % len(profiles)])
-            event = {**event, "profile": turns[event["member"]]}
+        if isinstance(event, Join):
+            turns.setdefault(event.member, profiles[len(turns) % len(profiles)])
+            event = dataclasses.replace(event, profile=turns[event.member])
         out.append(event)
     return out
