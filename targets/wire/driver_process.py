@@ -29,7 +29,7 @@ from collections.abc import Callable, Sequence
 from typing import Any, cast
 
 from ...properties.harness import Failures, HarnessError
-from .drivers.messages import Ack, Event
+from .drivers.messages import Ack, DriverEvent
 
 __all__ = ["COMMAND_TIMEOUT", "SHUTDOWN_TIMEOUT", "STDERR_LINES", "CommandFailed", "DriverError",
            "DriverProcess"]
@@ -54,7 +54,7 @@ class DriverProcess:
     """One running member driver; `call` sends a command and returns its ack."""
 
     def __init__(self, argv: Sequence[str], label: str,
-                 on_event: Callable[[DriverProcess, Event], None],
+                 on_event: Callable[[DriverProcess, DriverEvent], None],
                  env: dict[str, str] | None = None) -> None:
         self.label = label
         self.on_event = on_event
@@ -146,7 +146,7 @@ class DriverProcess:
                 self._acks[int(message["ack"])] = cast(Ack, message)
                 self._cond.notify_all()
         else:
-            self.on_event(self, cast(Event, message))
+            self.on_event(self, cast(DriverEvent, message))
         return True
 
     def drained(self) -> bool:

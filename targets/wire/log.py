@@ -31,7 +31,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from ...properties.harness import HarnessError
-from .drivers.messages import Event, JsonPartition
+from .drivers.messages import DriverEvent, JsonPartition
 
 __all__ = ["CALLBACKS", "DELAY_WINDOW", "MAX_GRACE_NS", "MERGE_GRACE_NS", "Entry",
            "TopicPartition", "WireLog", "owned_at"]
@@ -71,7 +71,7 @@ class _Incoming:
     ts: int
     order: int
     source: int = field(compare=False)
-    message: Event = field(compare=False)
+    message: DriverEvent = field(compare=False)
 
 
 def _tps(raw: Iterable[JsonPartition] | None) -> tuple[TopicPartition, ...]:
@@ -92,7 +92,7 @@ class WireLog:
         self._order = 0
         self._starts: dict[tuple[int, str], int] = {}  # (source, member+kind) → start seq
 
-    def receive(self, source: int, message: Event) -> None:
+    def receive(self, source: int, message: DriverEvent) -> None:
         with self.cond:
             self._order += 1
             self.sources.add(source)

@@ -51,7 +51,7 @@ from .clients import ClientInfo, hello
 from .described import as_described, latest_round
 from .driver_pool import DriverPool, check_alive, close_members
 from .driver_process import CommandFailed, DriverProcess
-from .drivers.messages import DriverConfig, Event
+from .drivers.messages import DriverConfig, DriverEvent
 from .log import Entry, WireLog, owned_at
 from .members import WireMember, apply_callback
 from .round_records import COOPERATIVE_PROTOCOLS, given_before, record
@@ -109,7 +109,7 @@ class WireGroup:
 
     # --- drivers --------------------------------------------------------------------------
 
-    def _on_event(self, driver: DriverProcess, message: Event) -> None:
+    def _on_event(self, driver: DriverProcess, message: DriverEvent) -> None:
         source = self.sources.get((id(driver), str(message.get("member", ""))), 0)
         self.log.receive(source, message)
 
