@@ -26,7 +26,6 @@ import multiprocessing
 import os
 import time
 from collections.abc import Callable, Sequence
-from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from multiprocessing.util import Finalize
 from pathlib import Path
@@ -48,6 +47,7 @@ from ..battery.results import (
 from ..battery.runner import run_batteries
 from ..errors import EngineInputError
 from ..resolving import offers_of
+from ..worker_pools import worker_pool
 from .bisection import Bisection, bisect_many
 
 __all__ = ["Cell", "CellJob", "CellJson", "CellOptions", "MatrixRun", "cell_verdict",
@@ -310,8 +310,7 @@ def _run_cells(todo: Sequence[CellJob], jobs: int,
             _release()
     method = "forkserver" if "forkserver" in multiprocessing.get_all_start_methods() \
         else "spawn"
-    with ProcessPoolExecutor(min(jobs, len(todo)), mp_context=multiprocessing.get_context(
-            method)) as pool:
+    with worker_pool(min(jobs, len(todo)), method) as pool:
         futures = [pool.submit(run_cell, j) for j in todo]
         return [told(f.result()) for f in futures]
 
