@@ -51,6 +51,7 @@ from ..worker_pools import worker_pool
 from .bisection import Bisection, bisect_many
 
 __all__ = ["Cell", "CellJob", "CellJson", "CellOptions", "MatrixRun", "cell_verdict",
+           "named_and_released",
            "parse_versions", "plan_cells", "run_cell", "run_matrix"]
 
 #: a cell's verdict per invariant, most telling first
@@ -81,6 +82,15 @@ def parse_versions(text: str, repo: str) -> list[str]:
         raise EngineInputError(f"--versions: {text} runs backwards ({low} is newer than "
                                f"{high})")
     return [f"java@{v}:" for v in ordered[first:last + 1]]
+
+
+def named_and_released(named: Sequence[str], versions: str | None, repo: str) -> list[str]:
+    """The targets of a run over releases (``matrix``, ``bisect``): those ``named``, in
+    order, then the releases of ``versions`` (`parse_versions`) not already named."""
+    targets = list(named)
+    if versions:
+        targets += [t for t in parse_versions(versions, repo) if t not in targets]
+    return targets
 
 
 def plan_cells(targets: Sequence[str], assignors: Sequence[str],
