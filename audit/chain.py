@@ -45,6 +45,7 @@ from ..model.saved_files import CHAIN_FORMAT
 from ..model.story_shapes import CodecSpec, StorySpec
 from ..properties import assignment as A
 from ..properties.generations import claim_breaches, resolved, uncontested
+from ..properties.harness import HarnessError
 from ..properties.invariants import judged_by
 from ..properties.jsonl_shapes import AssignAnswer, AssignRequest, pair_of
 from ..properties.kafka_rules import (
@@ -193,6 +194,8 @@ def _call(target: AuditTarget, result: ChainResult, current: AssignRequest, call
     try:
         response = call_with_timeout(target.assign, current, timeout)
         assignment = assignment_of(response)
+    except HarnessError:  # groupcheck's own failure: never a finding
+        raise
     except Exception as exc:  # noqa: BLE001 - any failure of the target is a finding
         result.assign_ms += (time.perf_counter() - started) * 1000.0
         result.calls += 1

@@ -41,14 +41,18 @@ from .messages import (
     GroupMember,
     ListedGroup,
     ListGroupsData,
+    ResponseData,
 )
 from .protocol import millis
 
-__all__ = ["GROUP_KEYS", "GroupHub", "describe", "error_data", "from_impl", "group_of",
-           "list_groups", "needs_member_id", "to_impl"]
+__all__ = ["FAILABLE", "GROUP_KEYS", "GroupHub", "describe", "error_data", "failed_data",
+           "from_impl", "group_of", "list_groups", "needs_member_id", "to_impl"]
 
 _JOIN, _HEARTBEAT, _LEAVE, _SYNC, _DESCRIBE, _LIST = 11, 12, 13, 14, 15, 16
 GROUP_KEYS = frozenset({_JOIN, _HEARTBEAT, _LEAVE, _SYNC})
+#: APIs a fail rule may answer with an error (`failed_data` builds their answers): the
+#: group APIs, FindCoordinator, OffsetCommit and OffsetFetch
+FAILABLE = GROUP_KEYS | {8, 9, 10}
 _CLIENT_HOST = "/127.0.0.1"
 
 
@@ -208,3 +212,24 @@ def list_groups(hub: GroupHub, states: list[str]) -> ListGroupsData:
         groups.append({"group_id": group_id, "protocol_type": coordinator.protocol_type or "",
                        "group_state": state, "group_type": "classic"})
     return {"throttle_time": 0, "error_code": 0, "groups": groups}
+
+
+def failed_data(api_key: int, version: int, body: Any, code: int) -> ResponseData:
+    """The answer to a request that steering fails with ``code`` (an API of `FAILABLE`)."""
+    if api_key in GROUP_KEYS:
+        return error_data(api_key, version, body, code)
+    if api_key == 10:
+        return {"throttle_time": 0, "error_code": code, "error_message": None, "node_id": -1,
+                "host": "", "port": -1, "coordinators": [
+                    {"key": k, "error_code": code, "error_message": None, "node_id": -1,
+                     "host": "", "port": -1} for k in getattr(body, "coordinator_keys", ())]}
+    if api_key == 8:
+        return {"throttle_time": 0, "topics": [
+            {"name": t.name, "partitions": [{"partition_index": p.partition_index,
+                                             "error_code": code} for p in t.partitions]}
+            for t in body.topics]}
+    if api_key == 9:
+        groups = body.groups if version >= 8 else ()
+        return {"throttle_time": 0, "error_code": code, "topics": [], "groups": [
+            {"group_id": g.group_id, "topics": [], "error_code": code} for g in groups]}
+    raise ValueError(f"steering cannot fail API key {api_key}")

@@ -15,12 +15,14 @@ answers, one `DriverPool`, and a `WireGroup` per group (its own group id on that
 backend scoped to it), and plays each group's events on a thread of its own through
 `model.replay.replay_events`: the model judges every event (I1 to I11), as for any wire run.
 A settle is timed from the end of the event before it (the last join, or the kill) to the
-group settled. A group's verdict is ``holds``, its first violation (saved as a replay file
-when a folder is given), or ``error: …`` — a harness error, such as a driver that died
-behind the harness's back. Nothing waits unbounded: a wire group's commands and steps have
-the member-driver contract's bounds (a settle, the model's step budget), a dead driver ends
-its group's run at once, and `settle_bound` is what a settle may take, from the protocol's
-timeouts (the opt-in tests hold every settle to it).
+group settled. A group's verdict is ``holds`` or its first violation (saved as a replay file
+when a folder is given). Anything a group's thread raises — a harness error, such as a driver
+that died behind the harness's back, or any other exception of ours — ends the whole run
+with a `HarnessError` naming that group's thread once every group has stopped: no verdict
+is drawn from a run whose harness failed. Nothing waits unbounded: a wire group's commands
+and steps have the member-driver contract's bounds (a settle, the model's step budget), a
+dead driver ends its group's run at once, and `settle_bound` is what a settle may take, from
+the protocol's timeouts (the opt-in tests hold every settle to it).
 """
 
 from __future__ import annotations
@@ -38,6 +40,7 @@ from ..model.event_types import Crash, Join
 from ..model.events import MAX_SETTLE_GENERATIONS, DomainEvent
 from ..model.group_events import Partitions, Poll, Settle
 from ..model.replay import replay_events, save
+from ..properties.harness import Failures
 from ..targets.registry import client_setup
 from ..targets.settings import Settings
 from ..targets.wire.backends.backend import BackendUnavailable
@@ -105,7 +108,7 @@ class LoadScenario:
 class GroupResult:
     group: str
     clients: tuple[str, ...]
-    verdict: str  # "holds", the first violation, or "error: …"
+    verdict: str  # "holds" or the first violation
     join_settles: list[float] = field(default_factory=list)  # after the joins
     kill_settles: list[float] = field(default_factory=list)  # after a kill
     seconds: float = 0.0
@@ -247,18 +250,13 @@ def _play(g: GroupPlan, events: list[DomainEvent], broker: Broker, pool: DriverP
     began = time.monotonic()
     result = GroupResult(g.group, g.clients, "holds", topic=g.topic)
     timer = _Timer([began])
-    try:
-        group = WireGroup(g.target, tuple(dict.fromkeys(g.clients)), g.assignor,
-                          classpaths=classpaths, group=g.group, pool=pool,
-                          backend=GroupcheckBackend(frozenset(g.clients),
-                                                    int(CONFIG["session_timeout_ms"]),
-                                                    broker, g.group))
-        outcome = replay_events(group, events, on_event=timer)
-        result.late = group.log.late
-    except Exception as exc:  # noqa: BLE001 - a harness error is this group's verdict
-        result.verdict = f"error: {type(exc).__name__}: {str(exc).splitlines()[0][:300]}"
-        result.seconds = time.monotonic() - began
-        return result
+    group = WireGroup(g.target, tuple(dict.fromkeys(g.clients)), g.assignor,
+                      classpaths=classpaths, group=g.group, pool=pool,
+                      backend=GroupcheckBackend(frozenset(g.clients),
+                                                int(CONFIG["session_timeout_ms"]), broker,
+                                                g.group))
+    outcome = replay_events(group, events, on_event=timer)
+    result.late = group.log.late
     timed = outcome.events_run - (1 if outcome.violations else 0)  # a failed settle: no time
     for i, event in enumerate(events[:timed]):
         if isinstance(event, Settle) and i + 1 < len(timer.ends):
@@ -296,6 +294,7 @@ def run(scenario: LoadScenario, settings: Settings, failures: Path | None = None
     broker = _broker(counter)
     pool = DriverPool(shared=scenario.shared_drivers)
     results: dict[str, GroupResult] = {}
+    threads_failed = Failures()
     try:
         counter.take()  # from here on, the run's requests
         began = time.monotonic()
@@ -304,7 +303,8 @@ def run(scenario: LoadScenario, settings: Settings, failures: Path | None = None
             results[g.group] = _play(g, events, broker, pool, classpaths, failures,
                                      scenario.seed)
 
-        threads = [threading.Thread(target=play, args=story, name=f"group-{story[0].group}")
+        threads = [threading.Thread(target=threads_failed.guard(f"group-{story[0].group}", play),
+                                    args=story, name=f"group-{story[0].group}")
                    for story in stories]
         for thread in threads:
             thread.start()
@@ -319,6 +319,7 @@ def run(scenario: LoadScenario, settings: Settings, failures: Path | None = None
     finally:
         pool.close()
         broker.close()
+    threads_failed.check()  # a group's thread raised: the run is groupcheck's own error
     return ScenarioResult(scenario, [results[g.group] for g in scenario.groups], seconds,
                           requests, drivers, peak)
 

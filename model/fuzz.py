@@ -2,7 +2,10 @@
 
 `fuzz` runs Hypothesis over a target factory and returns either nothing (every example
 held) or the shrunk failure as events plus violations, ready to be saved as a replay file.
-The same seed gives the same examples.
+The same seed gives the same examples. A target's `HarnessError` ends the run as it is:
+neither judged nor shrunk. Real clients do not always fail, or let the machine draw, the same
+way twice: when Hypothesis's replay of a failing example goes otherwise (`Flaky`), the
+failure the example met first is the run's; an error of Hypothesis's own is a harness error.
 """
 
 from __future__ import annotations
@@ -13,16 +16,17 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 
 from hypothesis import HealthCheck, Phase, Verbosity, seed, settings
-from hypothesis.errors import FlakyFailure
+from hypothesis.errors import Flaky, HypothesisException
 from hypothesis.stateful import run_state_machine_as_test
 
 from ..properties.group import GroupTarget
+from ..properties.harness import HarnessError
 from .event_shrink import invariant_of, minimize
 from .events import DomainEvent
-from .machine import MachineConfig, ViolationFound, make_machine
+from .machine import HarnessAbort, MachineConfig, ViolationFound, make_machine
 from .stats import Stats
 
-__all__ = ["PROFILES", "FuzzResult", "fuzz"]
+__all__ = ["PROFILES", "FuzzResult", "first_failure", "fuzz"]
 
 # Some Hypothesis releases ship this function without annotations: one typed name for all.
 _run_machine: Callable[..., None] = run_state_machine_as_test
@@ -57,6 +61,18 @@ def process_independent_draws() -> Iterator[None]:
     finally:
         providers._get_local_constants = pool
         cache.cache.clear()
+
+
+def first_failure(flaky: Flaky, met: list[Exception]) -> Exception:
+    """What a run whose failing example did not replay alike (real clients) failed on: the
+    violation Hypothesis saw, else the first one an example met, else the first failure of
+    the target; a run that met none failed in Hypothesis, a `HarnessError`."""
+    seen = [e for e in getattr(flaky, "exceptions", ()) if isinstance(e, ViolationFound)]
+    found = seen or [e for e in met if isinstance(e, ViolationFound)] or met
+    if found:
+        return found[0]
+    return HarnessError(f"hypothesis: {type(flaky).__name__}: {str(flaky)[:300]}",
+                        thread="hypothesis")
 
 
 @dataclass
@@ -102,8 +118,9 @@ def fuzz(target_factory: Callable[[], GroupTarget], config: MachineConfig, *,
     def count_event() -> None:
         counters["steps"] += 1
 
+    met: list[Exception] = []
     machine = make_machine(counted_factory, config, on_event=count_event, stats=stats,
-                           inherited=inherited)
+                           inherited=inherited, met=met)
     seeded = seed(seed_value)(machine)
     chosen = settings(max_examples=examples, stateful_step_count=steps, deadline=None,
                       database=None, print_blob=False, report_multiple_bugs=False,
@@ -115,11 +132,14 @@ def fuzz(target_factory: Callable[[], GroupTarget], config: MachineConfig, *,
         try:
             with process_independent_draws():
                 _run_machine(seeded, settings=chosen)
-        except FlakyFailure as flaky:  # a real client did not fail the same way twice
-            found = [e for e in flaky.exceptions if isinstance(e, ViolationFound)]
-            if not found:
-                raise
-            raise found[0] from None
+        except Flaky as flaky:  # a real client did not fail, or draw, the same way twice
+            failure = first_failure(flaky, met)
+            raise failure from flaky if isinstance(failure, HarnessError) else None
+        except HarnessAbort as abort:  # the harness failed: no verdict, nothing shrunk
+            raise abort.error  # noqa: B904 - the error carries its own cause
+        except HypothesisException as exc:  # Hypothesis's own trouble is no client's
+            raise HarnessError(f"hypothesis: {type(exc).__name__}: {exc}",
+                               thread="hypothesis") from exc
     except ViolationFound as failure:
         events, violations = minimize(failure.events, target_factory,
                                       invariant_of(failure.violations[0]),

@@ -76,7 +76,8 @@ class Produce(DomainEvent):
 @dataclass(frozen=True)
 class CoordinatorError(MemberEvent):
     """The coordinator answers the member's next ``api`` request with ``error``. The target
-    says whom the answer may reach (the mock cluster: anyone's next)."""
+    says whom the answer may reach (the mock cluster: anyone's next), and a target that
+    ``tells_errors`` says later when it landed (`GroupView.told`)."""
 
     op: ClassVar[str] = "error"
     api: str
@@ -84,7 +85,8 @@ class CoordinatorError(MemberEvent):
 
     def apply(self, target: GroupTarget, model: ReferenceModel) -> list[str]:
         reached = target.inject_error(self.member, self.api, self.error)
-        model.error_answered(set(reached) if reached else {self.member}, self.error)
+        model.error_answered(set(reached) if reached else {self.member}, self.error,
+                             bool(getattr(target, "tells_errors", False)))
         return after(model, target)
 
     def describe(self) -> str:

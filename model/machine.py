@@ -27,10 +27,11 @@ from .events import apply_event
 from .group_events import Partitions, Settle
 from .machine_config import UPGRADE_PATH, MachineConfig, config_for, wire_config
 from .machine_rules import GroupRules
+from .machine_state import HarnessAbort, carried
 from .stats import Stats
 
-__all__ = ["UPGRADE_PATH", "EmptyStart", "GroupMachine", "MachineConfig", "SettledStart",
-           "ViolationFound", "config_for", "make_machine", "wire_config"]
+__all__ = ["UPGRADE_PATH", "EmptyStart", "GroupMachine", "HarnessAbort", "MachineConfig",
+           "SettledStart", "ViolationFound", "config_for", "make_machine", "wire_config"]
 
 
 class ViolationFound(AssertionError):
@@ -49,7 +50,12 @@ class GroupMachine(GroupRules):
         if self.on_event is not None:
             self.on_event()
         self.events.append(event)
-        self.last = apply_event(event, self.target, self.model)
+        try:
+            with carried():
+                self.last = apply_event(event, self.target, self.model)
+        except Exception as exc:
+            self._met(exc)
+            raise
         if self.inherited is not None:
             for text in self.model.labelled:
                 self.inherited.setdefault(text.split(": ")[1].split()[0], list(self.events))
@@ -62,7 +68,13 @@ class GroupMachine(GroupRules):
         if hits:
             if self.stats is not None:
                 self.stats.violation_seen()
-            raise ViolationFound(hits, self.events)
+            found = ViolationFound(hits, self.events)
+            self._met(found)
+            raise found
+
+    def _met(self, failure: Exception) -> None:
+        if self.met is not None:
+            self.met.append(failure)
 
     @invariant()
     def exclusive_ownership(self) -> None:
@@ -130,15 +142,16 @@ class SettledStart(GroupMachine):
 def make_machine(target_factory: Callable[[], GroupTarget], config: MachineConfig,
                  on_event: Callable[[], None] | None = None,
                  stats: Stats | None = None,
-                 inherited: dict[str, list[DomainEvent]] | None = None
-                 ) -> type[RuleBasedStateMachine]:
+                 inherited: dict[str, list[DomainEvent]] | None = None,
+                 met: list[Exception] | None = None) -> type[RuleBasedStateMachine]:
     """A state-machine class driving fresh targets from ``target_factory``;
     ``on_event`` is told of every event applied (for progress counters); ``stats`` collects
     judgements and figures over every example, ``inherited`` for each invariant the events
-    of the first example where Kafka's own behaviour broke it. Each call binds a fresh
-    subclass."""
+    of the first example where Kafka's own behaviour broke it; ``met`` gets every failure an
+    example met, in order. Each call binds a fresh subclass."""
     start = SettledStart if config.initial_members else EmptyStart
     return cast(type[GroupMachine], type("GroupMachine", (start,), {
         "target_factory": staticmethod(target_factory), "config": config,
         "on_event": None if on_event is None else staticmethod(on_event), "stats": stats,
-        "inherited": inherited, "__doc__": start.__doc__, "__qualname__": "GroupMachine"}))
+        "inherited": inherited, "met": met, "__doc__": start.__doc__,
+        "__qualname__": "GroupMachine"}))

@@ -3,25 +3,47 @@
 `MachineState` is the state half of the machine (`GroupMachine` in model/machine.py): the
 configuration `make_machine` binds as class attributes, a fresh target and reference model
 per example, and the helpers the rules (model/machine_rules.py) draw their events from.
+Every call into the target runs under `carried`: a target's `HarnessError` (the harness
+failed, not the group) leaves Hypothesis as a `HarnessAbort`, never judged or shrunk.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine
 
 from ..properties.group import GroupTarget, MemberView
+from ..properties.harness import HarnessError
 from .event_types import DomainEvent, Join
 from .group_events import Settle
 from .machine_config import MachineConfig
 from .spec import ReferenceModel
 from .stats import Stats
 
-__all__ = ["MachineState"]
+__all__ = ["HarnessAbort", "MachineState", "carried"]
 
 NAMES = ("c1", "c2", "c3", "c4", "c5", "c6")
+
+
+class HarnessAbort(BaseException):
+    """A target's `HarnessError` on its way out of Hypothesis, which would judge and shrink
+    any Exception as a failing example; a BaseException ends the run at once instead."""
+
+    def __init__(self, error: HarnessError) -> None:
+        super().__init__(str(error))
+        self.error = error
+
+
+@contextmanager
+def carried() -> Iterator[None]:
+    """Around every call into the target: its `HarnessError` leaves as a `HarnessAbort`."""
+    try:
+        yield
+    except HarnessError as exc:
+        raise HarnessAbort(exc) from exc
 
 
 class MachineState(RuleBasedStateMachine):
@@ -36,10 +58,12 @@ class MachineState(RuleBasedStateMachine):
     on_event: Callable[[], None] | None = None
     stats: Stats | None = None
     inherited: dict[str, list[DomainEvent]] | None = None
+    met: list[Exception] | None = None  # every failure an example met, in order
 
     def __init__(self) -> None:
         super().__init__()
-        self.target = self.target_factory()
+        with carried():
+            self.target = self.target_factory()
         self.model = ReferenceModel(promises=self.config.promises, stats=self.stats,
                                     generations=self.config.generations)
         self.events: list[DomainEvent] = []
@@ -48,7 +72,8 @@ class MachineState(RuleBasedStateMachine):
         self.member_names = NAMES[:max(self.config.max_members, 1)]
 
     def teardown(self) -> None:
-        self.target.close()
+        with carried():
+            self.target.close()
 
     def run(self, event: DomainEvent) -> None:
         """Apply one event and keep what the model objected to (`GroupMachine.run`)."""

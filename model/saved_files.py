@@ -13,7 +13,10 @@ groupcheck writes three kinds of playable file, in several shapes:
   ``"groupcheck"``), or a chain of them (``{"requests": [...]}``).
 
 `read` (a path) and `classify` (parsed JSON) give a `SavedFile` whatever the shape; each
-command takes the kinds it can play and says which command plays the others.
+command takes the kinds it can play and says which command plays the others. A file says
+what it saved as broken (`SavedFile.recorded_violations`) and which members and topics it
+knows (`SavedFile.names`): a replay reproduces it only by the same violation
+(`reproduced.reproduces`).
 """
 
 from __future__ import annotations
@@ -27,6 +30,7 @@ from typing import Any, cast
 from ..properties.jsonl_shapes import AssignRequest, JSONObject
 from .events import DomainEvent, EventFormatError, read_events
 from .replay import FORMAT as REPLAY_FORMAT
+from .reproduced import Names
 from .story_shapes import CHANGE_OPS, StorySpec
 
 __all__ = ["CHAIN_FORMAT", "KINDS", "REPLAY_FORMAT", "SPEC_FORMAT", "SavedFile",
@@ -76,6 +80,45 @@ class SavedFile:
         if not isinstance(named, str) and self.requests:
             named = self.requests[0].get("assignor")
         return named if isinstance(named, str) else None
+
+    @property
+    def recorded_violations(self) -> list[str]:
+        """What the file saved as broken: its violations, else the one a request file's
+        notes name, else its bare invariant id ([] for a file that records none); then, as
+        bare ids, the invariants its ``reproduces`` field also counts."""
+        found = self.data.get("violations") if self.kind != "requests" \
+            else self.note.get("violations")
+        text = self.note.get("violation")
+        inv = self.recorded_invariant
+        if isinstance(found, list) and found:
+            out = [str(v) for v in found]
+        elif isinstance(text, str) and text:
+            out = [text]
+        else:
+            out = [inv] if inv else []
+        also = self.data.get("reproduces")
+        return out + ([str(i) for i in also] if out and isinstance(also, list) else [])
+
+    @property
+    def names(self) -> Names:
+        """The members and topics the file knows (what a violation's subject is made of,
+        `reproduced.subject_of`)."""
+        members: set[str] = set()
+        topics: set[str] = set()
+        raw = self.data.get("events") if self.kind == "events" else None
+        for event in raw if isinstance(raw, list) else ():  # as saved: plain JSON
+            if isinstance(event, dict):
+                named = event.get("topics")
+                members.add(str(event.get("member", "")))
+                topics.update(str(t) for t in (named if isinstance(named, list) else ()))
+                topics.add(str(event.get("topic", "")))
+        if self.spec:
+            members.update(str(m.get("id", "")) for m in self.spec.get("members") or ())
+            topics.update(str(t) for t in self.spec.get("partitions") or {})
+        for request in self.requests:
+            members.update(str(m) for m in request.get("members") or ())
+            topics.update(str(t) for t in request.get("partitions") or ())
+        return Names(frozenset(members - {""}), frozenset(topics - {""}))
 
     @property
     def recorded_invariant(self) -> str | None:

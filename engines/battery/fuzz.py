@@ -11,7 +11,8 @@ generations against Z3's fewest moves of any complete balanced assignment
 A target whose requests have a time limit (``jsonl:``, ``java:``) is judged on TIMEOUT too:
 a request that gets no answer in time ends the engine with a ``TIMEOUT`` finding, the request
 saved as a file (``groupcheck replay`` runs a saved ``assign`` request again); the process
-is restarted for whatever runs next.
+is restarted for whatever runs next. A `HarnessError` (groupcheck's own failure, not the
+target's) is let through: never a finding, never shrunk, never saved.
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ from ...model.promises import Promises
 from ...model.replay import replay_events, save
 from ...model.stats import Stats
 from ...properties.balance import STICKY_FAMILY
+from ...properties.harness import HarnessError
 from ...properties.invariants import judged_by
 from ...properties.optimal import MovesOracle
 from ...targets.target import Target
@@ -176,6 +178,8 @@ def run_fuzz(target: Target, budget: float, failures: str, *, seed: int = 0,
                        seed_value=seed + chunks, stats=stats, inherited=inherited_events,
                        shrink_seconds=max(left - slowest, 60.0) / 2 if wire
                        else SHRINK_SECONDS)
+        except HarnessError:  # groupcheck's own failure: no verdict on the target
+            raise
         except Exception as exc:  # noqa: BLE001 - the target failed outside the model
             result.add(_raised(target, exc, failures, seed + chunks))
             break
@@ -186,11 +190,11 @@ def run_fuzz(target: Target, budget: float, failures: str, *, seed: int = 0,
             result.judged["TIMEOUT"] += out.examples
         if out.failed:
             found_at = stats.first_violation_at or time.perf_counter()
+            story = "\n".join(replay_events(target.group(), out.events, config.promises,
+                                            config.generations).story)
             path = save(failures, file_safe(target.name), out.events, out.violations,
                         seed + chunks - 1,
                         extra={"target": target.name, "assignor": target.assignor})
-            story = "\n".join(replay_events(target.group(), out.events, config.promises,
-                                            config.generations).story)
             for violation in out.violations:  # every invariant broken in the last event
                 result.add(Finding(invariant_id(violation), violation, str(path),
                                    len(out.events), story, found_at))

@@ -47,9 +47,9 @@ def fuzz_one(target: Target, *, saved_as: str, settings: str, max_examples: int 
     extra: ReplayNotes = {"assignor": target.assignor}
     if target.profile:
         extra["clientProfile"] = target.profile.to_json()
-    path = save(failures, saved_as, result.events, result.violations, seed, extra=extra)
     outcome = replay_events(target.group(), result.events, config.promises,
-                            config.generations)
+                            config.generations)  # a harness error here: nothing saved
+    path = save(failures, saved_as, result.events, result.violations, seed, extra=extra)
     lines += [f"VIOLATION {result.violations[0]}",
               f"shrunk to {len(result.events)} events; the story:",
               "\n".join(outcome.story),

@@ -20,6 +20,7 @@ from ...properties.codec import (
     codec_violations,
     expected_subscription_decode,
 )
+from ...properties.harness import HarnessError
 from ...properties.invariants import judged_by
 from ...properties.jsonl_shapes import Answered, AssignFn, AssignRequest, Claim, pair_of
 from ...properties.user_data_rules import LAYOUTS, user_data_hygiene
@@ -70,6 +71,8 @@ def answer(assign: AssignFn, request: AssignRequest) -> Answered:
         return assign(request)
     except TimeoutError as exc:
         return {"error": f"{type(exc).__name__}: {exc}", "timeout": True}
+    except HarnessError:  # groupcheck's own failure: never a finding
+        raise
     except Exception as exc:  # noqa: BLE001 - a failing target is a finding
         return {"error": f"{type(exc).__name__}: {exc}"}
 
@@ -231,6 +234,8 @@ def _run_user_data(target: Target, result: EngineResult, failures: str) -> None:
     inputs = user_data_inputs()
     try:
         written = target.user_data(inputs)
+    except HarnessError:  # groupcheck's own failure: never a finding
+        raise
     except Exception as exc:  # noqa: BLE001 - the writer must not fail
         result.add(Finding("I12", f"I12: writing user data raised {type(exc).__name__}: {exc}"))
         return
@@ -286,6 +291,8 @@ def subscription_violations(target: Target, original: SubscriptionInput, w: int
     x = codec.as_sent(original, w) if isinstance(codec, ReleaseCodec) else original
     try:
         data = bytes(codec.encode_subscription(x.copy(), w))
+    except HarnessError:  # groupcheck's own failure: never a finding
+        raise
     except Exception as exc:  # noqa: BLE001 - the writer must not fail
         return [f"I10: writing a valid subscription at v{w} raised "
                 f"{type(exc).__name__}: {exc}"], None, 0
@@ -298,6 +305,8 @@ def subscription_violations(target: Target, original: SubscriptionInput, w: int
             decoded: Message | None = codec.decode_subscription(reread)
         except CodecFailure:
             decoded = None
+        except HarnessError:  # groupcheck's own failure: never a finding
+            raise
         except Exception as exc:  # noqa: BLE001
             found.append(f"I10: reading v{w} bytes as v{r} raised "
                          f"{type(exc).__name__}: {exc} (must decode or fail cleanly)")

@@ -47,6 +47,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from ...impl.assign_op import run_assign
+from ...properties.harness import HarnessError
 from ...properties.invariants import judged_by
 from ...properties.jsonl_shapes import AssignAnswer, AssignFn, AssignRequest, RequestMember
 from ...targets.target import BUILTIN_ASSIGNORS, Target
@@ -218,8 +219,7 @@ def run_ladder(assign: AssignFn, assignor: str, ladder: Ladder, deadline: float,
         if run.predict(shape, limit, seed) * SAFETY > left:
             run.stopped = f"the budget would not hold {shape.label}"
             break
-        request = scale_request(assignor, shape)
-        run.calls += 1
+        request, run.calls = scale_request(assignor, shape), run.calls + 1
         try:
             seconds, response = _timed(assign, request, clock, left)
         except TimeoutError:
@@ -227,11 +227,12 @@ def run_ladder(assign: AssignFn, assignor: str, ladder: Ladder, deadline: float,
             largest, run.stopped = request, f"TIMEOUT at {shape.label}"
             run.fit = fit_power([(p.size, p.seconds) for p in run.points], floor)
             break
+        except HarnessError:  # groupcheck's own failure: never a finding
+            raise
         except Exception as exc:  # noqa: BLE001 - a failing target is a finding
             run.error, largest = f"{type(exc).__name__}: {exc}", request
             break
-        error = dict(response).get("error")  # a process may answer an error, whatever its type
-        if error:
+        if error := dict(response).get("error"):  # a process may answer one, whatever its type
             run.error, largest = str(error), request
             break
         run.points.append(Point(shape, ladder.size(shape), seconds))

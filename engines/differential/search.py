@@ -31,6 +31,7 @@ from ...impl.assign_op import assign_with
 from ...impl.assignors import make_assignor
 from ...impl.jsonl import error_text
 from ...properties.deviations import Explanation, explain, same_answer
+from ...properties.harness import HarnessError
 from ...properties.jsonl_shapes import Answered, AssignFn, AssignRequest
 from ...properties.scope.enumeration import enumerate_scope
 from ...properties.scope.judgement import build_request
@@ -38,9 +39,9 @@ from ...properties.scope.space import Scope
 from ...targets.processes.jsonl_process import TargetFailure
 from ...targets.target import Target
 from ..battery.golden import answer, load_assign_vectors, partition_sets
-from ..saved.requests import judge_answer, request_size, smaller_requests
+from ..saved.requests import answer_table, judge_answer, request_size, smaller_requests
 
-__all__ = ["AnswerFn", "AssignFn", "DiffResult", "Pair", "answer_fn", "answer_table",
+__all__ = ["AnswerFn", "AssignFn", "DiffResult", "Pair", "ANSWER_INDENT", "answer_fn",
            "builtin_answer", "canonical_error", "describe", "disagree", "explained_text",
            "judge_pair", "kafka_side", "run_diff", "run_requests", "shrink"]
 
@@ -67,6 +68,8 @@ def builtin_answer(request: AssignRequest) -> tuple[Answered, bool]:
 
     try:
         got: Answered = assign_with(make, request)
+    except HarnessError:  # groupcheck's own failure: never a finding
+        raise
     except Exception as exc:  # noqa: BLE001 - an exception is an answer to compare
         got = {"error": canonical_error(error_text(exc))}
     stats = [getattr(a, "reassignment_stats", None) for a in made]
@@ -92,6 +95,8 @@ def answer_fn(target: Target) -> AnswerFn:
             return {"error": f"TIMEOUT: {exc}", "timeout": True}, False
         except TargetFailure as exc:
             return {"error": f"FAILURE: {exc}", "failure": True}, False
+        except HarnessError:  # groupcheck's own failure: never a finding
+            raise
         except Exception as exc:  # noqa: BLE001 - an exception is an answer to compare
             return {"error": canonical_error(error_text(exc))}, False
         if "error" in got:
@@ -239,14 +244,8 @@ def run_requests(pair: Pair, requests: Iterator[tuple[str, AssignRequest]],
     return DiffResult(compared, time.perf_counter() - started, explained=pair.explained)
 
 
-def answer_table(response: Answered) -> str:
-    """Member → partitions, one line each (or the error)."""
-    if "error" in response:
-        return f"    error: {response['error']}"
-    rows = []
-    for m, ps in (response.get("assignment") or {}).items():
-        rows.append(f"    {m}: " + (" ".join(f"{t}-{p}" for t, p in ps) or "-"))
-    return "\n".join(rows) or "    (no members)"
+#: a differing answer's rows sit under its "answered" line
+ANSWER_INDENT = "    "
 
 
 def explained_text(explained: Counter[str]) -> str:
@@ -271,8 +270,8 @@ def describe(result: DiffResult, name_a: str, name_b: str) -> str:
             f"{result.source}: {hung} did not answer within its time limit "
             f"({size[0]} members / {size[1]} partitions; not shrunk)",
             f"request: {json.dumps(result.request, ensure_ascii=False)}",
-            f"  {name_a} answered", answer_table(result.a),
-            f"  {name_b} answered", answer_table(result.b),
+            f"  {name_a} answered", answer_table(result.a, ANSWER_INDENT),
+            f"  {name_b} answered", answer_table(result.b, ANSWER_INDENT),
         ])
     return "\n".join([
         f"DISAGREE after {result.compared:,} requests ({result.seconds:.1f}s), found in "
@@ -281,8 +280,10 @@ def describe(result: DiffResult, name_a: str, name_b: str) -> str:
         f"shrunk from {result.original_size[0]} members / {result.original_size[1]} partitions "
         f"to {size[0]} members / {size[1]} partitions:",
         f"request: {json.dumps(result.request, ensure_ascii=False)}",
-        f"  {name_a} answered", answer_table(result.a), *_broken(result.request, result.a),
-        f"  {name_b} answered", answer_table(result.b), *_broken(result.request, result.b),
+        f"  {name_a} answered", answer_table(result.a, ANSWER_INDENT),
+        *_broken(result.request, result.a),
+        f"  {name_b} answered", answer_table(result.b, ANSWER_INDENT),
+        *_broken(result.request, result.b),
     ])
 
 

@@ -30,6 +30,7 @@ from ...audit.chain import run_chain
 from ...model.replay import replay_events
 from ...model.saved_files import SavedFile, SavedFileError
 from ...model.saved_files import read as read_saved
+from ...properties.harness import HarnessError
 from ...targets.registry import NO_SETTINGS
 from ...targets.settings import Settings
 from ...targets.target import Target
@@ -237,6 +238,8 @@ def _replay_one(made: Target, saved: Playable) -> VersionVerdict:
         if made.assign is None:
             return VersionVerdict(made.name, NA, "no assign function")
         return _replay_requests(made, saved, invariant)
+    except HarnessError:  # groupcheck's own failure: never a finding
+        raise
     except Exception as exc:  # noqa: BLE001 - a target that cannot run it: n/a, said why
         return VersionVerdict(made.name, NA, f"{type(exc).__name__}: {exc}".splitlines()[0])
 

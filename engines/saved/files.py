@@ -7,6 +7,9 @@
   each answer judged as the prover judges a round (`saved.requests`); shrinking makes the
   first failing request smaller (a member, a topic, a partition, a claim or a subscription
   less, `requests.smaller_requests`) while the same invariant still breaks.
+
+A replay says ``reproduced`` only for the violation the file saved (`verdict`); one that
+shows another says so, and one that shows none says ``not reproduced``.
 """
 
 from __future__ import annotations
@@ -19,6 +22,7 @@ from ...audit.picture import events_timeline, html_page, svg
 from ...model.event_shrink import invariant_of, minimize
 from ...model.events import write_events
 from ...model.replay import ReplayFile, replay_events
+from ...model.reproduced import reproduces
 from ...model.saved_files import SavedFile, SavedFileError
 from ...model.saved_files import classify as classify_saved
 from ...model.saved_files import read as read_saved
@@ -46,17 +50,26 @@ class RequestFile(AssignRequest, total=False):
 
 @dataclass
 class Replayed:
-    """A file played once: what to print, its picture (events only) and the verdict."""
+    """A file played once: what to print, its picture (events only) and the verdict: the
+    saved violation ``reproduced``, a ``different`` one shown instead, or neither."""
 
     lines: list[str]
     reproduced: bool
     page: str = ""
+    different: bool = False
 
 
-def _verdict(lines: list[str], violations: list[str]) -> Replayed:
-    if violations:
-        return Replayed([*lines, f"reproduced: {violations[0]}"], True)
-    return Replayed([*lines, "did not reproduce: every invariant held"], False)
+def verdict(lines: list[str], saved: SavedFile, seen: list[str]) -> Replayed:
+    """``reproduced`` only by the violation the file saved (`model.reproduced`); another
+    one is said to be different; none is ``not reproduced``."""
+    same = reproduces(saved.recorded_violations, seen, saved.names)
+    if same is not None:
+        return Replayed([*lines, f"reproduced: {same}"], True)
+    if seen:
+        return Replayed([*lines, f"not reproduced: the saved violation was "
+                                 f"{saved.recorded_violations[0]}; this replay shows a "
+                                 f"different one: {seen[0]}"], False, different=True)
+    return Replayed([*lines, "not reproduced: every invariant held"], False)
 
 
 def replay_events_file(saved: SavedFile, *, target: str | None, assignor: str | None,
@@ -81,7 +94,7 @@ def replay_events_file(saved: SavedFile, *, target: str | None, assignor: str | 
     if saved.data.get("note") and not drawn:
         lines.append(f"note: {saved.data['note']}")
     lines += outcome.story
-    out = _verdict(lines, outcome.violations)
+    out = verdict(lines, saved, outcome.violations)
     if drawn:
         timeline = events_timeline(f"{saved.path} on {name}",
                                    saved.events[:len(outcome.views)], outcome.views,
@@ -132,10 +145,11 @@ def _request_target(saved: SavedFile, target: str | None, assignor: str | None,
 def replay_requests_file(saved: SavedFile, *, target: str | None, assignor: str | None,
                          timeout: float | None = None,
                          settings: Settings = NO_SETTINGS) -> Replayed:
-    """Each saved request on ``target`` (else the file's), each answer judged; reproduced
-    when an answer shows a violation (or the target fails)."""
+    """Each saved request on ``target`` (else the file's), each answer judged, until one
+    shows the violation the file saved (or the target fails: ``ERROR``, ``TIMEOUT``)."""
     name, made = _request_target(saved, target, assignor, timeout, settings)
     lines: list[str] = []
+    seen: list[str] = []
     try:
         for n, request in enumerate(saved.requests, 1):
             which = ("one assign request" if len(saved.requests) == 1
@@ -145,11 +159,12 @@ def replay_requests_file(saved: SavedFile, *, target: str | None, assignor: str 
             response, found = replay_request(made, request)
             if response is not None:
                 lines.append(answer_table(response))
-            if found:
-                return Replayed([*lines, f"reproduced: {found[0]}"], True)
+            seen += found
+            if reproduces(saved.recorded_violations, found, saved.names) is not None:
+                break
     finally:
         made.close()
-    return Replayed([*lines, "did not reproduce: every invariant held"], False)
+    return verdict(lines, saved, seen)
 
 
 def _failing(made: Target, requests: list[AssignRequest], invariant: str | None

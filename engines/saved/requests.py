@@ -24,6 +24,7 @@ from typing import Any
 
 from ...properties import assignment as A
 from ...properties.generations import claim_breaches, uncontested
+from ...properties.harness import HarnessError
 from ...properties.jsonl_shapes import AssignAnswer, AssignRequest, pair_of
 from ...properties.rebalance import assignment_of, i4a_applies, sent_claims
 from ...properties.scope.judgement import failure_text
@@ -70,6 +71,8 @@ def replay_request(target: Target, request: AssignRequest
     assert target.assign is not None
     try:
         response = target.assign(request)
+    except HarnessError:  # groupcheck's own failure: never a finding
+        raise
     except Exception as exc:  # noqa: BLE001 - a failing target is the finding
         return None, [failure_text(exc)]
     try:
@@ -78,11 +81,13 @@ def replay_request(target: Target, request: AssignRequest
         return response, [f"ERROR: the answer cannot be judged: {exc}"]
 
 
-def answer_table(response: Mapping[str, Any]) -> str:
-    """Member → partitions, one line each."""
-    rows = [f"  {m}: " + (" ".join(f"{t}-{p}" for t, p in ps) or "-")
+def answer_table(response: Mapping[str, Any], indent: str = "  ") -> str:
+    """Member → partitions, one line each under ``indent`` (or the answer's error)."""
+    if "error" in response:
+        return f"{indent}error: {response['error']}"
+    rows = [f"{indent}{m}: " + (" ".join(f"{t}-{p}" for t, p in ps) or "-")
             for m, ps in (response.get("assignment") or {}).items()]
-    return "\n".join(rows) or "  (no members)"
+    return "\n".join(rows) or f"{indent}(no members)"
 
 
 def request_size(request: AssignRequest) -> tuple[int, int, int, int]:

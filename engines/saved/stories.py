@@ -21,6 +21,7 @@ from ...audit.chain import ChainFile, replay_record, run_chain
 from ...audit.picture import chain_timeline, html_page, svg
 from ...audit.story_shrink import Failure, ShrinkError, shrink_story
 from ...audit.targets import AuditTarget, AuditTargetError, resolve_plugin
+from ...model.reproduced import reproduces
 from ...model.saved_files import CHAIN_FORMAT, SavedFile
 from ...model.story_shapes import StorySpec
 from ...properties.deviations import EVIDENCE
@@ -127,18 +128,20 @@ def shrink_story_file(saved: SavedFile, *, target: str | None, assignor: str | N
 
 @dataclass
 class StoryReplay:
-    """A story played once: its record, what to print, its picture, and the verdict."""
+    """A story played once: its record, what to print, its picture, and the verdict (the
+    saved violation ``reproduced``, a ``different`` one, or none)."""
 
     record: ChainFile
     lines: list[str]
     page: str
     reproduced: bool
+    different: bool = False
 
 
 def replay_story(saved: SavedFile, *, target: str | None, assignor: str | None,
                  settings: Settings = NO_SETTINGS) -> StoryReplay:
     """Play the story once: it reproduces when the recorded invariant (any, for a bare
-    story) breaks again."""
+    story) breaks again the way the file saved it (`model.reproduced`)."""
     spec, (story, close) = story_and_target(saved, target, assignor, settings)
     try:
         chain = run_chain(story, spec)
@@ -150,15 +153,19 @@ def replay_story(saved: SavedFile, *, target: str | None, assignor: str | None,
         record["invariant"] = wanted.invariant
     lines = [f"replaying {saved.path} on {story.name}\n{describe(spec)}", *rounds_text(record)]
     broken = chain.violated if wanted is None else chain.verdicts.get(wanted.invariant) == 1
-    if broken:
-        lines.append(f"reproduced: {record['violations'][0]}")
+    seen = chain.violations if chain.violated else []
+    same = reproduces(saved.recorded_violations, seen, saved.names) if broken else None
+    if same is not None:
+        lines.append(f"reproduced: {same}")
+    elif seen:
+        lines.append(f"not reproduced: the saved violation was "
+                     f"{saved.recorded_violations[0]}; this replay shows a different one: "
+                     f"{seen[0]}")
     else:
-        lines.append("did not reproduce: every invariant held" if not chain.violated else
-                     f"did not reproduce {wanted.invariant if wanted else ''}; other "
-                     f"violations: {chain.violations[0]}")
+        lines.append("not reproduced: every invariant held")
     page = html_page(f"groupcheck replay {saved.path}", [svg(chain_timeline(record))],
                      describe(spec))
-    return StoryReplay(record, lines, page, bool(broken))
+    return StoryReplay(record, lines, page, same is not None, same is None and bool(seen))
 
 
 def rounds_text(record: ChainFile) -> list[str]:

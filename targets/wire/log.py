@@ -17,7 +17,8 @@ preceded reads as one partition owned twice (I1). Without ``drained`` the log wa
 that follows the deliveries: twice the longest delay (arrival minus stamp) among the last
 `DELAY_WINDOW` events, at least `MERGE_GRACE_NS`, at most `MAX_GRACE_NS`. An event that arrives
 after a later one was already released is still shown, and counted in ``late`` (without
-``drained``, one source's events go out at once).
+``drained``, one source's events go out at once). An event whose fields cannot be read is a
+driver's breach of the contract, not a client's doing: a `HarnessError`.
 """
 
 from __future__ import annotations
@@ -29,7 +30,8 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from .drivers.messages import Event, JsonPartition
+from ...properties.harness import HarnessError
+from .drivers.messages import DriverEvent, JsonPartition
 
 __all__ = ["CALLBACKS", "DELAY_WINDOW", "MAX_GRACE_NS", "MERGE_GRACE_NS", "Entry",
            "TopicPartition", "WireLog", "owned_at"]
@@ -69,7 +71,7 @@ class _Incoming:
     ts: int
     order: int
     source: int = field(compare=False)
-    message: Event = field(compare=False)
+    message: DriverEvent = field(compare=False)
 
 
 def _tps(raw: Iterable[JsonPartition] | None) -> tuple[TopicPartition, ...]:
@@ -90,7 +92,7 @@ class WireLog:
         self._order = 0
         self._starts: dict[tuple[int, str], int] = {}  # (source, member+kind) → start seq
 
-    def receive(self, source: int, message: Event) -> None:
+    def receive(self, source: int, message: DriverEvent) -> None:
         with self.cond:
             self._order += 1
             self.sources.add(source)
@@ -123,7 +125,12 @@ class WireLog:
         for item in ready:
             if self.entries and item.ts < self.entries[-1].ts:
                 self.late += 1
-            self._append(item)
+            try:
+                self._append(item)
+            except (ValueError, TypeError, KeyError) as exc:  # no client said that
+                raise HarnessError(f"wire log: a driver event it cannot read: "
+                                   f"{str(item.message)[:200]} ({exc})", thread="wire log") \
+                    from exc
         return len(self.incoming)
 
     def _append(self, item: _Incoming) -> None:

@@ -3,11 +3,13 @@
 `RawClient` is the broker's own `KafkaConnection`: it sends one request and reads its answer
 (`call`), or sends now and reads later (`send`, `receive`, `pending`), so a test can see
 which of two connections is answered first. `join`, `sync`, `heartbeat` build group requests
-at the newest served versions.
+at the newest served versions. `form_pair` brings two clients into one generation, its
+SyncGroups not sent yet (`sync_both` sends them).
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 from groupcheck.broker.client import KafkaConnection
@@ -15,6 +17,7 @@ from groupcheck.impl.consumer_protocol import encode_assignment, encode_subscrip
 from groupcheck.impl.types import Assignment, Subscription
 
 JOIN_V, SYNC_V, HEARTBEAT_V, LEAVE_V = 9, 5, 4, 5
+REBALANCE_IN_PROGRESS = 27
 
 
 class RawClient(KafkaConnection):
@@ -56,3 +59,46 @@ class RawClient(KafkaConnection):
     def leave(self, group: str, member_id: str) -> Any:
         return self.call(13, LEAVE_V, {"group_id": group, "members": [
             {"member_id": member_id, "group_instance_id": None, "reason": None}]})
+
+
+@dataclass
+class JoinedPair:
+    a: RawClient
+    b: RawClient
+    a_id: str
+    b_id: str
+    generation: int
+
+
+def told(client: RawClient, topic: str) -> None:
+    """The client asks for the topic's metadata, as a leader does before assigning."""
+    client.call(3, 12, {"topics": [{"name": topic, "topic_id": None}],
+                        "allow_auto_topic_creation": False,
+                        "include_topic_authorized_operations": False})
+
+
+def form_pair(bootstrap: str, group: str, topic: str) -> JoinedPair:
+    """a joins alone (generation 1, leader), then b joins; a rejoins on its heartbeat's
+    REBALANCE_IN_PROGRESS; both are in generation 2 with a as leader, not yet synced."""
+    a, b = RawClient(bootstrap, "a"), RawClient(bootstrap, "b")
+    told(a, topic)
+    first = a.join(group, [topic])
+    assert (first.error_code, first.generation_id) == (0, 1)
+    a.send_sync(group, first.member_id, 1, {first.member_id: [(topic, p) for p in range(4)]})
+    assert a.receive().error_code == 0
+    b.send_join(group, "", [topic])
+    b_id = b.receive().member_id
+    b.send_join(group, b_id, [topic])
+    assert a.heartbeat(group, first.member_id, 1).error_code == REBALANCE_IN_PROGRESS
+    a.send_join(group, first.member_id, [topic])
+    joined_a, joined_b = a.receive(), b.receive()
+    assert joined_a.leader == first.member_id and joined_a.generation_id == 2
+    assert joined_b.generation_id == 2
+    return JoinedPair(a, b, first.member_id, b_id, 2)
+
+
+def sync_both(p: JoinedPair, group: str, topic: str) -> None:
+    """The follower's SyncGroup, then the leader's: two partitions each."""
+    p.b.send_sync(group, p.b_id, p.generation)
+    p.a.send_sync(group, p.a_id, p.generation, {p.a_id: [(topic, 0), (topic, 1)],
+                                                 p.b_id: [(topic, 2), (topic, 3)]})

@@ -15,7 +15,8 @@ The proxy changes no byte of what it forwards. Two hooks exist for a backend's w
 (the mock's defects, see `mock`): ``hold`` may delay forwarding a request, ``answer`` may
 answer a request in the broker's place (the frame it returns goes to the client, nothing goes
 up), ``rewrite`` may replace a response on its way to the client. A frame it cannot decode
-is forwarded and reported in `GroupLedger.errors`.
+is forwarded and reported in `GroupLedger.errors`. Anything else a pump or the acceptor
+raises is the proxy's own failure (`failures`), which ends the run as a harness error.
 """
 
 from __future__ import annotations
@@ -30,7 +31,9 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-__all__ = ["MAX_FRAME", "GroupLedger", "Proxy", "Request", "ProxyRound"]
+from ....properties.harness import Failures
+
+__all__ = ["MAX_FRAME", "GroupLedger", "Proxy", "ProxyRound", "Request"]
 
 JOIN_GROUP, SYNC_GROUP = 11, 14
 MAX_FRAME = 64 * 1024 * 1024  # larger frames are a broken stream, never allocated
@@ -101,7 +104,9 @@ class Proxy:
         self.port: int = self._server.getsockname()[1]
         self._sockets: list[socket.socket] = []
         self._closed = False
-        threading.Thread(target=self._accept, daemon=True, name="proxy-accept").start()
+        self.failures = Failures()  # of its threads: the run is then the harness's to end
+        threading.Thread(target=self.failures.guard("proxy-accept", self._accept), daemon=True,
+                         name="proxy-accept").start()
 
     def _accept(self) -> None:
         while not self._closed:
@@ -113,10 +118,10 @@ class Proxy:
             self._sockets += [client, upstream]
             pending: dict[int, Request] = {}
             lock = threading.Lock()
-            threading.Thread(target=self._requests, args=(client, upstream, pending, lock),
-                             daemon=True).start()
-            threading.Thread(target=self._responses, args=(upstream, client, pending, lock),
-                             daemon=True).start()
+            threading.Thread(target=self.failures.guard("proxy-requests", self._requests),
+                             args=(client, upstream, pending, lock), daemon=True).start()
+            threading.Thread(target=self.failures.guard("proxy-responses", self._responses),
+                             args=(upstream, client, pending, lock), daemon=True).start()
 
     # --- frames ---------------------------------------------------------------------------
 

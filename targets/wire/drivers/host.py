@@ -37,7 +37,7 @@ from .messages import (
     AckError,
     CallbackFields,
     Command,
-    Event,
+    DriverEvent,
     EventFields,
     Hello,
     JsonPartition,
@@ -63,7 +63,7 @@ class DriverOutput:
         self.lock = threading.Lock()
         self.seq = 0
 
-    def _write(self, message: Ack | Event) -> None:
+    def _write(self, message: Ack | DriverEvent) -> None:
         self.stream.write(json.dumps(message) + "\n")
         self.stream.flush()
 

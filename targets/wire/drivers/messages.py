@@ -14,7 +14,7 @@ from __future__ import annotations
 from typing import TypedDict, Union
 
 __all__ = ["Ack", "AckError", "AckHead", "CallbackFields", "Command", "CommandHead", "DriverConfig",
-           "Event", "EventFields", "EventHead", "Hello", "JsonPartition", "JsonRecord"]
+           "DriverEvent", "EventFields", "EventHead", "Hello", "JsonPartition", "JsonRecord"]
 
 #: a partition as a line holds it: ``[topic, partition]`` (and a record:
 #: ``[topic, partition, offset]``); the aliases are evaluated at import, hence the old spelling
@@ -116,5 +116,5 @@ class EventFields(TypedDict, total=False):
     after: list[JsonPartition]
 
 
-class Event(EventHead, EventFields):
+class DriverEvent(EventHead, EventFields):
     """One event (driver → harness)."""
