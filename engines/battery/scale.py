@@ -1,6 +1,5 @@
-"""The battery's ``scale`` engine: times a target's assign function on growing groups, fits
-how its cost grows, and reports an assignor too slow for a group of the size Kafka's own
-tests use (I13, cost).
+"""The battery's ``scale`` engine: times an assign function on growing groups, fits how its
+cost grows, reports an assignor too slow for a group of Kafka's test sizes (I13, cost).
 
 Why: the leader runs the assignor inside the rebalance, which the group waits for at most
 the rebalance timeout (``max.poll.interval.ms``, 300 s by default). An assignor that answers
