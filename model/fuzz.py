@@ -2,7 +2,9 @@
 
 `fuzz` runs Hypothesis over a target factory and returns either nothing (every example
 held) or the shrunk failure as events plus violations, ready to be saved as a replay file.
-The same seed gives the same examples.
+The same seed gives the same examples. With a ``deadline`` the run ends at the first event
+after it, with the examples played so far (``FuzzResult.stopped``; the one cut short
+counts as begun, not judged whole).
 """
 
 from __future__ import annotations
@@ -23,6 +25,12 @@ from .machine import MachineConfig, ViolationFound, make_machine
 from .stats import Stats
 
 __all__ = ["PROFILES", "FuzzResult", "fuzz"]
+
+
+class _OutOfTime(KeyboardInterrupt):
+    """Raised where the next example would start after the deadline. An interrupt, as
+    Hypothesis sees it: it lets it through at once, records nothing of the example and
+    shrinks nothing; `fuzz` catches it before it leaves."""
 
 # Some Hypothesis releases ship this function without annotations: one typed name for all.
 _run_machine: Callable[..., None] = run_state_machine_as_test
@@ -67,6 +75,7 @@ class FuzzResult:
     violations: list[str] = field(default_factory=list)
     events: list[Event] = field(default_factory=list)
     stats: Stats = field(default_factory=Stats)
+    stopped: bool = False  # the deadline came before the examples asked for were played
 
     @property
     def failed(self) -> bool:
@@ -76,18 +85,25 @@ class FuzzResult:
 def fuzz(target_factory: Callable[[], GroupTarget], config: MachineConfig, *,
          profile: str = "ci", max_examples: int | None = None, seed_value: int = 0,
          progress: Callable[[int, int], None] | None = None,
-         shrink_seconds: float | None = None, stats: Stats | None = None) -> FuzzResult:
+         shrink_seconds: float | None = None, stats: Stats | None = None,
+         deadline: float | None = None) -> FuzzResult:
     """Run the machine; ``progress(examples, steps)`` is called as examples finish.
     ``shrink_seconds`` bounds the shrinking for slow targets: Hypothesis's own shrink phase
     is then skipped and the delta-debugging pass stops when the time is up. ``stats``
-    (default: a fresh one, returned in the result) collects judgements and figures."""
+    (default: a fresh one, returned in the result) collects judgements and figures.
+    ``deadline`` (``time.perf_counter``): no event runs after it."""
     stats = Stats() if stats is None else stats
     examples, steps = PROFILES[profile]
     if max_examples is not None:
         examples = max_examples
     counters = {"examples": 0, "steps": 0}
 
+    def on_time() -> None:
+        if deadline is not None and time.perf_counter() >= deadline:
+            raise _OutOfTime
+
     def counted_factory() -> GroupTarget:
+        on_time()
         counters["examples"] += 1
         if progress is not None:
             progress(counters["examples"], counters["steps"])
@@ -95,6 +111,7 @@ def fuzz(target_factory: Callable[[], GroupTarget], config: MachineConfig, *,
 
     def count_event() -> None:
         counters["steps"] += 1
+        on_time()
 
     machine = make_machine(counted_factory, config, on_event=count_event, stats=stats)
     seeded = seed(seed_value)(machine)
@@ -113,7 +130,13 @@ def fuzz(target_factory: Callable[[], GroupTarget], config: MachineConfig, *,
             if not found:
                 raise
             raise found[0] from None
+    except _OutOfTime:
+        return FuzzResult(counters["examples"], time.perf_counter() - started,
+                          counters["steps"], stats=stats, stopped=True)
     except ViolationFound as failure:
+        if deadline is not None:  # the shrink ends by the deadline too
+            shrink_seconds = max(min(shrink_seconds if shrink_seconds is not None
+                                     else float("inf"), deadline - time.perf_counter()), 0.0)
         events, violations = minimize(failure.events, target_factory,
                                       invariant_of(failure.violations[0]),
                                       seconds=shrink_seconds, promises=config.promises,

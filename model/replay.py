@@ -8,7 +8,6 @@ one numbered line per event with the ownership it left behind.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import re
@@ -18,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from ..properties.group import GroupTarget, GroupView
+from ..properties.saved_json import file_stem, save_as
 from .events import Event, apply_event
 from .promises import Promises
 from .spec import ReferenceModel
@@ -129,19 +129,15 @@ def replay_events(target: GroupTarget, events: list[Event],
 
 def save(directory: str | os.PathLike[str], target_name: str, events: list[Event],
          violations: list[str], seed: int | None, extra: dict[str, Any] | None = None) -> Path:
-    """Write a replay file; its name says what broke and is stable for the same content."""
-    out = Path(directory)
-    out.mkdir(parents=True, exist_ok=True)
+    """Write a replay file; its name says what broke, its digest is of the target, the
+    assignor, the invariant and the events (`properties.saved_json`)."""
     found = re.search(r"\bI\d+a?\b", violations[0]) if violations else None
     invariant = found.group(0) if found else "none"
     body = {"format": FORMAT, "target": target_name, "seed": seed, "invariant": invariant,
             "violations": violations, "events": events, **(extra or {})}
-    text = json.dumps(body, indent=1, ensure_ascii=False)
-    digest = hashlib.sha256(text.encode()).hexdigest()[:10]
-    stem = re.sub(r"[^A-Za-z0-9._-]+", "_", target_name.replace(":", "-"))[:60]
-    path = out / f"{stem}-{invariant}-{digest}.json"
-    path.write_text(text + "\n", encoding="utf-8")
-    return path
+    meaning = {"target": body["target"], "assignor": body.get("assignor"),
+               "invariant": invariant, "events": events}
+    return save_as(directory, f"{file_stem(target_name)}-{invariant}", body, meaning)
 
 
 def load(path: str | os.PathLike[str]) -> dict[str, Any]:

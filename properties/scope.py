@@ -27,8 +27,6 @@ members, then partitions, claims, generations, subscriptions) is kept and, with
 from __future__ import annotations
 
 import gc
-import hashlib
-import json
 import multiprocessing
 import os
 import re
@@ -42,6 +40,7 @@ from typing import Any
 from .deviations import EVIDENCE, agreement, evidence_labels
 from .optimal import Optimiser
 from .rebalance import assignment_of
+from .saved_json import file_stem, save_as
 from .scope_blind import check_eager, choose, projections
 from .scope_enumeration import enumerate_scope, tasks_of, upper_bound
 from .scope_judge import (
@@ -73,6 +72,7 @@ class _Partial:
     assign_calls: int = 0
     assign_seconds: float = 0.0
     cpu_seconds: float = 0.0
+    cut: bool = False  # the deadline came before the unit of work was done
     gaps: Counter[int] = field(default_factory=Counter)
     unjudged: int = 0
     counts: Counter[str] = field(default_factory=Counter)
@@ -171,12 +171,20 @@ _WORKER: dict[str, Any] = {}
 def _init_worker(assign: AssignFn, session: Callable[[], AssignFn] | None, assignor: str,
                  scope: Scope, sticky: bool, exact: bool,
                  reference: AssignFn | None = None, gaps: bool = True,
-                 claim_mode: str | None = None) -> None:
+                 claim_mode: str | None = None, deadline: float | None = None) -> None:
     _WORKER.clear()
     _WORKER.update(assign=session() if session is not None else assign, plain=assign,
                    assignor=assignor, scope=scope, sticky=sticky,
                    optimiser=Optimiser(exact) if gaps else None, claim_mode=claim_mode,
-                   shapes={}, skeletons=skeletons(scope), reference=reference)
+                   shapes={}, skeletons=skeletons(scope), reference=reference,
+                   deadline=float("inf") if deadline is None else deadline)
+
+
+def _late(part: _Partial) -> bool:
+    """The deadline has come (``time.perf_counter`` is one clock across the workers): the
+    unit of work is cut short there."""
+    part.cut = time.perf_counter() >= _WORKER["deadline"]
+    return part.cut
 
 
 def _relabel(j: Judgement, assign: AssignFn, reference: AssignFn) -> None:
@@ -208,6 +216,8 @@ def _run_task(item: tuple[Task, int]) -> _Partial:
             _judge_projections(part, task, shape, mode)
         else:
             for config in configs_of_task(scope, task, shape, _WORKER["skeletons"]):
+                if _late(part):
+                    break
                 j = judge(assign, assignor, config, optimiser, sticky)
                 if reference is not None and j.first_round_of:
                     _relabel(j, _WORKER["plain"], reference)
@@ -235,6 +245,8 @@ def _judge_projections(part: _Partial, task: Task, shape: Shape, mode: str) -> N
 
     for config, more in projections(_WORKER["scope"], task, shape, _WORKER["skeletons"],
                                     mode):
+        if _late(part):
+            break
         j = run(config, True)
         part.add(config, j)
         if more:
@@ -245,15 +257,12 @@ def _judge_projections(part: _Partial, task: Task, shape: Shape, mode: str) -> N
 
 def save_counterexample(directory: str | os.PathLike[str], target: str, scope: Scope,
                         cex: Counterexample) -> Path:
-    """Write one counterexample; the name says what broke and is stable for its content."""
-    out = Path(directory)
-    out.mkdir(parents=True, exist_ok=True)
-    text = json.dumps(cex.record(target, scope), indent=1, ensure_ascii=False)
-    digest = hashlib.sha256(text.encode()).hexdigest()[:10]
-    stem = re.sub(r"[^A-Za-z0-9._-]+", "_", target.replace(":", "-"))[:60]
-    path = out / f"prove-{stem}-{cex.invariant}-{digest}.json"
-    path.write_text(text + "\n", encoding="utf-8")
-    return path
+    """Write one counterexample; its name says what broke, its digest is of the target,
+    the invariant and the requests of the rounds (`saved_json`)."""
+    meaning = {"target": target, "invariant": cex.invariant,
+               "requests": [request for request, _ in cex.rounds]}
+    return save_as(directory, f"prove-{file_stem(target)}-{cex.invariant}",
+                cex.record(target, scope), meaning)
 
 
 def prove(assign: AssignFn, assignor: str, scope: Scope | None = None, *,
@@ -262,7 +271,8 @@ def prove(assign: AssignFn, assignor: str, scope: Scope | None = None, *,
           exact: bool = False, session: Callable[[], AssignFn] | None = None,
           progress: Callable[[int, float], None] | None = None,
           reference: AssignFn | None = None, reference_name: str | None = None,
-          gaps: bool = True, aggregate: bool = True) -> ProofReport:
+          gaps: bool = True, aggregate: bool = True,
+          deadline: float | None = None) -> ProofReport:
     """Check every configuration of ``scope`` against ``assign`` (see the module doc).
 
     ``workers``: processes (default: the CPUs, at most 2 unless told; 1 runs in-process;
@@ -274,35 +284,42 @@ def prove(assign: AssignFn, assignor: str, scope: Scope | None = None, *,
     ``reference``: ask it every request of a violating configuration (`_relabel`), under
     the name ``reference_name``. ``gaps=False``: no I4b gap, which lets a keyed session
     whose leader does not see some claims be judged once for every way to add them
-    (``scope_blind``; ``aggregate=False`` enumerates them all the same).
+    (``scope_blind``; ``aggregate=False`` enumerates them all the same). ``deadline``
+    (``time.perf_counter``): the run and its workers stop there; the report is incomplete.
     """
     scope = scope or Scope()
     target = target or f"python:{assignor}"
     sticky = assignor in STICKY_FAMILY if sticky is None else sticky
-    if workers is None:
-        workers = max(1, min(2, os.cpu_count() or 1))
+    workers = max(1, min(2, os.cpu_count() or 1)) if workers is None else workers
     if "fork" not in multiprocessing.get_all_start_methods():
         workers = 1
     tasks = tasks_of(scope)
     total = _Partial()
     started = time.perf_counter()
     mode, claims_note = claim_mode(scope, assignor, gaps or not aggregate, session, sticky)
+    done = 0  # units of work
 
     def collect(parts: Iterator[_Partial]) -> None:
+        nonlocal done
         for part in parts:
             total.merge(part)
+            done += not part.cut
             if progress is not None:
                 progress(total.configs, time.perf_counter() - started)
+            if time.perf_counter() >= (deadline or float("inf")):
+                return
 
-    args = (assign, session, assignor, scope, sticky, exact, reference, gaps, mode)
+    args = (assign, session, assignor, scope, sticky, exact, reference, gaps, mode, deadline)
     if workers == 1:
         _init_worker(*args)
-        collect(_run_task(t) for t in tasks)
+        if deadline is None or time.perf_counter() < deadline:
+            collect(_run_task(t) for t in tasks)
         z3_ok = _WORKER["optimiser"] is not None and bool(_WORKER["optimiser"].available)
-    else:
+    else:  # leaving the pool stops its workers, mid-unit when the deadline came first
         ctx = multiprocessing.get_context("fork")
         with ctx.Pool(workers, initializer=_init_worker, initargs=args) as pool:
-            collect(pool.imap_unordered(_run_task, tasks, chunksize=4))
+            collect(pool.imap_unordered(_run_task, tasks,
+                                        chunksize=4 if deadline is None else 1))
         z3_ok = gaps and Optimiser(exact).available
     seconds = time.perf_counter() - started
     counterexamples = {inv: cex for inv, (_, cex) in total.smallest.items()}
@@ -325,7 +342,8 @@ def prove(assign: AssignFn, assignor: str, scope: Scope | None = None, *,
         rules={inv: sorted(r) for inv, r in total.rules.items()},
         violations_labelled=dict(total.weighted),
         gap_examples={g: ex for g, (_, ex) in total.gap_examples.items()},
-        gaps_measured=gaps, claims_hidden=mode, claims_note=claims_note, distinct=distinct)
+        gaps_measured=gaps, claims_hidden=mode, claims_note=claims_note, distinct=distinct,
+        units_done=done, units=len(tasks))
 
 
 def _same(a: Counterexample, b: Counterexample) -> bool:
