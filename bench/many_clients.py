@@ -44,7 +44,7 @@ from collections import Counter
 from pathlib import Path
 
 from groupcheck.engines.many_run import ScenarioResult, run, scenarios, settle_bound
-from groupcheck.targets.registry import client_setup
+from groupcheck.targets.kinds_wire import client_setup
 from groupcheck.targets.settings import Settings
 from groupcheck.targets.wire.clients import hello
 

@@ -36,7 +36,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..model.events import MAX_SETTLE_GENERATIONS, Event
 from ..model.replay import replay_events, save
-from ..targets.registry import client_setup
+from ..targets.kinds_wire import client_setup
 from ..targets.settings import Settings
 from ..targets.wire.backends.backend import BackendUnavailable
 from ..targets.wire.backends.groupcheck_broker import GroupcheckBackend

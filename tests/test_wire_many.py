@@ -25,7 +25,7 @@ from groupcheck.engines.many_run import (
 )
 from groupcheck.model.event_shrink import invariant_of
 from groupcheck.properties.group import CallbackRecord, MemberSpec
-from groupcheck.targets.registry import client_setup
+from groupcheck.targets.kinds_wire import client_setup
 from groupcheck.targets.wire.driver_process import DriverError
 from groupcheck.targets.wire.wire_group import CONFIG, STEP_WAIT, WireGroup
 
