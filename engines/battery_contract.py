@@ -64,15 +64,25 @@ class ContractWatch:
         self.log.unlink(missing_ok=True)
         if not lines:
             return None
-        hit = min(lines, key=lambda x: x["at"])
+        hit = min(lines, key=_smallest)  # whichever process logged it first
         request = hit["request"]
         path = save_json(failures, f"contract-{target}-I3", {
             **request, "groupcheck": {"format": "groupcheck-contract/1", "target": target,
                                       "contract": self.contract, "violations": [hit["violation"]],
-                                      "response": hit["response"]}})
+                                      "response": hit["response"]}},
+            {"target": target, "invariant": "I3", "request": request})
         return Finding("I3", hit["violation"], path, len(request["members"]),
                        f"request:  {json.dumps(request)}\n"
-                       f"response: {json.dumps(hit['response'])}", hit["at"])
+                       f"response: {json.dumps(hit['response'])}",
+                       min(x["at"] for x in lines))
+
+
+def _smallest(logged: dict[str, Any]) -> tuple[int, int, str]:
+    """The order in which logged violations are saved: fewest members, then partitions,
+    then the request's text — not the moment, which differs between runs with workers."""
+    request = logged["request"]
+    return (len(request["members"]), sum((request.get("partitions") or {}).values()),
+            json.dumps(request))
 
 
 def watched(assign: AssignFn, contract: str, failures: str) -> ContractWatch:

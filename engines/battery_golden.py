@@ -7,6 +7,7 @@ user data is read (so state shared between consumers shows)."""
 from __future__ import annotations
 
 import json
+import math
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -22,6 +23,7 @@ from ..properties.user_data_rules import LAYOUTS, user_data_hygiene
 from ..targets.adapters.codecs import CodecFailure, ReleaseCodec
 from ..targets.target import Target
 from .battery_results import EngineResult, Finding, invariant_id, save_json
+from .progress import Meter, ProgressFn, silent
 
 __all__ = ["answer", "codec_inputs", "is_codec_record", "load_assign_vectors", "partition_sets",
            "replay_codec_record", "run_codec", "run_vectors", "subscription_violations",
@@ -61,10 +63,12 @@ def partition_sets(response: dict[str, Any]) -> dict[str, frozenset[tuple[str, i
 
 
 def run_vectors(target: Target, failures: str, lines: list[dict[str, Any]] | None = None,
-                vectors: Path | None = None) -> EngineResult:
+                vectors: Path | None = None, *, deadline: float = math.inf,
+                progress: ProgressFn = silent) -> EngineResult:
     """The golden vectors' ``assign`` lines of the target's assignor (``lines``, else those
     in the folder ``vectors``): I1 and I2 on every answer, and ``PARITY`` (the same
-    partitions per member as Kafka's answer) on lines not marked ``kafka_bug``."""
+    partitions per member as Kafka's answer) on lines not marked ``kafka_bug``; the lines
+    left at ``deadline`` (``time.perf_counter``) are not run, and the note says how many."""
     result = EngineResult("vectors", ("I1", "I2", "PARITY") + (
         ("TIMEOUT",) if target.timeout is not None else ()))
     if target.assign is None or target.assignor is None:
@@ -79,8 +83,14 @@ def run_vectors(target: Target, failures: str, lines: list[dict[str, Any]] | Non
         result.skipped = f"no vector lines for assignor {target.assignor!r}"
         return result
     started = time.perf_counter()
+    meter = Meter(progress, "vectors", target.name, max(deadline - started, 0.0))
     counts = {"PARITY": 0, "I1": 0, "I2": 0, "TIMEOUT": 0}
     for line in mine:
+        if time.perf_counter() >= deadline:
+            result.note = (f"{len(mine) - result.runs:,} of {len(mine):,} lines not run: "
+                           "the budget ended first")
+            break
+        meter.tick(result.runs, len(result.findings))
         request, expected = line["request"], line["response"]
         got = answer(target.assign, request)
         result.runs += 1
@@ -115,7 +125,9 @@ def run_vectors(target: Target, failures: str, lines: list[dict[str, Any]] | Non
                     "format": "groupcheck-vector/1", "target": target.name,
                     "case": line.get("case"), "kafka_bug": line.get("kafka_bug"),
                     "violation": p, "kafka": expected, "got": got}}
-                path = save_json(failures, f"vector-{target.name}-{inv}", body)
+                path = save_json(failures, f"vector-{target.name}-{inv}", body,
+                                 {"target": target.name, "invariant": inv,
+                                  "case": line.get("case"), "request": request})
                 result.add(Finding(inv, f"{p} (case {line.get('case')})", path,
                                    len(request["members"]),
                                    f"case {line.get('case')}\n"
@@ -174,7 +186,8 @@ def _keep(result: EngineResult, failures: str, target: Target, invariant: str,
     """Save the failing request (with what went wrong under ``groupcheck``) and add it."""
     kind = "codec" if invariant == "I10" else "user-data"
     path = save_json(failures, f"{kind}-{target.name}-{invariant}", {
-        **request, "groupcheck": {**meta, "target": target.name, "violations": found}})
+        **request, "groupcheck": {**meta, "target": target.name, "violations": found}},
+        {"target": target.name, "invariant": invariant, "request": request})
     result.add(Finding(invariant, found[0], path, None, detail))
 
 
@@ -201,8 +214,9 @@ def _run_user_data(target: Target, result: EngineResult, failures: str) -> None:
             return
 
 
-def run_codec(target: Target, failures: str) -> EngineResult:
-    """I10 over the target's subscription codec, I12 over its user data."""
+def run_codec(target: Target, failures: str, *, deadline: float = math.inf) -> EngineResult:
+    """I10 over the target's subscription codec, I12 over its user data; no input is
+    started after ``deadline`` (``time.perf_counter``), and the note says so."""
     reads_user_data = target.user_data is not None and target.assignor in LAYOUTS
     checked = (("I10",) if target.codec is not None else ()) + (
         ("I12",) if reads_user_data else ())
@@ -212,9 +226,11 @@ def run_codec(target: Target, failures: str) -> EngineResult:
         return result
     started = time.perf_counter()
     if target.codec is not None:
-        _run_subscription_codec(target, result, failures)
-    if reads_user_data:
+        _run_subscription_codec(target, result, failures, deadline)
+    if reads_user_data and time.perf_counter() < deadline:
         _run_user_data(target, result, failures)
+    if time.perf_counter() >= deadline:
+        result.note = "stopped at the end of its budget"
     result.seconds = time.perf_counter() - started
     return result
 
@@ -265,10 +281,13 @@ def subscription_violations(target: Target, original: dict[str, Any], w: int
     return found, data, reads
 
 
-def _run_subscription_codec(target: Target, result: EngineResult, failures: str) -> None:
+def _run_subscription_codec(target: Target, result: EngineResult, failures: str,
+                            deadline: float) -> None:
     """`subscription_violations` for every input and writer version, to the first
-    violation."""
+    violation or ``deadline``."""
     for x in codec_inputs():
+        if time.perf_counter() >= deadline:
+            return
         for w in range(HIGHEST_VERSION + 1):
             found, data, reads = subscription_violations(target, x, w)
             result.runs += reads

@@ -9,7 +9,6 @@ Each finding carries the moment it was made, so a run can say how long finding t
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import re
@@ -18,6 +17,8 @@ from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+from ..properties.saved_json import save_as, steady_text
 
 __all__ = ["DEFAULT_SCOPE", "ENGINES", "INVARIANT_ROWS", "SMALL_SCOPE", "BatteryResult",
            "EngineResult", "Finding", "figure_lines", "file_safe", "invariant_id",
@@ -229,14 +230,11 @@ def _cost_lines(ladder: dict[str, Any], builtin: float | None) -> list[str]:
     return out
 
 
-def save_json(directory: str | os.PathLike[str], stem: str, body: dict[str, Any]) -> str:
-    out = Path(directory)
-    out.mkdir(parents=True, exist_ok=True)
-    text = json.dumps(body, indent=1, ensure_ascii=False)
-    digest = hashlib.sha256(text.encode()).hexdigest()[:10]
-    path = out / f"{file_safe(stem).replace(':', '-')}-{digest}.json"
-    path.write_text(text + "\n", encoding="utf-8")
-    return str(path)
+def save_json(directory: str | os.PathLike[str], stem: str, body: dict[str, Any],
+              meaning: dict[str, Any]) -> str:
+    """Write ``body`` as ``<stem>-<digest of meaning>.json`` (`properties.saved_json`: the
+    meaning is the target, the invariant and the request or story; no timing is written)."""
+    return str(save_as(directory, file_safe(stem).replace(":", "-"), body, meaning))
 
 
 def record_profile(result: EngineResult, profile: dict[str, Any]) -> None:
@@ -261,4 +259,4 @@ def note_profile(file: str | os.PathLike[str], profile: dict[str, Any]) -> None:
         return
     notes = body.get("groupcheck")
     (notes if isinstance(notes, dict) else body)["clientProfile"] = profile
-    path.write_text(json.dumps(body, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
+    path.write_text(steady_text(body), encoding="utf-8")

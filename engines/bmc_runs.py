@@ -9,7 +9,6 @@ a trace the implementation never reproduced.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -19,6 +18,7 @@ from ..model.bmc import CODEC_FIELDS, BmcScope, CodecMix
 from ..model.bmc_check import check
 from ..model.compat import compatibility_matrix
 from ..model.replay import replay_events, save
+from ..properties.saved_json import steady_text, without_times
 from ..targets.registry import NO_SETTINGS, group_target_factory, machine_hints
 from ..targets.settings import Settings
 from ..targets.target import TargetError
@@ -184,6 +184,6 @@ def _write_json(path: str, body: dict[str, Any]) -> None:
     out = Path(path)
     try:
         out.parent.mkdir(parents=True, exist_ok=True)
-        out.write_text(json.dumps(body, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
+        out.write_text(steady_text(without_times(body)), encoding="utf-8")
     except OSError as exc:
         raise EngineInputError(f"prove: cannot write {path}: {exc.strerror}") from None

@@ -36,6 +36,7 @@ from ..properties.scope import Scope, build_request, enumerate_scope
 from ..targets.processes.jsonl_process import TargetFailure
 from ..targets.target import Target
 from .battery_golden import answer, load_assign_vectors, partition_sets
+from .progress import Meter, ProgressFn, silent
 from .request_replay import judge_answer
 
 __all__ = ["AnswerFn", "AssignFn", "DiffResult", "Pair", "answer_fn", "answer_table",
@@ -195,9 +196,11 @@ class Pair:
         return ra, rb, why, why is not None and not why.explained
 
 
-def shrink(request: dict[str, Any], pair: Pair, max_tries: int = 5000
+def shrink(request: dict[str, Any], pair: Pair, max_tries: int = 5000,
+           deadline: float = float("inf")
            ) -> tuple[dict[str, Any], dict[str, Any], dict[str, Any], Explanation | None]:
-    """The smallest request found on which the pair still disagrees (unexplained)."""
+    """The smallest request found (by ``deadline``, on ``time.perf_counter``) on which the
+    pair still disagrees (unexplained)."""
     current = request
     got_a, got_b, why, _ = pair.check(current, count=False)
     tries = 0
@@ -205,6 +208,8 @@ def shrink(request: dict[str, Any], pair: Pair, max_tries: int = 5000
     while improved and tries < max_tries:
         improved = False
         for candidate in smaller_requests(current):
+            if time.perf_counter() >= deadline:
+                return current, got_a, got_b, why
             tries += 1
             ca, cb, cwhy, differ = pair.check(candidate, count=False)
             if differ and not (ca.get("timeout") or cb.get("timeout")):
@@ -234,40 +239,53 @@ class DiffResult:
         return self.request is None
 
 
-def _scope_requests(assignor: str, scope_text: str) -> Iterator[dict[str, Any]]:
-    configs = sorted(enumerate_scope(Scope.parse(scope_text)), key=lambda c: c.size_key())
-    for config in configs:
+def _scope_requests(assignor: str, scope_text: str, deadline: float
+                    ) -> Iterator[dict[str, Any]]:
+    """The scope's requests, smallest first: of the configurations enumerated by
+    ``deadline`` (all of them when time allows)."""
+    configs = []
+    for config in enumerate_scope(Scope.parse(scope_text)):
+        configs.append(config)
+        if time.perf_counter() >= deadline:
+            break
+    for config in sorted(configs, key=lambda c: c.size_key()):
         yield build_request(assignor, config)
 
 
 def run_diff(a: Target, b: Target, *, assignor: str, scope: str, vectors: bool = True,
-             budget: float = 120.0, vectors_folder: Path | None = None) -> DiffResult:
+             budget: float = 120.0, vectors_folder: Path | None = None,
+             progress: ProgressFn = silent) -> DiffResult:
     """Ask both targets every request of ``scope``, then (``vectors``) the golden vectors'
     requests of ``assignor`` in ``vectors_folder``, until the first disagreement that
-    counts, within ``budget`` seconds; the disagreement is shrunk."""
+    counts, within ``budget`` seconds (the shrink of the disagreement too); ``progress``
+    hears of every request compared."""
     pair = Pair(a, b)
     started = time.perf_counter()
 
-    def sources() -> Iterator[tuple[str, dict[str, Any]]]:
-        for r in _scope_requests(assignor, scope):
+    def sources() -> Iterator[tuple[str, dict[str, Any]]]:  # enumerating: half the budget
+        for r in _scope_requests(assignor, scope, started + budget / 2):
             yield f"scope {scope}", r
         if vectors:
             for line in load_assign_vectors(vectors_folder):
                 if line["request"].get("assignor") == assignor:
                     yield f"vector {line.get('case')}", line["request"]
 
-    return run_requests(pair, sources(), started, budget)
+    meter = Meter(progress, "diff", f"{a.name} vs {b.name} [{assignor}]", budget)
+    return run_requests(pair, sources(), started, budget, meter=meter)
 
 
 def run_requests(pair: Pair, requests: Iterator[tuple[str, dict[str, Any]]],
-                 started: float, budget: float = float("inf"), shrunk: bool = True
-                 ) -> DiffResult:
+                 started: float, budget: float = float("inf"), shrunk: bool = True,
+                 meter: Meter | None = None) -> DiffResult:
     """Ask the pair each (source, request) until the first unexplained disagreement (shrunk
-    unless ``shrunk`` is false) or a time-out, within ``budget`` seconds from ``started``."""
+    unless ``shrunk`` is false, within the budget) or a time-out, within ``budget`` seconds
+    from ``started``; ``meter`` ticks after each request."""
     compared = 0
     for source, request in requests:
-        if time.perf_counter() - started > budget:
+        if time.perf_counter() - started >= budget:
             break
+        if meter is not None:
+            meter.tick(compared, note=source)
         compared += 1
         ra, rb, why, differ = pair.check(request)
         if differ and (ra.get("timeout") or rb.get("timeout")):
@@ -275,7 +293,8 @@ def run_requests(pair: Pair, requests: Iterator[tuple[str, dict[str, Any]]],
                               request_size(request), "a" if ra.get("timeout") else "b",
                               pair.explained, why.why if why else "")
         if differ:
-            small, sa, sb, swhy = shrink(request, pair) if shrunk else (request, ra, rb, why)
+            small, sa, sb, swhy = (shrink(request, pair, deadline=started + budget) if shrunk
+                                   else (request, ra, rb, why))
             return DiffResult(compared, time.perf_counter() - started, source, small, sa, sb,
                               request_size(request), explained=pair.explained,
                               why=swhy.why if swhy else "")

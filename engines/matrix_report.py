@@ -16,6 +16,7 @@ from typing import Any
 
 from ..audit.picture import chain_timeline, svg
 from ..audit.report_html import CSS
+from ..properties.saved_json import steady_text, without_times
 from .battery_results import INVARIANT_ROWS, Finding
 from .bisect_run import Bisection
 from .matrix_run import Cell, MatrixRun
@@ -224,8 +225,7 @@ def write_matrix(run: MatrixRun, targets: list[str], out: Path) -> tuple[Path, P
     """``matrix.json`` and ``index.html`` in ``out``."""
     out.mkdir(parents=True, exist_ok=True)
     data = out / "matrix.json"
-    data.write_text(json.dumps(matrix_json(run, targets), indent=1, ensure_ascii=False)
-                    + "\n", encoding="utf-8")
+    data.write_text(steady_text(without_times(matrix_json(run, targets))), encoding="utf-8")
     page = out / "index.html"
     page.write_text(matrix_html(run, targets), encoding="utf-8")
     return data, page

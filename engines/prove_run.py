@@ -4,12 +4,11 @@ is given, held only to what the assignor promises."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
-
 from ..properties.scope import ProofReport, Scope, claim_mode, prove, upper_bound
 from ..targets.target import Target
 from .battery_results import note_profile
 from .errors import EngineInputError
+from .progress import Meter, ProgressFn, silent
 
 __all__ = ["LARGE_SCOPE", "large_scope_warning", "prove_target"]
 
@@ -29,18 +28,21 @@ def large_scope_warning(scope: Scope, target: Target, gaps: bool) -> str | None:
 
 def prove_target(target: Target, scope: Scope, *, reference: Target | None,
                  workers: int | None, failures: str, exact: bool, gaps: bool,
-                 progress: Callable[[int, float], None] | None = None) -> ProofReport:
+                 progress: ProgressFn = silent) -> ProofReport:
     """Every configuration of ``scope`` through ``target`` (``reference``: asked the
-    requests of its violations). An assignor that promises no stickiness is not held to
-    I4a: its I4a entries are dropped from the report."""
+    requests of its violations), ``progress`` told of each unit of work. An assignor that
+    promises no stickiness is not held to I4a: its I4a entries are dropped from the
+    report."""
     if target.assign is None or target.assignor is None:
         raise EngineInputError(f"prove: {target.name} has no assign function for the scope "
                                "prover; its bugs show in groupcheck fuzz (or prove --bmc for "
                                "codec mixes)")
     fork_safe = target.fork_safe and (reference is None or reference.fork_safe)
+    meter = Meter(progress, "prove", f"{target.name} [{target.assignor}]")
     report = prove(target.assign, target.assignor, scope, target=target.name,
                    workers=workers if fork_safe else 1, failures=failures, exact=exact,
-                   sticky=target.balanced, session=target.assign_session, progress=progress,
+                   sticky=target.balanced, session=target.assign_session,
+                   progress=lambda configs, _: meter.tick(configs, note=scope.text()),
                    reference=reference.assign if reference is not None else None,
                    reference_name=reference.name if reference is not None else None,
                    gaps=gaps)
