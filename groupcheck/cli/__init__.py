@@ -14,6 +14,7 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+import time
 from collections.abc import Sequence
 
 from . import (
@@ -33,6 +34,7 @@ from . import (
     upgrade_command,
     zoo_command,
 )
+from .progress_view import process_started
 from .shared import Environment, Parser, UsageError, folder_problem, input_error
 
 __all__ = ["COMMANDS", "build_parser", "main"]
@@ -54,9 +56,11 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Run one command; its exit code (see the module docstring)."""
+    """Run one command; its exit code (see the module docstring). A budget counts from the
+    process's start when the arguments are the program's, else from this call."""
     try:
         args = build_parser().parse_args(argv)
+        args.started = process_started() if argv is None else time.perf_counter()
         failures = getattr(args, "failures", None)
         problem = folder_problem(failures, "--failures") if failures else None
         if problem:

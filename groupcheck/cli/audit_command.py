@@ -22,10 +22,12 @@ from collections.abc import Sequence
 from typing import Any
 
 from .. import engines
+from .progress_view import shown
 from .shared import (
     NO_ENVIRONMENT,
     Environment,
     Parser,
+    add_quiet_option,
     folder_problem,
     input_error,
     int_at_least,
@@ -43,7 +45,9 @@ def run(args: argparse.Namespace, env: Environment = NO_ENVIRONMENT) -> int:
         out=args.out, chunk_size=args.chunk_size, slices=args.slices, corpus=args.corpus,
         reference=args.reference, shrink_seconds=args.shrink_seconds,
         out_problem=folder_problem(args.out, "--out"), settings=env.settings)
-    outcome = engines.run_audit_job(config, fresh=args.fresh, settings=env.settings)
+    with shown(args.quiet) as progress:  # Spark's own console progress is off (audit.session)
+        outcome = engines.run_audit_job(config, fresh=args.fresh, settings=env.settings,
+                                        progress=progress)
     summary, out = outcome.summary, str(outcome.out)
     print(f"{summary['scenarios']:,} scenarios x {len(config.targets)} target(s) in "
           f"{outcome.seconds:.1f}s ({outcome.chunks_run} of {summary['chunks']} chunk(s) run "
@@ -90,6 +94,7 @@ def register(sub: Any) -> None:
                         "the report is written (0: do not shrink; default %(default)s)")
     p.add_argument("--fresh", action="store_true",
                    help="delete --out first instead of resuming the audit in it")
+    add_quiet_option(p)
     p.set_defaults(func=run)
 
 

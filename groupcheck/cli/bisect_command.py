@@ -12,10 +12,12 @@ import argparse
 from typing import Any
 
 from .. import engines
+from .progress_view import shown
 from .shared import (
     NO_ENVIRONMENT,
     Environment,
     add_assignor_option,
+    add_quiet_option,
     add_timeout_option,
     add_versions_option,
     with_releases,
@@ -27,8 +29,10 @@ __all__ = ["register"]
 def run(args: argparse.Namespace, env: Environment = NO_ENVIRONMENT) -> int:
     targets = with_releases(args.target, args.versions, env,
                             "bisect: give --versions A..B or --target T (repeatable)")
-    found = engines.bisect_file(args.file, targets, assignor=args.assignor,
-                                timeout=args.timeout, settings=env.settings)
+    with shown(args.quiet) as progress:
+        found = engines.bisect_file(args.file, targets, assignor=args.assignor,
+                                    timeout=args.timeout, settings=env.settings,
+                                    progress=progress)
     width = max(len(t) for t in targets)
     print(f"bisecting {args.file} ({found.invariant or 'any invariant'}) over "
           f"{len(targets)} target(s)")
@@ -48,4 +52,5 @@ def register(sub: Any) -> None:
                         "releases)")
     add_assignor_option(p, "the assignor (default: the file's)", repeat=False)
     add_timeout_option(p)
+    add_quiet_option(p)
     p.set_defaults(func=run)

@@ -14,6 +14,7 @@ from typing import Any
 
 from .. import engines
 from ..targets.offers import close_all
+from .progress_view import CommandClock, shown
 from .shared import (
     DEFAULT_BUDGET,
     NO_ENVIRONMENT,
@@ -21,6 +22,7 @@ from .shared import (
     add_assignor_option,
     add_broker_option,
     add_failures_option,
+    add_quiet_option,
     add_reference_option,
     add_strict_option,
     add_target_option,
@@ -33,16 +35,20 @@ __all__ = ["register"]
 
 
 def run(args: argparse.Namespace, env: Environment = NO_ENVIRONMENT) -> int:
+    clock = CommandClock(getattr(args, "started", None))
     engines.check_scope(args.scope)
-    offers = engines.offers_of(args.target, args.assignor, args.timeout, env.settings)
+    with clock.starting(args.target):
+        offers = engines.offers_of(args.target, args.assignor, args.timeout, env.settings)
     targets = [o.target for o in offers if o.target is not None]
     references = engines.References(args.reference, args.timeout, env.settings)
     try:
-        results = engines.run_batteries(targets, budget=args.budget, parity=args.parity,
-                                scope=args.scope, failures=args.failures, seed=args.seed,
-                                workers=args.workers, strict=args.strict, first=args.first,
-                                reference=references.of if args.reference else None,
-                                vectors=env.vectors)
+        with shown(args.quiet) as progress:
+            results = engines.run_batteries(
+                targets, budget=clock.left(args.budget), parity=args.parity,
+                scope=args.scope, failures=args.failures, seed=args.seed,
+                workers=args.workers, strict=args.strict, first=args.first,
+                reference=references.of if args.reference else None, vectors=env.vectors,
+                progress=progress)
     finally:
         close_all(offers)
         references.close()
@@ -79,4 +85,5 @@ def register(sub: Any) -> None:
                             "state machine's findings keep the rules)")
     add_strict_option(p)
     add_broker_option(p)
+    add_quiet_option(p)
     p.set_defaults(func=run)

@@ -15,17 +15,20 @@ arguments.
 from __future__ import annotations
 
 import argparse
-import sys
+import time
+from collections.abc import Callable
 from typing import Any
 
 from .. import engines
 from ..targets.offers import close_all, parse_assignors
 from ..targets.target import Target
+from .progress_view import CommandClock, shown
 from .shared import (
     DEFAULT_BUDGET,
     NO_ENVIRONMENT,
     Environment,
     add_failures_option,
+    add_quiet_option,
     add_target_option,
     add_timeout_option,
     int_at_least,
@@ -37,22 +40,28 @@ __all__ = ["register"]
 DEFAULT_SCOPE = "members=3,topics=2,partitions=2,generations=2,claims=1,symmetry=2"
 
 
+def _ticks(progress: engines.ProgressFn, subject: str, stories: int
+           ) -> Callable[[engines.StoriesResult], None]:
+    """The stories engine's partial results as ticks."""
+    started = time.perf_counter()
+
+    def tick(partial: engines.StoriesResult) -> None:
+        progress(engines.Tick("diff", subject, partial.groups, time.perf_counter() - started,
+                              None, partial.unexplained_count,
+                              f"{partial.groups:,} of {stories:,} stories"))
+    return tick
+
+
 def _stories(args: argparse.Namespace, env: Environment) -> int:
     ours, reference = args.target
     bad = 0
     for assignor in engines.story_assignors(args.target, args.assignor):
-        def progress(partial: engines.StoriesResult, assignor: str = assignor) -> None:
-            print(f"\r{assignor}: {partial.groups:,}/{args.stories:,} stories, "
-                  f"{partial.unexplained_count} unexplained", end="", file=sys.stderr,
-                  flush=True)
-
-        result = engines.run_diff_stories(ours, reference, assignor, groups=args.stories,
-                                  seed=args.seed, start=args.start, workers=args.workers,
-                                  timeout=args.timeout or 5.0,
-                                  progress=progress if sys.stderr.isatty() else None,
-                                  settings=env.settings)
-        if sys.stderr.isatty():
-            print(file=sys.stderr)
+        with shown(args.quiet) as progress:
+            result = engines.run_diff_stories(
+                ours, reference, assignor, groups=args.stories, seed=args.seed,
+                start=args.start, workers=args.workers, timeout=args.timeout or 5.0,
+                progress=_ticks(progress, f"{ours} vs {reference} [{assignor}]",
+                                args.stories), settings=env.settings)
         print("\n".join(engines.story_report(result, ours, reference, args.workers)))
         for path in engines.save_differences(result, ours, reference, args.failures):
             print(f"  saved: {path}")
@@ -68,19 +77,23 @@ def _saved(paths: list[str]) -> list[engines.SavedFile]:
 
 
 def _search(args: argparse.Namespace, env: Environment,
-            pairs: list[tuple[Target, Target, str]]) -> bool:
-    """The scope's requests (then the vectors') on every pair; True when all agree."""
+            pairs: list[tuple[Target, Target, str]], budget: float) -> bool:
+    """The scope's requests (then the vectors') on every pair, ``budget`` seconds in all;
+    True when all agree."""
     agree = True
-    for a, b, assignor in pairs:
+    end = time.perf_counter() + budget
+    for n, (a, b, assignor) in enumerate(pairs):
         if a.assign is None or b.assign is None:
             raise engines.EngineInputError("diff: both targets need an assign function (an "
                                            "assignor)")
         if len(pairs) == 1 and a.assignor != b.assignor:
             print(f"note: {a.name} runs {a.assignor!r}, {b.name} runs {b.assignor!r}; "
                   f"requests name {assignor!r}")
-        result = engines.run_diff(a, b, assignor=assignor, scope=args.scope or DEFAULT_SCOPE,
-                          vectors=not args.no_vectors, budget=args.budget / len(pairs),
-                          vectors_folder=env.vectors)
+        with shown(args.quiet) as progress:
+            result = engines.run_diff(
+                a, b, assignor=assignor, scope=args.scope or DEFAULT_SCOPE,
+                vectors=not args.no_vectors, vectors_folder=env.vectors, progress=progress,
+                budget=max(end - time.perf_counter(), 0.0) / (len(pairs) - n))
         if len(pairs) > 1:
             print(f"[{assignor}]")
         print(engines.describe(result, a.name, b.name))
@@ -97,18 +110,20 @@ def run(args: argparse.Namespace, env: Environment = NO_ENVIRONMENT) -> int:
                                        "--target B)")
     if args.stories:
         return _stories(args, env)
+    clock = CommandClock(getattr(args, "started", None))
     engines.check_scope(args.scope)
     saved = _saved(args.request)
     wanted = parse_assignors(args.assignor)
-    a_offers = engines.offers_of(args.target[0], None, args.timeout, env.settings)
-    b_offers = engines.offers_of(args.target[1], None, args.timeout, env.settings)
+    with clock.starting(*args.target):
+        a_offers = engines.offers_of(args.target[0], None, args.timeout, env.settings)
+        b_offers = engines.offers_of(args.target[1], None, args.timeout, env.settings)
     try:
         pairs = engines.diff_pairs(a_offers, b_offers, wanted)
         if saved:
             lines, agree = engines.requests_lines(saved, {n: (a, b) for a, b, n in pairs})
             print("\n".join(lines))
             return 0 if agree else 1
-        return 0 if _search(args, env, pairs) else 1
+        return 0 if _search(args, env, pairs, clock.left(args.budget)) else 1
     finally:
         close_all(a_offers + b_offers)
 
@@ -136,4 +151,5 @@ def register(sub: Any) -> None:
                    help="--stories: the first scenario id")
     p.add_argument("--workers", type=int_at_least(1), default=1,
                    help="--stories: worker processes (each with its own JVM)")
+    add_quiet_option(p)
     p.set_defaults(func=run)

@@ -10,16 +10,17 @@ Exit codes: 0 every invariant judged held (or Kafka's own, labelled), 1 a violat
 from __future__ import annotations
 
 import argparse
-import sys
 from pathlib import Path
 from typing import Any
 
 from .. import engines
+from .progress_view import shown
 from .shared import (
     NO_ENVIRONMENT,
     Environment,
     UsageError,
     add_assignor_option,
+    add_quiet_option,
     add_timeout_option,
     add_versions_option,
     folder_problem,
@@ -39,10 +40,11 @@ def run(args: argparse.Namespace, env: Environment = NO_ENVIRONMENT) -> int:
         raise UsageError(problem)
     plan = engines.plan_cells(targets, engines.parse_assignors(args.assignor), env.settings)
     out = Path(args.out)
-    result = engines.run_release_matrix(plan, budget=args.budget, seed=args.seed, jobs=args.jobs,
-                                out=out, settings=env.settings, timeout=args.timeout,
-                                parity=args.parity, vectors=env.vectors,
-                                progress=lambda line: print(line, file=sys.stderr))
+    with shown(args.quiet) as progress:
+        result = engines.run_release_matrix(
+            plan, budget=args.budget, seed=args.seed, jobs=args.jobs, out=out,
+            settings=env.settings, timeout=args.timeout, parity=args.parity,
+            vectors=env.vectors, progress=progress)
     data, page = engines.write_matrix(result, targets, out)
     print(engines.matrix_text(result))
     print(f"wrote {data} and {page}")
@@ -67,4 +69,5 @@ def register(sub: Any) -> None:
     p.add_argument("--out", default="matrix-out",
                    help="where matrix.json, index.html and the counterexamples go "
                         "(default %(default)s)")
+    add_quiet_option(p)
     p.set_defaults(func=run)

@@ -21,18 +21,18 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-import time
-from collections.abc import Callable
 from typing import Any
 
 from .. import engines
-from ..properties.scope import Scope
+from ..properties.scope import ProofReport, Scope
 from ..targets.offers import close_all
 from ..targets.target import Target
+from .progress_view import shown
 from .shared import (
     NO_ENVIRONMENT,
     Environment,
     add_failures_option,
+    add_quiet_option,
     add_strict_option,
     add_timeout_option,
     int_at_least,
@@ -48,15 +48,6 @@ SCOPE_HELP = ("comma-separated key=value: members (max members), topics, partiti
               "members, 3 also renumbers partitions within a topic), orders (1 keeps every "
               "order of the members at 2 and 3); unset keys keep the default members=3,topics=2,"
               "partitions=1,generations=2,claims=2,racks=0,stale=1,symmetry=1,orders=0")
-
-
-def _progress(started: float) -> Callable[[int, float], None]:
-    def show(configs: int, seconds: float) -> None:
-        if sys.stderr.isatty():
-            rate = configs / seconds if seconds else 0.0
-            print(f"\r  configurations {configs:>9,}  {seconds:6.1f}s  {rate:6.0f}/s", end="",
-                  file=sys.stderr, flush=True)
-    return show
 
 
 def run(args: argparse.Namespace, env: Environment = NO_ENVIRONMENT) -> int:
@@ -88,24 +79,29 @@ def run(args: argparse.Namespace, env: Environment = NO_ENVIRONMENT) -> int:
             if offer.target is None:
                 print(f"{args.target} [{offer.label}]: not supported: {offer.error}")
                 continue
-            ok = _prove_one(args, scope, offer.target, references.of(offer.target)) and ok
+            with shown(args.quiet) as progress:
+                report = _proved(args, scope, offer.target, references.of(offer.target),
+                                 progress)
+            ok = _print_report(args, offer.target, report) and ok
     finally:
         close_all(offers)
         references.close()
     return 0 if ok else 1
 
 
-def _prove_one(args: argparse.Namespace, scope: Scope, target: Target,
-               reference: Target | None) -> bool:
-    """One assignor through the prover, its report printed; True when it passed."""
+def _proved(args: argparse.Namespace, scope: Scope, target: Target,
+            reference: Target | None, progress: engines.ProgressFn) -> ProofReport:
+    """One assignor through the prover."""
     warning = engines.large_scope_warning(scope, target, not args.no_gaps)
     if warning:
         print(warning, file=sys.stderr)
-    report = engines.prove_target(target, scope, reference=reference, workers=args.workers,
-                          failures=args.failures, exact=args.exact, gaps=not args.no_gaps,
-                          progress=_progress(time.perf_counter()))
-    if sys.stderr.isatty():
-        print(file=sys.stderr)
+    return engines.prove_target(target, scope, reference=reference, workers=args.workers,
+                                failures=args.failures, exact=args.exact,
+                                gaps=not args.no_gaps, progress=progress)
+
+
+def _print_report(args: argparse.Namespace, target: Target, report: ProofReport) -> bool:
+    """The report of one assignor printed; True when it passed."""
     if args.json:
         print(json.dumps({**report.to_dict(), "balance": target.balance,
                           "stickiness": target.sticky}, ensure_ascii=False))
@@ -158,4 +154,5 @@ def register(sub: Any) -> None:
                         "for cooperative-sticky) are then aggregated: a proof of the same "
                         "scope in a fraction of the time")
     add_strict_option(p)
+    add_quiet_option(p)
     p.set_defaults(func=run)

@@ -12,12 +12,14 @@ from pathlib import Path
 from typing import Any
 
 from .. import engines
+from .progress_view import shown
 from .shared import (
     NO_ENVIRONMENT,
     Environment,
     UsageError,
     add_assignor_option,
     add_broker_option,
+    add_quiet_option,
     add_timeout_option,
 )
 
@@ -45,8 +47,10 @@ def _replayed(args: argparse.Namespace, env: Environment) -> engines.Replayed:
         raise engines.EngineInputError("--html draws audit and scenarios stories and "
                                        "state-machine replay files")
     if saved.kind == "events":
-        return engines.replay_events_file(saved, timeout=args.timeout, drawn=bool(args.html),
-                                          **where)
+        with shown(args.quiet) as progress:
+            return engines.replay_events_file(saved, timeout=args.timeout,
+                                              drawn=bool(args.html), progress=progress,
+                                              **where)
     return engines.replay_requests_file(saved, timeout=args.timeout, **where)
 
 
@@ -75,4 +79,5 @@ def register(sub: Any) -> None:
     p.add_argument("--html", default=None, metavar="OUT",
                    help="also write the counterexample's ownership timeline (an SVG page) "
                         "to OUT")
+    add_quiet_option(p)
     p.set_defaults(func=run)

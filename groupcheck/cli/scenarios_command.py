@@ -9,10 +9,12 @@ import argparse
 from typing import Any
 
 from .. import engines
+from .progress_view import CommandClock, shown
 from .shared import (
     NO_ENVIRONMENT,
     Environment,
     add_failures_option,
+    add_quiet_option,
     add_strict_option,
     int_at_least,
     positive_seconds,
@@ -22,15 +24,19 @@ __all__ = ["register"]
 
 
 def run(args: argparse.Namespace, env: Environment = NO_ENVIRONMENT) -> int:
-    target = engines.resolved(args.target, args.assignor, args.timeout, env.settings)
+    clock = CommandClock(getattr(args, "started", None))
+    with clock.starting(args.target):
+        target = engines.resolved(args.target, args.assignor, args.timeout, env.settings)
     try:
         if target.assign is None:
             raise engines.EngineInputError(f"scenarios: {args.target} has no assign function")
         if args.assignor and target.assignor not in (None, args.assignor):
             raise engines.EngineInputError(f"{args.target} runs {target.assignor} only; --assignor "
                                            f"{args.assignor} names none of it")
-        result = engines.run_scenarios_engine(target, args.budget, args.failures, args.seed,
-                                      count=args.count, strict=args.strict)
+        with shown(args.quiet) as progress:
+            result = engines.run_scenarios_engine(
+                target, clock.left(args.budget), args.failures, args.seed, count=args.count,
+                strict=args.strict, progress=progress)
     finally:
         target.close()
     battery = engines.BatteryResult(target.name, [result], result.seconds)
@@ -57,4 +63,5 @@ def register(sub: Any) -> None:
                    help="seconds per request for a jsonl: target")
     add_strict_option(p)
     add_failures_option(p)
+    add_quiet_option(p)
     p.set_defaults(func=run)

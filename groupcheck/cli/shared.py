@@ -32,8 +32,9 @@ from ..targets.wire.backends.factory import BACKENDS
 
 __all__ = ["ASSIGNOR_HELP", "DEFAULT_BUDGET", "DEFAULT_FAILURES", "NO_ENVIRONMENT", "TIMEOUT_HELP",
            "Environment", "Parser", "UsageError", "add_assignor_option", "add_broker_option",
-           "add_failures_option", "add_reference_option", "add_strict_option", "add_target_option",
-           "add_timeout_option", "add_versions_option", "folder_problem", "input_error",
+           "add_failures_option", "add_quiet_option", "add_reference_option", "add_strict_option",
+           "add_target_option", "add_timeout_option", "add_versions_option", "folder_problem",
+           "input_error",
            "int_at_least", "int_between", "positive_seconds", "seconds_or_zero",
            "with_releases"]
 
@@ -197,6 +198,13 @@ def add_strict_option(p: argparse.ArgumentParser) -> None:
     """``--strict``: Kafka's own behaviour (rules K1-K4) fails the run too."""
     p.add_argument("--strict", action="store_true",
                    help="fail on violations that are Kafka's own behaviour too (rules K1-K4)")
+
+
+def add_quiet_option(p: argparse.ArgumentParser) -> None:
+    """``--quiet``: no progress on stderr (a long command shows it by default)."""
+    p.add_argument("--quiet", action="store_true",
+                   help="show no progress on stderr (live on a terminal, a line every few "
+                        "seconds elsewhere); the result on stdout is the same")
 
 
 def add_versions_option(p: argparse.ArgumentParser) -> None:

@@ -19,10 +19,12 @@ from pathlib import Path
 from typing import Any
 
 from .. import engines
+from .progress_view import shown
 from .shared import (
     NO_ENVIRONMENT,
     Environment,
     UsageError,
+    add_quiet_option,
     add_reference_option,
     add_timeout_option,
     positive_seconds,
@@ -38,14 +40,18 @@ def run(args: argparse.Namespace, env: Environment = NO_ENVIRONMENT) -> int:
         saved = engines.read_saved(args.file)
     except engines.SavedFileError as exc:
         raise UsageError(str(exc)) from None
-    where = {"target": args.target, "assignor": args.assignor, "invariant": args.invariant,
-             "seconds": args.budget, "settings": env.settings}
-    if saved.kind == "events":
-        record, lines = engines.shrink_events_file(saved, **where)
-    elif saved.kind == "story":
-        record, lines = engines.shrink_story_file(saved, reference=args.reference, **where)
-    else:
-        record, lines = engines.shrink_requests_file(saved, timeout=args.timeout, **where)
+    with shown(args.quiet) as progress:
+        where = {"target": args.target, "assignor": args.assignor,
+                 "invariant": args.invariant, "seconds": args.budget,
+                 "settings": env.settings, "progress": progress}
+        if saved.kind == "events":
+            record, lines = engines.shrink_events_file(saved, **where)
+        elif saved.kind == "story":
+            record, lines = engines.shrink_story_file(saved, reference=args.reference,
+                                                      **where)
+        else:
+            record, lines = engines.shrink_requests_file(saved, timeout=args.timeout,
+                                                         **where)
     out = Path(args.out) if args.out else Path(args.file).with_suffix(".shrunk.json")
     print("\n".join(lines))
     print(f"written: {engines.write_record(out, record)}")
@@ -69,4 +75,5 @@ def register(sub: Any) -> None:
     add_reference_option(p, "label each candidate's violations from T's evidence (java: "
                             "runs the story's assignor on Kafka's client): a violation T "
                             "reproduced shrinks only to stories T still reproduces")
+    add_quiet_option(p)
     p.set_defaults(func=run)

@@ -12,16 +12,17 @@ malformed pair list, a release that cannot run here or lacks what the path asks 
 from __future__ import annotations
 
 import argparse
-import sys
 from pathlib import Path
 from typing import Any
 
 from .. import engines
+from .progress_view import shown
 from .shared import (
     NO_ENVIRONMENT,
     Environment,
     UsageError,
     add_failures_option,
+    add_quiet_option,
     folder_problem,
     int_between,
     seconds_or_zero,
@@ -50,20 +51,21 @@ def run(args: argparse.Namespace, env: Environment = NO_ENVIRONMENT) -> int:
         raise UsageError(problem)
     options: dict[str, Any] = {
         "members": args.members, "seed": args.seed, "faults": args.faults,
-        "failures": Path(args.failures),
-        "progress": lambda line: print(line, file=sys.stderr)}
+        "failures": Path(args.failures)}
+    with shown(args.quiet) as progress:
+        table = (engines.run_table(engines.read_pairs(args.matrix), env.settings,
+                                   shrink_seconds=args.shrink_seconds or 120.0,
+                                   progress=progress, **options)
+                 if args.matrix is not None else
+                 engines.run_upgrade(engines.parse_side(args.source),
+                                     engines.parse_side(args.dest), env.settings,
+                                     shrink_seconds=args.shrink_seconds or 240.0,
+                                     progress=progress, **options))
+    print(engines.table_text(table))
     if args.matrix is not None:
-        pairs = engines.read_pairs(args.matrix)
-        table = engines.run_table(pairs, env.settings, shrink_seconds=args.shrink_seconds or
-                                  120.0, **options)
         data, page = engines.write_upgrade_table(table, Path(args.out))
-        print(engines.table_text(table))
         print(f"wrote {data} and {page}")
     else:
-        source, dest = engines.parse_side(args.source), engines.parse_side(args.dest)
-        table = engines.run_upgrade(source, dest, env.settings,
-                                    shrink_seconds=args.shrink_seconds or 240.0, **options)
-        print(engines.table_text(table))
         for outcome in table.outcomes:
             if outcome.verdict == "fails":
                 print("\n".join(engines.distinct(outcome.story)[-12:]))
@@ -92,4 +94,5 @@ def register(sub: Any) -> None:
     add_failures_option(p, "where replay files of failed upgrades go")
     p.add_argument("--out", default="upgrades-out",
                    help="where upgrades.json and index.html go (default %(default)s)")
+    add_quiet_option(p)
     p.set_defaults(func=run)

@@ -14,7 +14,14 @@ from typing import Any
 from .. import engines
 from ..targets.target import TargetError
 from ..targets.zoo.entries import PEER_ZOO, ZOO
-from .shared import NO_ENVIRONMENT, Environment, add_failures_option, positive_seconds
+from .progress_view import shown
+from .shared import (
+    NO_ENVIRONMENT,
+    Environment,
+    add_failures_option,
+    add_quiet_option,
+    positive_seconds,
+)
 
 __all__ = ["register"]
 
@@ -31,8 +38,10 @@ def run(args: argparse.Namespace, env: Environment = NO_ENVIRONMENT) -> int:
         if args.budget is not None:
             entry = replace(entry, budget=args.budget)
         try:
-            outcomes.append(engines.run_zoo_entry(entry, args.failures,
-                                                  control=not args.no_control))
+            with shown(args.quiet) as progress:
+                outcomes.append(engines.run_zoo_entry(entry, args.failures,
+                                                      control=not args.no_control,
+                                                      progress=progress))
         except TargetError as exc:
             raise engines.EngineInputError(str(exc)) from None
         if args.verbose and outcomes[-1].caught:
@@ -52,4 +61,5 @@ def register(sub: Any) -> None:
                    help="skip running each check on the unmutated builtin")
     add_failures_option(p)
     p.add_argument("-v", "--verbose", action="store_true")
+    add_quiet_option(p)
     p.set_defaults(func=run)
