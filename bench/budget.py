@@ -1,0 +1,110 @@
+"""Benchmark: does ``--budget`` hold? The wall time of whole commands against their budget.
+
+    python bench/budget.py [--budget S ...] [--target KIND ...] [--command C ...]
+
+Runs each command that takes ``--budget`` (``check``, ``scenarios``, ``diff``; ``prove``
+and ``fuzz`` take none) on a builtin target, a ``python:`` target, a ``jsonl:`` target (a
+process: groupcheck's own JSON-lines server) and a ``java:`` target (Kafka's client at
+``$GROUPCHECK_KAFKA_CLASSPATH``), for budgets of 1, 3, 10, 30 and 120 s, each in a fresh
+process, and measures the wall time of the whole command as a user sees it (interpreter
+start, imports, the run, the output, the exit). A row is within its bound when the wall
+time is at most the budget plus 10 %, plus one start of a JVM for a ``java:`` target (what
+the command leaves out of its budget: resolving ``java:``, measured first in a process of
+its own, the better of two). Prints a Markdown table (target, command, budget, wall,
+overrun, within bound) with the load average before and after; exits 1 when a row is out of
+bound.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+BUDGETS = (1.0, 3.0, 10.0, 30.0, 120.0)
+SLACK = 0.10  # of the budget
+TARGETS = {"builtin": "builtin:range",
+           "python": "python:groupcheck.impl.assignors.range:RangeAssignor",
+           "jsonl": "jsonl:groupcheck jsonl",
+           "java": "java:"}
+COMMANDS = ("check", "scenarios", "diff")
+#: times what a command leaves out of its budget for ``java:``: the target's resolution
+JVM_START = """
+import os, time
+from groupcheck import engines
+from groupcheck.targets.settings import Settings
+settings = Settings.from_environ(os.environ)
+began = time.perf_counter()
+offers = engines.offers_of("java:", ["range"], None, settings)
+print(time.perf_counter() - began)
+engines.close_all(offers)
+"""
+
+
+def argv_of(command: str, target: str, budget: float, failures: str) -> list[str]:
+    """The command line of one run (range on every target; diff against the builtin)."""
+    tail = ["--budget", f"{budget:g}", "--quiet", "--failures", failures]
+    if command == "diff":
+        return ["diff", "--target", target, "--target", "builtin:range", "--assignor",
+                "range", *tail]
+    return [command, "--target", target, "--assignor", "range", *tail]
+
+
+def wall(argv: list[str], timeout: float) -> tuple[float, int]:
+    """Seconds the command ``groupcheck ARGV`` took in a fresh process, and its exit code."""
+    began = time.perf_counter()
+    done = subprocess.run([sys.executable, "-m", "groupcheck", *argv], capture_output=True,
+                          timeout=timeout, check=False)
+    return time.perf_counter() - began, done.returncode
+
+
+def jvm_start() -> float:
+    """One start of ``java:`` as a command makes it (the better of two)."""
+    return min(float(subprocess.run([sys.executable, "-c", JVM_START], capture_output=True,
+                                    text=True, timeout=300, check=True).stdout)
+               for _ in range(2))
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--budget", type=float, action="append", help="seconds (repeatable)")
+    parser.add_argument("--target", action="append", choices=TARGETS)
+    parser.add_argument("--command", action="append", choices=COMMANDS)
+    args = parser.parse_args()
+    budgets = args.budget or BUDGETS
+    kinds = args.target or list(TARGETS)
+    if "java" in kinds and not os.environ.get("GROUPCHECK_KAFKA_CLASSPATH"):
+        parser.error("java: needs $GROUPCHECK_KAFKA_CLASSPATH (or leave out --target java)")
+    began = time.perf_counter()
+    print(f"load average before: {os.getloadavg()[0]:.2f}; {os.cpu_count()} cores")
+    bad = 0
+    with tempfile.TemporaryDirectory() as scratch:
+        folder = Path(scratch)
+        allowance = jvm_start() if "java" in kinds else 0.0
+        if "java" in kinds:
+            print(f"one JVM start (java: allowance): {allowance:.2f} s")
+        print("| target | command | budget (s) | wall (s) | overrun | within bound |")
+        print("| --- | --- | ---: | ---: | ---: | --- |")
+        for kind in kinds:
+            for command in args.command or COMMANDS:
+                for budget in budgets:
+                    argv = argv_of(command, TARGETS[kind], budget, str(folder / "failures"))
+                    seconds, code = wall(argv, budget * 3 + 300)
+                    bound = budget * (1 + SLACK) + (allowance if kind == "java" else 0.0)
+                    ok = seconds <= bound and code in (0, 1)
+                    bad += not ok
+                    print(f"| {TARGETS[kind]} | {command} | {budget:g} | {seconds:.2f} | "
+                          f"{(seconds - budget) / budget:+.0%} | "
+                          f"{'yes' if ok else 'NO'}{'' if code in (0, 1) else f' (exit {code})'}"
+                          f" |", flush=True)
+    print(f"load average after: {os.getloadavg()[0]:.2f}; "
+          f"{time.perf_counter() - began:.0f} s in all")
+    return 1 if bad else 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
