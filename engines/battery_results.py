@@ -128,6 +128,16 @@ class BatteryResult:
     def failed(self) -> bool:
         return any(e.failed for e in self.engines)
 
+    @property
+    def verdict(self) -> str:
+        """``VIOLATED``, ``every invariant judged held``, or, where no engine judged
+        anything (every one skipped, a budget too small), that nothing was judged."""
+        if self.failed:
+            return "VIOLATED"
+        if not any(n for e in self.engines for n in e.judged.values()):
+            return "nothing judged (no engine ran: see the lines above)"
+        return "every invariant judged held"
+
     def first(self) -> tuple[EngineResult, Finding] | None:
         found = [(f.found_at, e, f) for e in self.engines for f in e.findings.values()]
         if not found:
@@ -181,7 +191,7 @@ class BatteryResult:
                          "it (by a rule, K1-K4 in docs/explanation/kafka-rules.md, or by "
                          "evidence: the reference gave the same requests "
                          "identical answers); --strict fails on them")
-        lines.append("VIOLATED" if self.failed else "every invariant judged held")
+        lines.append(self.verdict)
         return "\n".join(lines)
 
 

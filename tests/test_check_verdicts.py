@@ -96,3 +96,13 @@ def test_the_text_output_has_a_table_per_assignor_and_a_summary(
     assert "balance contract: sticky (not declared: the strictest rule" in out
     assert "  WholeTopicAssignor   VIOLATED I3" in out
     assert "  LeastLoadedAssignor  every invariant judged held" in out
+
+
+def test_a_budget_spent_before_an_engines_turn_is_said_in_its_line(tmp_path: Path) -> None:
+    result = run_battery(resolve("builtin:range"), budget=0.0, failures=str(tmp_path))
+    lines = {e.engine: e.skipped for e in result.engines}
+    assert lines["vectors"] == "not asked (--parity)"
+    for engine in ("codec", "prove", "scenarios", "fuzz", "scale"):
+        assert lines[engine] == "the budget was spent before its turn came", engine
+    assert not result.failed and result.table().endswith("nothing judged (no engine ran: "
+                                                         "see the lines above)")
