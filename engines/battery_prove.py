@@ -158,7 +158,7 @@ def run_prove(target: Target, scope_text: str, failures: str, *,
                    reference=reference.assign if reference else None,
                    reference_name=reference.name if reference else None,
                    deadline=deadline,
-                   progress=lambda configs, _: meter.tick(configs, note=scope.text()))
+                   progress=lambda configs, _, found: meter.tick(configs, found, scope.text()))
     finding = watch.first(failures, file_safe(target.name)) if watch else None
     if finding is not None:
         result.add(finding)
@@ -249,7 +249,7 @@ def _shifted(meter: Meter, total: EngineResult) -> ProgressFn:
     before = total.runs
 
     def tick(t: Tick) -> None:
-        meter.tick(before + t.runs, len(total.findings), t.note)
+        meter.tick(before + t.runs, len(total.findings) + t.findings, t.note)
     return tick
 
 

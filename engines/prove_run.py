@@ -42,7 +42,7 @@ def prove_target(target: Target, scope: Scope, *, reference: Target | None,
     report = prove(target.assign, target.assignor, scope, target=target.name,
                    workers=workers if fork_safe else 1, failures=failures, exact=exact,
                    sticky=target.balanced, session=target.assign_session,
-                   progress=lambda configs, _: meter.tick(configs, note=scope.text()),
+                   progress=lambda configs, _, found: meter.tick(configs, found, scope.text()),
                    reference=reference.assign if reference is not None else None,
                    reference_name=reference.name if reference is not None else None,
                    gaps=gaps)

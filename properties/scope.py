@@ -269,7 +269,7 @@ def prove(assign: AssignFn, assignor: str, scope: Scope | None = None, *,
           target: str | None = None, workers: int | None = None,
           failures: str | os.PathLike[str] | None = None, sticky: bool | None = None,
           exact: bool = False, session: Callable[[], AssignFn] | None = None,
-          progress: Callable[[int, float], None] | None = None,
+          progress: Callable[[int, float, int], None] | None = None,
           reference: AssignFn | None = None, reference_name: str | None = None,
           gaps: bool = True, aggregate: bool = True,
           deadline: float | None = None) -> ProofReport:
@@ -285,15 +285,15 @@ def prove(assign: AssignFn, assignor: str, scope: Scope | None = None, *,
     the name ``reference_name``. ``gaps=False``: no I4b gap, which lets a keyed session
     whose leader does not see some claims be judged once for every way to add them
     (``scope_blind``; ``aggregate=False`` enumerates them all the same). ``deadline``
-    (``time.perf_counter``): the run and its workers stop there; the report is incomplete.
+    (``time.perf_counter``): the run and its workers stop there (`_ordered`); the report is
+    then incomplete. ``progress(configurations, seconds, violating)`` after each unit.
     """
     scope = scope or Scope()
     target = target or f"python:{assignor}"
     sticky = assignor in STICKY_FAMILY if sticky is None else sticky
-    workers = max(1, min(2, os.cpu_count() or 1)) if workers is None else workers
-    if "fork" not in multiprocessing.get_all_start_methods():
-        workers = 1
-    tasks = tasks_of(scope)
+    workers = (1 if "fork" not in multiprocessing.get_all_start_methods()
+               else max(1, min(2, os.cpu_count() or 1)) if workers is None else workers)
+    tasks = _ordered(tasks_of(scope), deadline)
     total = _Partial()
     started = time.perf_counter()
     mode, claims_note = claim_mode(scope, assignor, gaps or not aggregate, session, sticky)
@@ -305,7 +305,8 @@ def prove(assign: AssignFn, assignor: str, scope: Scope | None = None, *,
             total.merge(part)
             done += not part.cut
             if progress is not None:
-                progress(total.configs, time.perf_counter() - started)
+                progress(total.configs, time.perf_counter() - started,
+                         sum(total.counts.values()))
             if time.perf_counter() >= (deadline or float("inf")):
                 return
 
@@ -344,6 +345,14 @@ def prove(assign: AssignFn, assignor: str, scope: Scope | None = None, *,
         gap_examples={g: ex for g, (_, ex) in total.gap_examples.items()},
         gaps_measured=gaps, claims_hidden=mode, claims_note=claims_note, distinct=distinct,
         units_done=done, units=len(tasks))
+
+
+def _ordered(tasks: list[tuple[Task, int]], deadline: float | None
+             ) -> list[tuple[Task, int]]:
+    """Against a deadline the smallest units first: what a cut run covers, and the smallest
+    counterexample it finds, are then the same from run to run; else the biggest first,
+    which keeps the workers busy together."""
+    return tasks[::-1] if deadline is not None else tasks
 
 
 def _same(a: Counterexample, b: Counterexample) -> bool:
