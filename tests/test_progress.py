@@ -12,10 +12,10 @@ import pytest
 
 from groupcheck.cli import main
 from groupcheck.cli.progress_view import (
-    EXIT_SHARE,
     CommandClock,
     LiveProgress,
     PlainProgress,
+    exit_reserve,
     plain_line,
     shown,
 )
@@ -113,10 +113,11 @@ def test_the_command_budget_counts_from_its_start_less_a_jvm_start() -> None:
     budget = CommandClock(started=8.0, clock=clock)  # two seconds already gone
     with budget.starting("java:"):
         clock.now += 5.0  # a JVM starts: not counted
-    assert budget.left(20.0) == pytest.approx(20.0 - 2.0 - 20.0 * EXIT_SHARE)
+    assert budget.left(20.0) == pytest.approx(20.0 - 2.0 - exit_reserve(20.0))
     with budget.starting("jsonl:python server.py"):
         clock.now += 1.0  # a process that is no JVM: counted
-    assert budget.left(20.0) == pytest.approx(20.0 - 3.0 - 20.0 * EXIT_SHARE)
+    assert budget.left(20.0) == pytest.approx(20.0 - 3.0 - exit_reserve(20.0))
+    assert exit_reserve(1.0) == pytest.approx(0.15) and exit_reserve(120.0) == 1.0
     assert CommandClock(started=0.0, clock=clock).left(3.0) == 0.0  # never below zero
 
 

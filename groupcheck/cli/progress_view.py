@@ -13,7 +13,7 @@ A budget counts from the moment the process started (`CommandClock`; from the ca
 `main` is called from code), so the imports and the target's resolution are inside it as a
 user sees it; the time a command spends starting a JVM or member drivers
 (`CommandClock.starting`) is not, and a small part of the budget is kept for printing the
-result and closing the targets (`EXIT_SHARE`).
+result, closing the targets and the interpreter's exit (`exit_reserve`).
 """
 
 from __future__ import annotations
@@ -27,15 +27,21 @@ from typing import Any, TextIO
 
 from ..engines.progress import ProgressFn, Tick, silent
 
-__all__ = ["EXIT_SHARE", "PLAIN_EVERY", "STARTS", "CommandClock", "LiveProgress",
-           "PlainProgress",
-           "plain_line", "process_started", "shown"]
+__all__ = ["PLAIN_EVERY", "STARTS", "CommandClock", "LiveProgress", "PlainProgress",
+           "exit_reserve", "plain_line", "process_started", "shown"]
 
 PLAIN_EVERY = 5.0  # seconds between two plain lines off a terminal
 #: target strings whose resolution starts a JVM or member drivers: outside the budget
 STARTS = ("java:", "java@", "wire:", "librdkafka:")
-#: of the budget, kept for printing the result and closing targets (at most a second)
-EXIT_SHARE = 0.05
+
+
+def exit_reserve(budget: float) -> float:
+    """Seconds of ``budget`` kept for what follows the engines: printing the result,
+    closing the targets, the interpreter's exit (a tenth of a second and 5 % of the budget,
+    at most a second)."""
+    return min(0.1 + 0.05 * budget, 1.0)
+
+
 _LOADED = time.perf_counter()
 
 
@@ -76,7 +82,7 @@ class CommandClock:
     def left(self, budget: float) -> float:
         """Seconds of ``budget`` the engines may still spend (never below zero)."""
         spent = self.clock() - self.started - self.paused
-        return max(budget - spent - min(budget * EXIT_SHARE, 1.0), 0.0)
+        return max(budget - spent - exit_reserve(budget), 0.0)
 
 
 def plain_line(tick: Tick) -> str:

@@ -54,11 +54,14 @@ def run(args: argparse.Namespace, env: Environment = NO_ENVIRONMENT) -> int:
     if args.bmc and args.matrix:
         raise engines.EngineInputError("prove: --bmc and --matrix are separate runs; choose one")
     if args.bmc or args.matrix:
-        out = (engines.run_bmc(target=args.target, protocol=args.protocol, codecs=args.codecs,
-                       depth=args.depth, scope=args.scope, failures=args.failures,
-                       settings=env.settings) if args.bmc else
-               engines.run_matrix(depth=args.depth, scope=args.scope, failures=args.failures,
-                          out_file=args.out, settings=env.settings))
+        with shown(args.quiet) as progress:
+            out = (engines.run_bmc(target=args.target, protocol=args.protocol,
+                                   codecs=args.codecs, depth=args.depth, scope=args.scope,
+                                   failures=args.failures, settings=env.settings,
+                                   progress=progress) if args.bmc else
+                   engines.run_matrix(depth=args.depth, scope=args.scope,
+                                      failures=args.failures, out_file=args.out,
+                                      settings=env.settings, progress=progress))
         print("\n".join(out.lines))
         return 1 if out.failed else 0
     if args.target is None:
