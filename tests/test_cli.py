@@ -97,7 +97,7 @@ def test_broker_option_does_not_outlive_its_command(monkeypatch: pytest.MonkeyPa
 
 @pytest.mark.parametrize(("argv", "option"), [
     (["fuzz", "--target", "builtin:range", "--max-examples", "0"], "--max-examples"),
-    (["check", "--target", "builtin:range", "--workers", "0"], "--workers"),
+    (["check", "--target", "builtin:range", "--jobs", "0"], "--jobs"),
     (["check", "--target", "builtin:range", "--timeout", "-1"], "--timeout"),
     (["check", "--target", "builtin:range", "--budget", "nan"], "--budget"),
     (["zoo", "--budget", "-1"], "--budget"),
@@ -133,7 +133,7 @@ def test_diff_over_stories_reports_a_bad_target_as_one_line(
     from groupcheck.cli import main
 
     code = main(["diff", "--target", "builtin:range", "--target", "builtin", "--stories", "4",
-                 "--workers", workers])
+                 "--jobs", workers])
     err = capsys.readouterr().err.strip().splitlines()
     assert code == 2
     assert len(err) == 1 and "unknown target 'builtin'" in err[0], err

@@ -27,7 +27,8 @@ def _one_line_exit_2(proc: subprocess.CompletedProcess[str]) -> str:
 
 def test_a_release_without_cooperative_asked_for_it_is_refused_in_one_line() -> None:
     """aiokafka has no cooperative assignor: its own driver says which it has."""
-    line = _one_line_exit_2(_run("wire:aiokafka:range", "wire:aiokafka:cooperative-sticky"))
+    line = _one_line_exit_2(_run("--target", "wire:aiokafka:range", "--target",
+                                 "wire:aiokafka:cooperative-sticky"))
     assert "cooperative-sticky" in line and "not supported by the release" in line
 
 
@@ -40,7 +41,7 @@ def test_a_malformed_pair_list_is_refused_in_one_line(tmp_path: Path) -> None:
 
 def test_a_missing_pair_list_or_half_a_pair_is_refused_in_one_line(tmp_path: Path) -> None:
     assert "cannot read" in _one_line_exit_2(_run("--matrix", str(tmp_path / "none.txt")))
-    assert "TO" in _one_line_exit_2(_run("wire:java@3.4.0:range"))
+    assert "TO" in _one_line_exit_2(_run("--target", "wire:java@3.4.0:range"))
     assert "not both" in _one_line_exit_2(_run())
 
 
@@ -50,6 +51,6 @@ def test_a_release_not_installable_offline_says_what_to_install(tmp_path: Path) 
                "PIP_INDEX_URL": "http://127.0.0.1:9/simple", "PIP_EXTRA_INDEX_URL": "",
                "PIP_FIND_LINKS": "", "PIP_CONFIG_FILE": "/dev/null", "npm_config_registry":
                "http://127.0.0.1:9/"}
-    line = _one_line_exit_2(_run("wire:kafka-python@2.0.2:range",
-                                 "wire:kafka-python@3.0.12:range", env=offline))
+    line = _one_line_exit_2(_run("--target", "wire:kafka-python@2.0.2:range",
+                                 "--target", "wire:kafka-python@3.0.12:range", env=offline))
     assert "kafka-python@2.0.2" in line and "install" in line

@@ -13,7 +13,7 @@ from .. import engines
 from ..impl import jsonl
 from ..impl.assign_op import run_assign
 from ..impl.errors import AssignorError, CodecError, InvalidRequestError
-from .shared import NO_ENVIRONMENT, Environment, UsageError
+from .shared import NO_ENVIRONMENT, Environment, UsageError, add_json_option, command_parser
 
 __all__ = ["register"]
 
@@ -69,7 +69,8 @@ def run(args: argparse.Namespace, env: Environment = NO_ENVIRONMENT) -> int:
 
 
 def register(sub: Any) -> None:
-    p = sub.add_parser("assign", help="run one assign request and print the assignment")
+    p = command_parser(sub, "assign", "run one assign request and print the assignment",
+                       [(0, "answered")])
     p.add_argument("request", help="JSON file with one assign request, or - for stdin")
-    p.add_argument("--json", action="store_true", help="print the JSON response instead")
+    add_json_option(p, help="print the assign answer of the JSON-lines contract instead")
     p.set_defaults(func=run)

@@ -23,7 +23,7 @@ import threading
 from typing import Any
 
 from ..impl.assign_op import INT32_MAX
-from .shared import NO_ENVIRONMENT, Environment, UsageError, int_between
+from .shared import NO_ENVIRONMENT, Environment, UsageError, command_parser, int_between
 
 __all__ = ["register"]
 
@@ -46,19 +46,28 @@ def _loopback(host: str) -> str:
 
 
 def register(sub: Any) -> None:
-    p = sub.add_parser("broker", help="run groupcheck's broker on loopback until interrupted")
-    p.add_argument("--port", type=int_between(0, 65535), default=9092,
-                   help="port to listen on (0: any free)")
-    p.add_argument("--host", type=_loopback, default="127.0.0.1", help="a loopback address")
+    p = command_parser(sub, "broker", "run groupcheck's broker on loopback until interrupted",
+                       [(0, "stopped (Ctrl-C, SIGTERM) with every verdict holding"),
+                        (1, "stopped, and a broker-side verdict failed"),
+                        (2, "also: a port that cannot be bound")])
+    p.add_argument("--port", metavar="N",
+                   type=int_between(0, 65535), default=9092,
+                   help="port to listen on (0: any free; default %(default)s)")
+    p.add_argument("--host", metavar="HOST",
+                   type=_loopback, default="127.0.0.1",
+                   help="a loopback address (default %(default)s)")
     p.add_argument("--topic", type=_topic, action="append", default=[],
                    metavar="NAME:PARTITIONS", help="create this topic at start (repeatable)")
-    p.add_argument("--partitions", type=int_between(1, INT32_MAX), default=1,
+    p.add_argument("--partitions", metavar="N",
+                   type=int_between(1, INT32_MAX), default=1,
                    help="partitions of a topic created on a client's Metadata request")
     p.add_argument("--no-auto-create", action="store_true",
                    help="create no topic on Metadata requests")
-    p.add_argument("--initial-rebalance-delay-ms", type=int_between(0, INT32_MAX), default=0,
+    p.add_argument("--initial-rebalance-delay-ms", metavar="MS",
+                   type=int_between(0, INT32_MAX), default=0,
                    help="group.initial.rebalance.delay.ms (Kafka's default is 3000)")
-    p.add_argument("--min-session-timeout-ms", type=int_between(0, INT32_MAX), default=6000,
+    p.add_argument("--min-session-timeout-ms", metavar="MS",
+                   type=int_between(0, INT32_MAX), default=6000,
                    help="group.min.session.timeout.ms")
     p.add_argument("--quiet", action="store_true", help="no line per request")
     p.set_defaults(func=run)

@@ -3,7 +3,7 @@
 invariant × engine table per assignor, or ``--json``.
 
 Exit codes: 0 every invariant judged held (or every violation is Kafka's own, labelled), 1
-a violation, 2 bad arguments (one line).
+a violation, 2 bad arguments (one line; ``--parity`` without golden vectors too).
 """
 
 from __future__ import annotations
@@ -17,24 +17,33 @@ from ..targets.offers import close_all
 from .progress_view import CommandClock, shown
 from .shared import (
     DEFAULT_BUDGET,
+    GROUP_KINDS,
     NO_ENVIRONMENT,
     Environment,
+    UsageError,
     add_assignor_option,
     add_broker_option,
     add_failures_option,
+    add_jobs_option,
+    add_json_option,
     add_quiet_option,
     add_reference_option,
+    add_seed_option,
     add_strict_option,
     add_target_option,
     add_timeout_option,
-    int_at_least,
+    command_parser,
     positive_seconds,
+    target_help,
 )
 
 __all__ = ["register"]
 
 
 def run(args: argparse.Namespace, env: Environment = NO_ENVIRONMENT) -> int:
+    if args.parity and env.vectors is None:
+        raise UsageError("check --parity: no golden vectors; set $GROUPCHECK_VECTORS to their "
+                         "folder")
     clock = CommandClock(getattr(args, "started", None))
     engines.check_scope(args.scope)
     with clock.starting(args.target):
@@ -45,8 +54,8 @@ def run(args: argparse.Namespace, env: Environment = NO_ENVIRONMENT) -> int:
         with shown(args.quiet) as progress:
             results = engines.run_batteries(
                 targets, budget=clock.left(args.budget), parity=args.parity,
-                scope=args.scope, failures=args.failures, seed=args.seed,
-                workers=args.workers, strict=args.strict, first=args.first,
+                scope=args.scope, failures=args.failures, seed=args.seed, workers=args.jobs,
+                strict=args.strict, first=args.first,
                 reference=references.of if args.reference else None, vectors=env.vectors,
                 progress=progress)
     finally:
@@ -60,23 +69,29 @@ def run(args: argparse.Namespace, env: Environment = NO_ENVIRONMENT) -> int:
 
 
 def register(sub: Any) -> None:
-    p = sub.add_parser("check", help="run the whole battery against a target")
-    add_target_option(p)
-    p.add_argument("--budget", type=positive_seconds, default=DEFAULT_BUDGET,
+    p = command_parser(sub, "check", "run the whole battery against a target",
+                       [(0, "every invariant judged held (or every violation Kafka's own, "
+                            "labelled)"), (1, "a violation (its counterexample saved)"),
+                        (2, "also: --parity without golden vectors ($GROUPCHECK_VECTORS)")])
+    add_target_option(p, target_help(GROUP_KINDS, "the target whose assignors to check"))
+    p.add_argument("--budget", metavar="S",
+                   type=positive_seconds, default=DEFAULT_BUDGET,
                    help="seconds in all, over every assignor (the searching engines share "
                         "what the fixed ones leave; default %(default)s)")
     p.add_argument("--parity", action="store_true",
                    help="also hold the target against the golden vectors "
                         "($GROUPCHECK_VECTORS)")
-    p.add_argument("--scope", default=None, help="the prover's scope (default: by budget)")
+    p.add_argument("--scope", metavar="S", default=None,
+                   help="the prover's scope (default: by budget)")
     add_assignor_option(p, "which assignors to check, repeatable or comma-separated "
                            "(default: every assignor the target answers; for "
                            "python:pkg.module an attribute or a name)")
     add_timeout_option(p)
-    p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--workers", type=int_at_least(1), default=None, help="prover processes")
+    add_seed_option(p, "the seed of the searching engines (scenarios, fuzz)")
+    add_jobs_option(p, "the prover's processes (default: up to 2, one per CPU)", None)
     add_failures_option(p)
-    p.add_argument("--json", action="store_true", help="print the result as JSON")
+    add_json_option(p, help='print the report as one JSON object: {"target", "ok", "seconds", '
+                    '"assignors": {name: {"supported", "engines", ...}}}')
     p.add_argument("--first", action="store_true",
                    help="stop at the first finding (the rest of the budget is not spent)")
     add_reference_option(p, "a target (java: for Kafka's client) asked the requests of the "

@@ -9,7 +9,7 @@ import sys
 from typing import Any
 
 from ..impl import jsonl
-from .shared import NO_ENVIRONMENT, Environment, UsageError
+from .shared import NO_ENVIRONMENT, Environment, UsageError, command_parser
 
 __all__ = ["register"]
 
@@ -18,13 +18,15 @@ def run(args: argparse.Namespace, env: Environment = NO_ENVIRONMENT) -> int:
     if args.input == "-":
         return jsonl.serve(sys.stdin, sys.stdout)
     try:
-        with open(args.input, encoding="utf-8") as fh:
-            return jsonl.serve(fh, sys.stdout)
+        fh = open(args.input, encoding="utf-8")
     except OSError as exc:
         raise UsageError(f"cannot read {args.input}: {exc.strerror}") from None
+    with fh:  # an error writing the answers is not the file's (a closed pipe: `exits`)
+        return jsonl.serve(fh, sys.stdout)
 
 
 def register(sub: Any) -> None:
-    p = sub.add_parser("jsonl", help="serve the JSON-lines contract (one request per line)")
+    p = command_parser(sub, "jsonl", "serve the JSON-lines contract (one request per line)",
+                       [(0, "end of input")])
     p.add_argument("input", nargs="?", default="-", help="request file, or - for stdin")
     p.set_defaults(func=run)

@@ -1,10 +1,13 @@
-"""``groupcheck matrix TARGET… [--versions A..B]``: the battery on every cell of targets ×
+"""``groupcheck matrix --target T… [--versions A..B]``: the battery on every cell of targets ×
 assignors (each cell within ``--budget`` seconds, ``--jobs`` cells at a time), every
 counterexample bisected over the targets of its assignor; the table on the terminal,
-``matrix.json`` and ``index.html`` in ``--out``.
+``matrix.json`` and ``index.html`` in ``--out``. Targets given positionally (the old
+spelling) still count, after those of ``--target``.
 
 Exit codes: 0 every invariant judged held (or Kafka's own, labelled), 1 a violation,
-2 bad arguments (one line).
+2 bad arguments (one line; ``--parity`` without golden vectors too).
+
+``--json``: `output.Envelope` whose ``result`` is ``matrix.json``'s object.
 """
 
 from __future__ import annotations
@@ -14,30 +17,38 @@ from pathlib import Path
 from typing import Any
 
 from .. import engines
+from .output import Output, written
 from .progress_view import shown
 from .shared import (
     NO_ENVIRONMENT,
     Environment,
     UsageError,
     add_assignor_option,
+    add_jobs_option,
+    add_json_option,
     add_quiet_option,
-    add_timeout_option,
-    add_versions_option,
+    add_release_options,
+    add_seed_option,
+    command_parser,
     folder_problem,
-    int_at_least,
+    positional_targets,
     positive_seconds,
-    with_releases,
+    releases_of,
 )
 
 __all__ = ["register"]
 
 
 def run(args: argparse.Namespace, env: Environment = NO_ENVIRONMENT) -> int:
-    targets = with_releases(args.targets, args.versions, env,
-                            "matrix: name at least one target, or --versions A..B")
+    named = positional_targets(args, "--target T (repeatable)")
+    targets = releases_of(named, args.versions, env,
+                          "matrix: name at least one --target, or --versions A..B")
     problem = folder_problem(args.out, "--out")
     if problem:
         raise UsageError(problem)
+    if args.parity and env.vectors is None:
+        raise UsageError("matrix --parity: no golden vectors; set $GROUPCHECK_VECTORS to "
+                         "their folder")
     plan = engines.plan_cells(targets, engines.parse_assignors(args.assignor), env.settings)
     out = Path(args.out)
     with shown(args.quiet) as progress:
@@ -46,28 +57,27 @@ def run(args: argparse.Namespace, env: Environment = NO_ENVIRONMENT) -> int:
             settings=env.settings, timeout=args.timeout, parity=args.parity,
             vectors=env.vectors, progress=progress)
     data, page = engines.write_matrix(result, targets, out)
-    print(engines.matrix_text(result))
-    print(f"wrote {data} and {page}")
-    return 1 if result.failed else 0
+    return written(Output("matrix", args.json), engines.matrix_text(result), (data, page),
+                   result.failed, engines.matrix_json(result, targets))
 
 
 def register(sub: Any) -> None:
-    p = sub.add_parser("matrix", help="the battery on every target × assignor (Kafka's "
-                                      "releases), counterexamples bisected over them")
-    p.add_argument("targets", nargs="*", metavar="TARGET",
-                   help="targets, e.g. java@2.8.0: java@3.4.0: (in the order to bisect)")
-    add_versions_option(p)
+    p = command_parser(sub, "matrix", "the battery on every target × assignor (Kafka's "
+                                      "releases), counterexamples bisected over them",
+                       [(0, "every invariant judged held (or Kafka's own, labelled)"),
+                        (1, "a violation")])
+    p.add_argument("targets", nargs="*", metavar="TARGET", help=argparse.SUPPRESS)
+    add_release_options(p, "a target, e.g. java@2.8.0: (in the order to bisect)")
     add_assignor_option(p)
-    p.add_argument("--budget", type=positive_seconds, default=30.0,
+    p.add_argument("--budget", metavar="S", type=positive_seconds, default=30.0,
                    help="seconds per cell (target × assignor; default %(default)s)")
-    p.add_argument("--jobs", type=int_at_least(1), default=2,
-                   help="cells at a time, each in its own process (default %(default)s)")
-    p.add_argument("--seed", type=int, default=0)
+    add_jobs_option(p, "cells at a time, each in its own process (default %(default)s)", 2)
+    add_seed_option(p)
     p.add_argument("--parity", action="store_true",
                    help="also hold each cell against the golden vectors ($GROUPCHECK_VECTORS)")
-    add_timeout_option(p)
-    p.add_argument("--out", default="matrix-out",
+    p.add_argument("--out", default="matrix-out", metavar="DIR",
                    help="where matrix.json, index.html and the counterexamples go "
                         "(default %(default)s)")
+    add_json_option(p, "matrix.json's object")
     add_quiet_option(p)
     p.set_defaults(func=run)

@@ -3,6 +3,10 @@ within its budget, each check also run on the unmutated builtin (its control).
 
 Exit codes: 0 every mutant caught within budget with a clean control, 1 otherwise, 2 bad
 arguments.
+
+``--json``: `output.Envelope` whose ``result`` is ``{"rows": [{"row", "bug", "target",
+"engine", "caught", "file", "seconds", "budget", "control", "ok"}]}`` (``caught``: the
+violation, or null).
 """
 
 from __future__ import annotations
@@ -14,16 +18,26 @@ from typing import Any
 from .. import engines
 from ..targets.target import TargetError
 from ..targets.zoo.entries import PEER_ZOO, ZOO
+from .output import Output
 from .progress_view import shown
 from .shared import (
     NO_ENVIRONMENT,
     Environment,
     add_failures_option,
+    add_json_option,
     add_quiet_option,
+    command_parser,
     positive_seconds,
 )
 
 __all__ = ["register"]
+
+
+def _row(o: engines.ZooOutcome) -> dict[str, object]:
+    return {"row": o.row, "bug": o.bug, "target": o.target, "engine": o.engine,
+            "caught": o.caught.violation if o.caught else None,
+            "file": o.caught.file if o.caught else None, "seconds": round(o.seconds, 3),
+            "budget": o.budget, "control": o.control, "ok": o.ok}
 
 
 def run(args: argparse.Namespace, env: Environment = NO_ENVIRONMENT) -> int:
@@ -33,6 +47,7 @@ def run(args: argparse.Namespace, env: Environment = NO_ENVIRONMENT) -> int:
         if not entries:
             raise engines.EngineInputError(f"zoo: no row {', '.join(args.row)}; rows are "
                                            f"{', '.join(e.row for e in ZOO)}")
+    out = Output("zoo", args.json)
     outcomes = []
     for entry in entries:
         if args.budget is not None:
@@ -45,21 +60,30 @@ def run(args: argparse.Namespace, env: Environment = NO_ENVIRONMENT) -> int:
         except TargetError as exc:
             raise engines.EngineInputError(str(exc)) from None
         if args.verbose and outcomes[-1].caught:
-            print(f"row {entry.row}: {outcomes[-1].caught.violation}\n"
-                  f"  {outcomes[-1].caught.file}")
-    print(engines.zoo_table(outcomes))
-    return 0 if all(o.ok for o in outcomes) else 1
+            out.line(f"row {entry.row}: {outcomes[-1].caught.violation}\n"
+                     f"  {outcomes[-1].caught.file}")
+    out.line(engines.zoo_table(outcomes))
+    return out.finish(0 if all(o.ok for o in outcomes) else 1,
+                      {"rows": [_row(o) for o in outcomes]})
 
 
 def register(sub: Any) -> None:
-    p = sub.add_parser("zoo", help="catch every mutant of the bug zoo")
-    p.add_argument("--row", action="append", default=[], help="only these rows (repeatable)")
+    p = command_parser(sub, "zoo", "catch every mutant of the bug zoo",
+                       [(0, "every mutant caught within budget, every control clean"),
+                        (1, "a mutant escaped, or a control failed")])
+    p.add_argument("--row", metavar="ROW", action="append", default=[],
+                   help="only these rows (repeatable)")
     p.add_argument("--peers", action="store_true",
                    help="also the real peers behind zoo rows (kafka-python)")
-    p.add_argument("--budget", type=positive_seconds, default=None, help="seconds per mutant")
+    p.add_argument("--budget", metavar="S",
+                   type=positive_seconds, default=None,
+                   help="seconds per mutant (default: each entry's own)")
     p.add_argument("--no-control", action="store_true",
                    help="skip running each check on the unmutated builtin")
     add_failures_option(p)
-    p.add_argument("-v", "--verbose", action="store_true")
+    p.add_argument("-v", "--verbose", action="store_true",
+                   help="also print each caught violation and its file as it is found")
+    add_json_option(p, '{"rows": [{"row", "bug", "target", "engine", "caught", "file", '
+                       '"seconds", "budget", "control", "ok"}]}')
     add_quiet_option(p)
     p.set_defaults(func=run)
