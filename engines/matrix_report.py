@@ -101,15 +101,18 @@ def _finding_lines(run: MatrixRun) -> list[str]:
 
 
 def matrix_json(run: MatrixRun, targets: list[str]) -> dict[str, Any]:
-    return {"targets": targets, "budget": run.budget, "seed": run.seed, "jobs": run.jobs,
-            "seeds": {"battery": run.seed,
-                      "fuzz": "chunks of 20 examples with seeds from the battery seed on "
-                              "(each cell's fuzz note says which)",
-                      "scenarios": run.seed},
-            "seconds": round(run.seconds, 3), "ok": not run.failed,
-            "invariants": columns(run.cells),
-            "cells": [c.to_json() for c in run.cells],
-            "bisections": [b.to_json() for b in run.bisections.values()]}
+    """``matrix.json`` (and ``matrix --json``'s result): no wall times, which the table
+    prints (`properties.saved_json.without_times`)."""
+    body: dict[str, Any] = without_times({
+        "targets": targets, "budget": run.budget, "seed": run.seed, "jobs": run.jobs,
+        "seeds": {"battery": run.seed,
+                  "fuzz": "chunks of 20 examples with seeds from the battery seed on "
+                          "(each cell's fuzz note says which)",
+                  "scenarios": run.seed},
+        "ok": not run.failed, "invariants": columns(run.cells),
+        "cells": [c.to_json() for c in run.cells],
+        "bisections": [b.to_json() for b in run.bisections.values()]})
+    return body
 
 
 def _anchor(cell: Cell) -> str:
@@ -225,7 +228,7 @@ def write_matrix(run: MatrixRun, targets: list[str], out: Path) -> tuple[Path, P
     """``matrix.json`` and ``index.html`` in ``out``."""
     out.mkdir(parents=True, exist_ok=True)
     data = out / "matrix.json"
-    data.write_text(steady_text(without_times(matrix_json(run, targets))), encoding="utf-8")
+    data.write_text(steady_text(matrix_json(run, targets)), encoding="utf-8")
     page = out / "index.html"
     page.write_text(matrix_html(run, targets), encoding="utf-8")
     return data, page
