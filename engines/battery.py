@@ -23,8 +23,9 @@ high-yield first):
   fixed engines, before the searching ones.
 
 `ENGINE_LIST` holds them: an engine with a ``share`` searches for as long as it is given
-(its share of what the fixed engines leave of the budget), one without runs to completion
-or to its own share. The budget is a ceiling: the run ends by ``started + budget``; the
+(its share of what the fixed engines leave of the budget; one whose part would fall below
+its ``floor``, the state machine's start, leaves it to the others: `searching_share`), one
+without runs to completion or to its own share. The budget is a ceiling: the run ends by ``started + budget``; the
 fixed engines stop where they would eat into the quarter of it kept for the searching ones
 (`MIN_SEARCH_SHARE`), and every engine watches the clock between its units of work (a
 unit under way finishes, an assign call within its timeout). An engine whose turn comes
@@ -83,6 +84,7 @@ if TYPE_CHECKING:
     from .battery_fuzz import machine_config, run_fuzz
 
 __all__ = ["DEFAULT_SCOPE", "ENGINES", "ENGINE_LIST", "INVARIANT_ROWS", "SMALL_SCOPE",
+           "searching_share",
            "BatteryResult", "Context", "Engine",
            "EngineResult", "Finding", "answer", "file_safe", "invariant_id",
            "load_assign_vectors", "machine_config", "partition_sets", "run_batteries",
@@ -140,6 +142,23 @@ class Engine:
     name: str
     run: Callable[[Target, Context], EngineResult]
     share: float = 0.0  # > 0: a searching engine's weight in the searching time
+    floor: float = 0.0  # seconds below which a searching engine can do nothing useful
+
+
+def searching_share(engine: Engine, rest: Sequence[Engine], left: float) -> float:
+    """``engine``'s seconds of the ``left`` that the searching engines still to run
+    (``rest``, it first) share by weight; an engine whose part would fall below its floor
+    drops out and leaves its part to the others."""
+    able = list(rest)
+    while True:
+        weight = sum(e.share for e in able)
+        fits = [e for e in able if left * e.share / weight >= e.floor]
+        if not fits or len(fits) == len(able):
+            break
+        able = fits
+    if engine not in able:
+        return left * engine.share / sum(e.share for e in rest)
+    return left * engine.share / weight
 
 
 def _prove(target: Target, ctx: Context) -> EngineResult:
@@ -212,7 +231,7 @@ ENGINE_LIST: tuple[Engine, ...] = (
                                                  strict=c.strict, reference=c.reference,
                                                  progress=c.progress),
            share=SCENARIOS_SHARE),
-    Engine("fuzz", _fuzz, share=1.0 - SCENARIOS_SHARE),
+    Engine("fuzz", _fuzz, share=1.0 - SCENARIOS_SHARE, floor=FUZZ_FLOOR),
     Engine("scale", _scale),
 )
 
@@ -266,9 +285,9 @@ def run_batteries(targets: Sequence[Target], *, budget: float = 120.0, parity: b
         for i in range(len(targets)):
             run(engine, i, base)
     for n, (engine, i) in enumerate(searching):
-        weight = sum(e.share for e, _ in searching[n:])
-        left = max(end - time.perf_counter(), 0.0)
-        run(engine, i, replace(base, budget=left * engine.share / weight, deadline=end))
+        share = searching_share(engine, [e for e, _ in searching[n:]],
+                                max(end - time.perf_counter(), 0.0))
+        run(engine, i, replace(base, budget=share, deadline=end))
     order = {e: i for i, e in enumerate(ENGINES)}
     for result in results:
         result.engines.sort(key=lambda e: order.get(e.engine, 99))

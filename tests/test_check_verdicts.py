@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from groupcheck.cli import main
-from groupcheck.engines.battery import ENGINE_LIST, run_batteries, run_battery
+from groupcheck.engines.battery import ENGINE_LIST, run_batteries, run_battery, searching_share
 from groupcheck.engines.battery_results import BatteryResult, EngineResult, Finding
 from groupcheck.targets.registry import resolve
 
@@ -106,3 +106,13 @@ def test_a_budget_spent_before_an_engines_turn_is_said_in_its_line(tmp_path: Pat
         assert lines[engine] == "the budget was spent before its turn came", engine
     assert not result.failed and result.table().endswith("nothing judged (no engine ran: "
                                                          "see the lines above)")
+
+
+def test_a_searching_engine_below_its_floor_leaves_its_share_to_the_others() -> None:
+    scenarios, fuzz = (e for e in ENGINE_LIST if e.share)
+    assert fuzz.floor > 0 == scenarios.floor
+    assert searching_share(scenarios, [scenarios, fuzz], 100.0) == pytest.approx(
+        100.0 * scenarios.share)
+    small = fuzz.floor / 2  # the state machine's part would be below its floor
+    assert searching_share(scenarios, [scenarios, fuzz], small) == pytest.approx(small)
+    assert searching_share(fuzz, [fuzz], small) == pytest.approx(small)  # it says so itself
