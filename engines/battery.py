@@ -25,16 +25,16 @@ high-yield first):
 `ENGINE_LIST` holds them: an engine with a ``share`` searches for as long as it is given
 (its share of what the fixed engines leave of the budget; one whose part would fall below
 its ``floor``, the state machine's start, leaves it to the others: `searching_share`), one
-without runs to completion or to its own share. The budget is a ceiling: the run ends by ``started + budget``; the
-fixed engines stop where they would eat into the quarter of it kept for the searching ones
-(`MIN_SEARCH_SHARE`), and every engine watches the clock between its units of work (a
-unit under way finishes, an assign call within its timeout). An engine whose turn comes
-with too little time left to do anything useful says so in its line. With several targets
-each engine runs on all of them before the next engine starts, so a defect in one assignor
-is found as early as in another.
-Every engine stops at its own first finding, and the run goes on to the next engine unless
-``first``; each finding records when it was made. The zoo's ``scenario`` engine (fixed
-bug-report inputs, battery_prove) is not part of the run.
+without runs to completion or to its own share. The budget is a ceiling: the run ends by
+``started + budget``; the fixed engines stop where they would eat into the quarter of it
+kept for the searching ones (`MIN_SEARCH_SHARE`), and every engine watches the clock
+between its units of work (a unit under way finishes, an assign call within its timeout).
+An engine whose turn comes with too little time left to do anything useful says so in its
+line. With several targets each engine runs on all of them before the next engine starts,
+so a defect in one assignor is found as early as in another. Every engine stops at its own
+first finding, and the run goes on to the next engine unless ``first``; each finding
+records when it was made. The zoo's ``scenario`` engine (fixed bug-report inputs,
+battery_prove) is not part of the run.
 
 Every violation comes with a counterexample file: a replay file for ``fuzz``
 (``groupcheck replay``), a request file for ``prove``, ``vectors`` and ``scenario``

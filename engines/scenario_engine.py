@@ -50,8 +50,8 @@ from .battery_results import (
 from .profile_gaps import playable
 from .progress import Clock, Meter, ProgressFn, silent
 
-__all__ = ["LARGE_EVERY", "LARGE_TIER", "SHRINK_SHARE", "StoryTarget", "describe", "row_of",
-           "run_scenarios_engine", "schedule", "story_target", "warm"]
+__all__ = ["LARGE_EVERY", "LARGE_TIER", "PROCESS_FLOOR", "SHRINK_SHARE", "StoryTarget",
+           "describe", "row_of", "run_scenarios_engine", "schedule", "story_target", "warm"]
 
 #: every LARGE_EVERY-th story is drawn from the large tiers (20 members or more)
 LARGE_EVERY = 8
@@ -60,6 +60,9 @@ LARGE_TIER = 2
 #: the shrink of a finding takes what is left of the budget; the search keeps at least this
 #: share of it for the shrink when a story is found late
 SHRINK_SHARE = 0.25
+#: seconds a process target (its requests have a time limit: jsonl:, java:) may need to
+#: start before the first story; with less, the engine does not start it
+PROCESS_FLOOR = 1.0
 
 
 @dataclass(frozen=True)
@@ -219,6 +222,10 @@ def run_scenarios_engine(target: Target, budget: float, failures: str, seed: int
     result = EngineResult("scenarios")
     if target.assign is None or target.assignor is None:
         result.skipped = "no assign function"
+        return result
+    if target.timeout is not None and count is None and budget < PROCESS_FLOOR:
+        result.skipped = (f"{budget:.1f} s of the budget was left for it, less than the "
+                          f"{PROCESS_FLOOR:g} s a process target may need to start")
         return result
     story = story_target(target)
     ref = story_target(reference) if reference is not None else None

@@ -17,6 +17,7 @@ from groupcheck.cli import main
 from groupcheck.engines.battery import run_battery
 from groupcheck.engines.scenario_engine import (
     LARGE_EVERY,
+    PROCESS_FLOOR,
     row_of,
     run_scenarios_engine,
     schedule,
@@ -199,3 +200,15 @@ def test_the_engine_starts_no_story_after_its_budget_on_its_clock(tmp_path: Path
     assert len(ends) == result.runs > 1
     assert ends[-1] >= 1.0 > ends[-2]  # the last story began before the budget's end
     assert result.seconds == pytest.approx(ends[-1])  # and nothing began after it
+
+
+def test_a_process_target_is_not_started_on_a_budget_too_small_to_start_it(
+        tmp_path: Path) -> None:
+    target = resolve(f"jsonl:{sys.executable} -m groupcheck jsonl", assignor="range")
+    try:
+        result = run_scenarios_engine(target, PROCESS_FLOOR / 2, str(tmp_path), 0)
+    finally:
+        target.close()
+    assert result.runs == 0 and result.skipped == (
+        f"{PROCESS_FLOOR / 2:.1f} s of the budget was left for it, less than the "
+        f"{PROCESS_FLOOR:g} s a process target may need to start")
