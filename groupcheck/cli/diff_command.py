@@ -126,8 +126,9 @@ def _pairs_agree(args: argparse.Namespace, env: Environment, out: Output) -> boo
     saved = _saved(args.request)
     wanted = parse_assignors(args.assignor)
     with clock.starting(*args.target):
-        a_offers = engines.offers_of(args.target[0], None, args.timeout, env.settings)
-        b_offers = engines.offers_of(args.target[1], None, args.timeout, env.settings)
+        # only the assignors asked for: a java: side starts a JVM for each it offers
+        a_offers = engines.offers_of(args.target[0], args.assignor, args.timeout, env.settings)
+        b_offers = engines.offers_of(args.target[1], args.assignor, args.timeout, env.settings)
     try:
         pairs = engines.diff_pairs(a_offers, b_offers, wanted)
         if saved:
