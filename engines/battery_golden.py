@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 import math
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -25,7 +25,8 @@ from ..targets.target import Target
 from .battery_results import EngineResult, Finding, invariant_id, save_json
 from .progress import Meter, ProgressFn, silent
 
-__all__ = ["answer", "codec_inputs", "is_codec_record", "load_assign_vectors", "partition_sets",
+__all__ = ["answer", "codec_inputs", "is_codec_record", "iter_assign_vectors",
+           "load_assign_vectors", "partition_sets",
            "replay_codec_record", "run_codec", "run_vectors", "subscription_violations",
            "user_data_inputs", "vectors_dir"]
 
@@ -38,11 +39,16 @@ def vectors_dir(folder: Path | None) -> Path | None:
 
 def load_assign_vectors(folder: Path | None) -> list[dict[str, Any]]:
     """The golden vectors' ``assign`` lines in ``folder`` ([] when it has none)."""
+    return list(iter_assign_vectors(folder))
+
+
+def iter_assign_vectors(folder: Path | None) -> Iterator[dict[str, Any]]:
+    """The same lines, read one at a time."""
     d = vectors_dir(folder)
     if d is None:
-        return []
+        return
     with open(d / "assign.jsonl", encoding="utf-8") as fh:
-        return [json.loads(line) for line in fh if line.strip()]
+        yield from (json.loads(line) for line in fh if line.strip())
 
 
 def answer(assign: Callable[[dict[str, Any]], dict[str, Any]],

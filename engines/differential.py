@@ -35,8 +35,8 @@ from ..properties.deviations import Explanation, explain, same_answer
 from ..properties.scope import Scope, build_request, enumerate_scope
 from ..targets.processes.jsonl_process import TargetFailure
 from ..targets.target import Target
-from .battery_golden import answer, load_assign_vectors, partition_sets
-from .progress import Meter, ProgressFn, silent
+from .battery_golden import answer, iter_assign_vectors, partition_sets
+from .progress import PROCESS_FLOOR, Meter, ProgressFn, silent
 from .request_replay import judge_answer
 
 __all__ = ["AnswerFn", "AssignFn", "DiffResult", "Pair", "answer_fn", "answer_table",
@@ -233,6 +233,7 @@ class DiffResult:
     #: differences a deviation explains (one target is Kafka's client), by label
     explained: Counter[str] = field(default_factory=Counter)
     why: str = ""  # what no deviation explains about the difference found
+    skipped: str = ""  # why nothing was compared (a budget too small), if so
 
     @property
     def agree(self) -> bool:
@@ -259,14 +260,18 @@ def run_diff(a: Target, b: Target, *, assignor: str, scope: str, vectors: bool =
     requests of ``assignor`` in ``vectors_folder``, until the first disagreement that
     counts, within ``budget`` seconds (the shrink of the disagreement too); ``progress``
     hears of every request compared."""
+    if budget < PROCESS_FLOOR and (a.timeout is not None or b.timeout is not None):
+        return DiffResult(0, 0.0, skipped=(
+            f"{budget:.1f} s of the budget was left, less than the {PROCESS_FLOOR:g} s a "
+            "process target may need to start"))
     pair = Pair(a, b)
     started = time.perf_counter()
 
     def sources() -> Iterator[tuple[str, dict[str, Any]]]:  # enumerating: half the budget
         for r in _scope_requests(assignor, scope, started + budget / 2):
             yield f"scope {scope}", r
-        if vectors:
-            for line in load_assign_vectors(vectors_folder):
+        if vectors:  # read a line at a time: the file is large, the budget may end first
+            for line in iter_assign_vectors(vectors_folder):
                 if line["request"].get("assignor") == assignor:
                     yield f"vector {line.get('case')}", line["request"]
 
@@ -321,6 +326,8 @@ def explained_text(explained: Counter[str]) -> str:
 
 
 def describe(result: DiffResult, name_a: str, name_b: str) -> str:
+    if result.skipped:
+        return f"{name_a} and {name_b}: nothing compared: {result.skipped}"
     if result.agree:
         return (f"{name_a} and {name_b} agree on {result.compared:,} requests "
                 f"({result.seconds:.1f}s){explained_text(result.explained)}")

@@ -7,6 +7,7 @@ the findings so far. The engine never prints; what a tick looks like (a live lin
 terminal, a plain line every few seconds elsewhere, nothing with ``--quiet``) is the
 caller's choice. `silent` is the default: a library user who passes nothing sees nothing.
 `Meter` is an engine's own view of its ticks: what it runs on, when it started, its budget.
+`PROCESS_FLOOR` is the least share of a budget in which an engine starts a process target.
 """
 
 from __future__ import annotations
@@ -16,9 +17,12 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TypeVar
 
-__all__ = ["Clock", "Meter", "ProgressFn", "Tick", "silent"]
+__all__ = ["PROCESS_FLOOR", "Clock", "Meter", "ProgressFn", "Tick", "silent"]
 
 Clock = Callable[[], float]
+#: seconds a process target (its requests have a time limit: jsonl:, java:) may need to
+#: start; an engine with less does not start it, and says so
+PROCESS_FLOOR = 1.0
 A = TypeVar("A")
 R = TypeVar("R")
 

@@ -48,7 +48,7 @@ from .battery_results import (
     save_json,
 )
 from .profile_gaps import playable
-from .progress import Clock, Meter, ProgressFn, silent
+from .progress import PROCESS_FLOOR, Clock, Meter, ProgressFn, silent
 
 __all__ = ["LARGE_EVERY", "LARGE_TIER", "PROCESS_FLOOR", "SHRINK_SHARE", "StoryTarget",
            "describe", "row_of", "run_scenarios_engine", "schedule", "story_target", "warm"]
@@ -60,9 +60,6 @@ LARGE_TIER = 2
 #: the shrink of a finding takes what is left of the budget; the search keeps at least this
 #: share of it for the shrink when a story is found late
 SHRINK_SHARE = 0.25
-#: seconds a process target (its requests have a time limit: jsonl:, java:) may need to
-#: start before the first story; with less, the engine does not start it
-PROCESS_FLOOR = 1.0
 
 
 @dataclass(frozen=True)

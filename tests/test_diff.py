@@ -4,9 +4,18 @@ disagreement where they are not, shrinking of a large disagreeing input, the com
 from __future__ import annotations
 
 import argparse
+import sys
 
 from groupcheck.cli.diff_command import register as add_commands
-from groupcheck.engines.differential import Pair, disagree, request_size, run_diff, shrink
+from groupcheck.engines.differential import (
+    Pair,
+    describe,
+    disagree,
+    request_size,
+    run_diff,
+    shrink,
+)
+from groupcheck.engines.progress import PROCESS_FLOOR
 from groupcheck.targets.registry import resolve
 
 
@@ -83,3 +92,16 @@ def test_diff_request_plays_a_bare_story_on_both_targets(capsys) -> None:
     assert _run(["diff", "--target", "builtin:roundrobin", "--target",
                  "mutant:roundrobin-topic-cursor", "--request", story]) == 1
     assert "UNEXPLAINED call 0" in capsys.readouterr().out
+
+
+def test_a_process_target_is_not_started_on_a_diff_budget_too_small_to_start_it() -> None:
+    ours = resolve(f"jsonl:{sys.executable} -m groupcheck jsonl", assignor="range")
+    try:
+        result = run_diff(ours, resolve("builtin:range"), assignor="range",
+                          scope="members=2,topics=1,partitions=1", budget=PROCESS_FLOOR / 2)
+    finally:
+        ours.close()
+    assert result.agree and result.compared == 0
+    assert describe(result, "a", "b") == (
+        f"a and b: nothing compared: {PROCESS_FLOOR / 2:.1f} s of the budget was left, less "
+        f"than the {PROCESS_FLOOR:g} s a process target may need to start")

@@ -15,9 +15,9 @@ from groupcheck.audit.chain import run_chain
 from groupcheck.audit.scenarios import random_spec
 from groupcheck.cli import main
 from groupcheck.engines.battery import run_battery
+from groupcheck.engines.progress import PROCESS_FLOOR
 from groupcheck.engines.scenario_engine import (
     LARGE_EVERY,
-    PROCESS_FLOOR,
     row_of,
     run_scenarios_engine,
     schedule,
