@@ -13,8 +13,9 @@ the command leaves out of its budget: resolving ``java:``, measured in a process
 just before and just after the row, under the same load; the mean of the two).
 groupcheck's modules are compiled to bytecode first and the commands run with bytecode on,
 as an installed package runs (``PYTHONDONTWRITEBYTECODE`` in the environment would have
-every command compile every module it imports afresh). Prints a Markdown table with the
-load average before and after; exits 1 when a row is out of bound.
+every command compile every module it imports afresh). Prints a Markdown table (with the
+CPU seconds of each command, the figure a busy machine does not inflate) and the load
+average before and after; exits 1 when a row is out of bound.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ import argparse
 import compileall
 import importlib
 import os
+import resource
 import subprocess
 import sys
 import tempfile
@@ -71,12 +73,18 @@ def compiled() -> None:
             compileall.compile_dir(folder, quiet=1)
 
 
-def wall(argv: list[str], timeout: float) -> tuple[float, int]:
-    """Seconds the command ``groupcheck ARGV`` took in a fresh process, and its exit code."""
+def wall(argv: list[str], timeout: float) -> tuple[float, float, int]:
+    """Seconds the command ``groupcheck ARGV`` took in a fresh process, the CPU seconds it
+    and the processes it waited for used (the figure a busy machine does not inflate), and
+    its exit code."""
+    used = resource.getrusage(resource.RUSAGE_CHILDREN)
     began = time.perf_counter()
     done = subprocess.run([sys.executable, "-m", "groupcheck", *argv], capture_output=True,
                           timeout=timeout, check=False, env=ENV)
-    return time.perf_counter() - began, done.returncode
+    seconds = time.perf_counter() - began
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = after.ru_utime + after.ru_stime - used.ru_utime - used.ru_stime
+    return seconds, cpu, done.returncode
 
 
 def jvm_start() -> float:
@@ -101,21 +109,21 @@ def main() -> int:
     bad = 0
     with tempfile.TemporaryDirectory() as scratch:
         folder = Path(scratch)
-        print("| target | command | budget (s) | wall (s) | overrun | JVM start (s) | bound (s) "
-              "| within bound |")
-        print("| --- | --- | ---: | ---: | ---: | ---: | ---: | --- |")
+        print("| target | command | budget (s) | wall (s) | overrun | CPU (s) | JVM start (s) "
+              "| bound (s) | within bound |")
+        print("| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | --- |")
         for kind in kinds:
             for command in args.command or COMMANDS:
                 for budget in budgets:
                     argv = argv_of(command, TARGETS[kind], budget, str(folder / "failures"))
                     before = jvm_start() if kind == "java" else 0.0
-                    seconds, code = wall(argv, budget * 3 + 300)
+                    seconds, cpu, code = wall(argv, budget * 3 + 300)
                     allowance = (before + jvm_start()) / 2 if kind == "java" else 0.0
                     bound = budget * (1 + SLACK) + allowance
                     ok = seconds <= bound and code in (0, 1)
                     bad += not ok
                     print(f"| {TARGETS[kind]} | {command} | {budget:g} | {seconds:.2f} | "
-                          f"{(seconds - budget) / budget:+.0%} | "
+                          f"{(seconds - budget) / budget:+.0%} | {cpu:.2f} | "
                           f"{f'{allowance:.2f}' if kind == 'java' else '-'} | {bound:.2f} | "
                           f"{'yes' if ok else 'NO'}{'' if code in (0, 1) else f' (exit {code})'}"
                           f" |", flush=True)
