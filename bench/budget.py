@@ -8,9 +8,10 @@ process: groupcheck's own JSON-lines server) and a ``java:`` target (Kafka's cli
 ``$GROUPCHECK_KAFKA_CLASSPATH``), for budgets of 1, 3, 10, 30 and 120 s, each in a fresh
 process, and measures the wall time of the whole command as a user sees it (interpreter
 start, imports, the run, the output, the exit). A row is within its bound when the wall
-time is at most the budget plus 10 %, plus one start of a JVM for a ``java:`` target (what
-the command leaves out of its budget: resolving ``java:``, measured in a process of its own
-just before and just after the row, under the same load; the mean of the two).
+time is at most the budget plus 10 %, plus one start of the process of a ``java:`` or
+``jsonl:`` target (what the command leaves out of its budget: resolving the target and
+starting its process, measured in a process of its own just before and just after the row,
+under the same load; the mean of the two).
 groupcheck's modules are compiled to bytecode first and the commands run with bytecode on,
 as an installed package runs (``PYTHONDONTWRITEBYTECODE`` in the environment would have
 every command compile every module it imports afresh). Prints a Markdown table (with the
@@ -38,17 +39,21 @@ TARGETS = {"builtin": "builtin:range",
            "jsonl": "jsonl:groupcheck jsonl",
            "java": "java:"}
 COMMANDS = ("check", "scenarios", "diff")
-#: times what a command leaves out of its budget for ``java:``: the target's resolution
-JVM_START = """
-import os, time
+#: times what a command leaves out of its budget for a process target (``sys.argv[1]``):
+#: its resolution and its process's start
+PROCESS_START = """
+import os, sys, time
 from groupcheck import engines
 from groupcheck.targets.settings import Settings
 settings = Settings.from_environ(os.environ)
 began = time.perf_counter()
-offers = engines.offers_of("java:", ["range"], None, settings)
+offers = engines.offers_of(sys.argv[1], ["range"], None, settings)
+engines.started(o.target for o in offers if o.target is not None)
 print(time.perf_counter() - began)
 engines.close_all(offers)
 """
+#: the kinds whose process start a command leaves out of its budget
+PROCESSES = ("jsonl", "java")
 
 
 def argv_of(command: str, target: str, budget: float, failures: str) -> list[str]:
@@ -87,10 +92,11 @@ def wall(argv: list[str], timeout: float) -> tuple[float, float, int]:
     return seconds, cpu, done.returncode
 
 
-def jvm_start() -> float:
-    """One start of ``java:`` as a command makes it."""
-    return float(subprocess.run([sys.executable, "-c", JVM_START], capture_output=True,
-                                text=True, timeout=300, check=True, env=ENV).stdout)
+def process_start(target: str) -> float:
+    """One start of ``target``'s process as a command makes it."""
+    return float(subprocess.run([sys.executable, "-c", PROCESS_START, target],
+                                capture_output=True, text=True, timeout=300, check=True,
+                                env=ENV).stdout)
 
 
 def main() -> int:
@@ -109,22 +115,23 @@ def main() -> int:
     bad = 0
     with tempfile.TemporaryDirectory() as scratch:
         folder = Path(scratch)
-        print("| target | command | budget (s) | wall (s) | overrun | CPU (s) | JVM start (s) "
-              "| bound (s) | within bound |")
+        print("| target | command | budget (s) | wall (s) | overrun | CPU (s) | process start "
+              "(s) | bound (s) | within bound |")
         print("| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | --- |")
         for kind in kinds:
             for command in args.command or COMMANDS:
                 for budget in budgets:
                     argv = argv_of(command, TARGETS[kind], budget, str(folder / "failures"))
-                    before = jvm_start() if kind == "java" else 0.0
+                    started = kind in PROCESSES
+                    before = process_start(TARGETS[kind]) if started else 0.0
                     seconds, cpu, code = wall(argv, budget * 3 + 300)
-                    allowance = (before + jvm_start()) / 2 if kind == "java" else 0.0
+                    allowance = (before + process_start(TARGETS[kind])) / 2 if started else 0.0
                     bound = budget * (1 + SLACK) + allowance
                     ok = seconds <= bound and code in (0, 1)
                     bad += not ok
                     print(f"| {TARGETS[kind]} | {command} | {budget:g} | {seconds:.2f} | "
                           f"{(seconds - budget) / budget:+.0%} | {cpu:.2f} | "
-                          f"{f'{allowance:.2f}' if kind == 'java' else '-'} | {bound:.2f} | "
+                          f"{f'{allowance:.2f}' if started else '-'} | {bound:.2f} | "
                           f"{'yes' if ok else 'NO'}{'' if code in (0, 1) else f' (exit {code})'}"
                           f" |", flush=True)
     print(f"load average after: {os.getloadavg()[0]:.2f}; "

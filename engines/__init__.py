@@ -72,6 +72,7 @@ if TYPE_CHECKING:
         offers_of,
         parse_assignors,
         resolved,
+        started,
     )
     from .saved_runs import (
         Replayed,
@@ -109,7 +110,7 @@ __all__ = ["ASSIGNORS", "BatteryResult", "Bisection", "BmcOutcome", "DiffResult"
            "shrink_story_file", "shrink_timings", "story_assignors", "story_report",
            "write_matrix", "write_record", "zoo_table", "UpgradeTable", "distinct", "parse_side",
            "read_pairs", "run_table", "run_upgrade", "table_text", "write_upgrade_table",
-           "ProgressFn", "Tick", "silent"]
+           "ProgressFn", "Tick", "silent", "started"]
 
 #: public name → (module of this package, name in it)
 _PUBLIC: dict[str, tuple[str, str]] = {
@@ -165,6 +166,7 @@ _PUBLIC: dict[str, tuple[str, str]] = {
     "requests_lines": ("diff_runs", "requests_lines"),
     "resolve_audit_target": ("audit_targets", "resolve_audit_target"),
     "resolved": ("resolving", "resolved"),
+    "started": ("resolving", "started"),
     "run_batteries": ("battery", "run_batteries"),
     "run_battery": ("battery", "run_battery"),
     "run_bmc": ("bmc_runs", "run_bmc"),

@@ -49,6 +49,7 @@ from .battery_results import (
 )
 from .profile_gaps import playable
 from .progress import PROCESS_FLOOR, Clock, Meter, ProgressFn, silent
+from .resolving import warm
 
 __all__ = ["LARGE_EVERY", "LARGE_TIER", "PROCESS_FLOOR", "SHRINK_SHARE", "StoryTarget",
            "describe", "row_of", "run_scenarios_engine", "schedule", "story_target", "warm"]
@@ -75,17 +76,6 @@ class StoryTarget(AuditTarget):
     @property
     def sticky(self) -> bool:
         return self.balanced
-
-
-def warm(target: Target) -> None:
-    """Start a process-backed target before anything is timed (a ``ping``; a process that
-    does not know it answers with an error, which is fine): starting a process is not the
-    assign call's time."""
-    if target.call is not None:
-        try:
-            target.call({"op": "ping"})
-        except Exception:  # noqa: BLE001 - the stories will meet whatever is wrong
-            pass
 
 
 def story_target(target: Target) -> StoryTarget:

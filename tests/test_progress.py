@@ -108,14 +108,14 @@ def test_a_counting_meter_ticks_once_per_call_even_when_the_call_raises() -> Non
     assert [t.runs for t in heard] == [1, 2]
 
 
-def test_the_command_budget_counts_from_its_start_less_a_jvm_start() -> None:
+def test_the_command_budget_counts_from_its_start_less_a_process_targets_start() -> None:
     clock = FakeClock(10.0)
     budget = CommandClock(started=8.0, clock=clock)  # two seconds already gone
     with budget.starting("java:"):
         clock.now += 5.0  # a JVM starts: not counted
     assert budget.left(20.0) == pytest.approx(20.0 - 2.0 - exit_reserve(20.0))
-    with budget.starting("jsonl:python server.py"):
-        clock.now += 1.0  # a process that is no JVM: counted
+    with budget.starting("python:my_assignors:EvenSplit"):
+        clock.now += 1.0  # loading a module in this process: counted
     assert budget.left(20.0) == pytest.approx(20.0 - 3.0 - exit_reserve(20.0))
     assert exit_reserve(1.0) == pytest.approx(0.15) and exit_reserve(120.0) == 1.0
     assert CommandClock(started=0.0, clock=clock).left(3.0) == 0.0  # never below zero

@@ -48,7 +48,8 @@ def run(args: argparse.Namespace, env: Environment = NO_ENVIRONMENT) -> int:
     engines.check_scope(args.scope)
     with clock.starting(args.target):
         offers = engines.offers_of(args.target, args.assignor, args.timeout, env.settings)
-    targets = [o.target for o in offers if o.target is not None]
+        targets = [o.target for o in offers if o.target is not None]
+        engines.started(targets)
     references = engines.References(args.reference, args.timeout, env.settings)
     try:
         with shown(args.quiet) as progress:

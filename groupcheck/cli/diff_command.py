@@ -129,6 +129,7 @@ def _pairs_agree(args: argparse.Namespace, env: Environment, out: Output) -> boo
         # only the assignors asked for: a java: side starts a JVM for each it offers
         a_offers = engines.offers_of(args.target[0], args.assignor, args.timeout, env.settings)
         b_offers = engines.offers_of(args.target[1], args.assignor, args.timeout, env.settings)
+        engines.started(o.target for o in a_offers + b_offers if o.target is not None)
     try:
         pairs = engines.diff_pairs(a_offers, b_offers, wanted)
         if saved:

@@ -11,9 +11,10 @@ stderr, never on stdout (the result, a ``--json`` result too, stays alone there)
 
 A budget counts from the moment the process started (`CommandClock`; from the call, where
 `main` is called from code), so the imports and the target's resolution are inside it as a
-user sees it; the time a command spends starting a JVM or member drivers
-(`CommandClock.starting`) is not, and a small part of the budget is kept for printing the
-result, closing the targets and the interpreter's exit (`exit_reserve`).
+user sees it; the time a command spends starting a process target — a JVM, member drivers,
+a JSON-lines program (`CommandClock.starting`) — is not, and a small part of the budget is
+kept for printing the result, closing the targets and the interpreter's exit
+(`exit_reserve`).
 """
 
 from __future__ import annotations
@@ -31,8 +32,9 @@ __all__ = ["PLAIN_EVERY", "STARTS", "CommandClock", "LiveProgress", "PlainProgre
            "exit_reserve", "plain_line", "process_started", "shown"]
 
 PLAIN_EVERY = 5.0  # seconds between two plain lines off a terminal
-#: target strings whose resolution starts a JVM or member drivers: outside the budget
-STARTS = ("java:", "java@", "wire:", "librdkafka:")
+#: target strings whose resolution starts a process (a JVM, member drivers, a JSON-lines
+#: program): outside the budget
+STARTS = ("java:", "java@", "wire:", "librdkafka:", "jsonl:")
 
 
 def exit_reserve(budget: float) -> float:
@@ -71,7 +73,8 @@ class CommandClock:
     @contextmanager
     def starting(self, *targets: str) -> Iterator[None]:
         """Time spent inside resolving ``targets`` does not count against the budget where
-        one of them starts a JVM or member drivers (`STARTS`); it counts for the others."""
+        one of them starts a process: a JVM, member drivers or a JSON-lines program
+        (`STARTS`); it counts for the others."""
         began = self.clock()
         try:
             yield

@@ -40,6 +40,7 @@ def run(args: argparse.Namespace, env: Environment = NO_ENVIRONMENT) -> int:
     clock = CommandClock(getattr(args, "started", None))
     with clock.starting(args.target):
         target = engines.resolved(args.target, args.assignor, args.timeout, env.settings)
+        engines.started([target])
     try:
         if target.assign is None:
             raise engines.EngineInputError(f"scenarios: {args.target} has no assign function")
