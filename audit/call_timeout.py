@@ -5,7 +5,10 @@ from __future__ import annotations
 
 import signal
 import threading
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, TypeVar
+
+from ..properties.jsonl_shapes import AssignRequest
 
 if TYPE_CHECKING:  # typeshed has no stub for ``_signal``; ``signal`` wraps the same functions
     import signal as _signal
@@ -13,6 +16,8 @@ else:
     import _signal
 
 __all__ = ["CALL_TIMEOUT", "AssignTimeout", "call_with_timeout"]
+
+T = TypeVar("T")
 
 #: Seconds one assign call may take before the story stops with ``TIMEOUT``.
 CALL_TIMEOUT = 5.0
@@ -26,7 +31,8 @@ class AssignTimeout(TimeoutError):
     """An assign call took longer than `CALL_TIMEOUT`."""
 
 
-def call_with_timeout(fn: Any, request: dict[str, Any], seconds: float) -> Any:
+def call_with_timeout(fn: Callable[[AssignRequest], T], request: AssignRequest,
+                      seconds: float) -> T:
     """``fn(request)``, interrupted after ``seconds`` by SIGALRM where it can be (the main
     thread of a POSIX process: Spark's Python workers run the function there)."""
     if seconds <= 0 or threading.current_thread() is not threading.main_thread() \

@@ -40,11 +40,13 @@ import json
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
 
 from ..model.saved_files import CHAIN_FORMAT
+from ..model.story_shapes import CodecSpec, StorySpec
 from ..properties import assignment as A
 from ..properties.generations import claim_breaches, resolved, uncontested
+from ..properties.harness import HarnessError
+from ..properties.jsonl_shapes import AssignAnswer, AssignRequest, pair_of
 from ..properties.kafka_rules import (
     CYCLE_HORIZON,
     SETTLE_HORIZON,
@@ -56,15 +58,16 @@ from ..properties.rebalance import assignment_of, claims_of, i4a_applies, sent_c
 from .call_timeout import CALL_TIMEOUT, call_with_timeout
 from .codec_check import check_codec
 from .metrics import balance_metrics
+from .story_changes import read_change
 from .story_group import StoryGroup, TopicPartition
+from .summary_shapes import ChainFile, ChainRecord, ChainRound
 from .targets import AuditTarget
 
-__all__ = ["CHAIN_FORMAT", "INVARIANTS", "MAX_FOLLOW_UPS", "ChainResult", "replay_record",
-           "run_chain"]
+__all__ = ["CHAIN_FORMAT", "INVARIANTS", "MAX_FOLLOW_UPS", "ChainFile", "ChainRecord",
+           "ChainResult", "replay_record", "run_chain"]
 
 INVARIANTS = ("I1", "I2", "I3", "I4", "I5", "I6", "I10", "I11", "ERROR", "TIMEOUT")
 MAX_FOLLOW_UPS = 3
-
 
 
 @dataclass
@@ -82,7 +85,7 @@ class ChainResult:
     unowned: int = 0
     assign_ms: float = 0.0
     first_assignment: dict[str, frozenset[TopicPartition]] | None = None
-    rounds: list[dict[str, Any]] = field(default_factory=list)
+    rounds: list[ChainRound] = field(default_factory=list)
     #: invariant → the `kafka_rules` rule that every violation of it matched so far
     inherited: dict[str, str] = field(default_factory=dict)
     #: invariant → the index (in `rounds`) of the call where it was first violated
@@ -142,11 +145,15 @@ def _as_sets(assignment: Mapping[str, list[TopicPartition]]
     return {m: frozenset(ps) for m, ps in assignment.items() if ps}
 
 
+def _no_answer() -> AssignAnswer:
+    return {"assignment": {}}
+
+
 @dataclass
 class _Rebalance:
     """One rebalance under way: what its first request asks for and the answers so far."""
 
-    request: dict[str, Any]
+    request: AssignRequest
     subs: dict[str, list[str]]
     partitions: dict[str, int]
     wanted: set[TopicPartition]
@@ -158,14 +165,14 @@ class _Rebalance:
     changed: bool = True
     protocol: str = "EAGER"
     follow_ups: int = 0
-    response: dict[str, Any] = field(default_factory=dict)
+    response: AssignAnswer = field(default_factory=_no_answer)
     answers: set[frozenset[tuple[str, frozenset[TopicPartition]]]] = field(
         default_factory=set)
     cycled: bool = False  # an answer repeated an earlier one of this rebalance (rule K4)
 
 
 def _start(target: AuditTarget, group: StoryGroup, result: ChainResult,
-           spec_codec: Mapping[str, Any] | None) -> _Rebalance:
+           spec_codec: CodecSpec | None) -> _Rebalance:
     """The rebalance's first request; I10 on the story's first one."""
     request = group.request(target.assignor)
     subs = {m: list(v["topics"]) for m, v in request["members"].items()}
@@ -177,14 +184,16 @@ def _start(target: AuditTarget, group: StoryGroup, result: ChainResult,
     return _Rebalance(request, subs, partitions, wanted, before, set(before))
 
 
-def _call(target: AuditTarget, result: ChainResult, current: dict[str, Any], call: int,
-          timeout: float) -> tuple[dict[str, Any], dict[str, list[TopicPartition]]] | None:
+def _call(target: AuditTarget, result: ChainResult, current: AssignRequest, call: int,
+          timeout: float) -> tuple[AssignAnswer, dict[str, list[TopicPartition]]] | None:
     """One ``assign`` call, timed and recorded; None when it raised or timed out (judged
     ``ERROR`` or ``TIMEOUT``)."""
     started = time.perf_counter()
     try:
         response = call_with_timeout(target.assign, current, timeout)
         assignment = assignment_of(response)
+    except HarnessError:  # groupcheck's own failure: never a finding
+        raise
     except Exception as exc:  # noqa: BLE001 - any failure of the target is a finding
         result.assign_ms += (time.perf_counter() - started) * 1000.0
         result.calls += 1
@@ -204,7 +213,7 @@ def _call(target: AuditTarget, result: ChainResult, current: dict[str, Any], cal
 
 
 def _judge_call(target: AuditTarget, result: ChainResult, rb: _Rebalance,
-                current: dict[str, Any], assignment: dict[str, list[TopicPartition]],
+                current: AssignRequest, assignment: dict[str, list[TopicPartition]],
                 call: int) -> bool:
     """I1, I2 (validity), and for COOPERATIVE I5 and I6, and I4a on a first call; returns
     whether the answer is COOPERATIVE."""
@@ -221,7 +230,7 @@ def _judge_call(target: AuditTarget, result: ChainResult, rb: _Rebalance,
         result.check("I6", [b.describe() for b in breaches],
                      inherited_i6(target.assignor, subs, breaches))
     if call == 0 and target.sticky and i4a_applies(current, subs, partitions):
-        prev = {m: [(t, p) for t, p in v["owned"]] for m, v in current["members"].items()}
+        prev = {m: [pair_of(c) for c in v["owned"]] for m, v in current["members"].items()}
         result.check("I4", A.no_moves_when_balanced(prev, assignment),
                      inherited_i4a(target.assignor, subs, prev, assignment))
     return cooperative
@@ -244,11 +253,11 @@ def _take_answer(rb: _Rebalance, assignment: dict[str, list[TopicPartition]], ca
     return cooperative and rb.changed and missing
 
 
-def _follow_up(current: dict[str, Any], rb: _Rebalance, group: StoryGroup) -> dict[str, Any]:
+def _follow_up(current: AssignRequest, rb: _Rebalance, group: StoryGroup) -> AssignRequest:
     """The next request: each member now owns what it was given, at the new generation."""
     generation = rb.response.get("generation")
     gen = generation if isinstance(generation, int) else group.generation + 1
-    nxt: dict[str, Any] = json.loads(json.dumps(current))
+    nxt: AssignRequest = json.loads(json.dumps(current))
     for m, v in nxt["members"].items():
         v["owned"] = [[t, p] for t, p in dict.fromkeys(rb.settled.get(m, []))]
         v["generation"] = gen
@@ -305,7 +314,7 @@ def _settle(group: StoryGroup, result: ChainResult, rb: _Rebalance) -> None:
 
 
 def _run_rebalance(target: AuditTarget, group: StoryGroup, result: ChainResult,
-                   spec_codec: Mapping[str, Any] | None, timeout: float) -> bool:
+                   spec_codec: CodecSpec | None, timeout: float) -> bool:
     """One rebalance and its follow-ups; False when the story must stop. A group with no
     member has no leader and runs no rebalance: nothing is asked then."""
     rb = _start(target, group, result, spec_codec)
@@ -336,7 +345,7 @@ def _run_rebalance(target: AuditTarget, group: StoryGroup, result: ChainResult,
     return True
 
 
-def run_chain(target: AuditTarget, spec: Mapping[str, Any],
+def run_chain(target: AuditTarget, spec: StorySpec,
               timeout: float = CALL_TIMEOUT) -> ChainResult:
     """Play ``spec`` on ``target`` (see the module docstring)."""
     result = ChainResult()
@@ -345,30 +354,26 @@ def run_chain(target: AuditTarget, spec: Mapping[str, Any],
     group = StoryGroup(spec)
     if not _run_rebalance(target, group, result, spec.get("codec"), timeout):
         return result
-    for ops in spec.get("steps", []):
-        for op in ops:
-            group.apply(op)
+    for changes in spec.get("steps", []):
+        for change in changes:
+            read_change(change).apply(group)
         if not _run_rebalance(target, group, result, None, timeout):
             break
     return result
 
 
-def _run_requests(target: AuditTarget, spec: Mapping[str, Any],
+def _run_requests(target: AuditTarget, spec: StorySpec,
                   result: ChainResult, timeout: float) -> ChainResult:
     """A fixed chain (a corpus file without a spec): each request judged on its own."""
     for request in spec["requests"]:
-        group = StoryGroup({"partitions": request.get("partitions", {}),
-                        "racks": request.get("racks"),
-                        "members": [{"id": m, **v} for m, v in request["members"].items()]})
-        if request.get("newGeneration") is not None:
-            group.generation = int(request["newGeneration"]) - 1
+        group = StoryGroup.of_request(request)
         if not _run_rebalance(target, group, result, spec.get("codec"), timeout):
             break
     return result
 
 
-def replay_record(target: AuditTarget, spec: Mapping[str, Any], result: ChainResult,
-                  scenario: int, seed: int | None) -> dict[str, Any]:
+def replay_record(target: AuditTarget, spec: StorySpec, result: ChainResult,
+                  scenario: int, seed: int | None) -> ChainFile:
     """The replay file of a counterexample: its spec (run it again with
     ``groupcheck audit --corpus``) and the request chain it produced (each request runs on
     its own with ``groupcheck assign``)."""

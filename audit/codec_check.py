@@ -14,24 +14,24 @@ from __future__ import annotations
 
 import base64
 import struct
-from collections.abc import Mapping
 from typing import Any
 
-from ..properties.codec import codec_violations
+from ..model.story_shapes import CodecSpec
+from ..properties.codec import Message, SubscriptionInput, codec_violations
+from ..properties.jsonl_shapes import AssignRequest, pair_of
 from .targets import AuditTarget
 
 __all__ = ["check_codec"]
 
 
-def check_codec(target: AuditTarget, request: Mapping[str, Any],
-                codec: Mapping[str, Any]) -> list[str]:
+def check_codec(target: AuditTarget, request: AssignRequest, codec: CodecSpec) -> list[str]:
     """I10 over every member of ``request``: written at ``codec['writer']``, read with the
     header rewritten to ``codec['reader']``."""
     if target.codec is None:
         return []
     w, r = int(codec["writer"]), int(codec["reader"])
     user_data = codec.get("userData")
-    members = [(list(v["topics"]), [(t, p) for t, p in v["owned"]], v["generation"],
+    members = [(list(v["topics"]), [pair_of(c) for c in v["owned"]], v["generation"],
                 v.get("rack")) for v in request["members"].values()]
     key = (target.codec, w, r, user_data, members)
     if _last_codec_check[0] == key:
@@ -53,13 +53,15 @@ def _codec_round_trips(codec: Any, w: int, r: int, user_data: str | None,
     """I10's round trips, member by member, up to the first violation."""
     out: list[str] = []
     for topics, owned, gen, rack in members:
-        x = {"topics": list(topics),
-             "userData": None if user_data is None else base64.b64decode(user_data),
-             "owned": list(owned), "generation": -1 if gen is None else gen, "rack": rack}
+        x: SubscriptionInput = {"topics": list(topics),
+                                "userData": None if user_data is None
+                                else base64.b64decode(user_data),
+                                "owned": list(owned), "generation": -1 if gen is None else gen,
+                                "rack": rack}
         data = codec.encode_subscription(x, w)
         data = struct.pack(">h", r) + data[2:]
         try:
-            decoded: dict[str, Any] | None = codec.decode_subscription(data)
+            decoded: Message | None = codec.decode_subscription(data)
         except codec.error:
             decoded = None
         # a release's codec (targets.adapters.codecs.ReleaseCodec) is held to what it has

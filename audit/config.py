@@ -5,11 +5,23 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TypedDict
 
-__all__ = ["RUN_FORMAT", "AuditConfig", "AuditError"]
+__all__ = ["RUN_FORMAT", "AuditConfig", "AuditError", "RunParams"]
 
 RUN_FORMAT = "groupcheck-audit-run/1"
+
+
+class RunParams(TypedDict):
+    """What an audit's output folder records of the run, to resume it."""
+
+    format: str
+    targets: list[str]
+    scenarios: int
+    seed: int
+    chunk_size: int
+    corpus: str | None
+    reference: str | None
 
 
 class AuditError(Exception):
@@ -34,7 +46,7 @@ class AuditConfig:
     shrink_seconds: float = 60.0  # shrinking the smallest examples, on the driver
     extra_conf: dict[str, str] = field(default_factory=dict)
 
-    def run_params(self) -> dict[str, Any]:
+    def run_params(self) -> RunParams:
         """What must match for a rerun to resume (master and slices may change)."""
         return {"format": RUN_FORMAT, "targets": list(self.targets),
                 "scenarios": self.scenarios, "seed": self.seed,

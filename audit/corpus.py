@@ -10,15 +10,16 @@ requests (``requests``: each judged on its own) or one assign request (a ``prove
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 from ..model.saved_files import REPLAY_FORMAT, SavedFileError
 from ..model.saved_files import read_text as classify_text
+from ..model.story_shapes import StorySpec
+from ..properties.jsonl_shapes import AssignRequest
 
 __all__ = ["corpus_problem", "corpus_spec"]
 
 
-def corpus_spec(text: str, where: str = "the file") -> dict[str, Any]:
+def corpus_spec(text: str, where: str = "the file") -> StorySpec:
     """The spec a corpus file plays (read by `model.saved_files`, the reader every command
     shares): a story's spec (bare, wrapped, or an audit counterexample's), or the requests
     of a request file or chain; a file the audit cannot play is an empty request chain with
@@ -30,11 +31,16 @@ def corpus_spec(text: str, where: str = "the file") -> dict[str, Any]:
     if saved.kind == "story" and saved.spec is not None:
         return saved.spec
     if saved.kind == "requests":
-        return {"kind": "requests", "requests": [
-            {k: v for k, v in r.items() if k != "op"} for r in saved.requests]}
+        return {"kind": "requests", "requests": [_without_op(r) for r in saved.requests]}
     return {"kind": "requests", "requests": [],
             "error": f"{where} is a state-machine replay file ({REPLAY_FORMAT}): its events "
                      "need a group target; groupcheck replay and groupcheck shrink play it"}
+
+
+def _without_op(request: AssignRequest) -> AssignRequest:
+    out = request.copy()
+    out.pop("op", None)
+    return out
 
 
 def corpus_problem(corpus: str) -> str | None:

@@ -18,7 +18,7 @@ still label what the reference was not asked about: a violation the reference's 
 broke before reaching (no evidence either way) and the codec check (I10), which is no
 ``assign`` request.
 
-The reference runs the target's own assignor: `reference_name` turns ``java:[CLASSPATH]``
+The reference runs the target's own assignor: `targets.reference_name` turns ``java:[CLASSPATH]``
 into ``<assignor>@java:[CLASSPATH]`` and ``builtin:`` into ``builtin:<assignor>``; any
 other target string is used as it is."""
 
@@ -30,21 +30,13 @@ from typing import Any
 from ..properties.deviations import EVIDENCE, agreement, evidence_labels
 from .call_timeout import call_with_timeout
 from .chain import ChainResult
-from .targets import AuditTarget
+from .summary_shapes import LabelEntry
+from .targets import AuditTarget, assignor_of, reference_name
 
-__all__ = ["evidence_note", "label", "label_entry", "label_text", "reference_name"]
+__all__ = ["evidence_note", "label", "label_entry", "label_text"]
 
 #: what the codec check judges: not an ``assign`` answer, so never asked of the reference
 _NOT_ASKED = frozenset({"I10"})
-
-
-def reference_name(reference: str, assignor: str) -> str:
-    """The target string of ``reference`` running ``assignor``."""
-    if reference.startswith("java:"):
-        return f"{assignor}@{reference}"
-    if reference in ("builtin", "builtin:"):
-        return f"builtin:{assignor}"
-    return reference
 
 
 def label(result: ChainResult, target: AuditTarget, reference: AuditTarget,
@@ -68,13 +60,12 @@ def label(result: ChainResult, target: AuditTarget, reference: AuditTarget,
         evidence_labels({inv: at - start}, result.inherited, *asked[start, at])
 
 
-def label_entry(label_id: str, reference: str | None, target: str) -> dict[str, str]:
+def label_entry(label_id: str, reference: str | None, target: str) -> LabelEntry:
     """What a summary says of a label: ``{"label": "rule", "rule": "K1"}``, or
     ``{"label": "evidence", "reference": "<assignor>@java:"}``."""
     if label_id != EVIDENCE:
         return {"label": "rule", "rule": label_id}
-    assignor = target.partition("@")[0] if "@" in target else target.partition(":")[2]
-    shown = reference_name(reference, assignor) if reference else "the reference"
+    shown = reference_name(reference, assignor_of(target)) if reference else "the reference"
     return {"label": "evidence", "reference": shown}
 
 

@@ -16,37 +16,37 @@ from __future__ import annotations
 import html
 import json
 from pathlib import Path
-from typing import Any
 
 from ..properties.deviations import EVIDENCE
 from ..properties.saved_json import steady_text
-from .chain import replay_record
-from .evidence import reference_name
+from .chain import ChainFile, replay_record
 from .picture import chain_timeline, svg
 from .story_shrink import Failure, ShrinkError, shrink_story
-from .targets import Resolver
+from .summary_shapes import AuditSummary, ExampleEntry, ShrinkDone
+from .targets import Resolver, reference_name
 
 __all__ = ["shrink_and_draw"]
 
 
-def _examples(summary: dict[str, Any]) -> list[tuple[str, str, dict[str, Any]]]:
+def _examples(summary: AuditSummary) -> list[tuple[str, str, ExampleEntry]]:
     """(target, invariant, summary entry) of every smallest example, own ones first."""
     out = []
-    for key in ("counterexamples", "inherited_examples"):
-        for target, per in sorted(summary.get(key, {}).items()):
+    for examples in (summary.get("counterexamples", {}),
+                     summary.get("inherited_examples", {})):
+        for target, per in sorted(examples.items()):
             for inv, entry in sorted(per.items()):
                 out.append((target, inv, entry))
     return out
 
 
 def _shrink_one(out: Path, resolver: Resolver, target_name: str, inv: str,
-                entry: dict[str, Any], seconds: float, reference: str | None = None
-                ) -> tuple[dict[str, Any], dict[str, Any] | None]:
+                entry: ExampleEntry, seconds: float, reference: str | None = None
+                ) -> tuple[ChainFile, ShrinkDone | None]:
     """The record to draw (the shrunk one where shrinking worked) and what it did; with a
     ``reference`` the shrunk story keeps its label from evidence (`shrink.play`)."""
     path = out / entry["file"]
-    record: dict[str, Any] = json.loads(path.read_text(encoding="utf-8"))
-    spec = record.get("spec") or {}
+    record: ChainFile = json.loads(path.read_text(encoding="utf-8"))
+    spec = record["spec"]
     if seconds <= 0 or spec.get("kind") == "requests":
         return record, None
     target = resolver(target_name)
@@ -68,14 +68,14 @@ def _shrink_one(out: Path, resolver: Resolver, target_name: str, inv: str,
                     "file": str(name.relative_to(out))}
 
 
-def shrink_and_draw(out: Path, summary: dict[str, Any], resolver: Resolver,
-                    seconds: float) -> tuple[list[str], dict[str, Any]]:
+def shrink_and_draw(out: Path, summary: AuditSummary, resolver: Resolver,
+                    seconds: float) -> tuple[list[str], dict[str, ShrinkDone]]:
     """HTML figures of every smallest example (shrunk where possible) and, per example
     file, what shrinking did (for ``timings.json``)."""
     examples = _examples(summary)
     share = seconds / len(examples) if examples else 0.0
     figures: list[str] = []
-    done: dict[str, Any] = {}
+    done: dict[str, ShrinkDone] = {}
     for target, inv, entry in examples:
         record, shrink = _shrink_one(out, resolver, target, inv, entry, share,
                                      summary.get("reference"))
@@ -85,7 +85,7 @@ def shrink_and_draw(out: Path, summary: dict[str, Any], resolver: Resolver,
     return figures, done
 
 
-def _figure(target: str, inv: str, entry: dict[str, Any], shrink: dict[str, Any] | None,
+def _figure(target: str, inv: str, entry: ExampleEntry, shrink: ShrinkDone | None,
             picture: str) -> str:
     e = html.escape
     rule = f" (Kafka's own, rule {e(entry['rule'])})" if entry.get("rule") else ""

@@ -29,7 +29,10 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-__all__ = ["MAX_ROWS", "PALETTE", "Cell", "Timeline", "TopicPartition", "chain_timeline",
+from ..model.events import DomainEvent
+from ..properties.group import GroupView
+
+__all__ = ["MAX_ROWS", "PALETTE", "OwnershipCell", "Timeline", "TopicPartition", "chain_timeline",
            "events_timeline", "html_page", "named_partitions", "svg"]
 
 MAX_ROWS = 80
@@ -45,7 +48,7 @@ TopicPartition = tuple[str, int]
 
 
 @dataclass(frozen=True)
-class Cell:
+class OwnershipCell:
     owners: tuple[str, ...] = ()
     withheld_from: tuple[str, ...] = ()  # previous holders of a partition nobody got
     assigned: tuple[str, ...] = ()  # state machine: given by the leader, not yet taken
@@ -70,7 +73,7 @@ class Timeline:
     violation: str
     columns: list[tuple[str, str]]  # (label, second line)
     rows: list[TopicPartition]
-    cells: dict[tuple[TopicPartition, int], Cell]
+    cells: dict[tuple[TopicPartition, int], OwnershipCell]
     bad_column: int | None = None
     bad_span: tuple[int, int] | None = None  # columns of the violating rebalance
     bad_rows: set[TopicPartition] = field(default_factory=set)
@@ -81,7 +84,7 @@ class Timeline:
         seen: dict[str, None] = {}
         for c in range(len(self.columns)):
             for tp in self.rows:
-                cell = self.cells.get((tp, c), Cell())
+                cell = self.cells.get((tp, c), OwnershipCell())
                 seen.update(dict.fromkeys(cell.owners + cell.assigned + cell.withheld_from))
         return list(seen)
 
@@ -107,13 +110,13 @@ def _claims(request: Mapping[str, Any]) -> dict[TopicPartition, list[str]]:
 
 
 def _column(request: Mapping[str, Any], response: Mapping[str, Any],
-            rows: Iterable[TopicPartition]) -> dict[TopicPartition, Cell]:
+            rows: Iterable[TopicPartition]) -> dict[TopicPartition, OwnershipCell]:
     claims = _claims(request)
     owners: dict[TopicPartition, list[str]] = {}
     for m, parts in (response.get("assignment") or {}).items():
         for tp in _pairs(parts):
             owners.setdefault(tp, []).append(m)
-    return {tp: Cell(tuple(owners.get(tp, ())),
+    return {tp: OwnershipCell(tuple(owners.get(tp, ())),
                      () if tp in owners else tuple(claims.get(tp, ()))) for tp in rows}
 
 
@@ -135,11 +138,11 @@ def chain_timeline(record: Mapping[str, Any]) -> Timeline:
     responses = list(record.get("responses") or [])
     follow_ups = list(record.get("follow_ups") or [0] * len(requests))
     rows = _rows_of(requests)
-    cells: dict[tuple[TopicPartition, int], Cell] = {}
+    cells: dict[tuple[TopicPartition, int], OwnershipCell] = {}
     columns = [("claims", "at start")]
     start = _claims(requests[0]) if requests else {}
     for tp in rows:
-        cells[(tp, 0)] = Cell(tuple(start.get(tp, ())))
+        cells[(tp, 0)] = OwnershipCell(tuple(start.get(tp, ())))
     rebalance = 0
     starts: list[int] = []
     for i, (request, response) in enumerate(zip(requests, responses, strict=False)):
@@ -166,7 +169,7 @@ def chain_timeline(record: Mapping[str, Any]) -> Timeline:
     return _trim(timeline)
 
 
-def events_timeline(title: str, events: Sequence[Mapping[str, Any]], views: Sequence[Any],
+def events_timeline(title: str, events: Sequence[DomainEvent], views: Sequence[GroupView | None],
                     violations: Sequence[str]) -> Timeline:
     """The timeline of a state-machine replay: ``views`` are the `GroupView`s after each
     event (None where the event showed none)."""
@@ -176,11 +179,11 @@ def events_timeline(title: str, events: Sequence[Mapping[str, Any]], views: Sequ
             for t, n in view.partitions.items():
                 rows.update(dict.fromkeys((t, p) for p in range(n)))
     ordered = sorted(rows, key=lambda tp: (_natural(tp[0]), tp[1]))
-    cells: dict[tuple[TopicPartition, int], Cell] = {}
+    cells: dict[tuple[TopicPartition, int], OwnershipCell] = {}
     columns: list[tuple[str, str]] = []
     withheld: dict[TopicPartition, tuple[str, ...]] = {}
     for i, (event, view) in enumerate(zip(events, views, strict=False)):
-        columns.append((f"{i + 1}", _event_label(event)))
+        columns.append((f"{i + 1}", event.label()))
         if view is None:
             continue
         assigned: dict[TopicPartition, list[str]] = {}
@@ -197,21 +200,12 @@ def events_timeline(title: str, events: Sequence[Mapping[str, Any]], views: Sequ
                 owners.setdefault(tp, []).append(name)
         for tp in ordered:
             held = tuple(owners.get(tp, ()))
-            cells[(tp, i)] = Cell(held, () if held else withheld.get(tp, ()),
+            cells[(tp, i)] = OwnershipCell(held, () if held else withheld.get(tp, ()),
                                   () if held else tuple(assigned.get(tp, ())))
     violation = violations[0] if violations else ""
     bad = len(columns) - 1 if violations and columns else None
     return _trim(Timeline(title, violation, columns, ordered, cells, bad_column=bad,
                           bad_rows=named_partitions(violation)))
-
-
-def _event_label(event: Mapping[str, Any]) -> str:
-    op = str(event.get("op", ""))
-    if op == "partitions":
-        return f"{event.get('topic')}: {event.get('count')}"
-    if op == "delete_topic":
-        return f"{event.get('topic')} gone"
-    return f"{op} {event.get('member', '')}".strip()[:12]
 
 
 def _trim(timeline: Timeline) -> Timeline:
@@ -222,7 +216,7 @@ def _trim(timeline: Timeline) -> Timeline:
     n = len(timeline.columns)
 
     def busy(tp: TopicPartition) -> bool:
-        cells = [timeline.cells.get((tp, c), Cell()) for c in range(1, n)]
+        cells = [timeline.cells.get((tp, c), OwnershipCell()) for c in range(1, n)]
         return len(set(cells)) > 1 or any(c.kind != "owned" for c in cells)
 
     keep = [tp for tp in timeline.rows if tp in timeline.bad_rows]
@@ -254,7 +248,7 @@ def _wrap(text: str, width: int) -> list[str]:
     return [*lines, line] if line else lines
 
 
-def _cell_svg(x: float, y: float, cell: Cell, colour: Mapping[str, str]) -> str:
+def _cell_svg(x: float, y: float, cell: OwnershipCell, colour: Mapping[str, str]) -> str:
     kind = cell.kind
     w, h = _CELL_W - 2, _CELL_H - 2
     if kind == "owned":
@@ -305,7 +299,7 @@ def svg(timeline: Timeline) -> str:
         out.append(_text(_LABEL_W - 4, y + _CELL_H - 5, f"{tp[0]}-{tp[1]}", 10,
                          text_anchor="end"))
         for c in range(len(timeline.columns)):
-            cell = timeline.cells.get((tp, c), Cell())
+            cell = timeline.cells.get((tp, c), OwnershipCell())
             out.append(_cell_svg(_LABEL_W + c * _CELL_W, y, cell, colour))
     out += _highlights(timeline, top)
     out += _legend(timeline, members, colour, legend_y)
@@ -348,9 +342,9 @@ def _highlights(timeline: Timeline, top: int) -> list[str]:
     return out
 
 
-def _marks(timeline: Timeline) -> list[tuple[str, Cell]]:
-    marks = [("withheld: its owner must revoke it, nobody gets it", Cell((), ("c",))),
-             ("unowned", Cell()), ("two owners", Cell(("a", "b")))]
+def _marks(timeline: Timeline) -> list[tuple[str, OwnershipCell]]:
+    marks = [("withheld: its owner must revoke it, nobody gets it", OwnershipCell((), ("c",))),
+             ("unowned", OwnershipCell()), ("two owners", OwnershipCell(("a", "b")))]
     first = next((c for c in timeline.cells.values() if c.kind == "assigned"), None)
     if first is not None:
         marks.insert(2, ("assigned, not yet taken", first))
@@ -365,7 +359,7 @@ def _legend_width(timeline: Timeline) -> int:
 def _legend(timeline: Timeline, members: list[str], colour: Mapping[str, str],
             y: int) -> list[str]:
     """Members in their colours, then the marks."""
-    out = [_cell_svg(4 + i * _CELL_W, y, Cell((m,)), colour)
+    out = [_cell_svg(4 + i * _CELL_W, y, OwnershipCell((m,)), colour)
            for i, m in enumerate(members[:_LEGEND_MEMBERS])]
     if len(members) > _LEGEND_MEMBERS:
         out.append(_text(8 + _LEGEND_MEMBERS * _CELL_W, y + _CELL_H - 5,

@@ -36,13 +36,13 @@ from pathlib import Path
 from typing import Any
 
 from .config import AuditConfig, AuditError
-from .evidence import reference_name
 from .examples import shrink_and_draw
 from .report import aggregate, write_summary
 from .report_html import write_html
 from .rows import result_schema, run_targets
 from .session import spark_schema, spark_session
-from .targets import Resolver, plugin_file
+from .summary_shapes import AuditSummary
+from .targets import Resolver, plugin_file, reference_name
 
 __all__ = ["IN_FLIGHT", "AuditConfig", "AuditError", "AuditOutcome", "ChunkProgress", "run_audit",
            "scenario_frame"]
@@ -158,7 +158,7 @@ def _run_chunks(spark: Any, config: AuditConfig, fn: Callable[[Iterator[Any]], I
 @dataclass
 class AuditOutcome:
     out: Path
-    summary: dict[str, Any]
+    summary: AuditSummary
     seconds: float
     chunks_run: int
 

@@ -4,7 +4,8 @@ page is `report_html`).
 Everything in ``summary.json`` is an integer count or exact statistic of integer columns,
 written with sorted keys, so the same seed gives the same bytes whatever the master, the
 number of partitions or the order in which chunks ran. Timings live in ``timings.json`` and
-in the HTML report only.
+in the HTML report only. The rows Spark collects stay untyped dicts: their columns are
+named at run time, from the invariants and the targets (``I1__checked``, ``differs__0``).
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ import json
 import os
 import re
 import shutil
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -24,12 +26,25 @@ from .config import AuditConfig
 from .evidence import label_entry
 from .rows import result_schema
 from .session import spark_schema
+from .summary_shapes import (
+    AuditSummary,
+    ChainFile,
+    ExampleEntry,
+    InvariantCount,
+    LabelEntry,
+    Metric,
+    SizeEntry,
+    SizeTiming,
+    Timings,
+)
 
-__all__ = ["BUCKETS", "METRICS", "SUMMARY_FORMAT", "aggregate", "write_summary"]
+__all__ = ["BUCKETS", "METRICS", "SUMMARY_FORMAT", "aggregate", "metric_of", "write_summary"]
 
 SUMMARY_FORMAT = "groupcheck-audit-summary/1"
 BUCKETS = (1, 2, 4, 8, 16, 32, 64, 128)
 METRICS = ("moves", "imbalance", "topic_imbalance", "unowned")
+#: target → invariant → the smallest example
+Examples = dict[str, dict[str, ExampleEntry]]
 
 
 def _invariant_of(violation: str) -> str:
@@ -107,34 +122,41 @@ def _violation_aggregates(F: Any) -> list[Any]:
 
 
 def _write_counterexample(out: Path, target: str, inv: str, smallest: dict[str, Any],
-                          folder: str = "counterexamples") -> dict[str, Any]:
-    """Save the replay file of the smallest counterexample; return its summary entry."""
+                          folder: str = "counterexamples",
+                          label: LabelEntry | None = None) -> ExampleEntry:
+    """Save the replay file of the smallest counterexample; return its summary entry (with
+    its ``label``, for an inherited one)."""
     cex_dir = out / folder
     cex_dir.mkdir(parents=True, exist_ok=True)
     name = f"{_safe_name(target)}-{inv}-s{smallest['scenario']}.json"
-    record = json.loads(smallest["replay"])
+    record: ChainFile = json.loads(smallest["replay"])
     record["invariant"] = inv
     mine = [v for v in record["violations"] if _invariant_of(v) == inv]
     record["violations"] = mine + [v for v in record["violations"] if v not in mine]
     (cex_dir / name).write_text(steady_text(record), encoding="utf-8")
-    return {"scenario": smallest["scenario"], "members": smallest["members"],
+    return {**(label if label is not None else LabelEntry()),
+            "scenario": smallest["scenario"], "members": smallest["members"],
             "partitions": smallest["partitions"], "rounds": smallest["rounds"],
             "violation": mine[0] if mine else smallest["violation"],
             "file": f"{folder}/{name}"}
 
 
-def _size_entry(c: dict[str, Any]) -> dict[str, Any]:
-    entry: dict[str, Any] = {"members": _bucket_label(c["bucket"]), "scenarios": c["rows"],
-                             "calls": c["calls"], "kafka_unbalanced": c["kafka_unbalanced"]}
-    for m in METRICS:
-        p50, p90, p99 = (round(float(v), 6) for v in c[f"{m}_pct"])
-        entry[m] = {"sum": c[f"{m}_sum"], "max": c[f"{m}_max"],
-                    "mean": round(c[f"{m}_sum"] / c["rows"], 6),
-                    "p50": p50, "p90": p90, "p99": p99}
-    return entry
+def _metric(c: dict[str, Any], m: str) -> Metric:
+    """One metric of a size bucket's cell (``m``: one of `METRICS`)."""
+    p50, p90, p99 = (round(float(v), 6) for v in c[f"{m}_pct"])
+    return {"sum": c[f"{m}_sum"], "max": c[f"{m}_max"], "mean": round(c[f"{m}_sum"] / c["rows"], 6),
+            "p50": p50, "p90": p90, "p99": p99}
 
 
-def _write_parquet(out: Path, name: str, rows: list[dict[str, Any]]) -> None:
+def _size_entry(c: dict[str, Any]) -> SizeEntry:
+    return {"members": _bucket_label(c["bucket"]), "scenarios": c["rows"], "calls": c["calls"],
+            "kafka_unbalanced": c["kafka_unbalanced"], "moves": _metric(c, "moves"),
+            "imbalance": _metric(c, "imbalance"),
+            "topic_imbalance": _metric(c, "topic_imbalance"),
+            "unowned": _metric(c, "unowned")}
+
+
+def _write_parquet(out: Path, name: str, rows: Sequence[Mapping[str, object]]) -> None:
     """A small aggregate table, written by the driver, partitioned by target."""
     import pyarrow as pa
     import pyarrow.parquet as pq
@@ -149,15 +171,15 @@ def _write_parquet(out: Path, name: str, rows: list[dict[str, Any]]) -> None:
 
 def _invariant_counts(out: Path, targets: list[str], cells: dict[str, list[dict[str, Any]]],
                       violations: dict[str, dict[str, Any]], reference: str | None = None
-                      ) -> tuple[dict[str, Any], dict[str, Any], dict[str, Any]]:
+                      ) -> tuple[dict[str, dict[str, InvariantCount]], Examples, Examples]:
     """Per target × invariant: checked, violated and (of those) inherited, by a rule or
     from the ``reference``'s evidence; the smallest own counterexample and the smallest
     inherited one, each saved as a file."""
     for folder in ("counterexamples", "inherited"):
         shutil.rmtree(out / folder, ignore_errors=True)
-    invariants: dict[str, dict[str, dict[str, int]]] = {}
-    counterexamples: dict[str, dict[str, Any]] = {}
-    inherited: dict[str, dict[str, Any]] = {}
+    invariants: dict[str, dict[str, InvariantCount]] = {}
+    counterexamples: Examples = {}
+    inherited: Examples = {}
     for t in targets:
         invariants[t] = {}
         v = violations.get(t, {})
@@ -173,15 +195,13 @@ def _invariant_counts(out: Path, targets: list[str], cells: dict[str, list[dict[
                     out, t, inv, smallest)
             smallest = v.get(f"{inv}__smallest_inherited")
             if smallest:
-                entry = _write_counterexample(out, t, inv, smallest, "inherited")
                 rule = dict(p.split(":", 1) for p in smallest["inherited"].split(","))[inv]
-                entry.update(label_entry(rule, reference, t))
-                inherited.setdefault(t, {})[inv] = entry
+                inherited.setdefault(t, {})[inv] = _write_counterexample(
+                    out, t, inv, smallest, "inherited", label_entry(rule, reference, t))
     return invariants, counterexamples, inherited
 
 
-def aggregate(spark: Any, out: Path, config: AuditConfig
-              ) -> tuple[dict[str, Any], dict[str, Any]]:
+def aggregate(spark: Any, out: Path, config: AuditConfig) -> tuple[AuditSummary, Timings]:
     """Compute the aggregates in two Spark jobs (one cell per target × size bucket over all
     rows; per target over the violating rows), write them as Parquet (partitioned by
     target) and the smallest counterexamples as replay files; return (summary, timings)."""
@@ -199,11 +219,12 @@ def aggregate(spark: Any, out: Path, config: AuditConfig
     invariants, counterexamples, inherited = _invariant_counts(out, targets, cells,
                                                                violations, config.reference)
     by_size = {t: [_size_entry(c) for c in cells[t]] for t in targets}
-    time_by_size = {t: [{"members": _bucket_label(c["bucket"]), "scenarios": c["rows"],
-                         "mean_ms": round(c["assign_ms_sum"] / c["rows"], 4),
-                         "max_ms": round(c["assign_ms_max"], 3),
-                         "total_ms": round(c["assign_ms_sum"], 1)} for c in cells[t]]
-                    for t in targets}
+    time_by_size: dict[str, list[SizeTiming]] = {
+        t: [{"members": _bucket_label(c["bucket"]), "scenarios": c["rows"],
+             "mean_ms": round(c["assign_ms_sum"] / c["rows"], 4),
+             "max_ms": round(c["assign_ms_max"], 3),
+             "total_ms": round(c["assign_ms_sum"], 1)} for c in cells[t]]
+        for t in targets}
     disagreement = {t: {u: sum(int(c[f"differs__{j}"]) for c in cells[t])
                         for j, u in enumerate(targets) if u != t} for t in targets}
     _write_parquet(out, "invariants", [
@@ -212,8 +233,8 @@ def aggregate(spark: Any, out: Path, config: AuditConfig
     _write_parquet(out, "by_size", [
         {"target": t, "members": e["members"], "scenarios": e["scenarios"],
          "calls": e["calls"], "kafka_unbalanced": e["kafka_unbalanced"],
-         **{f"{m}_{k}": e[m][k] for m in METRICS for k in ("sum", "max", "mean", "p50",
-                                                             "p90", "p99")}}
+         **{f"{m}_{k}": metric_of(e, m)[k] for m in METRICS
+            for k in ("sum", "max", "mean", "p50", "p90", "p99")}}
         for t, entries in by_size.items() for e in entries])
     _write_parquet(out, "disagreement", [
         {"target": t, "other": u, "count": n}
@@ -221,7 +242,7 @@ def aggregate(spark: Any, out: Path, config: AuditConfig
     total_violations = sum(v["violated"] for t in invariants.values() for v in t.values())
     total_inherited = sum(v["inherited"] for t in invariants.values() for v in t.values())
     by_evidence = sum(v["by_evidence"] for t in invariants.values() for v in t.values())
-    summary: dict[str, Any] = {
+    summary: AuditSummary = {
         "format": SUMMARY_FORMAT,
         "source": ({"corpus": os.path.abspath(config.corpus)} if config.corpus
                    else {"random": {"seed": config.seed}}),
@@ -248,7 +269,13 @@ def aggregate(spark: Any, out: Path, config: AuditConfig
     return summary, {"by_size": time_by_size}
 
 
-def write_summary(out: Path, summary: dict[str, Any]) -> Path:
+def metric_of(entry: SizeEntry, m: str) -> Metric:
+    """The metric ``m`` (one of `METRICS`) of a size bucket's entry."""
+    return {"moves": entry["moves"], "imbalance": entry["imbalance"],
+            "topic_imbalance": entry["topic_imbalance"], "unowned": entry["unowned"]}[m]
+
+
+def write_summary(out: Path, summary: AuditSummary) -> Path:
     path = out / "summary.json"
     tmp = out / ".summary.json.tmp"
     tmp.write_text(json.dumps(summary, indent=1, sort_keys=True, ensure_ascii=False) + "\n",

@@ -6,13 +6,15 @@ from __future__ import annotations
 
 import html
 import json
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 from .chain import INVARIANTS
 from .charts import heatmap, line_chart
 from .evidence import evidence_note, label_text
-from .report import METRICS
+from .report import METRICS, metric_of
+from .summary_shapes import AuditSummary, ExampleEntry, SizeEntry, SizeTiming, Timings
 
 __all__ = ["CSS", "write_html"]
 
@@ -23,7 +25,7 @@ _PICTURE_KEY = ("<p>Each smallest example (own violations, then Kafka's own), sh
                "revokes it; grey: unowned; red column: where the violation shows.</p>")
 
 
-def _plots(out: Path, summary: dict[str, Any], timings: dict[str, Any]) -> list[str]:
+def _plots(out: Path, summary: AuditSummary, timings: Timings) -> list[str]:
     """The report's plots as SVG files (``charts.py``): each metric's mean and the assign
     time against group size, one line per target, and the disagreement matrix."""
     targets = summary["targets"]
@@ -33,7 +35,7 @@ def _plots(out: Path, summary: dict[str, Any], timings: dict[str, Any]) -> list[
         (out / name).write_text(text, encoding="utf-8")
         files.append(name)
 
-    def buckets(rows_of: dict[str, list[dict[str, Any]]]) -> list[str]:
+    def buckets(rows_of: Mapping[str, Sequence[SizeEntry | SizeTiming]]) -> list[str]:
         seen = {r["members"]: _bucket_low(r["members"]) for t in targets
                 for r in rows_of.get(t, [])}
         return sorted(seen, key=seen.__getitem__)
@@ -43,7 +45,7 @@ def _plots(out: Path, summary: dict[str, Any], timings: dict[str, Any]) -> list[
         label = metric.replace("_", " ")
         write(f"{metric}_vs_size.svg", line_chart(
             f"{label} vs group size", "group size (members)", f"mean {label} per scenario",
-            sizes, {t: [(r["members"], r[metric]["mean"]) for r in summary["by_size"]
+            sizes, {t: [(r["members"], metric_of(r, metric)["mean"]) for r in summary["by_size"]
                         .get(t, [])] for t in targets}))
     write("time_vs_size.svg", line_chart(
         "time vs group size", "group size (members)", "assign time per scenario (ms)",
@@ -70,7 +72,7 @@ def _table(header: list[str], rows: list[list[Any]]) -> str:
     return f"<table><tr>{head}</tr>{body}</table>"
 
 
-def _example_rows(examples: dict[str, dict[str, Any]]) -> list[list[Any]]:
+def _example_rows(examples: dict[str, dict[str, ExampleEntry]]) -> list[list[Any]]:
     e = html.escape
     return [[e(t), inv + e(label_text(c)), c["scenario"],
              c["members"], c["partitions"], c["rounds"], e(c["violation"] or ""),
@@ -78,7 +80,7 @@ def _example_rows(examples: dict[str, dict[str, Any]]) -> list[list[Any]]:
             for t, per in examples.items() for inv, c in per.items()]
 
 
-def _invariant_rows(summary: dict[str, Any]) -> list[list[Any]]:
+def _invariant_rows(summary: AuditSummary) -> list[list[Any]]:
     """Per target: its scenarios, then per invariant violated / checked (and how many of
     the violations are Kafka's own)."""
     e = html.escape
@@ -102,12 +104,12 @@ def _invariant_rows(summary: dict[str, Any]) -> list[list[Any]]:
     return rows
 
 
-def _size_rows(summary: dict[str, Any], timings: dict[str, Any]) -> list[list[Any]]:
+def _size_rows(summary: AuditSummary, timings: Timings) -> list[list[Any]]:
     """Per target and size bucket: the metrics' summaries and the assign time."""
     e = html.escape
     rows = []
     for t in summary["targets"]:
-        times = {r["members"]: r for r in timings["by_size"].get(t, [])}
+        times = {r["members"]: r["mean_ms"] for r in timings["by_size"].get(t, [])}
         for r in summary["by_size"].get(t, []):
             rows.append([e(t), r["members"], r["scenarios"],
                          f'{r["moves"]["mean"]:.2f} / {r["moves"]["p90"]:g} / '
@@ -117,11 +119,11 @@ def _size_rows(summary: dict[str, Any], timings: dict[str, Any]) -> list[list[An
                          f'{r["topic_imbalance"]["max"]}',
                          f'{r["unowned"]["mean"]:.1f} / {r["unowned"]["max"]}',
                          r["kafka_unbalanced"],
-                         f'{times.get(r["members"], {}).get("mean_ms", 0):.3f}'])
+                         f'{times.get(r["members"], 0):.3f}'])
     return rows
 
 
-def _status(summary: dict[str, Any]) -> str:
+def _status(summary: AuditSummary) -> str:
     """The verdict line: own violations, none at all, or only Kafka's own."""
     own = summary["violations"] - summary["inherited_from_kafka"]
     if own:
@@ -144,7 +146,7 @@ _EXAMPLE_HEADER = ["target", "invariant", "scenario", "members", "partitions", "
                    "violation", "replay file"]
 
 
-def write_html(out: Path, summary: dict[str, Any], timings: dict[str, Any],
+def write_html(out: Path, summary: AuditSummary, timings: Timings,
                figures: list[str] | None = None) -> Path:
     """``index.html``; ``figures``: the examples' pictures (``examples.shrink_and_draw``)."""
     plots = _plots(out, summary, timings)
@@ -153,8 +155,9 @@ def write_html(out: Path, summary: dict[str, Any], timings: dict[str, Any],
     cex_rows = _example_rows(summary["counterexamples"])
     kafka_rows = _example_rows(summary["inherited_examples"])
     rule_rows = [[e(rule), e(text)] for rule, text in summary["kafka_rules"].items()]
-    dis_rows = [[e(t)] + [("—" if u == t else summary["disagreement"][t].get(u, 0))
-                          for u in targets] for t in targets]
+    dis_rows: list[list[Any]] = [
+        [e(t)] + [("—" if u == t else summary["disagreement"][t].get(u, 0)) for u in targets]
+        for t in targets]
     source = e(json.dumps(summary["source"]))
     parts = [
         _HEAD,

@@ -11,17 +11,18 @@ import json
 from collections.abc import Callable, Iterator
 from typing import Any
 
+from ..model.story_shapes import StorySpec
 from .call_timeout import CALL_TIMEOUT
 from .chain import INVARIANTS, replay_record, run_chain
 from .corpus import corpus_spec
-from .evidence import label, reference_name
+from .evidence import label
 from .scenarios import random_spec, spec_size
-from .targets import Resolver, resolve_cached
+from .targets import Resolver, reference_name, resolve_cached
 
 __all__ = ["result_schema", "run_targets"]
 
 
-def _specs(batch: Any, seed: int | None) -> Iterator[tuple[int, dict[str, Any]]]:
+def _specs(batch: Any, seed: int | None) -> Iterator[tuple[int, StorySpec]]:
     """(scenario, spec) for each row of an input batch: ``spark.range`` ids made into
     random specs from (seed, id), or corpus rows (scenario, value) parsed."""
     if seed is not None:
@@ -74,7 +75,7 @@ def run_targets(names: list[str], resolver: Resolver, seed: int | None,
 
 
 def _result_rows(out: dict[str, list[Any]], targets: list[Any], index: int,
-                 spec: dict[str, Any], seed: int | None,
+                 spec: StorySpec, seed: int | None,
                  refs: list[Any] | None = None) -> None:
     """Append one row per target for scenario ``index`` to the columns ``out``; a violated
     story is relabelled from the evidence of the target's reference in ``refs``."""

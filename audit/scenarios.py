@@ -35,11 +35,25 @@ import base64
 import math
 import random
 from dataclasses import dataclass
-from typing import Any
+from typing import TypedDict
 
 from ..model.saved_files import SPEC_FORMAT
+from ..model.story_shapes import ChangeRecord, SpecMember, StorySpec
+from .story_changes import (
+    Change,
+    DeleteChange,
+    GrowChange,
+    JoinChange,
+    LeaveChange,
+    NoChange,
+    ReturnChange,
+    StallChange,
+    SubscribeChange,
+    read_change,
+)
 
-__all__ = ["SPEC_FORMAT", "TIERS", "Tier", "pick_tier", "random_spec", "scenario_rng", "spec_size"]
+__all__ = ["SPEC_FORMAT", "TIERS", "SpecSize", "Tier", "pick_tier", "random_spec", "scenario_rng",
+           "spec_size"]
 
 
 @dataclass(frozen=True)
@@ -94,7 +108,8 @@ def _metadata(rng: random.Random, tier: Tier) -> dict[str, int]:
     return {f"t{i}": c for i, c in enumerate(counts)}
 
 
-def _racks(rng: random.Random, partitions: dict[str, int]) -> tuple[dict[str, Any], list[str]]:
+def _racks(rng: random.Random, partitions: dict[str, int]
+           ) -> tuple[dict[str, list[list[str]]], list[str]]:
     names = [f"r{i}" for i in range(rng.randint(2, 3))]
     racks = {t: [rng.sample(names, rng.randint(1, 2)) for _ in range(c)]
              for t, c in partitions.items()}
@@ -118,7 +133,7 @@ def _subscriptions(rng: random.Random, topics: list[str], n: int) -> list[list[s
     return subs
 
 
-def _prior(rng: random.Random, members: list[dict[str, Any]],
+def _prior(rng: random.Random, members: list[SpecMember],
            partitions: dict[str, int]) -> None:
     """The claims of the first rebalance: a previous assignment (balanced or not), with
     stale claims (lower generation) and conflicting ones (equal generation) on top."""
@@ -157,8 +172,8 @@ def _prior(rng: random.Random, members: list[dict[str, Any]],
 
 
 def _member(rng: random.Random, k: int, topics: list[str], racks: list[str],
-            static: bool) -> dict[str, Any]:
-    m: dict[str, Any] = {"id": f"c{k}", "topics": topics, "owned": [], "generation": None}
+            static: bool) -> SpecMember:
+    m: SpecMember = {"id": f"c{k}", "topics": topics, "owned": [], "generation": None}
     if racks and rng.random() < 0.85:
         m["rack"] = rng.choice(racks)
     if static and rng.random() < 0.6:
@@ -166,63 +181,61 @@ def _member(rng: random.Random, k: int, topics: list[str], racks: list[str],
     return m
 
 
-def _steps(rng: random.Random, tier: Tier, members: list[dict[str, Any]],
+def _steps(rng: random.Random, tier: Tier, members: list[SpecMember],
            partitions: dict[str, int], racks: list[str], static: bool,
-           topics: list[str]) -> list[list[dict[str, Any]]]:
+           topics: list[str]) -> list[list[ChangeRecord]]:
     n_steps = 0 if rng.random() < 0.3 else rng.randint(1, tier.steps)
     present = [m["id"] for m in members]
     stalled: list[str] = []
     counts = dict(partitions)
     next_id = len(members)
-    steps: list[list[dict[str, Any]]] = []
+    steps: list[list[ChangeRecord]] = []
     for _ in range(n_steps):
-        ops: list[dict[str, Any]] = []
+        ops: list[Change] = []
         for _ in range(1 if rng.random() < 0.8 else 2):
             u = rng.random()
             if stalled and u < 0.25:
                 who = stalled.pop(rng.randrange(len(stalled)))
-                ops.append({"op": "return", "member": who})
+                ops.append(ReturnChange(who))
                 present.append(who)
             elif u < 0.40:
                 subs = _subscriptions(rng, topics, 1)[0]
-                ops.append({"op": "join",
-                            "member": _member(rng, next_id, subs, racks, static)})
+                ops.append(JoinChange(_member(rng, next_id, subs, racks, static)))
                 present.append(f"c{next_id}")
                 next_id += 1
             elif u < 0.52 and len(present) > 1:
                 who = present.pop(rng.randrange(len(present)))
-                ops.append({"op": "leave", "member": who})
+                ops.append(LeaveChange(who))
             elif u < 0.64 and len(present) > 1:
                 who = present.pop(rng.randrange(len(present)))
                 stalled.append(who)
-                ops.append({"op": "stall", "member": who})
+                ops.append(StallChange(who))
             elif u < 0.76 and present:
                 who = rng.choice(present)
-                ops.append({"op": "subscribe", "member": who,
-                            "topics": _subscriptions(rng, topics, 1)[0]})
+                ops.append(SubscribeChange(who, tuple(_subscriptions(rng, topics, 1)[0])))
             elif u < 0.83 and counts:
                 t = rng.choice(sorted(counts))
                 grown = min(tier.per_topic, counts[t] + rng.randint(1, 4))
                 counts[t] = grown
-                ops.append({"op": "grow", "topic": t, "count": grown})
+                ops.append(GrowChange(t, grown))
             elif u < 0.86 and len(counts) > 1:
                 t = rng.choice(sorted(counts))
                 del counts[t]
-                ops.append({"op": "delete", "topic": t})
+                ops.append(DeleteChange(t))
             else:
-                ops.append({"op": "none"})
-        steps.append(ops)
+                ops.append(NoChange())
+        steps.append([op.record() for op in ops])
     return steps
 
 
-def random_spec(seed: int, index: int) -> dict[str, Any]:
+def random_spec(seed: int, index: int) -> StorySpec:
     """The spec of scenario ``index`` of a seeded random audit."""
     rng = scenario_rng(seed, index)
     tier_no = pick_tier(rng)
     tier = TIERS[tier_no]
     partitions = _metadata(rng, tier)
     topics = sorted(partitions)
-    spec: dict[str, Any] = {"format": SPEC_FORMAT, "kind": "random", "scenario": index,
+    spec: StorySpec = {"format": SPEC_FORMAT, "kind": "random", "scenario": index,
                             "seed": seed, "tier": tier_no, "partitions": partitions}
     rack_names: list[str] = []
     if rng.random() < 0.15:
@@ -243,25 +256,28 @@ def random_spec(seed: int, index: int) -> dict[str, Any]:
     return spec
 
 
-def spec_size(spec: dict[str, Any]) -> dict[str, int]:
-    """Columns that describe a spec: the largest group size over the story, the topics and
-    partitions at the start, and the number of rebalances (before cooperative
-    follow-ups)."""
+class SpecSize(TypedDict):
+    """The largest group over a story, the topics and partitions at its start, and its
+    rebalances (before cooperative follow-ups)."""
+
+    members: int
+    topics: int
+    partitions: int
+    rounds: int
+
+
+def spec_size(spec: StorySpec) -> SpecSize:
+    """Columns that describe a spec (`SpecSize`)."""
     size = peak = len(spec.get("members", []))
-    for ops in spec.get("steps", []):
-        for op in ops:
-            if op["op"] in ("join", "return"):
-                size += 1
-            elif op["op"] in ("leave", "stall"):
-                size -= 1
+    for changes in spec.get("steps", []):
+        size += sum(read_change(change).joins for change in changes)
         peak = max(peak, size)
     if spec.get("kind") == "requests":
         requests = spec["requests"]
         peak = max((len(r.get("members", {})) for r in requests), default=0)
-        first = requests[0] if requests else {}
-        return {"members": peak, "topics": len(first.get("partitions", {})),
-                "partitions": sum(first.get("partitions", {}).values()),
-                "rounds": len(requests)}
+        metadata = requests[0].get("partitions", {}) if requests else {}
+        return {"members": peak, "topics": len(metadata),
+                "partitions": sum(metadata.values()), "rounds": len(requests)}
     return {"members": peak, "topics": len(spec.get("partitions", {})),
             "partitions": sum(spec.get("partitions", {}).values()),
             "rounds": 1 + len(spec.get("steps", []))}

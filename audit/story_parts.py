@@ -12,24 +12,29 @@ from __future__ import annotations
 
 import copy
 from collections.abc import Callable, Iterator
-from typing import Any
+from typing import Any, Literal
+
+from ..model.story_shapes import ChangeRecord, SpecMember, StorySpec
+from ..properties.jsonl_shapes import pair_of
 
 __all__ = ["PASSES", "Drop", "Parts", "Spec", "all_members", "all_topics", "changes", "claims",
            "drop_all_racks", "drop_changes", "drop_claims", "drop_codec", "drop_members",
            "drop_partitions", "drop_replicas", "drop_topics", "partitions", "renamed", "replicas"]
 
-Spec = dict[str, Any]
+Spec = StorySpec
+#: a kind of part: its parts in a story (members, topics, claims, …: each hashable)
 Parts = Callable[[Spec], list[Any]]
 Drop = Callable[[Spec, set[Any]], None]
 
 
-def all_members(spec: Spec) -> Iterator[dict[str, Any]]:
-    """Every member dict: the first rebalance's and those that join later."""
+def all_members(spec: Spec) -> Iterator[SpecMember]:
+    """Every member: the first rebalance's and those that join later."""
     yield from spec["members"]
     for ops in spec.get("steps", []):
         for op in ops:
-            if op["op"] == "join":
-                yield op["member"]
+            member = op.get("member")
+            if op["op"] == "join" and isinstance(member, dict):
+                yield member
 
 
 def drop_members(spec: Spec, gone: set[str]) -> None:
@@ -38,7 +43,7 @@ def drop_members(spec: Spec, gone: set[str]) -> None:
                      for ops in spec.get("steps", [])]
 
 
-def _op_member(op: dict[str, Any]) -> str | None:
+def _op_member(op: ChangeRecord) -> str | None:
     who = op.get("member")
     return who.get("id") if isinstance(who, dict) else who
 
@@ -46,12 +51,11 @@ def _op_member(op: dict[str, Any]) -> str | None:
 def drop_topics(spec: Spec, gone: set[str]) -> None:
     for t in gone:
         spec["partitions"].pop(t, None)
-        if spec.get("racks"):
-            spec["racks"].pop(t, None)
+        spec.get("racks", {}).pop(t, None)
     for m in all_members(spec):
         m["topics"] = [t for t in m["topics"] if t not in gone]
         m["owned"] = [tp for tp in m.get("owned") or [] if tp[0] not in gone]
-    steps = []
+    steps: list[list[ChangeRecord]] = []
     for ops in spec.get("steps", []):
         kept = []
         for op in ops:
@@ -75,7 +79,7 @@ def all_topics(spec: Spec) -> list[str]:
 
 
 def claims(spec: Spec) -> list[tuple[str, str, int]]:
-    return [(m["id"], t, p) for m in all_members(spec) for t, p in m.get("owned") or []]
+    return [(m["id"], *pair_of(c)) for m in all_members(spec) for c in m.get("owned") or []]
 
 
 def drop_claims(spec: Spec, gone: set[tuple[str, str, int]]) -> None:
@@ -92,8 +96,8 @@ def drop_changes(spec: Spec, gone: set[tuple[int, int]]) -> None:
                      for s, ops in enumerate(spec.get("steps", []))]
 
 
-def _member_key(key: str) -> tuple[Callable[[Spec], list[str]],
-                                   Callable[[Spec, set[str]], None]]:
+def _member_key(key: Literal["rack", "groupInstanceId"]
+                ) -> tuple[Callable[[Spec], list[str]], Callable[[Spec, set[str]], None]]:
     """Parts that are one optional key of a member (``rack``, ``groupInstanceId``)."""
     def parts(spec: Spec) -> list[str]:
         return [m["id"] for m in all_members(spec) if key in m]
@@ -122,11 +126,12 @@ def drop_partitions(spec: Spec, gone: set[tuple[str, int]]) -> None:
     spec["partitions"] = {t: len(renumber[t]) for t in renumber}
     for m in all_members(spec):
         m["owned"] = [[t, renumber[t][p] if p in renumber.get(t, {}) else p - lost.get(t, 0)]
-                      for t, p in m.get("owned") or [] if (t, p) not in gone]
+                      for t, p in map(pair_of, m.get("owned") or []) if (t, p) not in gone]
     for ops in spec.get("steps", []):
         for op in ops:
-            if op["op"] == "grow" and op["topic"] in lost:
-                op["count"] = op["count"] - lost[op["topic"]]
+            topic = op.get("topic")
+            if op["op"] == "grow" and topic in lost:
+                op["count"] = op["count"] - lost[str(topic)]
 
 
 def replicas(spec: Spec) -> list[tuple[str, int, str]]:
@@ -141,11 +146,13 @@ def drop_replicas(spec: Spec, gone: set[tuple[str, int, str]]) -> None:
                   for p, rs in enumerate(per)]
 
 
+def _drop_steps(spec: Spec, gone: set[int]) -> None:
+    spec["steps"] = [o for i, o in enumerate(spec.get("steps", [])) if i not in gone]
+
+
 #: (name, parts, drop) for each kind of part, in the shrinker's first order
 PASSES: list[tuple[str, Parts, Drop]] = [
-    ("steps", lambda s: list(range(len(s.get("steps", [])))),
-     lambda s, gone: s.update(steps=[o for i, o in enumerate(s.get("steps", []))
-                                     if i not in gone])),
+    ("steps", lambda s: list(range(len(s.get("steps", [])))), _drop_steps),
     ("changes", changes, drop_changes),
     ("members", lambda s: [m["id"] for m in all_members(s)], drop_members),
     ("topics", all_topics, drop_topics),
@@ -188,15 +195,16 @@ def renamed(spec: Spec) -> Spec:
     for m in all_members(out):
         m["id"] = members[m["id"]]
         m["topics"] = [topics[t] for t in m["topics"]]
-        m["owned"] = [[topics[t], p] for t, p in m.get("owned") or []]
+        m["owned"] = [[topics[t], p] for t, p in map(pair_of, m.get("owned") or [])]
         if "rack" in m:
             m["rack"] = racks[m["rack"]]
         if "groupInstanceId" in m:
             m["groupInstanceId"] = "i" + m["id"][1:]
     for ops in out.get("steps", []):
         for op in ops:
-            if isinstance(op.get("member"), str):
-                op["member"] = members[op["member"]]
+            member = op.get("member")
+            if isinstance(member, str):
+                op["member"] = members[member]
             if "topic" in op:
                 op["topic"] = topics[op["topic"]]
             if "topics" in op:

@@ -39,17 +39,19 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
+from ..model.story_shapes import StorySpec
 from .call_timeout import CALL_TIMEOUT
 from .chain import INVARIANTS, ChainResult, run_chain
 from .evidence import label
-from .scenarios import spec_size
+from .scenarios import SpecSize, spec_size
 from .story_parts import PASSES, all_members, claims, drop_all_racks, drop_codec, renamed, replicas
+from .summary_shapes import ShrinkDone
 from .targets import AuditTarget
 
 __all__ = ["MAX_STARTS", "PATIENCE", "Failure", "Keep", "ShrinkError", "ShrinkResult", "Spec",
            "failure_of", "orders", "play", "shrink_story", "weight"]
 
-Spec = dict[str, Any]
+Spec = StorySpec
 Keep = Callable[[Spec], bool]
 
 
@@ -91,14 +93,14 @@ class ShrinkResult:
     spec: Spec
     chain: ChainResult
     failure: Failure
-    before: dict[str, int]
-    after: dict[str, int]
+    before: SpecSize
+    after: SpecSize
     runs: int = 0
     seconds: float = 0.0
     complete: bool = False  # every pass ran to its fixpoint: the story is 1-minimal
     renamed: bool = False
 
-    def summary(self) -> dict[str, Any]:
+    def summary(self) -> ShrinkDone:
         """What a replay file records of the shrink: not its time nor its runs, which
         differ between identical runs when a budget cuts it short (they are printed)."""
         return {"failure": self.failure.text(), "from": self.before, "to": self.after,
@@ -122,7 +124,7 @@ class _Limits:
 
 
 @dataclass
-class _Search:
+class _Shrink:
     target: AuditTarget
     failure: Failure
     keep: Keep | None
@@ -156,7 +158,7 @@ def _without(spec: Spec, drop: Callable[[Spec, set[Any]], None], gone: set[Any])
     return candidate
 
 
-def _ddmin(search: _Search, parts: Callable[[Spec], list[Any]],
+def _ddmin(search: _Shrink, parts: Callable[[Spec], list[Any]],
            drop: Callable[[Spec, set[Any]], None]) -> bool:
     """Remove chunks of parts, halving the chunk down to one (see the module docstring)."""
     removed = False
@@ -177,7 +179,7 @@ def _ddmin(search: _Search, parts: Callable[[Spec], list[Any]],
     return removed
 
 
-def _single(search: _Search, edit: Callable[[Spec], bool]) -> bool:
+def _single(search: _Shrink, edit: Callable[[Spec], bool]) -> bool:
     """Try one edit (``edit`` returns False when it does not apply)."""
     candidate = copy.deepcopy(search.spec)
     return edit(candidate) and search.more() and search.accept(candidate)
@@ -211,7 +213,7 @@ def orders() -> Iterator[tuple[int, ...]]:
         yield tuple(random.Random(f"groupcheck-shrink:{k}").sample(range(n), n))
 
 
-def _fixpoint(search: _Search, order: tuple[int, ...]) -> bool:
+def _fixpoint(search: _Shrink, order: tuple[int, ...]) -> bool:
     """Run the passes in ``order`` until none removes anything; True if it got there."""
     changed = True
     while changed and search.more():
@@ -250,14 +252,14 @@ def shrink_story(spec: Spec, target: AuditTarget, failure: Failure | None = None
         raise ShrinkError(f"the story does not fail on {target.name}"
                           + (f" with {failure.text()}" if failure else ""))
     limits = _Limits(started + seconds, max_runs, runs=1, on_run=on_run)
-    best = _Search(target, failure, keep, reference, limits, timeout, copy.deepcopy(spec),
+    best = _Shrink(target, failure, keep, reference, limits, timeout, copy.deepcopy(spec),
                    original)
     complete = True
     stale = 0
     for order in orders():
         if not limits.more() or stale >= PATIENCE:
             break
-        search = _Search(target, failure, keep, reference, limits, timeout,
+        search = _Shrink(target, failure, keep, reference, limits, timeout,
                          copy.deepcopy(spec), original)
         complete = _fixpoint(search, order) and complete
         stale += 1

@@ -30,10 +30,13 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-__all__ = ["ASSIGNOR_FAMILIES", "DEFAULT_TARGETS", "AssignFn", "AuditTarget", "AuditTargetError",
-           "Codec", "Resolver", "plugin_file", "resolve_cached", "resolve_plugin"]
+from ..properties.codec import Message, SubscriptionInput
+from ..properties.jsonl_shapes import AssignFn
 
-AssignFn = Callable[[dict[str, Any]], dict[str, Any]]
+__all__ = ["ASSIGNOR_FAMILIES", "DEFAULT_TARGETS", "AssignFn", "AuditTarget", "AuditTargetError",
+           "Codec", "Resolver", "assignor_of", "plugin_file", "reference_name", "resolve_cached",
+           "resolve_plugin"]
+
 ASSIGNOR_FAMILIES = ("range", "roundrobin", "sticky", "cooperative-sticky")
 DEFAULT_TARGETS = tuple(f"builtin:{a}" for a in ASSIGNOR_FAMILIES)
 
@@ -43,9 +46,9 @@ class Codec(Protocol):
 
     error: type[Exception]
 
-    def encode_subscription(self, x: dict[str, Any], version: int) -> bytes: ...
+    def encode_subscription(self, x: SubscriptionInput, version: int) -> bytes: ...
 
-    def decode_subscription(self, data: bytes) -> dict[str, Any]: ...
+    def decode_subscription(self, data: bytes) -> Message: ...
 
 
 @dataclass(frozen=True)
@@ -128,3 +131,17 @@ def resolve_cached(resolver: Resolver, name: str) -> AuditTarget:
     if key not in _CACHE:
         _CACHE[key] = resolver(name)
     return _CACHE[key]
+
+
+def reference_name(reference: str, assignor: str) -> str:
+    """The target string of ``reference`` running ``assignor``."""
+    if reference.startswith("java:"):
+        return f"{assignor}@{reference}"
+    if reference in ("builtin", "builtin:"):
+        return f"builtin:{assignor}"
+    return reference
+
+
+def assignor_of(target: str) -> str:
+    """The assignor a target string names: ``<assignor>@java:…`` or ``builtin:<assignor>``."""
+    return target.partition("@")[0] if "@" in target else target.partition(":")[2]

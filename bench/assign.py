@@ -57,15 +57,34 @@ import sys
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Literal, Required, TypedDict
 
 from groupcheck.impl.assign_op import raw_subscription
 from groupcheck.impl.assignors import make_assignor
 from groupcheck.impl.types import Cluster
 from groupcheck.impl.user_data import encode_cooperative_user_data, encode_sticky_user_data
+from groupcheck.properties.jsonl_shapes import AssignAnswer, AssignRequest, RequestMember
 
-Request = dict[str, Any]
-Pairs = Mapping[str, Sequence[Sequence[Any]]]  # member -> [[topic, partition], ...]
+Pairs = Mapping[str, Sequence[Sequence[str | int]]]  # member -> [[topic, partition], ...]
+Figure = Literal["ms", "py_gc_ms", "cold_ms"]
+
+
+class PhaseRound(TypedDict, total=False):
+    """One phase of one round: the timed runs' and the first call's milliseconds, the
+    answer's digest, and (Python's side) the collector pass's milliseconds."""
+
+    ms: Required[list[float]]
+    cold_ms: Required[list[float]]
+    digest: Required[str]
+    py_gc_ms: list[float]
+
+
+class CaseRound(TypedDict, total=False):
+    """One round of a case: each phase's figures, and (Python's side) the process's peak
+    RSS in MiB."""
+
+    phases: Required[dict[str, PhaseRound]]
+    peak_mb: float
 
 
 @dataclass(frozen=True)
@@ -86,28 +105,33 @@ CASES = [Case("range", "range"), Case("roundrobin", "roundrobin"),
 DEFAULT_CASES = "range,roundrobin,sticky,cooperative-sticky"
 
 
-def first_request(case: Case, sizes: tuple[int, int, int]) -> Request:
+def _fresh(topics: list[str]) -> RequestMember:
+    """A member that owns nothing and has no generation yet."""
+    return {"topics": topics, "owned": [], "generation": None}
+
+
+def first_request(case: Case, sizes: tuple[int, int, int]) -> AssignRequest:
     """The empty group's assign request."""
     n_topics, n_partitions, consumers = sizes
     topics = [f"topic-{t}" for t in range(n_topics)]
-    members: dict[str, Any] = {f"consumer{i:04d}": {"topics": topics} for i in range(consumers)}
+    members = {f"consumer{i:04d}": _fresh(topics) for i in range(consumers)}
     if case.unequal:
-        members[f"consumer{consumers - 1:04d}"] = {"topics": topics[:1]}
+        members[f"consumer{consumers - 1:04d}"] = _fresh(topics[:1])
     return {"op": "assign", "assignor": case.assignor, "mode": "raw",
             "partitions": {t: n_partitions for t in topics}, "members": members}
 
 
-def reassign_request(first: Request, answer: Pairs) -> Request:
+def reassign_request(first: AssignRequest, answer: Pairs) -> AssignRequest:
     """The group after ``consumer0000`` left, each survivor reporting its partitions at
     generation 1 as its client sends them (sticky: user data; cooperative: owned)."""
-    members: dict[str, Any] = {}
+    members: dict[str, RequestMember] = {}
     for member, fields in first["members"].items():
         if member == "consumer0000":
             continue
         owned = [(str(t), int(p)) for t, p in answer[member]]
         if first["assignor"] == "sticky":
             data = encode_sticky_user_data(owned, 1)
-            members[member] = {"topics": fields["topics"], "generation": 1,
+            members[member] = {"topics": fields["topics"], "owned": [], "generation": 1,
                                "userData": base64.b64encode(data).decode("ascii")}
         else:
             data = encode_cooperative_user_data(1)
@@ -127,7 +151,7 @@ def digest(answer: Pairs) -> str:
     return sha.hexdigest()
 
 
-def python_phase(request: Request, warmup: int, runs: int
+def python_phase(request: AssignRequest, warmup: int, runs: int
                  ) -> tuple[list[float], list[float], float, dict[str, list[tuple[str, int]]]]:
     """(timed-region ms per timed run: the call and a young pass after it; that pass's ms;
     the same region's ms for the phase's first, untimed call; the last answer) of
@@ -158,26 +182,27 @@ def python_phase(request: Request, warmup: int, runs: int
 
 
 def run_python(case: Case, sizes: tuple[int, int, int], warmup: int, runs: int
-               ) -> dict[str, Any]:
+               ) -> CaseRound:
     """One round of a case in this process: timings, GC passes and digests per phase."""
-    out: dict[str, Any] = {}
+    phases: dict[str, PhaseRound] = {}
     request = first_request(case, sizes)
     for phase in case.phases:
         times, passes, cold, answer = python_phase(request, warmup, runs)
-        out[phase] = {"ms": times, "py_gc_ms": passes, "cold_ms": [cold],
-                      "digest": digest(answer)}
+        phases[phase] = {"ms": times, "py_gc_ms": passes, "cold_ms": [cold],
+                         "digest": digest(answer)}
         request = reassign_request(request, answer)
-    out["peak_mb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-    return out
+    return {"phases": phases,
+            "peak_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}
 
 
 def run_java(command: list[str], case: Case, sizes: tuple[int, int, int], warmup: int,
-             runs: int) -> dict[str, Any]:
+             runs: int) -> CaseRound:
     """One round of a case on a fresh JVM of the ``java:`` target's driver."""
-    from groupcheck.targets.processes.jsonl_process import JsonlProcess
+    from groupcheck.targets.processes.jsonl_process import JsonlProcess, JsonlTarget
 
-    process = JsonlProcess(command, timeout=900, label="java: bench")
-    out: dict[str, Any] = {}
+    target = JsonlTarget("java: bench", JsonlProcess(command, timeout=900, label="java: bench"),
+                         case.assignor)
+    phases: dict[str, PhaseRound] = {}
     try:
         request = first_request(case, sizes)
         for phase in case.phases:
@@ -185,41 +210,41 @@ def run_java(command: list[str], case: Case, sizes: tuple[int, int, int], warmup
             cold = 0.0
             answer: Pairs = {}
             for i in range(warmup + runs):
-                reply = process.call(request)
+                reply: AssignAnswer = target.assign(request)
                 if i == 0:
                     cold = float(reply["ms"])
                 if i >= warmup:
                     times.append(float(reply["ms"]))
                 answer = reply["assignment"]
-            out[phase] = {"ms": times, "cold_ms": [cold], "digest": digest(answer)}
+            phases[phase] = {"ms": times, "cold_ms": [cold], "digest": digest(answer)}
             request = reassign_request(request, answer)
     finally:
-        process.close()
-    return out
+        target.close()
+    return {"phases": phases}
 
 
 def run_here(case: Case, sizes: tuple[int, int, int], warmup: int, runs: int
-             ) -> dict[str, Any]:
+             ) -> CaseRound:
     """One round of a case in a fresh Python process (its peak RSS is its own)."""
     done = subprocess.run([sys.executable, __file__, "--one-case", case.name, "--topics",
                            str(sizes[0]), "--partitions", str(sizes[1]), "--consumers",
                            str(sizes[2]), "--warmup", str(warmup), "--runs", str(runs)],
                           capture_output=True, text=True, check=True)
-    result: dict[str, Any] = json.loads(done.stdout)
+    result: CaseRound = json.loads(done.stdout)
     return result
 
 
-def row(name: str, phase: str, py: list[dict[str, Any]], java: list[dict[str, Any]]) -> str:
+def row(name: str, phase: str, py: list[CaseRound], java: list[CaseRound]) -> str:
     """One Markdown table row for ``phase`` of a case."""
 
-    def median(rounds: list[dict[str, Any]], key: str) -> float:
-        return statistics.median(x for r in rounds for x in r[phase][key])
+    def median(rounds: list[CaseRound], key: Figure) -> float:
+        return statistics.median(x for r in rounds for x in r["phases"][phase].get(key, []))
 
     ms, py_gc, cold = median(py, "ms"), median(py, "py_gc_ms"), median(py, "cold_ms")
     if not java:
         return f"| {name} {phase} | {ms:,.0f} | — | — | — | {py_gc:,.0f} | {cold:,.0f} | — |"
     java_ms, java_cold = median(java, "ms"), median(java, "cold_ms")
-    same = {r[phase]["digest"] for r in py + java}
+    same = {r["phases"][phase]["digest"] for r in py + java}
     return (f"| {name} {phase} | {ms:,.0f} | {java_ms:,.0f} | {ms / java_ms:.2f} | "
             f"{'yes' if len(same) == 1 else 'NO'} | {py_gc:,.0f} | {cold:,.0f} | "
             f"{java_cold:,.0f} |")
@@ -280,8 +305,8 @@ def main() -> int:
     print("|---|---:|---:|---:|---|---:|---:|---:|")
     for name in names:
         case = by_name[name]
-        py: list[dict[str, Any]] = []
-        java: list[dict[str, Any]] = []
+        py: list[CaseRound] = []
+        java: list[CaseRound] = []
         for _ in range(args.rounds):
             if command:
                 java.append(run_java(command, case, sizes, args.warmup, args.runs))

@@ -22,16 +22,14 @@ import tempfile
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
-if str(ROOT) not in sys.path:
-    sys.path.insert(0, str(ROOT))
+from groupcheck.audit.chain import run_chain
+from groupcheck.audit.pipeline import AuditConfig, run_audit
+from groupcheck.audit.scenarios import random_spec
+from groupcheck.audit.session import spark_session
+from groupcheck.audit.targets import DEFAULT_TARGETS
+from groupcheck.engines.resolving import resolve_audit_target
 
-from groupcheck.audit.chain import run_chain  # noqa: E402
-from groupcheck.audit.pipeline import AuditConfig, run_audit  # noqa: E402
-from groupcheck.audit.scenarios import random_spec  # noqa: E402
-from groupcheck.audit.session import spark_session  # noqa: E402
-from groupcheck.audit.targets import DEFAULT_TARGETS  # noqa: E402
-from groupcheck.engines.audit_targets import resolve_audit_target  # noqa: E402
+ROOT = Path(__file__).resolve().parent.parent
 
 
 def plain_loop(targets: list[str], scenarios: int, seed: int) -> float:

@@ -12,18 +12,15 @@ from __future__ import annotations
 import argparse
 import os
 import platform
-import sys
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
-if str(ROOT) not in sys.path:
-    sys.path.insert(0, str(ROOT))
+from groupcheck.engines.bmc import TARGET_OF, replayer
+from groupcheck.model.bmc import BmcScope
+from groupcheck.model.bmc_check import check
+from groupcheck.model.compat import CELLS, compatibility_matrix
 
-from groupcheck.engines.bmc_runs import TARGET_OF, replayer  # noqa: E402
-from groupcheck.model.bmc import BmcScope  # noqa: E402
-from groupcheck.model.bmc_check import check  # noqa: E402
-from groupcheck.model.compat import CELLS, compatibility_matrix  # noqa: E402
+ROOT = Path(__file__).resolve().parent.parent
 
 CASES = (0, 1, 3, 6)  # v1 sticky, any v0, cooperative v2+, cooperative without generation
 

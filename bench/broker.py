@@ -35,6 +35,7 @@ from pathlib import Path
 from typing import Any
 
 from groupcheck.broker import Broker, BrokerConfig
+from groupcheck.broker.protocol import Fields
 from groupcheck.targets.wire.backends.mock_binding import MockCluster
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -183,7 +184,7 @@ class _Wire:
         self.sock = socket.create_connection((host, int(port)))
         self.correlation = 0
 
-    def call(self, api_key: int, version: int, data: dict[str, Any]) -> Any:
+    def call(self, api_key: int, version: int, data: Fields) -> Any:
         import socket
 
         from kio.index import load_request_schema, load_response_schema

@@ -27,8 +27,11 @@ import subprocess
 import sys
 import tempfile
 import time
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+
+from groupcheck.engines.battery.check_report import CheckJson
+from groupcheck.targets.zoo.entries import ZOO
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -38,17 +41,29 @@ def load() -> str:
         return " ".join(fh.read().split()[:3])
 
 
-def first_finding(report: dict[str, Any]) -> tuple[float, str, str] | None:
+@dataclass(frozen=True)
+class Row:
+    """One mutant's run: its earliest finding (seconds, engine, invariant), or why the run
+    failed, and the wall-clock seconds."""
+
+    wall: float
+    first: tuple[float, str, str] | None = None
+    error: str = ""
+
+
+def first_finding(report: CheckJson) -> tuple[float, str, str] | None:
     """(seconds, engine, invariant) of the earliest finding over every assignor."""
     found = []
-    for assignor in report.get("assignors", {}).values():
-        for engine, body in (assignor.get("engines") or {}).items():
-            for inv, v in (body.get("violations") or {}).items():
+    for assignor in report["assignors"].values():
+        if "engines" not in assignor:
+            continue
+        for engine, body in assignor["engines"].items():
+            for inv, v in body["violations"].items():
                 found.append((float(v["afterSeconds"]), engine, inv))
     return min(found) if found else None
 
 
-def run_row(target: str, budget: float, parity: bool, seed: int) -> dict[str, Any]:
+def run_row(target: str, budget: float, parity: bool, seed: int) -> Row:
     with tempfile.TemporaryDirectory() as failures:
         command = [sys.executable, "-m", "groupcheck", "check", "--target", target,
                    "--budget", str(budget), "--first", "--json", "--seed", str(seed),
@@ -58,8 +73,8 @@ def run_row(target: str, budget: float, parity: bool, seed: int) -> dict[str, An
                               timeout=budget * 3 + 120)
         wall = time.perf_counter() - started
     if proc.returncode not in (0, 1):
-        return {"error": (proc.stderr.strip().splitlines() or ["?"])[-1], "wall": wall}
-    return {"first": first_finding(json.loads(proc.stdout)), "wall": wall}
+        return Row(wall, error=(proc.stderr.strip().splitlines() or ["?"])[-1])
+    return Row(wall, first_finding(json.loads(proc.stdout)))
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -69,9 +84,6 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--parity", action="store_true", help="check --parity as well")
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args(argv)
-    sys.path.insert(0, str(ROOT))
-    from groupcheck.targets.zoo.entries import ZOO
-
     rows = [e for e in ZOO if not args.row or e.row in args.row]
     print(f"groupcheck check --budget {args.budget:g} --first{' --parity' if args.parity else ''}"
           f" on {len(rows)} zoo mutants; {os.cpu_count()} cores, load average {load()}")
@@ -80,11 +92,11 @@ def main(argv: list[str] | None = None) -> int:
     times = []
     for entry in rows:
         out = run_row(entry.target, args.budget, args.parity, args.seed)
-        if "error" in out:
-            print(f"{entry.row:<7} {entry.target:<40} {'ERROR':>8} {out['error']}")
+        if out.error:
+            print(f"{entry.row:<7} {entry.target:<40} {'ERROR':>8} {out.error}")
             times.append(args.budget)
             continue
-        first = out["first"]
+        first = out.first
         if first is None:
             shown = f"{'-':>8} {'ESCAPED':<10} {'-':<9}"
             times.append(args.budget)
@@ -92,7 +104,7 @@ def main(argv: list[str] | None = None) -> int:
             seconds, engine, invariant = first
             times.append(seconds)
             shown = f"{seconds:>7.1f}s {engine:<10} {invariant:<9}"
-        print(f"{entry.row:<7} {entry.target:<40} {shown} {out['wall']:>6.1f}s  "
+        print(f"{entry.row:<7} {entry.target:<40} {shown} {out.wall:>6.1f}s  "
               f"{entry.invariant} ({entry.engine})", flush=True)
     print(f"median time to the first finding: {statistics.median(times):.1f}s over "
           f"{len(times)} mutants ({sum(t < args.budget for t in times)} found); "

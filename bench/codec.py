@@ -17,19 +17,15 @@ import platform
 import sys
 import timeit
 from collections.abc import Callable
-from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
-
-from groupcheck.impl.consumer_protocol import (  # noqa: E402
+from groupcheck.engines.codec_fuzz import large_subscription
+from groupcheck.impl.consumer_protocol import (
     decode_assignment,
     decode_subscription,
     encode_assignment,
     encode_subscription,
 )
-from groupcheck.impl.types import Assignment, Subscription  # noqa: E402
-
-from codec_inputs import large_subscription  # noqa: E402
+from groupcheck.impl.types import Assignment, Subscription
 
 LARGE_DECODE_TARGET_US = 1000.0
 

@@ -19,8 +19,8 @@ import platform
 import sys
 import time
 
-from groupcheck.engines.diff_runs import ASSIGNORS, save_differences, story_report
-from groupcheck.engines.differential_stories import StoriesResult, run_stories
+from groupcheck.engines.differential.reports import ASSIGNORS, save_differences, story_report
+from groupcheck.engines.differential.stories import StoriesResult, run_stories
 
 
 def _load() -> str:

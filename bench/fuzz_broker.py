@@ -47,15 +47,12 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
-sys.path.insert(0, str(Path(__file__).resolve().parent))
+from groupcheck.broker.client import KafkaConnection
+from groupcheck.broker.fuzz_frames import MUTATIONS, SERVED, frame_of, payload_of, sample_frame
+from groupcheck.broker.protocol import SUPPORTED
+from groupcheck.properties.saved_json import digest
 
-from broker_frames import MUTATIONS, SERVED, frame_of, payload_of, sample_frame  # noqa: E402
-from fuzz_broker_group import BrokerChild, LiveGroup  # noqa: E402
-
-from groupcheck.broker.client import KafkaConnection  # noqa: E402
-from groupcheck.broker.protocol import SUPPORTED  # noqa: E402
-from groupcheck.properties.saved_json import digest  # noqa: E402
+from fuzz_broker_group import BrokerChild, LiveGroup
 
 _WAITING_APIS = {1, 11, 14}  # Fetch, JoinGroup, SyncGroup: the coordinator may hold them
 #: How long a shot holding one of those waits before it takes its request for parked (a

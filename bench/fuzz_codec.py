@@ -1,7 +1,7 @@
 """The long codec fuzz run (``tox -e fuzz``): N seeded inputs into every decoder.
 
 Inputs are random bytes and mutated valid encodings (hostile length and count fields, bit
-flips, truncation, splicing, trailing bytes, other headers; see ``tests/codec_inputs.py``),
+flips, truncation, splicing, trailing bytes, other headers; see ``groupcheck.engines.codec_fuzz``),
 fed to `decode_subscription`, `decode_assignment` and the JSON-lines ``decode_*`` ops. Each
 must give a value or a `CodecError`, nothing else (I10). The same seed gives the same inputs.
 
@@ -21,11 +21,8 @@ import random
 import sys
 import time
 from collections import Counter
-from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
-
-from codec_inputs import decoder_problems, fuzz_input  # noqa: E402
+from groupcheck.engines.codec_fuzz import decoder_problems, fuzz_input
 
 SLOWEST_ALLOWED = 0.010
 KEEP = 20

@@ -26,14 +26,13 @@ import tempfile
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
-from groupcheck.engines.battery import vectors_dir
+from groupcheck.engines.battery.runner import vectors_dir
 from groupcheck.impl.assign_op import run_assign
+from groupcheck.properties.jsonl_shapes import AssignRequest
 from groupcheck.targets.processes import java_runtime
 from groupcheck.targets.processes.jsonl_process import JsonlProcess
 
-Request = dict[str, Any]
 SIZES = ((3, 2, 4), (30, 10, 10), (300, 50, 20))  # members, topics, partitions per topic
 
 
@@ -86,23 +85,23 @@ def parity(command: list[str]) -> list[tuple[str, int, float]]:
     return out
 
 
-def second_rebalance(assignor: str, members: int, topics: int, per_topic: int) -> Request:
+def second_rebalance(assignor: str, members: int, topics: int, per_topic: int
+                     ) -> AssignRequest:
     """Every member on every topic, owning its share of a first rebalance's answer."""
     names = [f"consumer-{i:03d}" for i in range(members)]
-    first: Request = {
+    first: AssignRequest = {
         "op": "assign", "assignor": assignor, "mode": "client",
         "partitions": {f"topic-{t}": per_topic for t in range(topics)},
         "members": {m: {"topics": [f"topic-{t}" for t in range(topics)], "owned": [],
                         "generation": None} for m in names}}
     answer = run_assign(first)
-    second = json.loads(json.dumps(first))
-    for m in names[1:]:  # the first consumer left: its partitions move
-        second["members"][m].update(owned=answer["assignment"][m], generation=1)
-    del second["members"][names[0]]
-    return second
+    # the first consumer left: its partitions move
+    return {**first, "members": {m: {**first["members"][m], "owned": answer["assignment"][m],
+                                     "generation": 1} for m in names[1:]}}
 
 
-def rate(call: Callable[[Request], Any], request: Request, seconds: float) -> float:
+def rate(call: Callable[[AssignRequest], object], request: AssignRequest,
+         seconds: float) -> float:
     call(request)  # warm-up (the JIT, our caches)
     done, started = 0, time.perf_counter()
     while time.perf_counter() - started < seconds:

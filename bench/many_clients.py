@@ -2,7 +2,7 @@
 once, and members SIGKILLed at seeded moments; every group judged by the model as any wire
 run is (I1 to I11), its settles timed, the broker's answered requests counted.
 
-Scenarios (`groupcheck.engines.many_run.scenarios`, seeded):
+Scenarios (`groupcheck.engines.many_clients.scenarios`, seeded):
 
 * ``one-group-range``: ``--members`` consumers (librdkafka, kafka-python, aiokafka, Kafka's
   Java client in turn, in a seeded order) join one group on range, one after the other; then
@@ -43,8 +43,8 @@ import time
 from collections import Counter
 from pathlib import Path
 
-from groupcheck.engines.many_run import ScenarioResult, run, scenarios, settle_bound
-from groupcheck.targets.kinds_wire import client_setup
+from groupcheck.engines.many_clients import ScenarioResult, run, scenarios, settle_bound
+from groupcheck.targets.registry import client_setup
 from groupcheck.targets.settings import Settings
 from groupcheck.targets.wire.clients import hello
 

@@ -24,19 +24,16 @@ evidence that a smaller default scope keeps the bug-finding power of a bigger on
 from __future__ import annotations
 
 import argparse
-import importlib.util
 import os
 import platform
-import sys
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
-if importlib.util.find_spec("groupcheck") is None:  # a checkout, not installed
-    sys.path.insert(0, str(ROOT))
+from groupcheck.properties.scope.prover import prove
+from groupcheck.properties.scope.space import Scope
+from groupcheck.targets.registry import resolve
 
-from groupcheck.properties.scope import Scope, prove  # noqa: E402
-from groupcheck.targets.registry import resolve  # noqa: E402
+ROOT = Path(__file__).resolve().parent.parent
 
 TARGETS = "builtin:sticky,builtin:cooperative-sticky,builtin:range,builtin:roundrobin"
 SCOPES = ";members=3,topics=2,partitions=3"
@@ -65,9 +62,9 @@ def row(target: str, scope_text: str, workers: int, gaps: bool = True) -> str:
 
 def _build() -> str:
     """Whether the prover's hot path runs compiled (scripts/compile_prover.py)."""
-    from groupcheck.properties import scope_judge
+    from groupcheck.properties.scope import judgement
 
-    if scope_judge.__file__ is not None and scope_judge.__file__.endswith(".py"):
+    if judgement.__file__ is not None and judgement.__file__.endswith(".py"):
         return "interpreted"
     return "compiled (mypyc)"
 

@@ -2,7 +2,7 @@
 
     python bench/scale.py [--budget S] [--assignor A ...]
 
-Runs the scale engine's ladders (``engines/battery_scale.py``) on each builtin's assign
+Runs the scale engine's ladders (``engines/battery/scale.py``) on each builtin's assign
 function (``impl.assign_op.run_assign``, the ``builtin:`` target's), each ladder within
 ``--budget`` seconds, and prints one table: per assignor and ladder the shapes measured
 (members × partitions: seconds), the fitted exponent k of time ≈ c·n^k, and the size at
@@ -16,7 +16,7 @@ import argparse
 import os
 import time
 
-from groupcheck.engines.battery_scale import COST_BOUND, DEFAULT_LADDERS, run_ladder
+from groupcheck.engines.battery.scale import COST_BOUND, DEFAULT_LADDERS, run_ladder
 from groupcheck.impl.assign_op import run_assign
 from groupcheck.targets.target import BUILTIN_ASSIGNORS
 

@@ -19,7 +19,7 @@ import re
 import tempfile
 import time
 
-from groupcheck.engines.scenario_engine import run_scenarios_engine
+from groupcheck.engines.battery.scenarios import run_scenarios_engine
 from groupcheck.targets.registry import BUILTIN_ASSIGNORS, resolve
 from groupcheck.targets.zoo.entries import ZOO
 

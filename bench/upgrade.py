@@ -20,8 +20,8 @@ import platform
 import sys
 import time
 
-from groupcheck.engines.upgrade_plan import parse_side, plans_for
-from groupcheck.engines.upgrade_run import UpgradeUnavailable, play
+from groupcheck.engines.upgrades.plan import parse_side, plans_for
+from groupcheck.engines.upgrades.play import UpgradeUnavailable, play
 from groupcheck.targets.settings import Settings
 
 ROWS = {

@@ -22,21 +22,25 @@ import dataclasses
 import os
 import platform
 import statistics
-import sys
 import time
-from pathlib import Path
 
-from groupcheck.engines.battery import machine_config
-from groupcheck.model.events import apply_event
+from groupcheck.engines.battery.runner import machine_config
+from groupcheck.model.event_types import Join
+from groupcheck.model.events import DomainEvent, apply_event
 from groupcheck.model.fuzz import fuzz
+from groupcheck.model.group_events import Partitions, Settle
 from groupcheck.model.spec import ReferenceModel
 from groupcheck.targets.registry import make_group_target, resolve
 from groupcheck.targets.settings import Settings
 from groupcheck.targets.wire.backends.factory import BACKENDS
 from groupcheck.targets.wire.clients import BUILT, SHIPPED, hello, missing
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
-from wire_cases import five_members  # noqa: E402
+
+def five_members(assignor: str) -> list[DomainEvent]:
+    """The story timed: five members join t0 (10 partitions) one after the other, each join
+    settling (tests/test_wire_long.py holds every client to the same story)."""
+    joins = (Join(f"c{i}", ("t0",), (assignor,), profile="librdkafka") for i in range(1, 6))
+    return [Partitions("t0", 10), *(e for join in joins for e in (join, Settle()))]
 
 
 def assignor_of(client: str) -> str:

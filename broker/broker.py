@@ -10,12 +10,19 @@ loop and waits for its result (`_call`), so the harness's thread never touches b
 directly and each steering action takes effect between two requests, never inside one.
 Steering is per member and per API, the member named by client id, member id or group
 instance id (see `steering`). Use it as a context manager, or call `close`.
+
+What fails inside the broker is kept in `failures` (`failure` gives the first): an exception
+of its thread or of a timer on its loop, and every ``internal error`` (a request the broker
+failed on a bug of its own). The broker serves on; a harness that runs clients on it ends
+its run on the first failure instead of judging what the clients did next.
 """
 
 from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import dataclasses
+import logging
 import threading
 import time
 from collections.abc import Callable, Coroutine, Mapping
@@ -23,9 +30,10 @@ from dataclasses import dataclass, field
 from types import TracebackType
 from typing import Any, TypeVar
 
+from ..properties.harness import Failures, HarnessError, ThreadFailure
 from .checks import Verdict
 from .connections import Limits
-from .data_apis import Cluster
+from .data_apis import ClusterState
 from .group_apis import GroupHub
 from .protocol import MAX_FRAME
 from .rounds import Round
@@ -37,6 +45,8 @@ __all__ = ["Broker", "BrokerConfig", "GroupDescription", "MemberDescription"]
 
 _T = TypeVar("_T")
 _CALL_TIMEOUT = 30.0
+THREAD = "groupcheck-broker"
+LOG = logging.getLogger("groupcheck.broker")
 
 
 @dataclass
@@ -93,6 +103,8 @@ class Broker:
                  listener: Listener | None = None) -> None:
         self.config = config or BrokerConfig()
         self._listener = listener
+        #: what failed inside the broker (its loop, its thread, an internal error)
+        self.failures = Failures()
         self._loop: asyncio.AbstractEventLoop | None = None
         self._core: BrokerCore | None = None
         self._thread: threading.Thread | None = None
@@ -103,13 +115,22 @@ class Broker:
     def start(self) -> Broker:
         ready: concurrent.futures.Future[None] = concurrent.futures.Future()
         self._thread = threading.Thread(target=self._run, args=(ready,), daemon=True,
-                                        name="groupcheck-broker")
+                                        name=THREAD)
         self._thread.start()
         ready.result(timeout=_CALL_TIMEOUT)
         return self
 
     def _run(self, ready: concurrent.futures.Future[None]) -> None:
-        asyncio.run(self._main(ready))
+        self.failures.guard(THREAD, asyncio.run)(self._main(ready))
+
+    def _loop_failed(self, loop: asyncio.AbstractEventLoop, context: dict[str, Any]) -> None:
+        """The loop's handler: an exception no task caught (a timer's, say) is the broker's
+        failure; a connection that went away is no failure."""
+        exc = context.get("exception")
+        if isinstance(exc, Exception) and not isinstance(exc, ConnectionError):
+            self.failures.record(f"{THREAD} event loop", exc)
+            LOG.error("%s: %s: %s", context.get("message", "event loop"),
+                      type(exc).__name__, exc)
 
     async def _main(self, ready: concurrent.futures.Future[None]) -> None:
         c = self.config
@@ -117,11 +138,13 @@ class Broker:
         groups = GroupHub(initial_rebalance_delay_ms=c.initial_rebalance_delay_ms,
                           min_session_timeout_ms=c.min_session_timeout_ms,
                           max_session_timeout_ms=c.max_session_timeout_ms, seed=c.seed)
-        cluster = Cluster(c.host, c.port, topics, Offsets(), groups, lambda: 0,
+        cluster = ClusterState(c.host, c.port, topics, Offsets(), groups, lambda: 0,
                           c.auto_create_partitions)
+        asyncio.get_running_loop().set_exception_handler(self._loop_failed)
         try:
             core = BrokerCore(cluster, log_limit=c.log_limit, listener=self._listener,
-                              keep_frames=c.keep_frames, limits=c.limits())
+                              keep_frames=c.keep_frames, limits=c.limits(),
+                              failures=self.failures)
             for name, count in c.topics.items():
                 topics.create(name, count)
             await core.listen()
@@ -155,7 +178,15 @@ class Broker:
     def _running(self) -> BrokerCore:
         if self._core is None:
             raise RuntimeError("the broker is not running: call start() first")
+        if self._thread is not None and not self._thread.is_alive():
+            self.failures.check()
+            raise HarnessError(f"the {THREAD} thread has ended", thread=THREAD)
         return self._core
+
+    def failure(self) -> ThreadFailure | None:
+        """The first thing that failed inside the broker (its event loop, its thread, or a
+        request it failed on a bug of its own, an ``internal error``), or None."""
+        return self.failures.first
 
     def _call(self, fn: Callable[[BrokerCore], _T]) -> _T:
         """Run ``fn(core)`` on the broker's loop and return its result."""
@@ -211,14 +242,15 @@ class Broker:
         rule = Rule(member, api_key_of(api), "delay", count, seconds=seconds)
         self._call(lambda core: core.rules.add(rule))
 
-    def hold(self, member: str, api: str | int, count: int = 1) -> None:
-        """Keep ``member``'s next ``count`` responses of ``api`` until `release`."""
-        rule = Rule(member, api_key_of(api), "hold", count)
+    def hold(self, member: str, api: str | int, count: int = 1, tag: str = "") -> None:
+        """Keep ``member``'s next ``count`` responses of ``api`` until `release`; ``tag``
+        marks the holds as the caller's (`held`, `cancel`)."""
+        rule = Rule(member, api_key_of(api), "hold", count, tag=tag)
         self._call(lambda core: core.rules.add(rule))
 
-    def held(self) -> list[Held]:
-        """Responses held now, in the order they were held."""
-        return self._call(lambda core: core.held())
+    def held(self, tag: str | None = None) -> list[Held]:
+        """Responses held now (of ``tag`` alone, when given), in the order they were held."""
+        return self._call(lambda core: core.held(tag))
 
     def wait_held(self, count: int, timeout: float = 30.0) -> list[Held]:
         """Wait until at least ``count`` responses are held; TimeoutError otherwise."""
@@ -231,18 +263,29 @@ class Broker:
                 raise TimeoutError(f"{len(found)} responses held, waited for {count}")
             time.sleep(0.01)
 
-    def release(self, *held: Held) -> None:
-        """Send held responses in this order, each written before the next one."""
+    def release(self, *held: Held) -> list[Held]:
+        """Send held responses in this order, each written before the next one; those
+        written. One that is no longer held (released already, its member gone) is skipped."""
         ids = [h.hold_id for h in held]
-        self._await(lambda core: core.release(ids))
+        written = set(self._await(lambda core: core.release(ids)))
+        return [h for h in held if h.hold_id in written]
 
-    def cancel(self, member: str, api: str | int, action: Action) -> int:
+    def cancel(self, member: str, api: str | int, action: Action,
+               tag: str | None = None) -> int:
         """Disarm ``member``'s rules of ``action`` ("fail", "delay", "hold") for ``api`` that
-        have not fired; how many there were."""
+        have not fired (of ``tag`` alone, when given); how many there were."""
         if action not in ("fail", "delay", "hold"):
             raise ValueError(f"no steering action {action!r}; fail, delay or hold")
         key = api_key_of(api)
-        return self._call(lambda core: core.rules.drop(member, key, action))
+        return self._call(lambda core: core.rules.drop(member, key, action, tag))
+
+    def armed(self) -> list[Rule]:
+        """The rules that have not fired yet, oldest first."""
+        return self._call(lambda core: [dataclasses.replace(r) for r in core.rules.pending()])
+
+    def forget(self, member: str) -> int:
+        """Disarm every rule aimed at ``member`` (it left or crashed); how many there were."""
+        return self._call(lambda core: core.rules.forget(member))
 
     def clear_rules(self) -> None:
         self._call(lambda core: core.rules.clear())
@@ -255,6 +298,10 @@ class Broker:
 
     def exchanges(self) -> list[Exchange]:
         return self._call(lambda core: list(core.log))
+
+    def steered(self, after: int = -1) -> list[Exchange]:
+        """The exchanges steering answered, delayed or held, past sequence number ``after``."""
+        return self._call(lambda core: [e for e in core.log if e.seq > after and e.steering])
 
     def verdicts(self) -> list[Verdict]:
         return self._call(lambda core: list(core.checks.verdicts))

@@ -42,8 +42,9 @@ from ..impl.coordinator_state import GroupState
 from ..impl.errors import CodecError
 from ..impl.group_messages import JoinGroupRequest, SyncGroupRequest
 from ..properties import assignment as A
-from ..properties.codec import codec_violations
+from ..properties.codec import Message, SubscriptionInput, codec_violations
 from ..properties.generations import claim_hygiene
+from .messages import MetadataData
 from .store import Topics
 
 __all__ = ["GroupChecks", "Verdict", "is_leader_sync"]
@@ -68,7 +69,7 @@ class Verdict:
         return not self.messages
 
 
-def _message(data: Any, remaining_before: int = 0) -> dict[str, Any]:
+def _message(data: Any, remaining_before: int = 0) -> Message:
     return {"topics": list(data.topics), "userData": data.user_data,
             "ownedPartitions": [(t, list(ps)) for t, ps in data.owned_partitions],
             "generationId": data.generation_id, "rackId": data.rack_id,
@@ -81,15 +82,14 @@ def _subscription_violations(metadata: bytes) -> list[str]:
         sent = decode_subscription(metadata)
     except CodecError as e:
         return [f"I10: the subscription cannot be read: {e}"]
-    x = {"topics": sent.topics, "userData": sent.user_data,
-         "owned": [(t, p) for t, ps in sent.owned_partitions for p in ps],
-         "generation": sent.generation_id, "rack": sent.rack_id}
+    x: SubscriptionInput = {"topics": sent.topics, "userData": sent.user_data,
+                            "owned": [(t, p) for t, ps in sent.owned_partitions for p in ps],
+                            "generation": sent.generation_id, "rack": sent.rack_id}
     out: list[str] = []
     for reader in _READER_VERSIONS:
         rewritten = reader.to_bytes(2, "big") + metadata[2:]
         try:
-            decoded: dict[str, Any] | None = _message(decode_subscription(rewritten),
-                                                       sent.remaining)
+            decoded: Message | None = _message(decode_subscription(rewritten), sent.remaining)
         except CodecError:
             decoded = None
         out += codec_violations(x, max(sent.version, 0), reader, decoded)
@@ -164,7 +164,7 @@ class GroupChecks:
         self._add(Verdict(group, generation, "I6", subject, now_ms,
                           tuple(claim_hygiene(claims, assignment, protocol))))
 
-    def saw_metadata(self, client_id: str, data: dict[str, Any]) -> None:
+    def saw_metadata(self, client_id: str, data: MetadataData) -> None:
         """Remember the partition counts a client was told (a leader assigns from these)."""
         seen = self._seen.setdefault(client_id, {})
         for topic in data["topics"]:

@@ -23,7 +23,7 @@ from kio.index import load_request_schema, load_response_schema
 from kio.serial import entity_reader
 
 from .broker import GroupDescription, MemberDescription
-from .protocol import build, encode_request
+from .protocol import Fields, build, encode_request
 
 __all__ = ["KafkaConnection", "describe_group"]
 
@@ -49,7 +49,7 @@ class KafkaConnection:
     def __exit__(self, *_: object) -> None:
         self.close()
 
-    def send(self, api_key: int, version: int, data: dict[str, Any]) -> None:
+    def send(self, api_key: int, version: int, data: Fields) -> None:
         body = build(load_request_schema(api_key, version), data)
         self._correlation += 1
         self.sock.sendall(encode_request(body, self._correlation, self.client_id))
@@ -79,7 +79,7 @@ class KafkaConnection:
                                   f"waiting for {correlation}")
         return entity_reader(schema)(payload, size)[0]
 
-    def call(self, api_key: int, version: int, data: dict[str, Any]) -> Any:
+    def call(self, api_key: int, version: int, data: Fields) -> Any:
         self.send(api_key, version, data)
         return self.receive()
 

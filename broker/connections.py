@@ -26,7 +26,8 @@ broker-wide max.connections makes the acceptor wait instead, which would leave a
 connect hanging). A request that is no request, a size refused, a stalled or idle
 connection: each is one line in `Notes` and the connection is closed. An exception from the
 broker itself is one line too, marked ``internal error`` and counted, so that a test or the
-fuzzer sees a bug without the event loop printing a traceback.
+fuzzer sees a bug without the event loop printing a traceback; its whole traceback is kept
+(`Notes.failures`) for a harness that must not judge a client by what a broker bug did.
 """
 
 from __future__ import annotations
@@ -39,15 +40,16 @@ from collections import deque
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 
+from ..properties.harness import Failures
 from .protocol import MAX_FRAME
 
 __all__ = ["Closed", "Doorway", "Limits", "Notes"]
 
 LOG = logging.getLogger("groupcheck.broker")
 _CHUNK = 1 << 20
-#: What serving a frame gives back: the answer's bytes and a future to set once written,
-#: or None to close the connection.
-Answer = tuple[bytes, "asyncio.Future[None] | None"] | None
+#: What serving a frame gives back: the answer's bytes and a future to set once it is
+#: written (True) or cannot be (False: the client went away), or None to close the connection.
+Answer = tuple[bytes, "asyncio.Future[bool] | None"] | None
 
 
 @dataclass(frozen=True)
@@ -72,17 +74,22 @@ class Notes:
     """Connections the broker closed, and why: the last ``limit`` lines, each also logged
     once on the ``groupcheck.broker`` logger."""
 
-    def __init__(self, limit: int = 10_000) -> None:
+    def __init__(self, limit: int = 10_000, failures: Failures | None = None) -> None:
         self.lines: deque[str] = deque(maxlen=limit)
         self.internal_errors = 0
+        #: every internal error in full (type, message, traceback), for whoever runs the
+        #: broker as part of a harness: a bug of the broker's is no client's doing
+        self.failures = failures if failures is not None else Failures()
 
     def add(self, line: str, level: int = logging.WARNING) -> None:
         self.lines.append(line)
         LOG.log(level, "%s", line)
 
     def internal(self, where: str, error: BaseException) -> None:
-        """A bug of the broker's: one line, with the innermost frame that raised."""
+        """A bug of the broker's: one line, with the innermost frame that raised (kept in
+        full in ``failures``)."""
         self.internal_errors += 1
+        self.failures.record(f"groupcheck-broker ({where})", error)
         frames = traceback.extract_tb(error.__traceback__)
         at = f" at {frames[-1].filename.rsplit('/', 1)[-1]}:{frames[-1].lineno}" if frames else ""
         self.add(f"{where}: internal error {type(error).__name__}: {error}{at}; "
@@ -171,7 +178,11 @@ class Doorway:
             out = await self._serve(conn, payload)
             if out is None:
                 return
-            writer.write(out[0])
-            await writer.drain()
-            if out[1] is not None:
-                out[1].set_result(None)
+            written = False
+            try:
+                writer.write(out[0])
+                await writer.drain()
+                written = True
+            finally:  # whoever waits for this answer is told, written or not
+                if out[1] is not None and not out[1].done():
+                    out[1].set_result(written)

@@ -1,7 +1,7 @@
 """The broker's non-group APIs: Metadata, FindCoordinator, CreateTopics, ListOffsets,
 Produce, Fetch, OffsetCommit and OffsetFetch, each as plain data for the version asked.
 
-What lives here: `Cluster` (the broker's address, topics, committed offsets, groups and
+What lives here: `ClusterState` (the broker's address, topics, committed offsets, groups and
 auto-creation setting) and one function per API taking the decoded kio request and
 returning the response's plain data (`protocol.build` makes the kio entity).
 
@@ -22,10 +22,38 @@ from typing import Any
 
 from ..impl.coordinator_state import GroupState
 from .group_apis import GroupHub
+from .messages import (
+    BrokerData,
+    CreatedTopic,
+    CreateTopicsData,
+    FetchData,
+    FindCoordinatorData,
+    InitProducerIdData,
+    ListOffsetsData,
+    MetadataData,
+    OffsetCommitData,
+    OffsetFetchData,
+    OffsetFetchGroup,
+    PartitionCommitted,
+    PartitionFetched,
+    PartitionFetchedOffset,
+    PartitionMetadata,
+    PartitionOffset,
+    PartitionProduced,
+    ProduceData,
+    ResponseData,
+    TopicCommitted,
+    TopicFetched,
+    TopicFetchedOffsets,
+    TopicMetadata,
+    TopicOffsets,
+    TopicProduced,
+)
 from .store import Committed, Offsets, StoreError, Topics
 
-__all__ = ["HANDLERS", "Cluster", "create_topics", "fetch", "find_coordinator", "init_producer_id",
-           "list_offsets", "metadata", "offset_commit", "offset_fetch", "produce"]
+__all__ = ["HANDLERS", "ClusterState", "create_topics", "fetch", "find_coordinator",
+           "init_producer_id", "list_offsets", "metadata", "offset_commit", "offset_fetch",
+           "produce"]
 
 _NODE_ID = 0
 _CLUSTER_ID = "groupcheck-broker"
@@ -40,7 +68,7 @@ _TRANSACTIONS_NOT_SERVED = 53  # TRANSACTIONAL_ID_AUTHORIZATION_FAILED: no trans
 
 
 @dataclass
-class Cluster:
+class ClusterState:
     host: str
     port: int
     topics: Topics
@@ -50,17 +78,17 @@ class Cluster:
     auto_create_partitions: int | None = 1  # None: no auto-creation
     producer_ids: int = 999
 
-    def broker(self) -> dict[str, Any]:
+    def broker(self) -> BrokerData:
         return {"node_id": _NODE_ID, "host": self.host, "port": self.port, "rack": None}
 
 
-def _partition_meta(index: int) -> dict[str, Any]:
+def _partition_meta(index: int) -> PartitionMetadata:
     return {"error_code": 0, "partition_index": index, "leader_id": _NODE_ID,
             "leader_epoch": 0, "replica_nodes": [_NODE_ID], "isr_nodes": [_NODE_ID],
             "offline_replicas": []}
 
 
-def _topic_meta(cluster: Cluster, name: str) -> dict[str, Any]:
+def _topic_meta(cluster: ClusterState, name: str) -> TopicMetadata:
     if name not in cluster.topics:
         return {"error_code": _UNKNOWN_TOPIC_OR_PARTITION, "name": name, "topic_id": None,
                 "is_internal": False, "partitions": []}
@@ -70,7 +98,7 @@ def _topic_meta(cluster: Cluster, name: str) -> dict[str, Any]:
             "topic_authorized_operations": -2147483648}
 
 
-def metadata(cluster: Cluster, version: int, body: Any) -> dict[str, Any]:
+def metadata(cluster: ClusterState, version: int, body: Any) -> MetadataData:
     """All topics when the request names none (null, or empty before v1)."""
     if body.topics is None or (version == 0 and not body.topics):
         names = cluster.topics.names()
@@ -86,40 +114,43 @@ def metadata(cluster: Cluster, version: int, body: Any) -> dict[str, Any]:
             "cluster_authorized_operations": -2147483648}
 
 
-def find_coordinator(cluster: Cluster, version: int, body: Any) -> dict[str, Any]:
+def find_coordinator(cluster: ClusterState, version: int, body: Any) -> FindCoordinatorData:
     """Node 0 for every key; v4+ batches keys (KIP-699)."""
+    node = cluster.broker()
     if version < 4:
-        return {"throttle_time": 0, "error_code": 0, "error_message": None, **cluster.broker()}
+        return {"throttle_time": 0, "error_code": 0, "error_message": None,
+                "node_id": node["node_id"], "host": node["host"], "port": node["port"],
+                "rack": node["rack"]}
     return {"throttle_time": 0, "coordinators": [
-        {"key": key, "error_code": 0, "error_message": None, **cluster.broker()}
+        {"key": key, "error_code": 0, "error_message": None, **node}
         for key in body.coordinator_keys]}
 
 
-def create_topics(cluster: Cluster, version: int, body: Any) -> dict[str, Any]:
+def create_topics(cluster: ClusterState, version: int, body: Any) -> CreateTopicsData:
     out = []
     for t in body.topics:
         count = int(t.num_partitions)
         count = cluster.auto_create_partitions or 1 if count == -1 else count
-        entry: dict[str, Any] = {"name": t.name, "error_code": 0, "error_message": None,
-                                 "num_partitions": count, "replication_factor": 1,
-                                 "topic_id": None, "configs": []}
+        entry: CreatedTopic = {"name": t.name, "error_code": 0, "error_message": None,
+                               "num_partitions": count, "replication_factor": 1,
+                               "topic_id": None, "configs": []}
         try:
             if not body.validate_only:
                 entry["topic_id"] = cluster.topics.create(t.name, count, cluster.clock()).topic_id
         except StoreError as e:
-            entry.update(error_code=e.code, error_message=str(e), num_partitions=-1,
-                         replication_factor=-1)
+            entry.update({"error_code": e.code, "error_message": str(e), "num_partitions": -1,
+                          "replication_factor": -1})
         out.append(entry)
     return {"throttle_time": 0, "topics": out}
 
 
-def list_offsets(cluster: Cluster, version: int, body: Any) -> dict[str, Any]:
-    topics = []
+def list_offsets(cluster: ClusterState, version: int, body: Any) -> ListOffsetsData:
+    topics: list[TopicOffsets] = []
     for t in body.topics:
-        parts = []
+        parts: list[PartitionOffset] = []
         for p in t.partitions:
-            entry = {"partition_index": p.partition_index, "error_code": 0, "timestamp": -1,
-                     "offset": -1, "leader_epoch": 0}
+            entry: PartitionOffset = {"partition_index": p.partition_index, "error_code": 0,
+                                      "timestamp": -1, "offset": -1, "leader_epoch": 0}
             try:
                 log = cluster.topics.partition(t.name, p.partition_index)
                 entry["offset"] = log.offset_for_time(int(p.timestamp))
@@ -130,42 +161,43 @@ def list_offsets(cluster: Cluster, version: int, body: Any) -> dict[str, Any]:
     return {"throttle_time": 0, "topics": topics}
 
 
-def produce(cluster: Cluster, version: int, body: Any) -> dict[str, Any]:
-    responses = []
+def produce(cluster: ClusterState, version: int, body: Any) -> ProduceData:
+    responses: list[TopicProduced] = []
     for t in body.topic_data:
-        parts = []
+        parts: list[PartitionProduced] = []
         for p in t.partition_data:
-            entry: dict[str, Any] = {"index": p.index, "error_code": 0, "base_offset": -1,
-                                     "log_append_time": None, "log_start_offset": -1,
-                                     "record_errors": [], "error_message": None}
+            entry: PartitionProduced = {"index": p.index, "error_code": 0, "base_offset": -1,
+                                        "log_append_time": None, "log_start_offset": -1,
+                                        "record_errors": [], "error_message": None}
             try:
                 log = cluster.topics.partition(t.name, p.index)
                 entry["base_offset"] = log.append(bytes(p.records or b""),
                                                   cluster.topics.bytes_per_partition)
                 entry["log_start_offset"] = log.log_start
             except StoreError as e:
-                entry.update(error_code=e.code, error_message=str(e))
+                entry.update({"error_code": e.code, "error_message": str(e)})
             parts.append(entry)
         responses.append({"name": t.name, "partition_responses": parts})
     return {"responses": responses, "throttle_time": 0}
 
 
-def fetch(cluster: Cluster, version: int, body: Any) -> tuple[dict[str, Any], int]:
+def fetch(cluster: ClusterState, version: int, body: Any) -> tuple[FetchData, int]:
     """The data now available, and its size in bytes (the server waits on the size)."""
     budget = int(body.max_bytes) if version >= 3 else 2**31 - 1
     total = 0
-    responses = []
+    responses: list[TopicFetched] = []
     for t in body.topics:
-        parts = []
+        parts: list[PartitionFetched] = []
         for p in t.partitions:
-            entry: dict[str, Any] = {"partition_index": p.partition, "error_code": 0,
-                                     "high_watermark": -1, "last_stable_offset": -1,
-                                     "log_start_offset": -1, "aborted_transactions": None,
-                                     "preferred_read_replica": -1, "records": b""}
+            entry: PartitionFetched = {"partition_index": p.partition, "error_code": 0,
+                                       "high_watermark": -1, "last_stable_offset": -1,
+                                       "log_start_offset": -1, "aborted_transactions": None,
+                                       "preferred_read_replica": -1, "records": b""}
             try:
                 log = cluster.topics.partition(t.topic, p.partition)
-                entry.update(high_watermark=log.high_watermark,
-                             last_stable_offset=log.high_watermark, log_start_offset=log.log_start)
+                entry.update({"high_watermark": log.high_watermark,
+                              "last_stable_offset": log.high_watermark,
+                              "log_start_offset": log.log_start})
                 limit = min(int(p.partition_max_bytes), max(budget - total, 0))
                 data = log.read(int(p.fetch_offset), limit) if limit > 0 or total == 0 else b""
                 entry["records"] = data
@@ -177,7 +209,7 @@ def fetch(cluster: Cluster, version: int, body: Any) -> tuple[dict[str, Any], in
     return {"throttle_time": 0, "error_code": 0, "session_id": 0, "responses": responses}, total
 
 
-def _commit_error(cluster: Cluster, group_id: str, generation: int, member_id: str,
+def _commit_error(cluster: ClusterState, group_id: str, generation: int, member_id: str,
                   instance_id: str | None) -> int:
     """Kafka's classic offset-commit validation, against the coordinator's view."""
     coordinator = cluster.groups.get(group_id)
@@ -199,13 +231,13 @@ def _commit_error(cluster: Cluster, group_id: str, generation: int, member_id: s
     return 0 if coordinator.state is GroupState.EMPTY else _UNKNOWN_MEMBER_ID
 
 
-def offset_commit(cluster: Cluster, version: int, body: Any) -> dict[str, Any]:
+def offset_commit(cluster: ClusterState, version: int, body: Any) -> OffsetCommitData:
     generation = int(body.generation_id_or_member_epoch) if version >= 1 else -1
     instance_id = body.group_instance_id if version >= 7 else None
     error = _commit_error(cluster, body.group_id, generation, body.member_id, instance_id)
-    topics = []
+    topics: list[TopicCommitted] = []
     for t in body.topics:
-        parts = []
+        parts: list[PartitionCommitted] = []
         for p in t.partitions:
             code = error
             if code == 0 and (t.name not in cluster.topics
@@ -220,7 +252,7 @@ def offset_commit(cluster: Cluster, version: int, body: Any) -> dict[str, Any]:
     return {"throttle_time": 0, "topics": topics}
 
 
-def _fetch_group(cluster: Cluster, group_id: str, topics: Any) -> dict[str, Any]:
+def _fetch_group(cluster: ClusterState, group_id: str, topics: Any) -> OffsetFetchGroup:
     """One group's committed offsets: the topics asked, or every committed one (null)."""
     committed = cluster.offsets.of_group(group_id)
     if topics is None:
@@ -229,9 +261,9 @@ def _fetch_group(cluster: Cluster, group_id: str, topics: Any) -> dict[str, Any]
             wanted.setdefault(topic, []).append(partition)
     else:
         wanted = {t.name: list(t.partition_indexes) for t in topics}
-    out = []
+    out: list[TopicFetchedOffsets] = []
     for name, partitions in wanted.items():
-        parts = []
+        parts: list[PartitionFetchedOffset] = []
         for p in partitions:
             entry = committed.get((name, p))
             parts.append({"partition_index": p, "error_code": 0,
@@ -242,15 +274,17 @@ def _fetch_group(cluster: Cluster, group_id: str, topics: Any) -> dict[str, Any]
     return {"group_id": group_id, "topics": out, "error_code": 0}
 
 
-def offset_fetch(cluster: Cluster, version: int, body: Any) -> dict[str, Any]:
+def offset_fetch(cluster: ClusterState, version: int, body: Any) -> OffsetFetchData:
     """v8+ asks for several groups at once (KIP-709)."""
     if version >= 8:
         return {"throttle_time": 0, "groups": [_fetch_group(cluster, g.group_id, g.topics)
                                                for g in body.groups]}
-    return {"throttle_time": 0, **_fetch_group(cluster, body.group_id, body.topics)}
+    group = _fetch_group(cluster, body.group_id, body.topics)
+    return {"throttle_time": 0, "group_id": group["group_id"], "topics": group["topics"],
+            "error_code": group["error_code"]}
 
 
-def init_producer_id(cluster: Cluster, version: int, body: Any) -> dict[str, Any]:
+def init_producer_id(cluster: ClusterState, version: int, body: Any) -> InitProducerIdData:
     """A fresh producer id, epoch 0, for idempotent producers (kafka-python's and Java's
     default); transactions are not served and sequence numbers are not checked."""
     if body.transactional_id is not None:
@@ -262,7 +296,7 @@ def init_producer_id(cluster: Cluster, version: int, body: Any) -> dict[str, Any
 
 
 #: API key → handler; Fetch is the server's (it waits) and the group APIs are the hub's.
-HANDLERS: dict[int, Callable[[Cluster, int, Any], dict[str, Any]]] = {
+HANDLERS: dict[int, Callable[[ClusterState, int, Any], ResponseData]] = {
     0: produce, 2: list_offsets, 3: metadata, 8: offset_commit, 9: offset_fetch,
     10: find_coordinator, 19: create_topics, 22: init_producer_id,
 }

@@ -34,13 +34,25 @@ from ..impl.group_messages import (
     SyncGroupRequest,
     SyncGroupResponse,
 )
+from .messages import (
+    DescribedGroup,
+    DescribedMember,
+    GroupData,
+    GroupMember,
+    ListedGroup,
+    ListGroupsData,
+    ResponseData,
+)
 from .protocol import millis
 
-__all__ = ["GROUP_KEYS", "GroupHub", "describe", "error_data", "from_impl", "group_of",
-           "list_groups", "needs_member_id", "to_impl"]
+__all__ = ["FAILABLE", "GROUP_KEYS", "GroupHub", "describe", "error_data", "failed_data",
+           "from_impl", "group_of", "list_groups", "needs_member_id", "to_impl"]
 
 _JOIN, _HEARTBEAT, _LEAVE, _SYNC, _DESCRIBE, _LIST = 11, 12, 13, 14, 15, 16
 GROUP_KEYS = frozenset({_JOIN, _HEARTBEAT, _LEAVE, _SYNC})
+#: APIs a fail rule may answer with an error (`failed_data` builds their answers): the
+#: group APIs, FindCoordinator, OffsetCommit and OffsetFetch
+FAILABLE = GROUP_KEYS | {8, 9, 10}
 _CLIENT_HOST = "/127.0.0.1"
 
 
@@ -126,7 +138,7 @@ def needs_member_id(version: int, response: Response) -> bool:
 
 
 def from_impl(api_key: int, version: int, response: Response,
-              protocol_type: str | None) -> dict[str, Any]:
+              protocol_type: str | None) -> GroupData:
     """The plain data of the kio response for ``response`` at ``version``."""
     code = response.error.value
     if isinstance(response, JoinGroupResponse):
@@ -146,15 +158,16 @@ def from_impl(api_key: int, version: int, response: Response,
     if isinstance(response, HeartbeatResponse):
         return {"throttle_time": 0, "error_code": code}
     if isinstance(response, LeaveGroupResponse):
-        members = [{"member_id": m, "group_instance_id": i, "error_code": e.value}
-                   for m, i, e in response.member_errors]
+        members: list[GroupMember] = [
+            {"member_id": m, "group_instance_id": i, "error_code": e.value}
+            for m, i, e in response.member_errors]
         if version < 3 and code == 0 and response.member_errors:
             code = response.member_errors[0][2].value
         return {"throttle_time": 0, "error_code": code, "members": members}
     raise ValueError(f"not a group response: {type(response).__name__}")
 
 
-def error_data(api_key: int, version: int, body: Any, code: int) -> dict[str, Any]:
+def error_data(api_key: int, version: int, body: Any, code: int) -> GroupData:
     """A group API's answer carrying only ``code`` (for steering)."""
     if api_key == _LEAVE and version >= 3:
         return {"throttle_time": 0, "error_code": code, "members": [
@@ -165,7 +178,7 @@ def error_data(api_key: int, version: int, body: Any, code: int) -> dict[str, An
             "members": [], "assignment": b""}
 
 
-def describe(hub: GroupHub, group_id: str, version: int) -> dict[str, Any]:
+def describe(hub: GroupHub, group_id: str, version: int) -> DescribedGroup:
     """One group as DescribeGroups shows it: member metadata and assignments only while
     Stable, as Kafka's classic group does."""
     coordinator = hub.get(group_id)
@@ -173,7 +186,7 @@ def describe(hub: GroupHub, group_id: str, version: int) -> dict[str, Any]:
         return {"error_code": 0, "group_id": group_id, "group_state": "Dead",
                 "protocol_type": "", "protocol_data": "", "members": []}
     stable = coordinator.state is GroupState.STABLE
-    members = []
+    members: list[DescribedMember] = []
     for member_id, view in coordinator.members.items():
         members.append({
             "member_id": member_id, "group_instance_id": view.instance_id,
@@ -187,9 +200,9 @@ def describe(hub: GroupHub, group_id: str, version: int) -> dict[str, Any]:
             "members": members, "authorized_operations": -2147483648}
 
 
-def list_groups(hub: GroupHub, states: list[str]) -> dict[str, Any]:
+def list_groups(hub: GroupHub, states: list[str]) -> ListGroupsData:
     wanted = {s.lower() for s in states}
-    groups = []
+    groups: list[ListedGroup] = []
     for group_id in hub:
         coordinator = hub.get(group_id)
         assert coordinator is not None
@@ -199,3 +212,24 @@ def list_groups(hub: GroupHub, states: list[str]) -> dict[str, Any]:
         groups.append({"group_id": group_id, "protocol_type": coordinator.protocol_type or "",
                        "group_state": state, "group_type": "classic"})
     return {"throttle_time": 0, "error_code": 0, "groups": groups}
+
+
+def failed_data(api_key: int, version: int, body: Any, code: int) -> ResponseData:
+    """The answer to a request that steering fails with ``code`` (an API of `FAILABLE`)."""
+    if api_key in GROUP_KEYS:
+        return error_data(api_key, version, body, code)
+    if api_key == 10:
+        return {"throttle_time": 0, "error_code": code, "error_message": None, "node_id": -1,
+                "host": "", "port": -1, "coordinators": [
+                    {"key": k, "error_code": code, "error_message": None, "node_id": -1,
+                     "host": "", "port": -1} for k in getattr(body, "coordinator_keys", ())]}
+    if api_key == 8:
+        return {"throttle_time": 0, "topics": [
+            {"name": t.name, "partitions": [{"partition_index": p.partition_index,
+                                             "error_code": code} for p in t.partitions]}
+            for t in body.topics]}
+    if api_key == 9:
+        groups = body.groups if version >= 8 else ()
+        return {"throttle_time": 0, "error_code": code, "topics": [], "groups": [
+            {"group_id": g.group_id, "topics": [], "error_code": code} for g in groups]}
+    raise ValueError(f"steering cannot fail API key {api_key}")

@@ -33,6 +33,7 @@ import functools
 import io
 import re
 import typing
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -43,6 +44,7 @@ from kio.serial.errors import SerialError
 from kio.serial.readers import read_int16, read_int32
 from kio.static.primitive import i32Timedelta, i64Timedelta
 
+from .messages import ApiVersionsData
 from .request_scan import ScanError, scan
 
 __all__ = ["API_KEYS", "INVALID_REQUEST", "MAX_FRAME", "SUPPORTED", "FrameError", "RequestFrame",
@@ -180,7 +182,7 @@ def _frame(write_header: Any, header: Any, write_body: Any, body: Any) -> bytes:
     return bytes(data)
 
 
-def api_versions_data(error: int = 0) -> dict[str, Any]:
+def api_versions_data(error: int = 0) -> ApiVersionsData:
     """The ApiVersions answer: every served API with its range."""
     return {"error_code": error, "throttle_time": 0,
             "api_keys": [{"api_key": key, "min_version": low, "max_version": high}
@@ -228,6 +230,9 @@ def _entity_of(hint: Any) -> type[Any] | None:
     return None
 
 
+#: a Kafka message's fields as plain data, of any API and version: `build` reads each by its
+#: name in the version's kio class (a response's own shape is in `messages`)
+Fields = Mapping[str, object]
 _Layout = tuple[tuple[str, "type[Any] | None", str], ...]
 _LAYOUTS: dict[type[Any], _Layout] = {}
 
@@ -243,24 +248,22 @@ def _layout(cls: type[Any]) -> _Layout:
     return found
 
 
-def build(cls: type[Any], data: dict[str, Any]) -> Any:
+def build(cls: type[Any], data: Fields) -> Any:
     """An instance of kio class ``cls`` from plain data; keys ``cls`` lacks are dropped."""
-    kwargs: dict[str, Any] = {}
-    for name, nested, kafka_type in _layout(cls):
-        if name not in data:
-            continue
-        value = data[name]
-        if nested is not None and value is not None:
-            if isinstance(value, (list, tuple)):
-                value = tuple(build(nested, item) for item in value)
-            else:
-                value = build(nested, value)
-        elif isinstance(value, list):
-            value = tuple(_coerce(kafka_type, v) for v in value)
-        else:
-            value = _coerce(kafka_type, value)
-        kwargs[name] = value
-    return cls(**kwargs)
+    return cls(**{name: _value(nested, kafka_type, data[name])
+                  for name, nested, kafka_type in _layout(cls) if name in data})
+
+
+def _value(nested: type[Any] | None, kafka_type: str, value: Any) -> Any:
+    """One field's plain value as ``cls`` takes it: a nested entity (or a tuple of them),
+    a tuple of values, or a value of its Kafka type."""
+    if nested is not None and value is not None:
+        if isinstance(value, (list, tuple)):
+            return tuple(build(nested, item) for item in value)
+        return build(nested, value)
+    if isinstance(value, list):
+        return tuple(_coerce(kafka_type, v) for v in value)
+    return _coerce(kafka_type, value)
 
 
 def plain(value: Any) -> Any:

@@ -36,7 +36,7 @@ from dataclasses import dataclass
 from types import NoneType, UnionType
 from typing import Any
 
-__all__ = ["MAX_STRING", "Landmark", "ScanError", "landmarks", "scan"]
+__all__ = ["MAX_STRING", "Landmark", "ScanError", "landmarks", "scan", "uvarint"]
 
 #: Kafka's readers refuse a string longer than this ("had invalid length").
 MAX_STRING = 0x7FFF
@@ -200,14 +200,15 @@ def _string(walk: _Walk, spec: _Field, flexible: bool) -> None:
         body.decode("utf-8")
     except UnicodeDecodeError:
         fixed = body.decode("utf-8", "replace").encode("utf-8")
-        prefix = (_uvarint(len(fixed) + 1) if flexible and spec.kind != "legacy_string"
+        prefix = (uvarint(len(fixed) + 1) if flexible and spec.kind != "legacy_string"
                   else len(fixed).to_bytes(2, "big"))
         if len(fixed) > MAX_STRING:
             raise walk.fail(f"string had invalid length {len(fixed)}", start) from None
         walk.edits.append((start, walk.pos, prefix + fixed))
 
 
-def _uvarint(value: int) -> bytes:
+def uvarint(value: int) -> bytes:
+    """``value`` as an unsigned varint (compact lengths, tag numbers and tag sizes)."""
     out = bytearray()
     while value > 0x7F:
         out.append(value & 0x7F | 0x80)
@@ -282,7 +283,7 @@ def _tagged(walk: _Walk, entity: _Entity) -> None:
         else:
             _field(walk, spec, entity.flexible)
     if kept != count:
-        walk.edits.append((count_at, count_end, _uvarint(kept)))
+        walk.edits.append((count_at, count_end, uvarint(kept)))
 
 
 def _null_primitive(spec: _Field, data: bytes, at: int, size: int) -> bool:

@@ -33,7 +33,7 @@ import asyncio
 import dataclasses
 import itertools
 from collections.abc import Callable
-from typing import Any
+from typing import Any, cast
 
 from ..impl.group_messages import (
     Envelope,
@@ -47,10 +47,13 @@ from ..impl.group_messages import (
     SyncGroupRequest,
     SyncGroupResponse,
 )
+from ..properties.harness import Failures
 from . import data_apis, group_apis
 from .checks import GroupChecks, is_leader_sync
 from .connections import Doorway, Limits, Notes
-from .data_apis import Cluster
+from .data_apis import ClusterState
+from .group_apis import FAILABLE
+from .messages import FetchData, GroupData, MetadataData, ResponseData
 from .protocol import (
     INVALID_REQUEST,
     SUPPORTED,
@@ -74,23 +77,21 @@ _FETCH, _API_VERSIONS, _DESCRIBE_GROUPS, _LIST_GROUPS = 1, 18, 15, 16
 _INVALID_GROUP_ID = 24
 _RESPONSES = (JoinGroupResponse, SyncGroupResponse, HeartbeatResponse, LeaveGroupResponse)
 Listener = Callable[[Exchange], None]
-#: APIs a fail rule may answer with an error (`_error_data` builds their answers).
-FAILABLE = group_apis.GROUP_KEYS | {8, 9, 10}
 
 
 class BrokerCore:
     """Every piece of the broker's state; to be used from its event loop only."""
 
-    def __init__(self, cluster: Cluster, *, log_limit: int = 100_000,
+    def __init__(self, cluster: ClusterState, *, log_limit: int = 100_000,
                  listener: Listener | None = None, keep_frames: bool = False,
-                 limits: Limits | None = None) -> None:
+                 limits: Limits | None = None, failures: Failures | None = None) -> None:
         self.cluster = cluster
         self.log = ExchangeLog(log_limit)
         self.rules = Rules()
         self.checks = GroupChecks(cluster.topics)
         self.listener = listener
         self.keep_frames = keep_frames
-        self.notes = Notes()  # connections closed, and why
+        self.notes = Notes(failures=failures)  # connections closed, and why
         self._loop = asyncio.get_running_loop()
         self._t0 = self._loop.time()
         self._waiting: dict[tuple[str, int], tuple[asyncio.Future[Response], Request]] = {}
@@ -98,6 +99,7 @@ class BrokerCore:
         self._timers: dict[str, asyncio.TimerHandle] = {}
         self._held: dict[int, Held] = {}
         self._hold_ids = itertools.count(1)
+        self._last_hold = 0
         self.doorway = Doorway(limits or Limits(), self.notes, self._serve, self._gone)
         self._members: dict[int, str] = {}
         self._produced: asyncio.Future[None] = self._loop.create_future()
@@ -130,8 +132,9 @@ class BrokerCore:
         self._members.pop(conn, None)
 
     async def _serve(self, conn: int,
-                     payload: bytes) -> tuple[bytes, asyncio.Future[None] | None] | None:
-        """The response bytes (and a future to set once written), or None to close."""
+                     payload: bytes) -> tuple[bytes, asyncio.Future[bool] | None] | None:
+        """The response bytes (and a future to set once written, or not), or None to
+        close."""
         try:
             frame = decode_request(payload)
         except FrameError as e:
@@ -153,7 +156,7 @@ class BrokerCore:
             return None
 
     async def _exchange(self, conn: int, frame: RequestFrame,
-                        payload: bytes) -> tuple[bytes, asyncio.Future[None] | None]:
+                        payload: bytes) -> tuple[bytes, asyncio.Future[bool] | None]:
         who = self._who(conn, frame)
         exchange = self.log.open(connection=conn, who=who, api_key=frame.api_key,
                                  api_version=frame.api_version,
@@ -165,12 +168,17 @@ class BrokerCore:
         response = build(response_type(frame.api_key, frame.api_version), data)
         exchange.response = response
         sent = await self._steer_response(who, frame.api_key, exchange)
-        exchange.answered_ms = self.now_ms()
-        out = encode_response(response, frame.correlation_id)
-        if self.keep_frames:
-            exchange.raw_request, exchange.raw_response = payload, out[4:]
-        if self.listener is not None:
-            self.listener(exchange)
+        try:
+            exchange.answered_ms = self.now_ms()
+            out = encode_response(response, frame.correlation_id)
+            if self.keep_frames:
+                exchange.raw_request, exchange.raw_response = payload, out[4:]
+            if self.listener is not None:
+                self.listener(exchange)
+        except BaseException:  # a release waits for this answer: it is not coming
+            if sent is not None and not sent.done():
+                sent.set_result(False)
+            raise
         return out, sent
 
     def _who(self, conn: int, frame: RequestFrame) -> Who:
@@ -183,12 +191,12 @@ class BrokerCore:
         return Who(frame.client_id or "", member_id or self._members.get(conn, ""), instance_id)
 
     async def _answer(self, conn: int, frame: RequestFrame, who: Who,
-                      exchange: Exchange) -> dict[str, Any]:
+                      exchange: Exchange) -> ResponseData:
         key, version, body = frame.api_key, frame.api_version, frame.body
         rule = self.rules.take(who, key, "request")
         if rule is not None:
             exchange.steering = rule.describe()
-            return _error_data(key, version, body, rule.error)
+            return group_apis.failed_data(key, version, body, rule.error)
         if key in group_apis.GROUP_KEYS:
             return await self._group_request(conn, frame)
         if key == _FETCH:
@@ -211,11 +219,11 @@ class BrokerCore:
         if key == 0:
             self._wake_fetchers()
         elif key == 3:
-            self.checks.saw_metadata(frame.client_id or "", data)
+            self.checks.saw_metadata(frame.client_id or "", cast(MetadataData, data))
         return data
 
     async def _steer_response(self, who: Who, api_key: int,
-                              exchange: Exchange) -> asyncio.Future[None] | None:
+                              exchange: Exchange) -> asyncio.Future[bool] | None:
         rule = self.rules.take(who, api_key, "response")
         if rule is None:
             return None
@@ -223,14 +231,18 @@ class BrokerCore:
         if rule.action == "delay":
             await asyncio.sleep(rule.seconds)
             return None
-        held = Held(next(self._hold_ids), exchange, self._loop.create_future())
+        held = Held(next(self._hold_ids), exchange, self._loop.create_future(), rule.tag)
         self._held[held.hold_id] = held
-        sent: asyncio.Future[None] = await held.waiter
+        self._last_hold = held.hold_id
+        try:
+            sent: asyncio.Future[bool] | None = await held.waiter
+        finally:
+            self._held.pop(held.hold_id, None)  # released, or its connection is gone
         return sent
 
     # -- group requests and the coordinator's timers -----------------------------------------
 
-    async def _group_request(self, conn: int, frame: RequestFrame) -> dict[str, Any]:
+    async def _group_request(self, conn: int, frame: RequestFrame) -> GroupData:
         key, version, body = frame.api_key, frame.api_version, frame.body
         group_id = group_apis.group_of(key, body)
         if not group_id:  # Kafka's isValidGroupId: these APIs need a non-empty group id
@@ -329,7 +341,7 @@ class BrokerCore:
 
     # -- fetch -----------------------------------------------------------------------------
 
-    async def _fetch(self, version: int, body: Any) -> dict[str, Any]:
+    async def _fetch(self, version: int, body: Any) -> FetchData:
         """Answer when ``min_bytes`` are there or ``max_wait`` has passed."""
         deadline = self._loop.time() + millis(body.max_wait) / 1000
         while True:
@@ -349,18 +361,27 @@ class BrokerCore:
 
     # -- held responses ----------------------------------------------------------------------
 
-    def held(self) -> list[Held]:
-        return [h for h in self._held.values() if not h.waiter.done()]
+    def held(self, tag: str | None = None) -> list[Held]:
+        return [h for h in self._held.values() if not h.waiter.done()
+                and (tag is None or h.tag == tag)]
 
-    async def release(self, hold_ids: list[int]) -> None:
-        """Send held responses in this order, each written before the next is let go."""
+    async def release(self, hold_ids: list[int]) -> list[int]:
+        """Send held responses in this order, each written before the next is let go; the
+        ids of those written. An answer no longer held is skipped, not an error: released
+        already (by another ordering), its connection closed, its member crashed or gone —
+        whoever waited for it has gone, and the others still get theirs."""
+        written: list[int] = []
         for hold_id in hold_ids:
+            if not 0 < hold_id <= self._last_hold:
+                raise ValueError(f"no response was ever held as {hold_id}")
             held = self._held.pop(hold_id, None)
             if held is None or held.waiter.done():
-                raise KeyError(f"no held response {hold_id}")
-            sent: asyncio.Future[None] = self._loop.create_future()
+                continue
+            sent: asyncio.Future[bool] = self._loop.create_future()
             held.waiter.set_result(sent)
-            await sent
+            if await sent:
+                written.append(hold_id)
+        return written
 
 
 def _named(payload: bytes) -> str:
@@ -372,23 +393,3 @@ def _named(payload: bytes) -> str:
     entry = SUPPORTED.get(key)
     return f"{entry[0] if entry else f'api-{key}'} v{version}"
 
-
-def _error_data(api_key: int, version: int, body: Any, code: int) -> dict[str, Any]:
-    """The answer to a request that steering fails with ``code``."""
-    if api_key in group_apis.GROUP_KEYS:
-        return group_apis.error_data(api_key, version, body, code)
-    if api_key == 10:
-        return {"throttle_time": 0, "error_code": code, "error_message": None, "node_id": -1,
-                "host": "", "port": -1, "coordinators": [
-                    {"key": k, "error_code": code, "error_message": None, "node_id": -1,
-                     "host": "", "port": -1} for k in getattr(body, "coordinator_keys", ())]}
-    if api_key == 8:
-        return {"throttle_time": 0, "topics": [
-            {"name": t.name, "partitions": [{"partition_index": p.partition_index,
-                                             "error_code": code} for p in t.partitions]}
-            for t in body.topics]}
-    if api_key == 9:
-        groups = body.groups if version >= 8 else ()
-        return {"throttle_time": 0, "error_code": code, "topics": [], "groups": [
-            {"group_id": g.group_id, "topics": [], "error_code": code} for g in groups]}
-    raise ValueError(f"steering cannot fail API key {api_key}")

@@ -15,14 +15,17 @@ at once, without reaching the coordinator (so the coordinator's state is as if t
 never arrived, like a request lost on the way). A *delay* rule sends the real response
 ``seconds`` later. A *hold* rule keeps the real response until `release` names it; the
 harness releases held responses in the order it chooses (e.g. a follower's SyncGroup
-before the leader's). Nothing here does I/O: the server applies the decision.
+before the leader's). A rule may carry a ``tag`` (the ordering that armed it), so that two
+orderings at once each release and disarm their own holds only. Rules aimed at a member
+that left or crashed are disarmed (`Rules.forget`): its name may come back with a new
+consumer, which they must not hit. Nothing here does I/O: the server applies the decision.
 """
 
 from __future__ import annotations
 
 import collections
 import itertools
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -53,6 +56,7 @@ class Rule:
     count: int = 1
     error: int = 0
     seconds: float = 0.0
+    tag: str = ""  # whose rule it is (an ordering of answers), for `Rules.drop`
 
     def describe(self) -> str:
         detail = {"fail": f"error {self.error}", "delay": f"{self.seconds:g}s",
@@ -99,13 +103,22 @@ class Rules:
     def pending(self) -> list[Rule]:
         return list(self._rules)
 
-    def drop(self, member: str, api_key: int, action: Action) -> int:
-        """Disarm the rules of ``action`` for this member and API; how many there were."""
-        kept = [r for r in self._rules
-                if not (r.member == member and r.api_key == api_key and r.action == action)]
-        dropped = len(self._rules) - len(kept)
-        self._rules = kept
-        return dropped
+    def drop(self, member: str, api_key: int, action: Action, tag: str | None = None) -> int:
+        """Disarm the rules of ``action`` for this member and API (of ``tag`` alone, when
+        given); how many there were."""
+        return self._keep(lambda r: not (r.member == member and r.api_key == api_key
+                                         and r.action == action
+                                         and (tag is None or r.tag == tag)))
+
+    def forget(self, member: str) -> int:
+        """Disarm every rule aimed at ``member`` (it left or crashed: a rule for it must
+        not fire on whoever takes its name next); how many there were."""
+        return self._keep(lambda r: r.member != member)
+
+    def _keep(self, kept: Callable[[Rule], bool]) -> int:
+        before = len(self._rules)
+        self._rules = [r for r in self._rules if kept(r)]
+        return before - len(self._rules)
 
     def clear(self) -> None:
         self._rules.clear()
@@ -154,11 +167,13 @@ class Exchange:
 
 @dataclass
 class Held:
-    """A response kept back by a hold rule; `Broker.release` sends it."""
+    """A response kept back by a hold rule; `Broker.release` sends it. ``tag``: the
+    rule's (who asked for the hold)."""
 
     hold_id: int
     exchange: Exchange
     waiter: Any = field(repr=False, default=None)
+    tag: str = ""
 
     @property
     def member(self) -> str:

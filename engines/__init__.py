@@ -6,13 +6,18 @@ An engine takes resolved targets (or target strings and the caller's `Settings`)
 returns results and the lines that tell them; it never parses arguments, prints or reads
 the environment. Bad input is an `EngineInputError` with one line.
 
-* the battery (`battery`): ``codec``, ``prove``, ``vectors``, ``scenarios`` and ``fuzz``
-  on every assignor of a target within a budget — `run_batteries`, or one engine alone;
-* differential search (`differential`, `differential_stories`, `diff_runs`);
-* saved files played again and shrunk (`story_runs`, `saved_runs`; the one reader of them
-  is `model.saved_files`);
-* the bug zoo (`zoo_run`), BMC and the compatibility matrix (`bmc_runs`), the audit's
-  targets (`audit_targets`).
+* the battery (`battery/`): ``codec``, ``prove``, ``vectors``, ``scenarios``, ``fuzz`` and
+  ``scale`` on every assignor of a target within a budget — `run_batteries`, or one engine
+  alone; ``prove`` and ``fuzz`` of one assignor;
+* Kafka's releases side by side and bisection across them (`releases/`);
+* rolling upgrades and their certification table (`upgrades/`);
+* differential search (`differential/`);
+* saved files played again and shrunk (`saved/`; the one reader of them is
+  `model.saved_files`);
+* at the top: the bug zoo (`zoo`), BMC and the compatibility matrix (`bmc`), the audit's job
+  (`audit_job`), many clients on the broker (`many_clients`), and what every engine shares:
+  target strings resolved, the audit's too (`resolving`), progress (`progress`), the one
+  input error (`errors`).
 
 The package costs nothing to import: each name loads its module on first use (PEP 562), so
 the command line builds its parsers, and ``groupcheck jsonl`` serves, without the engines
@@ -25,9 +30,11 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from .audit_run import audit_config, run_audit_job, shrink_timings
-    from .audit_targets import expand_targets, findings_lines, resolve_audit_target
-    from .battery import (
+    from .audit_job import audit_config, findings_lines, run_audit_job, shrink_timings
+    from .battery.check_report import check_json, check_text
+    from .battery.fuzz_one import fuzz_one
+    from .battery.prove_one import large_scope_warning, prove_target
+    from .battery.runner import (
         INVARIANT_ROWS,
         SCENARIOS_SHARE,
         SMALL_SCOPE,
@@ -42,10 +49,9 @@ if TYPE_CHECKING:
         run_stories,
         run_vectors,
     )
-    from .bisect_run import Bisection, bisect_file, bisect_many
-    from .bmc_runs import BmcOutcome, run_bmc, run_matrix
-    from .check_report import check_json, check_text
-    from .diff_runs import (
+    from .battery.scenarios import run_scenarios_engine
+    from .bmc import BmcOutcome, run_bmc, run_matrix
+    from .differential.reports import (
         ASSIGNORS,
         diff_pairs,
         requests_lines,
@@ -54,27 +60,28 @@ if TYPE_CHECKING:
         story_assignors,
         story_report,
     )
-    from .differential import DiffResult, describe, run_diff
-    from .differential_stories import StoriesResult
-    from .differential_stories import run_stories as run_diff_stories
+    from .differential.search import DiffResult, describe, run_diff
+    from .differential.stories import StoriesResult
+    from .differential.stories import run_stories as run_diff_stories
     from .errors import EngineInputError
-    from .fuzz_run import fuzz_one
-    from .matrix_report import matrix_json, matrix_text, write_matrix
-    from .matrix_run import MatrixRun, parse_versions, plan_cells
-    from .matrix_run import run_matrix as run_release_matrix
     from .progress import ProgressFn, Tick, silent
-    from .prove_run import large_scope_warning, prove_target
+    from .releases.bisection import Bisection, bisect_file, bisect_many
+    from .releases.matrix import MatrixRun, parse_versions, plan_cells
+    from .releases.matrix import run_matrix as run_release_matrix
+    from .releases.matrix_report import matrix_json, matrix_text, write_matrix
     from .resolving import (
         References,
         check_scope,
         close_all,
+        expand_targets,
         group_target,
         offers_of,
         parse_assignors,
+        resolve_audit_target,
         resolved,
         started,
     )
-    from .saved_runs import (
+    from .saved.files import (
         Replayed,
         SavedFile,
         SavedFileError,
@@ -85,13 +92,12 @@ if TYPE_CHECKING:
         shrink_events_file,
         shrink_requests_file,
     )
-    from .scenario_engine import run_scenarios_engine
-    from .story_runs import StoryReplay, replay_story, shrink_story_file, write_record
-    from .upgrade_plan import parse_side
-    from .upgrade_run import distinct
-    from .upgrade_table import UpgradeTable, read_pairs, run_table, run_upgrade, table_text
-    from .upgrade_table import write_table as write_upgrade_table
-    from .zoo_run import ZooOutcome, run_zoo_entry, zoo_table
+    from .saved.stories import StoryReplay, replay_story, shrink_story_file, write_record
+    from .upgrades.plan import parse_side
+    from .upgrades.play import distinct
+    from .upgrades.table import UpgradeTable, read_pairs, run_table, run_upgrade, table_text
+    from .upgrades.table import write_table as write_upgrade_table
+    from .zoo import ZooOutcome, run_zoo_entry, zoo_table
 
 __all__ = ["ASSIGNORS", "BatteryResult", "Bisection", "BmcOutcome", "DiffResult",
            "EngineInputError", "EngineResult", "Finding", "INVARIANT_ROWS", "MatrixRun",
@@ -114,89 +120,89 @@ __all__ = ["ASSIGNORS", "BatteryResult", "Bisection", "BmcOutcome", "DiffResult"
 
 #: public name → (module of this package, name in it)
 _PUBLIC: dict[str, tuple[str, str]] = {
-    "audit_config": ("audit_run", "audit_config"),
-    "run_audit_job": ("audit_run", "run_audit_job"),
-    "shrink_timings": ("audit_run", "shrink_timings"),
-    "ASSIGNORS": ("diff_runs", "ASSIGNORS"),
-    "Bisection": ("bisect_run", "Bisection"),
-    "bisect_file": ("bisect_run", "bisect_file"),
-    "bisect_many": ("bisect_run", "bisect_many"),
-    "MatrixRun": ("matrix_run", "MatrixRun"),
-    "matrix_json": ("matrix_report", "matrix_json"),
-    "matrix_text": ("matrix_report", "matrix_text"),
-    "parse_versions": ("matrix_run", "parse_versions"),
-    "plan_cells": ("matrix_run", "plan_cells"),
-    "run_release_matrix": ("matrix_run", "run_matrix"),
-    "write_matrix": ("matrix_report", "write_matrix"),
-    "BatteryResult": ("battery", "BatteryResult"),
-    "BmcOutcome": ("bmc_runs", "BmcOutcome"),
-    "DiffResult": ("differential", "DiffResult"),
+    "audit_config": ("audit_job", "audit_config"),
+    "run_audit_job": ("audit_job", "run_audit_job"),
+    "shrink_timings": ("audit_job", "shrink_timings"),
+    "ASSIGNORS": ("differential.reports", "ASSIGNORS"),
+    "Bisection": ("releases.bisection", "Bisection"),
+    "bisect_file": ("releases.bisection", "bisect_file"),
+    "bisect_many": ("releases.bisection", "bisect_many"),
+    "MatrixRun": ("releases.matrix", "MatrixRun"),
+    "matrix_json": ("releases.matrix_report", "matrix_json"),
+    "matrix_text": ("releases.matrix_report", "matrix_text"),
+    "parse_versions": ("releases.matrix", "parse_versions"),
+    "plan_cells": ("releases.matrix", "plan_cells"),
+    "run_release_matrix": ("releases.matrix", "run_matrix"),
+    "write_matrix": ("releases.matrix_report", "write_matrix"),
+    "BatteryResult": ("battery.runner", "BatteryResult"),
+    "BmcOutcome": ("bmc", "BmcOutcome"),
+    "DiffResult": ("differential.search", "DiffResult"),
     "EngineInputError": ("errors", "EngineInputError"),
-    "EngineResult": ("battery", "EngineResult"),
-    "Finding": ("battery", "Finding"),
-    "INVARIANT_ROWS": ("battery", "INVARIANT_ROWS"),
+    "EngineResult": ("battery.runner", "EngineResult"),
+    "Finding": ("battery.runner", "Finding"),
+    "INVARIANT_ROWS": ("battery.runner", "INVARIANT_ROWS"),
     "References": ("resolving", "References"),
-    "Replayed": ("saved_runs", "Replayed"),
-    "SCENARIOS_SHARE": ("battery", "SCENARIOS_SHARE"),
-    "SMALL_SCOPE": ("battery", "SMALL_SCOPE"),
-    "SavedFile": ("saved_runs", "SavedFile"),
-    "SavedFileError": ("saved_runs", "SavedFileError"),
-    "StoriesResult": ("differential_stories", "StoriesResult"),
-    "StoryReplay": ("story_runs", "StoryReplay"),
-    "ZooOutcome": ("zoo_run", "ZooOutcome"),
-    "check_json": ("check_report", "check_json"),
+    "Replayed": ("saved.files", "Replayed"),
+    "SCENARIOS_SHARE": ("battery.runner", "SCENARIOS_SHARE"),
+    "SMALL_SCOPE": ("battery.runner", "SMALL_SCOPE"),
+    "SavedFile": ("saved.files", "SavedFile"),
+    "SavedFileError": ("saved.files", "SavedFileError"),
+    "StoriesResult": ("differential.stories", "StoriesResult"),
+    "StoryReplay": ("saved.stories", "StoryReplay"),
+    "ZooOutcome": ("zoo", "ZooOutcome"),
+    "check_json": ("battery.check_report", "check_json"),
     "check_scope": ("resolving", "check_scope"),
-    "check_text": ("check_report", "check_text"),
-    "classify_saved": ("saved_runs", "classify_saved"),
+    "check_text": ("battery.check_report", "check_text"),
+    "classify_saved": ("saved.files", "classify_saved"),
     "close_all": ("resolving", "close_all"),
-    "describe": ("differential", "describe"),
-    "diff_pairs": ("diff_runs", "diff_pairs"),
-    "expand_targets": ("audit_targets", "expand_targets"),
-    "findings_lines": ("audit_targets", "findings_lines"),
-    "fuzz_one": ("fuzz_run", "fuzz_one"),
+    "describe": ("differential.search", "describe"),
+    "diff_pairs": ("differential.reports", "diff_pairs"),
+    "expand_targets": ("resolving", "expand_targets"),
+    "findings_lines": ("audit_job", "findings_lines"),
+    "fuzz_one": ("battery.fuzz_one", "fuzz_one"),
     "group_target": ("resolving", "group_target"),
-    "large_scope_warning": ("prove_run", "large_scope_warning"),
+    "large_scope_warning": ("battery.prove_one", "large_scope_warning"),
     "offers_of": ("resolving", "offers_of"),
     "parse_assignors": ("resolving", "parse_assignors"),
-    "prove_target": ("prove_run", "prove_target"),
-    "read_saved": ("saved_runs", "read_saved"),
-    "replay_events_file": ("saved_runs", "replay_events_file"),
-    "replay_requests_file": ("saved_runs", "replay_requests_file"),
-    "replay_story": ("story_runs", "replay_story"),
-    "requests_lines": ("diff_runs", "requests_lines"),
-    "resolve_audit_target": ("audit_targets", "resolve_audit_target"),
+    "prove_target": ("battery.prove_one", "prove_target"),
+    "read_saved": ("saved.files", "read_saved"),
+    "replay_events_file": ("saved.files", "replay_events_file"),
+    "replay_requests_file": ("saved.files", "replay_requests_file"),
+    "replay_story": ("saved.stories", "replay_story"),
+    "requests_lines": ("differential.reports", "requests_lines"),
+    "resolve_audit_target": ("resolving", "resolve_audit_target"),
     "resolved": ("resolving", "resolved"),
     "started": ("resolving", "started"),
-    "run_batteries": ("battery", "run_batteries"),
-    "run_battery": ("battery", "run_battery"),
-    "run_bmc": ("bmc_runs", "run_bmc"),
-    "run_codec": ("battery", "run_codec"),
-    "run_diff": ("differential", "run_diff"),
-    "run_diff_stories": ("differential_stories", "run_stories"),
-    "run_fuzz": ("battery", "run_fuzz"),
-    "run_matrix": ("bmc_runs", "run_matrix"),
-    "run_prove": ("battery", "run_prove"),
-    "run_scenarios_engine": ("scenario_engine", "run_scenarios_engine"),
-    "run_stories": ("battery", "run_stories"),
-    "run_vectors": ("battery", "run_vectors"),
-    "run_zoo_entry": ("zoo_run", "run_zoo_entry"),
-    "save_differences": ("diff_runs", "save_differences"),
-    "save_search_difference": ("diff_runs", "save_search_difference"),
-    "shrink_events_file": ("saved_runs", "shrink_events_file"),
-    "shrink_requests_file": ("saved_runs", "shrink_requests_file"),
-    "shrink_story_file": ("story_runs", "shrink_story_file"),
-    "story_assignors": ("diff_runs", "story_assignors"),
-    "story_report": ("diff_runs", "story_report"),
-    "write_record": ("story_runs", "write_record"),
-    "zoo_table": ("zoo_run", "zoo_table"),
-    "UpgradeTable": ("upgrade_table", "UpgradeTable"),
-    "parse_side": ("upgrade_plan", "parse_side"),
-    "distinct": ("upgrade_run", "distinct"),
-    "read_pairs": ("upgrade_table", "read_pairs"),
-    "run_table": ("upgrade_table", "run_table"),
-    "run_upgrade": ("upgrade_table", "run_upgrade"),
-    "table_text": ("upgrade_table", "table_text"),
-    "write_upgrade_table": ("upgrade_table", "write_table"),
+    "run_batteries": ("battery.runner", "run_batteries"),
+    "run_battery": ("battery.runner", "run_battery"),
+    "run_bmc": ("bmc", "run_bmc"),
+    "run_codec": ("battery.runner", "run_codec"),
+    "run_diff": ("differential.search", "run_diff"),
+    "run_diff_stories": ("differential.stories", "run_stories"),
+    "run_fuzz": ("battery.runner", "run_fuzz"),
+    "run_matrix": ("bmc", "run_matrix"),
+    "run_prove": ("battery.runner", "run_prove"),
+    "run_scenarios_engine": ("battery.scenarios", "run_scenarios_engine"),
+    "run_stories": ("battery.runner", "run_stories"),
+    "run_vectors": ("battery.runner", "run_vectors"),
+    "run_zoo_entry": ("zoo", "run_zoo_entry"),
+    "save_differences": ("differential.reports", "save_differences"),
+    "save_search_difference": ("differential.reports", "save_search_difference"),
+    "shrink_events_file": ("saved.files", "shrink_events_file"),
+    "shrink_requests_file": ("saved.files", "shrink_requests_file"),
+    "shrink_story_file": ("saved.stories", "shrink_story_file"),
+    "story_assignors": ("differential.reports", "story_assignors"),
+    "story_report": ("differential.reports", "story_report"),
+    "write_record": ("saved.stories", "write_record"),
+    "zoo_table": ("zoo", "zoo_table"),
+    "UpgradeTable": ("upgrades.table", "UpgradeTable"),
+    "parse_side": ("upgrades.plan", "parse_side"),
+    "distinct": ("upgrades.play", "distinct"),
+    "read_pairs": ("upgrades.table", "read_pairs"),
+    "run_table": ("upgrades.table", "run_table"),
+    "run_upgrade": ("upgrades.table", "run_upgrade"),
+    "table_text": ("upgrades.table", "table_text"),
+    "write_upgrade_table": ("upgrades.table", "write_table"),
     "ProgressFn": ("progress", "ProgressFn"),
     "Tick": ("progress", "Tick"),
     "silent": ("progress", "silent"),

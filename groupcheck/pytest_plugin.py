@@ -36,7 +36,7 @@ from .engines import (
     run_stories,
     run_vectors,
 )
-from .properties.scope_space import Scope
+from .properties.scope.space import Scope
 from .properties.user_data_rules import LAYOUTS
 from .targets.offers import close_all, expand, parse_assignors
 from .targets.target import Target, TargetError

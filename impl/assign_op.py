@@ -24,6 +24,7 @@ from .consumer_protocol import (
     encode_subscription,
 )
 from .errors import InvalidRequestError
+from .jsonl_shapes import AssignOpAnswer, AssignOpMember, AssignOpRequest, Claim
 from .types import Assignment, Assignor, Cluster, RebalanceProtocol, Subscription, TopicPartition
 
 __all__ = ["INT32_MAX", "INT32_MIN", "MAX_REQUEST_PARTITIONS", "assign_with", "b64",
@@ -95,12 +96,17 @@ def partition_list(raw: Any, what: str) -> list[TopicPartition]:
     return out
 
 
+def claims(parts: list[TopicPartition]) -> list[Claim]:
+    """Partitions as JSON holds them: ``[topic, partition]`` each."""
+    return [[t, p] for t, p in parts]
+
+
 def protocol_of(assignor: Assignor) -> RebalanceProtocol:
     """A single-assignor consumer runs the highest protocol its assignor supports (KIP-429)."""
     return max(assignor.supported_protocols)
 
 
-def request_cluster(request: dict[str, Any]) -> Cluster:
+def request_cluster(request: AssignOpRequest) -> Cluster:
     """The leader's metadata of a request (``partitions``, ``racks``), checked."""
     partitions = request.get("partitions") or {}
     if not isinstance(partitions, dict) or not all(
@@ -120,7 +126,7 @@ def request_cluster(request: dict[str, Any]) -> Cluster:
     return Cluster(dict(partitions), {t: [list(r) for r in rs] for t, rs in racks.items()})
 
 
-def client_subscription(instance: Assignor, member: dict[str, Any],
+def client_subscription(instance: Assignor, member: AssignOpMember,
                         version: int) -> Subscription:
     """One member's subscription as a consumer configured with this assignor (``instance``,
     the member's own) builds it, sent through the codec at ``version`` and read back."""
@@ -145,7 +151,7 @@ def client_subscription(instance: Assignor, member: dict[str, Any],
     return decode_subscription(wire).to_api(group_instance_id)
 
 
-def raw_subscription(member: dict[str, Any]) -> Subscription:
+def raw_subscription(member: AssignOpMember) -> Subscription:
     generation = optional_generation(member.get("generation"))
     return Subscription(
         topics=topic_names(member.get("topics")),
@@ -157,7 +163,7 @@ def raw_subscription(member: dict[str, Any]) -> Subscription:
     )
 
 
-def new_generation(request: dict[str, Any], members: dict[str, Any]) -> int:
+def new_generation(request: AssignOpRequest, members: dict[str, AssignOpMember]) -> int:
     """The generation the rebalance ends in: ``newGeneration``, else the highest a member
     reports plus one."""
     if request.get("newGeneration") is not None:
@@ -166,20 +172,20 @@ def new_generation(request: dict[str, Any], members: dict[str, Any]) -> int:
     return max([g for g in generations if g is not None], default=0) + 1
 
 
-def run_assign(request: dict[str, Any]) -> dict[str, Any]:
+def run_assign(request: AssignOpRequest) -> AssignOpAnswer:
     """Answer one ``assign`` request with the builtin assignor it names (see the vectors
     docs/reference/jsonl-contract.md for every field)."""
     return assign_with(_maker(request), request)
 
 
-def run_assign_assignment_only(request: dict[str, Any]) -> dict[str, Any]:
+def run_assign_assignment_only(request: AssignOpRequest) -> AssignOpAnswer:
     """`run_assign` without the user data each member would send next (``userData``,
     ``assignmentUserData``): for callers that read only the assignment, such as the audit's
     chains, whose members rebuild their user data from what they own when they next join."""
     return assign_with(_maker(request), request, next_user_data=False)
 
 
-def _maker(request: dict[str, Any]) -> Callable[[], Assignor]:
+def _maker(request: AssignOpRequest) -> Callable[[], Assignor]:
     name = request.get("assignor")
     if not isinstance(name, str):
         raise InvalidRequestError("assign needs an 'assignor' name")
@@ -190,7 +196,7 @@ def _maker(request: dict[str, Any]) -> Callable[[], Assignor]:
     return make
 
 
-def member_subscriptions(make: Callable[[], Assignor], request: dict[str, Any],
+def member_subscriptions(make: Callable[[], Assignor], request: AssignOpRequest,
                           version: int, cache: dict[Any, Subscription] | None = None,
                           keys: list[Any] | None = None) -> dict[str, Subscription]:
     """Every member's subscription as the leader receives it (client or raw mode);
@@ -220,7 +226,7 @@ def member_subscriptions(make: Callable[[], Assignor], request: dict[str, Any],
     return subscriptions
 
 
-def _member_key(member: dict[str, Any]) -> Any:
+def _member_key(member: AssignOpMember) -> Any:
     """What a client-mode subscription is built from (hashable)."""
     try:
         key = (tuple(member.get("topics") or ()), tuple(map(tuple, member.get("owned") or ())),
@@ -239,17 +245,16 @@ def seen_by_leader(subscription: Subscription) -> Any:
             subscription.rack_id, subscription.group_instance_id)
 
 
-def leader_response(make: Callable[[], Assignor], request: dict[str, Any],
+def leader_response(make: Callable[[], Assignor], request: AssignOpRequest,
             led: tuple[list[tuple[str, list[TopicPartition]]], list[bytes | None], str, float],
-            user_data: bool) -> dict[str, Any]:
+            user_data: bool) -> AssignOpAnswer:
     """The response to one leader run (see `run_leader`): the assignment in the leader's order
     and, with ``user_data``, what each member sends at its next join after receiving its
     share, and each share's user data."""
     shares, share_data, protocol, elapsed_ms = led
-    members: dict[str, Any] = request["members"]
+    members = request["members"]
     generation = new_generation(request, members)
-    response: dict[str, Any] = {
-        "assignment": {m: [[t, p] for t, p in parts] for m, parts in shares}}
+    response: AssignOpAnswer = {"assignment": {m: claims(parts) for m, parts in shares}}
     if user_data:
         next_user_data: dict[str, str | None] = {}
         for (member_id, parts), data in zip(shares, share_data, strict=True):
@@ -258,16 +263,19 @@ def leader_response(make: Callable[[], Assignor], request: dict[str, Any],
                 received = decode_assignment(encode_assignment(received)).to_api()
             member_instance = make()
             member_instance.on_assignment(received, generation)
-            topics = members.get(member_id, {}).get("topics") or []
+            member = members.get(member_id)
+            topics = member.get("topics") or [] if member is not None else []
             next_user_data[member_id] = b64(member_instance.subscription_user_data(set(topics)))
         response["userData"] = next_user_data
         response["assignmentUserData"] = {m: b64(d) for (m, _), d in zip(shares, share_data,
                                                                          strict=True)}
-    response.update(generation=generation, protocol=protocol, ms=round(elapsed_ms, 3))
+    response["generation"] = generation
+    response["protocol"] = protocol
+    response["ms"] = round(elapsed_ms, 3)
     return response
 
 
-def run_leader(make: Callable[[], Assignor], request: dict[str, Any],
+def run_leader(make: Callable[[], Assignor], request: AssignOpRequest,
           subscriptions: dict[str, Subscription]
           ) -> tuple[list[tuple[str, list[TopicPartition]]], list[bytes | None], str, float]:
     """One leader run: (assignment in the leader's order, each share's assignment user
@@ -281,9 +289,9 @@ def run_leader(make: Callable[[], Assignor], request: dict[str, Any],
     return shares, [a.user_data for a in result.values()], protocol_of(leader).name, elapsed_ms
 
 
-def assign_with(make: Callable[[], Assignor], request: dict[str, Any], *,
+def assign_with(make: Callable[[], Assignor], request: AssignOpRequest, *,
                 subscription_version: int | None = None,
-                next_user_data: bool = True) -> dict[str, Any]:
+                next_user_data: bool = True) -> AssignOpAnswer:
     """Answer one ``assign`` request with assignors from ``make``: one instance per member
     (client mode) and a fresh one for the leader. The request's ``assignor`` is not
     consulted; ``subscription_version`` overrides its ``subscriptionVersion`` (an old client

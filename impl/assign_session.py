@@ -20,6 +20,7 @@ from .assign_op import (
 from .assignors import make_assignor
 from .consumer_protocol import HIGHEST_VERSION
 from .errors import InvalidRequestError
+from .jsonl_shapes import AssignOpAnswer, AssignOpMember, AssignOpRequest
 from .types import Assignor, Cluster, Subscription, TopicPartition
 
 __all__ = ["AssignSession", "SessionAnswer"]
@@ -62,19 +63,22 @@ class AssignSession:
         self.leader_runs = 0
         self._makers: dict[Any, tuple[str, Callable[[], Assignor], int]] = {}
 
-    def _maker(self, request: dict[str, Any]) -> tuple[str, Callable[[], Assignor], int]:
-        name, asked = request.get("assignor"), request.get("subscriptionVersion")
+    def _maker(self, request: AssignOpRequest) -> tuple[str, Callable[[], Assignor], int]:
+        return self._maker_of(request.get("assignor"), request.get("subscriptionVersion"))
+
+    def _maker_of(self, name: object, asked: object) -> tuple[str, Callable[[], Assignor], int]:
+        """(label, factory, subscription version) for an assignor name and the version a
+        request asks for (kept for well-formed ones)."""
         if not isinstance(name, str) or not (asked is None or type(asked) is int):
-            return self._new_maker(request, name)
+            return self._new_maker(name, asked)
         found = self._makers.get((name, asked))
         if found is None:
-            found = self._new_maker(request, name)
+            found = self._new_maker(name, asked)
             if len(self._makers) < 64:
                 self._makers[(name, asked)] = found
         return found
 
-    def _new_maker(self, request: dict[str, Any], name: Any
-                   ) -> tuple[str, Callable[[], Assignor], int]:
+    def _new_maker(self, name: object, asked: object) -> tuple[str, Callable[[], Assignor], int]:
         if self.make is None and not isinstance(name, str):
             raise InvalidRequestError("assign needs an 'assignor' name")
         chosen = self.make
@@ -83,11 +87,11 @@ class AssignSession:
         def make() -> Assignor:
             return chosen(label) if chosen is not None else make_assignor(label)
 
-        version = self.subscription_version if self.subscription_version is not None else int(
-            request.get("subscriptionVersion", HIGHEST_VERSION))
+        version = self.subscription_version if self.subscription_version is not None \
+            else _version(asked)
         return label, make, version
 
-    def _led(self, key: Any, make: Callable[[], Assignor], request: dict[str, Any],
+    def _led(self, key: Any, make: Callable[[], Assignor], request: AssignOpRequest,
              subscriptions: dict[str, Subscription], metadata: Hashable) -> Any:
         found = self.answers.get(key)
         if found is None:
@@ -97,7 +101,7 @@ class AssignSession:
                                                            subscriptions, metadata)
         return found
 
-    def _resolved_led(self, maker: Any, make: Callable[[], Assignor], request: dict[str, Any],
+    def _resolved_led(self, maker: Any, make: Callable[[], Assignor], request: AssignOpRequest,
                       subscriptions: dict[str, Subscription], metadata: Hashable) -> Any:
         """A leader run, shared by every input the assignor resolves alike
         (``resolved_input``: sticky's claims after conflict resolution)."""
@@ -122,7 +126,7 @@ class AssignSession:
             found = self.resolved[key] = run_leader(make, request, subscriptions)
         return found
 
-    def _cluster(self, request: dict[str, Any], metadata: Hashable) -> Cluster:
+    def _cluster(self, request: AssignOpRequest, metadata: Hashable) -> Cluster:
         """The request's metadata as the leader reads it, kept by its key (read it only)."""
         cluster = self._clusters.get(metadata)
         if cluster is None:
@@ -131,14 +135,14 @@ class AssignSession:
             cluster = self._clusters[metadata] = request_cluster(request)
         return cluster
 
-    def leader_view(self, assignor: str, member: dict[str, Any]) -> Hashable:
+    def leader_view(self, assignor: str, member: AssignOpMember) -> Hashable:
         """What the leader reads of one member's client-mode subscription (a request's
         member entry) with this assignor: equal views, equal leader inputs."""
-        _, make, version = self._maker({"assignor": assignor})
+        _, make, version = self._maker_of(assignor, None)
         view: Hashable = seen_by_leader(client_subscription(make(), member, version))
         return view
 
-    def assign_keyed(self, request: dict[str, Any], keys: Sequence[Hashable],
+    def assign_keyed(self, request: AssignOpRequest, keys: Sequence[Hashable],
                      metadata_key: Hashable) -> SessionAnswer:
         """``__call__`` for a caller that names what repeats: ``keys[i]`` stands for the
         i-th member's fields (equal keys, equal fields) and ``metadata_key`` for the
@@ -155,7 +159,7 @@ class AssignSession:
         cache = self.keyed.setdefault((label, version), {})
         if len(cache) >= self.limit:
             cache.clear()
-        members: dict[str, Any] = request["members"]
+        members = request["members"]
         subscriptions: dict[str, Subscription] = {}
         seen: list[Any] = []
         for (member_id, member), key in zip(members.items(), keys, strict=True):
@@ -172,7 +176,7 @@ class AssignSession:
                         subscriptions, metadata_key)
         return SessionAnswer(self, make, request, led)
 
-    def __call__(self, request: dict[str, Any]) -> dict[str, Any]:
+    def __call__(self, request: AssignOpRequest) -> AssignOpAnswer:
         label, make, version = self._maker(request)
         cache = self.subscriptions.setdefault((label, version), {})
         if len(cache) >= self.limit:
@@ -186,6 +190,15 @@ class AssignSession:
         return leader_response(make, request, led, self.user_data)
 
 
+def _version(asked: object) -> int:
+    """The subscription version a request asks for (null or absent: the highest)."""
+    if asked is None:
+        return HIGHEST_VERSION
+    if not isinstance(asked, int):
+        raise InvalidRequestError(f"subscriptionVersion must be an integer, not {asked!r}")
+    return asked
+
+
 class SessionAnswer:
     """One answer of `AssignSession.assign_keyed`: the assignment as the leader made it
     (shared with every request of the same leader input: read it, never change it), the
@@ -195,11 +208,11 @@ class SessionAnswer:
                  "protocol")
 
     def __init__(self, session: AssignSession, make: Callable[[], Assignor],
-                 request: dict[str, Any], led: Any) -> None:
+                 request: AssignOpRequest, led: Any) -> None:
         self._session, self._make, self._request, self.led = session, make, request, led
         self.assignment: dict[str, list[TopicPartition]] = dict(led[0])
         self.protocol: str = led[2]
         self.generation = new_generation(request, request["members"])
 
-    def response(self) -> dict[str, Any]:
+    def response(self) -> AssignOpAnswer:
         return leader_response(self._make, self._request, self.led, self._session.user_data)

@@ -19,7 +19,7 @@ every entry point. Three entry points stand for Kafka's two threads and its netw
 - ``advance(now_ms)`` is the heartbeat thread: heartbeats, the poll timeout, request timeouts.
 
 Requests wait in ``outbox()``. Callbacks follow the consumer's client profile ("kip" or "java",
-`consumer_listener.ClientProfile`); a callback's exception never stops the rebalance, and the
+`consumer_listener.ConsumerBehaviour`); a callback's exception never stops the rebalance, and the
 first one is raised by ``poll`` (KIP-429). Every callback is logged in ``callback_log`` (I7).
 """
 
@@ -35,7 +35,7 @@ from .consumer_listener import (
     ON_PARTITIONS_REVOKED,
     CallbackCall,
     CallbackRunner,
-    ClientProfile,
+    ConsumerBehaviour,
     ConsumerError,
     ConsumerRebalanceListener,
     ConsumerStateError,
@@ -87,7 +87,7 @@ class Consumer(Membership):
                          max_poll_interval_ms=max_poll_interval_ms,
                          request_timeout_ms=request_timeout_ms,
                          subscription_version=subscription_version, cluster=cluster)
-        self.profile: ClientProfile = profile_named(profile)
+        self.profile: ConsumerBehaviour = profile_named(profile)
         self.auto_commit = auto_commit
         self._runner = CallbackRunner(listener if listener is not None else RebalanceListener())
         self._saved_paused: set[TopicPartition] = set()   # KIP-822, "kip" profile only

@@ -1,7 +1,8 @@
 """The rebalance listener: client profiles, callback invocation, the callback log, errors.
 
 What lives here: everything about *calling the user* during a rebalance — which callback
-sets are invoked (the client profile, `ClientProfile`), how a throwing callback
+sets are invoked (`ConsumerBehaviour`: what groupcheck's consumer does under its client
+profile), how a throwing callback
 is handled (KIP-429, KAFKA-9620), and the log of every invocation the harness checks I7
 against. The membership state machine that decides *when* to call lives in `consumer`.
 
@@ -22,7 +23,7 @@ from .javahash import java_string_key
 from .types import TopicPartition
 
 __all__ = ["ON_PARTITIONS_ASSIGNED", "ON_PARTITIONS_LOST", "ON_PARTITIONS_REVOKED", "PROFILES",
-           "CallbackCall", "CallbackRunner", "ClientProfile", "ConsumerConfigError",
+           "CallbackCall", "CallbackRunner", "ConsumerBehaviour", "ConsumerConfigError",
            "ConsumerError", "ConsumerRebalanceListener", "ConsumerStateError", "RebalanceListener",
            "profile_named"]
 
@@ -58,9 +59,11 @@ class ConsumerConfigError(ValueError):
 
 
 @dataclass(frozen=True)
-class ClientProfile:
-    """Where the KIP texts (``kip``) and Kafka's shipped client (``java``) differ; each
-    consumer follows one profile and is checked against its own.
+class ConsumerBehaviour:
+    """What groupcheck's consumer does under one client profile, where the KIP texts
+    (``kip``) and Kafka's shipped client (``java``) differ; each consumer follows one
+    profile and is checked against its own (the judge's reading of a profile is
+    ``properties.membership.ClientProfile``).
 
     - ``assigned_when_empty``: invoke on_partitions_assigned even with nothing added.
     - ``eager_revoked_when_empty``: under EAGER, invoke on_partitions_revoked on every rejoin
@@ -77,15 +80,15 @@ class ClientProfile:
     restore_pauses: bool
 
 
-PROFILES: dict[str, ClientProfile] = {
-    "kip": ClientProfile("kip", assigned_when_empty=False, eager_revoked_when_empty=False,
+PROFILES: dict[str, ConsumerBehaviour] = {
+    "kip": ConsumerBehaviour("kip", assigned_when_empty=False, eager_revoked_when_empty=False,
                          revoke_before_assign=False, restore_pauses=True),
-    "java": ClientProfile("java", assigned_when_empty=True, eager_revoked_when_empty=True,
+    "java": ConsumerBehaviour("java", assigned_when_empty=True, eager_revoked_when_empty=True,
                           revoke_before_assign=True, restore_pauses=False),
 }
 
 
-def profile_named(name: str) -> ClientProfile:
+def profile_named(name: str) -> ConsumerBehaviour:
     try:
         return PROFILES[name]
     except KeyError:

@@ -31,7 +31,7 @@ import uuid
 from collections.abc import Mapping
 from types import MappingProxyType
 
-from .coordinator_group import MemberView, Waiter
+from .coordinator_group import MemberSnapshot, Waiter
 from .coordinator_rebalance import RebalanceCore, session_timer
 from .coordinator_state import GroupEvent, GroupState
 from .group_messages import (
@@ -141,7 +141,7 @@ class GroupCoordinator(RebalanceCore):
         return self._group.leader_id
 
     @property
-    def members(self) -> Mapping[str, MemberView]:
+    def members(self) -> Mapping[str, MemberSnapshot]:
         """Member id → snapshot, in Java HashMap order."""
         group = self._group
         return MappingProxyType({m.member_id: group.view(m) for m in group.members()})

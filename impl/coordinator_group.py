@@ -19,7 +19,7 @@ from .coordinator_state import GroupEvent, GroupState, next_state
 from .group_messages import Errors, JoinGroupMember
 from .javahash import capacity_for, string_map_order
 
-__all__ = ["ClassicGroup", "Member", "MemberView", "Protocols", "Waiter"]
+__all__ = ["ClassicGroup", "Member", "MemberSnapshot", "Protocols", "Waiter"]
 
 Waiter = tuple[str, int]
 """A parked request: (client, request id) of the envelope that carried it."""
@@ -66,7 +66,7 @@ class Member:
 
 
 @dataclass(frozen=True)
-class MemberView:
+class MemberSnapshot:
     """A read-only snapshot of a member for the harness."""
 
     member_id: str
@@ -271,11 +271,11 @@ class ClassicGroup:
 
     # -- introspection ---------------------------------------------------------------------
 
-    def view(self, member: Member) -> MemberView:
+    def view(self, member: Member) -> MemberSnapshot:
         name = self.protocol_name
         metadata = None
         if name is not None and name in member.protocol_names:
             metadata = member.metadata(name)
-        return MemberView(member.member_id, member.instance_id, member.protocols, metadata,
+        return MemberSnapshot(member.member_id, member.instance_id, member.protocols, metadata,
                           member.assignment, member.join_waiter is not None,
                           member.sync_waiter is not None)

@@ -10,10 +10,11 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
-from typing import IO, Any
+from typing import IO, Any, TypeVar
 
 from .assign_op import (
     b64,
+    claims,
     optional_generation,
     optional_name,
     partition_list,
@@ -31,14 +32,27 @@ from .consumer_protocol import (
     encode_subscription,
 )
 from .errors import AssignorError, CodecError, InvalidRequestError
+from .jsonl_shapes import (
+    Answer,
+    AssignmentView,
+    CodecRequest,
+    ErrorAnswer,
+    HexAnswer,
+    SubscriptionView,
+    UserDataAnswer,
+)
 from .types import Assignment, Subscription
 
 __all__ = ["OPS", "Handler", "error_text", "handle", "handle_line", "serve"]
 
-Handler = Callable[[dict[str, Any]], dict[str, Any]]
+T = TypeVar("T")
+V = TypeVar("V")
+
+#: an op's handler; it gets the request line's object as parsed and checks what it reads
+Handler = Callable[[Any], Answer]
 
 
-def _hex_input(request: dict[str, Any]) -> bytes:
+def _hex_input(request: CodecRequest) -> bytes:
     text = request.get("hex")
     if not isinstance(text, str):
         raise InvalidRequestError("'hex' must be a string of hex digits")
@@ -48,14 +62,14 @@ def _hex_input(request: dict[str, Any]) -> bytes:
         raise InvalidRequestError("'hex' is not valid hex") from None
 
 
-def _version(request: dict[str, Any]) -> int:
+def _version(request: CodecRequest) -> int:
     v = request.get("version", 3)
     if not isinstance(v, int) or isinstance(v, bool):
         raise InvalidRequestError("'version' must be an integer")
     return v
 
 
-def _op_encode_subscription(req: dict[str, Any]) -> dict[str, Any]:
+def _op_encode_subscription(req: CodecRequest) -> HexAnswer:
     generation = optional_generation(req.get("generation"))
     sub = Subscription(
         topics=topic_names(req.get("topics")),
@@ -67,20 +81,20 @@ def _op_encode_subscription(req: dict[str, Any]) -> dict[str, Any]:
     return {"hex": encode_subscription(sub, _version(req)).hex()}
 
 
-def _op_encode_assignment(req: dict[str, Any]) -> dict[str, Any]:
+def _op_encode_assignment(req: CodecRequest) -> HexAnswer:
     assignment = Assignment(partition_list(req.get("partitions"), "partitions"),
                             unb64(req.get("userData"), "userData"))
     return {"hex": encode_assignment(assignment, _version(req)).hex()}
 
 
-def _subscription_views(data: SubscriptionData) -> dict[str, Any]:
+def _subscription_views(data: SubscriptionData) -> SubscriptionView:
     """The leader's view at top level and the raw message under ``data``."""
     api = data.to_api()
     return {
         "version": data.version,
         "topics": api.topics,
         "userData": b64(api.user_data),
-        "owned": [[t, p] for t, p in api.owned_partitions],
+        "owned": claims(api.owned_partitions),
         "generation": api.generation_id,
         "rack": api.rack_id,
         "remaining": data.remaining,
@@ -94,10 +108,10 @@ def _subscription_views(data: SubscriptionData) -> dict[str, Any]:
     }
 
 
-def _assignment_views(data: AssignmentData) -> dict[str, Any]:
+def _assignment_views(data: AssignmentData) -> AssignmentView:
     return {
         "version": data.version,
-        "partitions": [[t, p] for t, p in data.to_api().partitions],
+        "partitions": claims(data.to_api().partitions),
         "userData": b64(data.user_data),
         "remaining": data.remaining,
         "data": {
@@ -108,9 +122,9 @@ def _assignment_views(data: AssignmentData) -> dict[str, Any]:
     }
 
 
-def _decode_op(decoder: Callable[[bytes], Any], views: Callable[[Any], dict[str, Any]]
-               ) -> Handler:
-    def op(req: dict[str, Any]) -> dict[str, Any]:
+def _decode_op(decoder: Callable[[bytes], T], views: Callable[[T], V]
+               ) -> Callable[[CodecRequest], V | ErrorAnswer]:
+    def op(req: CodecRequest) -> V | ErrorAnswer:
         try:
             return views(decoder(_hex_input(req)))
         except CodecError as exc:
@@ -119,7 +133,7 @@ def _decode_op(decoder: Callable[[bytes], Any], views: Callable[[Any], dict[str,
     return op
 
 
-def _op_user_data(req: dict[str, Any]) -> dict[str, Any]:
+def _op_user_data(req: CodecRequest) -> UserDataAnswer:
     name = req.get("assignor")
     if not isinstance(name, str):
         raise InvalidRequestError("user_data needs an 'assignor' name")
@@ -151,7 +165,7 @@ def error_text(exc: BaseException) -> str:
     return f"{label}: {exc}"
 
 
-def handle(request: Any) -> dict[str, Any]:
+def handle(request: Any) -> Answer:
     """Answer one decoded request; never raises."""
     try:
         if not isinstance(request, dict):

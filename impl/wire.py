@@ -90,16 +90,23 @@ class Reader:
         self.pos += 4 * count
         return list(values)
 
+    def _null(self, field: str, n: int, start: int, nullable: bool) -> bool:
+        """Whether length ``n`` reads as null (Java reads any negative length as null); a
+        null where ``field`` is not nullable is a `CodecError`, read from ``start``."""
+        if n >= 0:
+            return False
+        if nullable:
+            return True
+        self.pos = start
+        raise self.null_field(field)
+
     def string(self, field: str, nullable: bool = False, strict_utf8: bool = False) -> str | None:
         """int16 length + UTF-8. Malformed UTF-8 becomes U+FFFD as in Java's ``new String``,
         or a `CodecError` with ``strict_utf8``."""
         start = self.pos
         n = self.int16(field)
-        if n < 0:  # Java reads any negative length as null
-            if nullable:
-                return None
-            self.pos = start
-            raise self.null_field(field)
+        if self._null(field, n, start, nullable):
+            return None
         if n > self.remaining:
             self.pos = start
             raise self.fail(field, f"Error reading byte array of {n} byte(s): only "
@@ -122,11 +129,8 @@ class Reader:
     def bytes_(self, field: str, nullable: bool = True) -> bytes | None:
         start = self.pos
         n = self.int32(field)
-        if n < 0:  # Java reads any negative length as null
-            if nullable:
-                return None
-            self.pos = start
-            raise self.null_field(field)
+        if self._null(field, n, start, nullable):
+            return None
         if n > self.remaining:
             left, self.pos = self.remaining, start
             raise self.fail(field, f"bytes field {field} of {n} byte(s) overruns the "

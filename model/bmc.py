@@ -55,7 +55,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..properties.scope import parse_bounds
+from ..properties.scope.space import parse_bounds
 from ..properties.z3_encodings import z3mod
 
 __all__ = ["CODEC_FIELDS", "INVARIANTS", "BmcScope", "CodecMix", "Encoding", "invariants_for"]
@@ -108,7 +108,7 @@ class CodecMix:
 
 
 @dataclass
-class Frame:
+class SymbolicStep:
     """The symbolic state after one step (lists are indexed by member, then partition)."""
 
     joined: list[Any]
@@ -120,7 +120,7 @@ class Frame:
 
 
 @dataclass
-class Round:
+class LeaderRun:
     """One run of the leader: the claims it read, its assignment, what it handed out
     (cooperative: minus the withheld partitions) and the violations it may show."""
 
@@ -139,8 +139,8 @@ class StepTerms:
     miss: list[Any]
     in_group: list[Any]
     leader: list[Any]
-    first: Round
-    second: Round
+    first: LeaderRun
+    second: LeaderRun
     bad: dict[str, Any] = field(default_factory=dict)
 
 
@@ -202,7 +202,7 @@ class Encoding:
                       for name in CODEC_FIELDS}
         self._codec_domain()
         f = z3.BoolVal(False)
-        self.frames = [Frame([f for _ in self.m_range], [f for _ in self.m_range],
+        self.frames = [SymbolicStep([f for _ in self.m_range], [f for _ in self.m_range],
                              [f for _ in self.m_range], [z3.IntVal(0) for _ in self.m_range],
                              [[f for _ in self.p_range] for _ in self.m_range],
                              [z3.IntVal(-1) for _ in self.m_range])]
@@ -242,7 +242,7 @@ class Encoding:
             self.solver.add(z3.Implies(do["join"][m], z3.And(z3.Not(prev.joined[m]), *earlier)))
             self.solver.add(z3.Implies(z3.Or(do["leave"][m], do["stall"][m]), was_in))
             self.solver.add(z3.Implies(do["wake"][m], prev.stalled[m]))
-        frame = Frame(
+        frame = SymbolicStep(
             [z3.Or(prev.joined[m], do["join"][m]) for m in self.m_range],
             [z3.Or(prev.left[m], do["leave"][m]) for m in self.m_range],
             [z3.Or(z3.And(prev.stalled[m], z3.Not(do["wake"][m])), do["stall"][m])
@@ -284,7 +284,7 @@ class Encoding:
         self.steps.append(step)
         return step
 
-    def _claims(self, prev: Frame, do: dict[str, list[Any]], in_group: list[Any]
+    def _claims(self, prev: SymbolicStep, do: dict[str, list[Any]], in_group: list[Any]
                 ) -> tuple[list[list[Any]], list[Any]]:
         """What each member in the group claims, and with which generation."""
         z3 = self.z3
@@ -311,7 +311,7 @@ class Encoding:
         return seen, gen
 
     def _rebalance(self, k: str, in_group: list[Any], leader: list[Any],
-                   claim: list[list[Any]], claim_gen: list[Any]) -> Round:
+                   claim: list[list[Any]], claim_gen: list[Any]) -> LeaderRun:
         z3, s = self.z3, self.solver
         seen, gen = self._visibility(claim, claim_gen)
         ud = self.codec["user_data_version"]
@@ -348,11 +348,11 @@ class Encoding:
             handed = [[z3.And(assigned[m][p], z3.Or(seen[m][p], z3.Not(z3.Or(
                 [z3.And(in_group[o], seen[o][p]) for o in self.m_range if o != m]))))
                 for p in self.p_range] for m in self.m_range]
-        done = Round(claim, assigned, handed)
+        done = LeaderRun(claim, assigned, handed)
         done.bad = self._bad(done, in_group)
         return done
 
-    def _bad(self, step: Round, in_group: list[Any]) -> dict[str, Any]:
+    def _bad(self, step: LeaderRun, in_group: list[Any]) -> dict[str, Any]:
         z3 = self.z3
         pairs = [(m, o) for m in self.m_range for o in self.m_range if m != o]
         bad = {"I1": z3.Or([z3.And(step.assigned[m][p], step.assigned[o][p])

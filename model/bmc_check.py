@@ -13,16 +13,31 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TypedDict
 
 from .bmc import BmcScope, CodecMix, Encoding, invariants_for
-from .bmc_trace import Trace, read_trace
+from .bmc_trace import Trace, TraceRecord, read_trace
 from .event_shrink import invariant_of
 
-__all__ = ["BmcResult", "Confirm", "check"]
+__all__ = ["BmcRecord", "BmcResult", "Confirm", "check"]
 
 Confirm = Callable[[Trace], list[str]]
 MAX_REFINEMENTS = 12
+
+
+class BmcRecord(TypedDict):
+    """A BMC result as ``prove --bmc --json`` and the matrix write it."""
+
+    protocol: str
+    scope: str
+    depth: int
+    holds: bool
+    verdict: str
+    seconds: float
+    solver_calls: int
+    trace: TraceRecord | None
+    confirmed: bool
+    unconfirmed: list[TraceRecord]
 
 
 @dataclass
@@ -51,7 +66,7 @@ class BmcResult:
         return (f"{len(self.unconfirmed)} model trace(s), none reproduced by the target, "
                 f"up to depth {self.depth}")
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> BmcRecord:
         return {"protocol": self.protocol, "scope": self.scope.text(), "depth": self.depth,
                 "holds": self.holds, "verdict": self.verdict(),
                 "seconds": round(self.seconds, 3), "solver_calls": self.solver_calls,

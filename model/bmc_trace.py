@@ -8,18 +8,21 @@ causes, run to the end); the codec versions a member speaks travel in its ``join
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
-from typing import Any
+from dataclasses import dataclass, field
+from typing import Any, TypedDict
 
 from .bmc import CODEC_FIELDS, INVARIANTS, BmcScope, Encoding
-from .events import Event
+from .event_types import DomainEvent, Join, Leave, MemberEvent, Stall, Wake
+from .group_events import CoordinatorError, Partitions, Settle
 
-__all__ = ["Trace", "read_trace"]
+__all__ = ["Trace", "TraceRecord", "read_trace"]
 
 TopicPartition = tuple[str, int]
 ASSIGNOR = {"EAGER": "sticky", "COOPERATIVE": "cooperative-sticky"}
 HELD = {"EAGER": "claims  ", "COOPERATIVE": "owns    "}  # user data claim / owned partitions
 MISS_ERROR = "REBALANCE_IN_PROGRESS"  # keeps the generation and the partitions
+#: the event a step other than a join replays as
+STEP_EVENTS: dict[str, type[MemberEvent]] = {"leave": Leave, "stall": Stall, "wake": Wake}
 EVENT_TEXT = {"join": "{m} joins", "leave": "{m} leaves", "stall": "{m} stalls and drops out",
               "wake": "{m} wakes and rejoins with its stale state"}
 
@@ -57,6 +60,44 @@ class TraceStep:
     rounds: list[RoundView]
     missed: str | None = None  # its SyncGroup failed in the first rebalance
 
+    def record(self) -> StepRecord:
+        return {"event": self.event, "member": self.member, "leader": self.leader,
+                "rounds": [{"claims": r.claims, "assignment": r.assignment,
+                            "handed": r.handed} for r in self.rounds],
+                "missed": self.missed}
+
+
+class CodecsRecord(TypedDict):
+    subscription_version: int
+    user_data_version: int
+    cooperative_user_data: bool
+
+
+class TraceRound(TypedDict):
+    claims: dict[str, list[TopicPartition]]
+    assignment: dict[str, list[TopicPartition]]
+    handed: dict[str, list[TopicPartition]]
+
+
+class StepRecord(TypedDict):
+    event: str
+    member: str
+    leader: str | None
+    rounds: list[TraceRound]
+    missed: str | None
+
+
+class TraceRecord(TypedDict):
+    """A trace as a report or a replay file's ``bmc`` holds it."""
+
+    protocol: str
+    scope: str
+    invariant: str
+    codecs: dict[str, CodecsRecord]
+    steps: list[StepRecord]
+    story: list[str]
+    replayed: list[str]
+
 
 @dataclass
 class Trace:
@@ -71,25 +112,23 @@ class Trace:
     def joined(self) -> list[str]:
         return [s.member for s in self.steps if s.event == "join"]
 
-    def events(self) -> list[Event]:
+    def events(self) -> list[DomainEvent]:
         """The replay file's events: topic metadata, then each step and a settle."""
-        out: list[Event] = [{"op": "partitions", "topic": f"t{t}",
-                             "count": self.scope.partitions} for t in range(self.scope.topics)]
-        topics = [f"t{t}" for t in range(self.scope.topics)]
+        out: list[DomainEvent] = [Partitions(f"t{t}", self.scope.partitions)
+                            for t in range(self.scope.topics)]
+        topics = tuple(f"t{t}" for t in range(self.scope.topics))
         for step in self.steps:
             if step.missed:
-                out.append({"op": "error", "member": step.missed, "api": "sync",
-                            "error": MISS_ERROR})
+                out.append(CoordinatorError(step.missed, "sync", MISS_ERROR))
             if step.event == "join":
                 c = self.codecs[step.member]
-                out.append({"op": "join", "member": step.member, "topics": topics,
-                            "assignors": [ASSIGNOR[self.protocol]], "profile": "kip",
-                            "subscription_version": c.subscription_version,
-                            "user_data_version": c.user_data_version,
-                            "cooperative_user_data": c.cooperative_user_data})
+                out.append(Join(step.member, topics, (ASSIGNOR[self.protocol],),
+                                profile="kip", subscription_version=c.subscription_version,
+                                user_data_version=c.user_data_version,
+                                cooperative_user_data=c.cooperative_user_data))
             else:
-                out.append({"op": step.event, "member": step.member})
-            out.append({"op": "settle"})
+                out.append(STEP_EVENTS[step.event](step.member))
+            out.append(Settle())
         return out
 
     def story(self) -> list[str]:
@@ -143,11 +182,14 @@ class Trace:
         step = self.steps[-1]
         return step.rounds[-1] if self.at_second else step.rounds[0]
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> TraceRecord:
         return {"protocol": self.protocol, "scope": self.scope.text(),
                 "invariant": self.invariant,
-                "codecs": {m: asdict(c) for m, c in self.codecs.items()},
-                "steps": [asdict(s) for s in self.steps], "story": self.story(),
+                "codecs": {m: {"subscription_version": c.subscription_version,
+                               "user_data_version": c.user_data_version,
+                               "cooperative_user_data": c.cooperative_user_data}
+                           for m, c in self.codecs.items()},
+                "steps": [s.record() for s in self.steps], "story": self.story(),
                 "replayed": self.replayed}
 
 

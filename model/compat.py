@@ -13,19 +13,51 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import NotRequired, TypedDict
 
 from .bmc import BmcScope, CodecMix, invariants_for
-from .bmc_check import BmcResult, Confirm, check
+from .bmc_check import BmcRecord, BmcResult, Confirm, check
+from .bmc_trace import TraceRecord
 
-__all__ = ["CELLS", "Cell", "CellResult", "Matrix", "compatibility_matrix"]
+__all__ = ["CELLS", "CompatCell", "CellResult", "Matrix", "compatibility_matrix"]
 
 COLUMNS = ("I1", "I5", "I6")
 ALL_SUBSCRIPTIONS = ("subscription_version", (0, 1, 2, 3))
 
 
+class InvariantRecord(BmcRecord):
+    """One invariant of a cell: its BMC result, the cell's mark, and the trace that breaks
+    it after another invariant broke first (None: none)."""
+
+    mark: str
+    after_another: TraceRecord | None
+    #: the replay file of the trace (``prove --matrix`` fills it in where it saves one)
+    replay_file: str | None
+
+
+class CellRecord(TypedDict):
+    protocol: str
+    codecs: str
+    every: dict[str, list[int]]
+    some_member: dict[str, list[int]]
+    exactly_one: bool
+    invariants: dict[str, InvariantRecord]
+
+
+class MatrixRecord(TypedDict):
+    """The matrix as ``prove --matrix`` writes it (``groupcheck-compat/1``)."""
+
+    format: str
+    scope: str
+    depth: int
+    seconds: float
+    cells: list[CellRecord]
+    #: the command that made it (``prove --matrix`` adds it)
+    command: NotRequired[str]
+
+
 @dataclass(frozen=True)
-class Cell:
+class CompatCell:
     protocol: str
     label: str
     mix: CodecMix
@@ -36,26 +68,26 @@ def _mix(every: dict[str, tuple[int, ...]], some: dict[str, tuple[int, ...]] | N
     return CodecMix(tuple(every.items()), tuple((some or {}).items()), exactly)
 
 
-CELLS: tuple[Cell, ...] = (
-    Cell("EAGER", "every member on sticky user data v1 (KIP-341)",
+CELLS: tuple[CompatCell, ...] = (
+    CompatCell("EAGER", "every member on sticky user data v1 (KIP-341)",
          _mix({"user_data_version": (1,)})),
-    Cell("EAGER", "any member on sticky user data v0, the rest on v0 or v1",
+    CompatCell("EAGER", "any member on sticky user data v0, the rest on v0 or v1",
          _mix({}, {"user_data_version": (0,)})),
-    Cell("EAGER", "one member on sticky user data v0, the others on v1",
+    CompatCell("EAGER", "one member on sticky user data v0, the others on v1",
          _mix({}, {"user_data_version": (0,)}, exactly=True)),
-    Cell("EAGER", "every member on sticky user data v0 (pre-KIP-341)",
+    CompatCell("EAGER", "every member on sticky user data v0 (pre-KIP-341)",
          _mix({"user_data_version": (0,)})),
-    Cell("COOPERATIVE", "every member on subscription v2+ (generation in the subscription)",
+    CompatCell("COOPERATIVE", "every member on subscription v2+ (generation in the subscription)",
          _mix({"subscription_version": (2, 3)})),
-    Cell("COOPERATIVE", "every member on subscription v1 with cooperative user data",
+    CompatCell("COOPERATIVE", "every member on subscription v1 with cooperative user data",
          _mix({"subscription_version": (1,), "cooperative_user_data": (1,)})),
-    Cell("COOPERATIVE", "members on v1 + user data and on v2+, mixed",
+    CompatCell("COOPERATIVE", "members on v1 + user data and on v2+, mixed",
          _mix({"subscription_version": (1, 2, 3), "cooperative_user_data": (1,)},
               {"subscription_version": (1,)})),
-    Cell("COOPERATIVE", "any member on subscription v1 without user data (no generation)",
+    CompatCell("COOPERATIVE", "any member on subscription v1 without user data (no generation)",
          _mix({"subscription_version": (1, 2, 3)},
               {"subscription_version": (1,), "cooperative_user_data": (0,)})),
-    Cell("COOPERATIVE", "any member on subscription v0 (no owned partitions)",
+    CompatCell("COOPERATIVE", "any member on subscription v0 (no owned partitions)",
          _mix({}, {"subscription_version": (0,)})),
 )
 
@@ -65,7 +97,7 @@ class CellResult:
     """Per invariant: the search for a trace on which it breaks first (replayed), and, when
     there is none, ``masked``: a model trace on which it breaks after another one."""
 
-    cell: Cell
+    cell: CompatCell
     results: dict[str, BmcResult]
     masked: dict[str, BmcResult] = field(default_factory=dict)
 
@@ -107,7 +139,7 @@ class Matrix:
         return [(c, i, r) for c in self.cells for i, r in c.results.items()
                 if r.trace is not None]
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> MatrixRecord:
         return {"format": "groupcheck-compat/1", "scope": self.scope.text(),
                 "depth": self.depth, "seconds": round(self.seconds, 3),
                 "cells": [{"protocol": c.cell.protocol, "codecs": c.cell.label,
@@ -115,19 +147,20 @@ class Matrix:
                            "some_member": {k: list(v) for k, v in c.cell.mix.some},
                            "exactly_one": c.cell.mix.exactly,
                            "invariants": {i: {**r.to_dict(), "mark": c.mark(i),
-                                              "after_another": _late(c, i)}
+                                              "after_another": _late(c, i),
+                                              "replay_file": None}
                                           for i, r in c.results.items()}}
                           for c in self.cells]}
 
 
-def _late(cell: CellResult, invariant: str) -> dict[str, Any] | None:
+def _late(cell: CellResult, invariant: str) -> TraceRecord | None:
     late = cell.masked.get(invariant)
     return late.trace.to_dict() if late is not None and late.trace is not None else None
 
 
 def compatibility_matrix(scope: BmcScope, depth: int,
                          confirm_for: Callable[[str], Confirm | None],
-                         cells: tuple[Cell, ...] = CELLS,
+                         cells: tuple[CompatCell, ...] = CELLS,
                          on_cell: Callable[[int, str], None] | None = None) -> Matrix:
     """Every cell × invariant; ``confirm_for(protocol)`` replays traces on an implementation;
     ``on_cell`` is told the cells done and the last one's label."""

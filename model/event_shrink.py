@@ -15,7 +15,7 @@ import time
 from collections.abc import Callable
 
 from ..properties.group import GroupTarget
-from .events import Event
+from .events import DomainEvent
 from .promises import Promises
 from .replay import replay_events
 
@@ -29,19 +29,19 @@ def invariant_of(violation: str) -> str:
     return found.group(0) if found else ""
 
 
-def _reproduces(events: list[Event], make_target: Callable[[], GroupTarget],
+def _reproduces(events: list[DomainEvent], make_target: Callable[[], GroupTarget],
                 invariant: str, promises: Promises | None, generations: bool = True
                 ) -> list[str]:
     violations = replay_events(make_target(), events, promises, generations).violations
     return violations if any(invariant_of(v) == invariant for v in violations) else []
 
 
-def minimize(events: list[Event], make_target: Callable[[], GroupTarget],
+def minimize(events: list[DomainEvent], make_target: Callable[[], GroupTarget],
              invariant: str, max_replays: int = 2000,
              seconds: float | None = None,
              promises: Promises | None = None, generations: bool = True,
              on_replay: Callable[[int, int], None] | None = None
-             ) -> tuple[list[Event], list[str]]:
+             ) -> tuple[list[DomainEvent], list[str]]:
     """The smallest sub-list found that still violates ``invariant``, and its violations;
     with ``seconds``, the smallest found by then (1-minimal only if time allowed).
     ``on_replay`` is told the replays so far and the events kept, after each replay."""
@@ -58,10 +58,10 @@ def minimize(events: list[Event], make_target: Callable[[], GroupTarget],
             on_replay(replays, len(current))
         return replays < max_replays and (deadline is None or time.monotonic() < deadline)
 
-    for member in sorted({str(e["member"]) for e in current if "member" in e}):
+    for member in sorted({e.who for e in current if e.who is not None}):
         if not more():
             break
-        candidate = [e for e in current if e.get("member") != member]
+        candidate = [e for e in current if e.who != member]
         replays += 1
         found = (_reproduces(candidate, make_target, invariant, promises, generations)
                  if candidate else [])

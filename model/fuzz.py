@@ -4,7 +4,10 @@
 held) or the shrunk failure as events plus violations, ready to be saved as a replay file.
 The same seed gives the same examples. With a ``deadline`` the run ends at the first event
 after it, with the examples played so far (``FuzzResult.stopped``; the one cut short
-counts as begun, not judged whole).
+counts as begun, not judged whole). A target's `HarnessError` ends the run as it is:
+neither judged nor shrunk. Real clients do not always fail, or let the machine draw, the same
+way twice: when Hypothesis's replay of a failing example goes otherwise (`Flaky`), the
+failure the example met first is the run's; an error of Hypothesis's own is a harness error.
 """
 
 from __future__ import annotations
@@ -15,16 +18,17 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 
 from hypothesis import HealthCheck, Phase, Verbosity, seed, settings
-from hypothesis.errors import FlakyFailure
+from hypothesis.errors import Flaky, HypothesisException
 from hypothesis.stateful import run_state_machine_as_test
 
 from ..properties.group import GroupTarget
+from ..properties.harness import HarnessError
 from .event_shrink import invariant_of, minimize
-from .events import Event
-from .machine import MachineConfig, ViolationFound, make_machine
+from .events import DomainEvent
+from .machine import HarnessAbort, MachineConfig, ViolationFound, make_machine
 from .stats import Stats
 
-__all__ = ["PROFILES", "FuzzResult", "fuzz"]
+__all__ = ["PROFILES", "FuzzResult", "first_failure", "fuzz"]
 
 
 class _OutOfTime(KeyboardInterrupt):
@@ -67,14 +71,28 @@ def process_independent_draws() -> Iterator[None]:
         cache.cache.clear()
 
 
+def first_failure(flaky: Flaky, met: list[Exception]) -> Exception:
+    """What a run whose failing example did not replay alike (real clients) failed on: the
+    violation Hypothesis saw, else the first one an example met, else the first failure of
+    the target; a run that met none failed in Hypothesis, a `HarnessError`."""
+    seen = [e for e in getattr(flaky, "exceptions", ()) if isinstance(e, ViolationFound)]
+    found = seen or [e for e in met if isinstance(e, ViolationFound)] or met
+    if found:
+        return found[0]
+    return HarnessError(f"hypothesis: {type(flaky).__name__}: {str(flaky)[:300]}",
+                        thread="hypothesis")
+
+
 @dataclass
 class FuzzResult:
     examples: int
     seconds: float
     steps: int
     violations: list[str] = field(default_factory=list)
-    events: list[Event] = field(default_factory=list)
+    events: list[DomainEvent] = field(default_factory=list)
     stats: Stats = field(default_factory=Stats)
+    #: invariant → the events of the first example where Kafka's own behaviour broke it
+    inherited_events: dict[str, list[DomainEvent]] = field(default_factory=dict)
     stopped: bool = False  # the deadline came before the examples asked for were played
 
     @property
@@ -86,13 +104,16 @@ def fuzz(target_factory: Callable[[], GroupTarget], config: MachineConfig, *,
          profile: str = "ci", max_examples: int | None = None, seed_value: int = 0,
          progress: Callable[[int, int], None] | None = None,
          shrink_seconds: float | None = None, stats: Stats | None = None,
+         inherited: dict[str, list[DomainEvent]] | None = None,
          deadline: float | None = None) -> FuzzResult:
     """Run the machine; ``progress(examples, steps)`` is called as examples finish.
     ``shrink_seconds`` bounds the shrinking for slow targets: Hypothesis's own shrink phase
     is then skipped and the delta-debugging pass stops when the time is up. ``stats``
-    (default: a fresh one, returned in the result) collects judgements and figures.
-    ``deadline`` (``time.perf_counter``): no event runs after it."""
+    (default: a fresh one, returned in the result) collects judgements and figures, and
+    ``inherited`` (likewise) the events of the first example where Kafka's own behaviour
+    broke each invariant. ``deadline`` (``time.perf_counter``): no event runs after it."""
     stats = Stats() if stats is None else stats
+    inherited = {} if inherited is None else inherited
     examples, steps = PROFILES[profile]
     if max_examples is not None:
         examples = max_examples
@@ -113,7 +134,9 @@ def fuzz(target_factory: Callable[[], GroupTarget], config: MachineConfig, *,
         counters["steps"] += 1
         on_time()
 
-    machine = make_machine(counted_factory, config, on_event=count_event, stats=stats)
+    met: list[Exception] = []
+    machine = make_machine(counted_factory, config, on_event=count_event, stats=stats,
+                           inherited=inherited, met=met)
     seeded = seed(seed_value)(machine)
     chosen = settings(max_examples=examples, stateful_step_count=steps, deadline=None,
                       database=None, print_blob=False, report_multiple_bugs=False,
@@ -125,14 +148,18 @@ def fuzz(target_factory: Callable[[], GroupTarget], config: MachineConfig, *,
         try:
             with process_independent_draws():
                 _run_machine(seeded, settings=chosen)
-        except FlakyFailure as flaky:  # a real client did not fail the same way twice
-            found = [e for e in flaky.exceptions if isinstance(e, ViolationFound)]
-            if not found:
-                raise
-            raise found[0] from None
+        except Flaky as flaky:  # a real client did not fail, or draw, the same way twice
+            failure = first_failure(flaky, met)
+            raise failure from flaky if isinstance(failure, HarnessError) else None
+        except HarnessAbort as abort:  # the harness failed: no verdict, nothing shrunk
+            raise abort.error  # noqa: B904 - the error carries its own cause
+        except HypothesisException as exc:  # Hypothesis's own trouble is no client's
+            raise HarnessError(f"hypothesis: {type(exc).__name__}: {exc}",
+                               thread="hypothesis") from exc
     except _OutOfTime:
         return FuzzResult(counters["examples"], time.perf_counter() - started,
-                          counters["steps"], stats=stats, stopped=True)
+                          counters["steps"], stats=stats, inherited_events=inherited,
+                          stopped=True)
     except ViolationFound as failure:
         if deadline is not None:  # the shrink ends by the deadline too
             shrink_seconds = max(min(shrink_seconds if shrink_seconds is not None
@@ -143,6 +170,6 @@ def fuzz(target_factory: Callable[[], GroupTarget], config: MachineConfig, *,
                                       generations=config.generations)
         return FuzzResult(counters["examples"], time.perf_counter() - started,
                           counters["steps"], violations or failure.violations,
-                          events if violations else failure.events, stats)
+                          events if violations else failure.events, stats, inherited)
     return FuzzResult(counters["examples"], time.perf_counter() - started, counters["steps"],
-                      stats=stats)
+                      stats=stats, inherited_events=inherited)

@@ -16,42 +16,49 @@ membership, where a sticky assignor must move nothing (I4a).
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any, cast
+from typing import cast
 
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant
 
 from ..properties.group import GroupTarget
-from .events import Event, apply_event
+from .event_types import DomainEvent
+from .events import apply_event
+from .group_events import Partitions, Settle
 from .machine_config import UPGRADE_PATH, MachineConfig, config_for, wire_config
 from .machine_rules import GroupRules
+from .machine_state import HarnessAbort, carried
 from .stats import Stats
 
-__all__ = ["UPGRADE_PATH", "EmptyStart", "GroupMachine", "MachineConfig", "SettledStart",
-           "ViolationFound", "config_for", "make_machine", "wire_config"]
+__all__ = ["UPGRADE_PATH", "EmptyStart", "GroupMachine", "HarnessAbort", "MachineConfig",
+           "SettledStart", "ViolationFound", "config_for", "make_machine", "wire_config"]
 
 
 class ViolationFound(AssertionError):
     """The model objected; ``events`` replays it, ``violations`` says what broke."""
 
-    def __init__(self, violations: list[str], events: list[Event]) -> None:
+    def __init__(self, violations: list[str], events: list[DomainEvent]) -> None:
         self.violations = violations
-        self.events = [dict(e) for e in events]
+        self.events = list(events)
         super().__init__(f"{violations[0]} (after {len(events)} events)")
 
 
 class GroupMachine(GroupRules):
     """The rules, applied through `run`, and the invariants that judge each step."""
 
-    def run(self, event: Event) -> None:
+    def run(self, event: DomainEvent) -> None:
         if self.on_event is not None:
             self.on_event()
         self.events.append(event)
-        self.last = apply_event(event, self.target, self.model)
-        if self.stats is not None:
+        try:
+            with carried():
+                self.last = apply_event(event, self.target, self.model)
+        except Exception as exc:
+            self._met(exc)
+            raise
+        if self.inherited is not None:
             for text in self.model.labelled:
-                self.stats.inherited_events.setdefault(text.split(": ")[1].split()[0],
-                                                       [dict(e) for e in self.events])
+                self.inherited.setdefault(text.split(": ")[1].split()[0], list(self.events))
         self.model.labelled.clear()
 
     # --- invariants: one per id ----------------------------------------------------------
@@ -61,7 +68,13 @@ class GroupMachine(GroupRules):
         if hits:
             if self.stats is not None:
                 self.stats.violation_seen()
-            raise ViolationFound(hits, self.events)
+            found = ViolationFound(hits, self.events)
+            self._met(found)
+            raise found
+
+    def _met(self, failure: Exception) -> None:
+        if self.met is not None:
+            self.met.append(failure)
 
     @invariant()
     def exclusive_ownership(self) -> None:
@@ -110,7 +123,7 @@ class EmptyStart(GroupMachine):
     @initialize()
     def topics_exist(self) -> None:
         for topic, count in sorted(self.config.topics.items()):
-            self.run({"op": "partitions", "topic": topic, "count": count})
+            self.run(Partitions(topic, count))
 
 
 class SettledStart(GroupMachine):
@@ -120,21 +133,25 @@ class SettledStart(GroupMachine):
     @initialize(data=st.data())
     def topics_and_members_exist(self, data: st.DataObject) -> None:
         for topic, count in sorted(self.config.topics.items()):
-            self.run({"op": "partitions", "topic": topic, "count": count})
+            self.run(Partitions(topic, count))
         for _ in range(self.config.initial_members):
             self.member_joins(data, settle=False)
-        self.run({"op": "settle"})
+        self.run(Settle())
 
 
 def make_machine(target_factory: Callable[[], GroupTarget], config: MachineConfig,
                  on_event: Callable[[], None] | None = None,
-                 stats: Stats | None = None) -> type[RuleBasedStateMachine]:
+                 stats: Stats | None = None,
+                 inherited: dict[str, list[DomainEvent]] | None = None,
+                 met: list[Exception] | None = None) -> type[RuleBasedStateMachine]:
     """A state-machine class driving fresh targets from ``target_factory``;
     ``on_event`` is told of every event applied (for progress counters); ``stats`` collects
-    judgements and figures over every example. Each call binds a fresh subclass."""
+    judgements and figures over every example, ``inherited`` for each invariant the events
+    of the first example where Kafka's own behaviour broke it; ``met`` gets every failure an
+    example met, in order. Each call binds a fresh subclass."""
     start = SettledStart if config.initial_members else EmptyStart
-    bound: dict[str, Any] = {
+    return cast(type[GroupMachine], type("GroupMachine", (start,), {
         "target_factory": staticmethod(target_factory), "config": config,
         "on_event": None if on_event is None else staticmethod(on_event), "stats": stats,
-        "__doc__": start.__doc__, "__qualname__": "GroupMachine"}
-    return cast(type[GroupMachine], type("GroupMachine", (start,), bound))
+        "inherited": inherited, "met": met, "__doc__": start.__doc__,
+        "__qualname__": "GroupMachine"}))

@@ -10,7 +10,30 @@ from __future__ import annotations
 from hypothesis import strategies as st
 from hypothesis.stateful import precondition, rule
 
-from .machine_state import GroupState
+from .event_types import (
+    Crash,
+    Join,
+    Leave,
+    Pause,
+    Rejoin,
+    Resume,
+    SlowRevoke,
+    Stall,
+    Subscribe,
+    Unsubscribe,
+    Wake,
+)
+from .group_events import (
+    CoordinatorError,
+    Delay,
+    DeleteTopic,
+    Partitions,
+    Poll,
+    Produce,
+    Settle,
+    SyncAnswerOrder,
+)
+from .machine_state import MachineState
 
 __all__ = ["GroupRules"]
 
@@ -21,7 +44,7 @@ ERRORS = {"sync": ("ILLEGAL_GENERATION", "UNKNOWN_MEMBER_ID", "REBALANCE_IN_PROG
 DELAYS = {"join": (300, 1500), "sync": (300, 1500), "heartbeat": (300, 1500)}
 
 
-class GroupRules(GroupState):
+class GroupRules(MachineState):
     """Membership, metadata, pauses, records, coordinator faults and time, each gated by
     what the machine's `config` allows."""
 
@@ -50,18 +73,20 @@ class GroupRules(GroupState):
                                               or list(self.config.strategies)), label="as")
         for member in free[:count]:
             self.run(self.join_event(data, member, topics, assignors))
-        self.run({"op": "settle"})
+        self.run(Settle())
         leader = self.leader()
         if self.config.rejoins and leader and data.draw(st.booleans(), label="then rejoin"):
-            self.run({"op": "rejoin", "member": leader})
-            self.run({"op": "settle"})
+            self.run(Rejoin(leader))
+            self.run(Settle())
 
     @precondition(lambda self: self.config.rejoins and self.leader() is not None)
     @rule(data=st.data())
     def leader_enforces_rebalance(self, data: st.DataObject) -> None:
         """The leader asks for a rebalance (KIP-568): the group rebalances with unchanged
         membership, so a balanced assignment stays where it is (I4a)."""
-        self.run({"op": "rejoin", "member": self.leader()})
+        leader = self.leader()
+        if leader is not None:  # the precondition holds: it always is
+            self.run(Rejoin(leader))
         self.then_maybe_settle(data)
 
     @precondition(lambda self: bool(self.present()))
@@ -69,7 +94,7 @@ class GroupRules(GroupState):
     def member_leaves(self, data: st.DataObject) -> None:
         member = data.draw(st.sampled_from(self.present()), label="member")
         self.stalled.discard(member)
-        self.run({"op": "leave", "member": member})
+        self.run(Leave(member))
         self.then_maybe_settle(data)
 
     @precondition(lambda self: self.config.faults and self.config.crashes
@@ -78,7 +103,7 @@ class GroupRules(GroupState):
     def member_crashes(self, data: st.DataObject) -> None:
         member = data.draw(st.sampled_from(self.present()), label="member")
         self.stalled.discard(member)
-        self.run({"op": "crash", "member": member})
+        self.run(Crash(member))
         self.then_maybe_settle(data)
 
     @precondition(lambda self: self.config.faults and self.config.stalls
@@ -87,7 +112,7 @@ class GroupRules(GroupState):
     def member_stalls(self, data: st.DataObject) -> None:
         member = data.draw(st.sampled_from(sorted(set(self.present()) - self.stalled)))
         self.stalled.add(member)
-        self.run({"op": "stall", "member": member})
+        self.run(Stall(member))
         self.then_maybe_settle(data)
 
     @precondition(lambda self: bool(self.stalled))
@@ -95,7 +120,7 @@ class GroupRules(GroupState):
     def member_wakes(self, data: st.DataObject) -> None:
         member = data.draw(st.sampled_from(sorted(self.stalled)), label="member")
         self.stalled.discard(member)
-        self.run({"op": "wake", "member": member})
+        self.run(Wake(member))
         self.then_maybe_settle(data)
 
     @precondition(lambda self: bool(self.config.upgrades) and bool(self.present()))
@@ -110,12 +135,12 @@ class GroupRules(GroupState):
         if not choices:
             return
         self.stalled.discard(member)
-        self.run({"op": "leave", "member": member})
-        self.run({"op": "join", "member": member, "topics": sorted(spec.topics),
-                  "assignors": list(data.draw(st.sampled_from(choices), label="as")),
-                  "profile": spec.profile,
-                  "subscription_version": spec.subscription_version,
-                  "user_data_version": spec.user_data_version})
+        self.run(Leave(member))
+        self.run(Join(member, tuple(sorted(spec.topics)),
+                      tuple(data.draw(st.sampled_from(choices), label="as")),
+                      profile=spec.profile,
+                      subscription_version=spec.subscription_version,
+                      user_data_version=spec.user_data_version))
 
     @precondition(lambda self: self.config.subscriptions and bool(self.present()))
     @rule(data=st.data())
@@ -123,14 +148,14 @@ class GroupRules(GroupState):
         member = data.draw(st.sampled_from(self.present()), label="member")
         topics = data.draw(st.lists(st.sampled_from(sorted(self.model.partitions)),
                                     min_size=1, unique=True).map(sorted), label="topics")
-        self.run({"op": "subscribe", "member": member, "topics": topics})
+        self.run(Subscribe(member, tuple(topics)))
 
     @precondition(lambda self: self.config.unsubscribes and bool(self.present()))
     @rule(data=st.data())
     def member_unsubscribes(self, data: st.DataObject) -> None:
         """KIP-70: commit, release every owned partition through the listener, leave."""
         member = data.draw(st.sampled_from(self.present()), label="member")
-        self.run({"op": "unsubscribe", "member": member})
+        self.run(Unsubscribe(member))
         self.then_maybe_settle(data)
         # A second chance to settle, kept so seeds give the same examples as before: the
         # closure this class replaced had this call stranded here by an edit (39dbf84).
@@ -143,14 +168,14 @@ class GroupRules(GroupState):
     def topic_grows(self, data: st.DataObject) -> None:
         topic = data.draw(st.sampled_from(sorted(self.model.partitions)), label="topic")
         count = self.model.partitions[topic] + data.draw(st.integers(1, 2), label="more")
-        self.run({"op": "partitions", "topic": topic, "count": count})
+        self.run(Partitions(topic, count))
         self.then_maybe_settle(data)
 
     @precondition(lambda self: self.config.metadata and len(self.model.partitions) > 1)
     @rule(data=st.data())
     def topic_is_deleted(self, data: st.DataObject) -> None:
         topic = data.draw(st.sampled_from(sorted(self.model.partitions)), label="topic")
-        self.run({"op": "delete_topic", "topic": topic})
+        self.run(DeleteTopic(topic))
         self.then_maybe_settle(data)
 
     # --- pause, records, faults ----------------------------------------------------------
@@ -162,7 +187,7 @@ class GroupRules(GroupState):
         owned = self.owned(member)
         if owned:
             parts = data.draw(st.lists(st.sampled_from(owned), min_size=1, unique=True))
-            self.run({"op": "pause", "member": member, "partitions": sorted(parts)})
+            self.run(Pause(member, tuple(sorted(parts))))
 
     @precondition(lambda self: self.config.pauses and bool(self.present()))
     @rule(data=st.data())
@@ -172,14 +197,14 @@ class GroupRules(GroupState):
         marks = sorted(view.paused) if view else []
         if marks:
             parts = data.draw(st.lists(st.sampled_from(marks), min_size=1, unique=True))
-            self.run({"op": "resume", "member": member, "partitions": sorted(parts)})
+            self.run(Resume(member, tuple(sorted(parts))))
 
     @precondition(lambda self: bool(self.model.partitions))
     @rule(data=st.data())
     def records_arrive(self, data: st.DataObject) -> None:
         topic = data.draw(st.sampled_from(sorted(self.model.partitions)), label="topic")
         partition = data.draw(st.integers(0, self.model.partitions[topic] - 1))
-        self.run({"op": "produce", "topic": topic, "partition": partition})
+        self.run(Produce(topic, partition))
 
     @precondition(lambda self: self.config.faults and bool(self.present()))
     @rule(data=st.data())
@@ -187,7 +212,7 @@ class GroupRules(GroupState):
         member = data.draw(st.sampled_from(self.present()), label="member")
         api = data.draw(st.sampled_from(sorted(ERRORS)), label="api")
         error = data.draw(st.sampled_from(ERRORS[api]), label="error")
-        self.run({"op": "error", "member": member, "api": api, "error": error})
+        self.run(CoordinatorError(member, api, error))
 
     @precondition(lambda self: self.config.faults and self.config.delays
                   and bool(self.present()))
@@ -197,7 +222,7 @@ class GroupRules(GroupState):
         member = data.draw(st.sampled_from(self.present()), label="member")
         api = data.draw(st.sampled_from(sorted(DELAYS)), label="api")
         ms = data.draw(st.sampled_from(DELAYS[api]), label="ms")
-        self.run({"op": "delay", "member": member, "api": api, "ms": ms})
+        self.run(Delay(member, api, ms))
 
     @precondition(lambda self: self.config.sync_orders and len(self.present()) > 1)
     @rule(data=st.data())
@@ -207,22 +232,22 @@ class GroupRules(GroupState):
         does); it waits for the next rebalance the story brings."""
         member = data.draw(st.sampled_from(self.present()), label="member")
         leader_first = data.draw(st.booleans(), label="leader_first")
-        self.run({"op": "sync_order", "member": member, "leader_first": leader_first})
+        self.run(SyncAnswerOrder(member, leader_first))
 
     @precondition(lambda self: self.config.slow_revokes and bool(self.present()))
     @rule(data=st.data())
     def member_revokes_slowly(self, data: st.DataObject) -> None:
         """The member's next revoke callback outlasts the rebalance (wire targets)."""
         member = data.draw(st.sampled_from(self.present()), label="member")
-        self.run({"op": "slow_revoke", "member": member})
+        self.run(SlowRevoke(member))
         self.then_maybe_settle(data)
 
     # --- time ----------------------------------------------------------------------------
 
     @rule(steps=st.integers(1, 12))
     def protocol_steps(self, steps: int) -> None:
-        self.run({"op": "poll", "steps": steps})
+        self.run(Poll(steps))
 
     @rule()
     def group_settles(self) -> None:
-        self.run({"op": "settle"})
+        self.run(Settle())

@@ -1,54 +1,81 @@
 """What the state machine's rules read: its configuration and the group as the model sees it.
 
-`GroupState` is the state half of the machine (`GroupMachine` in model/machine.py): the
+`MachineState` is the state half of the machine (`GroupMachine` in model/machine.py): the
 configuration `make_machine` binds as class attributes, a fresh target and reference model
 per example, and the helpers the rules (model/machine_rules.py) draw their events from.
+Every call into the target runs under `carried`: a target's `HarnessError` (the harness
+failed, not the group) leaves Hypothesis as a `HarnessAbort`, never judged or shrunk.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import Any
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine
 
 from ..properties.group import GroupTarget, MemberView
-from .events import Event
+from ..properties.harness import HarnessError
+from .event_types import DomainEvent, Join
+from .group_events import Settle
 from .machine_config import MachineConfig
 from .spec import ReferenceModel
 from .stats import Stats
 
-__all__ = ["GroupState"]
+__all__ = ["HarnessAbort", "MachineState", "carried"]
 
 NAMES = ("c1", "c2", "c3", "c4", "c5", "c6")
 
 
-class GroupState(RuleBasedStateMachine):
+class HarnessAbort(BaseException):
+    """A target's `HarnessError` on its way out of Hypothesis, which would judge and shrink
+    any Exception as a failing example; a BaseException ends the run at once instead."""
+
+    def __init__(self, error: HarnessError) -> None:
+        super().__init__(str(error))
+        self.error = error
+
+
+@contextmanager
+def carried() -> Iterator[None]:
+    """Around every call into the target: its `HarnessError` leaves as a `HarnessAbort`."""
+    try:
+        yield
+    except HarnessError as exc:
+        raise HarnessAbort(exc) from exc
+
+
+class MachineState(RuleBasedStateMachine):
     """One example's target and model, and what the rules ask of them. The class attributes
     are bound by `make_machine`: where fresh targets come from, what the machine may do, who
     is told of every event applied (progress counters), and where judgements and figures
-    over every example go."""
+    over every example go (and the events of the first example where Kafka's own behaviour
+    broke an invariant)."""
 
     target_factory: Callable[[], GroupTarget]
     config: MachineConfig
     on_event: Callable[[], None] | None = None
     stats: Stats | None = None
+    inherited: dict[str, list[DomainEvent]] | None = None
+    met: list[Exception] | None = None  # every failure an example met, in order
 
     def __init__(self) -> None:
         super().__init__()
-        self.target = self.target_factory()
+        with carried():
+            self.target = self.target_factory()
         self.model = ReferenceModel(promises=self.config.promises, stats=self.stats,
                                     generations=self.config.generations)
-        self.events: list[Event] = []
+        self.events: list[DomainEvent] = []
         self.last: list[str] = []
         self.stalled: set[str] = set()
         self.member_names = NAMES[:max(self.config.max_members, 1)]
 
     def teardown(self) -> None:
-        self.target.close()
+        with carried():
+            self.target.close()
 
-    def run(self, event: Event) -> None:
+    def run(self, event: DomainEvent) -> None:
         """Apply one event and keep what the model objected to (`GroupMachine.run`)."""
         raise NotImplementedError
 
@@ -56,7 +83,7 @@ class GroupState(RuleBasedStateMachine):
         """Half the time the group settles right after an event: rebalances complete
         often enough to matter, and the shrinker can still drop the settle."""
         if data.draw(st.booleans(), label="then settle"):
-            self.run({"op": "settle"})
+            self.run(Settle())
 
     def present(self) -> list[str]:
         return [n for n in self.member_names if n in self.model.members]
@@ -69,15 +96,14 @@ class GroupState(RuleBasedStateMachine):
         return last.leader if last and last.leader in self.model.members else None
 
     def join_event(self, data: st.DataObject, member: str, topics: list[str],
-                   assignors: tuple[str, ...]) -> dict[str, Any]:
+                   assignors: tuple[str, ...]) -> Join:
         config = self.config
-        return {"op": "join", "member": member, "topics": topics,
-                "assignors": list(assignors),
-                "profile": data.draw(st.sampled_from(config.profiles), label="profile"),
-                "subscription_version": data.draw(
-                    st.sampled_from(config.subscription_versions), label="sv"),
-                "user_data_version": data.draw(
-                    st.sampled_from(config.user_data_versions), label="uv")}
+        return Join(member, tuple(topics), assignors,
+                    profile=data.draw(st.sampled_from(config.profiles), label="profile"),
+                    subscription_version=data.draw(
+                        st.sampled_from(config.subscription_versions), label="sv"),
+                    user_data_version=data.draw(
+                        st.sampled_from(config.user_data_versions), label="uv"))
 
     def draw_topics(self, data: st.DataObject) -> list[str]:
         return data.draw(st.lists(st.sampled_from(sorted(self.model.partitions)),

@@ -14,17 +14,52 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Required, TypedDict
 
 from ..properties.group import GroupTarget, GroupView
+from ..properties.jsonl_shapes import JSONObject, ProfileJson
 from ..properties.saved_json import file_stem, save_as
-from .events import Event, apply_event
+from .bmc_trace import TraceRecord
+from .event_registry import EventRecord
+from .events import DomainEvent, EventFormatError, apply_event, read_events, write_events
 from .promises import Promises
 from .spec import ReferenceModel
 
-__all__ = ["Outcome", "load", "replay_events", "replay_file", "save"]
+__all__ = ["Outcome", "ReplayFile", "ReplayNotes", "load", "replay_events", "replay_file",
+           "save"]
 
 FORMAT = "groupcheck-replay/1"
+
+
+class ReplayNotes(TypedDict, total=False):
+    """What a replay file may hold beside its events, where its writer knows it: the target
+    and assignor, that Kafka's own behaviour broke the invariant, the story and the wire log
+    of the run that found it, the BMC trace it came from, the client's account of itself."""
+
+    target: str
+    assignor: str | None
+    inheritedFromKafka: bool
+    story: list[str]
+    wire_log: list[str]
+    bmc: TraceRecord
+    clientProfile: ProfileJson
+
+
+class ReplayFile(ReplayNotes, total=False):
+    """A replay file (docs/reference/file-formats.md): its events, what they broke, and the
+    notes other commands add (``note``, ``shrink``, ``upgrade``, ``confirmed_on``,
+    ``reproduces``)."""
+
+    format: Required[str]
+    seed: int | None
+    invariant: str
+    violations: list[str]
+    events: Required[list[EventRecord]]
+    note: str
+    shrink: JSONObject
+    upgrade: JSONObject
+    confirmed_on: list[str]
+    reproduces: list[str]
 
 
 @dataclass
@@ -34,55 +69,6 @@ class Outcome:
     events_run: int = 0
     #: the group's view after each event run (None where the event showed none)
     views: list[GroupView | None] = field(default_factory=list)
-
-
-def _describe(event: Event) -> str:
-    op = event["op"]
-    who = event.get("member", "")
-    if op == "join":
-        no_ud = "" if event.get("cooperative_user_data", True) else ", no cooperative user data"
-        runs = f" on {event['client']}" if event.get("client") else ""
-        return (f"{who} joins{runs}, subscribed to {', '.join(event['topics'])} with "
-                f"[{', '.join(event['assignors'])}] ({event.get('profile', 'kip')} profile, "
-                f"subscription v{event.get('subscription_version', 3)}, user data "
-                f"v{event.get('user_data_version', 1)}"
-                f"{no_ud})")
-    if op in ("leave", "crash", "stall", "wake"):
-        return {"leave": f"{who} leaves the group", "crash": f"{who} crashes",
-                "stall": f"{who} stalls (stops polling)",
-                "wake": f"{who} wakes up with its stale state"}[op]
-    if op == "subscribe":
-        return f"{who} subscribes to {', '.join(event['topics'])}"
-    if op == "unsubscribe":
-        return f"{who} unsubscribes"
-    if op == "partitions":
-        return f"topic {event['topic']} has {event['count']} partitions"
-    if op == "delete_topic":
-        return f"topic {event['topic']} is deleted"
-    if op in ("pause", "resume"):
-        parts = ", ".join(f"{t}-{p}" for t, p in event["partitions"])
-        return f"{who} {op}s {parts}"
-    if op == "rejoin":
-        return f"{who} asks to rejoin the group (enforceRebalance, KIP-568)"
-    if op == "slow_revoke":
-        return f"{who}'s next revoke callback lasts until another member has its partitions"
-    if op == "error":
-        return f"the coordinator answers {who}'s next {event['api']} with {event['error']}"
-    if op == "delay":
-        return f"the coordinator answers {who}'s next {event['api']} {event['ms']} ms late"
-    if op == "sync_order":
-        when = "before" if event["leader_first"] else "after"
-        return (f"in the next rebalance the leader's SyncGroup answer goes out {when} "
-                f"{who}'s")
-    if op == "idle":
-        return f"nothing happens for {event['ms']} ms (no record arrives; the members poll on)"
-    if op == "produce":
-        return f"a record arrives on {event['topic']}-{event['partition']}"
-    if op == "poll":
-        return f"{event.get('steps', 1)} protocol step(s)"
-    if op == "settle":
-        return "the group runs until it settles"
-    return json.dumps(event)
 
 
 def ownership_line(view: GroupView) -> str:
@@ -98,7 +84,7 @@ def ownership_line(view: GroupView) -> str:
     return f"gen {view.generation} {view.state} | " + " | ".join(cells)
 
 
-def replay_events(target: GroupTarget, events: list[Event],
+def replay_events(target: GroupTarget, events: list[DomainEvent],
                   promises: Promises | None = None, generations: bool = True,
                   on_event: Callable[[int, GroupView | None], None] | None = None) -> Outcome:
     """Run ``events`` on ``target``, judged under what its assignors promise (default:
@@ -114,7 +100,7 @@ def replay_events(target: GroupTarget, events: list[Event],
             views.append(model.last_view)
             if on_event is not None:
                 on_event(i, model.last_view)
-            story.append(f"{i:>3}. {_describe(event)}")
+            story.append(f"{i:>3}. {event.describe()}")
             if model.last_view is not None:
                 story.append(f"     {ownership_line(model.last_view)}")
                 story += [f"     ! {who}: {text}" for who, text in model.reported]
@@ -127,32 +113,39 @@ def replay_events(target: GroupTarget, events: list[Event],
         target.close()
 
 
-def save(directory: str | os.PathLike[str], target_name: str, events: list[Event],
-         violations: list[str], seed: int | None, extra: dict[str, Any] | None = None) -> Path:
+def save(directory: str | os.PathLike[str], target_name: str, events: list[DomainEvent],
+         violations: list[str], seed: int | None, extra: ReplayNotes | None = None) -> Path:
     """Write a replay file; its name says what broke, its digest is of the target, the
     assignor, the invariant and the events (`properties.saved_json`)."""
     found = re.search(r"\bI\d+a?\b", violations[0]) if violations else None
     invariant = found.group(0) if found else "none"
-    body = {"format": FORMAT, "target": target_name, "seed": seed, "invariant": invariant,
-            "violations": violations, "events": events, **(extra or {})}
-    meaning = {"target": body["target"], "assignor": body.get("assignor"),
-               "invariant": invariant, "events": events}
-    return save_as(directory, f"{file_stem(target_name)}-{invariant}", body, meaning)
+    body: ReplayFile = {"format": FORMAT, "target": target_name, "seed": seed,
+                        "invariant": invariant, "violations": violations,
+                        "events": write_events(events)}
+    notes = extra or {}
+    meaning = {"target": notes.get("target", target_name), "assignor": notes.get("assignor"),
+               "invariant": invariant, "events": body["events"]}
+    return save_as(directory, f"{file_stem(target_name)}-{invariant}", {**body, **notes},
+                   meaning)
 
 
-def load(path: str | os.PathLike[str]) -> dict[str, Any]:
-    """Read and check a replay file."""
-    data = json.loads(Path(path).read_text(encoding="utf-8"))
+def load(path: str | os.PathLike[str]) -> ReplayFile:
+    """Read and check a replay file (its events must read as events)."""
+    data: ReplayFile = json.loads(Path(path).read_text(encoding="utf-8"))
     if not isinstance(data, dict) or data.get("format") != FORMAT or not isinstance(
             data.get("events"), list):
         raise ValueError(f"{path} is not a groupcheck replay file ({FORMAT})")
+    try:
+        read_events(data["events"])
+    except EventFormatError as exc:
+        raise ValueError(f"{path}: {exc}") from None
     return data
 
 
 def replay_file(path: str | os.PathLike[str],
                 make_target: Callable[[str], GroupTarget],
                 target_name: str | None = None,
-                promises: Promises | None = None) -> tuple[dict[str, Any], Outcome]:
+                promises: Promises | None = None) -> tuple[ReplayFile, Outcome]:
     data = load(path)
     target = make_target(target_name or data["target"])
-    return data, replay_events(target, data["events"], promises)
+    return data, replay_events(target, read_events(data["events"]), promises)

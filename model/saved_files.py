@@ -13,7 +13,10 @@ groupcheck writes three kinds of playable file, in several shapes:
   ``"groupcheck"``), or a chain of them (``{"requests": [...]}``).
 
 `read` (a path) and `classify` (parsed JSON) give a `SavedFile` whatever the shape; each
-command takes the kinds it can play and says which command plays the others.
+command takes the kinds it can play and says which command plays the others. A file says
+what it saved as broken (`SavedFile.recorded_violations`) and which members and topics it
+knows (`SavedFile.names`): a replay reproduces it only by the same violation
+(`reproduced.reproduces`).
 """
 
 from __future__ import annotations
@@ -22,9 +25,13 @@ import json
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
+from ..properties.jsonl_shapes import AssignRequest, JSONObject
+from .events import DomainEvent, EventFormatError, read_events
 from .replay import FORMAT as REPLAY_FORMAT
+from .reproduced import Names
+from .story_shapes import CHANGE_OPS, StorySpec
 
 __all__ = ["CHAIN_FORMAT", "KINDS", "REPLAY_FORMAT", "SPEC_FORMAT", "SavedFile",
            "SavedFileError", "classify", "read", "read_text"]
@@ -46,13 +53,13 @@ class SavedFile:
 
     path: str
     kind: str
-    data: dict[str, Any]
-    events: list[Any] = field(default_factory=list)
-    spec: dict[str, Any] | None = None
-    requests: list[dict[str, Any]] = field(default_factory=list)
+    data: JSONObject
+    events: list[DomainEvent] = field(default_factory=list)
+    spec: StorySpec | None = None
+    requests: list[AssignRequest] = field(default_factory=list)
 
     @property
-    def note(self) -> dict[str, Any]:
+    def note(self) -> JSONObject:
         """groupcheck's notes on a request file (``"groupcheck"``), else {}."""
         found = self.data.get("groupcheck")
         return found if isinstance(found, dict) else {}
@@ -75,6 +82,45 @@ class SavedFile:
         return named if isinstance(named, str) else None
 
     @property
+    def recorded_violations(self) -> list[str]:
+        """What the file saved as broken: its violations, else the one a request file's
+        notes name, else its bare invariant id ([] for a file that records none); then, as
+        bare ids, the invariants its ``reproduces`` field also counts."""
+        found = self.data.get("violations") if self.kind != "requests" \
+            else self.note.get("violations")
+        text = self.note.get("violation")
+        inv = self.recorded_invariant
+        if isinstance(found, list) and found:
+            out = [str(v) for v in found]
+        elif isinstance(text, str) and text:
+            out = [text]
+        else:
+            out = [inv] if inv else []
+        also = self.data.get("reproduces")
+        return out + ([str(i) for i in also] if out and isinstance(also, list) else [])
+
+    @property
+    def names(self) -> Names:
+        """The members and topics the file knows (what a violation's subject is made of,
+        `reproduced.subject_of`)."""
+        members: set[str] = set()
+        topics: set[str] = set()
+        raw = self.data.get("events") if self.kind == "events" else None
+        for event in raw if isinstance(raw, list) else ():  # as saved: plain JSON
+            if isinstance(event, dict):
+                named = event.get("topics")
+                members.add(str(event.get("member", "")))
+                topics.update(str(t) for t in (named if isinstance(named, list) else ()))
+                topics.add(str(event.get("topic", "")))
+        if self.spec:
+            members.update(str(m.get("id", "")) for m in self.spec.get("members") or ())
+            topics.update(str(t) for t in self.spec.get("partitions") or {})
+        for request in self.requests:
+            members.update(str(m) for m in request.get("members") or ())
+            topics.update(str(t) for t in request.get("partitions") or ())
+        return Names(frozenset(members - {""}), frozenset(topics - {""}))
+
+    @property
     def recorded_invariant(self) -> str | None:
         """The invariant an audit or state-machine counterexample records as broken."""
         inv = self.data.get("invariant")
@@ -83,23 +129,37 @@ class SavedFile:
         return inv if isinstance(inv, str) and inv != "none" else None
 
 
-def _is_spec(data: dict[str, Any]) -> bool:
+def _is_spec(data: JSONObject) -> bool:
     return data.get("format") == SPEC_FORMAT or (
         data.get("kind") == "random" and isinstance(data.get("members"), list))
 
 
-def _request(body: dict[str, Any], where: str) -> dict[str, Any]:
+def _request(body: Any, where: str) -> AssignRequest:
     """A request as a target takes it: without groupcheck's notes, ``op`` set. One with no
     member is refused: a rebalance always has its leader, so no group asks it."""
     if not body["members"]:
         raise SavedFileError(f"{where}: a request with no member is no rebalance (a group "
                              "always has its leader), so no group sends it")
-    request = {k: v for k, v in body.items() if k != "groupcheck"}
+    request = cast(AssignRequest, {k: v for k, v in body.items() if k != "groupcheck"})
     request.setdefault("op", "assign")
-    return request
+    return request  # its fields are the target's to check: a request is what a client sends
 
 
-def _requests(items: Any, where: str) -> list[dict[str, Any]]:
+def _story(spec: JSONObject, where: str) -> StorySpec:
+    """A story: each change of its steps must be of a kind stories have (its fields are
+    read as the story plays)."""
+    steps = spec.get("steps") or []
+    changes = [c for step in steps if isinstance(step, list) for c in step] \
+        if isinstance(steps, list) else [steps]
+    for change in changes:
+        op = change.get("op") if isinstance(change, dict) else None
+        if op not in CHANGE_OPS:
+            raise SavedFileError(f"{where}: a story's change must be one of "
+                                 f"{', '.join(CHANGE_OPS)}, not {op!r}")
+    return cast(StorySpec, spec)
+
+
+def _requests(items: Any, where: str) -> list[AssignRequest]:
     if not isinstance(items, list) or not all(
             isinstance(r, dict) and isinstance(r.get("members"), dict) for r in items):
         raise SavedFileError(f"{where}: a request of its chain has no members object")
@@ -115,12 +175,17 @@ def classify(data: Any, where: str) -> SavedFile:
     if fmt == REPLAY_FORMAT:
         if not isinstance(data.get("events"), list):
             raise SavedFileError(f"{where} is a replay file ({REPLAY_FORMAT}) without events")
-        return SavedFile(where, "events", data, events=list(data["events"]))
+        try:
+            events = read_events(data["events"])
+        except EventFormatError as exc:
+            raise SavedFileError(f"{where}: {exc}") from None
+        return SavedFile(where, "events", data, events=events)
     if _is_spec(data):
-        return SavedFile(where, "story", data, spec=data)
+        return SavedFile(where, "story", data, spec=_story(data, where))
     if isinstance(data.get("spec"), dict):  # a chain record, or a wrapped spec
         requests = _requests(data["requests"], where) if "requests" in data else []
-        return SavedFile(where, "story", data, spec=data["spec"], requests=requests)
+        return SavedFile(where, "story", data, spec=_story(data["spec"], where),
+                         requests=requests)
     if "requests" in data:
         return SavedFile(where, "requests", data, requests=_requests(data["requests"], where))
     if isinstance(data.get("members"), dict):

@@ -70,8 +70,10 @@ class ReferenceModel:
     labelled: list[str] = field(default_factory=list)  # Kafka's own, until the caller reads
     #: the last settled generation and its ownership (for moves between settled states)
     settled_at: tuple[int, dict[str, frozenset[TopicPartition]]] | None = None
-    #: members an injected answer told they are fenced, until their next assign callback
-    told_fenced: set[str] = field(default_factory=set)
+    #: members an injected answer told they are fenced, with the generation of the request
+    #: it answered (None: assumed at injection, for a target that does not tell when it
+    #: lands), until an assign callback of a later generation (any, for None)
+    told_fenced: dict[str, int | None] = field(default_factory=dict)
     #: injected error answers since the last settle: each may cost the group one rebalance
     injected_errors: int = 0
     #: the members' client sends generations (`MachineConfig.generations`); when it does
@@ -115,12 +117,18 @@ class ReferenceModel:
     def resumed(self, name: str, partitions: tuple[TopicPartition, ...]) -> None:
         self.members[name].pause_marks -= set(partitions)
 
-    def error_answered(self, members: set[str], error: str) -> None:
-        """The coordinator answered these members with ``error`` (an injected error reaches
-        one member, or on a backend that cannot aim, any member)."""
+    def error_answered(self, members: set[str], error: str, lands_later: bool = False) -> None:
+        """The coordinator answers these members with ``error`` (an injected error reaches
+        one member, or on a backend that cannot aim, any member); ``lands_later``: the
+        target tells when it lands (`GroupView.told`), and the member is fenced from then."""
         self.injected_errors += 1
-        if error in FENCING_ERRORS:
-            self.told_fenced |= members
+        if error in FENCING_ERRORS and not lands_later:
+            self.told_fenced.update(dict.fromkeys(members))
+
+    def _told(self, view: GroupView) -> None:
+        for member, error, generation in view.told:
+            if error in FENCING_ERRORS:
+                self.told_fenced[member] = generation
 
     def metadata(self, topic: str, count: int | None) -> None:
         if count is None:
@@ -148,13 +156,15 @@ class ReferenceModel:
         self.judge("I7", len(view.callbacks))
         self.judge("I9", len(view.subscribe_calls))
         self.judge("I8", len(view.records))
+        self._told(view)
         for cb in view.callbacks:
             profile = self._profile(view, cb.member)
             out += [f"{cb.member}: {v}" for v in M.listener_call(
                 cb.kind, set(cb.partitions), set(cb.owned_before), cb.generation,
                 cb.member_id, profile, cb.rebalancing, cb.member in self.told_fenced)]
-            if cb.kind == "assigned":
-                self.told_fenced.discard(cb.member)
+            told = self.told_fenced.get(cb.member, cb.generation)
+            if cb.kind == "assigned" and (told is None or cb.generation > told):
+                self.told_fenced.pop(cb.member, None)
             out += self._handover(cb)
         for call in view.subscribe_calls:
             out += [f"{call.member}: {v}" for v in M.subscription_change(call.before,

@@ -12,7 +12,6 @@ from __future__ import annotations
 import time
 from collections import Counter
 from dataclasses import dataclass, field
-from typing import Any
 
 __all__ = ["Stats"]
 
@@ -32,8 +31,6 @@ class Stats:
     judged: Counter[str] = field(default_factory=Counter)
     #: invariant → the first violation a kafka_rules rule labelled as Kafka's own
     inherited: dict[str, str] = field(default_factory=dict)
-    #: invariant → the events of the example that first showed it (a replay file's body)
-    inherited_events: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
     imbalance: Counter[int] = field(default_factory=Counter)
     moves: Counter[int] = field(default_factory=Counter)
     #: members of each settled generation whose members all subscribe to the same topics

@@ -29,10 +29,11 @@ Shapes (standard library values only):
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from typing import Any
+from typing import Any, TypedDict
 
 __all__ = ["ASSIGNMENT_FIELDS", "HIGHEST_VERSION", "SUBSCRIPTION_DEFAULTS", "SUBSCRIPTION_FIELDS",
-           "Entries", "Message", "canonical_assignment", "canonical_subscription",
+           "Entries", "Message", "SubscriptionInput", "canonical_assignment",
+           "canonical_subscription",
            "codec_compatible", "codec_violations", "expected_assignment_decode",
            "expected_subscription_decode", "layout", "leader_view", "project_subscription",
            "subscription_size"]
@@ -47,16 +48,53 @@ SUBSCRIPTION_FIELDS: dict[int, tuple[str, ...]] = {
     2: ("topics", "userData", "ownedPartitions", "generationId"),
     3: ("topics", "userData", "ownedPartitions", "generationId", "rackId"),
 }
+Entries = list[tuple[str, list[int]]]
+
+
+class SubscriptionInput(TypedDict):
+    """What a consumer writes into its subscription: its topics, user data, owned partitions,
+    generation (-1: none) and rack (None: none), as I10's round trips hand it to a codec."""
+
+    topics: list[str]
+    userData: bytes | None
+    owned: list[tuple[str, int]]
+    generation: int
+    rack: str | None
+
+
+class SubscriptionDefaults(TypedDict):
+    ownedPartitions: Entries
+    generationId: int
+    rackId: str | None
+
 
 #: What a reader fills in for a field its bytes lack (generation -1, no rack).
-SUBSCRIPTION_DEFAULTS: dict[str, Any] = {"ownedPartitions": [], "generationId": -1,
-                                         "rackId": None}
+SUBSCRIPTION_DEFAULTS: SubscriptionDefaults = {"ownedPartitions": [], "generationId": -1,
+                                               "rackId": None}
 
 #: The assignment layout is the same in every version (v2 and v3 only keep ranges equal).
 ASSIGNMENT_FIELDS: tuple[str, ...] = ("assignedPartitions", "userData")
 
-Message = dict[str, Any]
-Entries = list[tuple[str, list[int]]]
+
+class Message(TypedDict, total=False):
+    """A subscription or assignment message as a writer produces it and I10 expects a reader
+    to return it: the fields of its layout (``ownedPartitions``, ``assignedPartitions``: one
+    entry per topic), with ``version`` and ``remaining`` (bytes left unread) once read; or,
+    from `leader_view`, what the group leader's assignor sees (``owned``, ``generation``,
+    ``rack``)."""
+
+    topics: list[str]
+    userData: bytes | None
+    ownedPartitions: Entries
+    generationId: int
+    rackId: str | None
+    assignedPartitions: Entries
+    version: int
+    remaining: int | None
+    owned: list[tuple[str, int]]
+    generation: int | None
+    rack: str | None
+
 
 
 def layout(version: int) -> int:
@@ -122,8 +160,12 @@ def canonical_assignment(x: Mapping[str, Any]) -> Message:
 def project_subscription(message: Mapping[str, Any], version: int) -> Message:
     """``message`` projected to the fields of ``version``'s layout, defaults for the rest."""
     kept = SUBSCRIPTION_FIELDS[layout(version)]
-    return {name: message[name] if name in kept else SUBSCRIPTION_DEFAULTS[name]
-            for name in SUBSCRIPTION_FIELDS[HIGHEST_VERSION]}
+    given, default = message, SUBSCRIPTION_DEFAULTS
+    return {"topics": given["topics"], "userData": given["userData"],
+            "ownedPartitions": (given if "ownedPartitions" in kept else default)[
+                "ownedPartitions"],
+            "generationId": (given if "generationId" in kept else default)["generationId"],
+            "rackId": (given if "rackId" in kept else default)["rackId"]}
 
 
 def _string_size(s: str | None) -> int:
@@ -180,15 +222,16 @@ def expected_assignment_decode(x: Mapping[str, Any], writer_version: int,
     return expected
 
 
-def _unordered(message: Mapping[str, Any]) -> dict[str, Any]:
-    """``message`` with its topics and owned partitions as sorted lists (their order, and
-    how owned partitions are grouped per topic, left out)."""
-    out = dict(message)
-    if "topics" in out:
-        out["topics"] = sorted(out["topics"])
-    if "ownedPartitions" in out:
-        out["ownedPartitions"] = sorted((t, p) for t, ps in out["ownedPartitions"] for p in ps)
-    return out
+def _unordered(name: str, value: Any) -> Any:
+    """A message's field with its topics or owned partitions as a sorted list (their order,
+    and how owned partitions are grouped per topic, left out); any other field as it is."""
+    if value is None:
+        return None
+    if name == "topics":
+        return sorted(value)
+    if name == "ownedPartitions":
+        return sorted((t, p) for t, ps in value for p in ps)
+    return value
 
 
 def codec_violations(x: Mapping[str, Any], writer_version: int, reader_version: int,
@@ -210,10 +253,14 @@ def codec_violations(x: Mapping[str, Any], writer_version: int, reader_version: 
         return [] if decoded is None else [f"{pair}: decoded, but must fail: {decoded!r}"]
     if decoded is None:
         return [f"{pair}: failed, but must decode to {expected!r}"]
-    if not ordered:
-        expected, decoded = _unordered(expected), _unordered(decoded)
-    return [f"{pair}: {name} is {decoded.get(name)!r}, expected {value!r}"
-            for name, value in expected.items() if decoded.get(name) != value]
+    read = decoded
+
+    def seen(name: str, value: Any) -> Any:
+        return value if ordered else _unordered(name, value)
+
+    return [f"{pair}: {name} is {seen(name, read.get(name))!r}, expected {seen(name, value)!r}"
+            for name, value in expected.items()
+            if seen(name, read.get(name)) != seen(name, value)]
 
 
 def codec_compatible(x: Mapping[str, Any], writer_version: int, reader_version: int,

@@ -36,11 +36,12 @@ a violation found within them is the reference's own (`evidence_labels`).
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from . import assignment as A
+from .jsonl_shapes import Answered, AssignFn, AssignRequest
 
 __all__ = ["COMPARED", "DEVIATIONS", "EVIDENCE", "KINDS", "Explanation", "agreement", "ask",
            "evidence_labels", "explain", "kafka_breach", "premises", "same_answer", "same_shared"]
@@ -198,8 +199,7 @@ def explain(request: Mapping[str, Any], ours: Mapping[str, Any], kafka: Mapping[
     return Explanation(fitting, kind, "")
 
 
-def ask(assign: Callable[[dict[str, Any]], dict[str, Any]],
-        request: dict[str, Any]) -> dict[str, Any]:
+def ask(assign: AssignFn, request: AssignRequest) -> Answered:
     """``assign(request)`` in the form `same_answer` compares: an exception as ``{"error":
     "<Kafka's class>: <message>"}`` (ours carry ``kafka_class``; a JSON-lines process's own
     error answer arrives as ``TargetAnswerError``), no answer in time as ``timeout``, any
@@ -217,9 +217,8 @@ def ask(assign: Callable[[dict[str, Any]], dict[str, Any]],
         return {"error": f"{type(exc).__name__}: {exc}", "failure": True}
 
 
-def agreement(requests: Sequence[dict[str, Any]],
-              ours: Callable[[dict[str, Any]], dict[str, Any]],
-              reference: Callable[[dict[str, Any]], dict[str, Any]]) -> tuple[int, bool]:
+def agreement(requests: Sequence[AssignRequest], ours: AssignFn,
+              reference: AssignFn) -> tuple[int, bool]:
     """Labels from evidence: (how many leading requests ``reference`` answers exactly as
     ``ours`` does (`same_answer` on every field both answers carry), whether what came
     next is no evidence either way).

@@ -139,6 +139,10 @@ class GroupView:
     subscribe_calls: tuple[SubscribeCall, ...] = ()
     #: (member, "pause" | "resume", partitions) calls, for targets that show them in order
     pause_calls: tuple[tuple[str, str, tuple[TopicPartition, ...]], ...] = ()
+    #: (member, error, generation) for targets that show when an injected error lands
+    #: (``tells_errors``): the coordinator answered that member's request of that generation
+    #: (-1: a request without one) with that error
+    told: tuple[tuple[str, str, int], ...] = ()
 
 
 class GroupTarget(Protocol):

@@ -57,6 +57,16 @@ def _tp(item: TopicPartition) -> TopicPartition:
     return (item[0], item[1])
 
 
+def _copies_of(assignment: AssignmentMap) -> dict[tuple[str, TopicPartition], int]:
+    """How many times each member holds each partition in ``assignment``."""
+    wanted: dict[tuple[str, TopicPartition], int] = {}
+    for m, ps in assignment.items():
+        for tp in ps:
+            key = (m, _tp(tp))
+            wanted[key] = wanted.get(key, 0) + 1
+    return wanted
+
+
 class SymbolicAssignment:
     """One symbolic cell per (member, partition) of a finite universe (see the module doc).
 
@@ -156,11 +166,7 @@ class SymbolicAssignment:
     def pin(self, assignment: AssignmentMap) -> list[Any]:
         """Constraints that make every cell equal to the concrete ``assignment``."""
         z3 = z3mod()
-        wanted: dict[tuple[str, TopicPartition], int] = {}
-        for m, ps in assignment.items():
-            for tp in ps:
-                key = (m, _tp(tp))
-                wanted[key] = wanted.get(key, 0) + 1
+        wanted = _copies_of(assignment)
         out: list[Any] = []
         for key, n in wanted.items():
             if key not in self._cells or n > self.copies:
@@ -174,11 +180,7 @@ class SymbolicAssignment:
         """(cell, value) pairs that stand for the concrete ``assignment`` (None when the
         universe cannot represent it), for ``z3.substitute``."""
         z3 = z3mod()
-        wanted: dict[tuple[str, TopicPartition], int] = {}
-        for m, ps in assignment.items():
-            for tp in ps:
-                key = (m, _tp(tp))
-                wanted[key] = wanted.get(key, 0) + 1
+        wanted = _copies_of(assignment)
         if any(key not in self._cells or n > self.copies for key, n in wanted.items()):
             return None
         if self.copies == 1:

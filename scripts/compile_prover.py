@@ -40,8 +40,8 @@ MODULES = (
     "impl.assignors.sticky_constrained", "impl.assignors.sticky_general",
     "impl.assignors.sticky_general_placement", "impl.assignors.sticky_movements",
     "properties.assignment", "properties.generations", "properties.rebalance",
-    "properties.scope_blind", "properties.scope_enumeration", "properties.scope_judge",
-    "properties.scope_orbits", "properties.scope_reading",
+    "properties.scope.blind", "properties.scope.enumeration", "properties.scope.judgement",
+    "properties.scope.orbits", "properties.scope.reading",
 )
 
 _CLASS = re.compile(r"^(@dataclass[^\n]*\n)?class \w+", re.MULTILINE)

@@ -15,7 +15,7 @@ from .processes.jsonl_process import (
     call_user_data,
     shared_process,
 )
-from .profile import ClientProfile, ProfileError
+from .profile import ProfileError, ReleaseProfile
 from .settings import Settings
 from .target import BUILTIN_ASSIGNORS, MachineHints, Target, TargetError
 
@@ -35,12 +35,12 @@ def process_target(target: str, process: JsonlProcess, assignor: str | None) -> 
     return Target(jt.target, name, assign=jt.assign, group=jt.group_factory(),
                   codec=JsonlCodec(jt), hints=MachineHints(name), fork_safe=False,
                   call=jt.call, user_data=call_user_data(jt.process.call, name),
-                  closers=[jt.close], open_assignor=True,
-                  timeout=process.timeout).promise()
+                  closers=[jt.close], open_assignor=True, timeout=process.timeout,
+                  running=lambda: process.running).promise()
 
 
 def jsonl_target(command: str, *, settings: Settings, assignor: str | None = None,
-           timeout: float | None = None) -> Target:
+                 timeout: float | None = None) -> Target:
     """``jsonl:<command>``: one shared process per command, its time limit ``timeout``
     (else the settings')."""
     try:
@@ -51,7 +51,7 @@ def jsonl_target(command: str, *, settings: Settings, assignor: str | None = Non
 
 
 def java_target(classpath: str, *, settings: Settings, assignor: str | None = None,
-          timeout: float | None = None, release: str = "") -> Target:
+                timeout: float | None = None, release: str = "") -> Target:
     """``java:[CLASSPATH]``: groupcheck's driver on Kafka's client (an empty classpath is
     the settings' ``kafka_classpath``); ``java@<release>:[ASSIGNOR]``: on that release of
     it, from the settings' Maven repository (one JVM per release serves every request)."""
@@ -73,7 +73,7 @@ def java_target(classpath: str, *, settings: Settings, assignor: str | None = No
     return profiled(process_target(name, process, assignor), profile)
 
 
-def profiled(target: Target, profile: ClientProfile) -> Target:
+def profiled(target: Target, profile: ReleaseProfile) -> Target:
     """``target`` held to what its client release implements: the subscription versions
     its members write (the state machine's members write those), and the profile the
     engines ask (`Target.profile`)."""

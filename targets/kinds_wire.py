@@ -9,12 +9,12 @@ from typing import Any
 from .processes.java_process import java_classpath, java_process, java_profile
 from .processes.java_runtime import JavaUnavailable
 from .processes.jsonl_process import TargetAnswerError, TargetFailure
-from .profile import ClientProfile, ProfileError
+from .profile import ProfileError, ReleaseProfile
+from .registry import wire_clients
 from .settings import Settings
 from .target import MachineHints, Target, TargetError
 from .wire.backends.factory import BACKENDS, backend_missing
 from .wire.clients import ClientUnavailable, built_client, hello
-from .wire.target_string import wire_clients
 from .wire.wire_group import WireGroup
 
 __all__ = ["client_setup", "librdkafka_target", "wire_target"]
@@ -83,7 +83,7 @@ def client_setup(client: str, settings: Settings) -> tuple[str, bool]:
     return classpath, not _release_profile(client, classpath, settings).has("generation")
 
 
-def _release_profile(client: str, classpath: str, settings: Settings) -> ClientProfile:
+def _release_profile(client: str, classpath: str, settings: Settings) -> ReleaseProfile:
     """What the release of a ``java@<release>`` member implements, asked of the ``java:``
     driver on the same classpath (one JVM per release, kept for the run)."""
     try:

@@ -24,15 +24,23 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
+from ..impl.jsonl_shapes import CodecRequest
+from ..properties.jsonl_shapes import AssignRequest
 from .registry import NO_SETTINGS, resolve
 from .settings import Settings
 from .target import Target, TargetError
 
 __all__ = ["Offer", "close_all", "expand", "parse_assignors", "probe"]
 
-PROBE_ASSIGN = {"op": "assign", "mode": "client", "partitions": {"t0": 1},
-                "members": {"m0": {"topics": ["t0"], "owned": [], "generation": None}}}
-PROBE_USER_DATA = {"op": "user_data", "topics": ["t0"], "owned": [["t0", 0]], "generation": 1}
+PROBE_USER_DATA: CodecRequest = {"op": "user_data", "topics": ["t0"], "owned": [["t0", 0]],
+                                 "generation": 1}
+
+
+def probe_assign(assignor: str) -> AssignRequest:
+    """A small ``assign`` request for ``assignor`` (one member, one partition)."""
+    return {"op": "assign", "mode": "client", "partitions": {"t0": 1},
+            "members": {"m0": {"topics": ["t0"], "owned": [], "generation": None}},
+            "assignor": assignor}
 
 
 @dataclass
@@ -59,10 +67,11 @@ def parse_assignors(values: Iterable[str] | None) -> list[str]:
 
 def probe(target: Target) -> str | None:
     """None when ``target`` answers a small request for its assignor, else its error."""
-    request = {**PROBE_ASSIGN, "assignor": target.assignor}
+    request = probe_assign(target.assignor or "")
+    user_data: CodecRequest = {**PROBE_USER_DATA, "assignor": target.assignor or ""}
     try:
         if target.call is not None:
-            for body in (request, {**PROBE_USER_DATA, "assignor": target.assignor}):
+            for body in (request, user_data):
                 answer = target.call(body)
                 if "error" in answer:
                     return str(answer["error"])

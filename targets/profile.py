@@ -7,7 +7,7 @@ whether a member sends its rack (KIP-881); which subscription and assignment ver
 writes and reads; whether its listener has ``onPartitionsLost`` (KIP-429) and its config
 ``group.instance.id`` (KIP-345); which assignors it ships and their protocols. The Java
 driver learns these from the client at start-up (``java_driver_src/Profile.java``), never
-from a table of release numbers; `ClientProfile.from_answer` reads that answer, `summary` is
+from a table of release numbers; `ReleaseProfile.from_answer` reads that answer, `summary` is
 the one line a check prints in its header, and `absent` names a feature the release lacks.
 """
 
@@ -18,11 +18,14 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["FEATURES", "GENERATION_PLACES", "ClientProfile", "ProfileError", "Versions"]
+from ..properties.codec import SubscriptionInput
+from ..properties.jsonl_shapes import ProfileJson
+
+__all__ = ["FEATURES", "GENERATION_PLACES", "ProfileError", "ReleaseProfile", "Versions"]
 
 #: where a member's generation travels (the ``generation_in`` field)
 GENERATION_PLACES = ("none", "user_data", "subscription")
-#: the feature names `ClientProfile.absent` knows, besides ``subscription_v<N>``,
+#: the feature names `ReleaseProfile.absent` knows, besides ``subscription_v<N>``,
 #: ``assignment_v<N>``, ``assignor:<name>`` and ``rack_aware:<name>``
 FEATURES = ("generation", "rack", "on_partitions_lost", "static_membership")
 _VERSIONED = re.compile(r"(subscription|assignment)_v(\d+)\Z")
@@ -89,7 +92,7 @@ def _assignors(answer: Mapping[str, Any]) -> tuple[tuple[str, tuple[str, ...]], 
 
 
 @dataclass(frozen=True)
-class ClientProfile:
+class ReleaseProfile:
     """One client release's features, as its driver's ``profile`` op answered them (the
     fields mirror the op; ``client`` names the driver, e.g. ``"java"``)."""
 
@@ -120,7 +123,7 @@ class ClientProfile:
     assignors: tuple[tuple[str, tuple[str, ...]], ...]
 
     @classmethod
-    def from_answer(cls, client: str, answer: Mapping[str, Any]) -> ClientProfile:
+    def from_answer(cls, client: str, answer: Mapping[str, Any]) -> ReleaseProfile:
         """Read a ``profile`` answer; `ProfileError` when it has the wrong shape."""
         generation_in = _field(answer, "generation_in", str)
         if generation_in not in GENERATION_PLACES:
@@ -144,7 +147,7 @@ class ClientProfile:
             assignors=_assignors(answer),
         )
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> ProfileJson:
         """The op's answer again (plus ``client``), JSON-ready; `from_answer` reads it
         back to an equal profile."""
         return {
@@ -206,7 +209,7 @@ class ClientProfile:
                          "subscription_v<N>, assignment_v<N>, assignor:<name>, "
                          "rack_aware:<name>")
 
-    def as_sent(self, x: dict[str, Any]) -> dict[str, Any]:
+    def as_sent(self, x: SubscriptionInput) -> SubscriptionInput:
         """A subscription input ``x`` (``rack``, ``generation``) as a member of this release
         holds it: no rack before KIP-881, no generation in its Subscription before
         KIP-792."""

@@ -47,7 +47,8 @@ from .settings import Settings
 from .target import BUILTIN_ASSIGNORS, MachineHints, Target, TargetError
 
 __all__ = ["KINDS", "NO_SETTINGS", "OPTIONAL_NAME", "RESOLVERS", "TARGET_KINDS",
-           "group_target_factory", "machine_hints", "make_group_target", "resolve"]
+           "client_setup", "group_target_factory", "machine_hints", "make_group_target",
+           "resolve", "wire_clients"]
 
 #: the environment's settings when a caller gives none: an empty environment
 NO_SETTINGS = Settings()
@@ -86,6 +87,38 @@ def _resolver(kind: str) -> Callable[..., Target]:
             importlib.import_module(f".{module}", __package__), name)
         return made
     return found
+
+
+ADVERSARIAL = ":adversarial"
+
+
+def wire_clients(spec: str) -> tuple[tuple[str, ...], str, bool]:
+    """``<client>|mixed:<a>+<b>…|cmd=<command>`` ``:<assignor>[:adversarial]`` (what follows
+    ``wire:``) → clients, assignor, adversarial. A command may hold colons: the assignor is
+    the last field."""
+    adversarial = spec.endswith(ADVERSARIAL)
+    body = spec[:-len(ADVERSARIAL)] if adversarial else spec
+    clients_part, sep, assignor = body.rpartition(":")
+    if not sep or not clients_part or not assignor:
+        raise TargetError(f"wire: expected wire:<client>:<assignor>[:adversarial], "
+                          f"wire:mixed:<a>+<b>…:<assignor> or wire:cmd=<command>:<assignor>, "
+                          f"not wire:{spec}")
+    if clients_part.startswith("mixed:"):
+        clients = tuple(c for c in clients_part[len("mixed:"):].split("+") if c)
+        if len(clients) < 2:
+            raise TargetError("wire: a mixed group names at least two clients (a+b)")
+    else:
+        clients = (clients_part,)
+    return clients, assignor, adversarial
+
+
+def client_setup(client: str, settings: Settings) -> tuple[str, bool]:
+    """What a wire group needs to start a member of ``client``: its driver's classpath
+    (Kafka's client, for java members) and whether its release sends no generation
+    (`kinds_wire.client_setup`, its module loaded now if need be)."""
+    wire = importlib.import_module(".kinds_wire", __package__)
+    setup: Callable[[str, Settings], tuple[str, bool]] = wire.client_setup
+    return setup(client, settings)
 
 
 #: kinds whose name may be empty (``java:`` takes its default classpath)

@@ -14,18 +14,21 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..impl.jsonl_shapes import Answer, CodecRequest
 from ..properties.balance import STICKY_FAMILY, contract_of
 from ..properties.group import GroupTarget, TopicPartition
-from .profile import ClientProfile
+from ..properties.jsonl_shapes import AssignFn, AssignRequest
+from .profile import ReleaseProfile
 
-__all__ = ["BUILTIN_ASSIGNORS", "AssignFn", "MachineHints", "STICKY_FAMILY",
+__all__ = ["BUILTIN_ASSIGNORS", "AssignFn", "JsonlRequest", "MachineHints", "STICKY_FAMILY",
            "Target", "TargetError", "UserDataFn", "UserDataInput"]
 
 BUILTIN_ASSIGNORS = ("range", "roundrobin", "sticky", "cooperative-sticky")
-AssignFn = Callable[[dict[str, Any]], dict[str, Any]]
 #: (owned partitions handed to ``on_assignment``, its generation, subscribed topics)
 UserDataInput = tuple[list[TopicPartition], int, list[str]]
 UserDataFn = Callable[[Sequence[UserDataInput]], list[bytes | None]]
+#: any request of the JSON-lines contract
+JsonlRequest = AssignRequest | CodecRequest
 
 
 class TargetError(ValueError):
@@ -74,7 +77,8 @@ class Target:
     sticky: bool = False
     protocol: str = "EAGER"  # the highest its assignor supports (KIP-429)
     fork_safe: bool = True
-    call: Callable[[dict[str, Any]], dict[str, Any]] | None = None  # any JSON-lines op
+    #: any JSON-lines op and its answer (``{"error"}`` included)
+    call: Callable[[JsonlRequest], Answer] | None = None
     #: a fresh assign function that caches what repeats across requests and leaves out
     #: user data (``impl.assign_session.AssignSession``): deterministic in-tree assignors only
     assign_session: Callable[[], AssignFn] | None = None
@@ -86,7 +90,9 @@ class Target:
     #: seconds a request may take before it fails as TIMEOUT (None: no limit)
     timeout: float | None = None
     #: what the client release behind the target implements (None: everything judged)
-    profile: ClientProfile | None = None
+    profile: ReleaseProfile | None = None
+    #: whether the target's process is up now (a process target; None: it has none)
+    running: Callable[[], bool] | None = None
 
     @property
     def balanced(self) -> bool:

@@ -14,8 +14,6 @@ from groupcheck.impl.errors import InvalidRequestError
 from groupcheck.impl.types import Cluster, Subscription
 from groupcheck.properties.scope import Scope, build_request, enumerate_scope
 
-from environment import heavy
-
 SCOPE = Scope.parse("members=3,topics=1,partitions=2,generations=2,symmetry=1")
 
 
@@ -80,8 +78,8 @@ def test_keyed_answers_survive_the_caches_being_cleared(assignor: str, limit: in
 
 
 @pytest.mark.parametrize("scope_text", [
-    pytest.param("generations=3", marks=heavy),
-    pytest.param("members=2,topics=2,partitions=2,generations=3", marks=heavy),
+    pytest.param("generations=3", marks=pytest.mark.heavy),
+    pytest.param("members=2,topics=2,partitions=2,generations=3", marks=pytest.mark.heavy),
     "members=2,topics=1,partitions=2,racks=2",
     "members=3,topics=1,partitions=2,claims=3,generations=3",
 ])
@@ -107,10 +105,10 @@ def test_a_subclass_of_sticky_is_never_resolved_for_it() -> None:
     """A subclass may read more of its input than sticky does (the bug zoo's mutants do),
     so it gets no resolved input and the session runs its leader on every distinct input."""
 
-    class Reader(StickyAssignor):
+    class StickySubclass(StickyAssignor):
         pass
 
     cluster = Cluster({"t": 2})
     subscriptions = {"a": Subscription(["t"]), "b": Subscription(["t"])}
     assert StickyAssignor().resolved_input(cluster, subscriptions) is not None
-    assert Reader().resolved_input(cluster, subscriptions) is None
+    assert StickySubclass().resolved_input(cluster, subscriptions) is None

@@ -20,7 +20,8 @@ from groupcheck.impl.errors import AssignorError
 from groupcheck.impl.jsonl import error_text, handle
 from groupcheck.properties.assignment import exclusive_ownership, valid_targets
 
-from vectors import ROOT, line_id, load
+from helpers import ROOT
+from helpers.vectors import line_id, load
 
 LINES = load("assign.jsonl")
 COMPARED = ("assignment", "userData", "assignmentUserData", "generation", "protocol")

@@ -13,10 +13,14 @@ import pytest
 from groupcheck.audit.chain import INVARIANTS, replay_record, run_chain
 from groupcheck.audit.scenarios import TIERS, random_spec, spec_size
 from groupcheck.audit.targets import AuditTarget, AuditTargetError, resolve_plugin
-from groupcheck.engines.audit_targets import resolve_audit_target
+from groupcheck.engines.resolving import resolve_audit_target
 from groupcheck.properties.assignment import exclusive_ownership
 
-from audit_chain_helpers import BROKEN
+from helpers import TARGETS
+
+BROKEN = TARGETS / "audit_targets.py"
+#: the audit pipeline's tests: ``tox -e audit`` (``pytest -m audit``) runs them all
+pytestmark = pytest.mark.audit
 
 
 def test_specs_depend_on_seed_and_index_only() -> None:

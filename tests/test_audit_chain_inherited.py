@@ -9,12 +9,18 @@ import json
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from groupcheck.audit.chain import run_chain
 from groupcheck.audit.scenarios import random_spec
 from groupcheck.audit.targets import AuditTarget, resolve_plugin
-from groupcheck.engines.audit_targets import resolve_audit_target
+from groupcheck.engines.resolving import resolve_audit_target
 
-from audit_chain_helpers import BROKEN
+from helpers import TARGETS
+
+BROKEN = TARGETS / "audit_targets.py"
+#: the audit pipeline's tests: ``tox -e audit`` (``pytest -m audit``) runs them all
+pytestmark = pytest.mark.audit
 
 
 def tie_request(topics_of_a: list[str], generation_of_a: int) -> dict[str, Any]:

@@ -12,12 +12,11 @@ import pytest
 from groupcheck.audit.chain import replay_record, run_chain
 from groupcheck.audit.examples import shrink_and_draw
 from groupcheck.audit.scenarios import random_spec, spec_size
-from groupcheck.engines.audit_targets import resolve_audit_target
+from groupcheck.engines.resolving import resolve_audit_target
 
-from environment import heavy
+from helpers import TARGETS
 
-ROOT = Path(__file__).resolve().parent.parent
-BROKEN = f"pyfn:{ROOT / 'tests' / 'audit_targets.py'}:assign_twice"
+BROKEN = f"pyfn:{TARGETS / 'audit_targets.py'}:assign_twice"
 
 
 def _first_failing(target: Any, invariant: str) -> tuple[int, dict[str, Any]]:
@@ -67,7 +66,7 @@ def test_without_a_shrink_budget_the_examples_are_drawn_as_found(tmp_path: Path)
     assert not list(tmp_path.glob("*.shrunk.json"))
 
 
-@heavy
+@pytest.mark.heavy
 def test_the_audit_report_shows_shrunk_pictures_and_keeps_its_summary(tmp_path: Path
                                                                       ) -> None:
     pytest.importorskip("pyspark", reason="the audit needs PySpark (the spark extra)")

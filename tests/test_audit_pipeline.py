@@ -19,12 +19,14 @@ pytest.importorskip("pyarrow")
 
 from groupcheck.audit.pipeline import AuditConfig, AuditError, run_audit  # noqa: E402
 from groupcheck.cli.audit_command import main as audit_main  # noqa: E402
-from groupcheck.engines.audit_targets import resolve_audit_target  # noqa: E402
+from groupcheck.engines.resolving import resolve_audit_target  # noqa: E402
 
-from environment import heavy  # noqa: E402
+from helpers import TARGETS  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
-BROKEN = ROOT / "tests" / "audit_targets.py"
+BROKEN = TARGETS / "audit_targets.py"
+#: the audit pipeline's tests: ``tox -e audit`` (``pytest -m audit``) runs them all
+pytestmark = pytest.mark.audit
 PASSING = ["builtin:range", "builtin:roundrobin", "builtin:sticky"]
 
 
@@ -107,7 +109,7 @@ def test_a_rerun_with_other_parameters_is_refused(spark: Any, tmp_path: Path) ->
         _audit(spark, tmp_path / "a", scenarios=30, chunk_size=10, targets=["builtin:range"])
 
 
-@heavy
+@pytest.mark.heavy
 def test_kill_and_rerun_counts_every_scenario_once(spark: Any, tmp_path: Path) -> None:
     out = tmp_path / "killed"
     args = ["--target", "builtin:range", "--target", "builtin:sticky", "--scenarios", "180",
@@ -179,7 +181,7 @@ def test_kafkas_java_client_runs_in_the_executors_and_agrees_where_no_deviation_
     """``--target java:`` is Kafka's client under each of the four assignors, one JVM per
     Python worker; range and roundrobin, where groupcheck has no deviation from Kafka,
     answer every first rebalance as the builtins do, and its codec holds I10."""
-    from kafka_java import java_command
+    from helpers.kafka_java import java_command
 
     java_command()
     out = tmp_path / "java"
@@ -290,7 +292,7 @@ import json, os, sys
 sys.path.insert(0, sys.argv[1])  # the driver imports the checkout; executors get the zip
 from groupcheck.audit.pipeline import AuditConfig, run_audit
 from groupcheck.audit.session import spark_session
-from groupcheck.engines.audit_targets import resolve_audit_target
+from groupcheck.engines.resolving import resolve_audit_target
 
 spark = spark_session(sys.argv[2], sys.argv[3] + "/_package")
 
@@ -313,9 +315,7 @@ spark.stop()
 """
 
 
-@pytest.mark.slow
-@pytest.mark.skipif(not os.environ.get("GROUPCHECK_AUDIT_CLUSTER"),
-                    reason="about 2 minutes: set GROUPCHECK_AUDIT_CLUSTER=1 (tox -e audit)")
+@pytest.mark.slow  # about 2 minutes (tox -e audit)
 def test_local_cluster_runs_distributed_and_agrees_with_local(spark: Any,
                                                               tmp_path: Path) -> None:
     """Two executor JVMs (``local-cluster[2,1,1024]``) that import ``groupcheck`` from the

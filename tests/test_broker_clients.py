@@ -27,7 +27,7 @@ from groupcheck.targets.processes.java_frames import JavaFrameReader  # noqa: E4
 from groupcheck.targets.processes.second_reader import frames_of, second_reading  # noqa: E402
 from groupcheck.targets.wire.silence import COORDINATOR_APIS, rejoined_after_sync  # noqa: E402
 
-from broker_clients import (  # noqa: E402
+from helpers.broker_clients import (  # noqa: E402
     SESSION_TIMEOUT,
     ClientRun,
     java_classes,
@@ -39,8 +39,7 @@ from broker_clients import (  # noqa: E402
     run_kafkajs,
     run_librdkafka,
 )
-from kafka_java import frame_reader  # noqa: E402
-from wire_findings import (  # noqa: E402
+from helpers.wire_findings import (  # noqa: E402
     heartbeated,
     kafka_python_dropped_join,
     kafka_python_hang,
@@ -174,18 +173,12 @@ def test_every_request_and_answer_round_trips_through_kio(story: Story) -> None:
     assert {api for api, _ in versions} >= wanted
 
 
-@pytest.fixture(scope="module")
-def reader() -> Iterator[JavaFrameReader]:
-    with frame_reader() as found:
-        yield found
-
-
 def test_kafkas_message_classes_read_every_frame_of_the_run_as_the_broker_does(
-        story: Story, reader: JavaFrameReader) -> None:
+        story: Story, java_frame_reader: JavaFrameReader) -> None:
     """Each request the client sent and each answer it got, read by Kafka's generated
     classes at the version asked, field for field what kio read."""
     _, _, broker, _ = story
     frames = frames_of(broker.exchanges())
     assert {f.direction for f in frames} == {"request", "response"}
-    disagreements = second_reading(frames, reader)
+    disagreements = second_reading(frames, java_frame_reader)
     assert disagreements == [], "\n".join(d.line() for d in disagreements[:40])

@@ -4,18 +4,19 @@ a group settles whichever SyncGroup answer (the leader's or the follower's) arri
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 
 import pytest
 
 pytest.importorskip("kio")
 confluent_kafka = pytest.importorskip("confluent_kafka")
 
-from groupcheck.broker import Broker, BrokerConfig  # noqa: E402
+from groupcheck.broker import Broker  # noqa: E402
 
 TOPIC, GROUP = "t", "g"
 ALL = [f"{TOPIC}-{p}" for p in range(4)]
 REBALANCE_IN_PROGRESS = 27
+pytestmark = pytest.mark.broker_config(topics={TOPIC: 4}, initial_rebalance_delay_ms=500)
 
 
 class Members:
@@ -47,12 +48,6 @@ class Members:
     def close(self) -> None:
         for c in self.consumers.values():
             c.close()
-
-
-@pytest.fixture
-def broker() -> Iterator[Broker]:
-    with Broker(BrokerConfig(topics={TOPIC: 4}, initial_rebalance_delay_ms=500)) as b:
-        yield b
 
 
 def test_an_error_aimed_at_one_consumer_leaves_the_other_untouched(broker: Broker) -> None:

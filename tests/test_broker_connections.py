@@ -21,10 +21,9 @@ import pytest
 
 pytest.importorskip("kio")
 
-from broker_frames import sample_frame  # noqa: E402
-
 from groupcheck.broker import Broker, BrokerConfig  # noqa: E402
 from groupcheck.broker.client import KafkaConnection  # noqa: E402
+from groupcheck.broker.fuzz_frames import sample_frame  # noqa: E402
 
 LATE = 3.0
 EARLY = 0.05

@@ -15,27 +15,28 @@ import logging
 import random
 import socket
 import struct
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
 
 pytest.importorskip("kio")
 
-from broker_frames import (  # noqa: E402
+from kio.index import load_request_schema, load_response_schema  # noqa: E402
+from kio.serial import entity_reader  # noqa: E402
+
+from groupcheck.broker import Broker, data_apis  # noqa: E402
+from groupcheck.broker.fuzz_frames import (  # noqa: E402
     MUTATIONS,
     SERVED,
     frame_of,
     payload_of,
     sample,
     sample_frame,
-    uvarint,
 )
-from kio.index import load_request_schema, load_response_schema  # noqa: E402
-from kio.serial import entity_reader  # noqa: E402
-
-from groupcheck.broker import Broker, BrokerConfig, data_apis  # noqa: E402
 from groupcheck.broker.protocol import FrameError, decode_request, encode_request  # noqa: E402
+from groupcheck.broker.request_scan import uvarint  # noqa: E402
+
+pytestmark = pytest.mark.broker_config(min_session_timeout_ms=100)
 
 
 def _compact(text: str | bytes | None) -> bytes:
@@ -154,12 +155,6 @@ def test_every_cut_and_mutation_of_a_served_request_is_a_request_or_a_frame_erro
 
 
 # -- on the wire ------------------------------------------------------------------------------
-
-
-@pytest.fixture(scope="module")
-def broker() -> Iterator[Broker]:
-    with Broker(BrokerConfig(min_session_timeout_ms=100)) as b:
-        yield b
 
 
 def _exchange(broker: Broker, *frames: bytes) -> list[bytes]:

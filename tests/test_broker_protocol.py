@@ -9,7 +9,6 @@ from __future__ import annotations
 import datetime
 import io
 import socket
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -23,7 +22,7 @@ from kio.schema.api_versions.v0 import ApiVersionsResponse  # noqa: E402
 from kio.serial import entity_reader, entity_writer  # noqa: E402
 from kio.static.primitive import Records  # noqa: E402
 
-from groupcheck.broker import Broker, BrokerConfig  # noqa: E402
+from groupcheck.broker import Broker  # noqa: E402
 from groupcheck.broker.protocol import (  # noqa: E402
     SUPPORTED,
     FrameError,
@@ -127,12 +126,6 @@ def test_build_fills_what_a_version_has_and_drops_what_it_lacks() -> None:
     assert old.throttle_time.total_seconds() == 0.007
 
 
-@pytest.fixture(scope="module")
-def broker() -> Iterator[Broker]:
-    with Broker(BrokerConfig()) as b:
-        yield b
-
-
 def _raw(broker: Broker, frame: bytes) -> bytes:
     """Send one frame; the answer's payload, or b"" when the broker closes the connection."""
     host, port = broker.bootstrap.rsplit(":", 1)
@@ -195,7 +188,7 @@ def test_create_topics_asking_for_more_partitions_than_memory_holds_is_invalid_p
     allocating them, and still creates a topic within it; growing a topic is bounded alike."""
     from groupcheck.broker.store import MAX_TOPIC_PARTITIONS
 
-    from broker_wire import RawClient
+    from helpers.broker_wire import RawClient
 
     client = RawClient(broker.bootstrap, "admin")
 

@@ -1,5 +1,8 @@
 """Steering groupcheck's broker per member: errors, delays, held responses released in a
 chosen order, dropped sessions, topics grown and deleted; and the broker-side verdicts.
+Steering meets members that go: a held answer whose member crashed, an answer two
+releasers let go, rules aimed at a member that left — none is an error, and none hits the
+next member of that name.
 
 Members here are bare protocol clients (`broker_wire.RawClient`), so every step is
 deterministic; `test_broker_clients` covers real clients.
@@ -7,74 +10,28 @@ deterministic; `test_broker_clients` covers real clients.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from dataclasses import dataclass
+import dataclasses
+import socket
+import struct
 
 import pytest
 
 pytest.importorskip("kio")
 
-from groupcheck.broker import Broker, BrokerConfig  # noqa: E402
+from groupcheck.broker import Broker  # noqa: E402
 from groupcheck.impl.consumer_protocol import decode_assignment, encode_subscription  # noqa: E402
 from groupcheck.impl.types import Subscription  # noqa: E402
 
-from broker_wire import RawClient  # noqa: E402
+from helpers.broker_wire import RawClient, form_pair, sync_both  # noqa: E402
 
 GROUP, TOPIC = "g", "t"
 ILLEGAL_GENERATION, UNKNOWN_MEMBER_ID, REBALANCE_IN_PROGRESS = 22, 25, 27
-
-
-@pytest.fixture
-def broker() -> Iterator[Broker]:
-    with Broker(BrokerConfig(topics={TOPIC: 4})) as b:
-        yield b
-
-
-@dataclass
-class Pair:
-    a: RawClient
-    b: RawClient
-    a_id: str
-    b_id: str
-    generation: int
-
-
-def _told(client: RawClient) -> None:
-    """The client asks for the topic's metadata, as a leader does before assigning."""
-    client.call(3, 12, {"topics": [{"name": TOPIC, "topic_id": None}],
-                        "allow_auto_topic_creation": False,
-                        "include_topic_authorized_operations": False})
-
-
-def _form_pair(broker: Broker) -> tuple[Pair, int]:
-    """a joins alone (generation 1, leader), then b joins; a rejoins on its heartbeat's
-    REBALANCE_IN_PROGRESS; both are in generation 2 with a as leader, not yet synced."""
-    a, b = RawClient(broker.bootstrap, "a"), RawClient(broker.bootstrap, "b")
-    _told(a)
-    first = a.join(GROUP, [TOPIC])
-    assert (first.error_code, first.generation_id) == (0, 1)
-    a.send_sync(GROUP, first.member_id, 1, {first.member_id: [(TOPIC, p) for p in range(4)]})
-    assert a.receive().error_code == 0
-    b.send_join(GROUP, "", [TOPIC])
-    b_id = b.receive().member_id
-    b.send_join(GROUP, b_id, [TOPIC])
-    assert a.heartbeat(GROUP, first.member_id, 1).error_code == REBALANCE_IN_PROGRESS
-    a.send_join(GROUP, first.member_id, [TOPIC])
-    joined_a, joined_b = a.receive(), b.receive()
-    assert joined_a.leader == first.member_id and joined_a.generation_id == 2
-    assert joined_b.generation_id == 2
-    return Pair(a, b, first.member_id, b_id, 2), 2
-
-
-def _sync_both(p: Pair) -> None:
-    p.b.send_sync(GROUP, p.b_id, p.generation)
-    p.a.send_sync(GROUP, p.a_id, p.generation, {p.a_id: [(TOPIC, 0), (TOPIC, 1)],
-                                                 p.b_id: [(TOPIC, 2), (TOPIC, 3)]})
+pytestmark = pytest.mark.broker_config(topics={TOPIC: 4})
 
 
 def test_an_error_aimed_at_one_member_reaches_that_member_only(broker: Broker) -> None:
-    p, _ = _form_pair(broker)
-    _sync_both(p)
+    p = form_pair(broker.bootstrap, GROUP, TOPIC)
+    sync_both(p, GROUP, TOPIC)
     assert p.a.receive().error_code == 0 and p.b.receive().error_code == 0
     broker.fail_next("b", "Heartbeat", ILLEGAL_GENERATION)
     assert p.a.heartbeat(GROUP, p.a_id, 2).error_code == 0
@@ -89,9 +46,9 @@ def test_an_error_aimed_at_one_member_reaches_that_member_only(broker: Broker) -
 
 
 def test_a_member_named_by_its_member_id_is_failed_too(broker: Broker) -> None:
-    p, _ = _form_pair(broker)
+    p = form_pair(broker.bootstrap, GROUP, TOPIC)
     broker.fail_next(p.a_id, "SyncGroup", UNKNOWN_MEMBER_ID)
-    _sync_both(p)
+    sync_both(p, GROUP, TOPIC)
     assert p.a.receive().error_code == UNKNOWN_MEMBER_ID
     # the leader's assignment never reached the coordinator: the follower still waits
     assert not p.b.pending(0.2)
@@ -99,10 +56,10 @@ def test_a_member_named_by_its_member_id_is_failed_too(broker: Broker) -> None:
 
 @pytest.mark.parametrize("first", ["leader", "follower"])
 def test_held_sync_answers_go_out_in_the_order_released(broker: Broker, first: str) -> None:
-    p, _ = _form_pair(broker)
+    p = form_pair(broker.bootstrap, GROUP, TOPIC)
     broker.hold("a", "SyncGroup")
     broker.hold("b", "SyncGroup")
-    _sync_both(p)
+    sync_both(p, GROUP, TOPIC)
     held = {h.exchange.who.client_id: h for h in broker.wait_held(2)}
     order = ["a", "b"] if first == "leader" else ["b", "a"]
     clients = {"a": p.a, "b": p.b}
@@ -117,8 +74,8 @@ def test_held_sync_answers_go_out_in_the_order_released(broker: Broker, first: s
 
 
 def test_a_delayed_answer_arrives_that_much_later(broker: Broker) -> None:
-    p, _ = _form_pair(broker)
-    _sync_both(p)
+    p = form_pair(broker.bootstrap, GROUP, TOPIC)
+    sync_both(p, GROUP, TOPIC)
     p.a.receive(), p.b.receive()
     broker.delay("b", "Heartbeat", 0.3)
     assert p.b.heartbeat(GROUP, p.b_id, 2).error_code == 0
@@ -127,8 +84,8 @@ def test_a_delayed_answer_arrives_that_much_later(broker: Broker) -> None:
 
 
 def test_a_dropped_session_removes_the_member_and_rebalances(broker: Broker) -> None:
-    p, _ = _form_pair(broker)
-    _sync_both(p)
+    p = form_pair(broker.bootstrap, GROUP, TOPIC)
+    sync_both(p, GROUP, TOPIC)
     p.a.receive(), p.b.receive()
     broker.drop_session(GROUP, p.b_id)
     description = broker.describe_group(GROUP)
@@ -163,7 +120,7 @@ def _verdicts_of(broker: Broker, invariant: str) -> list[str]:
 
 def test_a_partition_given_to_two_members_is_an_i1_verdict_before_anyone_gets_it(
         broker: Broker) -> None:
-    p, _ = _form_pair(broker)
+    p = form_pair(broker.bootstrap, GROUP, TOPIC)
     p.b.send_sync(GROUP, p.b_id, 2)
     p.a.send_sync(GROUP, p.a_id, 2, {p.a_id: [(TOPIC, 0), (TOPIC, 1), (TOPIC, 2)],
                                      p.b_id: [(TOPIC, 2), (TOPIC, 3)]})
@@ -177,7 +134,7 @@ def test_a_partition_given_to_two_members_is_an_i1_verdict_before_anyone_gets_it
 
 
 def test_a_partition_the_leader_knew_of_and_left_out_is_an_i2_verdict(broker: Broker) -> None:
-    p, _ = _form_pair(broker)
+    p = form_pair(broker.bootstrap, GROUP, TOPIC)
     p.b.send_sync(GROUP, p.b_id, 2)
     p.a.send_sync(GROUP, p.a_id, 2, {p.a_id: [(TOPIC, 0)], p.b_id: [(TOPIC, 2), (TOPIC, 3)]})
     p.a.receive(), p.b.receive()
@@ -202,7 +159,7 @@ def test_a_leader_that_leaves_a_known_topic_out_whole_is_excused_once_for_lackin
     topic missing whole from an assignment is not I2 (the leader rejoins once it learns the
     topic), but the group's next assignment leaving it out whole again is; one partition of
     it missing always is (the test above)."""
-    p, _ = _form_pair(broker)
+    p = form_pair(broker.bootstrap, GROUP, TOPIC)
     p.b.send_sync(GROUP, p.b_id, 2)
     p.a.send_sync(GROUP, p.a_id, 2, {p.a_id: [], p.b_id: []})
     p.a.receive(), p.b.receive()
@@ -263,7 +220,7 @@ def test_a_cooperative_tie_resolved_for_one_claimant_is_an_i6_verdict(broker: Br
 
 
 def test_rounds_show_each_generation_as_the_coordinator_ran_it(broker: Broker) -> None:
-    p, _ = _form_pair(broker)
+    p = form_pair(broker.bootstrap, GROUP, TOPIC)
     p.b.send_sync(GROUP, p.b_id, 2)
     assert p.b.pending(0.1) is False
     half = broker.rounds(GROUP)[-1]
@@ -307,3 +264,88 @@ def test_a_join_below_v4_gets_its_member_id_and_generation_in_one_answer(
                               "protocols": [{"name": "range", "metadata": metadata}]})
     assert int(answer.error_code) == 0 and answer.member_id.startswith("old-")
     assert answer.generation_id == 1 and answer.leader == answer.member_id
+
+
+def _crash(client: RawClient) -> None:
+    """The member's process dies: its connection is reset, no LeaveGroup is sent."""
+    client.sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+    client.close()
+
+
+def test_releasing_an_answer_whose_member_crashed_skips_it_and_the_group_goes_on(
+        broker: Broker) -> None:
+    """Both SyncGroup answers held, the follower's connection reset, both released: no
+    error, the leader gets its answer and goes on heartbeating; nothing stays held."""
+    p = form_pair(broker.bootstrap, GROUP, TOPIC)
+    broker.hold("a", "SyncGroup")
+    broker.hold("b", "SyncGroup")
+    sync_both(p, GROUP, TOPIC)
+    held = {h.exchange.who.client_id: h for h in broker.wait_held(2)}
+    _crash(p.b)
+    sent = broker.release(held["b"], held["a"])
+    assert held["a"] in sent
+    assert p.a.receive().error_code == 0
+    assert p.a.heartbeat(GROUP, p.a_id, 2).error_code == 0
+    assert broker.held() == [] and broker.failure() is None
+
+
+def test_an_answer_released_twice_goes_out_once_and_the_second_release_is_no_error(
+        broker: Broker) -> None:
+    """Two releasers of one answer (two orderings that saw the same holds): the second
+    finds it gone and sends only what is still held."""
+    p = form_pair(broker.bootstrap, GROUP, TOPIC)
+    broker.hold("a", "SyncGroup")
+    broker.hold("b", "SyncGroup")
+    sync_both(p, GROUP, TOPIC)
+    held = {h.exchange.who.client_id: h for h in broker.wait_held(2)}
+    assert broker.release(held["a"]) == [held["a"]]
+    assert broker.release(held["a"], held["b"]) == [held["b"]]
+    assert p.a.receive().error_code == 0 and p.b.receive().error_code == 0
+    with pytest.raises(ValueError, match="ever held"):
+        broker.release(dataclasses.replace(held["b"], hold_id=held["b"].hold_id + 100))
+
+
+def test_holds_carry_their_tag_and_each_tag_is_released_and_disarmed_alone(
+        broker: Broker) -> None:
+    p = form_pair(broker.bootstrap, GROUP, TOPIC)
+    broker.hold("a", "SyncGroup", tag="first")
+    broker.hold("b", "SyncGroup", tag="second")
+    broker.hold("b", "SyncGroup", tag="first")  # behind the second's: it does not fire
+    sync_both(p, GROUP, TOPIC)
+    broker.wait_held(2)
+    assert [h.exchange.who.client_id for h in broker.held("first")] == ["a"]
+    assert [h.exchange.who.client_id for h in broker.held("second")] == ["b"]
+    assert broker.cancel("b", "SyncGroup", "hold", "second") == 0  # it fired already
+    assert broker.cancel("b", "SyncGroup", "hold", "first") == 1
+    broker.release(*broker.held("second"), *broker.held("first"))
+    assert p.a.receive().error_code == 0 and p.b.receive().error_code == 0
+
+
+def test_rules_aimed_at_a_member_that_left_never_hit_the_next_member_of_its_name(
+        broker: Broker) -> None:
+    """An error, a delay and a hold aimed at b, b gone (`forget`): a new consumer named b
+    joins and syncs untouched."""
+    p = form_pair(broker.bootstrap, GROUP, TOPIC)
+    sync_both(p, GROUP, TOPIC)
+    p.a.receive(), p.b.receive()
+    broker.fail_next("b", "JoinGroup", UNKNOWN_MEMBER_ID)
+    broker.delay("b", "SyncGroup", 30)
+    broker.hold("b", "SyncGroup")
+    _crash(p.b)
+    assert broker.forget("b") == 3
+    broker.drop_session(GROUP, p.b_id)
+    again = RawClient(broker.bootstrap, "b")
+    assert p.a.heartbeat(GROUP, p.a_id, 2).error_code == REBALANCE_IN_PROGRESS
+    again.send_join(GROUP, "", [TOPIC])
+    first = again.receive()
+    assert first.error_code == 79  # MEMBER_ID_REQUIRED, not the error aimed at the old b
+    again.send_join(GROUP, first.member_id, [TOPIC])
+    p.a.send_join(GROUP, p.a_id, [TOPIC])
+    joined_a, joined_b = p.a.receive(), again.receive()
+    assert joined_a.error_code == joined_b.error_code == 0
+    generation = joined_a.generation_id
+    again.send_sync(GROUP, first.member_id, generation)
+    p.a.send_sync(GROUP, p.a_id, generation, {p.a_id: [(TOPIC, 0), (TOPIC, 1)],
+                                               first.member_id: [(TOPIC, 2), (TOPIC, 3)]})
+    assert again.pending(5) and again.receive().error_code == 0
+    assert p.a.receive().error_code == 0 and broker.held() == []

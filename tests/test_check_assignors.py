@@ -13,10 +13,10 @@ from groupcheck.cli import main
 from groupcheck.targets.offers import expand, parse_assignors, probe
 from groupcheck.targets.registry import Target, TargetError
 
-from user_assignors import SOURCE as MALFORMED
-from vectors import ROOT
+from helpers import TARGETS
+from helpers.user_assignors import SOURCE as MALFORMED
 
-SERVICE = f"jsonl:{sys.executable} {ROOT / 'tests' / 'partial_service.py'}"
+SERVICE = f"jsonl:{sys.executable} {TARGETS / 'partial_service.py'}"
 BROKEN = SERVICE + " --broken-range"
 
 

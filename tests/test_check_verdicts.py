@@ -10,11 +10,14 @@ from pathlib import Path
 import pytest
 
 from groupcheck.cli import main
-from groupcheck.engines.battery import ENGINE_LIST, run_batteries, run_battery, searching_share
-from groupcheck.engines.battery_results import BatteryResult, EngineResult, Finding
+from groupcheck.engines.battery.results import BatteryResult, EngineResult, Finding
+from groupcheck.engines.battery.runner import (
+    ENGINE_LIST,
+    run_batteries,
+    run_battery,
+    searching_share,
+)
 from groupcheck.targets.registry import resolve
-
-from environment import heavy
 
 
 def test_a_cell_says_holds_only_where_the_invariant_was_judged() -> None:
@@ -84,7 +87,7 @@ def test_every_assignor_gets_every_engine_before_the_next_engine_starts(tmp_path
     assert all(e.runs > 0 for e in fuzz_ran)
 
 
-@heavy
+@pytest.mark.heavy
 def test_the_text_output_has_a_table_per_assignor_and_a_summary(
         tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     code = main(["check", "--target", "python:groupcheck.targets.zoo.escapes",

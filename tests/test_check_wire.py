@@ -11,7 +11,6 @@ every violation it reports is one a recorded wire finding of that client account
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 from pathlib import Path
@@ -23,13 +22,12 @@ pytest.importorskip("kio", reason="groupcheck's broker (the default wire backend
 
 from groupcheck.targets.wire.clients import hello  # noqa: E402
 
-from environment import missing
-from wire_findings import unknown  # noqa: E402
+from helpers.environment import missing
+from helpers.wire_findings import unknown  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
 CLIENTS = ("librdkafka", "kafka-python", "aiokafka", "java", "kafkajs")
-LONG = pytest.mark.skipif(not os.environ.get("GROUPCHECK_WIRE"),
-                          reason="minutes of real clients: set GROUPCHECK_WIRE=1 (tox -e wire)")
+pytestmark = pytest.mark.wire
 
 
 def check(target: str, tmp_path: Path, broker: str = "groupcheck",
@@ -72,7 +70,7 @@ def _cases() -> list[Any]:
             for broker in ("groupcheck", "mock")]
 
 
-@LONG
+@pytest.mark.slow  # minutes of real clients (tox -e wire)
 @pytest.mark.parametrize(("client", "assignor", "broker"), _cases())
 def test_check_runs_on_every_client_and_assignor_on_both_backends(
         client: str, assignor: str, broker: str, tmp_path: Path) -> None:

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from vectors import ROOT
+from helpers import ROOT
 
 RUN = [sys.executable, "-m", "groupcheck"]
 

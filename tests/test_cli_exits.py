@@ -18,9 +18,9 @@ import pytest
 from groupcheck import engines
 from groupcheck.cli import main
 from groupcheck.cli.exits import INTERNAL_ERROR, INTERRUPTED
-from groupcheck.properties import scope as scope_module
+from groupcheck.properties.scope import prover as scope_module
 
-from vectors import ROOT
+from helpers import ROOT
 
 RUN = [sys.executable, "-m", "groupcheck"]
 DATA = ROOT / "tests" / "data"

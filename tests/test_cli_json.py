@@ -12,7 +12,7 @@ import pytest
 from groupcheck import engines
 from groupcheck.cli import main, reference
 
-from vectors import ROOT
+from helpers import ROOT
 
 DATA = ROOT / "tests" / "data"
 REPLAY = str(DATA / "sticky_v0_replay.json")
@@ -74,7 +74,8 @@ def test_fuzz_scenarios_and_zoo_json(tmp_path: Path,
 def test_replay_shrink_and_bisect_json(tmp_path: Path,
                                        capsys: pytest.CaptureFixture[str]) -> None:
     replayed = _envelope(["replay", REPLAY], 1, capsys)
-    assert replayed["result"] == {"file": REPLAY, "reproduced": True, "picture": None}
+    assert replayed["result"] == {"file": REPLAY, "reproduced": True, "different": False,
+                                  "picture": None}
     shrunk = _envelope(["shrink", REPLAY, "--out", str(tmp_path), "--budget", "5"], 0, capsys)
     written = tmp_path / "sticky_v0_replay.shrunk.json"
     assert shrunk["result"]["written"] == str(written) and written.is_file()

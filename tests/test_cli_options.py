@@ -17,7 +17,7 @@ from groupcheck.cli.shared import GROUP_KINDS, TARGET_SYNTAX
 from groupcheck.cli.version_report import NOT_FOUND, PACKAGES
 from groupcheck.targets.registry import RESOLVERS
 
-from vectors import ROOT
+from helpers import ROOT
 
 DATA = ROOT / "tests" / "data"
 

@@ -18,15 +18,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from groupcheck.impl.consumer_protocol import (
-    decode_assignment,
-    decode_subscription,
-    encode_assignment,
-    encode_subscription,
-)
-from groupcheck.impl.errors import CodecError
-
-from codec_inputs import (
+from groupcheck.engines.codec_fuzz import (
     INT16_MAX,
     INT32_MAX,
     KINDS,
@@ -42,7 +34,15 @@ from codec_inputs import (
     set_field,
     wire_fields,
 )
-from codec_strategies import (
+from groupcheck.impl.consumer_protocol import (
+    decode_assignment,
+    decode_subscription,
+    encode_assignment,
+    encode_subscription,
+)
+from groupcheck.impl.errors import CodecError
+
+from helpers.codec_strategies import (
     INT16,
     WRITER_VERSIONS,
     assignments,

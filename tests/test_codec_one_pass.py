@@ -15,6 +15,7 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from groupcheck.engines.codec_fuzz import mutate, random_encoding
 from groupcheck.impl.consumer_protocol import (
     decode_subscription,
     encode_subscription,
@@ -29,8 +30,7 @@ from groupcheck.impl.consumer_protocol import (
 )
 from groupcheck.impl.errors import CodecError
 
-from codec_inputs import mutate, random_encoding
-from codec_strategies import WRITER_VERSIONS, subscriptions, to_subscription
+from helpers.codec_strategies import WRITER_VERSIONS, subscriptions, to_subscription
 
 SOME = settings(max_examples=300, deadline=None)
 ASCII_NAMES = st.text(alphabet="abtz019._-", max_size=5)

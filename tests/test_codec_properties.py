@@ -13,6 +13,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from groupcheck.engines.codec_fuzz import with_header
 from groupcheck.impl.consumer_protocol import (
     decode_assignment,
     decode_subscription,
@@ -30,8 +31,7 @@ from groupcheck.properties.codec import (
     subscription_size,
 )
 
-from codec_inputs import with_header
-from codec_strategies import (
+from helpers.codec_strategies import (
     WRITER_VERSIONS,
     assignment_message,
     assignments,

@@ -15,7 +15,8 @@ import pytest
 
 from groupcheck.impl.jsonl import handle
 
-from vectors import ROOT, load
+from helpers import ROOT
+from helpers.vectors import load
 
 LINES = [line for line in load("codec.jsonl") if line["request"]["op"] != "user_data"]
 

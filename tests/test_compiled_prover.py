@@ -26,9 +26,8 @@ import pytest
 from groupcheck.properties.scope import Scope, prove
 from groupcheck.targets.registry import resolve
 
-from environment import heavy
+from helpers import ROOT
 from test_assign_vectors import LINES, differing_lines
-from vectors import ROOT
 
 #: the installed layout (pyproject.toml's package-dir): source folder -> package folder
 #: the floors' folders by their name under ``groupcheck`` (pyproject.toml's package-dir)
@@ -106,7 +105,7 @@ def _run(site: Path, args: list[str], stdin: str = "") -> subprocess.CompletedPr
                           text=True, cwd=site, env=env, timeout=900, check=False)
 
 
-@heavy
+@pytest.mark.heavy
 def test_the_compiled_modules_are_the_ones_imported(compiled: Path) -> None:
     code = ("import importlib, json, sys; names = sys.argv[1:]; print(json.dumps("
             "[importlib.import_module('groupcheck.' + n).__file__ for n in names]))")
@@ -116,7 +115,7 @@ def test_the_compiled_modules_are_the_ones_imported(compiled: Path) -> None:
     assert all(f.startswith(str(compiled)) and f.endswith(".so") for f in files), files
 
 
-@heavy
+@pytest.mark.heavy
 def test_compiled_answers_every_assign_vector_as_kafka(compiled: Path) -> None:
     payload = "".join(json.dumps(line["request"]) + "\n" for line in LINES)
     done = _run(compiled, ["-m", "groupcheck", "jsonl"], payload)
@@ -137,7 +136,7 @@ def _verdicts(report: dict[str, Any]) -> dict[str, Any]:
     return found
 
 
-@heavy
+@pytest.mark.heavy
 @pytest.mark.parametrize("target", ["builtin:sticky", "builtin:cooperative-sticky"])
 def test_compiled_proof_has_the_verdicts_of_the_sources(compiled: Path, target: str) -> None:
     """The default scope, I4b gaps measured: the same classes, violations, labels, gap

@@ -14,7 +14,7 @@ from groupcheck.impl.consumer_listener import ConsumerError
 from groupcheck.impl.consumer_state import MemberState
 from groupcheck.impl.types import Assignment, Cluster, Subscription, TopicPartition
 
-from consumer_helpers import COOPERATIVE, EAGER
+from helpers.consumer import COOPERATIVE, EAGER
 
 
 class CoopAssignor:

@@ -24,7 +24,7 @@ from groupcheck.impl.group_messages import (
 )
 from groupcheck.impl.types import Assignment, RebalanceProtocol, TopicPartition
 
-from consumer_helpers import COOPERATIVE, EAGER, T0, make, names, owned_in, rebalance, reply, take
+from helpers.consumer import COOPERATIVE, EAGER, T0, make, names, owned_in, rebalance, reply, take
 
 
 class Thrower(RebalanceListener):

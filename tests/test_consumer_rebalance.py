@@ -31,7 +31,7 @@ from groupcheck.impl.group_messages import (
 )
 from groupcheck.impl.types import Assignment, Cluster, RebalanceProtocol, Subscription
 
-from consumer_helpers import (
+from helpers.consumer import (
     COOPERATIVE,
     EAGER,
     T0,

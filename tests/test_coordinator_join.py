@@ -3,7 +3,7 @@ and syncing (member ids, the initial delay, the leader, the protocol vote, the j
 refuses, pending members).
 
 Each test drives one `GroupCoordinator` through a small in-memory network (`Net`, in
-coordinator_helpers.py) on a logical clock and checks the responses and the read-only view.
+helpers/coordinator.py) on a logical clock and checks the responses and the read-only view.
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from groupcheck.impl.group_messages import (
 )
 from groupcheck.impl.javahash import string_map_order
 
-from coordinator_helpers import RANGE, REBALANCE, SESSION, Net, first_join, join_req, stable_group
+from helpers.coordinator import RANGE, REBALANCE, SESSION, Net, first_join, join_req, stable_group
 
 # -- join and sync ------------------------------------------------------------------------
 

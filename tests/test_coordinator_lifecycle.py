@@ -3,7 +3,7 @@ have joined: generations, timeouts and expiry, heartbeats and the order of error
 static members, leaving, and the state transition table.
 
 Each test drives one `GroupCoordinator` through a small in-memory network (`Net`, in
-coordinator_helpers.py) on a logical clock and checks the responses and the read-only view.
+helpers/coordinator.py) on a logical clock and checks the responses and the read-only view.
 """
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ from groupcheck.impl.group_messages import (
     SyncGroupRequest,
 )
 
-from coordinator_helpers import (
+from helpers.coordinator import (
     REBALANCE,
     SESSION,
     Net,

@@ -4,7 +4,7 @@ never raises, its generation never decreases, its Stable group is whole, and eve
 has exactly one answer.
 
 Each test drives one `GroupCoordinator` through a small in-memory network (`Net`, in
-coordinator_helpers.py) on a logical clock and checks the responses and the read-only view.
+helpers/coordinator.py) on a logical clock and checks the responses and the read-only view.
 """
 
 from __future__ import annotations
@@ -27,7 +27,7 @@ from groupcheck.impl.group_messages import (
     SyncGroupResponse,
 )
 
-from coordinator_helpers import RANGE, REBALANCE, SESSION, Net, join_req
+from helpers.coordinator import RANGE, REBALANCE, SESSION, Net, join_req
 
 # -- property -------------------------------------------------------------------------------
 

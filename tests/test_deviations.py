@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from groupcheck.engines.differential import builtin_answer, canonical_error
+from groupcheck.engines.differential.search import builtin_answer, canonical_error
 from groupcheck.properties.deviations import (
     DEVIATIONS,
     KINDS,
@@ -21,7 +21,7 @@ from groupcheck.properties.deviations import (
     same_answer,
 )
 
-from vectors import load
+from helpers.vectors import load
 
 LINES = load("assign.jsonl")
 BUGS = [x for x in LINES if "kafka_bug" in x]

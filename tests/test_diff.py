@@ -3,20 +3,14 @@ disagreement where they are not, shrinking of a large disagreeing input, the com
 
 from __future__ import annotations
 
-import argparse
 import sys
 
-from groupcheck.cli.diff_command import register as add_commands
-from groupcheck.engines.differential import (
-    Pair,
-    describe,
-    disagree,
-    request_size,
-    run_diff,
-    shrink,
-)
+from groupcheck.engines.differential.search import Pair, describe, disagree, run_diff, shrink
 from groupcheck.engines.progress import PROCESS_FLOOR
+from groupcheck.engines.saved.requests import request_size
 from groupcheck.targets.registry import resolve
+
+from helpers.command_line import run_command
 
 
 def test_the_same_assignor_twice_agrees() -> None:
@@ -56,23 +50,15 @@ def test_shrink_reduces_a_large_disagreement() -> None:
     assert len(small["members"]) <= 4 and sum(small["partitions"].values()) <= 6
 
 
-def _run(argv: list[str]) -> int:
-    parser = argparse.ArgumentParser()
-    sub = parser.add_subparsers(dest="command", required=True)
-    add_commands(sub)
-    args = parser.parse_args(argv)
-    return int(args.func(args))
-
-
 def test_diff_command_exit_codes(tmp_path, capsys) -> None:
-    assert _run(["diff", "--target", "builtin:range", "--target",
-                 "python:groupcheck.impl.assignors.range:RangeAssignor", "--no-vectors",
-                 "--scope", "members=2,topics=1,partitions=2"]) == 0
+    assert run_command(["diff", "--target", "builtin:range", "--target",
+                        "python:groupcheck.impl.assignors.range:RangeAssignor", "--no-vectors",
+                        "--scope", "members=2,topics=1,partitions=2"]) == 0
     assert "agree" in capsys.readouterr().out
-    assert _run(["diff", "--target", "builtin:roundrobin", "--target",
-                 "mutant:roundrobin-topic-cursor", "--no-vectors", "--scope",
-                 "members=2,topics=2,partitions=1,symmetry=0",
-                 "--failures", str(tmp_path)]) == 1
+    assert run_command(["diff", "--target", "builtin:roundrobin", "--target",
+                        "mutant:roundrobin-topic-cursor", "--no-vectors", "--scope",
+                        "members=2,topics=2,partitions=1,symmetry=0",
+                        "--failures", str(tmp_path)]) == 1
     out = capsys.readouterr().out
     assert "DISAGREE" in out and "IndexError" in out and "saved:" in out
 
@@ -84,13 +70,13 @@ def test_diff_request_plays_a_bare_story_on_both_targets(capsys) -> None:
     from pathlib import Path
 
     story = str(Path(__file__).parent / "data" / "rack_aware_flap_spec.json")
-    assert _run(["diff", "--target", "builtin:roundrobin", "--target",
-                 "python:groupcheck.impl.assignors.roundrobin:RoundRobinAssignor",
-                 "--request", story]) == 0
+    assert run_command(["diff", "--target", "builtin:roundrobin", "--target",
+                        "python:groupcheck.impl.assignors.roundrobin:RoundRobinAssignor",
+                        "--request", story]) == 0
     out = capsys.readouterr().out
     assert "[roundrobin], a story of" in out and "agree" in out
-    assert _run(["diff", "--target", "builtin:roundrobin", "--target",
-                 "mutant:roundrobin-topic-cursor", "--request", story]) == 1
+    assert run_command(["diff", "--target", "builtin:roundrobin", "--target",
+                        "mutant:roundrobin-topic-cursor", "--request", story]) == 1
     assert "UNEXPLAINED call 0" in capsys.readouterr().out
 
 

@@ -16,17 +16,17 @@ from typing import Any
 import pytest
 
 from groupcheck.cli import main
-from groupcheck.engines.diff_runs import save_differences, story_report
-from groupcheck.engines.differential import builtin_answer
-from groupcheck.engines.differential_stories import (
+from groupcheck.engines.differential.reports import save_differences, story_report
+from groupcheck.engines.differential.search import builtin_answer
+from groupcheck.engines.differential.stories import (
     PairedAssign,
     StoriesResult,
     run_chunk,
     run_stories,
 )
 
-from environment import SETTINGS
-from kafka_java import java_command
+from helpers.environment import SETTINGS
+from helpers.kafka_java import java_command
 
 ASSIGNORS = ("range", "roundrobin", "sticky", "cooperative-sticky")
 GROUPS = 1500  # per assignor (ids 0-1499 hold two of the largest tier)
@@ -109,9 +109,9 @@ def test_diff_stories_command_reports_and_exits_0_on_agreement(
 def test_the_fixed_fidelity_differences_answer_as_kafka_recorded(kafka: str) -> None:
     """Requests on which the differential run found groupcheck answering otherwise than
     Kafka (each fixed in impl/): Kafka's client still gives the recorded answer."""
-    from groupcheck.engines.differential import answer_fn
+    from groupcheck.engines.differential.search import answer_fn
 
-    from environment import resolve
+    from helpers.environment import resolve
 
     target = resolve(kafka, assignor="sticky", timeout=30)
     try:

@@ -19,13 +19,15 @@ import pytest
 
 pytest.importorskip("kio", reason="groupcheck's broker (the default wire backend) needs kio")
 
+from groupcheck.model.events import DomainEvent  # noqa: E402
 from groupcheck.model.replay import replay_events, replay_file  # noqa: E402
 from groupcheck.targets.wire.clients import hello  # noqa: E402
 
-from environment import CLASSPATH, group_target_factory, missing  # noqa: E402
-from wire_cases import smoke, with_profiles  # noqa: E402
+from helpers.environment import CLASSPATH, group_target_factory, missing  # noqa: E402
+from helpers.wire_cases import smoke, with_profiles  # noqa: E402
 
 FINDINGS = Path(__file__).resolve().parent.parent / "findings"
+pytestmark = pytest.mark.wire
 
 
 def need(*clients: str) -> None:
@@ -35,7 +37,7 @@ def need(*clients: str) -> None:
             pytest.skip(reason)
 
 
-def run(target: str, events: list[dict[str, Any]]) -> list[str]:
+def run(target: str, events: list[DomainEvent]) -> list[str]:
     outcome = replay_events(group_target_factory(target)(), events)
     assert outcome.story, target
     return outcome.violations
@@ -103,11 +105,11 @@ def test_state_machine_runs_a_mixed_group_of_java_librdkafka_and_kafka_python() 
     recorded findings of these clients."""
     import dataclasses
 
-    from groupcheck.engines.battery import machine_config
+    from groupcheck.engines.battery.runner import machine_config
     from groupcheck.model.fuzz import fuzz
 
-    from environment import resolve
-    from wire_findings import unknown
+    from helpers.environment import resolve
+    from helpers.wire_findings import unknown
 
     need("java", "librdkafka", "kafka-python")
     target = resolve("wire:mixed:java+librdkafka+kafka-python:range")

@@ -4,18 +4,14 @@ has, a mixed group of three clients, and the replays of the findings that take a
 
 from __future__ import annotations
 
-import os
-
 import pytest
 
 pytest.importorskip("confluent_kafka")
-pytestmark = [pytest.mark.slow, pytest.mark.skipif(
-    not os.environ.get("GROUPCHECK_WIRE"),
-    reason="minutes of real clients: set GROUPCHECK_WIRE=1 (tox -e wire)")]
+#: minutes of real clients: run by ``tox -e wire`` (``pytest -m wire``), not by default
+pytestmark = [pytest.mark.wire, pytest.mark.slow]
 
+from helpers.wire_cases import slow_revoke, smoke, with_profiles  # noqa: E402
 from test_drivers import need, replay, run  # noqa: E402
-
-from wire_cases import slow_revoke, smoke, with_profiles  # noqa: E402
 
 
 @pytest.mark.parametrize("assignor", ["range", "roundrobin", "sticky", "cooperative-sticky"])

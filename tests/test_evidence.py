@@ -16,12 +16,13 @@ from typing import Any
 import pytest
 
 from groupcheck.audit.chain import run_chain
-from groupcheck.audit.evidence import label, label_entry, reference_name
-from groupcheck.audit.targets import AuditTarget
-from groupcheck.engines.audit_targets import resolve_audit_target
+from groupcheck.audit.evidence import label, label_entry
+from groupcheck.audit.targets import AuditTarget, reference_name
+from groupcheck.engines.resolving import resolve_audit_target
 from groupcheck.properties.deviations import EVIDENCE
 
-from environment import SETTINGS, heavy
+from helpers import TARGETS
+from helpers.environment import SETTINGS
 
 ROOT = Path(__file__).resolve().parent.parent
 FLAP = json.loads((ROOT / "tests" / "data" / "rack_aware_flap_spec.json")
@@ -36,7 +37,7 @@ TIE_SPEC = {"kind": "requests", "requests": [TIE]}
 
 @pytest.fixture(scope="module")
 def kafka() -> AuditTarget:
-    from kafka_java import java_command
+    from helpers.kafka_java import java_command
 
     java_command()
     return resolve_audit_target("cooperative-sticky@java:", SETTINGS)  # type: ignore[no-any-return]
@@ -68,7 +69,7 @@ def test_a_violation_kafka_answers_otherwise_is_the_targets_own_despite_its_rule
         kafka: AuditTarget) -> None:
     """An assignor that keeps the first claimant lists a's partitions in another order than
     Kafka: K1 would label its tie, but the evidence says Kafka answers otherwise."""
-    target = resolve_audit_target(f"pyfn:{ROOT / 'tests' / 'audit_targets.py'}"
+    target = resolve_audit_target(f"pyfn:{TARGETS / 'audit_targets.py'}"
                                   ":first_claimant_keeps")
     result = run_chain(target, TIE_SPEC)
     assert result.inherited == {"I6": "K1"}
@@ -110,7 +111,7 @@ def test_a_story_without_violations_is_not_asked() -> None:
     assert result.inherited == {}
 
 
-@heavy
+@pytest.mark.heavy
 def test_audit_with_kafkas_client_as_reference_labels_from_evidence(
         kafka: AuditTarget, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """``groupcheck audit --target java: --target builtin:cooperative-sticky --reference
@@ -147,7 +148,7 @@ def test_audit_with_kafkas_client_as_reference_labels_from_evidence(
     assert audit_main([*args, "--strict"]) == 1
 
 
-@heavy
+@pytest.mark.heavy
 def test_prove_with_kafkas_client_as_reference_labels_every_violation_from_evidence(
         kafka: AuditTarget) -> None:
     """The scope prover on cooperative-sticky: K1's ties (I6) and K2's withheld partitions
@@ -171,7 +172,7 @@ def test_prove_with_kafkas_client_as_reference_labels_every_violation_from_evide
         labelled.violations["I4a"]
 
 
-@heavy
+@pytest.mark.heavy
 def test_a_difference_a_deviation_explains_is_no_evidence_so_the_rule_stands(
         kafka: AuditTarget) -> None:
     """With stale claims in scope, Kafka's client answers some of K1's tie requests
@@ -196,7 +197,7 @@ def _prove_labels(out: str) -> dict[str, dict[str, str]]:
     return labels
 
 
-@heavy
+@pytest.mark.heavy
 def test_check_says_which_labels_came_from_evidence_and_which_from_a_rule(
         kafka: AuditTarget, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """``check --reference java:``: the prover's Kafka-own findings are labelled from
@@ -216,7 +217,7 @@ def test_check_says_which_labels_came_from_evidence_and_which_from_a_rule(
     assert "reproduced" in table and "I6 (evidence java:)" in table
 
 
-@heavy
+@pytest.mark.heavy
 def test_a_shrunk_story_keeps_the_reference_reproducing_it(kafka: AuditTarget) -> None:
     """Shrinking a violation the reference reproduced (the flap, K4 without a reference)
     keeps only candidates Kafka's client still answers identically."""

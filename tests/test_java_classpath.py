@@ -27,8 +27,8 @@ from groupcheck.targets.processes.java_runtime import (
 )
 from groupcheck.targets.registry import TargetError, resolve
 
-from environment import CLASSPATH
-from kafka_releases import stand_in_jar
+from helpers.environment import CLASSPATH
+from helpers.kafka_releases import stand_in_jar
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -120,7 +120,7 @@ def test_the_driver_sources_ship_with_the_package() -> None:
 
 
 def _needs_java() -> None:
-    from kafka_java import java_command
+    from helpers.kafka_java import java_command
 
     java_command()
 

@@ -15,8 +15,8 @@ from typing import Any
 
 import pytest
 
-from kafka_java import java_command
-from vectors import load
+from helpers.kafka_java import java_command
+from helpers.vectors import load
 
 COMMAND = java_command()
 DRIVER = COMMAND.index("groupcheck.driver.GroupcheckDriver")

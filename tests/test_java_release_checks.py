@@ -17,8 +17,7 @@ import pytest
 
 from groupcheck.cli import main
 
-from environment import heavy
-from kafka_releases import DEFAULT_RUN, repo_releases
+from helpers.kafka_releases import DEFAULT_RUN, repo_releases
 
 #: what an answer says when the harness, not the client, is at fault
 HARNESS_ERRORS = ("UnsupportedOperationException", "InvalidRequestError", "cannot tell",
@@ -41,7 +40,7 @@ def _check(release: str) -> tuple[dict[str, Any], Path]:
     return dict(body["assignors"]["cooperative-sticky"]), failures
 
 
-@pytest.mark.parametrize("release", [r if r == "3.4.0" else pytest.param(r, marks=heavy)
+@pytest.mark.parametrize("release", [r if r == "3.4.0" else pytest.param(r, marks=pytest.mark.heavy)
                                      for r in DEFAULT_RUN])
 def test_a_release_is_judged_by_its_profile_without_harness_errors(release: str) -> None:
     cell, failures = _check(release)

@@ -16,7 +16,7 @@ import pytest
 from groupcheck.audit.codec_check import check_codec
 from groupcheck.audit.targets import ASSIGNOR_FAMILIES
 from groupcheck.cli import main
-from groupcheck.engines.audit_targets import expand_targets, resolve_audit_target
+from groupcheck.engines.resolving import expand_targets, resolve_audit_target
 from groupcheck.targets.adapters.codecs import ReleaseCodec
 from groupcheck.targets.processes.java_runtime import KAFKA_CLASS, SLF4J_CLASS, JavaUnavailable
 from groupcheck.targets.processes.maven_repo import (
@@ -27,8 +27,8 @@ from groupcheck.targets.processes.maven_repo import (
 )
 from groupcheck.targets.registry import TargetError
 
-from environment import SETTINGS, resolve
-from kafka_releases import repo_releases, stand_in_jar
+from helpers.environment import SETTINGS, resolve
+from helpers.kafka_releases import repo_releases, stand_in_jar
 
 
 def _pom(path: Path, group: str, artifact: str, version: str, deps: str = "") -> None:

@@ -25,9 +25,9 @@ from groupcheck.targets.processes.java_process import java_process, java_profile
 from groupcheck.targets.processes.java_runtime import JavaUnavailable
 from groupcheck.targets.processes.jsonl_process import JsonlProcess
 from groupcheck.targets.processes.maven_repo import release_classpath
-from groupcheck.targets.profile import ClientProfile, ProfileError
+from groupcheck.targets.profile import ProfileError, ReleaseProfile
 
-from environment import SETTINGS
+from helpers.environment import SETTINGS
 
 RELEASES = ("2.8.0", "3.0.0", "3.2.0", "3.3.1", "3.4.0", "3.5.1", "3.6.0", "3.8.0",
             "4.0.0-SNAPSHOT")
@@ -77,7 +77,7 @@ def _ok(process: JsonlProcess, body: dict[str, Any]) -> dict[str, Any]:
     return answer
 
 
-# -- ClientProfile alone (no Java) ------------------------------------------------------
+# -- ReleaseProfile alone (no Java) ------------------------------------------------------
 
 OLD_ANSWER: dict[str, Any] = {
     "version": "2.8.0", "subscription_versions": {"writes": 1, "reads": [0, 1]},
@@ -89,7 +89,7 @@ OLD_ANSWER: dict[str, Any] = {
 
 
 def test_a_client_profile_reads_names_and_summarises_an_answer() -> None:
-    profile = ClientProfile.from_answer("java", OLD_ANSWER)
+    profile = ReleaseProfile.from_answer("java", OLD_ANSWER)
     assert profile.assignment_versions.reads == (0, 1)
     assert profile.summary() == ("java 2.8.0: subscription v0-v1, no generation (KIP-792), "
                                  "no rack (KIP-881), onPartitionsLost, static membership")
@@ -101,11 +101,11 @@ def test_a_client_profile_reads_names_and_summarises_an_answer() -> None:
         assert profile.absent(feature) is None, feature
     with pytest.raises(ValueError, match="unknown feature"):
         profile.absent("time_travel")
-    assert ClientProfile.from_answer("java", profile.to_json()) == profile
+    assert ReleaseProfile.from_answer("java", profile.to_json()) == profile
     with pytest.raises(ProfileError, match="generation_in"):
-        ClientProfile.from_answer("java", {**OLD_ANSWER, "generation_in": "headers"})
+        ReleaseProfile.from_answer("java", {**OLD_ANSWER, "generation_in": "headers"})
     with pytest.raises(ProfileError, match="rack"):
-        ClientProfile.from_answer("java", {**OLD_ANSWER, "rack": "yes"})
+        ReleaseProfile.from_answer("java", {**OLD_ANSWER, "rack": "yes"})
 
 
 # -- the profile against the jar's own class files --------------------------------------
@@ -155,7 +155,7 @@ def test_the_profile_matches_the_jar(release: str) -> None:
     for eager in ("range", "roundrobin", "sticky"):
         assert profile.protocols(eager) == ("EAGER",)
     assert java_profile(process) is profile  # asked once
-    assert ClientProfile.from_answer("java", profile.to_json()) == profile
+    assert ReleaseProfile.from_answer("java", profile.to_json()) == profile
     assert profile.summary().startswith(f"java {release}: subscription v0-v{highest}, ")
 
 

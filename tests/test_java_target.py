@@ -21,18 +21,18 @@ import pytest
 from groupcheck.audit.chain import replay_record, run_chain
 from groupcheck.audit.targets import AuditTargetError
 from groupcheck.cli import main
-from groupcheck.engines.audit_targets import expand_targets, resolve_audit_target
-from groupcheck.engines.battery import run_battery, run_prove, run_vectors
-from groupcheck.engines.battery_fuzz import machine_config
-from groupcheck.engines.differential import DiffResult, describe, run_diff
-from groupcheck.engines.request_replay import replay_request
+from groupcheck.engines.battery.fuzz import machine_config
+from groupcheck.engines.battery.runner import run_battery, run_prove, run_vectors
+from groupcheck.engines.differential.search import DiffResult, describe, run_diff
+from groupcheck.engines.resolving import expand_targets, resolve_audit_target
+from groupcheck.engines.saved.requests import replay_request
 from groupcheck.impl.assign_op import run_assign
 from groupcheck.model.fuzz import fuzz
 from groupcheck.targets.processes.jsonl_process import TargetAnswerError, TargetTimeout
 from groupcheck.targets.registry import Target, resolve
 
-from environment import CLASSPATH, SETTINGS, heavy
-from kafka_java import java_command
+from helpers.environment import CLASSPATH, SETTINGS
+from helpers.kafka_java import java_command
 
 java_command()  # skip the module (or fail under GROUPCHECK_REQUIRE_KAFKA) without Java
 DATA = Path(__file__).resolve().parent / "data"
@@ -71,7 +71,7 @@ def test_the_driver_answers_every_op_and_goes_on_after_bad_ones(sticky: Target) 
     assert sticky.closers and sticky.timeout is not None
 
 
-@heavy
+@pytest.mark.heavy
 def test_the_java_target_agrees_with_the_builtins_on_ordinary_groups() -> None:
     """Range and roundrobin have no deviation from Kafka: on the scope prover's small
     configurations (stale and conflicting claims included) both answer alike."""

@@ -3,9 +3,11 @@ four to six members with one subscription, and counts what it judged."""
 
 from __future__ import annotations
 
-from groupcheck.engines.battery import machine_config, run_fuzz
+from groupcheck.engines.battery.runner import machine_config, run_fuzz
 from groupcheck.model.event_shrink import invariant_of
+from groupcheck.model.event_types import DomainEvent, Join, Rejoin
 from groupcheck.model.fuzz import fuzz
+from groupcheck.model.group_events import Partitions, Settle
 from groupcheck.model.replay import replay_events
 from groupcheck.targets.adapters.builtin import BuiltinGroup
 from groupcheck.targets.registry import resolve
@@ -29,8 +31,8 @@ def test_a_sticky_assignor_that_shuffles_groups_of_four_is_caught_on_i4a() -> No
     """Out of the prover's scope (three members at most), in the machine's."""
     result, target = _fuzz("mutant:sticky-shuffles-large-groups")
     assert result.failed and invariant_of(result.violations[0]) == "I4a", result.violations
-    joined = {e["member"] for e in result.events if e["op"] == "join"}
-    assert len(joined) >= 4 and any(e["op"] == "rejoin" for e in result.events)
+    joined = {e.member for e in result.events if isinstance(e, Join)}
+    assert len(joined) >= 4 and any(isinstance(e, Rejoin) for e in result.events)
     again = replay_events(target.group(), result.events, machine_config(target).promises)
     assert again.violations and invariant_of(again.violations[0]) == "I4a"
 
@@ -50,10 +52,9 @@ def test_user_data_without_the_generation_is_caught_without_parity(tmp_path) -> 
 
 def test_an_old_client_speaking_the_v0_layout_on_purpose_is_not_an_i12_breach() -> None:
     """Pre-KIP-341 members in a mixed group write v0 by design: judged on partitions only."""
-    events = [{"op": "partitions", "topic": "t0", "count": 4}]
-    events += [{"op": "join", "member": m, "topics": ["t0"], "assignors": ["sticky"],
-                "user_data_version": 0} for m in ("c1", "c2")]
-    events += [{"op": "settle"}, {"op": "rejoin", "member": "c1"}, {"op": "settle"}]
+    events: list[DomainEvent] = [Partitions("t0", 4)]
+    events += [Join(m, ("t0",), ("sticky",), user_data_version=0) for m in ("c1", "c2")]
+    events += [Settle(), Rejoin("c1"), Settle()]
     outcome = replay_events(BuiltinGroup("builtin:sticky"), events)
     assert outcome.violations == [], outcome.story
 
@@ -61,10 +62,9 @@ def test_an_old_client_speaking_the_v0_layout_on_purpose_is_not_an_i12_breach() 
 def test_the_leaders_rejoin_rebalances_and_a_sticky_group_keeps_its_partitions() -> None:
     """KIP-568's enforceRebalance on the leader: a new generation, every partition where it
     was (the I4a premise: same members, balanced, one generation)."""
-    events = [{"op": "partitions", "topic": "t0", "count": 6}]
-    events += [{"op": "join", "member": m, "topics": ["t0"], "assignors": ["sticky"]}
-               for m in ("c1", "c2", "c3", "c4")]
-    events.append({"op": "settle"})
+    events: list[DomainEvent] = [Partitions("t0", 6)]
+    events += [Join(m, ("t0",), ("sticky",)) for m in ("c1", "c2", "c3", "c4")]
+    events.append(Settle())
     group = BuiltinGroup("builtin:sticky")
     first = replay_events(group, events)
     assert first.violations == []
@@ -78,8 +78,8 @@ def test_the_leaders_rejoin_rebalances_and_a_sticky_group_keeps_its_partitions()
         assert apply_event(event, group, model) == []
     before = model.last_view
     leader = before.leader
-    assert apply_event({"op": "rejoin", "member": leader}, group, model) == []
-    assert apply_event({"op": "settle"}, group, model) == []
+    assert apply_event(Rejoin(leader), group, model) == []
+    assert apply_event(Settle(), group, model) == []
     after = model.last_view
     assert after.generation == before.generation + 1
     assert {n: m.owned for n, m in after.members.items()} == \

@@ -9,7 +9,6 @@ most four members (the machine forms groups of up to six at once) and a handful 
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 from pathlib import Path
@@ -17,13 +16,13 @@ from pathlib import Path
 import pytest
 
 from groupcheck.model.event_shrink import invariant_of
+from groupcheck.model.event_types import DomainEvent, Join
 from groupcheck.model.fuzz import fuzz
 from groupcheck.model.machine import MachineConfig, config_for
 from groupcheck.model.replay import replay_events
 from groupcheck.targets.registry import group_target_factory, machine_hints
 
-from environment import heavy
-from vectors import ROOT
+from helpers import ROOT
 
 
 def _fuzz_target(target: str, settings: str = "ci", config: MachineConfig | None = None):
@@ -33,12 +32,12 @@ def _fuzz_target(target: str, settings: str = "ci", config: MachineConfig | None
     return fuzz(group_target_factory(target), chosen, profile=settings)
 
 
-def _members(events: list[dict[str, object]]) -> set[object]:
-    return {e["member"] for e in events if e["op"] == "join"}
+def _members(events: list[DomainEvent]) -> set[str]:
+    return {e.member for e in events if isinstance(e, Join)}
 
 
 @pytest.mark.parametrize(("mutant", "invariant"), [
-    pytest.param("sticky-user-data-v0", "I1", marks=heavy),
+    pytest.param("sticky-user-data-v0", "I1", marks=pytest.mark.heavy),
     ("cooperative-no-withhold", "I5"),
     ("pause-dropper", "I8"),
 ])
@@ -69,7 +68,7 @@ def test_builtin_assignor_group_passes_ci_settings(assignor: str) -> None:
     assert not result.failed, result.violations
 
 
-@heavy
+@pytest.mark.heavy
 def test_cooperative_sticky_group_passes_dev_settings() -> None:
     """Cooperative-sticky with KIP-429 rolling upgrades and downgrades keeps every invariant
     over the dev settings."""
@@ -77,9 +76,8 @@ def test_cooperative_sticky_group_passes_dev_settings() -> None:
     assert not result.failed, result.violations
 
 
-@pytest.mark.skipif(os.environ.get("GROUPCHECK_DEEP") != "1",
-                    reason="minutes of state machine: set GROUPCHECK_DEEP=1 (tox -e deep); "
-                           "the default run keeps the ci settings for every builtin")
+@pytest.mark.deep
+@pytest.mark.slow  # minutes of state machine (tox -e deep); the default run keeps the ci settings
 def test_sticky_group_passes_deep_settings() -> None:
     """The real sticky assignor (KIP-341 generations) passes the deep settings."""
     result = _fuzz_target("builtin:sticky", "deep")

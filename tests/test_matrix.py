@@ -11,7 +11,14 @@ import pytest
 
 from groupcheck.cli import main
 from groupcheck.engines import EngineInputError, parse_versions
-from groupcheck.engines.bisect_run import ABSENT, NA, PRESENT, Bisection, Outcome, bisect_file
+from groupcheck.engines.releases.bisection import (
+    ABSENT,
+    NA,
+    PRESENT,
+    Bisection,
+    VersionVerdict,
+    bisect_file,
+)
 from groupcheck.properties.scope import Scope, prove
 from groupcheck.targets.registry import resolve
 
@@ -102,10 +109,10 @@ def test_bisect_a_mutant_request_over_builtins(tmp_path: Path,
 
 
 def test_bisection_summary_logic() -> None:
-    b = Bisection("f.json", "I1", [Outcome("v1", NA), Outcome("v2", ABSENT),
-                                   Outcome("v3", PRESENT), Outcome("v4", ABSENT),
-                                   Outcome("v5", PRESENT), Outcome("v6", NA),
-                                   Outcome("v7", ABSENT), Outcome("v8", ABSENT)])
+    b = Bisection("f.json", "I1", [VersionVerdict("v1", NA), VersionVerdict("v2", ABSENT),
+                                   VersionVerdict("v3", PRESENT), VersionVerdict("v4", ABSENT),
+                                   VersionVerdict("v5", PRESENT), VersionVerdict("v6", NA),
+                                   VersionVerdict("v7", ABSENT), VersionVerdict("v8", ABSENT)])
     assert b.first_seen == "v3" and b.gone_in == "v7"
     assert b.present_in == ["v3", "v5"] and b.absent_in == ["v2", "v4", "v7", "v8"]
-    assert Bisection("f", None, [Outcome("a", PRESENT)]).gone_in is None
+    assert Bisection("f", None, [VersionVerdict("a", PRESENT)]).gone_in is None

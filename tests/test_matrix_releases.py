@@ -12,9 +12,11 @@ import pytest
 
 from groupcheck.cli import main
 
-from kafka_releases import DEFAULT_RUN, repo_releases
+from helpers.kafka_releases import DEFAULT_RUN, repo_releases
 
 FILE = Path(__file__).parent / "data" / "cooperative_sticky_gives_to_unsubscribed.json"
+#: ``tox -e versions`` runs it after the matrix of releases (``pytest -m versions``)
+pytestmark = pytest.mark.versions
 
 
 def test_bisect_across_three_releases(capsys: pytest.CaptureFixture[str]) -> None:

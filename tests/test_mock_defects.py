@@ -20,7 +20,7 @@ pytest.importorskip("kio")
 from groupcheck.targets.wire.backends import mock as W  # noqa: E402
 from groupcheck.targets.wire.backends.mock_binding import MockCluster  # noqa: E402
 
-from mock_wire import (  # noqa: E402
+from helpers.mock_wire import (  # noqa: E402
     Connection,
     decode_response,
     entry,
@@ -192,7 +192,7 @@ MIXED_PROTOCOLS = """
 import socket, sys, time
 sys.path.insert(0, sys.argv[1])
 from groupcheck.targets.wire.backends.mock_binding import MockCluster
-from mock_wire import Connection, join_request
+from helpers.mock_wire import Connection, join_request
 with MockCluster() as mock:
     a, b = Connection(mock.bootstraps), Connection(mock.bootstraps)
     _, first = a.ask(11, 5, join_request(5, "g", protocol="roundrobin"))

@@ -10,25 +10,34 @@ import pytest
 
 from groupcheck.model import machine
 from groupcheck.model.event_shrink import minimize
-from groupcheck.model.events import MAX_SETTLE_GENERATIONS, Event, apply_event
+from groupcheck.model.event_types import Join, Pause
+from groupcheck.model.events import MAX_SETTLE_GENERATIONS, DomainEvent, apply_event
 from groupcheck.model.fuzz import fuzz
+from groupcheck.model.group_events import (
+    CoordinatorError,
+    DeleteTopic,
+    Idle,
+    Partitions,
+    Poll,
+    Produce,
+    Settle,
+)
 from groupcheck.model.machine import MachineConfig, config_for
 from groupcheck.model.replay import replay_events
 from groupcheck.model.spec import ReferenceModel
 from groupcheck.properties.group import GroupTarget
 from groupcheck.targets.registry import group_target_factory, make_group_target
 
-JOIN = {"op": "join", "topics": ["t0"], "assignors": ["cooperative-sticky"]}
-STORY = [
-    {"op": "partitions", "topic": "t0", "count": 3},
-    {"op": "partitions", "topic": "t1", "count": 2},
-    {**JOIN, "member": "c1"},
-    {"op": "produce", "topic": "t1", "partition": 0},
-    {"op": "settle"},
-    {"op": "poll", "steps": 3},
-    {"op": "partitions", "topic": "t1", "count": 3},
-    {**JOIN, "member": "c2"},
-    {"op": "settle"},
+STORY: list[DomainEvent] = [
+    Partitions("t0", 3),
+    Partitions("t1", 2),
+    Join("c1", ("t0",), ("cooperative-sticky",)),
+    Produce("t1", 0),
+    Settle(),
+    Poll(3),
+    Partitions("t1", 3),
+    Join("c2", ("t0",), ("cooperative-sticky",)),
+    Settle(),
 ]
 
 
@@ -37,12 +46,9 @@ def test_events_for_absent_members_and_incompatible_joins_do_nothing() -> None:
     join sharing no assignor with the group is refused (INCONSISTENT_GROUP_PROTOCOL is a
     configuration error, not a finding)."""
     target, model = make_group_target("builtin:range"), ReferenceModel()
-    assert apply_event({"op": "pause", "member": "c9", "partitions": [["t0", 0]]},
-                       target, model) == []
-    apply_event({"op": "join", "member": "c1", "topics": ["t0"], "assignors": ["range"]},
-                target, model)
-    apply_event({"op": "join", "member": "c2", "topics": ["t0"],
-                 "assignors": ["cooperative-sticky"]}, target, model)
+    assert apply_event(Pause("c9", (("t0", 0),)), target, model) == []
+    apply_event(Join("c1", ("t0",), ("range",)), target, model)
+    apply_event(Join("c2", ("t0",), ("cooperative-sticky",)), target, model)
     assert list(model.members) == ["c1"]
 
 
@@ -52,10 +58,10 @@ def test_an_idle_event_needs_a_target_on_the_wall_clock_and_reads_as_time_passin
     and a replay's story says how long nothing happened."""
     target, model = make_group_target("builtin:range"), ReferenceModel()
     with pytest.raises(ValueError, match="builtin:range cannot sit idle"):
-        apply_event({"op": "idle", "ms": 10}, target, model)
+        apply_event(Idle(10), target, model)
     slept: list[int] = []
     target.idle = slept.append  # type: ignore[attr-defined]
-    outcome = replay_events(target, [{"op": "idle", "ms": 6000}])
+    outcome = replay_events(target, [Idle(6000)])
     assert slept == [6000] and outcome.violations == []
     assert "nothing happens for 6000 ms" in outcome.story[0]
 
@@ -86,12 +92,12 @@ def test_same_seed_gives_the_same_run() -> None:
     assert runs[0].steps == runs[1].steps and runs[0].examples == runs[1].examples
 
 
-def _stories(monkeypatch: pytest.MonkeyPatch, config: MachineConfig) -> list[Event]:
+def _stories(monkeypatch: pytest.MonkeyPatch, config: MachineConfig) -> list[DomainEvent]:
     """Every event one seeded run applies, in order (passing examples included)."""
-    applied: list[Event] = []
+    applied: list[DomainEvent] = []
 
-    def recording(event: Event, target: GroupTarget, model: ReferenceModel) -> list[str]:
-        applied.append(dict(event))
+    def recording(event: DomainEvent, target: GroupTarget, model: ReferenceModel) -> list[str]:
+        applied.append(event)
         return apply_event(event, target, model)
 
     monkeypatch.setattr(machine, "apply_event", recording)
@@ -121,16 +127,15 @@ def test_same_seed_gives_the_same_examples_whatever_the_process_imported_before(
 #: c1's metadata chain (t0 deleted: a rebalance that revokes, its follow-up) loses one round
 #: to the injected SyncGroup error, then c2's join gets its own two (c2's JoinGroup reaches
 #: the coordinator only after c1's chain)
-SETTLE_AFTER_ERROR = [
-    {"op": "partitions", "topic": "t0", "count": 3},
-    {"op": "partitions", "topic": "t1", "count": 2},
-    {"op": "join", "member": "c1", "topics": ["t0", "t1"], "assignors": ["cooperative-sticky"]},
-    {"op": "settle"},
-    {"op": "join", "member": "c2", "topics": ["t0", "t1"],
-     "assignors": ["range", "cooperative-sticky"]},
-    {"op": "error", "member": "c1", "api": "sync", "error": "REBALANCE_IN_PROGRESS"},
-    {"op": "delete_topic", "topic": "t0"},
-    {"op": "settle"},
+SETTLE_AFTER_ERROR: list[DomainEvent] = [
+    Partitions("t0", 3),
+    Partitions("t1", 2),
+    Join("c1", ("t0", "t1"), ("cooperative-sticky",)),
+    Settle(),
+    Join("c2", ("t0", "t1"), ("range", "cooperative-sticky")),
+    CoordinatorError("c1", "sync", "REBALANCE_IN_PROGRESS"),
+    DeleteTopic("t0"),
+    Settle(),
 ]
 
 
@@ -159,9 +164,9 @@ def test_a_member_told_it_is_fenced_may_report_lost_whatever_generation_it_shows
     assert M.listener_call("lost", owned, owned, 3, "m-1", "java", told_fenced=True) == []
     model = ReferenceModel()
     model.error_answered({"c2"}, "REBALANCE_IN_PROGRESS")  # not a fencing answer
-    assert model.told_fenced == set()
+    assert model.told_fenced == {}
     model.error_answered({"c2"}, "ILLEGAL_GENERATION")
-    assert model.told_fenced == {"c2"}
+    assert model.told_fenced == {"c2": None}  # told at once: the target does not say when
 
 
 def test_the_state_machine_plays_no_event_after_its_deadline() -> None:

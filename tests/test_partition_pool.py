@@ -12,7 +12,6 @@ from collections.abc import Iterator
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from test_sticky_properties import Group, groups, subscriptions
 
 from groupcheck.impl.assignors import make_assignor
 from groupcheck.impl.assignors.partition_pool import (
@@ -23,6 +22,8 @@ from groupcheck.impl.assignors.partition_pool import (
     topic_partitions,
 )
 from groupcheck.impl.types import Cluster, Subscription, TopicPartition
+
+from test_sticky_properties import Group, groups, subscriptions
 
 
 def expected(topic: str, count: int) -> tuple[TopicPartition, ...]:

@@ -16,7 +16,7 @@ import pytest
 from groupcheck.audit.chain import replay_record, run_chain
 from groupcheck.audit.picture import (
     MAX_ROWS,
-    Cell,
+    OwnershipCell,
     chain_timeline,
     events_timeline,
     html_page,
@@ -24,7 +24,8 @@ from groupcheck.audit.picture import (
     svg,
 )
 from groupcheck.cli import main
-from groupcheck.engines.scenario_engine import story_target
+from groupcheck.engines.battery.scenarios import story_target
+from groupcheck.model.events import read_events
 from groupcheck.model.replay import replay_events
 from groupcheck.targets.registry import make_group_target, resolve
 
@@ -78,7 +79,7 @@ def test_a_partition_given_twice_is_a_red_cell() -> None:
                        "generation": 1}],
         "follow_ups": [0], "violated_at": {"I1": 0}})
     assert timeline.cells[(("t0", 0), 1)].kind == "double"
-    assert timeline.cells[(("t0", 1), 1)] == Cell(("b",))
+    assert timeline.cells[(("t0", 1), 1)] == OwnershipCell(("b",))
     assert timeline.cells[(("t0", 0), 0)].kind == "unowned"
     assert timeline.bad_rows == {("t0", 0)} and timeline.bad_column == 1
     drawn = svg(timeline)
@@ -104,9 +105,10 @@ def test_large_stories_keep_the_partitions_that_matter() -> None:
 
 def test_a_state_machine_replay_shows_the_leaders_double_assignment() -> None:
     data = json.loads((DATA / "sticky_v0_replay.json").read_text(encoding="utf-8"))
-    outcome = replay_events(make_group_target(data["target"]), data["events"])
+    events = read_events(data["events"])
+    outcome = replay_events(make_group_target(data["target"]), events)
     assert outcome.violations and len(outcome.views) == outcome.events_run
-    timeline = events_timeline("sm", data["events"], outcome.views, outcome.violations)
+    timeline = events_timeline("sm", events, outcome.views, outcome.violations)
     assert len(timeline.columns) == len(data["events"])
     last = timeline.bad_column
     assert last == len(timeline.columns) - 1

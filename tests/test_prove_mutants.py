@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from vectors import ROOT
+from helpers import ROOT
 
 SCOPE = "members=2,topics=1,partitions=2"
 

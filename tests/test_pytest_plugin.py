@@ -8,8 +8,8 @@ import subprocess
 import sys
 from pathlib import Path
 
-from user_assignors import SOURCE as ASSIGNORS
-from vectors import ROOT
+from helpers import TARGETS
+from helpers.user_assignors import SOURCE as ASSIGNORS
 
 
 def _pytest(project: Path, target: str, *more: str) -> subprocess.CompletedProcess[str]:
@@ -49,7 +49,7 @@ def test_plugin_checks_every_assignor_a_target_answers_and_skips_the_unsupported
     """One item per (assignor, engine); an assignor the target refuses is one skipped item
     with the target's error; ``--groupcheck-assignor`` narrows."""
     (tmp_path / "test_nothing.py").write_text("def test_own():\n    assert True\n")
-    service = f"jsonl:{sys.executable} {ROOT / 'tests' / 'partial_service.py'}"
+    service = f"jsonl:{sys.executable} {TARGETS / 'partial_service.py'}"
     run = _pytest(tmp_path, service, "--groupcheck-assignor", "range,roundrobin", "-vv")
     assert run.returncode == 0, run.stdout + run.stderr
     assert f"groupcheck[{service}][range]::prove PASSED" in run.stdout

@@ -23,7 +23,7 @@ from groupcheck.impl.errors import AssignorError
 from groupcheck.impl.javahash import java_string_key
 from groupcheck.impl.types import Assignment, Cluster, Subscription, TopicPartition
 
-from vectors import line_id, load
+from helpers.vectors import line_id, load
 
 ASSIGNORS = {"range": RangeAssignor, "roundrobin": RoundRobinAssignor}
 LINES = [(i, x) for i, x in enumerate(load("assign.jsonl"))

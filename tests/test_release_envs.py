@@ -18,13 +18,14 @@ from typing import Any
 
 import pytest
 
+from groupcheck.model.events import DomainEvent, read_events
 from groupcheck.model.replay import replay_events
 from groupcheck.targets.wire import clients, release_envs
 from groupcheck.targets.wire.clients import ClientUnavailable, argv, hello
 from groupcheck.targets.wire.driver_process import CommandFailed, DriverProcess
 
-from environment import CLASSPATH, group_target_factory, missing
-from wire_cases import smoke, with_profiles
+from helpers.environment import CLASSPATH, group_target_factory, missing
+from helpers.wire_cases import smoke, with_profiles
 
 FINDINGS = Path(__file__).resolve().parent.parent / "findings"
 
@@ -82,7 +83,7 @@ def create(name: str, bootstrap: str, assignors: list[str], classpath: str = "")
         driver.close()
 
 
-def run(target: str, events: list[dict[str, Any]]) -> list[str]:
+def run(target: str, events: list[DomainEvent]) -> list[str]:
     outcome = replay_events(group_target_factory(target)(), events)
     assert outcome.story, target
     return outcome.violations
@@ -165,7 +166,7 @@ def test_driver_bundle_imports_on_an_older_interpreter(
     folder = release_envs.bundle()
     assert release_envs.bundle() == folder
     names = sorted(str(p.relative_to(folder)) for p in folder.rglob("*.py"))
-    assert "groupcheck/targets/wire/drivers/host.py" in names and len(names) == 9
+    assert "groupcheck/targets/wire/drivers/messages.py" in names and len(names) == 10
     modules = ", ".join(f"groupcheck.targets.wire.drivers.{m}"
                         for _, m, _ in release_envs.PACKAGES.values())
     ran = subprocess.run([older[-1], "-s", "-c", f"import {modules}; print('ok')"],
@@ -223,8 +224,9 @@ def test_finding_kafkajs_1_16_0_writes_a_v1_subscription_without_owned_partition
     (KafkaJS 2 says version 0): its subscription cannot be read (I10), so the assignment the
     leader computed from what it read gives c1 topics it never subscribed to (I2)."""
     need("kafkajs@1.16.0")
-    events = json.loads((FINDINGS / "wire-kafkajs-roundrobin-I1-no-revoke-callback.json")
-                        .read_text(encoding="utf-8"))["events"]
+    events = read_events(json.loads(
+        (FINDINGS / "wire-kafkajs-roundrobin-I1-no-revoke-callback.json")
+        .read_text(encoding="utf-8"))["events"])
     violations = run("wire:kafkajs@1.16.0:roundrobin", events)
     assert any(v.startswith("gen 1: I10: c1's subscription cannot be read") and
                "field ownedPartitions, version 1" in v for v in violations), violations

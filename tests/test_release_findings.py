@@ -13,8 +13,8 @@ import pytest
 
 from groupcheck.engines import bisect_file
 
-from environment import SETTINGS
-from kafka_releases import repo_releases
+from helpers.environment import SETTINGS
+from helpers.kafka_releases import repo_releases
 
 FINDINGS = sorted((Path(__file__).resolve().parent.parent / "findings")
                   .glob("releases-*.json"))

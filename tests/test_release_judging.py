@@ -12,11 +12,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from groupcheck.engines.battery_results import EngineResult, Finding
-from groupcheck.engines.matrix_run import cell_verdict
-from groupcheck.engines.profile_gaps import absent_invariants, mark_absent, playable
+from groupcheck.engines.battery.profile_gaps import absent_invariants, mark_absent, playable
+from groupcheck.engines.battery.results import EngineResult, Finding
+from groupcheck.engines.releases.matrix import cell_verdict
 from groupcheck.properties.codec import codec_violations, expected_subscription_decode
-from groupcheck.targets.profile import ClientProfile
+from groupcheck.targets.profile import ReleaseProfile
 from groupcheck.targets.target import Target
 
 NO_GENERATION: dict[str, Any] = {
@@ -27,7 +27,7 @@ NO_GENERATION: dict[str, Any] = {
 
 
 def _target(answer: dict[str, Any] | None) -> Target:
-    profile = None if answer is None else ClientProfile.from_answer("java", answer)
+    profile = None if answer is None else ReleaseProfile.from_answer("java", answer)
     return Target("java@2.8.0:", "cooperative-sticky", profile=profile)
 
 

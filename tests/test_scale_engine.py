@@ -12,8 +12,8 @@ from typing import Any
 
 import pytest
 
-from groupcheck.engines.battery_results import BatteryResult, figure_lines
-from groupcheck.engines.battery_scale import (
+from groupcheck.engines.battery.results import BatteryResult, figure_lines
+from groupcheck.engines.battery.scale import (
     DEFAULT_LADDERS,
     Fit,
     Ladder,

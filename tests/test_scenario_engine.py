@@ -14,22 +14,23 @@ import pytest
 from groupcheck.audit.chain import run_chain
 from groupcheck.audit.scenarios import random_spec
 from groupcheck.cli import main
-from groupcheck.engines.battery import run_battery
-from groupcheck.engines.progress import PROCESS_FLOOR
-from groupcheck.engines.scenario_engine import (
+from groupcheck.engines.battery.runner import run_battery
+from groupcheck.engines.battery.scenarios import (
     LARGE_EVERY,
     row_of,
     run_scenarios_engine,
     schedule,
     story_target,
 )
+from groupcheck.engines.progress import PROCESS_FLOOR
+from groupcheck.engines.resolving import warm
 from groupcheck.targets.registry import resolve
 
-HERE = Path(__file__).parent
+from helpers import TARGETS
 
 
 def test_importing_the_engine_does_not_import_pyspark() -> None:
-    code = ("import sys, groupcheck.engines.scenario_engine, groupcheck.engines.battery; "
+    code = ("import sys, groupcheck.engines.battery.scenarios, groupcheck.engines.battery.runner; "
             "sys.exit(1 if 'pyspark' in sys.modules else 0)")
     assert subprocess.run([sys.executable, "-c", code], check=False).returncode == 0
 
@@ -102,7 +103,7 @@ def test_a_jsonl_process_that_hangs_is_restarted_and_its_timeout_shrinks(
     """The process still owes the timed-out answer: it is closed and started afresh, so no
     later request reads that answer, and shrinking never blames a group too small to hang
     (under five members)."""
-    command = f"{sys.executable} {HERE / 'jsonl_hangs_at_five.py'}"
+    command = f"{sys.executable} {TARGETS / 'jsonl_hangs_at_five.py'}"
     target = resolve(f"jsonl:{command}", assignor="range")
     try:
         result = run_scenarios_engine(target, 10.0, str(tmp_path), seed=0, count=60,
@@ -212,3 +213,14 @@ def test_a_process_target_is_not_started_on_a_budget_too_small_to_start_it(
     assert result.runs == 0 and result.skipped == (
         f"{PROCESS_FLOOR / 2:.1f} s of the budget was left for it, less than the "
         f"{PROCESS_FLOOR:g} s a process target may need to start")
+
+
+def test_a_process_target_already_running_plays_stories_on_a_budget_under_the_floor(
+        tmp_path: Path) -> None:
+    target = resolve(f"jsonl:{sys.executable} -m groupcheck jsonl", assignor="range")
+    try:
+        warm(target)
+        result = run_scenarios_engine(target, PROCESS_FLOOR / 2, str(tmp_path), 0)
+    finally:
+        target.close()
+    assert not result.skipped and result.runs > 0

@@ -1,4 +1,4 @@
-"""The claim-blind reduction (``properties/scope_blind``, ``prove --no-gaps``): a target whose
+"""The claim-blind reduction (``properties/scope/blind``, ``prove --no-gaps``): a target whose
 leader never sees what members own is judged once per claim-free configuration, and that
 is still a proof of the whole scope.
 
@@ -11,7 +11,6 @@ answer is not EAGER, the reduction must not be used.
 
 from __future__ import annotations
 
-import argparse
 import json
 from collections import Counter
 from collections.abc import Callable, Hashable
@@ -20,18 +19,17 @@ from typing import Any
 
 import pytest
 
-from groupcheck.cli.prove_command import register as add_commands
 from groupcheck.impl.assign_session import AssignSession
 from groupcheck.impl.assignors.range import RangeAssignor
 from groupcheck.impl.types import Assignment, Cluster, Subscription
 from groupcheck.properties.scope import Scope, prove
-from groupcheck.properties.scope_blind import MODES, completions, projections
-from groupcheck.properties.scope_enumeration import enumerate_scope, tasks_of
-from groupcheck.properties.scope_orbits import Shape, skeletons
+from groupcheck.properties.scope.blind import MODES, completions, projections
+from groupcheck.properties.scope.enumeration import enumerate_scope, tasks_of
+from groupcheck.properties.scope.orbits import MetadataShape, skeletons
 from groupcheck.targets.registry import resolve
 from groupcheck.targets.zoo.entries import ASSIGNOR_MUTANTS
 
-from environment import heavy
+from helpers.command_line import run_command
 
 SCOPES = ["members=3,topics=2,partitions=1",
           "members=2,topics=2,partitions=2,generations=3,stale=2",
@@ -106,7 +104,7 @@ def test_projection_weights_count_every_configuration_of_each_task(text: str, le
         full[config.metadata, tuple(m[:3] for m in config.members)] += config.weight
     blind: Counter[Any] = Counter()
     for task, orbit in tasks_of(scope):
-        for config, more in projections(scope, task, Shape.of(scope, task[0], orbit), skels,
+        for config, more in projections(scope, task, MetadataShape.of(scope, task[0], orbit), skels,
                                         mode):
             for topics, _, _, owned in config.members:
                 assert not owned if mode == "all" else all(t in topics for t, _ in owned)
@@ -123,7 +121,7 @@ def test_completions_count_hidden_claims_within_the_claim_and_stale_bounds() -> 
     one member of t0: only t1's two partitions hide claims (1 + 2 + 1); once it claims
     t0-1 (visible, stale), one stale claim is left (1 + 2)."""
     scope = Scope.parse("partitions=2,stale=2")
-    shape = Shape.of(scope, ((1, ()), (0, ())), 1)
+    shape = MetadataShape.of(scope, ((1, ()), (0, ())), 1)
     one = (((0,), 1, -1),)
     two = (((0,), 1, -1), ((0,), 2, -1))
     empty = ((0,),) * 4
@@ -156,7 +154,8 @@ COOPERATIVE_MUTANTS = sorted(m for m in ASSIGNOR_MUTANTS if m.startswith("cooper
     # an eager leader that sees no claim, but is held to I4a: only unsubscribed claims hide
     ("mutant:custom-whole-topic", "unsubscribed", "members=3,topics=2,partitions=1,stale=0"),
     *[pytest.param(f"mutant:{m}", "unsubscribed", "members=3,topics=2,partitions=1,stale=0",
-                   marks=[heavy] if i else []) for i, m in enumerate(COOPERATIVE_MUTANTS)]])
+                   marks=[pytest.mark.heavy] if i else [])
+      for i, m in enumerate(COOPERATIVE_MUTANTS)]])
 def test_claim_blind_proof_finds_what_the_full_enumeration_finds(target: str, mode: str | None,
                                                                  text: str) -> None:
     """On the builtins and the zoo's eager and cooperative mutants the reduction each
@@ -221,10 +220,7 @@ def test_a_cooperative_answer_stops_a_claim_blind_run() -> None:
 
 
 def _cli(argv: list[str], capsys: pytest.CaptureFixture[str]) -> dict[str, Any]:
-    parser = argparse.ArgumentParser(prog="groupcheck")
-    add_commands(parser.add_subparsers(dest="command", required=True))
-    args = parser.parse_args(argv)
-    assert args.func(args) == 0
+    assert run_command(argv) == 0
     data: dict[str, Any] = json.loads(capsys.readouterr().out)
     return data
 

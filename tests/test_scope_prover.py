@@ -7,7 +7,6 @@ These tests need z3 (the ``z3`` extra); tox installs it for the default run.
 
 from __future__ import annotations
 
-import argparse
 import json
 import time
 from pathlib import Path
@@ -15,10 +14,11 @@ from typing import Any
 
 import pytest
 
-from groupcheck.cli.prove_command import register as add_commands
 from groupcheck.engines import EngineInputError as CommandError
 from groupcheck.impl.assign_op import run_assign
 from groupcheck.properties.scope import Scope, enumerate_scope, prove
+
+from helpers.command_line import run_command
 
 TINY = Scope.parse("members=2,topics=2,partitions=1")
 
@@ -215,15 +215,6 @@ def test_bad_scopes_are_rejected_with_one_line(text: str, message: str) -> None:
         Scope.parse(text)
 
 
-def _run(argv: list[str]) -> int:
-    parser = argparse.ArgumentParser(prog="groupcheck")
-    sub = parser.add_subparsers(dest="command", required=True)
-    add_commands(sub)
-    args = parser.parse_args(argv)
-    code: int = args.func(args)
-    return code
-
-
 def test_prove_command_exit_codes_and_json(capsys: pytest.CaptureFixture[str],
                                            tmp_path: Path) -> None:
     """``prove`` exits 0 on a clean proof, prints a table (or one JSON object with
@@ -231,19 +222,19 @@ def test_prove_command_exit_codes_and_json(capsys: pytest.CaptureFixture[str],
     with a one-line CommandError."""
     base = ["prove", "--target", "builtin:roundrobin", "--scope",
             "members=2,topics=1,partitions=2", "--workers", "1", "--failures", str(tmp_path)]
-    assert _run(base) == 0
+    assert run_command(base) == 0
     assert "every invariant held" in capsys.readouterr().out
-    assert _run(base + ["--json"]) == 0
+    assert run_command(base + ["--json"]) == 0
     data = json.loads(capsys.readouterr().out)
     assert data["ok"] and data["configurations"] > 0 and data["symmetrySaved"] > 0
     with pytest.raises(CommandError, match="unknown builtin assignor"):
-        _run(["prove", "--target", "builtin:nope"])
+        run_command(["prove", "--target", "builtin:nope"])
     with pytest.raises(CommandError, match="no assign function"):
-        _run(["prove", "--target", "builtin:codec"])
+        run_command(["prove", "--target", "builtin:codec"])
     with pytest.raises(CommandError, match="is not one of"):
-        _run(["prove", "--target", "jsonl:cat", "--assignor", "nope"])
+        run_command(["prove", "--target", "jsonl:cat", "--assignor", "nope"])
     with pytest.raises(CommandError, match="between"):
-        _run(["prove", "--target", "builtin:range", "--scope", "members=0"])
+        run_command(["prove", "--target", "builtin:range", "--scope", "members=0"])
 
 
 def _flapping(request: dict[str, Any]) -> dict[str, Any]:
@@ -298,11 +289,11 @@ def test_prove_exits_1_on_kafkas_own_findings_only_with_strict(
     labels shown; ``--strict`` turns them into exit 1; the JSON names the rules."""
     base = ["prove", "--target", "builtin:cooperative-sticky", "--scope",
             "members=2,topics=2,partitions=1", "--workers", "1", "--failures", str(tmp_path)]
-    assert _run(base) == 0
+    assert run_command(base) == 0
     assert "Kafka's own behaviour" in capsys.readouterr().out
-    assert _run(base + ["--strict"]) == 1
+    assert run_command(base + ["--strict"]) == 1
     capsys.readouterr()
-    assert _run(base + ["--json"]) == 0
+    assert run_command(base + ["--json"]) == 0
     data = json.loads(capsys.readouterr().out)
     assert data["ok"] and data["violations"]
     assert set(data["inheritedFromKafka"]) == set(data["violations"])

@@ -18,8 +18,7 @@ import pytest
 from groupcheck.properties.scope import Scope, enumerate_scope, prove
 from groupcheck.targets.registry import resolve
 
-from environment import heavy
-from vectors import ROOT
+from helpers import ROOT
 
 
 def _stale_claims(config: object) -> int:
@@ -58,7 +57,7 @@ def test_the_builtins_keep_i1_and_i2_when_claims_outside_the_metadata_are_in_sco
     assert "I1" not in report.violations and "I2" not in report.violations, report.table()
 
 
-@heavy
+@pytest.mark.heavy
 def test_check_finds_kafkas_double_assignment_on_a_claim_past_the_partition_count(
         tmp_path: Path) -> None:
     """``groupcheck check --target java: --assignor sticky`` on Kafka's own client: the
@@ -66,7 +65,7 @@ def test_check_finds_kafkas_double_assignment_on_a_claim_past_the_partition_coun
     topics of one partition, one of them claiming partition 1 of its topic, which the
     leader's metadata does not have; Kafka then gives the other member's partition to it
     twice (the vectors' ``assign/edge:claim-beyond-partition-count``)."""
-    from kafka_java import java_command
+    from helpers.kafka_java import java_command
 
     java_command()  # skip without Java or Kafka's classpath (fail under REQUIRE_KAFKA)
     proc = subprocess.run(

@@ -2,7 +2,7 @@
 labelled configuration once, and — for the default reduction, the only one that is a proof
 — the same verdicts as the unreduced scope on every builtin and every mutant of the bug zoo.
 
-The classes are recomputed here by brute force, independently of ``scope_orbits``: every
+The classes are recomputed here by brute force, independently of ``scope.orbits``: every
 labelled configuration of the unreduced enumeration is mapped to its smallest image under
 the group of the level: generation values renumbered in order (every level), topics renamed
 (levels 2 and 3), members merged into a multiset (levels 2 and 3 unless ``orders=1``) and
@@ -22,11 +22,9 @@ from typing import Any
 import pytest
 
 from groupcheck.properties.scope import Scope, enumerate_scope, prove
-from groupcheck.properties.scope_space import Config
+from groupcheck.properties.scope.space import Config
 from groupcheck.targets.registry import resolve
 from groupcheck.targets.zoo.entries import ASSIGNOR_MUTANTS
-
-from environment import heavy
 
 
 def _renumberings(count: int, limit: int, level: int) -> list[tuple[int, ...]]:
@@ -124,7 +122,8 @@ def _reports(target: str, text: str, *reductions: str) -> list[Any]:
             for reduction in reductions]
 
 
-@pytest.mark.parametrize("text", [SCOPES[0], *(pytest.param(t, marks=heavy) for t in SCOPES[1:])])
+@pytest.mark.parametrize("text", [SCOPES[0], *(pytest.param(t, marks=pytest.mark.heavy)
+                                                 for t in SCOPES[1:])])
 @pytest.mark.parametrize("target", [f"mutant:{m}" for m in MUTANTS] + BUILTINS)
 def test_default_reduction_finds_exactly_what_the_unreduced_scope_finds(
         target: str, text: str) -> None:
@@ -183,7 +182,7 @@ def test_renumbering_partitions_loses_violations_that_depend_on_partition_number
 def test_checks_prover_engine_says_whether_its_run_is_a_proof(tmp_path: Any) -> None:
     """The ``check`` command's prover engine uses the same reductions and its note tells a
     proof (the default level) from a sample (renaming levels)."""
-    from groupcheck.engines.battery import run_prove
+    from groupcheck.engines.battery.runner import run_prove
 
     target = resolve("builtin:range")
     text = "members=2,topics=1,partitions=1"

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import datetime
 import io
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -32,16 +31,9 @@ from groupcheck.targets.processes.second_reader import (  # noqa: E402
     second_reading,
 )
 
-from broker_wire import RawClient  # noqa: E402
-from kafka_java import frame_reader  # noqa: E402
+from helpers.broker_wire import RawClient  # noqa: E402
 
 TOPIC, GROUP, OLD_GROUP = "orders", "g", "g-old"
-
-
-@pytest.fixture(scope="module")
-def reader() -> Iterator[JavaFrameReader]:
-    with frame_reader() as found:
-        yield found
 
 
 def _batch(values: list[bytes]) -> bytes:
@@ -130,32 +122,32 @@ def test_the_conversation_covers_every_api_the_broker_serves(frames: list[Frame]
 
 
 def test_kafkas_classes_read_every_frame_the_broker_read_and_wrote_as_kio_does(
-        frames: list[Frame], reader: JavaFrameReader) -> None:
-    disagreements = second_reading(frames, reader)
+        frames: list[Frame], java_frame_reader: JavaFrameReader) -> None:
+    disagreements = second_reading(frames, java_frame_reader)
     assert disagreements == [], "\n".join(d.line() for d in disagreements)
 
 
 def test_kafkas_reading_carries_what_the_client_sent(frames: list[Frame],
-                                                     reader: JavaFrameReader) -> None:
+                                                     java_frame_reader: JavaFrameReader) -> None:
     join = next(f for f in frames if f.direction == "request" and f.api_key == 11
                 and f.api_version == 9)
-    [reading] = reader.read([join])
+    [reading] = java_frame_reader.read([join])
     assert reading["header"]["client_id"] == "second-reader"
     assert reading["header"]["request_api_version"] == 9
     body = reading["body"]
     assert (body["group_id"], body["session_timeout_ms"]) == (GROUP, 10_000)
     assert [p["name"] for p in body["protocols"]] == ["range"]
     produce = next(f for f in frames if f.direction == "request" and f.api_key == 0)
-    [produced] = reader.read([produce])
+    [produced] = java_frame_reader.read([produce])
     sent = produced["body"]["topic_data"][0]["partition_data"][0]["records"]
     assert sent == _batch([b"a", b"bc"]).hex()
 
 
 def test_a_field_read_differently_is_reported_with_its_path_and_both_values(
-        frames: list[Frame], reader: JavaFrameReader) -> None:
+        frames: list[Frame], java_frame_reader: JavaFrameReader) -> None:
     sync = next(f for f in frames if f.direction == "request" and f.api_key == 14
                 and f.api_version == 5)
-    [kafka] = reader.read([sync])
+    [kafka] = java_frame_reader.read([sync])
     ours: dict[str, Any] = kio_reading(sync)
     assert differences(kafka, ours) == []
     ours["body"]["assignments"][0]["assignment"] = "00"
@@ -169,24 +161,24 @@ def test_a_field_read_differently_is_reported_with_its_path_and_both_values(
 
 
 def test_a_short_frame_or_bytes_after_the_body_are_refused_by_kafkas_classes(
-        frames: list[Frame], reader: JavaFrameReader) -> None:
+        frames: list[Frame], java_frame_reader: JavaFrameReader) -> None:
     heartbeat = next(f for f in frames if f.api_key == 12 and f.direction == "request")
     longer = Frame("request", 12, heartbeat.api_version, heartbeat.payload + b"\0")
     shorter = Frame("request", 12, heartbeat.api_version, heartbeat.payload[:-3])
-    too_long, too_short = reader.read([longer, shorter])
+    too_long, too_short = java_frame_reader.read([longer, shorter])
     assert "1 bytes left after the Heartbeat" in too_long["error"]
     assert "error" in too_short
-    assert second_reading([longer, shorter], reader) == []  # kio refuses them too
+    assert second_reading([longer, shorter], java_frame_reader) == []  # kio refuses them too
 
 
 def test_a_frame_kafkas_classes_refuse_but_kio_reads_is_a_disagreement(
-        frames: list[Frame], reader: JavaFrameReader) -> None:
+        frames: list[Frame], java_frame_reader: JavaFrameReader) -> None:
     """Metadata's topic list became nullable in v1 (null: every topic); a v1 request with a
     null list, read as v0, is refused by Kafka's classes and read by kio."""
     every_topic = next(f for f in frames if f.direction == "request" and f.api_key == 3
                        and f.api_version == 1)
     as_v0 = Frame("request", 3, 0, every_topic.payload, "Metadata v1 read as v0")
-    [disagreement] = second_reading([as_v0], reader)
+    [disagreement] = second_reading([as_v0], java_frame_reader)
     assert (disagreement.frame, disagreement.path) == ("Metadata v1 read as v0", "(frame)")
     assert "non-nullable field topics" in disagreement.kafka
     assert disagreement.kio == "read"

@@ -17,6 +17,8 @@ from dataclasses import replace
 from pathlib import Path
 
 from groupcheck.model import events as E
+from groupcheck.model.event_types import Join
+from groupcheck.model.group_events import Partitions, Settle
 from groupcheck.model.replay import replay_events
 from groupcheck.model.spec import ReferenceModel
 from groupcheck.properties.group import GroupView
@@ -38,7 +40,7 @@ def _ghost_story() -> dict[str, object]:
 
 def test_the_group_whose_topic_is_deleted_settles_with_nothing_owned() -> None:
     data = _ghost_story()
-    outcome = replay_events(make_group_target(str(data["target"])), list(data["events"]))
+    outcome = replay_events(make_group_target(str(data["target"])), E.read_events(data["events"]))
     assert outcome.violations == [], outcome.story
     end = outcome.views[-1]
     assert end is not None and end.settled
@@ -49,12 +51,12 @@ def test_the_group_whose_topic_is_deleted_settles_with_nothing_owned() -> None:
 def test_the_settle_needs_more_steps_than_the_old_budget_but_few_rebalances() -> None:
     """Why 400 steps were wrong: two session timeouts of waiting, six members polling."""
     data = _ghost_story()
-    events = list(data["events"])
+    events = E.read_events(data["events"])
     target = BuiltinGroup("builtin:cooperative-sticky")
     model = ReferenceModel()
     for event in events[:-1]:
         assert E.apply_event(event, target, model) == []
-    assert events[-1] == {"op": "settle"}
+    assert events[-1] == Settle()
     start_gen, start_ms = target.view().generation, target.clock_ms
     steps = 0
     view: GroupView = target.view()
@@ -96,12 +98,10 @@ class _Flapping(_NeverSettles):
 
 def _settle_on(target: BuiltinGroup) -> list[str]:
     model = ReferenceModel()
-    for event in ({"op": "partitions", "topic": "t0", "count": 2},
-                  {"op": "join", "member": "c1", "topics": ["t0"],
-                   "assignors": ["cooperative-sticky"]}):
+    for event in (Partitions("t0", 2), Join("c1", ("t0",), ("cooperative-sticky",))):
         assert E.apply_event(event, target, model) == []
     try:
-        return E.apply_event({"op": "settle"}, target, model)
+        return E.apply_event(Settle(), target, model)
     finally:
         target.close()
 

@@ -14,7 +14,7 @@ from groupcheck.audit.scenarios import random_spec, spec_size
 from groupcheck.audit.story_parts import drop_members, drop_partitions, partitions
 from groupcheck.audit.story_shrink import Failure, ShrinkError, shrink_story
 from groupcheck.cli import main
-from groupcheck.engines.scenario_engine import run_scenarios_engine, story_target
+from groupcheck.engines.battery.scenarios import run_scenarios_engine, story_target
 from groupcheck.targets.registry import resolve
 
 DATA = Path(__file__).parent / "data"

@@ -10,17 +10,18 @@ import subprocess
 import sys
 from pathlib import Path
 
+from groupcheck.model.events import read_events
 from groupcheck.model.replay import save
 from groupcheck.properties.saved_json import digest, steady, steady_text
 from groupcheck.properties.scope import Counterexample, Scope, save_counterexample
-from groupcheck.properties.scope_space import Config
+from groupcheck.properties.scope.space import Config
 
-TESTS = Path(__file__).resolve().parent
+from helpers import TARGETS
 
 
 def _run(tmp: Path, folder: str, *argv: str) -> dict[str, bytes]:
     """``groupcheck ARGV --failures tmp/folder`` in a fresh process; the files it saved."""
-    env = {**os.environ, "PYTHONPATH": str(TESTS), "PYTHONHASHSEED": "random"}
+    env = {**os.environ, "PYTHONPATH": str(TARGETS), "PYTHONHASHSEED": "random"}
     out = tmp / folder
     done = subprocess.run([sys.executable, "-m", "groupcheck", *argv, "--quiet",
                            "--failures", str(out)], env=env, capture_output=True, text=True,
@@ -93,8 +94,8 @@ def test_an_old_prove_file_with_timings_is_still_read(tmp_path: Path) -> None:
 
 def test_a_delay_event_keeps_its_ms_and_the_replay_file_its_name_whatever_the_seed(
         tmp_path: Path) -> None:
-    events = [{"op": "join", "member": "c1", "topics": ["t0"]},
-              {"op": "delay", "member": "c1", "api": "SyncGroup", "ms": 300}]
+    events = read_events([{"op": "join", "member": "c1", "topics": ["t0"], "assignors": ["range"]},
+                          {"op": "delay", "member": "c1", "api": "SyncGroup", "ms": 300}])
     a = save(tmp_path / "a", "builtin:range", events, ["I1: t0-0 owned twice"], 0)
     b = save(tmp_path / "b", "builtin:range", events, ["I1: t0-0 owned twice"], 7)
     assert a.name == b.name

@@ -4,12 +4,13 @@ is never given to anyone, and the harness must not judge it as a rebalance of th
 
 from __future__ import annotations
 
+from groupcheck.model.events import read_events
 from groupcheck.model.replay import replay_events
 from groupcheck.targets.registry import resolve
 
 #: c1 leads generation 1 but stalls before its assignment; the coordinator moves on without
 #: it (c5 alone, generation 2); c1 wakes with its stale answer and rejoins
-STALE_LEADER = [
+STALE_LEADER = read_events([
     {"op": "join", "member": "c1", "topics": ["t2"], "assignors": ["cooperative-sticky"],
      "profile": "java", "subscription_version": 3, "user_data_version": 1},
     {"op": "join", "member": "c5", "topics": ["t2"], "assignors": ["cooperative-sticky"],
@@ -20,7 +21,7 @@ STALE_LEADER = [
     {"op": "settle"},
     {"op": "wake", "member": "c1"},
     {"op": "settle"},
-]
+])
 
 
 def test_a_stale_leaders_assignment_is_not_judged_as_a_rebalance() -> None:

@@ -19,8 +19,8 @@ from groupcheck.impl.assignors.sticky_common import member_order
 from groupcheck.impl.types import Cluster, Subscription, TopicPartition
 from groupcheck.impl.user_data import encode_sticky_user_data
 
-from sticky_vectors import STICKY_NAMES, run
-from vectors import line_id, load
+from helpers.sticky_vectors import STICKY_NAMES, run
+from helpers.vectors import line_id, load
 
 LINES = [(i, x) for i, x in enumerate(load("assign.jsonl"))
          if x["request"]["assignor"] in STICKY_NAMES]

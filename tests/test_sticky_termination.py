@@ -23,7 +23,7 @@ from groupcheck.impl.assignors import sticky_general
 from groupcheck.impl.assignors.sticky_movements import MAX_SWAP_PASSES, ReassignmentLimitError
 from groupcheck.properties import assignment as A
 
-from sticky_vectors import cluster_of, make, subscriptions_of
+from helpers.sticky_vectors import cluster_of, make, subscriptions_of
 
 LOOPS = [json.loads(line) for line in
          (Path(__file__).parent / "data" / "general_loop.jsonl").read_text().splitlines()]

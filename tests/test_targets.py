@@ -12,9 +12,10 @@ from pathlib import Path
 
 import pytest
 
-from groupcheck.engines.battery import answer, partition_sets, run_codec, run_prove
-from groupcheck.engines.battery_fuzz import machine_config
+from groupcheck.engines.battery.fuzz import machine_config
+from groupcheck.engines.battery.runner import answer, partition_sets, run_codec, run_prove
 from groupcheck.impl.assign_op import run_assign
+from groupcheck.model.events import read_events
 from groupcheck.model.fuzz import FuzzResult, fuzz
 from groupcheck.model.replay import replay_events
 from groupcheck.properties.scope import Scope, build_request, enumerate_scope
@@ -238,7 +239,7 @@ def test_committed_findings_still_reproduce(path, tmp_path) -> None:
     _kafka()
     body = json.loads(path.read_text(encoding="utf-8"))
     if body.get("format") == "groupcheck-replay/1":
-        outcome = replay_events(make_group_target(body["target"]), body["events"])
+        outcome = replay_events(make_group_target(body["target"]), read_events(body["events"]))
         assert outcome.violations and outcome.violations[0] == body["violations"][0]
         return
     meta = body.pop("groupcheck")

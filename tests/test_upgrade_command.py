@@ -8,7 +8,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from vectors import ROOT
+from helpers import ROOT
 
 RUN = [sys.executable, "-m", "groupcheck", "upgrade"]
 

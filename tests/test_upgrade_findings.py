@@ -10,22 +10,24 @@ run with ``GROUPCHECK_UPGRADES=1`` (``tox -e upgrades``)."""
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from groupcheck.model.event_shrink import invariant_of
+from groupcheck.model.event_types import Join
+from groupcheck.model.events import read_events
 from groupcheck.model.replay import replay_events
 from groupcheck.targets.registry import make_group_target
 from groupcheck.targets.wire import clients
 
-from environment import SETTINGS
+from helpers.environment import SETTINGS
 
 FOLDER = Path(__file__).resolve().parent.parent / "findings" / "upgrades"
 FILES = sorted(FOLDER.glob("upgrade-*.json"))
-LONG = not os.environ.get("GROUPCHECK_UPGRADES")
+#: the tests of rolling upgrades: ``tox -e upgrades`` (``pytest -m upgrades``) runs them all
+pytestmark = pytest.mark.upgrades
 
 
 def _body(path: Path) -> dict[str, Any]:
@@ -39,7 +41,8 @@ def _refusal(path: Path) -> bool:
 
 def _needs(body: dict[str, Any]) -> None:
     """Skip, with the reason, when a release the file names cannot run here."""
-    for name in sorted({e["client"] for e in body["events"] if e.get("client")}):
+    for name in sorted({e.client for e in read_events(body["events"])
+                        if isinstance(e, Join) and e.client}):
         if name.startswith("java@"):
             if not SETTINGS.maven_repo:
                 pytest.skip("no Maven repository of Kafka's releases ($GROUPCHECK_MAVEN_REPO)")
@@ -64,17 +67,18 @@ def test_every_failure_of_the_table_names_both_releases_the_path_and_the_bounce(
 def test_a_client_refusing_kip429s_first_bounce_refuses_in_its_own_words(path: Path) -> None:
     body = _body(path)
     _needs(body)
-    outcome = replay_events(make_group_target(body["target"], SETTINGS), body["events"])
+    outcome = replay_events(make_group_target(body["target"], SETTINGS),
+                            read_events(body["events"]))
     assert outcome.violations[:1] == body["violations"][:1]
 
 
-@pytest.mark.skipif(LONG, reason="minutes of real clients: set GROUPCHECK_UPGRADES=1 "
-                                 "(tox -e upgrades)")
+@pytest.mark.slow  # minutes of real clients (tox -e upgrades)
 @pytest.mark.parametrize("path", [p for p in FILES if not _refusal(p)],
                          ids=lambda p: p.stem[:60])
 def test_a_timing_dependent_upgrade_failure_reproduces(path: Path) -> None:
     body = _body(path)
     _needs(body)
-    outcome = replay_events(make_group_target(body["target"], SETTINGS), body["events"])
+    outcome = replay_events(make_group_target(body["target"], SETTINGS),
+                            read_events(body["events"]))
     assert outcome.violations
     assert invariant_of(outcome.violations[0]) in body.get("reproduces", [body["invariant"]])

@@ -9,10 +9,15 @@ from pathlib import Path
 import pytest
 
 from groupcheck.engines.errors import EngineInputError
-from groupcheck.engines.upgrade_plan import Side, parse_side, plans_for, story
-from groupcheck.engines.upgrade_run import UpgradeOutcome, save_upgrade
-from groupcheck.engines.upgrade_table import read_pairs
+from groupcheck.engines.upgrades.plan import Side, parse_side, plans_for, story
+from groupcheck.engines.upgrades.play import UpgradeOutcome, save_upgrade
+from groupcheck.engines.upgrades.table import read_pairs
+from groupcheck.model.event_types import Crash, Join, Leave
+from groupcheck.model.events import read_events
 from groupcheck.model.replay import load
+
+#: the tests of rolling upgrades: ``tox -e upgrades`` (``pytest -m upgrades``) runs them all
+pytestmark = pytest.mark.upgrades
 
 
 def test_an_end_is_one_client_at_a_release_with_an_assignor_list() -> None:
@@ -63,14 +68,14 @@ def test_the_story_bounces_every_member_once_per_bounce_and_is_the_same_for_a_se
     assert events == story(plan, members=3, seed=7, faults=1.0)
     assert events != story(plan, members=3, seed=8, faults=1.0)
     for bounce, side in enumerate(plan.bounces, 1):
-        joins = [e for e in events if e["op"] == "join" and e["bounce"] == bounce]
-        assert [e["member"] for e in joins] == ["m1", "m2", "m3"]
-        assert all(e["client"] == side.client and tuple(e["assignors"]) == side.assignors
-                   and e["rolling"] for e in joins)
-        exits = [e for e in events if e["op"] in ("leave", "crash") and e["bounce"] == bounce]
+        joins = [e for e in events if isinstance(e, Join) and e.bounce == bounce]
+        assert [e.member for e in joins] == ["m1", "m2", "m3"]
+        assert all(e.client == side.client and e.assignors == side.assignors and e.rolling
+                   for e in joins)
+        exits = [e for e in events if isinstance(e, (Leave, Crash)) and e.bounce == bounce]
         assert len(exits) == 3
-    assert any(e.get("fault") for e in events)
-    assert not any(e.get("fault") for e in story(plan, members=3, seed=7, faults=0.0))
+    assert any(e.fault for e in events)
+    assert not any(e.fault for e in story(plan, members=3, seed=7, faults=0.0))
 
 
 def test_the_shipped_pair_list_reads_and_covers_every_client() -> None:
@@ -109,12 +114,12 @@ def test_a_replay_file_names_both_releases_the_path_and_the_bounce(tmp_path: Pat
     data = load(path)  # a replay file `groupcheck replay` reads
     assert data["target"] == "wire:librdkafka@2.3.0:range"
     assert data["upgrade"]["bounce"] == 1 and data["upgrade"]["clients"]
-    assert json.loads(path.read_text())["events"] == events
+    assert read_events(json.loads(path.read_text())["events"]) == events
 
 
 def test_the_table_names_each_release_as_its_driver_reported_it(tmp_path: Path) -> None:
-    from groupcheck.engines.upgrade_run import BounceStats
-    from groupcheck.engines.upgrade_table import UpgradeTable, table_text, write_table
+    from groupcheck.engines.upgrades.play import BounceStats
+    from groupcheck.engines.upgrades.table import UpgradeTable, table_text, write_table
 
     two, one = plans_for(parse_side("wire:librdkafka@2.3.0:range"),
                          parse_side("wire:librdkafka@2.16.1:cooperative-sticky"))

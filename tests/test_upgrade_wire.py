@@ -7,16 +7,17 @@ run by default; the shortcut waits out its settle bound (a minute), so it runs i
 
 from __future__ import annotations
 
-import os
-
 import pytest
 
-from groupcheck.engines.upgrade_plan import parse_side, plans_for
-from groupcheck.engines.upgrade_run import play
-from groupcheck.engines.upgrade_table import run_upgrade
+from groupcheck.engines.upgrades.plan import parse_side, plans_for
+from groupcheck.engines.upgrades.play import play
+from groupcheck.engines.upgrades.table import run_upgrade
 
-from environment import SETTINGS
-from kafka_releases import repo_releases
+from helpers.environment import SETTINGS
+from helpers.kafka_releases import repo_releases
+
+#: the tests of rolling upgrades: ``tox -e upgrades`` (``pytest -m upgrades``) runs them all
+pytestmark = pytest.mark.upgrades
 
 
 def test_a_release_upgrade_on_the_same_protocol_is_certified(tmp_path) -> None:  # type: ignore[no-untyped-def]
@@ -41,8 +42,7 @@ def test_eager_to_cooperative_over_two_bounces_is_certified(tmp_path) -> None:  
     assert [b.bounce for b in outcome.bounces] == [0, 1, 2]
 
 
-@pytest.mark.skipif(not os.environ.get("GROUPCHECK_UPGRADES"),
-                    reason="a minute of real clients: set GROUPCHECK_UPGRADES=1 (tox -e upgrades)")
+@pytest.mark.slow  # a minute of real clients (tox -e upgrades)
 def test_the_one_bounce_shortcut_is_refused_beside_a_certified_two_bounce(tmp_path) -> None:  # type: ignore[no-untyped-def]
     repo_releases("3.4.0")
     table = run_upgrade(parse_side("wire:java@3.4.0:range"),

@@ -17,8 +17,8 @@ from groupcheck.impl.user_data import (
     group_partitions_by_topic,
 )
 
-from sticky_vectors import STICKY_NAMES, b64, make, pairs
-from vectors import line_id, load
+from helpers.sticky_vectors import STICKY_NAMES, b64, make, pairs
+from helpers.vectors import line_id, load
 
 LINES = [(i, x) for i, x in enumerate(load("codec.jsonl"))
          if x["request"]["op"] == "user_data" and x["request"]["assignor"] in STICKY_NAMES]

@@ -8,21 +8,24 @@ from __future__ import annotations
 
 import pytest
 
+from groupcheck.model.event_types import Resume, Subscribe
 from groupcheck.model.events import apply_event
+from groupcheck.model.group_events import Poll, Settle
 from groupcheck.model.replay import ownership_line
 from groupcheck.model.spec import ReferenceModel
 from groupcheck.properties import membership as M
+from groupcheck.targets.registry import wire_clients
 from groupcheck.targets.settings import Settings
 from groupcheck.targets.target import TargetError
 from groupcheck.targets.wire.silence import COORDINATOR_APIS
-from groupcheck.targets.wire.target_string import wire_clients
 
-from environment import SETTINGS, missing, resolve
-from wire_cases import smoke, without_pauses
-from wire_findings import expect_kafka_python_hang
+from helpers.environment import SETTINGS, missing, resolve
+from helpers.wire_cases import smoke, without_pauses
+from helpers.wire_findings import expect_kafka_python_hang
 
 pytest.importorskip("kio", reason="groupcheck's broker (the default wire backend) needs kio")
-pytestmark = pytest.mark.skipif(bool(missing("librdkafka")), reason=missing("librdkafka"))
+pytestmark = [pytest.mark.wire,
+              pytest.mark.skipif(bool(missing("librdkafka")), reason=missing("librdkafka"))]
 
 
 def needs(*clients: str) -> None:
@@ -119,7 +122,7 @@ def test_kafka_python_smoke_range_holds_the_java_profile() -> None:
     """kafka-python's KafkaConsumer, two members in their own drivers: joins, records and a
     leave break nothing (its pause retention is a finding, replayed in tox -e wire)."""
     needs("kafka-python")
-    events = [e for e in without_pauses(smoke("range")) if e["op"] != "subscribe"]
+    events = [e for e in without_pauses(smoke("range")) if not isinstance(e, Subscribe)]
     found, group = run("wire:kafka-python:range", events)
     assert found == []
     assert any(e.kind == "record" for e in group.log.entries)  # type: ignore[attr-defined]
@@ -129,7 +132,7 @@ def test_aiokafka_smoke_roundrobin_holds_the_java_profile_without_subscription_c
     """Two AIOKafkaConsumers in one driver process: joins, records and a leave break nothing
     (aiokafka's subscribe is a finding)."""
     needs("aiokafka")
-    events = [e for e in without_pauses(smoke("roundrobin")) if e["op"] != "subscribe"]
+    events = [e for e in without_pauses(smoke("roundrobin")) if not isinstance(e, Subscribe)]
     found, group = run("wire:aiokafka:roundrobin", events)
     assert found == []
     assert len(group.shown_rounds) >= 3  # type: ignore[attr-defined]
@@ -139,7 +142,7 @@ def test_mixed_group_of_librdkafka_and_kafka_python_reads_each_others_bytes() ->
     """c1 on librdkafka, c2 on kafka-python, range: each leader decodes the other's
     subscription, and every generation's bytes read as every older version (I10)."""
     needs("kafka-python")
-    events = [e for e in without_pauses(smoke("range")) if e["op"] != "subscribe"]
+    events = [e for e in without_pauses(smoke("range")) if not isinstance(e, Subscribe)]
     found, group = run("wire:mixed:librdkafka+kafka-python:range", events)
     assert found == []
     turns = group.turns  # type: ignore[attr-defined]
@@ -151,7 +154,7 @@ def test_pause_outlives_revoke_and_reassign_under_librdkafka(assignor: str) -> N
     """librdkafka profile, I8 on real records: c1's pause of t0 survives the rebalances that
     move part of t0 to c2 and back, so records produced then are not returned to c1; after
     c1 resumes, they are (the records were there to be fetched)."""
-    from wire_cases import pause_outlives_the_assignment
+    from helpers.wire_cases import pause_outlives_the_assignment
 
     group = resolve(f"librdkafka:{assignor}").group()  # type: ignore[misc]
     model = ReferenceModel()
@@ -161,12 +164,11 @@ def test_pause_outlives_revoke_and_reassign_under_librdkafka(assignor: str) -> N
         log = group.log  # type: ignore[attr-defined]
         assert any(e.member == "c2" and e.kind == "assigned" and e.phase == "end"
                    and e.partitions for e in log.entries)  # part of t0 went to c2 and back
-        resume = {"op": "resume", "member": "c1",
-                  "partitions": [["t0", 0], ["t0", 1], ["t0", 2]]}
+        resume = Resume("c1", (("t0", 0), ("t0", 1), ("t0", 2)))
         assert apply_event(resume, group, model) == []
         assert log.wait_for(lambda: any(e.kind == "record" and e.member == "c1"
                                         for e in log.entries), 60)
-        assert apply_event({"op": "poll", "steps": 3}, group, model) == []
+        assert apply_event(Poll(3), group, model) == []
     finally:
         group.close()
     records = [e for e in log.entries if e.kind == "record"]
@@ -179,11 +181,10 @@ def test_a_users_own_driver_runs_through_cmd() -> None:
     shipped librdkafka driver, started as a user would start theirs."""
     import sys
 
-    from wire_cases import join, topics
+    from helpers.wire_cases import join, topics
 
     target = f"wire:cmd={sys.executable} -m groupcheck.targets.wire.drivers.librdkafka_member:range"
-    events = [*topics(), join("c1", "range"), {"op": "settle"}, join("c2", "range"),
-              {"op": "settle"}]
+    events = [*topics(), join("c1", "range"), Settle(), join("c2", "range"), Settle()]
     found, group = run(target, events)
     assert found == []
     assert group.infos[group.order[0]].client == "librdkafka"  # type: ignore[attr-defined]

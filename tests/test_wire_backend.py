@@ -12,7 +12,7 @@ import pytest
 
 from groupcheck.targets.wire.driver_process import CommandFailed, DriverError, DriverProcess
 
-from environment import missing
+from helpers.environment import missing
 
 needs_mock = pytest.mark.skipif(bool(missing("librdkafka")),
                                 reason="the mock cluster needs confluent-kafka")

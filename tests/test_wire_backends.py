@@ -11,24 +11,25 @@ three.
 
 from __future__ import annotations
 
-import os
 import time
 from collections.abc import Callable
 from typing import Any
 
 import pytest
+
+from groupcheck.model.event_types import Subscribe
+from groupcheck.model.events import apply_event
+from groupcheck.model.group_events import CoordinatorError, Settle
+from groupcheck.model.spec import ReferenceModel
+from groupcheck.targets.registry import wire_clients
+
+from helpers.environment import missing, on_broker, resolve
+from helpers.wire_cases import join, smoke, topics, without_pauses
 from test_wire import run as run_story
 
-from groupcheck.model.events import apply_event
-from groupcheck.model.spec import ReferenceModel
-from groupcheck.targets.wire.target_string import wire_clients
-
-from environment import missing, on_broker, resolve
-from wire_cases import join, smoke, topics, without_pauses
-
 pytest.importorskip("kio")
-pytestmark = pytest.mark.skipif(bool(missing("librdkafka")),
-                                reason="the mock cluster needs confluent-kafka")
+pytestmark = [pytest.mark.wire, pytest.mark.skipif(bool(missing("librdkafka")),
+                                                  reason="the mock cluster needs confluent-kafka")]
 
 
 def run(target: str, broker: str, events: list[dict[str, object]],
@@ -42,31 +43,30 @@ STORIES = {
                                       smoke("cooperative-sticky")),
     "mixed-librdkafka-kafka-python-range": (
         "wire:mixed:librdkafka+kafka-python:range",
-        [e for e in without_pauses(smoke("range")) if e["op"] != "subscribe"]),
+        [e for e in without_pauses(smoke("range")) if not isinstance(e, Subscribe)]),
 }
 
 
 def _plain(assignor: str) -> list[dict[str, object]]:
     """The smoke without pauses and subscription changes (kafka-python's and aiokafka's
     findings cover those)."""
-    return [e for e in without_pauses(smoke(assignor)) if e["op"] != "subscribe"]
+    return [e for e in without_pauses(smoke(assignor)) if not isinstance(e, Subscribe)]
 
 
-#: the long run (tox -e wire) compares every shipped client's smoke
-if os.environ.get("GROUPCHECK_WIRE"):
-    STORIES |= {
-        "kafka-python-range": ("wire:kafka-python:range", _plain("range")),
-        "aiokafka-roundrobin": ("wire:aiokafka:roundrobin", _plain("roundrobin")),
-        "librdkafka-range": ("librdkafka:range", smoke("range")),
-        "java-range": ("wire:java:range", smoke("range")),
-        "java-cooperative-sticky": ("wire:java:cooperative-sticky",
-                                    smoke("cooperative-sticky")),
-        "kafkajs-roundrobin": ("wire:kafkajs:roundrobin", _plain("roundrobin")),
-        "mixed-java-librdkafka-kafka-python-range": (
-            "wire:mixed:java+librdkafka+kafka-python:range",
-            [*_plain("range")[:-2], join("c3", "range"), {"op": "settle"},
-             *_plain("range")[-2:]]),
-    }
+#: the long run (tox -e wire, ``pytest -m wire``) compares every shipped client's smoke too
+LONG_STORIES = {
+    "kafka-python-range": ("wire:kafka-python:range", _plain("range")),
+    "aiokafka-roundrobin": ("wire:aiokafka:roundrobin", _plain("roundrobin")),
+    "librdkafka-range": ("librdkafka:range", smoke("range")),
+    "java-range": ("wire:java:range", smoke("range")),
+    "java-cooperative-sticky": ("wire:java:cooperative-sticky",
+                                smoke("cooperative-sticky")),
+    "kafkajs-roundrobin": ("wire:kafkajs:roundrobin", _plain("roundrobin")),
+    "mixed-java-librdkafka-kafka-python-range": (
+        "wire:mixed:java+librdkafka+kafka-python:range",
+        [*_plain("range")[:-2], join("c3", "range"), Settle(),
+         *_plain("range")[-2:]]),
+}
 
 
 def verdict(violations: list[str]) -> list[str]:
@@ -75,10 +75,11 @@ def verdict(violations: list[str]) -> list[str]:
     return sorted({v.split(":", 1)[0] for v in violations})
 
 
-@pytest.mark.parametrize("story", sorted(STORIES))
+@pytest.mark.parametrize("story", sorted(STORIES) + [
+    pytest.param(s, marks=pytest.mark.slow) for s in sorted(LONG_STORIES)])
 def test_the_same_story_gives_the_same_verdicts_on_the_mock_and_on_the_broker(
         story: str, monkeypatch: pytest.MonkeyPatch) -> None:
-    target, events = STORIES[story]
+    target, events = (STORIES | LONG_STORIES)[story]
     clients = wire_clients(target.split(":", 1)[1])[0] if target.startswith("wire:") \
         else ("librdkafka",)
     for client in clients:
@@ -105,19 +106,19 @@ def test_an_error_aimed_at_one_member_is_seen_by_that_member_only(
     broker = group.backend.broker  # type: ignore[attr-defined]
     found: list[str] = []
     try:
-        for event in [*topics(), join("c1", "range"), join("c2", "range"), {"op": "settle"}]:
+        for event in [*topics(), join("c1", "range"), join("c2", "range"), Settle()]:
             found += apply_event(event, group, model)
         (group_id,) = broker.group_ids()
         stable = broker.rounds(group_id)[-1]
         leader = stable.client_ids[stable.leader]
         follower = ({"c1", "c2"} - {leader}).pop()
-        found += apply_event({"op": "error", "member": follower, "api": "heartbeat",
-                              "error": "REBALANCE_IN_PROGRESS"}, group, model)
+        found += apply_event(CoordinatorError(follower, "heartbeat", "REBALANCE_IN_PROGRESS"),
+                             group, model)
         failed = _wait_for(lambda: [e for e in broker.exchanges() if e.steering])
         rejoined = _wait_for(lambda: [e for e in broker.exchanges() if e.seq > failed[0].seq
                                       and e.api == "SyncGroup" and e.who.client_id == follower
                                       and e.answered_ms is not None])
-        found += apply_event({"op": "settle"}, group, model)
+        found += apply_event(Settle(), group, model)
         after = [e for e in broker.exchanges() if e.seq > failed[0].seq]
         last = broker.rounds(group_id)[-1]
     finally:

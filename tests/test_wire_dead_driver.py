@@ -1,5 +1,5 @@
 """A member driver that dies behind the harness's back never hangs a wire run, in the default
-run (seconds, no client library): a driver (tests/quiet_driver.py) is SIGKILLed while the
+run (seconds, no client library): a driver (tests/targets/quiet_driver.py) is SIGKILLed while the
 harness waits for the group to move, or for the driver's ack, and the wait ends at once with
 the contract's harness error naming the driver. Also here: a pool of shared drivers (many
 members, many groups, one process per client) keeps each group's members apart; the
@@ -13,18 +13,21 @@ import signal
 import sys
 import threading
 import time
-from pathlib import Path
 
 import pytest
 
-from groupcheck.engines.many_run import GroupPlan, plan
+from groupcheck.engines.many_clients import GroupPlan, plan
+from groupcheck.model.event_types import Crash, Join
+from groupcheck.model.group_events import Settle
 from groupcheck.properties.group import MemberSpec
 from groupcheck.targets.wire.clients import ClientInfo
 from groupcheck.targets.wire.driver_pool import DriverPool, SharedCrash
 from groupcheck.targets.wire.driver_process import MAX_LINE, DriverError, DriverProcess
 from groupcheck.targets.wire.wire_group import STEP_WAIT, WireGroup
 
-QUIET = Path(__file__).resolve().parent / "quiet_driver.py"
+from helpers import TARGETS
+
+QUIET = TARGETS / "quiet_driver.py"
 #: how soon a dead driver must be noticed: a few of the group's ticks, far inside STEP_WAIT
 #: (and the command timeout), with room for a loaded machine
 NOTICED_WITHIN = 5.0
@@ -168,14 +171,14 @@ def test_kill_plans_are_seeded_and_kill_only_members_whose_crash_is_a_sigkill() 
     plans = [plan(g, random.Random(seed), _infos()) for seed in range(20)]
     assert plans[3] == plan(g, random.Random(3), _infos())
     for events in plans:
-        crashed = [e["member"] for e in events if e["op"] == "crash"]
-        joined = [e["member"] for e in events if e["op"] == "join"]
+        crashed = [e.member for e in events if isinstance(e, Crash)]
+        joined = [e.member for e in events if isinstance(e, Join)]
         assert len(crashed) == 2 and len(set(crashed)) == 2
         assert all(g.clients[joined.index(m)] == "java" for m in crashed)
         for i, event in enumerate(events):
-            if event["op"] == "crash":
-                assert event["member"] in joined[:sum(e["op"] == "join" for e in events[:i])]
-        assert events[-1]["op"] == "settle"
+            if isinstance(event, Crash):
+                assert event.member in joined[:sum(isinstance(e, Join) for e in events[:i])]
+        assert isinstance(events[-1], Settle)
     assert len({str(p) for p in plans}) > 1  # the seed moves the kills
     with pytest.raises(ValueError, match="only 3 members crash by kill"):
         plan(GroupPlan("k1", g.clients, "range", kills=4), random.Random(0), _infos())

@@ -38,7 +38,7 @@ from groupcheck.targets.wire.silence import (  # noqa: E402
     rejoined_after_sync,
 )
 
-from wire_findings import expect_kafka_python_hang, heartbeated, silent_story  # noqa: E402
+from helpers.wire_findings import expect_kafka_python_hang, heartbeated, silent_story  # noqa: E402
 
 TOPIC, GROUP = "orders", "storm"
 POLL_MS = 50  # one application poll; a and b are polled in turn from this thread

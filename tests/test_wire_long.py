@@ -9,27 +9,26 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import os
 from pathlib import Path
 
 import pytest
 
-from groupcheck.engines.battery import machine_config
+from groupcheck.engines.battery.runner import machine_config
 from groupcheck.model.event_shrink import invariant_of
-from groupcheck.model.events import apply_event
+from groupcheck.model.event_types import SlowRevoke, Stall, Wake
+from groupcheck.model.events import apply_event, read_events
 from groupcheck.model.fuzz import fuzz
 from groupcheck.model.replay import load, replay_events, replay_file
 from groupcheck.model.spec import ReferenceModel
 from groupcheck.properties.group import GroupTarget
-from groupcheck.targets.wire.target_string import wire_clients
+from groupcheck.targets.registry import wire_clients
 
-from environment import make_group_target, missing, on_broker, resolve
-from wire_cases import five_members, slow_revoke, stall_past_max_poll, subscription_switch
-from wire_findings import WIRE_FINDINGS, unknown
+from helpers.environment import make_group_target, missing, on_broker, resolve
+from helpers.wire_cases import five_members, slow_revoke, stall_past_max_poll, subscription_switch
+from helpers.wire_findings import WIRE_FINDINGS, unknown
 
-pytestmark = [pytest.mark.slow, pytest.mark.skipif(
-    not os.environ.get("GROUPCHECK_WIRE"),
-    reason="minutes of real clients: set GROUPCHECK_WIRE=1 (tox -e wire)")]
+#: minutes of real clients: run by ``tox -e wire`` (``pytest -m wire``), not by default
+pytestmark = [pytest.mark.wire, pytest.mark.slow]
 
 FINDINGS = Path(__file__).resolve().parent.parent / "findings"
 #: timing-dependent findings are replayed up to this many times until their invariant shows
@@ -86,7 +85,7 @@ def test_aiokafka_sticky_consumers_of_one_process_share_their_claims() -> None:
     """The shared-state finding names the foreign claim, not only the missing generation."""
     needs("aiokafka")
     data = load(FINDINGS / "wire-aiokafka-sticky-shared-state-I6.json")
-    outcome = replay_events(make_group_target(data["target"]), data["events"])
+    outcome = replay_events(make_group_target(data["target"]), read_events(data["events"]))
     assert any("c2 claims t0-0, t0-1, t0-2, which its last completed generation did not "
                "give it" in v for v in outcome.violations), outcome.violations
 
@@ -156,7 +155,7 @@ def test_member_past_max_poll_interval_overlaps_then_learns_through_on_lost(
     try:
         found = _run_on(target, stall_past_max_poll(assignor), model)
         assert any(v.startswith("I1:") and "c2" in v for v in found), found
-        apply_event({"op": "wake", "member": "c2"}, target, model)  # still overlapping
+        apply_event(Wake("c2"), target, model)  # still overlapping
         log = target.log  # type: ignore[attr-defined]
         assert log.wait_for(lambda: any(e.member == "c2" and e.kind == "lost" and
                                         e.phase == "end" for e in log.entries), 60)
@@ -200,7 +199,7 @@ def test_librdkafka_cooperative_switch_is_a_finding_and_range_is_the_control() -
 
 
 def test_same_events_without_the_adversary_hold() -> None:
-    events = [e for e in slow_revoke("range") if e["op"] != "slow_revoke"]
+    events = [e for e in slow_revoke("range") if not isinstance(e, SlowRevoke)]
     outcome = replay_events(make_group_target("librdkafka:range"), events)
     assert outcome.violations == [], outcome.story
 
@@ -213,4 +212,4 @@ def test_adversarial_machine_finds_the_overlap() -> None:
     result = fuzz(target.group, machine_config(target), profile="wire", max_examples=10,
                   seed_value=0, shrink_seconds=180)
     assert result.failed and result.violations[0].startswith("I1:"), result.violations
-    assert any(e["op"] in ("stall", "slow_revoke") for e in result.events)
+    assert any(isinstance(e, (Stall, SlowRevoke)) for e in result.events)

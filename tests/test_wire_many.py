@@ -2,9 +2,9 @@
 clients in one group, on range and on cooperative-sticky; twenty groups at once on one broker;
 members SIGKILLed at seeded moments; and a real driver killed behind the harness's back. Every
 group is judged by the model as any wire run is; a violation passes only when a recorded
-finding of one of the group's clients accounts for it (tests/wire_findings.py). Each scenario
-takes about ten seconds of real clients (the drivers of the big groups are shared: one process
-per client)."""
+finding of one of the group's clients accounts for it (tests/helpers/wire_findings.py). Each
+scenario takes about ten seconds of real clients (the drivers of the big groups are shared: one
+process per client)."""
 
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ import time
 
 import pytest
 
-from groupcheck.engines.many_run import (
+from groupcheck.engines.many_clients import (
     COOPERATIVE_CLIENTS,
     RANGE_CLIENTS,
     ScenarioResult,
@@ -25,16 +25,15 @@ from groupcheck.engines.many_run import (
 )
 from groupcheck.model.event_shrink import invariant_of
 from groupcheck.properties.group import CallbackRecord, MemberSpec
-from groupcheck.targets.kinds_wire import client_setup
+from groupcheck.targets.registry import client_setup
 from groupcheck.targets.wire.driver_process import DriverError
 from groupcheck.targets.wire.wire_group import CONFIG, STEP_WAIT, WireGroup
 
-from environment import SETTINGS, missing
-from wire_findings import unknown
+from helpers.environment import SETTINGS, missing
+from helpers.wire_findings import unknown
 
-pytestmark = [pytest.mark.slow, pytest.mark.skipif(
-    not os.environ.get("GROUPCHECK_WIRE"),
-    reason="minutes of real clients: set GROUPCHECK_WIRE=1 (tox -e wire)")]
+#: minutes of real clients: run by ``tox -e wire`` (``pytest -m wire``), not by default
+pytestmark = [pytest.mark.wire, pytest.mark.slow]
 pytest.importorskip("kio", reason="groupcheck's broker (the wire backend) needs kio")
 
 SEED = 0

@@ -12,7 +12,7 @@ import time
 from typing import Any
 
 from groupcheck.targets.wire.driver_process import DriverProcess
-from groupcheck.targets.wire.drivers.host import Listener, Output
+from groupcheck.targets.wire.drivers.host import DriverOutput, Listener
 from groupcheck.targets.wire.log import MAX_GRACE_NS, MERGE_GRACE_NS, WireLog
 
 
@@ -90,11 +90,11 @@ def test_a_revoke_that_hands_partitions_back_itself_logs_its_end_first() -> None
     an assign logs its end once its call returned."""
     order: list[str] = []
 
-    class Recorder(Output):
+    class EventOrder(DriverOutput):
         def event(self, name: str, member: str, **fields: Any) -> None:
             order.append(f"{name}:{fields['kind']}")
 
-    listener = Listener(Recorder(), "c1", lambda: (1, "m"), lambda: None)
+    listener = Listener(EventOrder(), "c1", lambda: (1, "m"), lambda: None)
     for kind in ("revoked", "lost", "assigned"):
         listener.callback(kind, [("t0", 0)], lambda kind=kind: order.append(f"apply:{kind}"))
     assert order == ["callback_start:revoked", "callback_end:revoked", "apply:revoked",

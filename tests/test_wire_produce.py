@@ -19,7 +19,7 @@ import pytest
 from groupcheck.targets.wire.driver_process import COMMAND_TIMEOUT
 from groupcheck.targets.wire.wire_group import WireGroup
 
-from environment import resolve
+from helpers.environment import resolve
 
 
 def _group(topics: dict[str, int]) -> tuple[WireGroup, list[dict[str, Any]]]:
@@ -59,7 +59,7 @@ def test_the_java_driver_bounds_the_producers_metadata_wait() -> None:
 
 @pytest.mark.parametrize("assignor", ("cooperative-sticky",))
 def test_a_shrunk_produce_without_its_topic_answers_on_kafka_2_8(assignor: str) -> None:
-    from kafka_releases import repo_releases
+    from helpers.kafka_releases import repo_releases
 
     pytest.importorskip("kio", reason="groupcheck's broker needs kio")
     repo_releases("2.8.0")

@@ -9,15 +9,17 @@ import contextlib
 import io
 import json
 
+import pytest
+
 from groupcheck.cli import main
 from groupcheck.targets.processes.java_process import java_classpath
 from groupcheck.targets.wire.clients import hello
 
-from environment import SETTINGS, heavy
-from kafka_releases import DEFAULT_RUN, repo_releases
+from helpers.environment import SETTINGS
+from helpers.kafka_releases import DEFAULT_RUN, repo_releases
 
 
-@heavy
+@pytest.mark.heavy
 def test_a_group_of_three_releases_settles_and_holds_every_invariant() -> None:
     releases = repo_releases(*DEFAULT_RUN)
     target = f"wire:mixed:{'+'.join(f'java@{v}' for v in releases)}:range"

@@ -20,12 +20,14 @@ from typing import Any
 
 import pytest
 
+from groupcheck.model.event_types import Leave
 from groupcheck.model.events import apply_event
+from groupcheck.model.group_events import Delay, Settle, SyncAnswerOrder
 from groupcheck.model.spec import ReferenceModel
 from groupcheck.targets import registry
 
-from environment import missing, on_broker, resolve
-from wire_cases import join, topics
+from helpers.environment import missing, on_broker, resolve
+from helpers.wire_cases import join, topics
 
 pytest.importorskip("kio")
 pytestmark = pytest.mark.skipif(bool(missing("librdkafka")), reason=missing("librdkafka"))
@@ -57,7 +59,7 @@ def _wait_for(found: Callable[[], list[Any]], timeout: float = 20.0) -> list[Any
 
 def test_the_state_machine_aims_delays_and_orders_only_where_the_backend_can(
         monkeypatch: pytest.MonkeyPatch) -> None:
-    from groupcheck.engines.battery import machine_config
+    from groupcheck.engines.battery.runner import machine_config
 
     on_ours = machine_config(resolve("librdkafka:range", settings=on_broker("groupcheck")))
     on_mock = machine_config(resolve("librdkafka:range", settings=on_broker("mock")))
@@ -73,12 +75,11 @@ def test_a_late_answer_aimed_at_one_member_reaches_that_member_only(
     model = ReferenceModel()
     try:
         found = _play(group, [*topics(), join("c1", "range"), join("c2", "range"),
-                              {"op": "settle"},
-                              {"op": "delay", "member": "c2", "api": "heartbeat", "ms": 800}],
+                              Settle(), Delay("c2", "heartbeat", 800)],
                       model)
         late = _wait_for(lambda: [e for e in broker.exchanges() if e.steering
                                   and e.answered_ms is not None])
-        found += _play(group, [{"op": "settle"}], model)
+        found += _play(group, [Settle()], model)
     finally:
         group.close()
     assert found == []
@@ -93,11 +94,9 @@ def test_sync_answers_go_out_in_the_order_the_machine_chose_and_the_group_settle
     answers the leader's SyncGroup before or after c2's, and every invariant holds."""
     group = _group("librdkafka:range", "groupcheck", monkeypatch)
     try:
-        found = _play(group, [*topics(), join("c1", "range"), {"op": "settle"},
-                              join("c2", "range"), {"op": "settle"},
-                              {"op": "sync_order", "member": "c2",
-                               "leader_first": leader_first},
-                              join("c3", "range"), {"op": "settle"}])
+        found = _play(group, [*topics(), join("c1", "range"), Settle(),
+                              join("c2", "range"), Settle(), SyncAnswerOrder("c2", leader_first),
+                              join("c3", "range"), Settle()])
         ordering = group.backend.orderings[0]
         ordering.join(timeout=30)
         rounds = group.backend.rounds()
@@ -114,8 +113,8 @@ def test_each_rebalance_is_judged_on_the_group_as_describe_groups_gives_it(
         monkeypatch: pytest.MonkeyPatch) -> None:
     """On the broker the wire layer asks DescribeGroups after each completed generation;
     on the mock (no DescribeGroups) the recording proxy's rounds stand in."""
-    events = [*topics(), join("c1", "range"), {"op": "settle"}, join("c2", "range"),
-              {"op": "settle"}, {"op": "leave", "member": "c1"}, {"op": "settle"}]
+    events = [*topics(), join("c1", "range"), Settle(), join("c2", "range"), Settle(),
+              Leave("c1"), Settle()]
     counts = {}
     for broker in ("groupcheck", "mock"):
         group = _group("librdkafka:range", broker, monkeypatch)
@@ -135,9 +134,8 @@ def test_the_mock_aims_at_no_one_and_cannot_order(monkeypatch: pytest.MonkeyPatc
         assert group.backend.aims_errors_at_members is False
         with pytest.raises(ValueError, match="sync-order"):
             group.order_sync_answers("c1", True)
-        found = _play(group, [*topics(), join("c1", "range"), {"op": "settle"},
-                              {"op": "delay", "member": "c1", "api": "heartbeat", "ms": 300},
-                              join("c2", "range"), {"op": "settle"}])
+        found = _play(group, [*topics(), join("c1", "range"), Settle(),
+                              Delay("c1", "heartbeat", 300), join("c2", "range"), Settle()])
     finally:
         group.close()
     assert found == []
@@ -145,17 +143,17 @@ def test_the_mock_aims_at_no_one_and_cannot_order(monkeypatch: pytest.MonkeyPatc
 
 SNIFF = """
 import json, os, sys
-from groupcheck.model.events import apply_event
+from groupcheck.model.events import apply_event, read_events
 from groupcheck.model.spec import ReferenceModel
 from groupcheck.targets.registry import resolve
 from groupcheck.targets.settings import Settings
 group = resolve(sys.argv[1], settings=Settings.from_environ(os.environ)).group()
 model = ReferenceModel()
 found = []
-for event in [{"op": "partitions", "topic": "t0", "count": 3},
+for event in read_events([{"op": "partitions", "topic": "t0", "count": 3},
               {"op": "join", "member": "c1", "topics": ["t0"], "assignors": ["range"]},
               {"op": "join", "member": "c2", "topics": ["t0"], "assignors": ["range"]},
-              {"op": "settle"}]:
+              {"op": "settle"}]):
     found += apply_event(event, group, model)
 backend = group.backend
 joins = sorted({e.api_version for e in backend.broker.exchanges() if e.api == "JoinGroup"})
@@ -200,7 +198,7 @@ def test_a_generation_is_judged_on_describe_groups_only_while_it_is_the_newest()
         return GroupRound(generation, "cooperative-sticky", "m1", {"m1": b"s1", "m2": b"s2"},
                           {"m1": b"a1", "m2": assignment}, {"m1": "c1", "m2": "c2"}, True)
 
-    class Backend:
+    class TwoRoundsBackend:
         rounds_now = [round_(2, b"empty"), round_(3, b"handed-over")]
 
         def rounds(self) -> list[GroupRound]:
@@ -213,8 +211,8 @@ def test_a_generation_is_judged_on_describe_groups_only_while_it_is_the_newest()
                                     None, members)
 
     errors: list[str] = []
-    older, newest = Backend.rounds_now
-    backend: Any = Backend()
+    older, newest = TwoRoundsBackend.rounds_now
+    backend: Any = TwoRoundsBackend()
     assert as_described(backend, "g", older, errors.append) == (older, False)
     judged, described = as_described(backend, "g", newest, errors.append)
     assert judged.assignments["m2"] == b"handed-over" and described and not errors

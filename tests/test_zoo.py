@@ -3,17 +3,14 @@ the bug breaks, while the same check passes the unmutated builtin; and the zoo c
 
 from __future__ import annotations
 
-import argparse
-
 import pytest
 
-from groupcheck.cli.zoo_command import register as add_commands
 from groupcheck.engines import EngineInputError as CommandError
-from groupcheck.engines.zoo_run import run_zoo_entry, zoo_table
+from groupcheck.engines.zoo import run_zoo_entry, zoo_table
 from groupcheck.targets.registry import group_target_factory, machine_hints, resolve
 from groupcheck.targets.zoo.entries import ASSIGNOR_MUTANTS, CODEC_MUTANTS, PEER_ZOO, ZOO
 
-from environment import heavy
+from helpers.command_line import run_command
 
 REQUIRED_ROWS = {"1", "2", "7", "9", "10b", "11", "12", "13", "14", "22", "24", "A.2-1"}
 
@@ -26,8 +23,9 @@ def test_the_zoo_covers_the_required_rows() -> None:
 HEAVY_ROWS = {"A.3"}
 
 
-@pytest.mark.parametrize("entry", [pytest.param(e, marks=heavy) if e.row in HEAVY_ROWS else e
-                                   for e in ZOO], ids=[f"{e.row}-{e.target}" for e in ZOO])
+@pytest.mark.parametrize("entry", [pytest.param(e, marks=pytest.mark.heavy)
+                                   if e.row in HEAVY_ROWS else e for e in ZOO],
+                         ids=[f"{e.row}-{e.target}" for e in ZOO])
 def test_mutant_is_caught_and_the_builtin_passes(entry, tmp_path) -> None:
     outcome = run_zoo_entry(entry, str(tmp_path))
     assert outcome.caught is not None, f"{entry.target} escaped {entry.engine}"
@@ -57,24 +55,16 @@ def test_every_mutant_resolves_with_the_engines_it_needs() -> None:
     assert machine_hints("mutant:cooperative-last-writer").subscription_versions == (1,)
 
 
-def _run(argv: list[str]) -> int:
-    parser = argparse.ArgumentParser()
-    sub = parser.add_subparsers(dest="command", required=True)
-    add_commands(sub)
-    args = parser.parse_args(argv)
-    return int(args.func(args))
-
-
 def test_zoo_command_prints_the_table(tmp_path, capsys) -> None:
-    assert _run(["zoo", "--row", "2", "--row", "13", "--failures", str(tmp_path)]) == 0
+    assert run_command(["zoo", "--row", "2", "--row", "13", "--failures", str(tmp_path)]) == 0
     out = capsys.readouterr().out
     assert "KAFKA-12984" in out and "KAFKA-10647" in out and "2/2 mutants caught" in out
     with pytest.raises(CommandError):
-        _run(["zoo", "--row", "nope"])
+        run_command(["zoo", "--row", "nope"])
 
 
 def test_an_escaped_mutant_is_reported() -> None:
-    from groupcheck.engines.zoo_run import ZooOutcome
+    from groupcheck.engines.zoo import ZooOutcome
 
     table = zoo_table([ZooOutcome("x", "BUG-1", "mutant:m", "scenario", "I1", None, 0.1, 1.0,
                                   "passed")])

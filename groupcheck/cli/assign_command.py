@@ -7,18 +7,19 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from typing import Any
+from typing import Any, cast
 
 from .. import engines
 from ..impl import jsonl
 from ..impl.assign_op import run_assign
 from ..impl.errors import AssignorError, CodecError, InvalidRequestError
+from ..impl.jsonl_shapes import AssignOpAnswer, AssignOpRequest
 from .shared import NO_ENVIRONMENT, Environment, UsageError, add_json_option, command_parser
 
 __all__ = ["register"]
 
 
-def _read_request(path: str) -> dict[str, Any]:
+def _read_request(path: str) -> AssignOpRequest:
     """The one request in ``path``; an object that is no saved file of another kind goes
     to the assignors as it is, so that what is wrong with it is theirs to say."""
     try:
@@ -34,7 +35,8 @@ def _read_request(path: str) -> dict[str, Any]:
     try:
         saved = engines.classify_saved(data, path)
     except engines.SavedFileError:
-        return {**data, "op": data.get("op", "assign")}
+        # any JSON object: run_assign checks every field it reads
+        return cast(AssignOpRequest, {**data, "op": data.get("op", "assign")})
     if saved.kind != "requests" or len(saved.requests) != 1:
         held = (f"{len(saved.requests)} requests" if saved.kind == "requests"
                 else "a story" if saved.kind == "story" else "a state-machine replay")
@@ -43,7 +45,7 @@ def _read_request(path: str) -> dict[str, Any]:
     return saved.requests[0]
 
 
-def _assignment_table(response: dict[str, Any]) -> str:
+def _assignment_table(response: AssignOpAnswer) -> str:
     rows = [(m, parts) for m, parts in response["assignment"].items()]
     width = max([len("member")] + [len(m) for m, _ in rows])
     lines = [f"{'member':<{width}}  count  partitions"]

@@ -9,10 +9,10 @@ Exit codes: 0 every invariant held, or every violation is Kafka's own behaviour 
 shown and saved under ``DIR/inherited``, but failing the run only with ``--strict``); 1 any
 other violation (the smallest counterexample per (target, invariant) is saved under
 ``DIR/counterexamples``); 2 bad arguments (one line). The targets are
-`engines.audit_targets`'s; `main` runs this command alone (``audit/submit.py``, for
+`engines.resolving`'s; `main` runs this command alone (``audit/submit.py``, for
 ``spark-submit``), ending as the command line does (`exits`).
 
-``--json``: `output.Envelope` whose ``result`` is ``summary.json``'s object.
+``--json``: `output.JsonEnvelope` whose ``result`` is ``summary.json``'s object.
 """
 
 from __future__ import annotations

@@ -5,7 +5,7 @@ where it was first seen and where it is gone.
 
 Exit codes: 1 when some version shows it, 0 when none does, 2 bad arguments.
 
-``--json``: `output.Envelope` whose ``result`` is ``{"file", "invariant", "outcomes":
+``--json``: `output.JsonEnvelope` whose ``result`` is ``{"file", "invariant", "outcomes":
 [{"target", "verdict", "text"}], "summary"}``.
 """
 

@@ -13,7 +13,7 @@ An option of one of these runs given to another is refused (exit 2).
 Exit codes: 0 no difference that counts, 1 one or more (each saved as a request file), 2 bad
 arguments.
 
-``--json``: `output.Envelope` whose ``result`` is ``{"targets": [A, B], "agree"}``.
+``--json``: `output.JsonEnvelope` whose ``result`` is ``{"targets": [A, B], "agree"}``.
 """
 
 from __future__ import annotations

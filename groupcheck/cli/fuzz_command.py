@@ -2,7 +2,7 @@
 those ``--assignor`` names); a violation is shrunk, saved as a replay file and told as a
 story. Exit codes: 0 every invariant held, 1 a violation, 2 bad arguments.
 
-``--json``: `output.Envelope` whose ``result`` is ``{"target": T, "assignors": [{"assignor",
+``--json``: `output.JsonEnvelope` whose ``result`` is ``{"target": T, "assignors": [{"assignor",
 "supported", "failed"}]}``.
 """
 

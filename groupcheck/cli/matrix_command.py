@@ -7,7 +7,7 @@ spelling) still count, after those of ``--target``.
 Exit codes: 0 every invariant judged held (or Kafka's own, labelled), 1 a violation,
 2 bad arguments (one line; ``--parity`` without golden vectors too).
 
-``--json``: `output.Envelope` whose ``result`` is ``matrix.json``'s object.
+``--json``: `output.JsonEnvelope` whose ``result`` is ``matrix.json``'s object.
 """
 
 from __future__ import annotations

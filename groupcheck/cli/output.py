@@ -1,7 +1,7 @@
 """What a command prints: text lines as they come, or with ``--json`` one JSON object at the
 end (`Output`).
 
-The object every command's ``--json`` prints (`Envelope`), unless the command documents an
+The object every command's ``--json`` prints (`JsonEnvelope`), unless the command documents an
 older shape of its own (``assign``: the assign answer; ``check``: its report; ``prove``: one
 report per assignor, a line each):
 
@@ -17,10 +17,10 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import TypedDict
 
-__all__ = ["Envelope", "Output", "written"]
+__all__ = ["JsonEnvelope", "Output", "written"]
 
 
-class Envelope(TypedDict):
+class JsonEnvelope(TypedDict):
     """The JSON object of a command's ``--json`` (see the module docstring)."""
 
     command: str
@@ -52,7 +52,7 @@ class Output:
     def finish(self, code: int, result: Mapping[str, object] | None = None) -> int:
         """The exit code ``code``; with ``--json``, the one JSON object printed first."""
         if self.as_json:
-            envelope = Envelope(command=self.command, exit=code, lines=self.lines,
+            envelope = JsonEnvelope(command=self.command, exit=code, lines=self.lines,
                                 result=dict(result or {}))
             print(json.dumps(envelope, ensure_ascii=False, default=str))
         return code

@@ -1,6 +1,6 @@
 """``groupcheck prove``: the exhaustive-scope prover from the command line; ``--bmc`` and
 ``--matrix``: bounded model checking of the protocol across codec versions
-(`engines.bmc_runs`).
+(`engines.bmc`).
 
     groupcheck prove --target T [--assignor A,...] [--scope members=3,topics=2,partitions=2]
                      [--timeout S] [--failures DIR] [--json] [--jobs N] [--exact]
@@ -20,7 +20,7 @@ Exit codes: 0 every invariant held, or every violation is labelled (a rule of
 when the model found a trace the implementation never reproduced; 2 bad arguments.
 
 ``--json``: one report object per assignor, a line each (the prover's own shape); with
-``--bmc`` or ``--matrix``, `output.Envelope` whose ``result`` is ``{}`` (the lines tell it).
+``--bmc`` or ``--matrix``, `output.JsonEnvelope` whose ``result`` is ``{}`` (the lines tell it).
 """
 
 from __future__ import annotations
@@ -31,7 +31,8 @@ import sys
 from typing import Any
 
 from .. import engines
-from ..properties.scope import ProofReport, Scope
+from ..properties.scope.report import ProofReport
+from ..properties.scope.space import Scope
 from ..targets.offers import close_all
 from ..targets.target import Target
 from .output import Output

@@ -1,13 +1,17 @@
 """``groupcheck replay FILE``: run a saved counterexample again, whatever groupcheck saved it
 as (`model.saved_files`): a state-machine replay file (its events on a fresh group), an
 audit story or counterexample (its chain of rebalances), or assign requests (each answer
-judged). Exit codes: 1 when it reproduces (the recorded invariant, or any for a bare story
-or a request), 0 when it does not, 2 bad arguments. ``--out DIR`` also writes its
-ownership timeline, ``DIR/<FILE's stem>.html`` (stories and state-machine files; ``--html
-OUT``, the old spelling, writes the page OUT).
+judged). It says ``reproduced`` only for the violation the file saved: the same invariant
+about the same members and partitions (`model.reproduced`; any violation, for a file that
+saved none); a replay that shows another says ``not reproduced``, names both, and exits 1.
+Exit codes: 1 when it shows a violation (the saved one, or a different one), 0 when every
+invariant held, 2 bad arguments. ``--out DIR`` also writes its ownership timeline,
+``DIR/<FILE's stem>.html`` (stories and state-machine files; ``--html OUT``, the old
+spelling, writes the page OUT).
 
-``--json``: `output.Envelope` whose ``result`` is ``{"file", "reproduced", "picture"}``
-(the page written, or null).
+``--json``: `output.JsonEnvelope` whose ``result`` is ``{"file", "reproduced", "different",
+"picture"}`` (``different``: it showed another violation; ``picture``: the page written, or
+null).
 """
 
 from __future__ import annotations
@@ -73,7 +77,7 @@ def _replayed(args: argparse.Namespace, env: Environment, drawn: bool) -> engine
     if saved.kind == "story":
         refuse(args, ["timeout"], "to an audit story (it runs in this process)")
         story = engines.replay_story(saved, **where)
-        return engines.Replayed(story.lines, story.reproduced, story.page)
+        return engines.Replayed(story.lines, story.reproduced, story.page, story.different)
     if drawn and saved.kind != "events":
         raise engines.EngineInputError("--out draws audit and scenarios stories and "
                                        "state-machine replay files, not requests")
@@ -99,15 +103,17 @@ def run(args: argparse.Namespace, env: Environment = NO_ENVIRONMENT) -> int:
         out.line(lines[-1])
     else:
         out.block(lines)
-    return out.finish(1 if replayed.reproduced else 0, {
-        "file": args.file, "reproduced": replayed.reproduced,
+    shown = replayed.reproduced or replayed.different
+    return out.finish(1 if shown else 0, {
+        "file": args.file, "reproduced": replayed.reproduced, "different": replayed.different,
         "picture": str(picture) if picture else None})
 
 
 def register(sub: Any) -> None:
     p = command_parser(sub, "replay", "run a saved counterexample again (a state-machine "
                                       "replay file, an audit story, or assign requests)",
-                       [(0, "it did not reproduce"), (1, "it reproduced")])
+                       [(0, "not reproduced: every invariant held"),
+                        (1, "it reproduced the saved violation, or showed a different one")])
     p.add_argument("file", help="the saved file: a state-machine replay file, an audit or "
                                 "scenarios story or counterexample, or assign requests")
     p.add_argument("--target", metavar="T", default=None,
@@ -122,6 +128,6 @@ def register(sub: Any) -> None:
                    help="also write the counterexample's ownership timeline (an SVG page) "
                         "to DIR/<FILE's stem>.html")
     p.add_argument("--html", default=None, help=argparse.SUPPRESS)
-    add_json_option(p, '{"file", "reproduced", "picture"}')
+    add_json_option(p, '{"file", "reproduced", "different", "picture"}')
     add_quiet_option(p)
     p.set_defaults(func=run)

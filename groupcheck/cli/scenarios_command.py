@@ -3,7 +3,7 @@ seeded random group stories played on a target in this process; ``--count`` repl
 exactly the stories a check reported. Exit codes: 0 every invariant held, 1 a violation,
 2 bad arguments.
 
-``--json``: `output.Envelope` whose ``result`` is ``check --json``'s object, of one assignor.
+``--json``: `output.JsonEnvelope` whose ``result`` is ``check --json``'s object, of one assignor.
 """
 
 from __future__ import annotations

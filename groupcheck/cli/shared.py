@@ -339,7 +339,7 @@ def add_jobs_option(p: argparse.ArgumentParser, help: str, default: int | None) 
 
 def add_json_option(p: argparse.ArgumentParser, result: str = "", *, help: str = "") -> None:
     """``--json``: the result as JSON on stdout instead of text: ``{"command", "exit",
-    "lines", "result"}`` (`output.Envelope`) with the ``result`` said, or a shape of the
+    "lines", "result"}`` (`output.JsonEnvelope`) with the ``result`` said, or a shape of the
     command's own (``help``)."""
     p.add_argument("--json", action="store_true", help=help or (
         'print one JSON object instead of text: {"command", "exit", "lines" (the text '

@@ -13,12 +13,13 @@ The target is the one the file names unless ``--target`` is given. The result is
 ending in ``.json``, the old spelling, is that file). Exit codes: 0 shrunk and written,
 2 bad arguments or a file that does not fail on the target.
 
-``--json``: `output.Envelope` whose ``result`` is ``{"file", "written"}``.
+``--json``: `output.JsonEnvelope` whose ``result`` is ``{"file", "written"}``.
 """
 
 from __future__ import annotations
 
 import argparse
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -61,6 +62,7 @@ def run(args: argparse.Namespace, env: Environment = NO_ENVIRONMENT) -> int:
     if saved.kind in ("events", "story"):
         refuse(args, ["timeout"], "to a state-machine replay file" if saved.kind == "events"
                else "to an audit story (it runs in this process)")
+    record: Mapping[str, object]
     with shown(args.quiet) as progress:
         if saved.kind == "events":
             record, lines = engines.shrink_events_file(saved, progress=progress, **where)

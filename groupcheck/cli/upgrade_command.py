@@ -9,7 +9,7 @@ Exit codes: 0 every prescribed path certified (or not supported by a release, in
 1 a prescribed path failed (its replay file is in ``--failures``), 2 bad arguments, a
 malformed pair list, a release that cannot run here or lacks what the path asks (one line).
 
-``--json``: `output.Envelope` whose ``result`` is ``{"members", "seed", "rows"}``, a row per
+``--json``: `output.JsonEnvelope` whose ``result`` is ``{"members", "seed", "rows"}``, a row per
 path as in ``upgrades.json``.
 """
 
@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
-from typing import Any
+from typing import Any, TypedDict
 
 from .. import engines
 from .output import Output, written
@@ -66,6 +66,15 @@ def _sides(args: argparse.Namespace) -> list[str]:
     return sides
 
 
+class _Options(TypedDict):
+    """What `engines.run_table` and `engines.run_upgrade` take from the flags."""
+
+    members: int
+    seed: int
+    faults: float
+    failures: Path
+
+
 def _rows(table: engines.UpgradeTable) -> dict[str, object]:
     return {"members": table.members, "seed": table.seed,
             "rows": [o.to_json() for o in table.outcomes]}
@@ -74,7 +83,7 @@ def _rows(table: engines.UpgradeTable) -> dict[str, object]:
 def run(args: argparse.Namespace, env: Environment = NO_ENVIRONMENT) -> int:
     sides = _sides(args)
     out = Output("upgrade", args.json)
-    options: dict[str, Any] = {
+    options: _Options = {
         "members": args.members, "seed": args.seed, "faults": args.faults,
         "failures": Path(args.failures)}
     if args.matrix is not None:

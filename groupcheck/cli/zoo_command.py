@@ -4,7 +4,7 @@ within its budget, each check also run on the unmutated builtin (its control).
 Exit codes: 0 every mutant caught within budget with a clean control, 1 otherwise, 2 bad
 arguments.
 
-``--json``: `output.Envelope` whose ``result`` is ``{"rows": [{"row", "bug", "target",
+``--json``: `output.JsonEnvelope` whose ``result`` is ``{"rows": [{"row", "bug", "target",
 "engine", "caught", "file", "seconds", "budget", "control", "ok"}]}`` (``caught``: the
 violation, or null).
 """

@@ -13,13 +13,14 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Mapping
 from itertools import chain
+from typing import ClassVar
 
 from ..errors import AssignorError
 from ..javahash import java_string_key, string_map_order
-from ..types import Cluster, Subscription
+from ..types import Assignment, Cluster, RebalanceProtocol, Subscription
 
-__all__ = ["Subscribed", "check_inputs", "leader_map_order", "member_info_key", "member_info_order",
-           "partition_count"]
+__all__ = ["StatelessEagerAssignor", "Subscribed", "check_inputs", "leader_map_order",
+           "member_info_key", "member_info_order", "partition_count"]
 
 _MAX_PARTITIONS = 2**31 - 1  # partition numbers are Java ints
 _STR = {str}
@@ -118,3 +119,27 @@ def check_inputs(cluster: Cluster, subscriptions: Mapping[str, Subscription]) ->
 def partition_count(cluster: Cluster, topic: str) -> int:
     """Partitions of ``topic``, 0 when it has no metadata (such topics are skipped)."""
     return cluster.partitions.get(topic, 0)
+
+
+class StatelessEagerAssignor:
+    """What range and roundrobin share: eager only, no state kept, no user data sent, and
+    the members read as the leader reads them (`members_of`)."""
+
+    name: str
+    supported_protocols: ClassVar[tuple[RebalanceProtocol, ...]] = (RebalanceProtocol.EAGER,)
+
+    @staticmethod
+    def members_of(cluster: Cluster, subscriptions: dict[str, Subscription]
+                   ) -> tuple[list[str], Subscribed]:
+        """The inputs checked (`AssignorError`); the member ids in the leader's map order
+        and each member's topics."""
+        check_inputs(cluster, subscriptions)
+        members = leader_map_order(subscriptions)
+        return members, Subscribed(members, subscriptions)
+
+    def on_assignment(self, assignment: Assignment, generation: int) -> None:
+        """No state is kept."""
+
+    def subscription_user_data(self, topics: set[str]) -> None:
+        """No user data is sent."""
+        return None

@@ -19,17 +19,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from itertools import chain, repeat
 from operator import itemgetter
-from typing import ClassVar
 
 from ..javahash import java_string_key, string_map_order
-from ..types import Assignment, Cluster, RebalanceProtocol, Subscription, TopicPartition
-from .common import (
-    Subscribed,
-    check_inputs,
-    leader_map_order,
-    member_info_order,
-    partition_count,
-)
+from ..types import Assignment, Cluster, Subscription, TopicPartition
+from .common import StatelessEagerAssignor, member_info_order, partition_count
 from .partition_pool import POOLED_FROM, topic_partitions
 
 __all__ = ["RangeAssignor"]
@@ -193,17 +186,14 @@ def _plain_ranges(topics: list[str], counts: dict[str, int], subscribers: dict[s
         start = end
 
 
-class RangeAssignor:
+class RangeAssignor(StatelessEagerAssignor):
     """The "range" assignor (eager only); keeps no state and sends no user data."""
 
     name = "range"
-    supported_protocols: ClassVar[tuple[RebalanceProtocol, ...]] = (RebalanceProtocol.EAGER,)
 
     def assign(self, cluster: Cluster,
                subscriptions: dict[str, Subscription]) -> dict[str, Assignment]:
-        check_inputs(cluster, subscriptions)
-        members = leader_map_order(subscriptions)
-        subscribed_by = Subscribed(members, subscriptions)
+        members, subscribed_by = self.members_of(cluster, subscriptions)
         # HashSet of all subscribed topics, then the HashMap of those with metadata.
         subscribed = string_map_order(subscribed_by.all_topics())
         topics = string_map_order([t for t in subscribed if partition_count(cluster, t) > 0])
@@ -243,10 +233,3 @@ class RangeAssignor:
                 if t not in keys:
                     keys[t] = java_string_key(t)
             parts.sort(key=lambda tp: (keys[tp[0]], tp[1]))
-
-    def on_assignment(self, assignment: Assignment, generation: int) -> None:
-        """Range keeps no state."""
-
-    def subscription_user_data(self, topics: set[str]) -> None:
-        """Range sends no user data."""
-        return None

@@ -15,17 +15,10 @@ from __future__ import annotations
 from bisect import bisect_left
 from itertools import chain
 from operator import itemgetter
-from typing import ClassVar
 
 from ..javahash import java_string_key
-from ..types import Assignment, Cluster, RebalanceProtocol, Subscription, TopicPartition
-from .common import (
-    Subscribed,
-    check_inputs,
-    leader_map_order,
-    member_info_order,
-    partition_count,
-)
+from ..types import Assignment, Cluster, Subscription, TopicPartition
+from .common import StatelessEagerAssignor, member_info_order, partition_count
 from .partition_pool import POOLED_FROM, topic_partitions
 
 __all__ = ["RoundRobinAssignor"]
@@ -74,17 +67,14 @@ def _deal(lists: list[list[TopicPartition]], holders: list[int], first: int, cou
             target.extend(chain.from_iterable(ps[offset::step] for ps in pooled))
 
 
-class RoundRobinAssignor:
+class RoundRobinAssignor(StatelessEagerAssignor):
     """The "roundrobin" assignor (eager only); keeps no state and sends no user data."""
 
     name = "roundrobin"
-    supported_protocols: ClassVar[tuple[RebalanceProtocol, ...]] = (RebalanceProtocol.EAGER,)
 
     def assign(self, cluster: Cluster,
                subscriptions: dict[str, Subscription]) -> dict[str, Assignment]:
-        check_inputs(cluster, subscriptions)
-        members = leader_map_order(subscriptions)
-        subscribed_by = Subscribed(members, subscriptions)
+        members, subscribed_by = self.members_of(cluster, subscriptions)
         result: dict[str, list[TopicPartition]] = {m: [] for m in members}
         subscribed = dict.fromkeys(subscribed_by.all_topics())
         topics = sorted((t for t in subscribed if partition_count(cluster, t) > 0),
@@ -112,10 +102,3 @@ class RoundRobinAssignor:
         for holders, first, count, run in runs:
             _deal(lists, holders, first, count, run)
         return {m: Assignment(parts) for m, parts in result.items()}
-
-    def on_assignment(self, assignment: Assignment, generation: int) -> None:
-        """RoundRobin keeps no state."""
-
-    def subscription_user_data(self, topics: set[str]) -> None:
-        """RoundRobin sends no user data."""
-        return None

@@ -16,13 +16,12 @@ from typing import Any, Protocol
 from ...impl.consumer_protocol import HIGHEST_VERSION, decode_subscription, encode_subscription
 from ...impl.errors import CodecError
 from ...impl.types import Subscription
+from ...properties.codec import Message, SubscriptionInput
+from ..profile import ReleaseProfile
 from .kafka_python_assignors import subscription_object
 
 __all__ = ["BuiltinCodec", "CodecFailure", "CodecTarget", "JsonlCodec", "KafkaPythonCodec",
-           "ReleaseCodec",
-           "Message"]
-
-Message = dict[str, Any]
+           "ReleaseCodec"]
 
 
 class CodecFailure(ValueError):
@@ -32,7 +31,7 @@ class CodecFailure(ValueError):
 class CodecTarget(Protocol):
     name: str
 
-    def encode_subscription(self, x: dict[str, Any], version: int) -> bytes: ...
+    def encode_subscription(self, x: SubscriptionInput, version: int) -> bytes: ...
 
     def decode_subscription(self, data: bytes) -> Message: ...
 
@@ -47,13 +46,23 @@ def _message(version: int, topics: list[str], user_data: bytes | None,
 
 
 class BuiltinCodec:
-    """``impl/consumer_protocol.py``."""
+    """``impl/consumer_protocol.py``: the builtin targets' codec and the audit's."""
 
     name = "builtin"
+    error: type[Exception] = CodecFailure  # what a malformed input raises (audit I10)
+    #: the instance the audit's builtin targets share (the codec holds no state), so that
+    #: the audit's I10 check, which keeps its last answer per codec, runs once for all
+    _shared: BuiltinCodec | None = None
 
-    def encode_subscription(self, x: dict[str, Any], version: int) -> bytes:
+    @classmethod
+    def shared(cls) -> BuiltinCodec:
+        if cls._shared is None:
+            cls._shared = cls()
+        return cls._shared
+
+    def encode_subscription(self, x: SubscriptionInput, version: int) -> bytes:
         return encode_subscription(Subscription(
-            list(x["topics"]), x["userData"], [tuple(tp) for tp in x["owned"]],
+            list(x["topics"]), x["userData"], [(t, p) for t, p in x["owned"]],
             x["generation"], x["rack"]), version)
 
     def decode_subscription(self, data: bytes) -> Message:
@@ -74,7 +83,7 @@ class JsonlCodec:
         self.target = target
         self.name = target.target
 
-    def encode_subscription(self, x: dict[str, Any], version: int) -> bytes:
+    def encode_subscription(self, x: SubscriptionInput, version: int) -> bytes:
         user_data = x["userData"]
         answer = self.target.call({
             "op": "encode_subscription", "version": version, "topics": list(x["topics"]),
@@ -103,9 +112,9 @@ class KafkaPythonCodec:
 
     name = "kafka-python"
 
-    def encode_subscription(self, x: dict[str, Any], version: int) -> bytes:
+    def encode_subscription(self, x: SubscriptionInput, version: int) -> bytes:
         obj = subscription_object(version, list(x["topics"]), x["userData"],
-                                   [tuple(tp) for tp in x["owned"]], x["generation"], x["rack"])
+                                   [(t, p) for t, p in x["owned"]], x["generation"], x["rack"])
         if x["userData"] is None:
             obj.user_data = None
         return bytes(obj.encode())
@@ -133,30 +142,30 @@ class ReleaseCodec:
     """A release's codec in a group of mixed releases (the codec engine's and the audit's
     I10): a version the
     release writes is written by it, from what its own member holds
-    (`profile.ClientProfile.as_sent`), any newer version by a newer member (groupcheck's
+    (`profile.ReleaseProfile.as_sent`), any newer version by a newer member (groupcheck's
     codec, byte for byte Kafka's newest); every read is the release's own, held to its
     highest layout (``reader_highest``), and an older writer to the content of its topics
     and owned partitions, not their order (``ordered``)."""
 
     error: type[Exception] = CodecFailure
 
-    def __init__(self, inner: Any, profile: Any) -> None:
+    def __init__(self, inner: CodecTarget, profile: ReleaseProfile) -> None:
         self.inner, self.profile = inner, profile
         self.name = getattr(inner, "name", "release")
         self.writes: tuple[int, ...] = tuple(profile.subscription_versions.reads)
         self.reader_highest: int = max(self.writes, default=0)
         self.newer = BuiltinCodec()
 
-    def as_sent(self, x: dict[str, Any], version: int) -> dict[str, Any]:
-        return dict(self.profile.as_sent(x)) if version in self.writes else x
+    def as_sent(self, x: SubscriptionInput, version: int) -> SubscriptionInput:
+        return self.profile.as_sent(x) if version in self.writes else x
 
     def ordered(self, version: int) -> bool:
         return version not in self.writes or self.reader_highest >= HIGHEST_VERSION
 
-    def encode_subscription(self, x: dict[str, Any], version: int) -> bytes:
+    def encode_subscription(self, x: SubscriptionInput, version: int) -> bytes:
         if version in self.writes:
             return bytes(self.inner.encode_subscription(self.as_sent(x, version), version))
         return self.newer.encode_subscription(x, version)
 
     def decode_subscription(self, data: bytes) -> Message:
-        return dict(self.inner.decode_subscription(data))
+        return self.inner.decode_subscription(data)

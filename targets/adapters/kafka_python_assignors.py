@@ -30,6 +30,7 @@ from typing import Any
 
 from ...impl.types import Assignment, Cluster, RebalanceProtocol, Subscription, TopicPartition
 from ...properties.group import GroupTarget
+from ...properties.jsonl_shapes import AssignAnswer, AssignRequest, RequestMember
 from ..client_assignors import KAFKA_PYTHON, assignor_class
 from .python_assignor import group_factory
 
@@ -68,7 +69,7 @@ class ClusterView:
         return None if count is None else set(range(count))
 
 
-class _Member:
+class _JoinedMember:
     """``JoinGroupResponseMember`` as the leader sees it after decoding."""
 
     def __init__(self, member_id: str, group_instance_id: str | None, metadata: Any) -> None:
@@ -149,14 +150,14 @@ class KafkaPythonAssignor:
         topics = {t for s in subscriptions.values() for t in s.topics}
         counts = {t: c for t in topics if (c := cluster.partition_count(t)) is not None}
         members = [
-            _Member(m, s.group_instance_id, subscription_object(
+            _JoinedMember(m, s.group_instance_id, subscription_object(
                 3, list(s.topics), s.user_data, list(s.owned_partitions), s.generation_id,
                 s.rack_id))
             for m, s in subscriptions.items()]
         return self.assign_members(ClusterView(counts), members)
 
     def assign_members(self, cluster: ClusterView,
-                       members: list[_Member]) -> dict[str, Assignment]:
+                       members: list[_JoinedMember]) -> dict[str, Assignment]:
         result = self.inner.assign(cluster, members)
         return {m: Assignment(_partitions_of(a), _user_data_bytes(a.user_data) or None)
                 for m, a in result.items()}
@@ -180,7 +181,7 @@ class KafkaPythonTarget:
     def make(self) -> KafkaPythonAssignor:
         return KafkaPythonAssignor(self.name)
 
-    def _client_member(self, member_id: str, member: dict[str, Any]) -> _Member:
+    def _client_member(self, member_id: str, member: RequestMember) -> _JoinedMember:
         """A kafka-python consumer's JoinGroup metadata, encoded and decoded by the library."""
         from kafka.protocol.consumer.metadata import (
             ConsumerProtocolSubscription,
@@ -193,21 +194,22 @@ class KafkaPythonTarget:
         if generation is not None:
             instance.on_assignment(Assignment(owned), int(generation))
         metadata = instance.metadata(set(topics))
-        if member.get("userData") is not None:
-            metadata.user_data = base64.b64decode(member["userData"])
+        user_data = member.get("userData")
+        if user_data is not None:
+            metadata.user_data = base64.b64decode(user_data)
         wire = metadata.encode()
-        return _Member(member_id, member.get("groupInstanceId"),
+        return _JoinedMember(member_id, member.get("groupInstanceId"),
                        ConsumerProtocolSubscription.decode(wire))
 
-    def _raw_member(self, member_id: str, member: dict[str, Any]) -> _Member:
+    def _raw_member(self, member_id: str, member: RequestMember) -> _JoinedMember:
         user_data = member.get("userData")
-        return _Member(member_id, member.get("groupInstanceId"), subscription_object(
+        return _JoinedMember(member_id, member.get("groupInstanceId"), subscription_object(
             3, [str(t) for t in member.get("topics") or []],
             None if user_data is None else base64.b64decode(user_data),
             [(str(t), int(p)) for t, p in member.get("owned") or []],
             member.get("generation"), member.get("rack")))
 
-    def assign(self, request: dict[str, Any]) -> dict[str, Any]:
+    def assign(self, request: AssignRequest) -> AssignAnswer:
         """The JSON-lines ``assign`` request, answered by kafka-python."""
         members_in = request.get("members") or {}
         mode = request.get("mode", "client")
@@ -218,16 +220,18 @@ class KafkaPythonTarget:
         result = leader.assign_members(ClusterView(dict(request.get("partitions") or {})),
                                        members)
         elapsed_ms = (time.perf_counter() - started) * 1000.0
-        if request.get("newGeneration") is not None:
-            generation = int(request["newGeneration"])
+        asked = request.get("newGeneration")
+        if asked is not None:
+            generation = int(asked)
         else:
-            generation = max([v.get("generation") for v in members_in.values()
-                              if v.get("generation") is not None], default=0) + 1
+            generation = max([g for v in members_in.values()
+                              if (g := v.get("generation")) is not None], default=0) + 1
         user_data: dict[str, str | None] = {}
         for member_id, assignment in result.items():
             instance = self.make()
             instance.on_assignment(assignment, generation)
-            topics = set((members_in.get(member_id) or {}).get("topics") or [])
+            member = members_in.get(member_id)
+            topics = set(member["topics"] if member is not None else [])
             user_data[member_id] = _b64(instance.subscription_user_data(topics))
         return {
             "assignment": {m: [[t, p] for t, p in a.partitions] for m, a in result.items()},

@@ -38,6 +38,7 @@ from ...impl.assignors import make_assignor
 from ...impl.types import Assignment, Assignor, Cluster, RebalanceProtocol, Subscription
 from ...properties.balance import CONTRACTS
 from ...properties.group import GroupTarget, MemberSpec, TopicPartition
+from ...properties.jsonl_shapes import AssignAnswer, AssignFn, AssignRequest
 from .builtin import BuiltinGroup
 
 __all__ = ["METHODS", "PROTOCOL", "AssignFn", "AssignorMaker", "PythonTarget", "TargetLoadError",
@@ -45,7 +46,6 @@ __all__ = ["METHODS", "PROTOCOL", "AssignFn", "AssignorMaker", "PythonTarget", "
            "instances_user_data", "load_maker"]
 
 AssignorMaker = Callable[[], Assignor]
-AssignFn = Callable[[dict[str, Any]], dict[str, Any]]
 PROTOCOL = "see groupcheck.impl.types.Assignor"
 METHODS = ("assign", "on_assignment", "subscription_user_data")
 
@@ -202,7 +202,7 @@ class PythonTarget:
             raise TargetLoadError(f"{where}: 'subscription_user_data' must return bytes or "
                                   f"None, not {type(data).__name__}")
 
-    def assign(self, request: dict[str, Any]) -> dict[str, Any]:
+    def assign(self, request: AssignRequest) -> AssignAnswer:
         return assign_with(self.make, request, subscription_version=self.subscription_version)
 
     def group_factory(self) -> Callable[[], GroupTarget]:

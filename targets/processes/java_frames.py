@@ -23,13 +23,14 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 from types import TracebackType
-from typing import Any, Literal
+from typing import Literal, TypedDict, cast
 
+from ...properties.jsonl_shapes import JSONObject
 from .java_runtime import driver_sources, java_command
 from .jsonl_process import JsonlProcess
 
-__all__ = ["JVM_OPTIONS", "MAIN_CLASS", "Frame", "JavaFrameReader", "frame_reader_command",
-           "frame_reader_sources"]
+__all__ = ["JVM_OPTIONS", "MAIN_CLASS", "Frame", "FrameReading", "FrameRequest",
+           "JavaFrameReader", "frame_reader_command", "frame_reader_sources"]
 
 MAIN_CLASS = "groupcheck.frames.FrameReader"
 JVM_OPTIONS = ("-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1", "-Xmx256m",
@@ -38,6 +39,25 @@ JVM_OPTIONS = ("-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1", "-Xmx256m",
 TIMEOUT = 60.0
 
 Direction = Literal["request", "response"]
+
+
+class FrameRequest(TypedDict):
+    """One frame as the reader is sent it (``hex``: its bytes)."""
+
+    direction: Direction
+    api_key: int
+    api_version: int
+    hex: str
+
+
+class FrameReading(TypedDict, total=False):
+    """One frame as a reader gives it: its header and body, one entry per field of that API
+    version (their fields differ from API to API, hence plain JSON objects), or why the
+    bytes were refused."""
+
+    header: JSONObject
+    body: JSONObject
+    error: str
 
 
 @dataclass(frozen=True)
@@ -50,7 +70,7 @@ class Frame:
     payload: bytes
     label: str = ""
 
-    def as_request(self) -> dict[str, Any]:
+    def as_request(self) -> FrameRequest:
         return {"direction": self.direction, "api_key": self.api_key,
                 "api_version": self.api_version, "hex": self.payload.hex()}
 
@@ -75,9 +95,11 @@ class JavaFrameReader:
         self.process = JsonlProcess(frame_reader_command(spec, default), timeout,
                                     label="Kafka's frame reader")
 
-    def read(self, frames: Iterable[Frame]) -> list[dict[str, Any]]:
-        """Each frame's reading, in order (``{"error": ...}`` for a refused one)."""
-        return [self.process.request(frame.as_request()) for frame in frames]
+    def read(self, frames: Iterable[Frame]) -> list[FrameReading]:
+        """Each frame's reading, in order (``{"error": ...}`` for a refused one); `differences`
+        (``second_reader``) compares whatever the reader wrote, field by field."""
+        return [cast(FrameReading, self.process.request(frame.as_request()))
+                for frame in frames]
 
     def close(self) -> None:
         self.process.close()

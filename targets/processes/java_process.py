@@ -13,18 +13,17 @@ So a ``java:`` target is a plain ``assign(request) -> response`` function (the r
 names its assignor) plus the other ops, usable wherever a ``jsonl:`` target is: the
 registry's `Target` for check, prove, fuzz, diff and replay, and `audit_parts` for the
 audit's executors. `java_profile` asks the driver once per process what its client release
-can do (`profile.ClientProfile`).
+can do (`profile.ReleaseProfile`).
 """
 
 from __future__ import annotations
 
 import threading
 import weakref
-from collections.abc import Callable
-from typing import Any
 
+from ...properties.jsonl_shapes import AssignFn
 from ..adapters.codecs import JsonlCodec
-from ..profile import ClientProfile
+from ..profile import ReleaseProfile
 from ..settings import Settings
 from .java_runtime import JavaUnavailable, driver_command
 from .jsonl_process import DEFAULT_TIMEOUT, JsonlProcess, JsonlTarget, shared_process
@@ -33,7 +32,6 @@ from .maven_repo import release_classpath
 __all__ = ["AssignFn", "audit_parts", "java_classpath", "java_process", "java_profile",
            "split_release"]
 
-AssignFn = Callable[[dict[str, Any]], dict[str, Any]]
 
 
 def split_release(kind: str) -> tuple[str, str]:
@@ -75,11 +73,11 @@ def audit_parts(classpath: str, assignor: str, timeout: float | None = None,
     return target.assign, JsonlCodec(target)
 
 
-_PROFILES: weakref.WeakKeyDictionary[JsonlProcess, ClientProfile] = weakref.WeakKeyDictionary()
+_PROFILES: weakref.WeakKeyDictionary[JsonlProcess, ReleaseProfile] = weakref.WeakKeyDictionary()
 _PROFILES_LOCK = threading.Lock()
 
 
-def java_profile(process: JsonlProcess) -> ClientProfile:
+def java_profile(process: JsonlProcess) -> ReleaseProfile:
     """The client release behind ``process`` (a `java_process`), from its driver's
     ``profile`` op, asked once per process (a restarted JVM runs the same classpath).
     Raises `jsonl_process.TargetAnswerError` or `TargetFailure` when the driver cannot
@@ -88,6 +86,6 @@ def java_profile(process: JsonlProcess) -> ClientProfile:
         known = _PROFILES.get(process)
     if known is not None:
         return known
-    profile = ClientProfile.from_answer("java", process.call({"op": "profile"}))
+    profile = ReleaseProfile.from_answer("java", process.call({"op": "profile"}))
     with _PROFILES_LOCK:
         return _PROFILES.setdefault(process, profile)

@@ -24,17 +24,20 @@ import queue
 import shlex
 import subprocess
 import threading
-from collections.abc import Callable, Sequence
-from typing import IO, Any
+from collections.abc import Callable, Mapping, Sequence
+from typing import IO, cast
 
+from ...impl.jsonl_shapes import Answer, CodecRequest
 from ...impl.types import Assignment, Cluster, RebalanceProtocol, Subscription
 from ...properties.group import GroupTarget
+from ...properties.jsonl_shapes import AssignAnswer, AssignRequest, JSONObject, RequestMember
 from ..adapters.python_assignor import group_factory
 from ..settings import DEFAULT_JSONL_TIMEOUT
+from ..target import JsonlRequest
 
 __all__ = ["COOPERATIVE", "DEFAULT_TIMEOUT", "JsonlAssignor", "JsonlProcess", "JsonlTarget",
            "TargetAnswerError", "TargetFailure", "TargetTimeout", "call_user_data",
-           "shared_process"]
+           "shared_process", "user_data_of"]
 
 #: a request's time limit when the caller gives none (``Settings.jsonl_timeout`` is the
 #: environment's)
@@ -51,7 +54,7 @@ class TargetTimeout(TargetFailure, TimeoutError):
     """The process did not answer within its time limit (it was killed); ``request`` is
     the request it did not answer, so that an engine can save it."""
 
-    request: dict[str, Any] | None = None
+    request: Mapping[str, object] | None = None
 
 
 class TargetAnswerError(RuntimeError):
@@ -81,6 +84,11 @@ class JsonlProcess:
         self.failures = 0
         self.starts = 0
         self._lock = threading.Lock()
+
+    @property
+    def running(self) -> bool:
+        """The process is up now (started and not exited)."""
+        return self.proc is not None and self.proc.poll() is None
 
     def _start(self) -> subprocess.Popen[str]:
         self.lines = queue.Queue()
@@ -123,8 +131,10 @@ class JsonlProcess:
         self._kill()
         return kind(f"{self.label}: {why}" + (f" (stderr: {tail})" if tail else ""))
 
-    def request(self, body: dict[str, Any]) -> dict[str, Any]:
-        """Send one request, return its answer (``{"error"}`` answers included)."""
+    def request(self, body: Mapping[str, object]) -> JSONObject:
+        """Send one request (any JSON object: the contract's ops, or another program's lines
+        such as the frame reader's), return its answer as the process wrote it (``{"error"}``
+        answers included): the caller, which knows what it asked, reads it."""
         with self._lock:
             try:
                 return self._exchange(body)
@@ -137,7 +147,7 @@ class JsonlProcess:
                 self._kill()
                 raise
 
-    def _exchange(self, body: dict[str, Any]) -> dict[str, Any]:
+    def _exchange(self, body: Mapping[str, object]) -> JSONObject:
         proc = self.proc if self.proc is not None and self.proc.poll() is None \
             else self._start()
         assert proc.stdin is not None
@@ -168,7 +178,7 @@ class JsonlProcess:
             raise self._fail(f"answer is not a JSON object: {line[:120]!r}")
         return answer
 
-    def call(self, body: dict[str, Any]) -> dict[str, Any]:
+    def call(self, body: Mapping[str, object]) -> JSONObject:
         answer = self.request(body)
         if "error" in answer:
             raise TargetAnswerError(str(answer["error"]))
@@ -202,7 +212,15 @@ def _b64(data: bytes | None) -> str | None:
     return None if data is None else base64.b64encode(data).decode("ascii")
 
 
-def call_user_data(call: Callable[[dict[str, Any]], dict[str, Any]], assignor: str
+def user_data_of(answer: JSONObject) -> bytes | None:
+    """The user data of a ``user_data`` answer (base64, or null)."""
+    data = answer.get("userData")
+    if data is not None and not isinstance(data, str):
+        raise TypeError(f"userData must be base64 text or null, not {data!r}")
+    return None if data is None else base64.b64decode(data)
+
+
+def call_user_data(call: Callable[[CodecRequest], JSONObject], assignor: str
                    ) -> Callable[[Sequence[tuple[list[tuple[str, int]], int, list[str]]]],
                                  list[bytes | None]]:
     """A user-data writer over the ``user_data`` op of any JSON-lines target (``call``
@@ -213,8 +231,7 @@ def call_user_data(call: Callable[[dict[str, Any]], dict[str, Any]], assignor: s
         for owned, generation, topics in inputs:
             answer = call({"op": "user_data", "assignor": assignor, "topics": sorted(topics),
                            "owned": [[t, p] for t, p in owned], "generation": generation})
-            data = answer.get("userData")
-            out.append(None if data is None else base64.b64decode(data))
+            out.append(user_data_of(answer))
         return out
     return write
 
@@ -239,19 +256,20 @@ class JsonlAssignor:
         answer = self.process.call({
             "op": "user_data", "assignor": self.name, "topics": sorted(topics),
             "owned": [[t, p] for t, p in self.owned or []], "generation": self.generation})
-        data = answer.get("userData")
-        return None if data is None else base64.b64decode(data)
+        return user_data_of(answer)
 
     def assign(self, cluster: Cluster,
                subscriptions: dict[str, Subscription]) -> dict[str, Assignment]:
-        members = {m: {"topics": list(s.topics), "userData": _b64(s.user_data),
-                       "owned": [[t, p] for t, p in s.owned_partitions],
-                       "generation": s.generation_id, "rack": s.rack_id,
-                       "groupInstanceId": s.group_instance_id}
-                   for m, s in subscriptions.items()}
-        answer = self.process.call({"op": "assign", "assignor": self.name, "mode": "raw",
-                                    "partitions": dict(cluster.partitions),
-                                    "members": members})
+        members: dict[str, RequestMember] = {
+            m: {"topics": list(s.topics), "userData": _b64(s.user_data),
+                "owned": [[t, p] for t, p in s.owned_partitions],
+                "generation": s.generation_id, "rack": s.rack_id,
+                "groupInstanceId": s.group_instance_id}
+            for m, s in subscriptions.items()}
+        request: AssignRequest = {"op": "assign", "assignor": self.name, "mode": "raw",
+                                  "partitions": dict(cluster.partitions), "members": members}
+        # the process answers the assign op; a malformed answer fails in the reading below
+        answer = cast(AssignAnswer, self.process.call(request))
         return {m: Assignment([(str(t), int(p)) for t, p in parts])
                 for m, parts in answer["assignment"].items()}
 
@@ -266,14 +284,15 @@ class JsonlTarget:
         self.assignor = assignor
         self.cooperative = assignor in COOPERATIVE
 
-    def assign(self, request: dict[str, Any]) -> dict[str, Any]:
-        body = dict(request)
-        body["op"] = "assign"
-        return self.process.call(body)
+    def assign(self, request: AssignRequest) -> AssignAnswer:
+        body: AssignRequest = {**request, "op": "assign"}
+        # an answer to the assign op: its readers check what they take from it
+        return cast(AssignAnswer, self.process.call(body))
 
-    def call(self, request: dict[str, Any]) -> dict[str, Any]:
+    def call(self, request: JsonlRequest) -> Answer:
         """Any op; ``{"error"}`` answers are returned, not raised (vectors compare them)."""
-        return self.process.request(request)
+        # the process speaks the contract: its answer is read (and checked) by its caller
+        return cast(Answer, self.process.request(request))
 
     def make(self) -> JsonlAssignor:
         return JsonlAssignor(self.process, self.assignor)

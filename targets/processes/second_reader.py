@@ -31,7 +31,7 @@ from kio.serial import entity_reader
 
 from ...broker import Exchange
 from ...broker.protocol import response_type
-from .java_frames import Frame, JavaFrameReader
+from .java_frames import Frame, FrameReading, JavaFrameReader
 
 __all__ = ["Disagreement", "differences", "frames_of", "kio_reading", "second_reading"]
 
@@ -74,7 +74,7 @@ def frames_of(exchanges: Iterable[Exchange]) -> list[Frame]:
     return out
 
 
-def kio_reading(frame: Frame) -> dict[str, Any]:
+def kio_reading(frame: Frame) -> FrameReading:
     """``frame`` read by kio: ``{"header": ..., "body": ...}``, or ``{"error": ...}``."""
     try:
         schema = (load_request_schema(frame.api_key, frame.api_version)
@@ -152,7 +152,7 @@ def differences(kafka: Any, kio: Any, path: str = "") -> list[tuple[str, Any, An
     return [] if same and kafka == kio else [(path, kafka, kio)]
 
 
-def _compare(frame: Frame, kafka: dict[str, Any], kio: dict[str, Any]) -> list[Disagreement]:
+def _compare(frame: Frame, kafka: FrameReading, kio: FrameReading) -> list[Disagreement]:
     label = frame.label or f"{frame.direction} {frame.api_key} v{frame.api_version}"
     if "error" in kafka or "error" in kio:
         if "error" in kafka and "error" in kio:

@@ -19,12 +19,12 @@ import importlib.util
 import shutil
 import sys
 from dataclasses import dataclass
-from typing import Any
 
 from ...properties.membership import PROFILE_TABLE
 from . import release_envs
 from .driver_process import CommandFailed, DriverError, DriverProcess
 from .drivers import java_member, kafkajs_member
+from .drivers.messages import Ack
 
 __all__ = ["BUILT", "DRIVER_ENV", "SHIPPED", "ClientInfo", "ClientUnavailable", "argv",
            "built_client", "hello", "missing"]
@@ -148,7 +148,7 @@ def hello(name: str, classpath: str = "") -> ClientInfo:
     return info
 
 
-def _info(name: str, answer: dict[str, Any]) -> ClientInfo:
+def _info(name: str, answer: Ack) -> ClientInfo:
     profile = str(answer.get("profile", "kip"))
     if profile not in PROFILE_TABLE:
         raise ClientUnavailable(f"wire: {name} announces profile {profile!r}; expected one "

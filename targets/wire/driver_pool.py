@@ -11,7 +11,8 @@ kill-crash client cannot crash alone (`kill_alone` refuses). Each event a driver
 to the sink its member was placed with, so groups sharing a driver each see their own
 members' events only; an event of a member no one placed is dropped. `close` shuts every
 driver down at once, each bounded by the contract's shutdown timeout, so closing fifty
-drivers takes one driver's shutdown, not fifty.
+drivers takes one driver's shutdown, not fifty. What a closing thread, or a driver's reader, raises
+is the pool's `failure`, a harness error for whoever owns the run.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable, Mapping
 
+from ...properties.harness import Failures, ThreadFailure
 from .clients import DRIVER_ENV, ClientInfo, argv
 from .driver_process import (
     COMMAND_TIMEOUT,
@@ -26,13 +28,13 @@ from .driver_process import (
     CommandFailed,
     DriverError,
     DriverProcess,
-    Message,
 )
+from .drivers.messages import DriverEvent
 
 __all__ = ["CLOSE_BOUND", "DriverPool", "EventSink", "SharedCrash", "check_alive", "close_all",
            "close_members"]
 
-EventSink = Callable[[DriverProcess, Message], None]
+EventSink = Callable[[DriverProcess, DriverEvent], None]
 #: seconds one member's close may take: its ``close`` command, then a driver it had alone
 #: shut down (`DriverProcess.close`: shutdown, exit, kill, its reader threads)
 CLOSE_BOUND = COMMAND_TIMEOUT + 5 * SHUTDOWN_TIMEOUT
@@ -42,10 +44,12 @@ class SharedCrash(ValueError):
     """A member of a kill-crash client shares its driver: it cannot crash alone."""
 
 
-def close_all(drivers: list[DriverProcess]) -> None:
-    """Shut these drivers down side by side (each bounded: `DriverProcess.close`)."""
-    threads = [threading.Thread(target=d.close, daemon=True, name=f"close-{d.label}")
-               for d in drivers]
+def close_all(drivers: list[DriverProcess], failures: Failures | None = None) -> None:
+    """Shut these drivers down side by side (each bounded: `DriverProcess.close`); what a
+    closing thread raises goes to ``failures``."""
+    kept = failures if failures is not None else Failures()
+    threads = [threading.Thread(target=kept.guard(f"close-{d.label}", d.close), daemon=True,
+                                name=f"close-{d.label}") for d in drivers]
     for thread in threads:
         thread.start()
     for thread in threads:
@@ -76,7 +80,8 @@ def close_members(pool: DriverPool, hosted: Mapping[str, DriverProcess]) -> None
             pass  # the run is over: the member goes, whatever its client said
         pool.release(driver, member)
 
-    threads = [threading.Thread(target=close, args=item, daemon=True) for item in hosted.items()]
+    threads = [threading.Thread(target=pool.failures.guard(f"close-{item[0]}", close),
+                                args=item, daemon=True) for item in hosted.items()]
     for thread in threads:
         thread.start()
     for thread in threads:
@@ -94,6 +99,8 @@ class DriverPool:
         self._hosted: dict[int, set[str]] = {}  # driver → the members placed on it
         self._producers: dict[str, DriverProcess] = {}  # client → a driver that produces
         self._lock = threading.Lock()
+        self.failures = Failures()  # of the threads that close members and drivers
+        self._closed: list[DriverProcess] = []
 
     def start(self, client: str, classpath: str = "") -> DriverProcess:
         """A fresh driver of ``client`` that hosts no member (a producer, say)."""
@@ -171,7 +178,7 @@ class DriverPool:
                 if attempt == 2:
                     raise
 
-    def _route(self, driver: DriverProcess, message: Message) -> None:
+    def _route(self, driver: DriverProcess, message: DriverEvent) -> None:
         with self._lock:
             sink = self._sinks.get((id(driver), str(message.get("member", ""))))
         if sink is not None:
@@ -181,7 +188,15 @@ class DriverPool:
         """Shut every driver down, side by side."""
         with self._lock:
             drivers, self.drivers = list(self.drivers), []
+            self._closed += drivers
             self._by_client.clear()
             self._producers.clear()
             self._sinks.clear()
-        close_all(drivers)
+        close_all(drivers, self.failures)
+
+    def failure(self) -> ThreadFailure | None:
+        """The first failure of a thread of the pool's or of one of its drivers' readers."""
+        with self._lock:
+            drivers = self.drivers + self._closed
+        found = [self.failures.first, *(d.failures.first for d in drivers)]
+        return next((f for f in found if f is not None), None)

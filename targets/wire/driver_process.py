@@ -7,7 +7,9 @@ the reader thread, in the order the driver wrote them. Theory of operation: one 
 per driver parses stdout (an ack wakes the caller waiting on that id; anything else is an
 event), one more keeps the last lines of stderr for error messages. A driver that exits, writes
 a line that is not a JSON object, or does not answer within `COMMAND_TIMEOUT` makes the waiting
-call raise `DriverError` naming the driver and its last stderr lines — never a hang. Nothing
+call raise `DriverError` naming the driver and its last stderr lines — never a hang. Both
+are harness errors (`properties.harness`): a driver that breaks the contract, and a reader
+thread of ours that raises (kept in `failures`, the driver then counts as broken). Nothing
 here knows any client: the shipped drivers and a user's own are started alike.
 """
 
@@ -24,10 +26,13 @@ import sys
 import termios
 import threading
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import Any, cast
+
+from ...properties.harness import Failures, HarnessError
+from .drivers.messages import Ack, DriverEvent
 
 __all__ = ["COMMAND_TIMEOUT", "SHUTDOWN_TIMEOUT", "STDERR_LINES", "CommandFailed", "DriverError",
-           "DriverProcess", "Message"]
+           "DriverProcess"]
 
 COMMAND_TIMEOUT = 60.0  # seconds a command may take before the driver counts as hung
 SHUTDOWN_TIMEOUT = 15.0
@@ -36,11 +41,9 @@ READ_SIZE = 65536
 MAX_LINE = 16 * 1024 * 1024  # a longer line breaks the contract (memory stays bounded)
 STDERR_LINES = 40
 
-Message = dict[str, Any]
-
-
-class DriverError(RuntimeError):
-    """The driver failed the contract: it exited, hung, or wrote something unreadable."""
+class DriverError(HarnessError):
+    """The driver failed the contract: it exited, hung, or wrote something unreadable (the
+    harness can no longer see the client, so nothing after it is judged)."""
 
 
 class CommandFailed(RuntimeError):
@@ -51,7 +54,7 @@ class DriverProcess:
     """One running member driver; `call` sends a command and returns its ack."""
 
     def __init__(self, argv: Sequence[str], label: str,
-                 on_event: Callable[[DriverProcess, Message], None],
+                 on_event: Callable[[DriverProcess, DriverEvent], None],
                  env: dict[str, str] | None = None) -> None:
         self.label = label
         self.on_event = on_event
@@ -59,19 +62,34 @@ class DriverProcess:
             list(argv), stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
             env={**os.environ, **(env or {})}, start_new_session=True)
         self.stderr: collections.deque[str] = collections.deque(maxlen=STDERR_LINES)
-        self._acks: dict[int, Message] = {}
+        self._acks: dict[int, Ack] = {}
         self._cond = threading.Condition()
         self._next_id = 0
         self._broken = ""  # why the driver can no longer be talked to
         self._write_lock = threading.Lock()
         self._read_lock = threading.Lock()
         self._partial = self._undelivered = 0  # bytes of a line begun, lines not handed on
-        self._threads = [threading.Thread(target=self._read_stdout, daemon=True),
-                         threading.Thread(target=self._read_stderr, daemon=True)]
+        self.failures = Failures()  # of its reader threads (the events' sink included)
+        self._threads = [
+            threading.Thread(target=self._guarded("stdout", self._read_stdout), daemon=True,
+                             name=f"driver-{label}-stdout"),
+            threading.Thread(target=self._guarded("stderr", self._read_stderr), daemon=True,
+                             name=f"driver-{label}-stderr")]
         for thread in self._threads:
             thread.start()
 
     # --- the reader threads -------------------------------------------------------------
+
+    def _guarded(self, stream: str, read: Callable[[], None]) -> Callable[[], None]:
+        """A reader that raises is recorded (`failures`) and breaks the driver, so that no
+        call waits out its timeout for an answer the dead reader would have handed on."""
+        def run() -> None:
+            try:
+                read()
+            except Exception as exc:  # noqa: BLE001 - recorded: the owner's next call raises it
+                self.failures.record(f"driver {self.label} {stream} reader", exc)
+                self._break(f"its {stream} reader failed ({type(exc).__name__}: {exc})")
+        return run
 
     def _read_stdout(self) -> None:
         """Read whole lines as they come; what is read and not yet handed on is counted
@@ -122,12 +140,13 @@ class DriverProcess:
         if not isinstance(message, dict):
             self._break(f"wrote a line that is not a JSON object: {line[:200]!r}")
             return False
+        # a JSON object: its reader converts (and checks) whatever it takes from it
         if "ack" in message and "event" not in message:
             with self._cond:
-                self._acks[int(message["ack"])] = message
+                self._acks[int(message["ack"])] = cast(Ack, message)
                 self._cond.notify_all()
         else:
-            self.on_event(self, message)
+            self.on_event(self, cast(DriverEvent, message))
         return True
 
     def drained(self) -> bool:
@@ -176,19 +195,20 @@ class DriverProcess:
                 self._break(f"cannot be written to ({exc})")
         return number
 
-    def wait(self, number: int, cmd: str, timeout: float = COMMAND_TIMEOUT) -> Message:
+    def wait(self, number: int, cmd: str, timeout: float = COMMAND_TIMEOUT) -> Ack:
         """The ack of command ``number``; raises `CommandFailed` on an error answer."""
         with self._cond:
             self._cond.wait_for(lambda: number in self._acks or bool(self._broken), timeout)
             ack = self._acks.pop(number, None)
             if ack is None:
+                self.failures.check()  # the harness's reader failed, not the driver
                 raise DriverError(self.describe(self._broken or
                                                 f"did not answer {cmd} in {timeout:.0f}s"))
         if ack.get("error"):
             raise CommandFailed(f"{cmd}: {ack['error']}")
         return ack
 
-    def call(self, cmd: str, timeout: float = COMMAND_TIMEOUT, **fields: Any) -> Message:
+    def call(self, cmd: str, timeout: float = COMMAND_TIMEOUT, **fields: Any) -> Ack:
         return self.wait(self.send(cmd, **fields), cmd, timeout)
 
     @property

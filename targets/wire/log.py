@@ -17,7 +17,8 @@ preceded reads as one partition owned twice (I1). Without ``drained`` the log wa
 that follows the deliveries: twice the longest delay (arrival minus stamp) among the last
 `DELAY_WINDOW` events, at least `MERGE_GRACE_NS`, at most `MAX_GRACE_NS`. An event that arrives
 after a later one was already released is still shown, and counted in ``late`` (without
-``drained``, one source's events go out at once).
+``drained``, one source's events go out at once). An event whose fields cannot be read is a
+driver's breach of the contract, not a client's doing: a `HarnessError`.
 """
 
 from __future__ import annotations
@@ -25,9 +26,12 @@ from __future__ import annotations
 import collections
 import threading
 import time
-from collections.abc import Callable
-from dataclasses import dataclass, field
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field, replace
 from typing import Any
+
+from ...properties.harness import HarnessError
+from .drivers.messages import DriverEvent, JsonPartition
 
 __all__ = ["CALLBACKS", "DELAY_WINDOW", "MAX_GRACE_NS", "MERGE_GRACE_NS", "Entry",
            "TopicPartition", "WireLog", "owned_at"]
@@ -67,10 +71,10 @@ class _Incoming:
     ts: int
     order: int
     source: int = field(compare=False)
-    message: dict[str, Any] = field(compare=False)
+    message: DriverEvent = field(compare=False)
 
 
-def _tps(raw: Any) -> tuple[TopicPartition, ...]:
+def _tps(raw: Iterable[JsonPartition] | None) -> tuple[TopicPartition, ...]:
     return tuple(sorted((str(t), int(p)) for t, p, *_ in raw or ()))
 
 
@@ -88,7 +92,7 @@ class WireLog:
         self._order = 0
         self._starts: dict[tuple[int, str], int] = {}  # (source, member+kind) → start seq
 
-    def receive(self, source: int, message: dict[str, Any]) -> None:
+    def receive(self, source: int, message: DriverEvent) -> None:
         with self.cond:
             self._order += 1
             self.sources.add(source)
@@ -121,14 +125,18 @@ class WireLog:
         for item in ready:
             if self.entries and item.ts < self.entries[-1].ts:
                 self.late += 1
-            self._append(item)
+            try:
+                self._append(item)
+            except (ValueError, TypeError, KeyError) as exc:  # no client said that
+                raise HarnessError(f"wire log: a driver event it cannot read: "
+                                   f"{str(item.message)[:200]} ({exc})", thread="wire log") \
+                    from exc
         return len(self.incoming)
 
     def _append(self, item: _Incoming) -> None:
         m, seq = item.message, len(self.entries)
         name, member = str(m.get("event", "")), str(m.get("member", ""))
-        common: dict[str, Any] = {"seq": seq, "ts": item.ts, "member": member,
-                                  "source": item.source}
+        common = Entry(seq, item.ts, member, item.source, kind=name or "error")
         if name in ("callback_start", "callback_end"):
             kind = str(m.get("kind", ""))
             key = (item.source, member + "/" + kind)
@@ -138,26 +146,26 @@ class WireLog:
             else:
                 started = self._starts.pop(key, -1)
             generation, paused = m.get("generation"), m.get("paused")
-            self.entries.append(Entry(
-                **common, kind=kind, partitions=_tps(m.get("partitions")),
+            self.entries.append(replace(
+                common, kind=kind, partitions=_tps(m.get("partitions")),
                 phase="start" if name == "callback_start" else "end",
                 member_id=str(m.get("memberId") or ""),
                 generation=-1 if generation is None else int(generation), started=started,
                 paused=None if paused is None else _tps(paused)))
         elif name == "records":
             for t, p, *_ in m.get("records") or ():
-                self.entries.append(Entry(**{**common, "seq": len(self.entries)},
-                                          kind="record", partitions=((str(t), int(p)),)))
+                self.entries.append(replace(common, seq=len(self.entries), kind="record",
+                                            partitions=((str(t), int(p)),)))
         elif name == "subscribed":
-            self.entries.append(Entry(**common, kind="subscribe", before=_tps(m.get("before")),
-                                      after=_tps(m.get("after")),
-                                      text=",".join(m.get("topics") or ())))
+            self.entries.append(replace(common, kind="subscribe",
+                                        before=_tps(m.get("before")),
+                                        after=_tps(m.get("after")),
+                                        text=",".join(m.get("topics") or ())))
         elif name in ("paused", "resumed"):
-            self.entries.append(Entry(**common, kind={"paused": "pause"}.get(name, "resume"),
-                                      partitions=_tps(m.get("partitions"))))
+            self.entries.append(replace(common, kind={"paused": "pause"}.get(name, "resume"),
+                                        partitions=_tps(m.get("partitions"))))
         else:
-            self.entries.append(Entry(**common, kind=name or "error",
-                                      text=str(m.get("message", ""))))
+            self.entries.append(replace(common, text=str(m.get("message", ""))))
 
     def wait_for(self, predicate: Any, timeout: float) -> bool:
         """Wait (bounded) until ``predicate()`` holds over the released entries."""

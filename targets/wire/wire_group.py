@@ -16,9 +16,13 @@ assignment reached it; on a backend that answers DescribeGroups (groupcheck's br
 judged are the ones the coordinator describes.
 
 The group is settled when nothing is waiting to be shown and `settle.unsettled` finds no reason
-left on either side. The view's generation counts the generations the coordinator completed
-(the mock numbers freely, and a round nobody finished is no rebalance a member saw); each
-member keeps the generation its client reports. A mixed group
+left on either side. Every call into the group first raises, as a `HarnessError`, whatever
+failed in a thread of the harness since (`check_harness`; a view checks again before it is
+handed over, a wait on every tick): what the group did after is not the client's doing.
+
+The view's generation counts the generations the coordinator completed (the mock numbers
+freely, and a round nobody finished is no rebalance a member saw); each member keeps the
+generation its client reports. A mixed group
 (``wire:mixed:java@2.8.0+kafka-python:<assignor>``) gives members to the clients in turn, by
 the order of first joins; each is judged by its client's profile (no I6 on claims of a release
 that sends no generation). A join that names its client (``MemberSpec.client``, a rolling
@@ -29,11 +33,10 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 from typing import Any
 
 from ...properties.group import (
-    CallbackRecord,
     GroupView,
     MemberSpec,
     MemberView,
@@ -41,19 +44,22 @@ from ...properties.group import (
     SubscribeCall,
     TopicPartition,
 )
+from ...properties.harness import checked
 from .backends.backend import Backend, GroupRound
 from .backends.factory import make_backend
 from .clients import ClientInfo, hello
 from .described import as_described, latest_round
 from .driver_pool import DriverPool, check_alive, close_members
 from .driver_process import CommandFailed, DriverProcess
+from .drivers.messages import DriverConfig, DriverEvent
 from .log import Entry, WireLog, owned_at
+from .members import WireMember, apply_callback
 from .round_records import COOPERATIVE_PROTOCOLS, given_before, record
 from .settle import stalled, unsettled
 
 __all__ = ["CONFIG", "GROUP", "SLOW_REVOKE_MS", "STEP_WAIT", "TICK", "ClientSetup", "WireGroup"]
 
-CONFIG: dict[str, int | str | bool] = {
+CONFIG: DriverConfig = {
     "session_timeout_ms": 2000, "heartbeat_interval_ms": 300, "max_poll_interval_ms": 3000,
     "auto_offset_reset": "earliest", "enable_auto_commit": False,
     "metadata_max_age_ms": 1000}  # a topic that grows is seen within a settle
@@ -64,23 +70,6 @@ SLOW_REVOKE_MS = 2 * int(CONFIG["max_poll_interval_ms"])  # slower than any reba
 #: a client name → Kafka's client classpath for its driver ('' for none), and whether its
 #: release sends no generation
 ClientSetup = Callable[[str], tuple[str, bool]]
-
-
-@dataclass
-class WireMember:
-    client: ClientInfo
-    driver: DriverProcess
-    source: int
-    spec: MemberSpec
-    subscription: frozenset[str]
-    owned: set[TopicPartition] = field(default_factory=set)
-    marks: set[TopicPartition] = field(default_factory=set)  # the app's pause marks
-    member_id: str = ""
-    generation: int = -1
-    assigns: int = 0
-    joined_owned: frozenset[TopicPartition] = frozenset()
-    polling: bool = True
-    cooperative: bool = False  # every assignor of its list is cooperative (KIP-429)
 
 
 class WireGroup:
@@ -106,12 +95,13 @@ class WireGroup:
         self.backend = backend or make_backend(
             broker, frozenset(i.client for i in self.infos.values()),
             int(CONFIG["session_timeout_ms"]), trace)
+        self.tells_errors = self.backend.aims_errors_at_members  # `GroupView.told`
         self.pool = pool or DriverPool()
         self.log = WireLog(lambda: all(m.driver.drained() for m in self.members.values()))
         self.members: dict[str, WireMember] = {}
         self.turns: dict[str, str] = {}  # member name → client, fixed at its first join
         self.sources: dict[tuple[int, str], int] = {}  # (driver, member) → incarnation
-        self.applied, self._incarnations = 0, 0
+        self.applied, self._incarnations = 0, 0  # entries shown, joins so far
         self._said: dict[str, str] = {}  # member → the error it showed last ('' since)
         self.described, self.shown_rounds = 0, set[int]()  # rounds judged on DescribeGroups
         self._pending: dict[str, list[Any]] = {k: [] for k in (
@@ -119,7 +109,7 @@ class WireGroup:
 
     # --- drivers --------------------------------------------------------------------------
 
-    def _on_event(self, driver: DriverProcess, message: dict[str, Any]) -> None:
+    def _on_event(self, driver: DriverProcess, message: DriverEvent) -> None:
         source = self.sources.get((id(driver), str(message.get("member", ""))), 0)
         self.log.receive(source, message)
 
@@ -143,6 +133,7 @@ class WireGroup:
 
     # --- membership events ----------------------------------------------------------------
 
+    @checked
     def join(self, member: str, spec: MemberSpec) -> None:
         info = self.client_of(member, spec)
         driver = self.pool.place(info, self.classpaths.get(info.name, ""), member,
@@ -177,12 +168,15 @@ class WireGroup:
         except CommandFailed as exc:
             self._failed(member, exc)
 
+    @checked
     def leave(self, member: str) -> None:
         self._command(member, "close")
         m = self.members.pop(member, None)
         if m is not None:
             self.pool.release(m.driver, member)
+            self.backend.forget(member)
 
+    @checked
     def crash(self, member: str) -> None:
         """The consumer is gone without a word: no LeaveGroup, no heartbeat, and nothing it
         logs later is the application's."""
@@ -195,60 +189,74 @@ class WireGroup:
             m.driver.call("crash", member=member)
             self.pool.forget(m.driver, member)
         del self.members[member]
+        self.backend.forget(member)
 
+    @checked
     def stall(self, member: str) -> None:
         self._command(member, "stop_polling")
         if member in self.members:
             self.members[member].polling = False
 
+    @checked
     def wake(self, member: str) -> None:
         self._command(member, "start_polling")
         if member in self.members:
             self.members[member].polling = True
 
+    @checked
     def idle(self, ms: int) -> None:
         """Nothing is produced and nothing is asked for ``ms``: the members go on polling as
         their clients do on a quiet topic."""
         time.sleep(ms / 1000.0)
 
+    @checked
     def slow_revoke(self, member: str) -> None:
         self._command(member, "slow_revoke", ms=SLOW_REVOKE_MS)
 
+    @checked
     def subscribe(self, member: str, topics: tuple[str, ...]) -> None:
         if member in self.members:
             self.members[member].subscription = frozenset(topics)
         self._command(member, "subscribe", topics=list(topics))
 
-    def unsubscribe(self, member: str) -> None:
+    def unsubscribe(self, member: str) -> None:  # refused before anything runs
         raise ValueError("wire: unsubscribe is not judged (commits are not observed)")
 
+    @checked
     def pause(self, member: str, partitions: tuple[TopicPartition, ...]) -> None:
         self._command(member, "pause", partitions=[list(tp) for tp in partitions])
 
+    @checked
     def resume(self, member: str, partitions: tuple[TopicPartition, ...]) -> None:
         self._command(member, "resume", partitions=[list(tp) for tp in partitions])
 
+    @checked
     def inject_error(self, member: str, api: str, error: str) -> set[str]:
         """Who the error may reach: the member, or on a backend that cannot aim (the mock)
         whichever member sends that request next."""
         self.backend.inject_error(api, error, member)
         return {member} if self.backend.aims_errors_at_members else set(self.members)
 
+    @checked
     def delay_answer(self, member: str, api: str, ms: int) -> None:
         self.backend.delay_answer(api, ms / 1000.0, member)
 
+    @checked
     def order_sync_answers(self, member: str, leader_first: bool) -> None:
         self.backend.order_sync_answers(member, leader_first, sorted(self.members))
 
     # --- metadata and records -------------------------------------------------------------
 
+    @checked
     def set_partitions(self, topic: str, count: int) -> None:
         grow = topic in self.backend.topics
         (self.backend.grow_topic if grow else self.backend.create_topic)(topic, count)
 
+    @checked
     def delete_topic(self, topic: str) -> None:
         self.backend.delete_topic(topic)
 
+    @checked
     def produce(self, topic: str, partition: int) -> None:
         """Nothing arrives on a partition the broker lacks (a shrunk story's). A harness
         producer whose metadata predates a topic's growth is replaced by a fresh one."""
@@ -259,6 +267,7 @@ class WireGroup:
 
     # --- showing the log, one entry at a time ---------------------------------------------
 
+    @checked
     def pending(self) -> int:
         with self.log.cond:
             self.log.release()
@@ -268,6 +277,7 @@ class WireGroup:
         return [r for r in self.backend.rounds()
                 if r.complete and r.generation not in self.shown_rounds]
 
+    @checked
     def step(self) -> bool:
         """Show the next entry or completed generation; with none, wait (bounded) for one or
         for the group to settle."""
@@ -280,10 +290,10 @@ class WireGroup:
                     if self._apply(self.log.entries[self.applied - 1]):
                         return True
                     continue
-                rounds = self._new_rounds() if not waiting else []
-                if rounds:
+                if rounds := (self._new_rounds() if not waiting else []):
                     self._show_round(rounds[0])
                     return True
+                self.check_harness()  # a thread of ours that failed while we waited
                 check_alive({n: m.driver for n, m in self.members.items()})  # not I11
                 if not waiting and not self._unsettled():
                     return True
@@ -306,7 +316,7 @@ class WireGroup:
             return False
         self._said[e.member] = e.text if e.kind == "error" else ""
         if e.kind in ("assigned", "revoked", "lost") and e.phase == "end":
-            self._apply_callback(m, e)
+            self._pending["callbacks"].append(apply_callback(m, e))
         elif e.kind == "record":
             self._pending["records"].append((e.member, e.partitions[0]))
         elif e.kind == "error":
@@ -319,21 +329,6 @@ class WireGroup:
             self._pending["subscribes"].append(
                 SubscribeCall(e.member, frozenset(e.before), frozenset(e.after)))
         return True
-
-    def _apply_callback(self, m: WireMember, e: Entry) -> None:
-        before = tuple(sorted(m.owned))
-        if e.kind == "assigned":
-            m.owned |= set(e.partitions)
-            m.assigns += 1
-            m.joined_owned = frozenset(m.owned)
-        else:
-            m.owned -= set(e.partitions)
-        m.member_id, m.generation = e.member_id, e.generation
-        if e.paused is not None:  # the client says which partitions it holds paused
-            m.marks = set(e.paused)
-        self._pending["callbacks"].append(CallbackRecord(
-            e.seq, e.member, e.kind, e.partitions, before, e.generation, e.member_id,
-            started=e.started))
 
     def _show_round(self, round_: GroupRound) -> None:
         self.shown_rounds.add(round_.generation)
@@ -356,6 +351,7 @@ class WireGroup:
             return "entries to show"
         return unsettled(self.backend, self.members, self.shown_rounds)
 
+    @checked
     def view(self) -> GroupView:
         with self.log.cond:
             settled = not self._unsettled()
@@ -374,15 +370,25 @@ class WireGroup:
                              dict(self.backend.topics), members, settled,
                              tuple(p["callbacks"]), tuple(p["rebalances"]), tuple(p["records"]),
                              tuple(p["errors"]), subscribe_calls=tuple(p["subscribes"]),
-                             pause_calls=tuple(p["pauses"]))
+                             pause_calls=tuple(p["pauses"]), told=tuple(self.backend.told()))
             for kept in p.values():
                 kept.clear()
+        self.check_harness()  # nothing it shows is judged if the harness failed meanwhile
         return view
+
+    def check_harness(self) -> None:
+        """Raise the first failure of a harness thread (a driver's reader, the pool's, the
+        backend's steering, broker or proxy) as a `HarnessError` (see the module docstring)."""
+        failure = self.pool.failure() or self.backend.failure()
+        if failure is not None:
+            raise failure.error()
 
     def close(self) -> None:
         """Shut every driver down (bounded; a driver that hangs is killed), then the
         backend; given a caller's pool, close this group's members only (side by side),
-        and leave the pool's drivers and the caller's backend running."""
+        and leave the pool's drivers and the caller's backend running; raise a thread's
+        failure in closing (one before it was raised by a call, or changed no view)."""
+        failed_before = bool(self.pool.failure() or self.backend.failure())
         members, self.members = self.members, {}
         if self.own_pool:
             self.pool.close()
@@ -390,3 +396,5 @@ class WireGroup:
             close_members(self.pool, {n: m.driver for n, m in members.items()})
         if self.own_backend:
             self.backend.close()
+        if not failed_before:
+            self.check_harness()

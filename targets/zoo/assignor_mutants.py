@@ -25,6 +25,7 @@ from ...impl.types import (
 )
 from ...impl.user_data import MemberData
 from ...impl.wire import Writer
+from ...properties.codec import SubscriptionInput
 from ..adapters.codecs import BuiltinCodec
 
 __all__ = ["ConsumerCountBalanceStickyAssignor", "InvertedGenerationCooperativeStickyAssignor",
@@ -269,7 +270,7 @@ class OwnedAtV0RaisesCodec(BuiltinCodec):
 
     name = "codec-v0-owned-raises"
 
-    def encode_subscription(self, x: dict[str, Any], version: int) -> bytes:
+    def encode_subscription(self, x: SubscriptionInput, version: int) -> bytes:
         if version == 0 and x["owned"]:
             raise RuntimeError("UnsupportedVersionException: Attempted to write a non-default "
                                "ownedPartitions at version 0")
@@ -282,7 +283,7 @@ class UnsortedCodec(BuiltinCodec):
 
     name = "codec-unsorted"
 
-    def encode_subscription(self, x: dict[str, Any], version: int) -> bytes:
+    def encode_subscription(self, x: SubscriptionInput, version: int) -> bytes:
         v = min(version, 3)
         if version < 0:
             raise ValueError(f"negative version {version}")

@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ...impl.types import Assignor, TopicPartition
-from ...properties.scope import Config  # plain data, floor 0
+from ...properties.scope.space import Config  # plain data, floor 0
 from ..adapters.codecs import BuiltinCodec
 from .assignor_mutants import (
     ConsumerCountBalanceStickyAssignor,

@@ -5,8 +5,6 @@ undone, or a small user assignor; `zoo` says how each is caught and what its con
 
 from __future__ import annotations
 
-from typing import Any
-
 from ...impl.assignors.sticky import StickyAssignor
 from ...impl.assignors.sticky_common import DEFAULT_GENERATION
 from ...impl.types import (
@@ -46,16 +44,17 @@ class SharedStateStickyAssignor(StickyAssignor):
     """kafka-python #2775 / aiokafka #1175 (bug zoo #30): the previous assignment lives on
     the class, so every consumer in one process advertises the last writer's partitions."""
 
-    shared: dict[str, Any] = {}
+    #: the last writer's (partitions, generation), one for the whole class
+    shared: list[tuple[list[TopicPartition], int]] = []
 
     def on_assignment(self, assignment: Assignment, generation: int) -> None:
-        type(self).shared.update(partitions=list(assignment.partitions), generation=generation)
+        type(self).shared[:] = [(list(assignment.partitions), generation)]
 
     def subscription_user_data(self, topics: set[str]) -> bytes | None:
         if not type(self).shared:
             return None
-        return encode_sticky_user_data(type(self).shared["partitions"],
-                                       type(self).shared["generation"])
+        partitions, generation = type(self).shared[0]
+        return encode_sticky_user_data(partitions, generation)
 
 
 class LargeGroupShuffleStickyAssignor(StickyAssignor):

@@ -6,7 +6,9 @@ delays for an API and orders SyncGroup answers — aimed at one member where it 
 group as its coordinator ran it: for every generation, the leader, the protocol, each member's
 subscription bytes and the assignment bytes the leader sent, and whether every member got its
 SyncGroup answer (`GroupRound`). The wire layer (`group.WireGroup`) judges those bytes and uses
-them to tell when the group has settled; it never knows which backend it runs on. Backends:
+them to tell when the group has settled; it never knows which backend it runs on. A
+backend's own threads (steering, a proxy's pumps) and its cluster may fail: `failure` says
+so, and the wire layer then ends the run as a harness error. Backends:
 ``groupcheck`` (groupcheck's own broker, `groupcheck_broker`, the default: it also answers a
 real DescribeGroups, `describe`) and ``mock`` (librdkafka's mock cluster, `mock`).
 Everything a backend needs to work around stays inside it. This module is the interface
@@ -17,6 +19,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from typing import Protocol
+
+from ....properties.harness import ThreadFailure
 
 __all__ = ["Backend", "BackendUnavailable", "GroupRound"]
 
@@ -69,5 +73,11 @@ class Backend(Protocol):
     def problems(self) -> list[str]: ...
 
     def silent(self, quiet_ms: int) -> dict[str, int]: ...  # `silence.silent_after_sync`
+
+    def told(self) -> list[tuple[str, str, int]]: ...  # injected errors landed since
+
+    def forget(self, member: str) -> None: ...  # it left or crashed: disarm what aims at it
+
+    def failure(self) -> ThreadFailure | None: ...  # the first of its own threads' failures
 
     def close(self) -> None: ...

@@ -16,26 +16,38 @@ can share one broker the caller runs: each then gets a backend scoped to its gro
 rounds, its joins in flight), and closing it leaves the broker running.
 
 Ordering (`order_sync_answers`): every current member's next SyncGroup answer is held; once
-the first is held, the others of that generation are waited for (at most `ORDER_WINDOW`),
-then released one by one — the leader's before or after the named member's, the rest after
-both — and the hold rules that did not fire are disarmed. A thread per ordering does this,
-so no answer is held longer than the window and none outlives the backend.
+the first is held, the others of that generation that can still come (not answered yet,
+this ordering's hold still armed for them) are waited for, at most `ORDER_WINDOW` and half
+the session timeout, then released one by one — the leader's before or after the named
+member's, the rest after both — and the hold rules that did not fire are disarmed. A thread
+per ordering does this, so no answer is held longer than the window and none outlives the
+backend. Each ordering tags its holds and releases and disarms its own only, so two at once
+never touch each other's answers; an answer whose member has gone (crashed, left, its
+connection closed) is skipped by the broker, and the others still go out. A member that
+leaves or crashes has every rule aimed at it disarmed (`forget`): its name may come back
+on a new consumer.
+
+A steering thread that raises anyway is this backend's failure (`failure`), as is anything
+that failed inside its broker: the wire group raises it at its next call, as a harness
+error, and no verdict is drawn from what the group did after.
 """
 
 from __future__ import annotations
 
+import itertools
 import threading
 import time
 from typing import TYPE_CHECKING, Any
 
+from ....properties.harness import Failures, ThreadFailure
 from ..silence import silent_after_sync
 from .backend import BackendUnavailable, GroupRound
 
 if TYPE_CHECKING:  # the broker imports kio: loaded only when a backend is made
     from ....broker import Broker
 
-__all__ = ["API_NAMES", "ERROR_CODES", "ORDER_LIMIT", "ORDER_WINDOW", "GroupcheckBackend",
-           "SyncOrder"]
+__all__ = ["API_NAMES", "ERROR_CODES", "ERROR_NAMES", "ORDER_LIMIT", "ORDER_WINDOW",
+           "GroupcheckBackend", "SyncOrder"]
 
 #: the wire layer's API names and error names, as Kafka's API keys and error codes
 API_NAMES = {"join": "JoinGroup", "heartbeat": "Heartbeat", "sync": "SyncGroup",
@@ -43,8 +55,12 @@ API_NAMES = {"join": "JoinGroup", "heartbeat": "Heartbeat", "sync": "SyncGroup",
 ERROR_CODES = {"ILLEGAL_GENERATION": 22, "UNKNOWN_MEMBER_ID": 25, "REBALANCE_IN_PROGRESS": 27,
                "COORDINATOR_NOT_AVAILABLE": 15, "NOT_COORDINATOR": 16,
                "FENCED_INSTANCE_ID": 82}
-#: seconds an ordering waits for the rest of a generation's SyncGroup answers once the first
-#: is held (a member that never syncs in it must not hold the others longer)
+ERROR_NAMES = {code: name for name, code in ERROR_CODES.items()}
+#: seconds an ordering waits at most for the rest of a generation's SyncGroup answers once
+#: the first is held (a member that never syncs in it must not hold the others longer); on a
+#: backend whose members' session is shorter, half their session timeout, so that no held
+#: member outlives its session: a member the harness holds past it would come back with a
+#: stale assignment, a zombie of the harness's making
 ORDER_WINDOW = 3.0
 #: seconds an ordering waits for its rebalance to come at all before it disarms
 ORDER_LIMIT = 120.0
@@ -72,6 +88,10 @@ class GroupcheckBackend:
         self.bootstrap = self.broker.bootstrap
         self.stopping = threading.Event()
         self.orderings: list[SyncOrder] = []
+        self.failures = Failures()  # of the steering threads
+        self.order_window = min(ORDER_WINDOW, session_timeout_ms / 2000)
+        self._told_seq = -1  # the last exchange `told` read
+        self._tags = itertools.count(1)
 
     @property
     def topics(self) -> dict[str, int]:
@@ -106,9 +126,34 @@ class GroupcheckBackend:
     def order_sync_answers(self, member: str, leader_first: bool, members: list[str]) -> None:
         """The next rebalance's SyncGroup answers go out with the leader's before (or after)
         ``member``'s; ``members`` are the group's current members, whose answers are held."""
-        ordering = SyncOrder(self, member, leader_first, sorted(set(members) | {member}))
+        ordering = SyncOrder(self, member, leader_first, sorted(set(members) | {member}),
+                             f"order-{next(self._tags)}")
         self.orderings.append(ordering)
+        ordering.arm()  # before the next event: a member that crashes next is forgotten
         ordering.start()
+
+    def told(self) -> list[tuple[str, str, int]]:
+        """Injected errors the broker answered since the last call: (member, error, the
+        generation of the request answered, -1 for one without)."""
+        out = []
+        for e in self.broker.steered(self._told_seq):
+            self._told_seq = max(self._told_seq, e.seq)
+            group = getattr(e.request, "group_id", None)
+            if (e.steering or "").startswith("fail") and self.group in (None, group) \
+                    and e.error_code in ERROR_NAMES:
+                generation = getattr(e.request, "generation_id", None)
+                out.append((e.who.client_id, ERROR_NAMES[e.error_code],
+                            -1 if generation is None else int(generation)))
+        return out
+
+    def forget(self, member: str) -> None:
+        """``member`` left or crashed: no rule aimed at it fires on whoever joins next
+        under its name."""
+        self.broker.forget(member)
+
+    def failure(self) -> ThreadFailure | None:
+        """The first failure of a steering thread or inside the broker, or None."""
+        return self.failures.first or self.broker.failure()
 
     def describe(self, group: str) -> Any:
         """The group as its coordinator holds it, by DescribeGroups over the wire."""
@@ -153,35 +198,42 @@ class GroupcheckBackend:
 
 
 class SyncOrder(threading.Thread):
-    """One ordering of SyncGroup answers (see the module docstring)."""
+    """One ordering of SyncGroup answers (see the module docstring); ``tag`` marks its holds."""
 
     def __init__(self, backend: GroupcheckBackend, member: str, leader_first: bool,
-                 members: list[str]) -> None:
+                 members: list[str], tag: str = "") -> None:
         super().__init__(daemon=True, name=f"sync-order-{member}")
         self.backend, self.broker = backend, backend.broker
         self.member, self.leader_first, self.members = member, leader_first, members
+        self.tag = tag or f"sync-order-{member}-{id(self)}"
         self.released: list[str] = []  # client ids, in the order their answers went out
 
-    def run(self) -> None:
+    def arm(self) -> None:
+        """Hold every member's next SyncGroup answer (in the caller's thread, so that a
+        member forgotten right after has no hold of this ordering left)."""
         for name in self.members:
-            self.broker.hold(name, "SyncGroup")
+            self.broker.hold(name, "SyncGroup", tag=self.tag)
+
+    def run(self) -> None:
+        self.backend.failures.guard(self.name, self._order)()
+
+    def _order(self) -> None:
         try:
             first = self._wait(lambda held: bool(held), ORDER_LIMIT)
             if first:
                 generation = int(first[0].exchange.request.generation_id)
-                expected = self._expected(generation)
-                held = self._wait(lambda h: expected <= {x.exchange.who.client_id
-                                                         for x in h}, ORDER_WINDOW) or first
+                held = self._wait(lambda h: not self._coming(generation, h),
+                                  self.backend.order_window) or first
                 self._release(held)
         finally:
             for name in self.members:
-                self.broker.cancel(name, "SyncGroup", "hold")
+                self.broker.cancel(name, "SyncGroup", "hold", self.tag)
             rest = self._syncs()
             if rest:
                 self._release(rest)
 
     def _syncs(self) -> list[Any]:
-        return [h for h in self.broker.held() if h.api == "SyncGroup"
+        return [h for h in self.broker.held(self.tag) if h.api == "SyncGroup"
                 and h.exchange.who.client_id in self.members]
 
     def _wait(self, enough: Any, limit: float) -> list[Any]:
@@ -193,11 +245,18 @@ class SyncOrder(threading.Thread):
             time.sleep(0.01)
         return self._syncs()
 
-    def _expected(self, generation: int) -> set[str]:
+    def _coming(self, generation: int, held: list[Any]) -> set[str]:
+        """The members of ``generation`` whose answer may still come to be held here: not
+        answered by the coordinator yet, and with a hold of this ordering armed for them
+        (a member that crashed or left has none: its answer is not waited for)."""
+        armed = {r.member for r in self.broker.armed()
+                 if r.tag == self.tag and r.action == "hold"}
         for group in self.backend.groups():
             for r in self.broker.rounds(group):
                 if r.generation == generation:
-                    return set(r.client_ids.values()) & set(self.members)
+                    answered = {r.client_ids.get(m, "") for m in r.synced}
+                    return (set(r.client_ids.values()) & armed) - answered - {
+                        h.exchange.who.client_id for h in held}
         return set()
 
     def _release(self, held: list[Any]) -> None:
@@ -210,5 +269,5 @@ class SyncOrder(threading.Thread):
             ordered = lead + named + others
         else:
             ordered = named + lead + others if named else others + lead
-        self.broker.release(*ordered)
-        self.released += [h.exchange.who.client_id for h in ordered]
+        sent = self.broker.release(*ordered)
+        self.released += [h.exchange.who.client_id for h in sent]

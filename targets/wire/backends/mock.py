@@ -21,6 +21,7 @@ from __future__ import annotations
 import threading
 import time
 
+from ....properties.harness import ThreadFailure
 from .backend import BackendUnavailable, GroupRound
 from .mock_binding import MockCluster, MockUnavailable
 from .mock_proxy import JOIN_GROUP, SYNC_GROUP, Proxy, Request
@@ -160,6 +161,17 @@ class MockBackend:
     def silent(self, quiet_ms: int) -> dict[str, int]:
         """The mock keeps no log of requests to read silence from."""
         return {}
+
+    def told(self) -> list[tuple[str, str, int]]:
+        """The mock does not say whom its pushed errors reached."""
+        return []
+
+    def forget(self, member: str) -> None:
+        """Nothing here aims at a member: what was pushed is the group's next request's."""
+
+    def failure(self) -> ThreadFailure | None:
+        """The first failure of the proxy's threads, or None."""
+        return self.proxy.failures.first
 
     # --- the mock's defects ---------------------------------------------------------------
 

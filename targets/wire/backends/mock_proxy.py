@@ -15,7 +15,8 @@ The proxy changes no byte of what it forwards. Two hooks exist for a backend's w
 (the mock's defects, see `mock`): ``hold`` may delay forwarding a request, ``answer`` may
 answer a request in the broker's place (the frame it returns goes to the client, nothing goes
 up), ``rewrite`` may replace a response on its way to the client. A frame it cannot decode
-is forwarded and reported in `GroupLedger.errors`.
+is forwarded and reported in `GroupLedger.errors`. Anything else a pump or the acceptor
+raises is the proxy's own failure (`failures`), which ends the run as a harness error.
 """
 
 from __future__ import annotations
@@ -30,15 +31,17 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-__all__ = ["MAX_FRAME", "GroupLedger", "Proxy", "Request", "Round"]
+from ....properties.harness import Failures
+
+__all__ = ["MAX_FRAME", "GroupLedger", "Proxy", "ProxyRound", "Request"]
 
 JOIN_GROUP, SYNC_GROUP = 11, 14
 MAX_FRAME = 64 * 1024 * 1024  # larger frames are a broken stream, never allocated
 
 
 @dataclass
-class Round:
-    """One generation as the coordinator ran it."""
+class ProxyRound:
+    """One generation as the coordinator ran it, as the proxy saw it."""
 
     generation: int
     protocol: str
@@ -67,12 +70,12 @@ class GroupLedger:
 
     def __init__(self) -> None:
         self.cond = threading.Condition()
-        self.rounds: dict[int, Round] = {}
+        self.rounds: dict[int, ProxyRound] = {}
         self.names: dict[str, str] = {}  # member id → client id (harness name)
         self.joining: dict[str, int] = {}  # client id → JoinGroup requests in flight
         self.errors: list[str] = []
 
-    def latest(self) -> Round | None:
+    def latest(self) -> ProxyRound | None:
         with self.cond:
             return self.rounds[max(self.rounds)] if self.rounds else None
 
@@ -101,7 +104,9 @@ class Proxy:
         self.port: int = self._server.getsockname()[1]
         self._sockets: list[socket.socket] = []
         self._closed = False
-        threading.Thread(target=self._accept, daemon=True, name="proxy-accept").start()
+        self.failures = Failures()  # of its threads: the run is then the harness's to end
+        threading.Thread(target=self.failures.guard("proxy-accept", self._accept), daemon=True,
+                         name="proxy-accept").start()
 
     def _accept(self) -> None:
         while not self._closed:
@@ -113,10 +118,10 @@ class Proxy:
             self._sockets += [client, upstream]
             pending: dict[int, Request] = {}
             lock = threading.Lock()
-            threading.Thread(target=self._requests, args=(client, upstream, pending, lock),
-                             daemon=True).start()
-            threading.Thread(target=self._responses, args=(upstream, client, pending, lock),
-                             daemon=True).start()
+            threading.Thread(target=self.failures.guard("proxy-requests", self._requests),
+                             args=(client, upstream, pending, lock), daemon=True).start()
+            threading.Thread(target=self.failures.guard("proxy-responses", self._responses),
+                             args=(upstream, client, pending, lock), daemon=True).start()
 
     # --- frames ---------------------------------------------------------------------------
 
@@ -234,7 +239,7 @@ class Proxy:
 
     def _note_response(self, frame: bytes, request: Request) -> None:
         ledger = self.ledger
-        round_: Round | None
+        round_: ProxyRound | None
         if request.api_key == JOIN_GROUP:
             from kafka.protocol.consumer.group import JoinGroupResponse
 
@@ -246,7 +251,7 @@ class Proxy:
                     0, ledger.joining.get(request.client_id, 0) - 1)
                 if int(body.error_code) == 0:
                     generation = int(body.generation_id)
-                    round_ = ledger.rounds.setdefault(generation, Round(
+                    round_ = ledger.rounds.setdefault(generation, ProxyRound(
                         generation, str(body.protocol_name or ""), str(body.leader)))
                     ledger.names[str(body.member_id)] = request.client_id
                     for m in body.members or ():

@@ -23,13 +23,17 @@ from __future__ import annotations
 import asyncio
 import sys
 import threading
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ...client_assignors import AIOKAFKA as ASSIGNORS
 from ...client_assignors import load_class
-from .host import Output, assignors_of, loadable, parts
+from .host import DriverOutput, assignors_of, command_of, loadable, pair, parts
+from .messages import CallbackFields, Command, EventFields, Hello
 
-__all__ = ["POLL_MS", "AiokafkaHost", "Member", "amain", "assignor_class", "main"]
+if TYPE_CHECKING:  # Unpack is Python 3.11's; the drivers run on 3.9
+    from typing import Unpack
+
+__all__ = ["POLL_MS", "AiokafkaHost", "AiokafkaMember", "amain", "assignor_class", "main"]
 
 POLL_MS = 50
 
@@ -42,10 +46,10 @@ def _tps(partitions: Any) -> list[tuple[str, int]]:
     return sorted((tp.topic, tp.partition) for tp in partitions)
 
 
-class Member:
+class AiokafkaMember:
     """One AIOKafkaConsumer, its listener and its poll task."""
 
-    def __init__(self, out: Output, name: str) -> None:
+    def __init__(self, out: DriverOutput, name: str) -> None:
         self.out, self.name = out, name
         self.consumer: Any = None
         self.lock = asyncio.Lock()
@@ -55,7 +59,7 @@ class Member:
         self.muted = False
         self.task: asyncio.Task[None] | None = None
 
-    def event(self, name: str, **fields: Any) -> None:
+    def event(self, name: str, **fields: Unpack[EventFields]) -> None:
         if not self.muted:
             self.out.event(name, self.name, **fields)
 
@@ -67,8 +71,8 @@ class Member:
 
     async def callback(self, kind: str, partitions: Any) -> None:
         generation, member_id = self.membership()
-        fields = {"kind": kind, "partitions": parts(_tps(partitions)),
-                  "generation": generation, "memberId": member_id}
+        fields: CallbackFields = {"kind": kind, "partitions": parts(_tps(partitions)),
+                                  "generation": generation, "memberId": member_id}
         self.event("callback_start", **fields)
         if kind == "revoked" and partitions and self.slow_ms:
             slow, self.slow_ms = self.slow_ms, 0
@@ -80,14 +84,14 @@ class Member:
 
         member = self
 
-        class Reporter(ConsumerRebalanceListener):  # type: ignore[misc]  # untyped base (Any)
+        class AiokafkaReporter(ConsumerRebalanceListener):  # type: ignore[misc]  # untyped base (Any)
             async def on_partitions_revoked(self, revoked: Any) -> None:
                 await member.callback("revoked", revoked)
 
             async def on_partitions_assigned(self, assigned: Any) -> None:
                 await member.callback("assigned", assigned)
 
-        return Reporter()
+        return AiokafkaReporter()
 
     async def poll_loop(self) -> None:
         while True:
@@ -109,20 +113,20 @@ class Member:
 class AiokafkaHost:
     """The loop side: runs each command as a task and acks it when the call returned."""
 
-    def __init__(self, out: Output) -> None:
+    def __init__(self, out: DriverOutput) -> None:
         self.out = out
-        self.members: dict[str, Member] = {}
+        self.members: dict[str, AiokafkaMember] = {}
         self.producer: Any = None
         self.done = asyncio.Event()
 
-    def hello(self) -> dict[str, Any]:
+    def hello(self) -> Hello:
         import aiokafka
 
         return {"client": "aiokafka", "version": aiokafka.__version__,
                 "assignors": loadable(ASSIGNORS, assignor_class), "profile": "java",
                 "crash": "command"}
 
-    async def handle(self, command: dict[str, Any]) -> None:
+    async def handle(self, command: Command) -> None:
         cmd, number = command.get("cmd"), int(command.get("id", -1))
         if cmd == "hello":
             try:
@@ -132,7 +136,7 @@ class AiokafkaHost:
             return
         member = self.members.get(str(command.get("member", "")))
         if cmd == "create":
-            member = self.members[command["member"]] = Member(self.out, command["member"])
+            member = self.members[command["member"]] = AiokafkaMember(self.out, command["member"])
         try:
             if member is not None:
                 async with member.lock:
@@ -144,7 +148,7 @@ class AiokafkaHost:
         else:
             self.out.ack(number)
 
-    async def _do_create(self, m: Member, command: dict[str, Any]) -> None:
+    async def _do_create(self, m: AiokafkaMember, command: Command) -> None:
         from aiokafka import AIOKafkaConsumer
 
         config = command.get("config") or {}
@@ -164,52 +168,52 @@ class AiokafkaHost:
         await m.consumer.start()
         m.task = asyncio.ensure_future(m.poll_loop())
 
-    async def _do_subscribe(self, m: Member, command: dict[str, Any]) -> None:
+    async def _do_subscribe(self, m: AiokafkaMember, command: Command) -> None:
         before = _tps(m.consumer.assignment())
         m.consumer.subscribe(list(command["topics"]), listener=m.listener())
         m.event("subscribed", topics=list(command["topics"]), before=parts(before),
                 after=parts(_tps(m.consumer.assignment())))
 
-    async def _do_unsubscribe(self, m: Member, command: dict[str, Any]) -> None:
+    async def _do_unsubscribe(self, m: AiokafkaMember, command: Command) -> None:
         m.consumer.unsubscribe()
 
-    async def _do_pause(self, m: Member, command: dict[str, Any]) -> None:
+    async def _do_pause(self, m: AiokafkaMember, command: Command) -> None:
         from aiokafka import TopicPartition
 
         owned = set(_tps(m.consumer.assignment()))
-        mine = sorted((t, p) for t, p in command["partitions"] if (t, p) in owned)
+        mine = sorted(tp for tp in map(pair, command["partitions"]) if tp in owned)
         m.consumer.pause(*(TopicPartition(t, p) for t, p in mine))
         m.event("paused", partitions=parts(mine))
 
-    async def _do_resume(self, m: Member, command: dict[str, Any]) -> None:
+    async def _do_resume(self, m: AiokafkaMember, command: Command) -> None:
         from aiokafka import TopicPartition
 
-        wanted = sorted((t, p) for t, p in command["partitions"])
+        wanted = sorted(map(pair, command["partitions"]))
         m.consumer.resume(*(TopicPartition(t, p) for t, p in wanted))
         m.event("resumed", partitions=parts(wanted))
 
-    async def _do_stop_polling(self, m: Member, command: dict[str, Any]) -> None:
+    async def _do_stop_polling(self, m: AiokafkaMember, command: Command) -> None:
         m.polling.clear()
 
-    async def _do_start_polling(self, m: Member, command: dict[str, Any]) -> None:
+    async def _do_start_polling(self, m: AiokafkaMember, command: Command) -> None:
         m.polling.set()
 
-    async def _do_slow_revoke(self, m: Member, command: dict[str, Any]) -> None:
+    async def _do_slow_revoke(self, m: AiokafkaMember, command: Command) -> None:
         m.slow_ms = int(command["ms"])
 
-    async def _stop_task(self, m: Member) -> None:
+    async def _stop_task(self, m: AiokafkaMember) -> None:
         if m.task is not None:
             m.task.cancel()
             await asyncio.gather(m.task, return_exceptions=True)
             m.task = None
 
-    async def _do_close(self, m: Member, command: dict[str, Any]) -> None:
+    async def _do_close(self, m: AiokafkaMember, command: Command) -> None:
         m.slow_ms = 0
         await self._stop_task(m)
         await m.consumer.stop()
         m.event("closed")
 
-    async def _do_crash(self, m: Member, command: dict[str, Any]) -> None:
+    async def _do_crash(self, m: AiokafkaMember, command: Command) -> None:
         m.muted = True
         await self._stop_task(m)
         coordinator = m.consumer._coordinator
@@ -219,7 +223,7 @@ class AiokafkaHost:
         await m.consumer._fetcher.close()
         await m.consumer._client.close()
 
-    async def _do_produce(self, command: dict[str, Any]) -> None:
+    async def _do_produce(self, command: Command) -> None:
         from aiokafka import AIOKafkaProducer
 
         if self.producer is None:
@@ -228,7 +232,7 @@ class AiokafkaHost:
         await self.producer.send_and_wait(command["topic"], str(command.get("value", ""))
                                           .encode(), partition=int(command["partition"]))
 
-    async def _do_shutdown(self, command: dict[str, Any]) -> None:
+    async def _do_shutdown(self, command: Command) -> None:
         for m in self.members.values():
             if not m.muted and m.consumer is not None and not m.consumer._closed:
                 async with m.lock:
@@ -241,17 +245,12 @@ class AiokafkaHost:
 
 async def amain() -> None:
     loop = asyncio.get_running_loop()
-    host = AiokafkaHost(Output())
+    host = AiokafkaHost(DriverOutput())
     pending: set[asyncio.Task[None]] = set()
 
     def submit(line: str) -> None:
-        import json
-
-        try:
-            command = json.loads(line)
-        except ValueError:
-            return
-        if isinstance(command, dict):
+        command = command_of(line)
+        if command is not None:
             task = loop.create_task(host.handle(command))
             pending.add(task)
             task.add_done_callback(pending.discard)

@@ -1,9 +1,10 @@
 """The driver side of the member-driver contract, for the drivers written in Python.
 
 A driver process reads commands from stdin and writes acks and events to stdout
-(``docs/reference/member-driver-contract.md``, "Driving your own client"). `Output` numbers and
-stamps every event (``seq`` per process, ``ts`` = ``time.monotonic_ns()``, CLOCK_MONOTONIC) and
-writes whole lines under a lock, so threads of several consumers never interleave.
+(``docs/reference/member-driver-contract.md``, "Driving your own client"). `DriverOutput`
+numbers and stamps every event (``seq`` per process, ``ts`` = ``time.monotonic_ns()``,
+CLOCK_MONOTONIC) and writes whole lines under a lock, so threads of several consumers never
+interleave.
 `ThreadedHost` runs each consumer of a blocking client (confluent-kafka, kafka-python) on a
 thread of its own: the thread creates the consumer, then loops — a command from its queue if
 there is one, else one ``poll`` — so the client is only ever called from the thread that owns
@@ -16,8 +17,9 @@ logs its end just before that call: the client may rejoin before the call return
 member's assignment must not reach the harness before the line that ends this ownership; an
 assign logs its end once its call returned.
 `serve` is the stdin loop. This module and the drivers built on it import only the standard
-library and `client_assignors` (the client's own library lazily): a client's release runs them
-on its own interpreter (``release_envs``' driver bundle), Python 3.9 or newer.
+library, `messages` (the lines' shapes) and `client_assignors` (the client's own library
+lazily): a client's release runs them on its own interpreter (``release_envs``' driver bundle),
+Python 3.9 or newer.
 """
 
 from __future__ import annotations
@@ -27,18 +29,33 @@ import queue
 import sys
 import threading
 import time
-from collections.abc import Callable
-from typing import IO, Any, Protocol
+from collections.abc import Callable, Iterable
+from typing import IO, TYPE_CHECKING, Any, Protocol, cast
 
-__all__ = ["IDLE_SECONDS", "Listener", "MemberThread", "Output", "Record", "ThreadedClient",
-           "ThreadedHost", "TopicPartition", "assignors_of", "loadable", "parts", "serve"]
+from .messages import (
+    Ack,
+    AckError,
+    CallbackFields,
+    Command,
+    DriverEvent,
+    EventFields,
+    Hello,
+    JsonPartition,
+)
+
+if TYPE_CHECKING:  # Unpack is Python 3.11's; the drivers run on 3.9
+    from typing import Unpack
+
+__all__ = ["IDLE_SECONDS", "Listener", "MemberThread", "DriverOutput", "Record", "ThreadedClient",
+           "ThreadedHost", "TopicPartition", "assignors_of", "command_of", "loadable", "pair",
+           "parts", "serve"]
 
 TopicPartition = tuple[str, int]
 Record = tuple[str, int, int]
 IDLE_SECONDS = 0.2  # how long a stalled member's thread blocks on its queue per turn
 
 
-class Output:
+class DriverOutput:
     """Acks and events as JSON lines on one stream, one writer at a time."""
 
     def __init__(self, stream: IO[str] | None = None) -> None:
@@ -46,22 +63,23 @@ class Output:
         self.lock = threading.Lock()
         self.seq = 0
 
-    def _write(self, message: dict[str, Any]) -> None:
+    def _write(self, message: Ack | DriverEvent) -> None:
         self.stream.write(json.dumps(message) + "\n")
         self.stream.flush()
 
-    def event(self, name: str, member: str, **fields: Any) -> None:
+    def event(self, name: str, member: str, **fields: Unpack[EventFields]) -> None:
         with self.lock:
             self._write({"event": name, "member": member, "seq": self.seq,
                          "ts": time.monotonic_ns(), **fields})
             self.seq += 1
 
-    def ack(self, number: int, error: str | None = None, **fields: Any) -> None:
+    def ack(self, number: int, error: str | None = None, **fields: Unpack[Hello]) -> None:
+        failure: AckError = {"error": error} if error else {}
         with self.lock:
-            self._write({"ack": number, **fields, **({"error": error} if error else {})})
+            self._write({"ack": number, **fields, **failure})
 
 
-def assignors_of(command: dict[str, Any]) -> list[str]:
+def assignors_of(command: Command) -> list[str]:
     """A ``create``'s assignors in preference order: its ``assignors`` list, else its one
     ``assignor``."""
     return [str(a) for a in command.get("assignors") or [command["assignor"]]]
@@ -79,14 +97,20 @@ def loadable(table: dict[str, str], load: Callable[[str], Any]) -> list[str]:
     return found
 
 
-def parts(partitions: Any) -> list[list[Any]]:
+def parts(partitions: Iterable[TopicPartition]) -> list[JsonPartition]:
     return [[t, p] for t, p in sorted(partitions)]
+
+
+def pair(partition: JsonPartition) -> TopicPartition:
+    """A command's ``[topic, partition]`` as a partition."""
+    topic, number = partition
+    return str(topic), int(number)
 
 
 class Listener:
     """What every client's rebalance callback reports, whatever the client."""
 
-    def __init__(self, out: Output, member: str,
+    def __init__(self, out: DriverOutput, member: str,
                  membership: Callable[[], tuple[int | None, str | None]],
                  paused: Callable[[], list[TopicPartition] | None]) -> None:
         self.out, self.member, self.membership, self.paused = out, member, membership, paused
@@ -95,8 +119,8 @@ class Listener:
     def callback(self, kind: str, partitions: list[TopicPartition],
                  apply: Callable[[], None] | None = None) -> None:
         generation, member_id = self.membership()
-        fields = {"kind": kind, "partitions": parts(partitions), "generation": generation,
-                  "memberId": member_id}
+        fields: CallbackFields = {"kind": kind, "partitions": parts(partitions),
+                                  "generation": generation, "memberId": member_id}
         self.out.event("callback_start", self.member, **fields)
         if kind == "revoked" and partitions and self.slow_ms:
             slow, self.slow_ms = self.slow_ms, 0
@@ -109,7 +133,7 @@ class Listener:
             apply()
         self._end(fields)
 
-    def _end(self, fields: dict[str, Any]) -> None:
+    def _end(self, fields: CallbackFields) -> None:
         now_paused = self.paused()
         self.out.event("callback_end", self.member, **fields,
                        paused=None if now_paused is None else parts(now_paused))
@@ -118,9 +142,9 @@ class Listener:
 class ThreadedClient(Protocol):
     """One blocking client library, as `ThreadedHost` drives it."""
 
-    def hello(self) -> dict[str, Any]: ...
+    def hello(self) -> Hello: ...
 
-    def create(self, command: dict[str, Any], listener: Listener) -> Any: ...
+    def create(self, command: Command, listener: Listener) -> Any: ...
 
     def subscribe(self, consumer: Any, topics: list[str], listener: Listener) -> None: ...
 
@@ -148,11 +172,11 @@ class ThreadedClient(Protocol):
 class MemberThread(threading.Thread):
     """One consumer on a thread of its own: commands from its queue, else a poll."""
 
-    def __init__(self, client: ThreadedClient, out: Output, create: dict[str, Any]) -> None:
+    def __init__(self, client: ThreadedClient, out: DriverOutput, create: Command) -> None:
         super().__init__(name=f"member-{create['member']}", daemon=True)
         self.client, self.out, self.create_command = client, out, create
         self.member = str(create["member"])
-        self.commands: queue.Queue[dict[str, Any]] = queue.Queue()
+        self.commands: queue.Queue[Command] = queue.Queue()
         self.polling = True
         self.consumer: Any = None
         self.listener = Listener(out, self.member, self._membership, self._paused)
@@ -191,7 +215,7 @@ class MemberThread(threading.Thread):
         if records:
             self.out.event("records", self.member, records=[list(r) for r in records])
 
-    def _run(self, command: dict[str, Any]) -> bool:
+    def _run(self, command: Command) -> bool:
         """Run one command and ack it; True when the consumer is gone."""
         cmd = command["cmd"]
         error = None
@@ -206,52 +230,52 @@ class MemberThread(threading.Thread):
         self.out.ack(command["id"], error)
         return done
 
-    def _do_subscribe(self, command: dict[str, Any]) -> None:
+    def _do_subscribe(self, command: Command) -> None:
         before = self.client.assignment(self.consumer)
         self.client.subscribe(self.consumer, list(command["topics"]), self.listener)
         after = self.client.assignment(self.consumer)
         self.out.event("subscribed", self.member, topics=list(command["topics"]),
                        before=parts(before), after=parts(after))
 
-    def _do_unsubscribe(self, command: dict[str, Any]) -> None:
+    def _do_unsubscribe(self, command: Command) -> None:
         self.client.unsubscribe(self.consumer)
 
-    def _do_pause(self, command: dict[str, Any]) -> None:
+    def _do_pause(self, command: Command) -> None:
         owned = set(self.client.assignment(self.consumer))
-        mine = sorted((t, p) for t, p in command["partitions"] if (t, p) in owned)
+        mine = sorted(tp for tp in map(pair, command["partitions"]) if tp in owned)
         self.client.pause(self.consumer, mine)
         self.out.event("paused", self.member, partitions=parts(mine))
 
-    def _do_resume(self, command: dict[str, Any]) -> None:
-        wanted = sorted((t, p) for t, p in command["partitions"])
+    def _do_resume(self, command: Command) -> None:
+        wanted = sorted(map(pair, command["partitions"]))
         self.client.resume(self.consumer, wanted)
         self.out.event("resumed", self.member, partitions=parts(wanted))
 
-    def _do_stop_polling(self, command: dict[str, Any]) -> None:
+    def _do_stop_polling(self, command: Command) -> None:
         self.polling = False
 
-    def _do_start_polling(self, command: dict[str, Any]) -> None:
+    def _do_start_polling(self, command: Command) -> None:
         self.polling = True
 
-    def _do_slow_revoke(self, command: dict[str, Any]) -> None:
+    def _do_slow_revoke(self, command: Command) -> None:
         self.listener.slow_ms = int(command["ms"])
 
-    def _do_close(self, command: dict[str, Any]) -> None:
+    def _do_close(self, command: Command) -> None:
         self.listener.slow_ms = 0
         self.client.close(self.consumer)
 
-    def _do_crash(self, command: dict[str, Any]) -> None:
+    def _do_crash(self, command: Command) -> None:
         self.client.crash(self.consumer)
 
 
 class ThreadedHost:
     """Many consumers of one blocking client in this process."""
 
-    def __init__(self, client: ThreadedClient, out: Output | None = None) -> None:
-        self.client, self.out = client, out or Output()
+    def __init__(self, client: ThreadedClient, out: DriverOutput | None = None) -> None:
+        self.client, self.out = client, out or DriverOutput()
         self.members: dict[str, MemberThread] = {}
 
-    def handle(self, command: dict[str, Any]) -> bool:
+    def handle(self, command: Command) -> bool:
         """Dispatch one command; False once the driver should exit."""
         cmd, number = command.get("cmd"), command.get("id", -1)
         if cmd == "hello":
@@ -293,7 +317,17 @@ class ThreadedHost:
             thread.join(30)
 
 
-def serve(handle: Callable[[dict[str, Any]], bool], stream: IO[str] | None = None) -> None:
+def command_of(line: str) -> Command | None:
+    """One line of stdin as a command; None when it is not a JSON object."""
+    try:
+        parsed = json.loads(line)
+    except ValueError:
+        return None
+    # any JSON object: each command's handler reads (and converts) the fields it needs
+    return cast(Command, parsed) if isinstance(parsed, dict) else None
+
+
+def serve(handle: Callable[[Command], bool], stream: IO[str] | None = None) -> None:
     """Read commands until ``shutdown`` (or the end of stdin); the client's warnings go to
     stderr, which the harness keeps."""
     import faulthandler
@@ -306,11 +340,6 @@ def serve(handle: Callable[[dict[str, Any]], bool], stream: IO[str] | None = Non
     logging.basicConfig(stream=sys.stderr, level=getattr(logging, level, logging.WARNING),
                         format="%(asctime)s %(name)s %(levelname)s %(message)s")
     for line in stream or sys.stdin:
-        if not line.strip():
-            continue
-        try:
-            command = json.loads(line)
-        except ValueError:
-            continue
-        if isinstance(command, dict) and not handle(command):
+        command = command_of(line) if line.strip() else None
+        if command is not None and not handle(command):
             return

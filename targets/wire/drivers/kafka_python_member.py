@@ -22,6 +22,7 @@ from typing import Any
 from ...client_assignors import KAFKA_PYTHON as ASSIGNORS
 from ...client_assignors import load_class
 from .host import Listener, Record, ThreadedHost, TopicPartition, assignors_of, loadable, serve
+from .messages import Command, Hello
 
 __all__ = ["POLL_MS", "KafkaPythonClient", "assignor_class", "main", "rebalance_listener"]
 
@@ -39,7 +40,7 @@ def _tps(partitions: Any) -> list[TopicPartition]:
 def rebalance_listener(listener: Listener) -> Any:
     from kafka import ConsumerRebalanceListener
 
-    class Reporter(ConsumerRebalanceListener):  # type: ignore[misc]  # untyped base (Any)
+    class KafkaPythonReporter(ConsumerRebalanceListener):  # type: ignore[misc]  # untyped base (Any)
         def on_partitions_revoked(self, revoked: Any) -> None:
             listener.callback("revoked", _tps(revoked))
 
@@ -49,7 +50,7 @@ def rebalance_listener(listener: Listener) -> Any:
         def on_partitions_lost(self, lost: Any) -> None:
             listener.callback("lost", _tps(lost))
 
-    return Reporter()
+    return KafkaPythonReporter()
 
 
 class KafkaPythonClient:
@@ -58,14 +59,14 @@ class KafkaPythonClient:
     def __init__(self) -> None:
         self._producer: Any = None
 
-    def hello(self) -> dict[str, Any]:
+    def hello(self) -> Hello:
         import kafka
 
         return {"client": "kafka-python", "version": kafka.__version__,
                 "assignors": loadable(ASSIGNORS, assignor_class), "profile": "java",
                 "crash": "kill"}
 
-    def create(self, command: dict[str, Any], listener: Listener) -> Any:
+    def create(self, command: Command, listener: Listener) -> Any:
         from kafka import KafkaConsumer
 
         config = command.get("config") or {}

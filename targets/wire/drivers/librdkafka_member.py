@@ -26,6 +26,7 @@ import sys
 from typing import Any
 
 from .host import Listener, Record, ThreadedHost, TopicPartition, assignors_of, serve
+from .messages import Command, Hello
 
 __all__ = ["ASSIGNORS", "COOPERATIVE", "POLL_SECONDS", "LibrdkafkaClient",
            "available_assignors", "group_metadata", "main"]
@@ -75,13 +76,13 @@ class LibrdkafkaClient:
         self.cooperative: dict[int, bool] = {}
         self._producer: Any = None
 
-    def hello(self) -> dict[str, Any]:
+    def hello(self) -> Hello:
         import confluent_kafka
 
         return {"client": "librdkafka", "version": confluent_kafka.libversion()[0],
                 "assignors": available_assignors(), "profile": "librdkafka", "crash": "kill"}
 
-    def create(self, command: dict[str, Any], listener: Listener) -> Any:
+    def create(self, command: Command, listener: Listener) -> Any:
         from confluent_kafka import Consumer
 
         config = command.get("config") or {}

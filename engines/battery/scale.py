@@ -1,0 +1,400 @@
+"""The battery's ``scale`` engine: times a target's assign function on growing groups, fits
+how its cost grows, and reports an assignor too slow for a group of the size Kafka's own
+tests use (I13, cost).
+
+Why: the group waits for the leader's assignor at most the rebalance timeout
+(``max.poll.interval.ms``, 300 s by default): an assignor right on every invariant but
+quadratic in the group still stalls a large group; only its cost shows it.
+
+What it runs, each ladder of shapes one call per step (a step under ``REPEAT_BELOW`` seconds
+is timed up to three times, the fastest kept; a tick of progress after each call), growing
+while the budget holds:
+
+* ``members`` — 10, 20, 50, …, 2,000 members, then 5,000 and 10,000, ten partitions per
+  member over ten topics, every member on every topic: it ends at a shape of Kafka's JMH
+  ``ClientSideAssignorBenchmark`` (up to 10,000 members, 5 to 50 partitions per member).
+* ``partitions`` — 2,000 consumers, 2,000 partitions per topic, 10 topics to 500: the
+  million-partition group of ``AbstractStickyAssignorTest``'s
+  ``testLargeAssignmentAndGroupWithNonEqualSubscription`` (one consumer on the first topic
+  only: the sticky assignors' general path; JUnit limit 60 or 90 s, by version).
+
+Before each step the engine predicts its time from the steps so far (the fitted exponent,
+the slope of the last two steps, at least linear, times `SAFETY`; a target with a time limit
+answers or fails within it) and stops when the prediction exceeds what is left. A ``TIMEOUT``
+is a data point (time > the limit) and ends the ladder.
+
+`fit_power` fits time ≈ c·n^k by least squares on logarithms (steps under ``floor`` seconds,
+where fixed overheads flatten the curve, left out while three others remain). The figures:
+the exponent per ladder, the largest shape measured and its seconds, the size at which one
+call would pass the bound, and the exponent of the same ``builtin:`` assignor beside it. I13
+fails when a ladder's Kafka shape took, or is extrapolated to take, longer than the bound;
+the largest request measured is saved (``groupcheck assign FILE``, ``groupcheck replay FILE``).
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+
+from ...impl.assign_op import run_assign
+from ...properties.harness import HarnessError
+from ...properties.jsonl_shapes import AssignAnswer, AssignFn, AssignRequest, RequestMember
+from ...targets.target import BUILTIN_ASSIGNORS, Target
+from ..progress import Meter, ProgressFn, silent
+from .results import Axis, CostFigures, EngineResult, Finding, LadderFigures, save_json
+
+__all__ = ["COST_BOUND", "DEFAULT_LADDERS", "MEMBERS_LADDER", "PARTITIONS_LADDER", "SAFETY",
+           "Fit", "Ladder", "Point", "Shape", "fit_power", "run_ladder", "run_scale",
+           "scale_request"]
+
+COST_BOUND = 300.0  # seconds: max.poll.interval.ms's default, the rebalance timeout
+SAFETY = 1.5  # a step runs only when its predicted time, times this, fits what is left
+FIT_FLOOR = 0.002  # seconds: steps faster than this are mostly fixed overhead
+REPEAT_BELOW = 0.05  # seconds: a step faster than this is timed up to three times
+#: I13 is judged on an extrapolation only this many times past the largest size measured
+MAX_REACH = 10.0
+BUILTIN_SHARE = 1 / 3  # of the budget, for the builtin assignor beside the target
+Clock = Callable[[], float]
+
+
+@dataclass(frozen=True)
+class Shape:
+    """A group: ``members`` subscribed to ``topics`` topics of ``per_topic`` partitions each,
+    the last ``narrow`` members to the first topic only."""
+
+    members: int
+    topics: int
+    per_topic: int
+    narrow: int = 0
+
+    @property
+    def partitions(self) -> int:
+        return self.topics * self.per_topic
+
+    @property
+    def label(self) -> str:
+        return f"{self.members:,} members × {self.partitions:,} partitions"
+
+
+@dataclass(frozen=True)
+class Ladder:
+    """Shapes of growing size along ``axis`` (members or partitions), the last one
+    ``kafka``'s, a shape Kafka's own tests use."""
+
+    axis: Axis
+    steps: tuple[Shape, ...]
+    kafka: str
+
+    def size(self, shape: Shape) -> int:
+        return shape.members if self.axis == "members" else shape.partitions
+
+
+MEMBERS_LADDER = Ladder(
+    "members", tuple(Shape(m, 10, m) for m in (10, 20, 50, 100, 200, 500, 1000, 2000, 5000,
+                                              10000)),
+    "ClientSideAssignorBenchmark, 10,000 members, 10 partitions per member")
+PARTITIONS_LADDER = Ladder(
+    "partitions", tuple(Shape(2000, t, 2000, narrow=1) for t in (10, 25, 50, 100, 250, 500)),
+    "AbstractStickyAssignorTest.testLargeAssignmentAndGroupWithNonEqualSubscription")
+DEFAULT_LADDERS = (MEMBERS_LADDER, PARTITIONS_LADDER)
+
+
+@dataclass(frozen=True)
+class Point:
+    shape: Shape
+    size: int
+    seconds: float
+    timeout: bool = False  # no answer within the target's limit: seconds is a lower bound
+
+
+@dataclass(frozen=True)
+class Fit:
+    """time ≈ c·n^k over ``points`` steps."""
+
+    k: float
+    c: float
+    points: int
+
+    def seconds(self, n: float) -> float:
+        return float(self.c * n ** self.k)
+
+    def size_at(self, seconds: float) -> float:
+        """The size at which one call takes ``seconds`` (inf when the cost does not grow)."""
+        if self.k <= 0.05:
+            return math.inf
+        return float((seconds / self.c) ** (1.0 / self.k))
+
+
+def fit_power(points: Sequence[tuple[float, float]], floor: float = FIT_FLOOR) -> Fit | None:
+    """Least squares of log(seconds) on log(n) over the (n, seconds) ``points``; those
+    under ``floor`` seconds only when fewer than three others remain (then the three
+    largest). None without two distinct sizes."""
+    usable = sorted((n, max(s, 1e-9)) for n, s in points if n > 0)
+    above = [p for p in usable if p[1] >= floor]
+    chosen = above if len(above) >= 3 else usable[-3:]
+    if len({n for n, _ in chosen}) < 2:
+        return None
+    xs = [math.log(n) for n, _ in chosen]
+    ys = [math.log(s) for _, s in chosen]
+    mx, my = sum(xs) / len(xs), sum(ys) / len(ys)
+    k = sum((x - mx) * (y - my) for x, y in zip(xs, ys, strict=True)) / sum(
+        (x - mx) ** 2 for x in xs)
+    return Fit(k, math.exp(my - k * mx), len(chosen))
+
+
+def scale_request(assignor: str, shape: Shape) -> AssignRequest:
+    """The JSON-lines ``assign`` request of a first rebalance of ``shape`` (client mode)."""
+    topics = [f"t{i}" for i in range(shape.topics)]
+    width = len(str(max(shape.members - 1, 0)))
+    members: dict[str, RequestMember] = {
+        f"m{i:0{width}d}": {"topics": list(topics[:1] if i >= shape.members - shape.narrow
+                                           else topics), "owned": [], "generation": None}
+        for i in range(shape.members)}
+    return {"op": "assign", "assignor": assignor, "mode": "client",
+            "partitions": {t: shape.per_topic for t in topics}, "members": members}
+
+
+@dataclass
+class LadderRun:
+    """What one ladder measured: its points, the fit, and how it ended."""
+
+    ladder: Ladder
+    points: list[Point] = field(default_factory=list)
+    fit: Fit | None = None
+    calls: int = 0
+    error: str = ""
+    stopped: str = ""  # why it did not reach the Kafka shape
+
+    def predict(self, shape: Shape, limit: float | None, seed: float = 0.0) -> float:
+        """A cautious guess of one call at ``shape`` from the points so far (``seed``
+        before the first)."""
+        if not self.points:
+            return seed
+        last = self.points[-1]
+        slopes = [1.0] + ([self.fit.k] if self.fit else [])
+        if len(self.points) >= 2:
+            before = self.points[-2]
+            slopes.append(math.log(max(last.seconds, 1e-9) / max(before.seconds, 1e-9))
+                          / math.log(last.size / before.size))
+        growth = float((self.ladder.size(shape) / last.size) ** max(slopes))
+        guess = max(last.seconds, 1e-6) * growth
+        return min(guess, limit) if limit is not None else guess
+
+
+def _timed(assign: AssignFn, request: AssignRequest, clock: Clock,
+           left: float) -> tuple[float, AssignAnswer]:
+    """The fastest of up to three calls (repeats only while a call is under
+    ``REPEAT_BELOW`` and the repeats fit in ``left``)."""
+    best = math.inf
+    response: AssignAnswer = {"assignment": {}}
+    for _ in range(3):
+        began = clock()
+        response = assign(request)
+        best = min(best, clock() - began)
+        if best >= REPEAT_BELOW or 3 * best > left:
+            break
+    return best, response
+
+
+def run_ladder(assign: AssignFn, assignor: str, ladder: Ladder, deadline: float, *,
+               clock: Clock = time.perf_counter, limit: float | None = None,
+               floor: float = FIT_FLOOR, seed: float = 0.0
+               ) -> tuple[LadderRun, AssignRequest | None]:
+    """The ladder's steps while each predicted step fits before ``deadline`` (on ``clock``;
+    ``seed`` guesses the first step); also the request of the largest shape measured."""
+    run = LadderRun(ladder)
+    largest: AssignRequest | None = None
+    for shape in ladder.steps:
+        left = deadline - clock()
+        if run.predict(shape, limit, seed) * SAFETY > left:
+            run.stopped = f"the budget would not hold {shape.label}"
+            break
+        request, run.calls = scale_request(assignor, shape), run.calls + 1
+        try:
+            seconds, response = _timed(assign, request, clock, left)
+        except TimeoutError:
+            run.points.append(Point(shape, ladder.size(shape), limit or 0.0, timeout=True))
+            largest, run.stopped = request, f"TIMEOUT at {shape.label}"
+            run.fit = fit_power([(p.size, p.seconds) for p in run.points], floor)
+            break
+        except HarnessError:  # groupcheck's own failure: never a finding
+            raise
+        except Exception as exc:  # noqa: BLE001 - a failing target is a finding
+            run.error, largest = f"{type(exc).__name__}: {exc}", request
+            break
+        if error := dict(response).get("error"):  # a process may answer one, whatever its type
+            run.error, largest = str(error), request
+            break
+        run.points.append(Point(shape, ladder.size(shape), seconds))
+        largest = request
+        run.fit = fit_power([(p.size, p.seconds) for p in run.points], floor)
+    return run, largest
+
+
+def _expected(run: LadderRun, bound: float) -> tuple[float, bool] | None:
+    """Seconds at the ladder's Kafka shape: (measured, True), (extrapolated, False), or
+    None when nothing fits."""
+    kafka = run.ladder.steps[-1]
+    hit = [p for p in run.points if p.shape == kafka and not p.timeout]
+    if hit:
+        return hit[0].seconds, True
+    late = [p for p in run.points if p.timeout and p.seconds >= bound]
+    if late:
+        return late[0].seconds, True
+    if run.fit is None:
+        return None
+    return run.fit.seconds(run.ladder.size(kafka)), False
+
+
+def _out_of_reach(run: LadderRun, reach: float) -> str:
+    """Why I13 cannot be judged on this ladder ("" when it can): the largest size measured
+    is more than ``reach`` times short of the Kafka shape's, and nothing passed the bound."""
+    kafka = run.ladder.steps[-1]
+    if not run.points or run.points[-1].size * reach >= run.ladder.size(kafka):
+        return "" if run.points else f"{run.ladder.axis}: no step measured"
+    return (f"{run.ladder.axis}: the largest shape measured, {run.points[-1].shape.label}, is "
+            f"more than {reach:g}x short of Kafka's {kafka.label} to extrapolate (a larger "
+            "--budget reaches further)")
+
+
+def ladder_figures(run: LadderRun, bound: float) -> LadderFigures:
+    """One ladder's figures (``figure_lines`` prints them); the run measured a step."""
+    last = run.points[-1]
+    out: LadderFigures = {
+        "axis": run.ladder.axis, "largest": last.shape.label,
+        "seconds": round(last.seconds, 4), "timeout": last.timeout,
+        "steps": [[p.shape.members, p.shape.partitions, round(p.seconds, 5)]
+                  for p in run.points],
+        "kafka": f"{run.ladder.steps[-1].label} ({run.ladder.kafka})"}
+    if run.fit is not None:
+        out.update({"k": round(run.fit.k, 2), "passes": run.fit.size_at(bound), "bound": bound})
+    expected = _expected(run, bound)
+    if expected is not None:
+        out.update({"kafka_seconds": round(expected[0], 3), "kafka_measured": expected[1]})
+    return out
+
+
+def _seconds(value: float) -> str:
+    return f"{value:,.0f}" if value >= 100 else f"{value:.3g}"
+
+
+def _finding(target: Target, run: LadderRun, request: AssignRequest | None, bound: float,
+             failures: str, reach: float) -> Finding | None:
+    """I13 when the ladder's Kafka shape passes ``bound`` (measured, or extrapolated within
+    ``reach``), the largest request saved."""
+    expected = _expected(run, bound)
+    if expected is None or expected[0] <= bound or request is None:
+        return None
+    if not expected[1] and _out_of_reach(run, reach):
+        return None
+    kafka = run.ladder.steps[-1]
+    when = "measured" if expected[1] else "extrapolated"
+    how = when if expected[1] or not run.fit else (
+        f"extrapolated from time ~ {run.ladder.axis}^{run.fit.k:.2f}")
+    head = f"I13: one assign call at {kafka.label} (Kafka's {run.ladder.kafka})"
+    violation = (f"{head} takes {_seconds(expected[0])} s ({how}), past the {bound:g} s "
+                 "rebalance timeout")
+    largest = run.points[-1] if run.points else None
+    path = save_json(failures, f"scale-{target.name}-I13", {  # the times are printed only
+        **request, "groupcheck": {"format": "groupcheck-scale/1", "target": target.name,
+                                  "invariant": "I13", "violations": [
+                                      f"{head} passes the {bound:g} s rebalance timeout "
+                                      f"({when})"],
+                                  "axis": run.ladder.axis}},
+        {"target": target.name, "invariant": "I13", "request": request})
+    shown = largest.shape.label if largest else "the first shape"
+    return Finding("I13", violation, path, len(request["members"]),
+                   f"largest shape measured: {shown}; steps (members, partitions, s): "
+                   f"{ladder_figures(run, bound)['steps'] if run.points else None}")
+
+
+def _ladders(assign: AssignFn, assignor: str, ladders: Sequence[Ladder], deadline: float,
+             clock: Clock, limit: float | None, floor: float
+             ) -> list[tuple[LadderRun, AssignRequest | None]]:
+    """Every ladder in turn after one untimed call on the smallest shape (a process or a
+    JVM starts, caches fill), each ladder's first step guessed from the ladder before; the
+    ladders after one that failed are not run."""
+    out: list[tuple[LadderRun, AssignRequest | None]] = []
+    if ladders and ladders[0].steps:
+        try:
+            assign(scale_request(assignor, ladders[0].steps[0]))
+        except Exception:  # noqa: BLE001 - the timed call that follows reports it
+            pass
+    for ladder in ladders:
+        seed = 0.0
+        if out:
+            before = out[-1][0]
+            seed = before.predict(ladder.steps[0], limit) if before.points else math.inf
+        run, request = run_ladder(assign, assignor, ladder, deadline, clock=clock,
+                                  limit=limit, floor=floor, seed=seed)
+        out.append((run, request))
+        if run.error:
+            break
+    return out
+
+
+def run_scale(target: Target, budget: float, failures: str, *,
+              ladders: Sequence[Ladder] = DEFAULT_LADDERS, bound: float = COST_BOUND,
+              clock: Clock = time.perf_counter, compare: bool = True,
+              floor: float = FIT_FLOOR, reach: float = MAX_REACH,
+              progress: ProgressFn = silent) -> EngineResult:
+    """Every ladder on the target within ``budget`` seconds (on ``clock``), then, with
+    ``compare`` and time left, the builtin assignor of the same name (at most
+    ``BUILTIN_SHARE`` of the budget); I13 against ``bound`` (an extrapolation within
+    ``reach`` times the largest size measured). ``progress`` hears of every call."""
+    result = EngineResult("scale", ("I13", "ERROR"))
+    if target.assign is None or target.assignor is None:
+        result.skipped = "no assign function"
+        return result
+    started = clock()
+    meter = Meter(progress, "scale", target.name, budget, clock)
+    beside = (compare and target.assignor in BUILTIN_ASSIGNORS
+              and not target.name.startswith("builtin:"))
+    mine = started + budget * ((1 - BUILTIN_SHARE) if beside else 1.0)
+    runs = _ladders(meter.counting(target.assign), target.assignor, ladders, mine, clock,
+                    target.timeout, floor)
+    unjudged: list[str] = []
+    for run, request in runs:
+        result.runs += run.calls
+        result.judged["ERROR"] += len(run.points)
+        if run.error:
+            result.add(Finding("ERROR", f"ERROR: the target raised at {run.ladder.axis} scale:"
+                               f" {run.error}", _save_error(target, request, run, failures),
+                               len(request["members"]) if request else None))
+            break
+        found = _finding(target, run, request, bound, failures, reach)
+        far = _out_of_reach(run, reach)
+        if found is not None:
+            result.add(found)
+        elif far:
+            unjudged.append(far)
+        else:
+            result.judged["I13"] += 1
+    cost = CostFigures()
+    for r, _ in runs:
+        if r.points:
+            cost[r.ladder.axis] = ladder_figures(r, bound)
+    if beside and not result.failed:
+        builtin = _ladders(run_assign, target.assignor, ladders, started + budget, clock,
+                           None, floor)
+        cost["builtin"] = {r.ladder.axis: round(r.fit.k, 2) for r, _ in builtin
+                           if r.fit is not None}
+    result.figures["cost"] = cost
+    if unjudged:
+        result.reasons["I13"] = "; ".join(unjudged)
+    result.seconds = clock() - started
+    result.note = "; ".join(f"{r.ladder.axis}: {r.stopped}" for r, _ in runs if r.stopped)
+    return result
+
+
+def _save_error(target: Target, request: AssignRequest | None, run: LadderRun,
+                failures: str) -> str | None:
+    if request is None:
+        return None
+    return save_json(failures, f"scale-{target.name}-ERROR", {
+        **request, "groupcheck": {"format": "groupcheck-scale/1", "target": target.name,
+                                  "invariant": "ERROR", "violations": [run.error],
+                                  "axis": run.ladder.axis}},
+        {"target": target.name, "invariant": "ERROR", "request": request})

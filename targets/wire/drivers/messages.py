@@ -1,0 +1,120 @@
+"""The JSON lines of the member-driver contract: the commands a driver reads, the acks and the
+events it writes (``docs/reference/member-driver-contract.md`` gives every field).
+
+Both ends use these shapes: the Python drivers (`host` and the drivers built on it) and the
+harness (``wire/driver_process``, ``wire/log``, ``wire/clients``). A line is whatever its writer
+sent: every reader still converts and checks what it takes from one. This module is part of
+the drivers' bundle, so it imports only the standard library and stays importable on Python
+3.9 (no ``Required``, ``NotRequired`` or ``X | Y`` outside annotations: a TypedDict's required
+keys are its total base's).
+"""
+
+from __future__ import annotations
+
+from typing import TypedDict, Union
+
+__all__ = ["Ack", "AckError", "AckHead", "CallbackFields", "Command", "CommandHead", "DriverConfig",
+           "DriverEvent", "EventFields", "EventHead", "Hello", "JsonPartition", "JsonRecord"]
+
+#: a partition as a line holds it: ``[topic, partition]`` (and a record:
+#: ``[topic, partition, offset]``); the aliases are evaluated at import, hence the old spelling
+JsonPartition = list[Union[str, int]]  # noqa: UP007 - runs on Python 3.9
+JsonRecord = list[Union[str, int]]  # noqa: UP007 - runs on Python 3.9
+
+
+class DriverConfig(TypedDict, total=False):
+    """A ``create``'s ``config``: the consumer settings the harness sends."""
+
+    client_id: str
+    session_timeout_ms: int
+    heartbeat_interval_ms: int
+    max_poll_interval_ms: int
+    metadata_max_age_ms: int
+    auto_offset_reset: str
+    enable_auto_commit: bool
+
+
+class CommandHead(TypedDict):
+    """What every command has: its number and its name."""
+
+    id: int
+    cmd: str
+
+
+class Command(CommandHead, total=False):
+    """One command (harness → driver); which fields it has depends on ``cmd``."""
+
+    member: str
+    bootstrap: str
+    group: str
+    assignor: str
+    assignors: list[str]
+    topics: list[str]
+    config: DriverConfig
+    partitions: list[JsonPartition]
+    ms: int
+    topic: str
+    partition: int
+    value: str
+
+
+class Hello(TypedDict, total=False):
+    """A driver's account of itself, in the ack of ``hello``."""
+
+    client: str
+    version: str
+    assignors: list[str]
+    profile: str
+    crash: str
+
+
+class AckHead(TypedDict):
+    ack: int
+
+
+class AckError(TypedDict, total=False):
+    """Why a command failed (absent when it did not)."""
+
+    error: str
+
+
+class Ack(AckHead, Hello, AckError):
+    """The answer to command ``ack``: ``error`` when the client call failed; the `Hello`
+    fields for ``hello``."""
+
+
+class EventHead(TypedDict):
+    """What every event has: its name, its member, the driver's count and the clock."""
+
+    event: str
+    member: str
+    seq: int
+    ts: int
+
+
+class CallbackFields(TypedDict):
+    """A ``callback_start``'s fields (a ``callback_end`` adds ``paused``)."""
+
+    kind: str
+    partitions: list[JsonPartition]
+    generation: int | None
+    memberId: str | None
+
+
+class EventFields(TypedDict, total=False):
+    """The fields an event may carry besides its head; which ones depends on ``event``."""
+
+    kind: str
+    partitions: list[JsonPartition]
+    generation: int | None
+    memberId: str | None
+    paused: list[JsonPartition] | None
+    records: list[JsonRecord]
+    message: str
+    topics: list[str]
+    before: list[JsonPartition]
+    after: list[JsonPartition]
+
+
+class DriverEvent(EventHead, EventFields):
+    """One event (driver → harness)."""
