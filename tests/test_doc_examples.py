@@ -191,6 +191,20 @@ def test_a_shrink_cut_short_by_a_busy_machine_matches_the_page_s_complete_one() 
     assert differences(shown, busy.replace("57 members", "58 members")) != []
 
 
+def test_cost_judged_or_not_within_the_scale_engine_s_share_matches_either_way() -> None:
+    shown = ("I12        -           not judged  -", "I13        -           holds",
+             "not judged:", "  I12 [fuzz]: no layout", "VIOLATED")
+    reached = "\n".join(shown)
+    short = reached.replace("I13        -           holds",
+                            "I13        -           not judged").replace(
+        "  I12 [fuzz]: no layout", "  I12 [fuzz]: no layout\n  I13 [scale]: too short")
+    assert differences(shown, reached) == differences(shown, short) == []
+    assert differences(shown, reached.replace("I13        -           holds",
+                                              "I13        -           VIOLATED")) != []
+    assert differences(shown, reached.replace("I12        -           not judged",
+                                              "I12        -           holds     ")) != []
+
+
 def test_an_elision_skips_lines_but_the_page_s_order_holds() -> None:
     shown = ("first", "…", "last")
     assert differences(shown, "first\nany\nlines\nlast") == []

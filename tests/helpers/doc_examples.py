@@ -13,6 +13,9 @@ of ``check`` got depends on the machine's speed and load, so an engine's summary
 the table (``  prove     49,320 runs in 7.5s; 1 of 5 scopes: …``) matches with any counts up
 to its first ``;``, and the figures indented under it are left out on both sides; so is a
 shrink's note that its budget ran out (``; budget spent``), which only a busy machine adds.
+The same holds for I13: the ``scale`` engine judges cost from the largest group it timed
+within its share, so its I13 cell matches ``holds`` and ``not judged`` alike, and its
+``I13 [scale]: …`` line among the invariants not judged is left out on both sides.
 `globbed` turns such a digest in a command into a glob.
 """
 
@@ -33,6 +36,8 @@ _DIGEST = re.compile(r"(?<=-)[0-9a-f]{10}(?=\\\.(?:json|html|txt))")
 _NUMBER = re.compile(r"\d[\d,]*(?:\\\.\d+)?(?:e[+-]\d+)?")
 _FIGURES = " " * 12  # how the figures under an engine's line are indented
 _BUSY = re.compile(r"; budget spent(?=\))| \(budget spent\)$")
+_COST_ROW = re.compile(r"^I13 ")
+_COST_NOT_JUDGED = "  I13 [scale]: "
 _FILE_DIGEST = re.compile(r"-[0-9a-f]{10}(?=\.(?:json|html|txt)\b)")
 
 
@@ -117,14 +122,16 @@ def _pattern(line: str) -> re.Pattern[str]:
 
 
 def _without_figures(lines: list[str]) -> list[str]:
-    """``lines`` less the figures indented under an engine's summary line and a shrink's
-    note that its budget ran out."""
+    """``lines`` less what depends on the machine's speed: the figures indented under an
+    engine's summary line, a shrink's note that its budget ran out, I13 judged or not."""
     out: list[str] = []
     under_engine = False
     for line in lines:
-        if under_engine and line.startswith(_FIGURES):
+        if (under_engine and line.startswith(_FIGURES)) or line.startswith(_COST_NOT_JUDGED):
             continue
         under_engine = bool(_ENGINE.match(line))
+        if _COST_ROW.match(line):
+            line = line.replace("not judged", "holds     ").rstrip()
         out.append(_BUSY.sub("", line))
     return out
 
