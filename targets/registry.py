@@ -86,7 +86,8 @@ def _builtin(name: str, **_: Any) -> Target:
                   group=lambda: BuiltinGroup(f"builtin:{name}"), codec=BuiltinCodec(),
                   hints=MachineHints(name), call=handle,
                   assign_session=lambda: AssignSession(user_data=False),
-                  user_data=instances_user_data(lambda: make_assignor(name))).promise()
+                  user_data=instances_user_data(lambda: make_assignor(name)),
+                  make=lambda: make_assignor(name)).promise()
 
 
 def _mutant(name: str, **_: Any) -> Target:
@@ -102,7 +103,7 @@ def _mutant(name: str, **_: Any) -> Target:
             session = _session_of(cls)
         return Target(target, m.assignor, assign=assign, group=m.factory, user_data=user_data,
                       hints=MachineHints(m.assignor, m.profiles, m.user_data_versions),
-                      assign_session=session).promise()
+                      assign_session=session, make=cls).promise()
     if name in ASSIGNOR_MUTANTS:
         am = ASSIGNOR_MUTANTS[name]
         py = PythonTarget(target, am.cls, am.subscription_version)
@@ -110,8 +111,8 @@ def _mutant(name: str, **_: Any) -> Target:
         return Target(target, py.assignor, assign=py.assign, group=py.group_factory(),
                       hints=MachineHints(py.assignor, subscription_versions=versions),
                       user_data=instances_user_data(am.cls),
-                      assign_session=_session_of(am.cls, am.subscription_version)
-                      ).promise(py.declared, py.cooperative)
+                      assign_session=_session_of(am.cls, am.subscription_version),
+                      make=am.cls).promise(py.declared, py.cooperative)
     if name in CODEC_MUTANTS:
         return Target(target, None, codec=CODEC_MUTANTS[name]())
     known = sorted([*MUTANTS, *ASSIGNOR_MUTANTS, *CODEC_MUTANTS])
@@ -141,8 +142,8 @@ def _python(spec: str, **_: Any) -> Target:
     except TargetLoadError as exc:
         raise TargetError(str(exc)) from None
     return Target(py.target, py.assignor, assign=py.assign, group=py.group_factory(),
-                  hints=MachineHints(py.assignor), user_data=instances_user_data(py.make)
-                  ).promise(py.declared, py.cooperative)
+                  hints=MachineHints(py.assignor), user_data=instances_user_data(py.make),
+                  make=py.make).promise(py.declared, py.cooperative)
 
 
 def _kafka_python(name: str, **_: Any) -> Target:
@@ -152,7 +153,7 @@ def _kafka_python(name: str, **_: Any) -> Target:
     except (ValueError, TargetUnavailable) as exc:
         raise TargetError(str(exc)) from None
     return Target(kp.target, kp.assignor, assign=kp.assign, group=kp.group_factory(),
-                  codec=KafkaPythonCodec(), user_data=instances_user_data(kp.make),
+                  codec=KafkaPythonCodec(), user_data=instances_user_data(kp.make), make=kp.make,
                   hints=MachineHints(kp.assignor, profiles=("java",),
                                      subscription_versions=(kp.subscription_version,),
                                      # kafka-python refuses [range, cooperative-sticky]
@@ -168,8 +169,8 @@ def _aiokafka(name: str, **_: Any) -> Target:
         raise TargetError(str(exc)) from None
     return Target(py.target, py.assignor, assign=py.assign, group=py.group_factory(),
                   hints=MachineHints(py.assignor, profiles=("java",),
-                                     subscription_versions=(0,), upgrades=False)
-                  ).promise()
+                                     subscription_versions=(0,), upgrades=False),
+                  make=py.make).promise()
 
 
 def process_target(target: str, process: JsonlProcess, assignor: str | None) -> Target:
@@ -185,7 +186,7 @@ def process_target(target: str, process: JsonlProcess, assignor: str | None) -> 
     return Target(jt.target, name, assign=jt.assign, group=jt.group_factory(),
                   codec=JsonlCodec(jt), hints=MachineHints(name), fork_safe=False,
                   call=jt.call, user_data=call_user_data(jt.process.call, name),
-                  closers=[jt.close], open_assignor=True,
+                  make=jt.make, closers=[jt.close], open_assignor=True,
                   timeout=process.timeout).promise()
 
 
