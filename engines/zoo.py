@@ -10,9 +10,10 @@ from ..targets.registry import resolve
 from ..targets.target import Target
 from ..targets.zoo.entries import ZooEntry
 from .battery.fuzz import run_fuzz
-from .battery.golden import run_codec
+from .battery.golden import run_codec, run_vectors
 from .battery.prove import run_prove, run_scenarios
 from .battery.results import EngineResult, Finding
+from .battery.scale import run_scale
 
 __all__ = ["ZooOutcome", "run_zoo_check", "run_zoo_entry", "zoo_table"]
 
@@ -45,6 +46,10 @@ def run_zoo_check(entry: ZooEntry, target: Target, failures: str) -> EngineResul
         return run_codec(target, failures)
     if entry.engine == "fuzz":
         return run_fuzz(target, entry.budget, failures)
+    if entry.engine == "scale":
+        return run_scale(target, entry.budget, failures)
+    if entry.engine == "vectors":
+        return run_vectors(target, failures)
     raise ValueError(f"unknown engine {entry.engine}")
 
 
