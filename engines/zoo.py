@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass
+from pathlib import Path
 
 from ..targets.registry import resolve
 from ..targets.target import Target
@@ -36,8 +37,10 @@ class ZooOutcome:
                 and self.control in ("passed", "not run"))
 
 
-def run_zoo_check(entry: ZooEntry, target: Target, failures: str) -> EngineResult:
-    """The one check a zoo entry names, on ``target``."""
+def run_zoo_check(entry: ZooEntry, target: Target, failures: str,
+                  vectors: Path | None = None) -> EngineResult:
+    """The one check a zoo entry names, on ``target`` (``vectors``: the golden vectors'
+    folder, for the ``vectors`` engine)."""
     if entry.engine == "scenario":
         return run_scenarios(target, entry.scenarios, failures, entry.expect)
     if entry.engine == "prove":
@@ -49,15 +52,16 @@ def run_zoo_check(entry: ZooEntry, target: Target, failures: str) -> EngineResul
     if entry.engine == "scale":
         return run_scale(target, entry.budget, failures)
     if entry.engine == "vectors":
-        return run_vectors(target, failures)
+        return run_vectors(target, failures, vectors=vectors)
     raise ValueError(f"unknown engine {entry.engine}")
 
 
-def run_zoo_entry(entry: ZooEntry, failures: str, control: bool = True) -> ZooOutcome:
+def run_zoo_entry(entry: ZooEntry, failures: str, control: bool = True,
+                  vectors: Path | None = None) -> ZooOutcome:
     target = resolve(entry.target)
     started = time.perf_counter()
     try:
-        result = run_zoo_check(entry, target, failures)
+        result = run_zoo_check(entry, target, failures, vectors)
     finally:
         target.close()
     seconds = time.perf_counter() - started
@@ -68,7 +72,7 @@ def run_zoo_entry(entry: ZooEntry, failures: str, control: bool = True) -> ZooOu
     if control:
         base = resolve(entry.base)
         try:
-            base_result = run_zoo_check(entry, base, failures)
+            base_result = run_zoo_check(entry, base, failures, vectors)
         finally:
             base.close()
         verdict = "passed" if not base_result.findings else \

@@ -52,7 +52,8 @@ def run(args: argparse.Namespace, env: Environment = NO_ENVIRONMENT) -> int:
             entry = replace(entry, budget=args.budget)
         try:
             outcomes.append(engines.run_zoo_entry(entry, args.failures,
-                                                  control=not args.no_control))
+                                                  control=not args.no_control,
+                                                  vectors=env.vectors))
         except TargetError as exc:
             raise engines.EngineInputError(str(exc)) from None
         if args.verbose and outcomes[-1].caught:
