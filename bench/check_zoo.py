@@ -116,7 +116,8 @@ def main(argv: list[str] | None = None) -> int:
         name = shown(entry.target, args.jsonl)
         out = run_row(target, args.budget, args.parity, args.seed)
         if out.error:
-            print(f"{entry.row:<7} {name:<{width}} {'ERROR':>8} {out.error}", flush=True)
+            error = out.error.replace(target, name)
+            print(f"{entry.row:<7} {name:<{width}} {'ERROR':>8} {error}", flush=True)
             times.append(args.budget)
             continue
         first = out.first
