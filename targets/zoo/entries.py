@@ -42,8 +42,8 @@ from .assignor_mutants import (
     UnsortedCodec,
 )
 from .depth_mutants import (
-    LeastLoadedScanCooperativeStickyAssignor,
     NameOrderRangeAssignor,
+    RebuiltUnfilledCooperativeStickyAssignor,
     StaleBlindCooperativeStickyAssignor,
 )
 from .escapes import (
@@ -162,8 +162,8 @@ ASSIGNOR_MUTANTS: dict[str, AssignorMutant] = {m.name: m for m in (
     AssignorMutant("sticky-shared-state", "sticky", SharedStateStickyAssignor),
     AssignorMutant("sticky-shuffles-large-groups", "sticky", LargeGroupShuffleStickyAssignor),
     AssignorMutant("custom-whole-topic", "whole-topic", WholeTopicAssignor),
-    AssignorMutant("cooperative-least-loaded-scan", "cooperative-sticky",
-                   LeastLoadedScanCooperativeStickyAssignor),
+    AssignorMutant("cooperative-rebuilt-unfilled", "cooperative-sticky",
+                   RebuiltUnfilledCooperativeStickyAssignor),
     AssignorMutant("cooperative-stale-blind", "cooperative-sticky",
                    StaleBlindCooperativeStickyAssignor),
     AssignorMutant("range-topic-name-order", "range", NameOrderRangeAssignor),
@@ -245,9 +245,9 @@ ZOO: tuple[ZooEntry, ...] = (
              "mutant:custom-whole-topic",
              "python:groupcheck.targets.zoo.escapes:LeastLoadedAssignor", "prove", "I3", 60,
              scope="members=2,topics=2,partitions=2,generations=1,claims=1"),
-    ZooEntry("cost", "quadratic port", "new partitions placed by a scan for the least loaded",
-             "mutant:cooperative-least-loaded-scan", "builtin:cooperative-sticky", "scale",
-             "I13", 60),
+    ZooEntry("cost", "quadratic port", "the unfilled members rebuilt for every partition",
+             "mutant:cooperative-rebuilt-unfilled", "builtin:cooperative-sticky", "scale",
+             "I13", 120),
     ZooEntry("gen3", "three generations", "a stale claim never beats an older stale claim",
              "mutant:cooperative-stale-blind", "builtin:cooperative-sticky", "prove", "I6",
              30, scope="members=3,topics=1,partitions=1,generations=3,claims=3"),
