@@ -15,6 +15,7 @@ from .battery.golden import run_codec, run_vectors
 from .battery.prove import run_prove, run_scenarios
 from .battery.results import EngineResult, Finding
 from .battery.scale import run_scale
+from .progress import ProgressFn, silent
 
 __all__ = ["ZooOutcome", "run_zoo_check", "run_zoo_entry", "zoo_table"]
 
@@ -38,17 +39,18 @@ class ZooOutcome:
 
 
 def run_zoo_check(entry: ZooEntry, target: Target, failures: str,
-                  vectors: Path | None = None) -> EngineResult:
-    """The one check a zoo entry names, on ``target`` (``vectors``: the golden vectors'
-    folder, for the ``vectors`` engine)."""
+                  progress: ProgressFn = silent, vectors: Path | None = None) -> EngineResult:
+    """The one check a zoo entry names, on ``target`` (the prover and the state machine
+    tell ``progress`` of their work; ``vectors``: the golden vectors' folder, for the
+    ``vectors`` engine)."""
     if entry.engine == "scenario":
         return run_scenarios(target, entry.scenarios, failures, entry.expect)
     if entry.engine == "prove":
-        return run_prove(target, entry.scope, failures)
+        return run_prove(target, entry.scope, failures, progress=progress)
     if entry.engine == "codec":
         return run_codec(target, failures)
     if entry.engine == "fuzz":
-        return run_fuzz(target, entry.budget, failures)
+        return run_fuzz(target, entry.budget, failures, progress=progress)
     if entry.engine == "scale":
         return run_scale(target, entry.budget, failures)
     if entry.engine == "vectors":
@@ -57,11 +59,11 @@ def run_zoo_check(entry: ZooEntry, target: Target, failures: str,
 
 
 def run_zoo_entry(entry: ZooEntry, failures: str, control: bool = True,
-                  vectors: Path | None = None) -> ZooOutcome:
+                  progress: ProgressFn = silent, vectors: Path | None = None) -> ZooOutcome:
     target = resolve(entry.target)
     started = time.perf_counter()
     try:
-        result = run_zoo_check(entry, target, failures, vectors)
+        result = run_zoo_check(entry, target, failures, progress, vectors)
     finally:
         target.close()
     seconds = time.perf_counter() - started
@@ -72,7 +74,7 @@ def run_zoo_entry(entry: ZooEntry, failures: str, control: bool = True,
     if control:
         base = resolve(entry.base)
         try:
-            base_result = run_zoo_check(entry, base, failures, vectors)
+            base_result = run_zoo_check(entry, base, failures, progress, vectors)
         finally:
             base.close()
         verdict = "passed" if not base_result.findings else \

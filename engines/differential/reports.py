@@ -23,11 +23,12 @@ from ...targets.offers import Offer
 from ...targets.target import Target
 from ..battery.results import save_json
 from ..errors import EngineInputError
+from ..saved.requests import answer_table
 from .search import (
+    ANSWER_INDENT,
     DiffResult,
     Pair,
     answer_fn,
-    answer_table,
     describe,
     explained_text,
     run_requests,
@@ -89,7 +90,11 @@ def save_differences(result: Any, ours: str, reference: str, failures: str) -> l
         kind = "unexplained" if not d.explanation.explained else \
             "+".join(d.explanation.deviations)
         stem = f"diff-{result.assignor}-{kind}-s{d.scenario}-c{d.call}"
-        paths.append(save_json(failures, stem, d.record(ours, reference, result.seed)))
+        record = d.record(ours, reference, result.seed)
+        paths.append(save_json(failures, stem, record, {
+            "targets": [ours, reference], "assignor": result.assignor, "kind": kind,
+            "scenario": d.scenario, "call": d.call,
+            "request": {k: v for k, v in record.items() if k != "groupcheck"}}))
     return paths
 
 
@@ -101,7 +106,8 @@ def save_search_difference(failures: str, a: Target, b: Target, assignor: str,
         **(result.request or {}), "groupcheck": {
             "format": "groupcheck-diff/1", "targets": [a.name, b.name],
             "invariant": "TIMEOUT" if result.timeout else "DIFF",
-            "answers": [result.a, result.b], "source": result.source}})
+            "answers": [result.a, result.b], "source": result.source}},
+        {"targets": [a.name, b.name], "assignor": assignor, "request": result.request})
 
 
 def diff_pairs(a: list[Offer], b: list[Offer], wanted: list[str]
@@ -187,6 +193,6 @@ def _request_lines(label: str, request: AssignRequest,
     if result.agree:
         ra, rb, _, _ = pair.check(request, count=False)
         return [f"{label}: {a.name} and {b.name} differ{explained_text(result.explained)}",
-                f"  {a.name} answered", answer_table(ra), f"  {b.name} answered",
-                answer_table(rb)], True
+                f"  {a.name} answered", answer_table(ra, ANSWER_INDENT), f"  {b.name} answered",
+                answer_table(rb, ANSWER_INDENT)], True
     return [f"{label}:", describe(result, a.name, b.name)], False

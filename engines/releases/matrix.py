@@ -25,8 +25,7 @@ from __future__ import annotations
 import multiprocessing
 import os
 import time
-from collections.abc import Callable, Sequence
-from concurrent.futures import ProcessPoolExecutor
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from multiprocessing.util import Finalize
 from pathlib import Path
@@ -47,10 +46,13 @@ from ..battery.results import (
 )
 from ..battery.runner import run_batteries
 from ..errors import EngineInputError
+from ..progress import Meter, ProgressFn, silent
 from ..resolving import offers_of
+from ..worker_pools import worker_pool
 from .bisection import Bisection, bisect_many
 
 __all__ = ["Cell", "CellJob", "CellJson", "CellOptions", "MatrixRun", "cell_verdict",
+           "named_and_released",
            "parse_versions", "plan_cells", "run_cell", "run_matrix"]
 
 #: a cell's verdict per invariant, most telling first
@@ -81,6 +83,15 @@ def parse_versions(text: str, repo: str) -> list[str]:
         raise EngineInputError(f"--versions: {text} runs backwards ({low} is newer than "
                                f"{high})")
     return [f"java@{v}:" for v in ordered[first:last + 1]]
+
+
+def named_and_released(named: Sequence[str], versions: str | None, repo: str) -> list[str]:
+    """The targets of a run over releases (``matrix``, ``bisect``): those ``named``, in
+    order, then the releases of ``versions`` (`parse_versions`) not already named."""
+    targets = list(named)
+    if versions:
+        targets += [t for t in parse_versions(versions, repo) if t not in targets]
+    return targets
 
 
 def plan_cells(targets: Sequence[str], assignors: Sequence[str],
@@ -280,27 +291,30 @@ def run_matrix(plan: Sequence[tuple[str, str]], *, budget: float, seed: int = 0,
                jobs: int = 2, out: Path = Path("matrix-out"),
                settings: Settings = NO_SETTINGS, timeout: float | None = None,
                parity: bool = False, vectors: Path | None = None,
-               progress: Callable[[str], None] | None = None) -> MatrixRun:
-    """Every cell of ``plan`` (`plan_cells`), ``jobs`` at a time, then the bisections."""
+               progress: ProgressFn = silent) -> MatrixRun:
+    """Every cell of ``plan`` (`plan_cells`), ``jobs`` at a time, then the bisections;
+    ``progress`` hears of every cell done (its findings: the cells violated so far)."""
     started = time.perf_counter()
     workers = 1 if jobs > 1 else None
     options: CellOptions = {"settings": settings, "timeout": timeout, "workers": workers,
                             "parity": parity, "vectors": str(vectors) if vectors else None}
     todo = _jobs(plan, budget, seed, out, options)
-    cells = _run_cells(todo, jobs, progress)
+    cells = _run_cells(todo, jobs, Meter(progress, "matrix", f"{len(todo)} cell(s)"))
     run = MatrixRun(cells, budget, seed, jobs)
     run.bisections = bisect_cells(cells, settings=settings, timeout=timeout)
     run.seconds = time.perf_counter() - started
     return run
 
 
-def _run_cells(todo: Sequence[CellJob], jobs: int,
-               progress: Callable[[str], None] | None) -> list[Cell]:
+def _run_cells(todo: Sequence[CellJob], jobs: int, meter: Meter) -> list[Cell]:
+    done: list[Cell] = []
+
     def told(cell: Cell) -> Cell:
-        if progress is not None:
-            state = ("not supported" if cell.result is None
-                     else "VIOLATED" if cell.failed else "held")
-            progress(f"{cell.target} {cell.assignor}: {state} ({cell.seconds:.1f}s)")
+        done.append(cell)
+        state = ("not supported" if cell.result is None
+                 else "VIOLATED" if cell.failed else "held")
+        meter.tick(len(done), sum(c.failed for c in done),
+                   f"{cell.target} {cell.assignor}: {state}")
         return cell
 
     if jobs <= 1 or len(todo) <= 1:
@@ -310,8 +324,7 @@ def _run_cells(todo: Sequence[CellJob], jobs: int,
             _release()
     method = "forkserver" if "forkserver" in multiprocessing.get_all_start_methods() \
         else "spawn"
-    with ProcessPoolExecutor(min(jobs, len(todo)), mp_context=multiprocessing.get_context(
-            method)) as pool:
+    with worker_pool(min(jobs, len(todo)), method) as pool:
         futures = [pool.submit(run_cell, j) for j in todo]
         return [told(f.result()) for f in futures]
 
