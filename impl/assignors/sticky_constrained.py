@@ -157,10 +157,16 @@ class ConstrainedAssignmentBuilder:
         return self.min_quota
 
     def _unassigned_partitions(self, assigned: list[TopicPartition]) -> list[TopicPartition]:
-        """All partitions in (topic, partition) order that nobody kept (the pool's tuples)."""
+        """All partitions in (topic, partition) order that nobody kept (the pool's tuples).
+
+        The list is settled into the old generation while still empty: the collector's
+        passes during the round robin then visit only the members' new lists, never its
+        million slots again."""
         counts = self.partitions_per_topic
         made = None if self.collector is None else self.collector.made
         out: list[TopicPartition] = []
+        if self.collector is not None:
+            self.collector.settle()
         if not assigned:  # a first assignment: every partition
             for topic in sorted(counts, key=member_key):
                 out.extend(topic_partitions(topic, counts[topic], made))
