@@ -10,7 +10,7 @@ output depends on them.
 from __future__ import annotations
 
 import gc
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import ClassVar
@@ -284,7 +284,8 @@ class RackInfo:
         racks = self.partition_racks.get(tp)
         return racks is None or rack not in racks
 
-    def sort_by_rack_consumers(self, partitions: list[TopicPartition]) -> list[TopicPartition]:
+    def sort_by_rack_consumers(self, partitions: Sequence[TopicPartition]
+                               ) -> Sequence[TopicPartition]:
         """Stable sort by how many consumers share a rack with the partition's replicas."""
         if not self.num_consumers_by_partition:
             return partitions
