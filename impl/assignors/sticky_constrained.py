@@ -276,8 +276,16 @@ class ConstrainedAssignmentBuilder:
         return position
 
     def _take(self, member: str, partitions: Sequence[TopicPartition]) -> None:
-        """Hand a slice of partitions to ``member`` (bookkeeping of ``_assign_new_partition``)."""
-        self.assignment[member].extend(partitions)
+        """Hand a slice of partitions to ``member`` (bookkeeping of ``_assign_new_partition``).
+
+        A member with none yet gets a new list: young, so the collector's next pass visits
+        it while it is still in the processor's cache (the empty list it had is old by now,
+        and a full collection would visit its slots long after)."""
+        mine = self.assignment[member]
+        if mine:
+            mine.extend(partitions)
+        else:
+            self.assignment[member] = list(partitions)
         if self.maybe_revoked or self.multiple:
             for tp in partitions:
                 previous_owner = self.maybe_revoked.get(tp)
