@@ -32,6 +32,7 @@ import json
 import multiprocessing
 import os
 import re
+import signal
 import time
 from collections import Counter
 from collections.abc import Callable, Iterator
@@ -188,6 +189,9 @@ def _init_worker(assign: AssignFn, session: Callable[[], AssignFn] | None, assig
                  scope: Scope, sticky: bool, exact: bool,
                  reference: AssignFn | None = None, gaps: bool = True,
                  claim_mode: str | None = None) -> None:
+    # Ctrl-C on a terminal reaches the whole process group: the parent ends the run (its
+    # pool terminates the workers), so a worker ignores it rather than print a traceback
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
     _WORKER[:] = [_Worker(session() if session is not None else assign, assign, assignor,
                           scope, sticky, Optimiser(exact) if gaps else None, claim_mode,
                           skeletons(scope), reference)]
