@@ -42,6 +42,7 @@ from typing import Any
 from ..deviations import EVIDENCE, agreement, evidence_labels
 from ..optimal import Optimiser
 from ..rebalance import assignment_of
+from .batch import AssignManyFn, judge_many
 from .blind import check_eager, choose, projections
 from .enumeration import tasks_of
 from .judgement import (
@@ -177,6 +178,8 @@ class _Worker:
     claim_mode: str | None
     skeletons: list[Skeleton]
     reference: AssignFn | None
+    #: the target's batch assign function (a process target's), used instead of ``assign``
+    assign_many: AssignManyFn | None = None
     shapes: dict[Metadata, MetadataShape] = field(default_factory=dict)
 
 
@@ -187,10 +190,12 @@ _WORKER: list[_Worker] = []
 def _init_worker(assign: AssignFn, session: Callable[[], AssignFn] | None, assignor: str,
                  scope: Scope, sticky: bool, exact: bool,
                  reference: AssignFn | None = None, gaps: bool = True,
-                 claim_mode: str | None = None) -> None:
+                 claim_mode: str | None = None, assign_many: AssignManyFn | None = None
+                 ) -> None:
     _WORKER[:] = [_Worker(session() if session is not None else assign, assign, assignor,
                           scope, sticky, Optimiser(exact) if gaps else None, claim_mode,
-                          skeletons(scope), reference)]
+                          skeletons(scope), reference,
+                          assign_many if session is None else None)]
 
 
 def _relabel(j: Judgement, assign: AssignFn, reference: AssignFn) -> None:
@@ -220,8 +225,11 @@ def _run_task(item: tuple[Task, int]) -> _Partial:
         if mode is not None:
             _judge_projections(part, task, shape, mode)
         else:
-            for config in configs_of_task(scope, task, shape, worker.skeletons):
-                j = judge(assign, assignor, config, optimiser, sticky)
+            configs = configs_of_task(scope, task, shape, worker.skeletons)
+            judged = (judge_many(worker.assign_many, assignor, configs, optimiser, sticky)
+                      if worker.assign_many is not None else
+                      ((c, judge(assign, assignor, c, optimiser, sticky)) for c in configs))
+            for config, j in judged:
                 if reference is not None and j.first_round_of:
                     _relabel(j, worker.plain, reference)
                 part.add(config, j)
@@ -275,7 +283,8 @@ def prove(assign: AssignFn, assignor: str, scope: Scope | None = None, *,
           exact: bool = False, session: Callable[[], AssignFn] | None = None,
           progress: Callable[[int, float], None] | None = None,
           reference: AssignFn | None = None, reference_name: str | None = None,
-          gaps: bool = True, aggregate: bool = True) -> ProofReport:
+          gaps: bool = True, aggregate: bool = True,
+          assign_many: AssignManyFn | None = None) -> ProofReport:
     """Check every configuration of ``scope`` against ``assign`` (see the module doc).
 
     ``workers``: processes (default: the CPUs, at most 2 unless told; 1 runs in-process;
@@ -287,7 +296,9 @@ def prove(assign: AssignFn, assignor: str, scope: Scope | None = None, *,
     ``reference``: ask it every request of a violating configuration (`_relabel`), under
     the name ``reference_name``. ``gaps=False``: no I4b gap, which lets a keyed session
     whose leader does not see some claims be judged once for every way to add them
-    (``blind``; ``aggregate=False`` enumerates them all the same).
+    (``blind``; ``aggregate=False`` enumerates them all the same). ``assign_many``: the
+    target's batch assign function (`batch`), used instead of ``assign`` when there is no
+    session; the judgements are the same.
     """
     scope = scope or Scope()
     target = target or f"python:{assignor}"
@@ -307,7 +318,8 @@ def prove(assign: AssignFn, assignor: str, scope: Scope | None = None, *,
             if progress is not None:
                 progress(total.configs, time.perf_counter() - started)
 
-    args = (assign, session, assignor, scope, sticky, exact, reference, gaps, mode)
+    args = (assign, session, assignor, scope, sticky, exact, reference, gaps, mode,
+            assign_many)
     if workers == 1:
         _init_worker(*args)
         collect(_run_task(t) for t in tasks)
