@@ -128,18 +128,18 @@ class JsonlProcess:
         more = True
         since = time.perf_counter()  # the process's last sign of life
         while True:
-            while more and window.has_room():
-                body = next(bodies, None)
-                more = body is not None
-                if body is not None:
-                    window.add(body)
+            if more and window.low():
+                while more and window.has_room():
+                    body = next(bodies, None)
+                    more = body is not None
+                    if body is not None:
+                        window.add(body)
             unsent = window.unsent()
             if unsent:
                 idle = not window.in_flight()
-                io = self._live()
+                io = self._live() if idle or self.io is None else self.io
                 since = time.perf_counter() if idle else since
-                for pending in unsent:
-                    io.write(window.line(pending))
+                io.write(b"".join(window.line(pending) for pending in unsent))
             yield from window.ready()
             if not window.in_flight():
                 if more or len(window):

@@ -2,17 +2,20 @@
 process fails (`TargetFailure`, `TargetTimeout`, `TargetAnswerError`).
 
 A `ProcessIO` writes request lines from a thread of its own (so a caller never blocks on a
-process that stopped reading) and reads answer lines on another, into a queue the caller
-waits on with a time limit; a third thread keeps the last lines of stderr for error
-messages. It knows nothing of requests: `jsonl_process.JsonlProcess` matches answers to
-requests, times them and restarts the process.
+process that stopped reading) and reads what the process answers on another, a chunk at a
+time, into a queue the caller takes whole lines from with a time limit; a third thread
+keeps the last lines of stderr for error messages. It knows nothing of requests:
+`jsonl_process.JsonlProcess` matches answers to requests, times them and restarts the
+process.
 """
 
 from __future__ import annotations
 
+import os
 import queue
 import subprocess
 import threading
+import time
 from collections.abc import Mapping, Sequence
 from typing import IO
 
@@ -40,15 +43,16 @@ class TargetAnswerError(RuntimeError):
     """The process answered ``{"error": ...}``."""
 
 
-def _read_lines(stream: IO[bytes], out: queue.SimpleQueue[bytes]) -> None:
+def _read_chunks(fd: int, out: queue.SimpleQueue[bytes]) -> None:
+    """Put what the process writes, as it comes (one queue item per read, not per line),
+    then `EOF`."""
     try:
-        for line in stream:
-            out.put(line)
-    except (OSError, ValueError):
+        while chunk := os.read(fd, 1 << 16):
+            out.put(chunk)
+    except OSError:
         pass
     finally:
         out.put(EOF)
-        stream.close()
 
 
 def _write_lines(stream: IO[bytes], lines: queue.SimpleQueue[bytes | None]) -> None:
@@ -88,9 +92,12 @@ class ProcessIO:
         assert (self.proc.stdin is not None and self.proc.stdout is not None
                 and self.proc.stderr is not None)
         self.stderr_tail: list[str] = []
-        self._lines: queue.SimpleQueue[bytes] = queue.SimpleQueue()
+        self._chunks: queue.SimpleQueue[bytes] = queue.SimpleQueue()
+        self._buffer = b""  # what was read and not yet taken, from ``_start`` on
+        self._start = 0
+        self._eof = False
         self._outbox: queue.SimpleQueue[bytes | None] = queue.SimpleQueue()
-        for target, args in ((_read_lines, (self.proc.stdout, self._lines)),
+        for target, args in ((_read_chunks, (self.proc.stdout.fileno(), self._chunks)),
                              (_write_lines, (self.proc.stdin, self._outbox)),
                              (self._drain, (self.proc.stderr,))):
             threading.Thread(target=target, args=args, daemon=True).start()
@@ -110,7 +117,21 @@ class ProcessIO:
         self._outbox.put(line)
 
     def next_line(self, timeout: float) -> bytes:
-        return self._lines.get(timeout=max(timeout, 0.0))
+        """The next line (with its newline; at the end, what is left without one, then
+        `EOF`); raises ``queue.Empty`` when none is whole within ``timeout`` seconds."""
+        deadline = time.monotonic() + timeout
+        while True:
+            buffer, start = self._buffer, self._start
+            end = buffer.find(b"\n", start) + 1
+            if end or (self._eof and start < len(buffer)):
+                end = end or len(buffer)
+                self._start = end
+                return buffer[start:end]
+            if self._eof:
+                return EOF
+            chunk = self._chunks.get(timeout=max(deadline - time.monotonic(), 0.0))
+            self._eof = chunk == EOF
+            self._buffer, self._start = buffer[start:] + chunk, 0
 
     def exit_code(self, wait: float = 2.0) -> int | None:
         """The process's exit code, waiting up to ``wait`` seconds for it to end."""
@@ -127,3 +148,5 @@ class ProcessIO:
             self.proc.wait(timeout=5)
         except (OSError, subprocess.TimeoutExpired):
             pass
+        if self.proc.stdout is not None:
+            self.proc.stdout.close()

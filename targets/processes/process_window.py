@@ -54,14 +54,20 @@ class Window:
         self.size = size
         self.order: deque[Pending] = deque()
         self.by_id: dict[int, Pending] = {}
+        self._unsent: list[Pending] = []
         self._next_id = 0
 
     def has_room(self) -> bool:
         return len(self.order) < self.size
 
+    def low(self) -> bool:
+        """At most half full: time to fill it (fewer, bigger writes than one per answer)."""
+        return len(self.order) <= self.size // 2
+
     def add(self, body: Mapping[str, object]) -> Pending:
         pending = Pending(body)
         self.order.append(pending)
+        self._unsent.append(pending)
         return pending
 
     def line(self, pending: Pending) -> bytes:
@@ -72,8 +78,10 @@ class Window:
         return request_line(pending.body, self._next_id)
 
     def unsent(self) -> list[Pending]:
-        """Requests with no outcome that the running process was not given."""
-        return [p for p in self.order if p.outcome is None and p.ident is None]
+        """Requests with no outcome that the running process was not given (each one
+        is handed out once: the caller writes it)."""
+        out, self._unsent = self._unsent, []
+        return out
 
     def oldest(self) -> Pending | None:
         """The oldest request written and not answered (what a hang or a crash is blamed
@@ -114,6 +122,7 @@ class Window:
             if pending.outcome is None:
                 pending.ident = None
         self.by_id.clear()
+        self._unsent = [p for p in self.order if p.outcome is None]
 
     def ready(self) -> Iterator[Outcome]:
         """Hand back, in request order, every outcome known from the oldest request on."""
