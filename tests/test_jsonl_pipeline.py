@@ -8,7 +8,7 @@ from __future__ import annotations
 import sys
 import time
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import pytest
 
@@ -21,6 +21,8 @@ from groupcheck.targets.processes.jsonl_process import (
     TargetTimeout,
 )
 from groupcheck.targets.processes.process_window import Window, request_line
+
+from helpers.vectors import load
 
 SERVER = Path(__file__).resolve().parent / "targets" / "jsonl_pipeline_server.py"
 
@@ -183,3 +185,21 @@ def test_the_prover_over_a_jsonl_target_matches_the_prover_in_process(
     assert ({i: c.file and Path(c.file).name for i, c in batched.counterexamples.items()}
             == {i: c.file and Path(c.file).name for i, c in plain.counterexamples.items()})
     assert _report_files(tmp_path / "batched") == _report_files(tmp_path / "plain")
+
+
+def test_the_vectors_engine_over_a_jsonl_target_matches_the_builtin(tmp_path: Path) -> None:
+    """The golden vectors sent through the window judge as the builtin called in process."""
+    from groupcheck.engines.battery.golden import AssignVector, run_vectors
+    from groupcheck.targets.registry import resolve
+
+    lines = cast(list[AssignVector], load("assign.jsonl"))  # skips without the vectors
+    target = resolve(f"jsonl:{sys.executable} -m groupcheck jsonl", assignor="sticky")
+    try:
+        piped = run_vectors(target, str(tmp_path / "piped"), lines)
+    finally:
+        target.close()
+    local = run_vectors(resolve("builtin:sticky"), str(tmp_path / "local"), lines)
+    assert piped.runs == local.runs > 0
+    assert {k: v for k, v in piped.judged.items() if k != "TIMEOUT"} == {
+        k: v for k, v in local.judged.items() if k != "TIMEOUT"}
+    assert sorted(piped.findings) == sorted(local.findings)

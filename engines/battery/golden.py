@@ -21,13 +21,20 @@ from ...properties.codec import (
     expected_subscription_decode,
 )
 from ...properties.harness import HarnessError
-from ...properties.jsonl_shapes import Answered, AssignFn, AssignRequest, Claim, pair_of
+from ...properties.jsonl_shapes import (
+    Answered,
+    AssignAnswer,
+    AssignFn,
+    AssignRequest,
+    Claim,
+    pair_of,
+)
 from ...properties.user_data_rules import LAYOUTS, user_data_hygiene
 from ...targets.adapters.codecs import CodecFailure, ReleaseCodec
 from ...targets.target import Target
 from .results import EngineResult, Finding, invariant_id, save_json
 
-__all__ = ["CodecCase", "CodecNote", "answer", "codec_inputs", "is_codec_record",
+__all__ = ["CodecCase", "CodecNote", "answer", "answered", "codec_inputs", "is_codec_record",
            "load_assign_vectors", "partition_sets", "replay_codec_record", "run_codec",
            "run_vectors", "subscription_violations", "user_data_inputs", "vectors_dir"]
 
@@ -68,12 +75,20 @@ def answer(assign: AssignFn, request: AssignRequest) -> Answered:
     true`` when the target did not answer within its time limit)."""
     try:
         return assign(request)
-    except TimeoutError as exc:
-        return {"error": f"{type(exc).__name__}: {exc}", "timeout": True}
-    except HarnessError:  # groupcheck's own failure: never a finding
-        raise
     except Exception as exc:  # noqa: BLE001 - a failing target is a finding
-        return {"error": f"{type(exc).__name__}: {exc}"}
+        return answered(exc)
+
+
+def answered(outcome: AssignAnswer | Exception) -> Answered:
+    """One outcome of a batch assign call (`Target.assign_many`) as `answer` gives it;
+    raises groupcheck's own failure (`HarnessError`: never a finding)."""
+    if isinstance(outcome, HarnessError):
+        raise outcome
+    if isinstance(outcome, TimeoutError):
+        return {"error": f"{type(outcome).__name__}: {outcome}", "timeout": True}
+    if isinstance(outcome, Exception):
+        return {"error": f"{type(outcome).__name__}: {outcome}"}
+    return outcome
 
 
 def partition_sets(response: Answered) -> dict[str, frozenset[tuple[str, int]]]:
@@ -103,9 +118,10 @@ def run_vectors(target: Target, failures: str, lines: list[AssignVector] | None 
         return result
     started = time.perf_counter()
     counts = {"PARITY": 0, "I1": 0, "I2": 0, "TIMEOUT": 0}
-    for line in mine:
+    outcomes = target.assign_many(x["request"] for x in mine)
+    for line, outcome in zip(mine, outcomes, strict=True):
         request, expected = line["request"], line["response"]
-        got = answer(target.assign, request)
+        got = answered(outcome)
         result.runs += 1
         problems: list[str] = []
         result.judged["PARITY"] += "kafka_bug" not in line and not got.get("timeout")

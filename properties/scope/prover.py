@@ -15,8 +15,10 @@ runs them over the whole scope on worker processes and collects the report. A ta
 hand over a ``session`` factory — an assign function per worker that keeps what repeats
 across requests (``impl.assign_session.AssignSession``, for the deterministic in-tree
 assignors). Without the gap (``gaps=False``), claims such a session's leader never sees are
-aggregated: one judgement per projection (``blind``, still a proof). The report is
-``report``.
+aggregated: one judgement per projection (``blind``, still a proof). A target without a
+session may hand over a batch assign function (``assign_many``: a process's window of
+requests in flight), and its configurations are judged in batches (``batch``). The report
+is ``report``.
 
 Counterexamples: for each invariant id, the smallest violating configuration (fewest
 members, then partitions, claims, generations, subscriptions) is kept and, with
