@@ -27,7 +27,8 @@ __all__ = ["WAVE", "AssignManyFn", "judge_many"]
 #: the target's window bounds that)
 WAVE = 1024
 #: a batch assign function: requests in (taken as it has room for them), each one's answer
-#: or the exception that ended it out, in request order
+#: or the exception that ended it out, in request order; it only reads the requests (the
+#: prover's share their member entries)
 AssignManyFn = Callable[[Iterable[AssignRequest]], Iterator[AssignAnswer | Exception]]
 
 
@@ -45,7 +46,7 @@ def judge_many(assign_many: AssignManyFn, assignor: str, configs: Iterable[Confi
 def _judge_wave(assign_many: AssignManyFn, assignor: str, chunk: list[Config],
                 optimiser: Optimiser | None, sticky: bool) -> list[Judgement]:
     done: list[Judgement | None] = [None] * len(chunk)
-    steps: list[Judging] = [judging(assignor, c, optimiser, sticky)
+    steps: list[Judging] = [judging(assignor, c, optimiser, sticky, shared=True)
                             for c in chunk]
     asks = [(i, next(step)[0]) for i, step in enumerate(steps)]
     while asks:
