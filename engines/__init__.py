@@ -66,7 +66,7 @@ if TYPE_CHECKING:
     from .errors import EngineInputError
     from .progress import ProgressFn, Tick, silent
     from .releases.bisection import Bisection, bisect_file, bisect_many
-    from .releases.matrix import MatrixRun, parse_versions, plan_cells
+    from .releases.matrix import MatrixRun, named_and_released, parse_versions, plan_cells
     from .releases.matrix import run_matrix as run_release_matrix
     from .releases.matrix_report import matrix_json, matrix_text, write_matrix
     from .resolving import (
@@ -105,7 +105,8 @@ __all__ = ["ASSIGNORS", "BatteryResult", "Bisection", "BmcOutcome", "DiffResult"
            "bisect_file", "bisect_many", "check_json", "check_scope", "check_text",
            "classify_saved", "close_all", "describe", "diff_pairs", "expand_targets",
            "findings_lines", "fuzz_one", "group_target", "large_scope_warning", "matrix_json",
-           "matrix_text", "offers_of", "parse_assignors", "parse_versions", "plan_cells",
+           "matrix_text", "named_and_released", "offers_of", "parse_assignors", "parse_versions",
+           "plan_cells",
            "prove_target", "read_saved", "replay_events_file", "replay_requests_file",
            "replay_story", "requests_lines", "resolve_audit_target", "resolved", "run_audit_job",
            "run_batteries", "run_battery", "run_bmc", "run_codec", "run_diff", "run_diff_stories",
@@ -129,6 +130,7 @@ _PUBLIC: dict[str, tuple[str, str]] = {
     "MatrixRun": ("releases.matrix", "MatrixRun"),
     "matrix_json": ("releases.matrix_report", "matrix_json"),
     "matrix_text": ("releases.matrix_report", "matrix_text"),
+    "named_and_released": ("releases.matrix", "named_and_released"),
     "parse_versions": ("releases.matrix", "parse_versions"),
     "plan_cells": ("releases.matrix", "plan_cells"),
     "run_release_matrix": ("releases.matrix", "run_matrix"),

@@ -43,6 +43,19 @@ def pytest_configure(config: pytest.Config) -> None:
             config.option.markexpr = f"({config.option.markexpr}) or ({selection})"
 
 
+#: the markers of tests that run real clients, JVMs or member drivers
+REAL_CLIENTS = ("wire", "upgrades", "versions")
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Run in parallel (tox: pytest-xdist's ``-n 2 --dist loadgroup``), the tests on real
+    clients share one worker, one at a time: their clients' timings then meet the load of
+    one other test, never of another group of real clients."""
+    for item in items:
+        if any(item.get_closest_marker(name) for name in REAL_CLIENTS):
+            item.add_marker(pytest.mark.xdist_group("real-clients"))
+
+
 @pytest.fixture
 def broker(request: pytest.FixtureRequest) -> Iterator[Broker]:
     pytest.importorskip("kio", reason="groupcheck's broker needs kio")

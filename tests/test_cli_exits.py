@@ -129,23 +129,46 @@ def test_sigint_exits_130_saying_what_ran(tmp_path: Path) -> None:
     assert len(err.strip().splitlines()) == 1 and "interrupted: groupcheck jsonl after" in err
 
 
-@pytest.mark.skipif(not Path("/proc/self/task").is_dir(), reason="reads /proc for children")
-def test_sigint_during_a_run_with_worker_processes_exits_130(tmp_path: Path) -> None:
-    """The prover, once its worker pool runs, interrupted: 130, and a last line naming
-    --failures (the line before it: the prover's warning about the scope's size)."""
-    failures = tmp_path / "failures"
-    proc = subprocess.Popen([*RUN, "prove", "--target", "builtin:sticky", "--scope",
-                             "members=4,topics=2,partitions=3", "--jobs", "2",
-                             "--failures", str(failures)],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=ROOT)
+def _interrupted_as_a_terminal_does(command: list[str]) -> tuple[int, str]:
+    """Run `command` in its own process group and, once its worker processes run, send
+    SIGINT to the whole group (what Ctrl-C on a terminal does)."""
+    proc = subprocess.Popen([*RUN, *command], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True, cwd=ROOT, start_new_session=True)
     deadline = time.monotonic() + 120
     while not _children(proc.pid) and proc.poll() is None and time.monotonic() < deadline:
         time.sleep(0.1)
     assert proc.poll() is None, proc.communicate()
-    code, err = _interrupted(proc)
+    time.sleep(1.0)  # the workers are up and working
+    os.killpg(proc.pid, signal.SIGINT)
+    _, err = proc.communicate(timeout=120)
+    return proc.returncode, err
+
+
+@pytest.mark.skipif(not Path("/proc/self/task").is_dir(), reason="reads /proc for children")
+def test_ctrl_c_during_the_provers_worker_pool_exits_130_without_a_traceback(
+        tmp_path: Path) -> None:
+    """The prover's forked workers get the terminal's SIGINT too: they ignore it, the command
+    exits 130 with a last line naming --failures, and no worker prints a traceback."""
+    failures = tmp_path / "failures"
+    code, err = _interrupted_as_a_terminal_does(
+        ["prove", "--target", "builtin:sticky", "--scope", "members=4,topics=2,partitions=3",
+         "--jobs", "2", "--failures", str(failures)])
     last = err.strip().splitlines()[-1]
     assert code == INTERRUPTED and "Traceback" not in err, err
     assert "interrupted: groupcheck prove after" in last and str(failures) in last
+
+
+@pytest.mark.skipif(not Path("/proc/self/task").is_dir(), reason="reads /proc for children")
+def test_ctrl_c_during_diffs_spawned_workers_exits_130_without_a_traceback() -> None:
+    """diff --stories --jobs 2 runs spawned workers (engines.worker_pools): interrupted from
+    the terminal, they are terminated, not waited for, and print nothing."""
+    started = time.monotonic()
+    code, err = _interrupted_as_a_terminal_does(
+        ["diff", "--target", "builtin:sticky", "--target", "builtin:cooperative-sticky",
+         "--assignor", "sticky", "--stories", "100000", "--jobs", "2"])
+    assert code == INTERRUPTED and "Traceback" not in err, err
+    assert "interrupted: groupcheck diff after" in err.strip().splitlines()[-1]
+    assert time.monotonic() - started < 60
 
 
 def test_a_reader_that_closes_stdout_ends_the_command_quietly(tmp_path: Path) -> None:

@@ -23,11 +23,12 @@ from ...targets.offers import Offer
 from ...targets.target import Target
 from ..battery.results import save_json
 from ..errors import EngineInputError
+from ..saved.requests import answer_table
 from .search import (
+    ANSWER_INDENT,
     DiffResult,
     Pair,
     answer_fn,
-    answer_table,
     describe,
     explained_text,
     run_requests,
@@ -187,6 +188,6 @@ def _request_lines(label: str, request: AssignRequest,
     if result.agree:
         ra, rb, _, _ = pair.check(request, count=False)
         return [f"{label}: {a.name} and {b.name} differ{explained_text(result.explained)}",
-                f"  {a.name} answered", answer_table(ra), f"  {b.name} answered",
-                answer_table(rb)], True
+                f"  {a.name} answered", answer_table(ra, ANSWER_INDENT), f"  {b.name} answered",
+                answer_table(rb, ANSWER_INDENT)], True
     return [f"{label}:", describe(result, a.name, b.name)], False

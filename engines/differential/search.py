@@ -39,9 +39,9 @@ from ...properties.scope.space import Scope
 from ...targets.processes.jsonl_process import TargetFailure
 from ...targets.target import Target
 from ..battery.golden import answer, load_assign_vectors, partition_sets
-from ..saved.requests import judge_answer, request_size, smaller_requests
+from ..saved.requests import answer_table, judge_answer, request_size, smaller_requests
 
-__all__ = ["AnswerFn", "AssignFn", "DiffResult", "Pair", "answer_fn", "answer_table",
+__all__ = ["AnswerFn", "AssignFn", "DiffResult", "Pair", "ANSWER_INDENT", "answer_fn",
            "builtin_answer", "canonical_error", "describe", "disagree", "explained_text",
            "judge_pair", "kafka_side", "run_diff", "run_requests", "shrink"]
 
@@ -244,14 +244,8 @@ def run_requests(pair: Pair, requests: Iterator[tuple[str, AssignRequest]],
     return DiffResult(compared, time.perf_counter() - started, explained=pair.explained)
 
 
-def answer_table(response: Answered) -> str:
-    """Member → partitions, one line each (or the error)."""
-    if "error" in response:
-        return f"    error: {response['error']}"
-    rows = []
-    for m, ps in (response.get("assignment") or {}).items():
-        rows.append(f"    {m}: " + (" ".join(f"{t}-{p}" for t, p in ps) or "-"))
-    return "\n".join(rows) or "    (no members)"
+#: a differing answer's rows sit under its "answered" line
+ANSWER_INDENT = "    "
 
 
 def explained_text(explained: Counter[str]) -> str:
@@ -276,8 +270,8 @@ def describe(result: DiffResult, name_a: str, name_b: str) -> str:
             f"{result.source}: {hung} did not answer within its time limit "
             f"({size[0]} members / {size[1]} partitions; not shrunk)",
             f"request: {json.dumps(result.request, ensure_ascii=False)}",
-            f"  {name_a} answered", answer_table(result.a),
-            f"  {name_b} answered", answer_table(result.b),
+            f"  {name_a} answered", answer_table(result.a, ANSWER_INDENT),
+            f"  {name_b} answered", answer_table(result.b, ANSWER_INDENT),
         ])
     return "\n".join([
         f"DISAGREE after {result.compared:,} requests ({result.seconds:.1f}s), found in "
@@ -286,8 +280,10 @@ def describe(result: DiffResult, name_a: str, name_b: str) -> str:
         f"shrunk from {result.original_size[0]} members / {result.original_size[1]} partitions "
         f"to {size[0]} members / {size[1]} partitions:",
         f"request: {json.dumps(result.request, ensure_ascii=False)}",
-        f"  {name_a} answered", answer_table(result.a), *_broken(result.request, result.a),
-        f"  {name_b} answered", answer_table(result.b), *_broken(result.request, result.b),
+        f"  {name_a} answered", answer_table(result.a, ANSWER_INDENT),
+        *_broken(result.request, result.a),
+        f"  {name_b} answered", answer_table(result.b, ANSWER_INDENT),
+        *_broken(result.request, result.b),
     ])
 
 

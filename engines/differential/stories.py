@@ -22,11 +22,9 @@ order, so its figures do not depend on the number of workers.
 
 from __future__ import annotations
 
-import multiprocessing
 import time
 from collections import Counter
 from collections.abc import Callable, Iterator
-from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from typing import TypedDict
 
@@ -40,6 +38,7 @@ from ...properties.deviations import Explanation, explain, same_answer
 from ...properties.jsonl_shapes import Answered, AssignAnswer, AssignRequest, pair_of
 from ...targets.registry import NO_SETTINGS, resolve
 from ...targets.settings import Settings
+from ..worker_pools import worker_pool
 from .search import AnswerFn, answer_fn
 
 __all__ = ["CHUNK", "KEPT", "Answer", "Difference", "OursFailed", "PairedAssign", "StoriesResult",
@@ -277,8 +276,7 @@ def run_stories(ours: str, reference: str, assignor: str, *, groups: int, seed: 
             if progress is not None:
                 progress(total)
     else:
-        context = multiprocessing.get_context("spawn")  # no JVM pipes shared with a fork
-        with ProcessPoolExecutor(workers, mp_context=context) as pool:
+        with worker_pool(workers, "spawn") as pool:  # no JVM pipes shared with a fork
             futures = [pool.submit(run_chunk, ours, reference, assignor, seed, ids, timeout,
                                    settings) for ids in parts]
             for future in futures:

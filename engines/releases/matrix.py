@@ -26,7 +26,6 @@ import multiprocessing
 import os
 import time
 from collections.abc import Callable, Sequence
-from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from multiprocessing.util import Finalize
 from pathlib import Path
@@ -48,9 +47,11 @@ from ..battery.results import (
 from ..battery.runner import run_batteries
 from ..errors import EngineInputError
 from ..resolving import offers_of
+from ..worker_pools import worker_pool
 from .bisection import Bisection, bisect_many
 
 __all__ = ["Cell", "CellJob", "CellJson", "CellOptions", "MatrixRun", "cell_verdict",
+           "named_and_released",
            "parse_versions", "plan_cells", "run_cell", "run_matrix"]
 
 #: a cell's verdict per invariant, most telling first
@@ -81,6 +82,15 @@ def parse_versions(text: str, repo: str) -> list[str]:
         raise EngineInputError(f"--versions: {text} runs backwards ({low} is newer than "
                                f"{high})")
     return [f"java@{v}:" for v in ordered[first:last + 1]]
+
+
+def named_and_released(named: Sequence[str], versions: str | None, repo: str) -> list[str]:
+    """The targets of a run over releases (``matrix``, ``bisect``): those ``named``, in
+    order, then the releases of ``versions`` (`parse_versions`) not already named."""
+    targets = list(named)
+    if versions:
+        targets += [t for t in parse_versions(versions, repo) if t not in targets]
+    return targets
 
 
 def plan_cells(targets: Sequence[str], assignors: Sequence[str],
@@ -310,8 +320,7 @@ def _run_cells(todo: Sequence[CellJob], jobs: int,
             _release()
     method = "forkserver" if "forkserver" in multiprocessing.get_all_start_methods() \
         else "spawn"
-    with ProcessPoolExecutor(min(jobs, len(todo)), mp_context=multiprocessing.get_context(
-            method)) as pool:
+    with worker_pool(min(jobs, len(todo)), method) as pool:
         futures = [pool.submit(run_cell, j) for j in todo]
         return [told(f.result()) for f in futures]
 

@@ -81,11 +81,13 @@ def replay_request(target: Target, request: AssignRequest
         return response, [f"ERROR: the answer cannot be judged: {exc}"]
 
 
-def answer_table(response: Mapping[str, Any]) -> str:
-    """Member → partitions, one line each."""
-    rows = [f"  {m}: " + (" ".join(f"{t}-{p}" for t, p in ps) or "-")
+def answer_table(response: Mapping[str, Any], indent: str = "  ") -> str:
+    """Member → partitions, one line each under ``indent`` (or the answer's error)."""
+    if "error" in response:
+        return f"{indent}error: {response['error']}"
+    rows = [f"{indent}{m}: " + (" ".join(f"{t}-{p}" for t, p in ps) or "-")
             for m, ps in (response.get("assignment") or {}).items()]
-    return "\n".join(rows) or "  (no members)"
+    return "\n".join(rows) or f"{indent}(no members)"
 
 
 def request_size(request: AssignRequest) -> tuple[int, int, int, int]:

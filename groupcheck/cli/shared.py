@@ -360,10 +360,7 @@ def releases_of(named: list[str], versions: str | None, env: Environment,
                 missing: str) -> list[str]:
     """The targets ``named``, then the releases of ``--versions`` not among them;
     `UsageError` ``missing`` when that leaves none."""
-    targets = list(named)
-    if versions:
-        targets += [t for t in engines.parse_versions(versions, env.settings.maven_repo)
-                    if t not in targets]
+    targets = engines.named_and_released(named, versions, env.settings.maven_repo)
     if not targets:
         raise UsageError(missing)
     return targets

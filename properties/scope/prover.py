@@ -34,6 +34,7 @@ import json
 import multiprocessing
 import os
 import re
+import signal
 import time
 from collections import Counter
 from collections.abc import Callable, Iterator
@@ -200,6 +201,14 @@ def _init_worker(assign: AssignFn, session: Callable[[], AssignFn] | None, assig
                           assign_many if session is None else None)]
 
 
+def _init_forked_worker(*args: Any) -> None:
+    """`_init_worker` in a forked worker: Ctrl-C on a terminal reaches the whole process
+    group, and the parent ends the run (its pool terminates the workers), so a worker
+    ignores it rather than print a traceback (a run without workers keeps it)."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    _init_worker(*args)
+
+
 def _relabel(j: Judgement, assign: AssignFn, reference: AssignFn) -> None:
     """Labels from evidence (`deviations.agreement`): each violation whose round the
     reference answers identically, every earlier round too, is the reference's own."""
@@ -329,7 +338,7 @@ def prove(assign: AssignFn, assignor: str, scope: Scope | None = None, *,
         z3_ok = optimiser is not None and bool(optimiser.available)
     else:
         ctx = multiprocessing.get_context("fork")
-        with ctx.Pool(workers, initializer=_init_worker, initargs=args) as pool:
+        with ctx.Pool(workers, initializer=_init_forked_worker, initargs=args) as pool:
             collect(pool.imap_unordered(_run_task, tasks, chunksize=4))
         z3_ok = gaps and Optimiser(exact).available
     seconds = time.perf_counter() - started
