@@ -6,9 +6,9 @@ For each of Kafka's four assignors, one row per way of running it: the builtin i
 time (``--sequential``: the transport before pipelining) and pipelined, a ``python:``
 assignor served by ``bench/serve_target.py`` behind ``jsonl:``, and Kafka's client
 (``java:``, when ``$GROUPCHECK_KAFKA_CLASSPATH`` is set). Every run is on one process
-(process targets are not fork-safe). Columns: configurations, wall seconds and
-configurations per second, then CPU seconds of the harness and of the target's process (a
-child, counted once it has exited) and configurations per CPU second of both: the machine
+(process targets are not fork-safe). Columns: classes judged (one configuration each), wall
+seconds and classes per second, then CPU seconds of the harness and of the target's process
+(a child, counted once it has exited) and classes per CPU second of both: the machine
 is shared, and the CPU figure is the one other work disturbs least. The 1-minute load
 average is printed before and after each row.
 
@@ -88,8 +88,8 @@ def main() -> None:
     scope = Scope.parse(args.scope)
     print(f"# {platform.processor() or platform.machine()}, {os.cpu_count()} CPUs, "
           f"Python {platform.python_version()}, scope {scope.text()}")
-    print("| assignor | target | configurations | wall s | configurations/s | harness CPU s "
-          "| target CPU s | configurations/CPU s | violated | load |")
+    print("| assignor | target | classes | wall s | classes/s | harness CPU s "
+          "| target CPU s | classes/CPU s | violated | load |")
     print("| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | --- | --- |")
     for assignor in args.assignors.split(","):
         for label, target_text, batch in ways(assignor, args.sequential):
