@@ -113,7 +113,7 @@ def check_text(text: str, offers: list[Offer], results: list[BatteryResult]) -> 
             continue
         r = next(by_label)
         first = r.first()
-        verdict = "every invariant judged held" if first is None else (
+        verdict = r.verdict if first is None else (
             f"VIOLATED {', '.join(sorted({i for e in r.engines for i in e.findings}))}; "
             f"first after {r.after(first[1]):.1f}s ({first[0].engine})")
         summary.append(f"  {offer.label:<20} {verdict}")

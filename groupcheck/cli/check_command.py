@@ -14,6 +14,7 @@ from typing import Any
 
 from .. import engines
 from ..targets.offers import close_all
+from .progress_view import CommandClock, shown
 from .shared import (
     DEFAULT_BUDGET,
     GROUP_KINDS,
@@ -25,6 +26,7 @@ from .shared import (
     add_failures_option,
     add_jobs_option,
     add_json_option,
+    add_quiet_option,
     add_reference_option,
     add_seed_option,
     add_strict_option,
@@ -42,16 +44,21 @@ def run(args: argparse.Namespace, env: Environment = NO_ENVIRONMENT) -> int:
     if args.parity and env.vectors is None:
         raise UsageError("check --parity: no golden vectors; set $GROUPCHECK_VECTORS to their "
                          "folder")
+    clock = CommandClock(getattr(args, "started", None))
     engines.check_scope(args.scope)
-    offers = engines.offers_of(args.target, args.assignor, args.timeout, env.settings)
-    targets = [o.target for o in offers if o.target is not None]
+    with clock.starting(args.target):
+        offers = engines.offers_of(args.target, args.assignor, args.timeout, env.settings)
+        targets = [o.target for o in offers if o.target is not None]
+        engines.started(targets)
     references = engines.References(args.reference, args.timeout, env.settings)
     try:
-        results = engines.run_batteries(targets, budget=args.budget, parity=args.parity,
-                                scope=args.scope, failures=args.failures, seed=args.seed,
-                                workers=args.jobs, strict=args.strict, first=args.first,
-                                reference=references.of if args.reference else None,
-                                vectors=env.vectors)
+        with shown(args.quiet) as progress:
+            results = engines.run_batteries(
+                targets, budget=clock.left(args.budget), parity=args.parity,
+                scope=args.scope, failures=args.failures, seed=args.seed, workers=args.jobs,
+                strict=args.strict, first=args.first,
+                reference=references.of if args.reference else None, vectors=env.vectors,
+                progress=progress)
     finally:
         close_all(offers)
         references.close()
@@ -94,4 +101,5 @@ def register(sub: Any) -> None:
                             "state machine's findings keep the rules)")
     add_strict_option(p)
     add_broker_option(p)
+    add_quiet_option(p)
     p.set_defaults(func=run)

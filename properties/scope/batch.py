@@ -18,10 +18,10 @@ from itertools import islice
 
 from ..jsonl_shapes import AssignAnswer, AssignRequest
 from ..optimal import Optimiser
-from .judgement import Judgement, Judging, called, judging
-from .space import Config
+from .judgement import Judgement, Judging, called, judge, judging
+from .space import AssignFn, Config
 
-__all__ = ["WAVE", "AssignManyFn", "judge_many"]
+__all__ = ["WAVE", "AssignManyFn", "judge_many", "judged"]
 
 #: configurations judged together, at most (their requests are not all in flight at once:
 #: the target's window bounds that)
@@ -41,6 +41,16 @@ def judge_many(assign_many: AssignManyFn, assignor: str, configs: Iterable[Confi
     while chunk := list(islice(source, wave)):
         yield from zip(chunk, _judge_wave(assign_many, assignor, chunk, optimiser, sticky),
                        strict=True)
+
+
+def judged(assign: AssignFn, assign_many: AssignManyFn | None, assignor: str,
+           configs: Iterable[Config], optimiser: Optimiser | None, sticky: bool
+           ) -> Iterator[tuple[Config, Judgement]]:
+    """Each configuration with its judgement: in batches over ``assign_many`` when there is
+    one, else one `judgement.judge` call each over ``assign``."""
+    if assign_many is not None:
+        return judge_many(assign_many, assignor, configs, optimiser, sticky)
+    return ((c, judge(assign, assignor, c, optimiser, sticky)) for c in configs)
 
 
 def _judge_wave(assign_many: AssignManyFn, assignor: str, chunk: list[Config],

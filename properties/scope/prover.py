@@ -17,20 +17,16 @@ across requests (``impl.assign_session.AssignSession``, for the deterministic in
 assignors). Without the gap (``gaps=False``), claims such a session's leader never sees are
 aggregated: one judgement per projection (``blind``, still a proof). A target without a
 session may hand over a batch assign function (``assign_many``: a process's window of
-requests in flight), and its configurations are judged in batches (``batch``). The report
-is ``report``.
+requests in flight), judged in batches (``batch``); the report: ``report``.
 
-Counterexamples: for each invariant id, the smallest violating configuration (fewest
-members, then partitions, claims, generations, subscriptions) is kept and, with
-``failures=DIR``, saved as a JSON file whose top level is the failing round's request (so
-``groupcheck assign FILE`` replays it) plus a ``groupcheck`` object with the violation.
+Counterexamples: per invariant, the smallest violating configuration (fewest members, then
+partitions, claims, generations, subscriptions); with ``failures=DIR`` saved as the failing
+round's request (``groupcheck assign FILE`` replays it) plus a ``groupcheck`` object.
 """
 
 from __future__ import annotations
 
 import gc
-import hashlib
-import json
 import multiprocessing
 import os
 import re
@@ -39,28 +35,29 @@ import time
 from collections import Counter
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field, replace
+from itertools import takewhile
 from pathlib import Path
 from typing import Any
 
 from ..deviations import EVIDENCE, agreement, evidence_labels
 from ..optimal import Optimiser
 from ..rebalance import assignment_of
-from .batch import AssignManyFn, judge_many
-from .blind import check_eager, choose, projections
+from ..saved_json import file_stem, save_as
+from .batch import AssignManyFn, judged
+from .blind import check_eager, claim_mode, projections
 from .enumeration import tasks_of
 from .judgement import (
     STICKY_FAMILY,
     Judgement,
     judge,
 )
-from .orbits import MetadataShape, Skeleton, Task, configs_of_task, metadatas, skeletons
+from .orbits import MetadataShape, Skeleton, Task, configs_of_task, skeletons
 from .report import Counterexample, GapExample, ProofReport
 from .space import (
     AssignFn,
     Config,
     Metadata,
     Scope,
-    reduction_is_sound,
 )
 
 __all__ = ["claim_mode", "prove", "save_counterexample", "violation_shape"]
@@ -73,6 +70,7 @@ class _Partial:
     assign_calls: int = 0
     assign_seconds: float = 0.0
     cpu_seconds: float = 0.0
+    cut: bool = False  # the deadline came before the unit of work was done
     gaps: Counter[int] = field(default_factory=Counter)
     unjudged: int = 0
     counts: Counter[str] = field(default_factory=Counter)
@@ -181,32 +179,37 @@ class _Worker:
     claim_mode: str | None
     skeletons: list[Skeleton]
     reference: AssignFn | None
-    #: the target's batch assign function (a process target's), used instead of ``assign``
-    assign_many: AssignManyFn | None = None
+    assign_many: AssignManyFn | None = None  # a process target's batch form of ``assign``
     shapes: dict[Metadata, MetadataShape] = field(default_factory=dict)
+    deadline: float = float("inf")  # on ``time.perf_counter``: the work stops there
 
 
-#: this process's worker, once `_init_worker` has run
-_WORKER: list[_Worker] = []
+_WORKER: list[_Worker] = []  # this process's worker, once `_init_worker` has run
+
+
+def _init_forked_worker(*args: Any) -> None:
+    """`_init_worker` in a pool's worker: a terminal's Ctrl-C is the parent's to answer."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    _init_worker(*args)
 
 
 def _init_worker(assign: AssignFn, session: Callable[[], AssignFn] | None, assignor: str,
                  scope: Scope, sticky: bool, exact: bool,
                  reference: AssignFn | None = None, gaps: bool = True,
-                 claim_mode: str | None = None, assign_many: AssignManyFn | None = None
-                 ) -> None:
+                 claim_mode: str | None = None, deadline: float | None = None,
+                 assign_many: AssignManyFn | None = None) -> None:
     _WORKER[:] = [_Worker(session() if session is not None else assign, assign, assignor,
                           scope, sticky, Optimiser(exact) if gaps else None, claim_mode,
                           skeletons(scope), reference,
-                          assign_many if session is None else None)]
+                          assign_many if session is None else None,
+                          deadline=float("inf") if deadline is None else deadline)]
 
 
-def _init_forked_worker(*args: Any) -> None:
-    """`_init_worker` in a forked worker: Ctrl-C on a terminal reaches the whole process
-    group, and the parent ends the run (its pool terminates the workers), so a worker
-    ignores it rather than print a traceback (a run without workers keeps it)."""
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
-    _init_worker(*args)
+def _late(part: _Partial) -> bool:
+    """The deadline has come (``time.perf_counter`` is one clock across the workers): the
+    unit of work is cut short there."""
+    part.cut = time.perf_counter() >= _WORKER[0].deadline
+    return part.cut
 
 
 def _relabel(j: Judgement, assign: AssignFn, reference: AssignFn) -> None:
@@ -236,11 +239,10 @@ def _run_task(item: tuple[Task, int]) -> _Partial:
         if mode is not None:
             _judge_projections(part, task, shape, mode)
         else:
-            configs = configs_of_task(scope, task, shape, worker.skeletons)
-            judged = (judge_many(worker.assign_many, assignor, configs, optimiser, sticky)
-                      if worker.assign_many is not None else
-                      ((c, judge(assign, assignor, c, optimiser, sticky)) for c in configs))
-            for config, j in judged:
+            configs = takewhile(lambda _: not _late(part),
+                                configs_of_task(scope, task, shape, worker.skeletons))
+            for config, j in judged(assign, worker.assign_many, assignor, configs, optimiser,
+                                    sticky):
                 if reference is not None and j.first_round_of:
                     _relabel(j, worker.plain, reference)
                 part.add(config, j)
@@ -267,6 +269,8 @@ def _judge_projections(part: _Partial, task: Task, shape: MetadataShape, mode: s
         return j
 
     for config, more in projections(worker.scope, task, shape, worker.skeletons, mode):
+        if _late(part):
+            break
         j = run(config, True)
         part.add(config, j)
         if more:
@@ -277,24 +281,21 @@ def _judge_projections(part: _Partial, task: Task, shape: MetadataShape, mode: s
 
 def save_counterexample(directory: str | os.PathLike[str], target: str, scope: Scope,
                         cex: Counterexample) -> Path:
-    """Write one counterexample; the name says what broke and is stable for its content."""
-    out = Path(directory)
-    out.mkdir(parents=True, exist_ok=True)
-    text = json.dumps(cex.record(target, scope), indent=1, ensure_ascii=False)
-    digest = hashlib.sha256(text.encode()).hexdigest()[:10]
-    stem = re.sub(r"[^A-Za-z0-9._-]+", "_", target.replace(":", "-"))[:60]
-    path = out / f"prove-{stem}-{cex.invariant}-{digest}.json"
-    path.write_text(text + "\n", encoding="utf-8")
-    return path
+    """Write one counterexample; its name says what broke, its digest is of the target,
+    the invariant and the requests of the rounds (`saved_json`)."""
+    meaning = {"target": target, "invariant": cex.invariant,
+               "requests": [request for request, _ in cex.rounds]}
+    return save_as(directory, f"prove-{file_stem(target)}-{cex.invariant}",
+                   cex.record(target, scope), meaning)
 
 
 def prove(assign: AssignFn, assignor: str, scope: Scope | None = None, *,
           target: str | None = None, workers: int | None = None,
           failures: str | os.PathLike[str] | None = None, sticky: bool | None = None,
           exact: bool = False, session: Callable[[], AssignFn] | None = None,
-          progress: Callable[[int, float], None] | None = None,
+          progress: Callable[[int, float, int], None] | None = None,
           reference: AssignFn | None = None, reference_name: str | None = None,
-          gaps: bool = True, aggregate: bool = True,
+          gaps: bool = True, aggregate: bool = True, deadline: float | None = None,
           assign_many: AssignManyFn | None = None) -> ProofReport:
     """Check every configuration of ``scope`` against ``assign`` (see the module doc).
 
@@ -307,39 +308,43 @@ def prove(assign: AssignFn, assignor: str, scope: Scope | None = None, *,
     ``reference``: ask it every request of a violating configuration (`_relabel`), under
     the name ``reference_name``. ``gaps=False``: no I4b gap, which lets a keyed session
     whose leader does not see some claims be judged once for every way to add them
-    (``blind``; ``aggregate=False`` enumerates them all the same). ``assign_many``: the
-    target's batch assign function (`batch`), used instead of ``assign`` when there is no
-    session; the judgements are the same.
-    """
+    (``blind``; ``aggregate=False`` enumerates them all the same). ``deadline``
+    (``time.perf_counter``): the run and its workers stop there (`_ordered`); the report is
+    then incomplete. ``progress(configurations, seconds, violating)`` after each unit."""
     scope = scope or Scope()
     target = target or f"python:{assignor}"
     sticky = assignor in STICKY_FAMILY if sticky is None else sticky
-    if workers is None:
-        workers = max(1, min(2, os.cpu_count() or 1))
-    if "fork" not in multiprocessing.get_all_start_methods():
-        workers = 1
-    tasks = tasks_of(scope)
+    workers = (1 if "fork" not in multiprocessing.get_all_start_methods()
+               else max(1, min(2, os.cpu_count() or 1)) if workers is None else workers)
+    tasks = _ordered(tasks_of(scope), deadline)
     total = _Partial()
     started = time.perf_counter()
     mode, claims_note = claim_mode(scope, assignor, gaps or not aggregate, session, sticky)
+    done = 0  # units of work
 
     def collect(parts: Iterator[_Partial]) -> None:
+        nonlocal done
         for part in parts:
             total.merge(part)
+            done += not part.cut
             if progress is not None:
-                progress(total.configs, time.perf_counter() - started)
+                progress(total.configs, time.perf_counter() - started,
+                         sum(total.counts.values()))
+            if time.perf_counter() >= (deadline or float("inf")):
+                return
 
-    args = (assign, session, assignor, scope, sticky, exact, reference, gaps, mode,
+    args = (assign, session, assignor, scope, sticky, exact, reference, gaps, mode, deadline,
             assign_many)
     if workers == 1:
         _init_worker(*args)
-        collect(_run_task(t) for t in tasks)
-        optimiser = _WORKER[0].optimiser
-        z3_ok = optimiser is not None and bool(optimiser.available)
-    else:
+        if deadline is None or time.perf_counter() < deadline:
+            collect(_run_task(t) for t in tasks)
+        z3_ok = _WORKER[0].optimiser is not None and bool(_WORKER[0].optimiser.available)
+    else:  # leaving the pool stops its workers, mid-unit when the deadline came first
         ctx = multiprocessing.get_context("fork")
         with ctx.Pool(workers, initializer=_init_forked_worker, initargs=args) as pool:
-            collect(pool.imap_unordered(_run_task, tasks, chunksize=4))
+            collect(pool.imap_unordered(_run_task, tasks,
+                                        chunksize=4 if deadline is None else 1))
         z3_ok = gaps and Optimiser(exact).available
     seconds = time.perf_counter() - started
     counterexamples = {inv: cex for inv, (_, cex) in total.smallest.items()}
@@ -362,31 +367,17 @@ def prove(assign: AssignFn, assignor: str, scope: Scope | None = None, *,
         rules={inv: sorted(r) for inv, r in total.rules.items()},
         violations_labelled=dict(total.weighted),
         gap_examples={g: ex for g, (_, ex) in total.gap_examples.items()},
-        gaps_measured=gaps, claims_hidden=mode, claims_note=claims_note, distinct=distinct)
+        gaps_measured=gaps, claims_hidden=mode, claims_note=claims_note, distinct=distinct,
+        units_done=done, units=len(tasks))
+
+
+def _ordered(tasks: list[tuple[Task, int]], deadline: float | None
+             ) -> list[tuple[Task, int]]:
+    """Against a deadline the smallest units first: what a cut run covers, and the smallest
+    counterexample it finds, are then the same from run to run; else the biggest first,
+    which keeps the workers busy together."""
+    return tasks[::-1] if deadline is not None else tasks
 
 
 def _same(a: Counterexample, b: Counterexample) -> bool:
     return bool(a.rounds[a.round_no][0] == b.rounds[b.round_no][0])
-
-
-def claim_mode(scope: Scope, assignor: str, enumerate_all: bool,
-                 session: Callable[[], AssignFn] | None,
-                 sticky: bool = False) -> tuple[str | None, str]:
-    """Which claims the run may aggregate (a ``blind`` mode, or None) and why, in one
-    line for the report; ``enumerate_all``: none (the gap is measured, or told so);
-    ``sticky``: I4a is judged, which only mode ``unsubscribed`` keeps whole."""
-    if enumerate_all:
-        return None, ""
-    if not reduction_is_sound(scope) or session is None:
-        return None, ("claims enumerated (aggregating them needs a proof level and an "
-                      "in-tree assign session)")
-    view = getattr(session(), "leader_view", None)
-    if view is None:
-        return None, "claims enumerated (the session cannot show what its leader reads)"
-    mode, found = choose(scope, metadatas(scope), assignor, view, sticky)
-    if mode is None:
-        return None, f"claims enumerated: {found}"
-    hidden = "nothing a member owns" if mode == "all" else "no claim on a topic its member "\
-        "no longer subscribes to"
-    return mode, (f"claims aggregated: the leader sees {hidden} (checked for every member "
-                  "of the scope), so one judgement stands for every way to add such claims")

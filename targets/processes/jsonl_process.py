@@ -77,6 +77,11 @@ class JsonlProcess:
         self._lock = threading.Lock()
         self._streaming: int | None = None  # the thread whose stream holds the process
 
+    @property
+    def running(self) -> bool:
+        """The process is up now (started and not exited)."""
+        return self.io is not None and self.io.proc.poll() is None
+
     def _live(self) -> ProcessIO:
         io = self.io
         if io is None or io.proc.poll() is not None:
