@@ -39,16 +39,18 @@ from .errors import AssignorError, CodecError, InvalidRequestError
 from .jsonl_shapes import (
     Answer,
     AssignmentView,
+    AssignOpRequest,
     CodecRequest,
     ErrorAnswer,
     HexAnswer,
     SubscriptionView,
     UserDataAnswer,
 )
-from .types import Assignment, Subscription
+from .types import Assignment, Assignor, Subscription
 
-__all__ = ["OPS", "SESSION_LIMIT", "SESSION_PARTITIONS", "Handler", "error_text", "handle",
-           "handle_line", "request_id", "serve", "session_ops"]
+__all__ = ["OPS", "SESSION_LIMIT", "SESSION_PARTITIONS", "Handler", "assignor_name",
+           "decode_op", "encode_subscription_op", "error_text", "handle", "handle_line",
+           "request_id", "serve", "session_ops", "subscription_views", "user_data_with"]
 
 T = TypeVar("T")
 V = TypeVar("V")
@@ -74,16 +76,21 @@ def _version(request: CodecRequest) -> int:
     return v
 
 
-def _op_encode_subscription(req: CodecRequest) -> HexAnswer:
-    generation = optional_generation(req.get("generation"))
-    sub = Subscription(
-        topics=topic_names(req.get("topics")),
-        user_data=unb64(req.get("userData"), "userData"),
-        owned_partitions=partition_list(req.get("owned"), "owned"),
-        generation_id=-1 if generation is None else generation,
-        rack_id=optional_name(req.get("rack"), "rack"),
-    )
-    return {"hex": encode_subscription(sub, _version(req)).hex()}
+def encode_subscription_op(encoder: Callable[[Subscription, int], bytes]
+                           ) -> Callable[[CodecRequest], HexAnswer]:
+    """The ``encode_subscription`` op over ``encoder`` (groupcheck's codec, or one handed to
+    a server)."""
+    def op(req: CodecRequest) -> HexAnswer:
+        generation = optional_generation(req.get("generation"))
+        sub = Subscription(
+            topics=topic_names(req.get("topics")),
+            user_data=unb64(req.get("userData"), "userData"),
+            owned_partitions=partition_list(req.get("owned"), "owned"),
+            generation_id=-1 if generation is None else generation,
+            rack_id=optional_name(req.get("rack"), "rack"),
+        )
+        return {"hex": encoder(sub, _version(req)).hex()}
+    return op
 
 
 def _op_encode_assignment(req: CodecRequest) -> HexAnswer:
@@ -92,7 +99,7 @@ def _op_encode_assignment(req: CodecRequest) -> HexAnswer:
     return {"hex": encode_assignment(assignment, _version(req)).hex()}
 
 
-def _subscription_views(data: SubscriptionData) -> SubscriptionView:
+def subscription_views(data: SubscriptionData) -> SubscriptionView:
     """The leader's view at top level and the raw message under ``data``."""
     api = data.to_api()
     return {
@@ -127,7 +134,7 @@ def _assignment_views(data: AssignmentData) -> AssignmentView:
     }
 
 
-def _decode_op(decoder: Callable[[bytes], T], views: Callable[[T], V]
+def decode_op(decoder: Callable[[bytes], T], views: Callable[[T], V]
                ) -> Callable[[CodecRequest], V | ErrorAnswer]:
     def op(req: CodecRequest) -> V | ErrorAnswer:
         try:
@@ -138,11 +145,20 @@ def _decode_op(decoder: Callable[[bytes], T], views: Callable[[T], V]
     return op
 
 
-def _op_user_data(req: CodecRequest) -> UserDataAnswer:
+def assignor_name(req: CodecRequest | AssignOpRequest, op: str) -> str:
+    """The request's ``assignor`` (an error answer when it names none)."""
     name = req.get("assignor")
     if not isinstance(name, str):
-        raise InvalidRequestError("user_data needs an 'assignor' name")
-    assignor = make_assignor(name)
+        raise InvalidRequestError(f"{op} needs an 'assignor' name")
+    return name
+
+
+def _op_user_data(req: CodecRequest) -> UserDataAnswer:
+    return user_data_with(make_assignor(assignor_name(req, "user_data")), req)
+
+
+def user_data_with(assignor: Assignor, req: CodecRequest) -> UserDataAnswer:
+    """The ``user_data`` op on ``assignor``, a fresh consumer's instance."""
     generation = optional_generation(req.get("generation"))
     if generation is not None:
         assignor.on_assignment(Assignment(partition_list(req.get("owned"), "owned")),
@@ -153,10 +169,10 @@ def _op_user_data(req: CodecRequest) -> UserDataAnswer:
 
 OPS: dict[str, Handler] = {
     "ping": lambda req: {"pong": True},
-    "encode_subscription": _op_encode_subscription,
-    "decode_subscription": _decode_op(decode_subscription, _subscription_views),
+    "encode_subscription": encode_subscription_op(encode_subscription),
+    "decode_subscription": decode_op(decode_subscription, subscription_views),
     "encode_assignment": _op_encode_assignment,
-    "decode_assignment": _decode_op(decode_assignment, _assignment_views),
+    "decode_assignment": decode_op(decode_assignment, _assignment_views),
     "user_data": _op_user_data,
     "assign": run_assign,
 }
@@ -241,10 +257,11 @@ def handle_line(line: str, ops: dict[str, Handler] = OPS) -> str:
     return json.dumps(answer, ensure_ascii=False, separators=(",", ":"))
 
 
-def serve(stdin: IO[str], stdout: IO[str]) -> int:
+def serve(stdin: IO[str], stdout: IO[str], ops: dict[str, Handler] | None = None) -> int:
     """Answer every non-blank line of ``stdin`` in order, each flushed at once (a caller
-    may have sent more); returns 0 at end of input."""
-    ops = session_ops()
+    may have sent more); returns 0 at end of input. ``ops``: another server's
+    (`jsonl_served.served_ops`) instead of groupcheck's (`session_ops`)."""
+    ops = session_ops() if ops is None else ops
     for line in stdin:
         if not line.strip():
             continue
