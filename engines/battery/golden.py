@@ -30,10 +30,9 @@ from ...targets.target import Target
 from ..progress import Meter, ProgressFn, silent
 from .results import EngineResult, Finding, invariant_id, save_json
 
-__all__ = ["CodecCase", "CodecNote", "answer", "codec_inputs", "is_codec_record",
-           "iter_assign_vectors", "load_assign_vectors", "partition_sets",
-           "replay_codec_record", "run_codec", "run_vectors", "subscription_violations",
-           "user_data_inputs", "vectors_dir"]
+__all__ = ["CodecCase", "CodecNote", "answer", "answered", "codec_inputs", "is_codec_record",
+           "iter_assign_vectors", "load_assign_vectors", "partition_sets", "replay_codec_record",
+           "run_codec", "run_vectors", "subscription_violations", "user_data_inputs", "vectors_dir"]
 
 
 def vectors_dir(folder: Path | None) -> Path | None:
@@ -73,16 +72,22 @@ def iter_assign_vectors(folder: Path | None) -> Iterator[AssignVector]:
 
 
 def answer(assign: AssignFn, request: AssignRequest) -> Answered:
-    """The target's answer, with any exception as ``{"error": ...}`` (and ``"timeout":
-    true`` when the target did not answer within its time limit)."""
+    """The target's answer; an exception as `answered` gives it."""
     try:
         return assign(request)
-    except TimeoutError as exc:
-        return {"error": f"{type(exc).__name__}: {exc}", "timeout": True}
-    except HarnessError:  # groupcheck's own failure: never a finding
-        raise
     except Exception as exc:  # noqa: BLE001 - a failing target is a finding
-        return {"error": f"{type(exc).__name__}: {exc}"}
+        return answered(exc)
+
+
+def answered(outcome: Answered | Exception) -> Answered:
+    """An outcome of `Target.assign_many`: an exception as ``{"error"}`` (a timeout marked)."""
+    if isinstance(outcome, HarnessError):  # groupcheck's own failure: never a finding
+        raise outcome
+    if not isinstance(outcome, Exception):
+        return outcome
+    text = f"{type(outcome).__name__}: {outcome}"
+    return {"error": text, "timeout": True} if isinstance(outcome, TimeoutError) else {
+        "error": text}
 
 
 def partition_sets(response: Answered) -> dict[str, frozenset[tuple[str, int]]]:
@@ -114,14 +119,15 @@ def run_vectors(target: Target, failures: str, lines: list[AssignVector] | None 
     started = time.perf_counter()
     meter = Meter(progress, "vectors", target.name, max(deadline - started, 0.0))
     counts = {"PARITY": 0, "I1": 0, "I2": 0, "TIMEOUT": 0}
-    for line in mine:
+    outcomes = target.assign_many(x["request"] for x in mine)
+    for line, outcome in zip(mine, outcomes, strict=True):
         if time.perf_counter() >= deadline:
             result.note = (f"{len(mine) - result.runs:,} of {len(mine):,} lines not run: "
                            "the budget ended first")
             break
         meter.tick(result.runs, len(result.findings))
         request, expected = line["request"], line["response"]
-        got = answer(target.assign, request)
+        got = answered(outcome)
         result.runs += 1
         problems: list[str] = []
         result.judged["PARITY"] += "kafka_bug" not in line and not got.get("timeout")
