@@ -315,6 +315,13 @@ def test_a_prover_run_past_its_deadline_is_no_proof_and_says_so() -> None:
 def test_an_in_process_prove_leaves_ctrl_c_to_the_caller() -> None:
     """Only the pool's forked workers ignore SIGINT: a prove run in the caller's process
     (one worker) leaves the caller's Ctrl-C handler as it found it."""
-    before = signal.getsignal(signal.SIGINT)
-    prove(run_assign, "range", TINY, workers=1)
-    assert signal.getsignal(signal.SIGINT) is before is signal.default_int_handler
+
+    def callers_handler(signum: int, frame: object) -> None:
+        raise KeyboardInterrupt
+
+    before = signal.signal(signal.SIGINT, callers_handler)
+    try:
+        prove(run_assign, "range", TINY, workers=1)
+        assert signal.getsignal(signal.SIGINT) is callers_handler
+    finally:
+        signal.signal(signal.SIGINT, before)

@@ -32,10 +32,11 @@ def _group(topics: dict[str, int]) -> tuple[WireGroup, list[dict[str, Any]]]:
                       "partition": partition})
 
     group = WireGroup.__new__(WireGroup)
-    group.backend = SimpleNamespace(topics=topics, bootstrap="127.0.0.1:1")  # type: ignore[assignment]
+    group.backend = SimpleNamespace(topics=topics, bootstrap="127.0.0.1:1",  # type: ignore[assignment]
+                                    failure=lambda: None)
     group.infos = {"java": SimpleNamespace(name="java")}  # type: ignore[dict-item]
     group.order, group.classpaths = ["java"], {}
-    group.pool = SimpleNamespace(produce=produce)  # type: ignore[assignment]
+    group.pool = SimpleNamespace(produce=produce, failure=lambda: None)  # type: ignore[assignment]
     return group, calls
 
 
