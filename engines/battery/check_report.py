@@ -3,12 +3,14 @@ line each, or the same as one JSON object (``--json``)."""
 
 from __future__ import annotations
 
+import math
 from typing import Literal, TypedDict, final
 
 from ...targets.offers import Offer
+from .depth import shortfall
 from .results import INVARIANT_ROWS, BatteryResult, CostFigures, EngineResult, Figures
 
-__all__ = ["AssignorJson", "BatteryJson", "CheckJson", "EngineJson", "FiguresJson",
+__all__ = ["AssignorJson", "BatteryJson", "CheckJson", "EngineJson", "FiguresJson", "ShortfallJson",
            "battery_json", "check_json", "check_text", "engine_json", "figures_json"]
 
 Histogram = Literal["imbalance", "moves", "equal_groups", "gap"]
@@ -93,6 +95,16 @@ class UnsupportedJson(TypedDict):
 AssignorJson = SupportedJson | UnsupportedJson
 
 
+class ShortfallJson(TypedDict):
+    """The invariants left unjudged at the minimum depth, the budget, the budget estimated
+    to reach them (None: no rate measured) and the verdict line."""
+
+    invariants: list[str]
+    budget: float
+    reaching: float | None
+    line: str
+
+
 class CheckJson(TypedDict):
     """``groupcheck check --json``: every assignor's battery (docs/reference/commands.md)."""
 
@@ -100,6 +112,7 @@ class CheckJson(TypedDict):
     ok: bool
     seconds: float
     assignors: dict[str, AssignorJson]
+    notJudgedAtDepth: ShortfallJson | None
 
 
 def check_text(text: str, offers: list[Offer], results: list[BatteryResult]) -> str:
@@ -116,7 +129,13 @@ def check_text(text: str, offers: list[Offer], results: list[BatteryResult]) -> 
         verdict = "every invariant judged held" if first is None else (
             f"VIOLATED {', '.join(sorted({i for e in r.engines for i in e.findings}))}; "
             f"first after {r.after(first[1]):.1f}s ({first[0].engine})")
+        shallow = sorted({i for e in r.engines for i in e.shallow})
+        if shallow:
+            verdict += f"; not judged at depth: {', '.join(shallow)}"
         summary.append(f"  {offer.label:<20} {verdict}")
+    short = shortfall(results, max((r.budget for r in results), default=0.0))
+    if short is not None:
+        summary.append(short.line())
     out = "\n\n".join(parts) + "\n\n" + "\n".join(summary)
     failing = [(r, r.first()) for r in results if r.first() is not None]
     if failing:
@@ -177,6 +196,11 @@ def check_json(text: str, offers: list[Offer], results: list[BatteryResult]) -> 
         assignors[offer.label] = ({"supported": False, "error": offer.error}
                                   if not offer.supported else
                                   {"supported": True, **battery_json(next(by_label))})
+    short = shortfall(results, max((r.budget for r in results), default=0.0))
     return {"target": text, "ok": not any(r.failed for r in results),
             "seconds": round(max((r.seconds for r in results), default=0.0), 3),
-            "assignors": assignors}
+            "assignors": assignors,
+            "notJudgedAtDepth": None if short is None else {
+                "invariants": list(short.invariants), "budget": short.budget,
+                "reaching": None if math.isinf(short.reaching) else short.reaching,
+                "line": short.line()}}

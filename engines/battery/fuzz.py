@@ -32,6 +32,7 @@ from ...properties.balance import STICKY_FAMILY
 from ...properties.harness import HarnessError
 from ...properties.optimal import MovesOracle
 from ...targets.target import Target
+from .depth import MIN_EXAMPLES
 from .results import EngineResult, Finding, file_safe, invariant_id, save_json
 
 __all__ = ["FUZZ_CHECKED", "GAP_SECONDS", "GAP_SHARE", "SHRINK_SECONDS", "WIRE_CHECKED",
@@ -142,8 +143,10 @@ def _raised(target: Target, exc: Exception, failures: str, seed: int) -> Finding
 
 
 def run_fuzz(target: Target, budget: float, failures: str, *, seed: int = 0,
-             chunk: int = 20, profile: str = "ci", strict: bool = False) -> EngineResult:
-    """Chunks of examples with successive seeds until ``budget`` is spent. A failure is
+             chunk: int = 20, profile: str = "ci", strict: bool = False,
+             minimum: int = MIN_EXAMPLES) -> EngineResult:
+    """Chunks of examples with successive seeds until ``budget`` is spent and at least
+    ``minimum`` examples are played (a wire target: one chunk). A failure is
     shrunk by the delta-debugging pass alone (within ``SHRINK_SECONDS``; ``groupcheck
     fuzz`` also runs Hypothesis's shrinker) and dated when it was first seen. A wire target
     (real clients: seconds per event) runs five examples per chunk, starts no chunk the
@@ -158,7 +161,7 @@ def run_fuzz(target: Target, budget: float, failures: str, *, seed: int = 0,
         config = replace(config, promises=replace(config.promises, strict=True))
     wire = target.hints is not None and target.hints.wire
     if wire:
-        chunk, profile = 5, "wire"
+        chunk, profile, minimum = 5, "wire", 5
         result.checked = WIRE_CHECKED + (("TIMEOUT",) if target.timeout else ())
     stats = Stats()
     inherited_events: dict[str, list[DomainEvent]] = {}
@@ -198,10 +201,14 @@ def run_fuzz(target: Target, budget: float, failures: str, *, seed: int = 0,
                 result.add(Finding(invariant_id(violation), violation, str(path),
                                    len(out.events), story, found_at))
             break
-        if time.perf_counter() - started >= budget:
+        if time.perf_counter() - started >= budget and result.runs >= minimum:
             break
     result.seconds = time.perf_counter() - started
     result.note = f"{chunks} chunk(s) of {chunk} examples, seeds {seed}..{seed + chunks - 1}"
+    result.depth = f"{result.runs:,} examples (minimum {minimum})"
     _fill(result, stats, gap_seconds)
+    if result.runs < minimum and not result.failed:
+        result.shallow = tuple(i for i in result.checked if not result.judged[i])
+        result.needs = (minimum - result.runs) * result.seconds / max(result.runs, 1)
     _inherited(result, target, stats, inherited_events, failures)
     return result

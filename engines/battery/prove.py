@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import functools
 import json
+import math
 import time
 from collections.abc import Callable, Iterable
 from typing import Any
@@ -42,17 +43,22 @@ from .results import (
     save_json,
 )
 
-__all__ = ["PORTFOLIO", "PREMISE_SECONDS", "premise_counts", "prover_checked", "prover_reasons",
-           "run_prove", "run_prove_within", "run_scenarios", "scope_size"]
+__all__ = ["DEPTH_SCOPE", "PORTFOLIO", "PREMISE_SECONDS", "premise_counts", "prover_checked",
+           "prover_reasons", "run_prove", "run_prove_within", "run_scenarios", "scope_size"]
 
 PREMISE_SECONDS = 1.0  # the premise count's time, after which it reports "at least"
-#: small scopes along different axes, the general one first, then the cheapest: two
-#: members with stale and conflicting claims; every labelled configuration (assignors that
-#: depend on member names); four members; three claimants of one partition; more
-#: partitions per topic
-PORTFOLIO = ("members=2,topics=2,partitions=2,generations=2,claims=2",
+#: the scope every assignor's prover covers before any other (depth before breadth): three
+#: members claiming one partition at three different generations, the shape of stale and
+#: conflicting claims that only a third generation shows
+DEPTH_SCOPE = "members=3,topics=1,partitions=1,generations=3,claims=3"
+#: small scopes along different axes, ordered by what they can reveal per configuration:
+#: the depth scope, then the cheapest: every labelled configuration (assignors that depend
+#: on member names); four members; the general one with stale and conflicting claims; three
+#: claimants of one partition over two topics; more partitions per topic
+PORTFOLIO = (DEPTH_SCOPE,
              "members=2,topics=2,partitions=1,generations=1,claims=1,symmetry=0",
              "members=4,topics=1,partitions=2,generations=1,claims=1",
+             "members=2,topics=2,partitions=2,generations=2,claims=2",
              "members=3,topics=2,partitions=1,generations=2,claims=3",
              "members=2,topics=2,partitions=3,generations=1,claims=1")
 
@@ -211,6 +217,7 @@ def run_prove_within(target: Target, budget: float, failures: str, *,
     total = EngineResult("prove", prover_checked(target), reasons=prover_reasons(target))
     ran: list[str] = []
     rate = 0.0
+    reached = False  # the depth scope ran to its end
     for scope in scopes:
         size = scope_size(scope)
         if ran and rate and total.seconds + size / rate > budget:
@@ -221,11 +228,25 @@ def run_prove_within(target: Target, budget: float, failures: str, *,
             return part
         _merge(total, part)
         ran.append(part.note.removeprefix("scope ").split(";")[0])  # and proof or sample
+        reached = reached or (scope == DEPTH_SCOPE and part.runs >= scope_size(scope))
         rate = total.runs / total.seconds if total.seconds else 0.0
         if part.findings:
             break
     total.note = f"{len(ran)} of {len(scopes)} scopes: " + "; ".join(ran)
+    total.depth = f"{len(ran)} of {len(scopes)} scopes"
+    _mark_depth(total, scopes, reached, rate)
     return total
+
+
+def _mark_depth(total: EngineResult, scopes: tuple[str, ...], reached: bool, rate: float
+                ) -> None:
+    """The prover's minimum depth: `DEPTH_SCOPE`, wherever it stands in ``scopes``, run to
+    its end (or to a violation). Short of it, the invariants the prover judges are marked
+    ``shallow`` and ``needs`` is the scope's configurations at the rate measured."""
+    if reached or DEPTH_SCOPE not in scopes or total.findings:
+        return
+    total.shallow = tuple(i for i in total.checked if i not in ("ERROR", "TIMEOUT"))
+    total.needs = scope_size(DEPTH_SCOPE) / rate if rate else math.inf
 
 
 def _merge(total: EngineResult, part: EngineResult) -> None:

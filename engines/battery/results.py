@@ -181,6 +181,7 @@ class BatteryResult:
     #: what the target's client release implements (one line; '' for none known)
     profile: str = ""
     started: float = 0.0  # perf_counter() when the run began (findings count from here)
+    budget: float = 0.0  # the whole run's budget, in seconds
 
     @property
     def failed(self) -> bool:
@@ -222,8 +223,9 @@ class BatteryResult:
                 lines.append(f"{inv:<11}" + "".join(f"{c:<{width}}" for c in cells))
         lines.append("")
         for e in self.engines:
+            reached = f"; reached {e.depth}" if e.depth else ""
             state = f"skipped: {e.skipped}" if e.skipped else \
-                f"{e.runs:,} runs in {e.seconds:.1f}s" + (f"; {e.note}" if e.note else "")
+                f"{e.runs:,} runs in {e.seconds:.1f}s{reached}" + (f"; {e.note}" if e.note else "")
             lines.append(f"  {e.engine:<9} {state}")
             lines += [f"            {line}" for line in figure_lines(e.figures)]
         if unjudged:

@@ -184,7 +184,7 @@ def run_batteries(targets: Sequence[Target], *, budget: float = 120.0, parity: b
     started = time.perf_counter()
     wanted = set(engines) if engines is not None else {e.name for e in ENGINE_LIST}
     chosen = [e for e in ENGINE_LIST if e.name in wanted]
-    results = [BatteryResult(t.name, [], assignor=t.assignor, started=started,
+    results = [BatteryResult(t.name, [], assignor=t.assignor, started=started, budget=budget,
                              balance=f"{t.balance} ({t.balance_why})" if t.balance_why else "",
                              profile=t.profile.summary() if t.profile else "")
                for t in targets]
