@@ -18,6 +18,7 @@ import json
 from pathlib import Path
 
 from ..properties.deviations import EVIDENCE
+from ..properties.saved_json import steady_text
 from .chain import ChainFile, replay_record
 from .picture import chain_timeline, svg
 from .story_shrink import Failure, ShrinkError, shrink_story
@@ -61,9 +62,10 @@ def _shrink_one(out: Path, resolver: Resolver, target_name: str, inv: str,
     shrunk["invariant"] = inv
     shrunk["shrink"] = result.summary()
     name = path.with_suffix(".shrunk.json")
-    name.write_text(json.dumps(shrunk, indent=1, ensure_ascii=False) + "\n",
-                    encoding="utf-8")
-    return shrunk, {**result.summary(), "file": str(name.relative_to(out))}
+    name.write_text(steady_text(shrunk), encoding="utf-8")
+    return shrunk, {**result.summary(), "runs": result.runs,
+                    "seconds": round(result.seconds, 3),
+                    "file": str(name.relative_to(out))}
 
 
 def shrink_and_draw(out: Path, summary: AuditSummary, resolver: Resolver,

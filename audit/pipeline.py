@@ -37,7 +37,6 @@ from typing import Any
 
 from .config import AuditConfig, AuditError
 from .examples import shrink_and_draw
-from .progress import Progress
 from .report import aggregate, write_summary
 from .report_html import write_html
 from .rows import result_schema, run_targets
@@ -45,11 +44,14 @@ from .session import spark_schema, spark_session
 from .summary_shapes import AuditSummary
 from .targets import Resolver, plugin_file, reference_name
 
-__all__ = ["IN_FLIGHT", "AuditConfig", "AuditError", "AuditOutcome", "run_audit", "scenario_frame"]
+__all__ = ["IN_FLIGHT", "AuditConfig", "AuditError", "AuditOutcome", "ChunkProgress", "run_audit",
+           "scenario_frame"]
 
 #: Chunks (Spark jobs) run at once: while one waits for its slowest task, the next one's
 #: tasks keep the other cores busy.
 IN_FLIGHT = 2
+#: told the scenarios of each chunk as it finishes (the command line shows the progress)
+ChunkProgress = Callable[[int], None]
 
 
 def scenario_frame(spark: Any, config: AuditConfig, lo: int, hi: int, slices: int) -> Any:
@@ -129,7 +131,7 @@ def _run_chunk(spark: Any, config: AuditConfig, fn: Callable[[Iterator[Any]], It
 
 def _run_chunks(spark: Any, config: AuditConfig, fn: Callable[[Iterator[Any]], Iterator[Any]],
                 results: Path, todo: list[tuple[int, int, int]], slices: int,
-                bar: Progress | None) -> int:
+                progress: ChunkProgress | None) -> int:
     """Run the chunks ``todo``, `IN_FLIGHT` Spark jobs at a time (one driver thread each),
     so the cores never wait for one chunk's slowest task; returns how many ran."""
     lock = threading.Lock()
@@ -140,8 +142,8 @@ def _run_chunks(spark: Any, config: AuditConfig, fn: Callable[[Iterator[Any]], I
         scenarios = _run_chunk(spark, config, fn, results, chunk, slices)
         with lock:
             ran += 1
-            if bar is not None:
-                bar.update(scenarios)
+            if progress is not None:
+                progress(scenarios)
 
     with ThreadPoolExecutor(max_workers=config.in_flight or IN_FLIGHT) as pool:
         futures = [pool.submit(one, chunk) for chunk in todo]
@@ -166,8 +168,9 @@ class AuditOutcome:
 
 
 def run_audit(config: AuditConfig, resolver: Resolver, spark: Any | None = None,
-              progress: bool = True) -> AuditOutcome:
-    """Run (or resume) an audit and write its outputs (see the module docstring)."""
+              progress: ChunkProgress | None = None) -> AuditOutcome:
+    """Run (or resume) an audit and write its outputs (see the module docstring);
+    ``progress`` hears of every chunk run, with its scenarios."""
     started = time.perf_counter()
     if not config.targets:
         raise AuditError("audit needs at least one --target")
@@ -201,14 +204,10 @@ def run_audit(config: AuditConfig, resolver: Resolver, spark: Any | None = None,
         out, done = _prepare_out(config)
         chunks = config.chunks()
         slices = config.slices or max(2, int(spark.sparkContext.defaultParallelism))
-        bar = Progress(config.scenarios, sum(hi - lo for i, lo, hi in chunks if i in done))
         fn = run_targets(list(config.targets), resolver,
                          None if config.corpus else config.seed, config.reference)
         todo = [(i, lo, hi) for i, lo, hi in chunks if i not in done]
-        chunks_run = _run_chunks(spark, config, fn, out / "results", todo, slices,
-                                 bar if progress else None)
-        if progress:
-            bar.close()
+        chunks_run = _run_chunks(spark, config, fn, out / "results", todo, slices, progress)
         chunks_done = time.perf_counter()
         summary, timings = aggregate(spark, out, config)
         aggregated = time.perf_counter()

@@ -20,6 +20,7 @@ from typing import Any
 
 from ..properties.deviations import EVIDENCE
 from ..properties.kafka_rules import RULES
+from ..properties.saved_json import steady_text
 from .chain import INVARIANTS
 from .config import AuditConfig
 from .evidence import label_entry
@@ -132,8 +133,7 @@ def _write_counterexample(out: Path, target: str, inv: str, smallest: dict[str, 
     record["invariant"] = inv
     mine = [v for v in record["violations"] if _invariant_of(v) == inv]
     record["violations"] = mine + [v for v in record["violations"] if v not in mine]
-    (cex_dir / name).write_text(json.dumps(record, indent=1, ensure_ascii=False) + "\n",
-                                encoding="utf-8")
+    (cex_dir / name).write_text(steady_text(record), encoding="utf-8")
     return {**(label if label is not None else LabelEntry()),
             "scenario": smallest["scenario"], "members": smallest["members"],
             "partitions": smallest["partitions"], "rounds": smallest["rounds"],

@@ -101,9 +101,9 @@ class ShrinkResult:
     renamed: bool = False
 
     def summary(self) -> ShrinkDone:
-        """What a replay file records of the shrink."""
+        """What a replay file records of the shrink: not its time nor its runs, which
+        differ between identical runs when a budget cuts it short (they are printed)."""
         return {"failure": self.failure.text(), "from": self.before, "to": self.after,
-                "runs": self.runs, "seconds": round(self.seconds, 3),
                 "complete": self.complete, "renamed": self.renamed}
 
 
@@ -115,6 +115,7 @@ class _Limits:
     max_runs: int
     runs: int = 0
     cut: bool = False  # a limit stopped the search
+    on_run: Callable[[int], None] | None = None  # told the runs so far, after each one
 
     def more(self) -> bool:
         if self.runs >= self.max_runs or time.monotonic() >= self.deadline:
@@ -142,6 +143,8 @@ class _Shrink:
             return False
         self.limits.runs += 1
         chain = play(self.target, candidate, self.timeout, self.reference)
+        if self.limits.on_run is not None:
+            self.limits.on_run(self.limits.runs)
         if not self.failure.seen_in(chain) or (self.keep is not None
                                                and not self.keep(candidate)):
             return False
@@ -234,10 +237,11 @@ def play(target: AuditTarget, spec: Spec, timeout: float,
 
 def shrink_story(spec: Spec, target: AuditTarget, failure: Failure | None = None, *,
                  keep: Keep | None = None, seconds: float = 60.0, max_runs: int = 50_000,
-                 timeout: float = CALL_TIMEOUT,
-                 reference: AuditTarget | None = None) -> ShrinkResult:
+                 timeout: float = CALL_TIMEOUT, reference: AuditTarget | None = None,
+                 on_run: Callable[[int], None] | None = None) -> ShrinkResult:
     """The smallest story found that still shows ``failure`` on ``target`` (by default
-    the failure the story shows first; see the module docstring)."""
+    the failure the story shows first; see the module docstring); ``on_run`` is told the
+    runs so far after each one."""
     if spec.get("kind") == "requests" or not isinstance(spec.get("members"), list):
         raise ShrinkError("only a story (groupcheck-audit-spec/1 with members and steps) "
                           "can be shrunk, not a fixed chain of requests")
@@ -247,7 +251,7 @@ def shrink_story(spec: Spec, target: AuditTarget, failure: Failure | None = None
     if failure is None or not failure.seen_in(original):
         raise ShrinkError(f"the story does not fail on {target.name}"
                           + (f" with {failure.text()}" if failure else ""))
-    limits = _Limits(started + seconds, max_runs, runs=1)
+    limits = _Limits(started + seconds, max_runs, runs=1, on_run=on_run)
     best = _Shrink(target, failure, keep, reference, limits, timeout, copy.deepcopy(spec),
                    original)
     complete = True

@@ -48,7 +48,7 @@ def pipeline(spark: object, targets: list[str], scenarios: int, seed: int,
     shutil.rmtree(out, ignore_errors=True)
     config = AuditConfig(targets=targets, scenarios=scenarios, seed=seed, out=str(out))
     started = time.perf_counter()
-    run_audit(config, resolve_audit_target, spark=spark, progress=False)
+    run_audit(config, resolve_audit_target, spark=spark)
     timings = json.loads((out / "timings.json").read_text())
     return time.perf_counter() - started, float(timings["chunks_seconds"])
 

@@ -25,8 +25,9 @@ only unknown tagged fields added is answered; a shot that cannot wait on the coo
 (no JoinGroup, SyncGroup or Fetch in it) gets its answer or its close within the cap (5 s
 by default: a hang, not a pause — the broker's gen-2 garbage collections stop its loop for
 up to a second or more once its logs are full).
-A failed check saves the batch to ``groupcheck-failures/fuzz-broker-<seed>.jsonl`` (hex) and
-exits 1; ``--replay FILE`` sends a saved batch again. Seeded: the same seed, the same shots.
+A failed check saves the batch to ``groupcheck-failures/fuzz-broker-<seed>-<digest>.jsonl``
+(hex; the digest is of its shots) and exits 1; ``--replay FILE`` sends a saved batch again.
+Seeded: the same seed, the same shots.
 
 Usage: ``python bench/fuzz_broker.py [--frames N] [--seed S] [--replay FILE]``
 """
@@ -49,6 +50,7 @@ from pathlib import Path
 from groupcheck.broker.client import KafkaConnection
 from groupcheck.broker.fuzz_frames import MUTATIONS, SERVED, frame_of, payload_of, sample_frame
 from groupcheck.broker.protocol import SUPPORTED
+from groupcheck.properties.saved_json import digest
 
 from fuzz_broker_group import BrokerChild, LiveGroup
 
@@ -202,10 +204,11 @@ class Tally:
 def _save(seed: int, batch: list[Shot], problems: list[str]) -> Path:
     folder = Path("groupcheck-failures")
     folder.mkdir(exist_ok=True)
-    path = folder / f"fuzz-broker-{seed}.jsonl"
+    shots = [asdict(shot) for shot in batch]
+    path = folder / f"fuzz-broker-{seed}-{digest(shots)}.jsonl"  # named by its shots
     with path.open("w") as out:
-        for shot in batch:
-            out.write(json.dumps(asdict(shot)) + "\n")
+        for shot in shots:
+            out.write(json.dumps(shot) + "\n")
     print("FAIL:\n  " + "\n  ".join(problems))
     print(f"the batch ({len(batch)} shots) is in {path}; replay it with:\n"
           f"  python bench/fuzz_broker.py --replay {path}")

@@ -80,6 +80,7 @@ if TYPE_CHECKING:
         parse_assignors,
         resolve_audit_target,
         resolved,
+        started,
     )
     from .saved.files import (
         Replayed,
@@ -117,7 +118,7 @@ __all__ = ["ASSIGNORS", "BatteryResult", "Bisection", "BmcOutcome", "DiffResult"
            "shrink_story_file", "shrink_timings", "shortfall", "story_assignors", "story_report",
            "write_matrix", "write_record", "zoo_table", "UpgradeTable", "distinct", "parse_side",
            "read_pairs", "run_table", "run_upgrade", "table_text", "write_upgrade_table",
-           "ProgressFn", "Tick", "silent"]
+           "ProgressFn", "Tick", "silent", "started"]
 
 #: public name → (module of this package, name in it)
 _PUBLIC: dict[str, tuple[str, str]] = {
@@ -175,6 +176,7 @@ _PUBLIC: dict[str, tuple[str, str]] = {
     "requests_lines": ("differential.reports", "requests_lines"),
     "resolve_audit_target": ("resolving", "resolve_audit_target"),
     "resolved": ("resolving", "resolved"),
+    "started": ("resolving", "started"),
     "run_batteries": ("battery.runner", "run_batteries"),
     "run_battery": ("battery.runner", "run_battery"),
     "run_bmc": ("bmc", "run_bmc"),

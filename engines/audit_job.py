@@ -18,6 +18,7 @@ from ..audit.targets import DEFAULT_TARGETS
 from ..targets.registry import NO_SETTINGS
 from ..targets.settings import Settings
 from .errors import EngineInputError
+from .progress import Meter, ProgressFn, silent
 from .resolving import expand_targets, resolve_audit_target
 
 __all__ = ["DEFAULT_SCENARIOS", "audit_config", "findings_lines", "run_audit_job",
@@ -58,12 +59,23 @@ def audit_config(*, targets: list[str], scenarios: int | None, seed: int,
 
 
 def run_audit_job(config: AuditConfig, *, fresh: bool = False,
-                  settings: Settings = NO_SETTINGS) -> AuditOutcome:
-    """Run the pipeline (``fresh``: over a new output folder, else resuming the one there)."""
+                  settings: Settings = NO_SETTINGS,
+                  progress: ProgressFn = silent) -> AuditOutcome:
+    """Run the pipeline (``fresh``: over a new output folder, else resuming the one there);
+    ``progress`` hears of every chunk (its runs: the scenarios run so far, this time)."""
     if fresh and os.path.isdir(config.out):
         shutil.rmtree(config.out)
+    meter = Meter(progress, "audit", ", ".join(config.targets))
+    done = 0
+
+    def chunk(scenarios: int) -> None:
+        nonlocal done
+        done += scenarios
+        meter.tick(done, note=f"of {config.scenarios:,} scenarios")
+
     try:
-        return run_audit(config, functools.partial(resolve_audit_target, settings=settings))
+        return run_audit(config, functools.partial(resolve_audit_target, settings=settings),
+                         progress=chunk)
     except AuditError as exc:
         raise EngineInputError(f"audit: {exc}") from None
 

@@ -9,7 +9,6 @@ a trace the implementation never reproduced.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -19,10 +18,12 @@ from ..model.bmc import CODEC_FIELDS, BmcScope, CodecMix
 from ..model.bmc_check import check
 from ..model.compat import compatibility_matrix
 from ..model.replay import replay_events, save
+from ..properties.saved_json import steady_text, without_times
 from ..targets.registry import NO_SETTINGS, group_target_factory, machine_hints
 from ..targets.settings import Settings
 from ..targets.target import TargetError
 from .errors import EngineInputError
+from .progress import Meter, ProgressFn, silent
 
 __all__ = ["DEFAULT_BMC_SCOPE", "MAX_DEPTH", "PROTOCOL_OF", "TARGET_OF", "BmcOutcome",
            "bmc_depth", "bmc_scope", "parse_codecs", "replayer", "run_bmc", "run_matrix"]
@@ -120,13 +121,16 @@ def _save(trace: Any, target: str, failures: str) -> Path:
 
 def run_bmc(*, target: str | None, protocol: str | None, codecs: str | None,
             depth: int | None, scope: str | None, failures: str,
-            settings: Settings = NO_SETTINGS) -> BmcOutcome:
-    """BMC of each planned protocol up to the depth; every trace told and saved."""
+            settings: Settings = NO_SETTINGS, progress: ProgressFn = silent) -> BmcOutcome:
+    """BMC of each planned protocol up to the depth; every trace told and saved;
+    ``progress`` hears of every depth searched."""
     chosen_depth, chosen_scope = bmc_depth(depth), bmc_scope(scope)
     out = BmcOutcome()
     for runs, replay_on, domain in plan(target, protocol, codecs, settings):
         result = check(chosen_scope, runs, CodecMix(tuple(domain.items())), chosen_depth,
-                       replayer(replay_on, settings))
+                       replayer(replay_on, settings),
+                       on_depth=_depths(Meter(progress, "bmc", f"{runs.lower()} group, "
+                                              f"replayed on {replay_on}"), chosen_depth))
         out.lines.append(f"{runs.lower()} group, replayed on {replay_on}, "
                          f"{chosen_scope.text()}: {result.verdict()} ({result.seconds:.2f}s, "
                          f"{result.solver_calls} solver call(s))")
@@ -146,12 +150,21 @@ def run_bmc(*, target: str | None, protocol: str | None, codecs: str | None,
     return out
 
 
+def _depths(meter: Meter, depth: int) -> Callable[[int], None]:
+    """BMC's depths as ticks."""
+    return lambda k: meter.tick(k, note=f"depth {k} of {depth}")
+
+
 def run_matrix(*, depth: int | None, scope: str | None, failures: str,
-               out_file: str | None, settings: Settings = NO_SETTINGS) -> BmcOutcome:
-    """The compatibility matrix; ``out_file``: also write it as JSON."""
+               out_file: str | None, settings: Settings = NO_SETTINGS,
+               progress: ProgressFn = silent) -> BmcOutcome:
+    """The compatibility matrix; ``out_file``: also write it as JSON; ``progress`` hears
+    of every cell done."""
     chosen_depth, chosen_scope = bmc_depth(depth), bmc_scope(scope)
+    meter = Meter(progress, "compat", f"depth {chosen_depth}, {chosen_scope.text()}")
     matrix = compatibility_matrix(chosen_scope, chosen_depth,
-                                  lambda p: replayer(TARGET_OF[p], settings))
+                                  lambda p: replayer(TARGET_OF[p], settings),
+                                  on_cell=lambda n, label: meter.tick(n, note=label))
     out = BmcOutcome([matrix.table()])
     files: dict[tuple[str, str], str] = {}
     for cell, invariant, result in matrix.traces():
@@ -184,6 +197,6 @@ def _write_json(path: str, body: Mapping[str, object]) -> None:
     out = Path(path)
     try:
         out.parent.mkdir(parents=True, exist_ok=True)
-        out.write_text(json.dumps(body, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
+        out.write_text(steady_text(without_times(body)), encoding="utf-8")
     except OSError as exc:
         raise EngineInputError(f"prove: cannot write {path}: {exc.strerror}") from None

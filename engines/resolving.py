@@ -18,13 +18,14 @@ the same way wherever it is found.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 
 from ..audit.call_timeout import CALL_TIMEOUT
 from ..audit.targets import ASSIGNOR_FAMILIES, AuditTarget, AuditTargetError, resolve_plugin
 from ..impl.assign_op import run_assign_assignment_only
 from ..impl.assignors import ASSIGNOR_NAMES
 from ..properties.group import GroupTarget
+from ..properties.harness import HarnessError
 from ..properties.scope.space import Scope
 from ..targets.adapters.codecs import BuiltinCodec, ReleaseCodec
 from ..targets.offers import Offer, close_all, expand, parse_assignors
@@ -43,7 +44,8 @@ from ..targets.target import Target, TargetError
 from .errors import EngineInputError
 
 __all__ = ["References", "check_scope", "close_all", "expand_targets", "group_factory",
-           "group_target", "offers_of", "parse_assignors", "resolve_audit_target", "resolved"]
+           "group_target", "offers_of", "parse_assignors", "resolve_audit_target", "resolved",
+           "must_start", "started", "warm"]
 
 
 def resolved(name: str, assignor: str | None = None, timeout: float | None = None,
@@ -53,6 +55,33 @@ def resolved(name: str, assignor: str | None = None, timeout: float | None = Non
         return resolve(name, assignor=assignor, timeout=timeout, settings=settings)
     except TargetError as exc:
         raise EngineInputError(str(exc)) from None
+
+
+def warm(target: Target) -> None:
+    """Start a process-backed target before anything is timed (a ``ping``; a process that
+    does not know it answers with an error, which is fine): starting a process is not the
+    assign call's time."""
+    if target.call is not None:
+        try:
+            target.call({"op": "ping"})
+        except HarnessError:  # groupcheck's own failure: not the target's
+            raise
+        except Exception:  # noqa: BLE001 - the runs that follow will meet whatever is wrong
+            pass
+
+
+def must_start(*targets: Target) -> bool:
+    """One of ``targets`` is a process target whose process is not up yet: its first
+    request would start it."""
+    return any(t.running is not None and not t.running() for t in targets)
+
+
+def started(targets: Iterable[Target]) -> None:
+    """Every process target (a ``jsonl:`` or ``java:`` one: its requests have a time limit)
+    warmed: its process runs, so a command can leave its start out of a budget."""
+    for target in targets:
+        if target.timeout is not None:
+            warm(target)
 
 
 def group_target(name: str, assignor: str | None = None, timeout: float | None = None,

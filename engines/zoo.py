@@ -13,6 +13,7 @@ from .battery.fuzz import run_fuzz
 from .battery.golden import run_codec
 from .battery.prove import run_prove, run_scenarios
 from .battery.results import EngineResult, Finding
+from .progress import ProgressFn, silent
 
 __all__ = ["ZooOutcome", "run_zoo_check", "run_zoo_entry", "zoo_table"]
 
@@ -35,24 +36,27 @@ class ZooOutcome:
                 and self.control in ("passed", "not run"))
 
 
-def run_zoo_check(entry: ZooEntry, target: Target, failures: str) -> EngineResult:
-    """The one check a zoo entry names, on ``target``."""
+def run_zoo_check(entry: ZooEntry, target: Target, failures: str,
+                  progress: ProgressFn = silent) -> EngineResult:
+    """The one check a zoo entry names, on ``target`` (the prover and the state machine
+    tell ``progress`` of their work)."""
     if entry.engine == "scenario":
         return run_scenarios(target, entry.scenarios, failures, entry.expect)
     if entry.engine == "prove":
-        return run_prove(target, entry.scope, failures)
+        return run_prove(target, entry.scope, failures, progress=progress)
     if entry.engine == "codec":
         return run_codec(target, failures)
     if entry.engine == "fuzz":
-        return run_fuzz(target, entry.budget, failures)
+        return run_fuzz(target, entry.budget, failures, progress=progress)
     raise ValueError(f"unknown engine {entry.engine}")
 
 
-def run_zoo_entry(entry: ZooEntry, failures: str, control: bool = True) -> ZooOutcome:
+def run_zoo_entry(entry: ZooEntry, failures: str, control: bool = True,
+                  progress: ProgressFn = silent) -> ZooOutcome:
     target = resolve(entry.target)
     started = time.perf_counter()
     try:
-        result = run_zoo_check(entry, target, failures)
+        result = run_zoo_check(entry, target, failures, progress)
     finally:
         target.close()
     seconds = time.perf_counter() - started
@@ -63,7 +67,7 @@ def run_zoo_entry(entry: ZooEntry, failures: str, control: bool = True) -> ZooOu
     if control:
         base = resolve(entry.base)
         try:
-            base_result = run_zoo_check(entry, base, failures)
+            base_result = run_zoo_check(entry, base, failures, progress)
         finally:
             base.close()
         verdict = "passed" if not base_result.findings else \

@@ -78,14 +78,16 @@ class BmcResult:
 def check(scope: BmcScope, protocol: str, mix: CodecMix, depth: int,
           confirm: Confirm | None = None, invariants: tuple[str, ...] | None = None,
           max_refinements: int = MAX_REFINEMENTS, first: bool = True,
-          missed_syncs: bool = True) -> BmcResult:
+          missed_syncs: bool = True,
+          on_depth: Callable[[int], None] | None = None) -> BmcResult:
     """Iterative deepening up to ``depth``: the first (shortest) counterexample of any of
     ``invariants`` (default: all that apply to the protocol) wins.
 
     With a subset, a trace breaks a wanted invariant *first*: the other invariants hold
     before its last step and in that step's first rebalance unless a wanted one breaks
     there too (a replay stops at the first violation, so only such a trace can show the
-    wanted one). ``first=False`` drops that condition (for a model-only search)."""
+    wanted one). ``first=False`` drops that condition (for a model-only search).
+    ``on_depth`` is told each depth searched."""
     wanted = [i for i in invariants_for(protocol) if invariants is None or i in invariants]
     others = [i for i in invariants_for(protocol) if i not in wanted] if first else []
     started = time.perf_counter()
@@ -102,6 +104,8 @@ def check(scope: BmcScope, protocol: str, mix: CodecMix, depth: int,
             enc.solver.add(z3.Implies(step.first.bad[j], first_wanted))
         found = _search_depth(enc, k, confirm, max_refinements, result, wanted)
         enc.solver.pop()
+        if on_depth is not None:
+            on_depth(k)
         if found:
             break
         for j in others:

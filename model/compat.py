@@ -160,8 +160,10 @@ def _late(cell: CellResult, invariant: str) -> TraceRecord | None:
 
 def compatibility_matrix(scope: BmcScope, depth: int,
                          confirm_for: Callable[[str], Confirm | None],
-                         cells: tuple[CompatCell, ...] = CELLS) -> Matrix:
-    """Every cell × invariant; ``confirm_for(protocol)`` replays traces on an implementation."""
+                         cells: tuple[CompatCell, ...] = CELLS,
+                         on_cell: Callable[[int, str], None] | None = None) -> Matrix:
+    """Every cell × invariant; ``confirm_for(protocol)`` replays traces on an implementation;
+    ``on_cell`` is told the cells done and the last one's label."""
     started = time.perf_counter()
     out: list[CellResult] = []
     for cell in cells:
@@ -172,4 +174,6 @@ def compatibility_matrix(scope: BmcScope, depth: int,
                            first=False)
                   for i, r in results.items() if r.holds and len(results) > 1}
         out.append(CellResult(cell, results, masked))
+        if on_cell is not None:
+            on_cell(len(out), cell.label)
     return Matrix(scope, depth, out, time.perf_counter() - started)

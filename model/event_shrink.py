@@ -39,10 +39,12 @@ def _reproduces(events: list[DomainEvent], make_target: Callable[[], GroupTarget
 def minimize(events: list[DomainEvent], make_target: Callable[[], GroupTarget],
              invariant: str, max_replays: int = 2000,
              seconds: float | None = None,
-             promises: Promises | None = None, generations: bool = True
+             promises: Promises | None = None, generations: bool = True,
+             on_replay: Callable[[int, int], None] | None = None
              ) -> tuple[list[DomainEvent], list[str]]:
     """The smallest sub-list found that still violates ``invariant``, and its violations;
-    with ``seconds``, the smallest found by then (1-minimal only if time allowed)."""
+    with ``seconds``, the smallest found by then (1-minimal only if time allowed).
+    ``on_replay`` is told the replays so far and the events kept, after each replay."""
     deadline = None if seconds is None else time.monotonic() + seconds
     current = list(events)
     violations = _reproduces(current, make_target, invariant, promises, generations)
@@ -52,6 +54,8 @@ def minimize(events: list[DomainEvent], make_target: Callable[[], GroupTarget],
     chunk = max(1, len(current) // 2)
 
     def more() -> bool:
+        if on_replay is not None and replays:
+            on_replay(replays, len(current))
         return replays < max_replays and (deadline is None or time.monotonic() < deadline)
 
     for member in sorted({e.who for e in current if e.who is not None}):

@@ -2,7 +2,9 @@
 
 `fuzz` runs Hypothesis over a target factory and returns either nothing (every example
 held) or the shrunk failure as events plus violations, ready to be saved as a replay file.
-The same seed gives the same examples. A target's `HarnessError` ends the run as it is:
+The same seed gives the same examples. With a ``deadline`` the run ends at the first event
+after it, with the examples played so far (``FuzzResult.stopped``; the one cut short
+counts as begun, not judged whole). A target's `HarnessError` ends the run as it is:
 neither judged nor shrunk. Real clients do not always fail, or let the machine draw, the same
 way twice: when Hypothesis's replay of a failing example goes otherwise (`Flaky`), the
 failure the example met first is the run's; an error of Hypothesis's own is a harness error.
@@ -27,6 +29,12 @@ from .machine import HarnessAbort, MachineConfig, ViolationFound, make_machine
 from .stats import Stats
 
 __all__ = ["PROFILES", "FuzzResult", "first_failure", "fuzz"]
+
+
+class _OutOfTime(KeyboardInterrupt):
+    """Raised where the next example would start after the deadline. An interrupt, as
+    Hypothesis sees it: it lets it through at once, records nothing of the example and
+    shrinks nothing; `fuzz` catches it before it leaves."""
 
 # Some Hypothesis releases ship this function without annotations: one typed name for all.
 _run_machine: Callable[..., None] = run_state_machine_as_test
@@ -85,6 +93,7 @@ class FuzzResult:
     stats: Stats = field(default_factory=Stats)
     #: invariant → the events of the first example where Kafka's own behaviour broke it
     inherited_events: dict[str, list[DomainEvent]] = field(default_factory=dict)
+    stopped: bool = False  # the deadline came before the examples asked for were played
 
     @property
     def failed(self) -> bool:
@@ -95,13 +104,14 @@ def fuzz(target_factory: Callable[[], GroupTarget], config: MachineConfig, *,
          profile: str = "ci", max_examples: int | None = None, seed_value: int = 0,
          progress: Callable[[int, int], None] | None = None,
          shrink_seconds: float | None = None, stats: Stats | None = None,
-         inherited: dict[str, list[DomainEvent]] | None = None) -> FuzzResult:
+         inherited: dict[str, list[DomainEvent]] | None = None,
+         deadline: float | None = None) -> FuzzResult:
     """Run the machine; ``progress(examples, steps)`` is called as examples finish.
     ``shrink_seconds`` bounds the shrinking for slow targets: Hypothesis's own shrink phase
     is then skipped and the delta-debugging pass stops when the time is up. ``stats``
     (default: a fresh one, returned in the result) collects judgements and figures, and
     ``inherited`` (likewise) the events of the first example where Kafka's own behaviour
-    broke each invariant."""
+    broke each invariant. ``deadline`` (``time.perf_counter``): no event runs after it."""
     stats = Stats() if stats is None else stats
     inherited = {} if inherited is None else inherited
     examples, steps = PROFILES[profile]
@@ -109,7 +119,12 @@ def fuzz(target_factory: Callable[[], GroupTarget], config: MachineConfig, *,
         examples = max_examples
     counters = {"examples": 0, "steps": 0}
 
+    def on_time() -> None:
+        if deadline is not None and time.perf_counter() >= deadline:
+            raise _OutOfTime
+
     def counted_factory() -> GroupTarget:
+        on_time()
         counters["examples"] += 1
         if progress is not None:
             progress(counters["examples"], counters["steps"])
@@ -117,6 +132,7 @@ def fuzz(target_factory: Callable[[], GroupTarget], config: MachineConfig, *,
 
     def count_event() -> None:
         counters["steps"] += 1
+        on_time()
 
     met: list[Exception] = []
     machine = make_machine(counted_factory, config, on_event=count_event, stats=stats,
@@ -140,7 +156,14 @@ def fuzz(target_factory: Callable[[], GroupTarget], config: MachineConfig, *,
         except HypothesisException as exc:  # Hypothesis's own trouble is no client's
             raise HarnessError(f"hypothesis: {type(exc).__name__}: {exc}",
                                thread="hypothesis") from exc
+    except _OutOfTime:
+        return FuzzResult(counters["examples"], time.perf_counter() - started,
+                          counters["steps"], stats=stats, inherited_events=inherited,
+                          stopped=True)
     except ViolationFound as failure:
+        if deadline is not None:  # the shrink ends by the deadline too
+            shrink_seconds = max(min(shrink_seconds if shrink_seconds is not None
+                                     else float("inf"), deadline - time.perf_counter()), 0.0)
         events, violations = minimize(failure.events, target_factory,
                                       invariant_of(failure.violations[0]),
                                       seconds=shrink_seconds, promises=config.promises,

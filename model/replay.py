@@ -8,7 +8,6 @@ one numbered line per event with the ownership it left behind.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import re
@@ -19,6 +18,7 @@ from typing import Required, TypedDict
 
 from ..properties.group import GroupTarget, GroupView
 from ..properties.jsonl_shapes import JSONObject, ProfileJson
+from ..properties.saved_json import file_stem, save_as
 from .bmc_trace import TraceRecord
 from .event_registry import EventRecord
 from .events import DomainEvent, EventFormatError, apply_event, read_events, write_events
@@ -115,20 +115,18 @@ def replay_events(target: GroupTarget, events: list[DomainEvent],
 
 def save(directory: str | os.PathLike[str], target_name: str, events: list[DomainEvent],
          violations: list[str], seed: int | None, extra: ReplayNotes | None = None) -> Path:
-    """Write a replay file; its name says what broke and is stable for the same content."""
-    out = Path(directory)
-    out.mkdir(parents=True, exist_ok=True)
+    """Write a replay file; its name says what broke, its digest is of the target, the
+    assignor, the invariant and the events (`properties.saved_json`)."""
     found = re.search(r"\bI\d+a?\b", violations[0]) if violations else None
     invariant = found.group(0) if found else "none"
     body: ReplayFile = {"format": FORMAT, "target": target_name, "seed": seed,
                         "invariant": invariant, "violations": violations,
                         "events": write_events(events)}
-    text = json.dumps({**body, **(extra or {})}, indent=1, ensure_ascii=False)
-    digest = hashlib.sha256(text.encode()).hexdigest()[:10]
-    stem = re.sub(r"[^A-Za-z0-9._-]+", "_", target_name.replace(":", "-"))[:60]
-    path = out / f"{stem}-{invariant}-{digest}.json"
-    path.write_text(text + "\n", encoding="utf-8")
-    return path
+    notes = extra or {}
+    meaning = {"target": notes.get("target", target_name), "assignor": notes.get("assignor"),
+               "invariant": invariant, "events": body["events"]}
+    return save_as(directory, f"{file_stem(target_name)}-{invariant}", {**body, **notes},
+                   meaning)
 
 
 def load(path: str | os.PathLike[str]) -> ReplayFile:

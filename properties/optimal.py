@@ -13,6 +13,7 @@ is balanced), so :func:`min_moves` always answers. z3 is imported lazily.
 from __future__ import annotations
 
 import importlib
+import importlib.util
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -221,12 +222,9 @@ class Optimiser:
     def __init__(self, exact: bool) -> None:
         self.exact = exact
         self.cache: dict[Any, int] = {}
-        self.available = True
+        # found, not loaded: Z3 loads (most of a second) only when an optimum needs it
+        self.available = importlib.util.find_spec("z3") is not None
         self.oracle: Any = None
-        try:
-            importlib.import_module("z3")
-        except ImportError:
-            self.available = False
 
     def optimum(self, subs: Mapping[str, list[str]], partitions: Mapping[str, int],
                 prev: Mapping[str, list[TopicPartition]],

@@ -18,9 +18,11 @@
   groupcheck's own broker, by default, or ``mock``, librdkafka's mock cluster);
   ``librdkafka:<assignor>[:adversarial]`` is ``wire:librdkafka:…``.
 
-`resolve` gives a `Target` (``target.py``); the environment's part (`settings.Settings`:
-the wire backend, the default Kafka classpath, the process time limit) comes from the
-caller, which reads it once. Group targets are made fresh for each example.
+`resolve` gives a `Target` (``target.py``), made here for ``builtin:`` and by the module of
+its kind for the others (`kinds_python`, `kinds_process`, `kinds_wire`), each loaded on
+first use: a builtin target loads neither the wire nor the processes. The environment's
+part (`settings.Settings`: the wire backend, the default Kafka classpath, the process time
+limit) comes from the caller, which reads it once. Group targets are made fresh for each example.
 
 A target string may leave the assignor open (``jsonl:``, ``java:``, ``python:pkg.module``):
 then the `Target` has ``choices`` (names to pick from) and ``pick(name)`` (the target for
@@ -29,6 +31,7 @@ one of them), and `offers.expand` asks each choice what it answers.
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Callable
 from typing import Any
 
@@ -37,40 +40,15 @@ from ..impl.assign_session import AssignSession
 from ..impl.assignors import make_assignor
 from ..impl.jsonl import handle
 from ..properties.group import GroupTarget
-from .adapters.aiokafka_assignors import AiokafkaAssignor
 from .adapters.builtin import BuiltinGroup
-from .adapters.codecs import BuiltinCodec, JsonlCodec, KafkaPythonCodec, ReleaseCodec
-from .adapters.kafka_python_assignors import KafkaPythonTarget
-from .adapters.python_assignor import (
-    PythonTarget,
-    TargetLoadError,
-    assignors_in_module,
-    instances_user_data,
-    load_maker,
-)
-from .client_assignors import TargetUnavailable
-from .processes.java_process import java_classpath, java_process, java_profile
-from .processes.java_runtime import JavaUnavailable
-from .processes.jsonl_process import (
-    JsonlProcess,
-    JsonlTarget,
-    TargetAnswerError,
-    TargetFailure,
-    call_user_data,
-    shared_process,
-)
-from .profile import ProfileError, ReleaseProfile
+from .adapters.codecs import BuiltinCodec
+from .adapters.python_assignor import instances_user_data
 from .settings import Settings
-from .target import BUILTIN_ASSIGNORS, AssignFn, MachineHints, Target, TargetError
-from .wire.backends.factory import BACKENDS, backend_missing
-from .wire.clients import ClientUnavailable, built_client, hello
-from .wire.wire_group import WireGroup
-from .zoo.entries import ASSIGNOR_MUTANTS, CODEC_MUTANTS
-from .zoo.group_mutants import MUTANT_ASSIGNORS, MUTANTS
+from .target import BUILTIN_ASSIGNORS, MachineHints, Target, TargetError
 
 __all__ = ["KINDS", "NO_SETTINGS", "OPTIONAL_NAME", "RESOLVERS", "TARGET_KINDS",
            "client_setup", "group_target_factory", "machine_hints", "make_group_target",
-           "process_target", "profiled", "resolve", "wire_clients"]
+           "resolve", "wire_clients"]
 
 #: the environment's settings when a caller gives none: an empty environment
 NO_SETTINGS = Settings()
@@ -89,166 +67,26 @@ def _builtin(name: str, **_: Any) -> Target:
                   user_data=instances_user_data(lambda: make_assignor(name))).promise()
 
 
-def _mutant(name: str, **_: Any) -> Target:
-    """``mutant:<name>``: a group mutant, an assignor mutant or a codec mutant of the zoo."""
-    target = f"mutant:{name}"
-    if name in MUTANTS:
-        m = MUTANTS[name]
-        cls = MUTANT_ASSIGNORS.get(name)
-        assign = user_data = session = None
-        if cls is not None:
-            assign = PythonTarget(target, cls).assign
-            user_data = instances_user_data(cls)
-            session = _session_of(cls)
-        return Target(target, m.assignor, assign=assign, group=m.factory, user_data=user_data,
-                      hints=MachineHints(m.assignor, m.profiles, m.user_data_versions),
-                      assign_session=session).promise()
-    if name in ASSIGNOR_MUTANTS:
-        am = ASSIGNOR_MUTANTS[name]
-        py = PythonTarget(target, am.cls, am.subscription_version)
-        versions = (am.subscription_version,) if am.subscription_version is not None else (3,)
-        return Target(target, py.assignor, assign=py.assign, group=py.group_factory(),
-                      hints=MachineHints(py.assignor, subscription_versions=versions),
-                      user_data=instances_user_data(am.cls),
-                      assign_session=_session_of(am.cls, am.subscription_version)
-                      ).promise(py.declared, py.cooperative)
-    if name in CODEC_MUTANTS:
-        return Target(target, None, codec=CODEC_MUTANTS[name]())
-    known = sorted([*MUTANTS, *ASSIGNOR_MUTANTS, *CODEC_MUTANTS])
-    raise TargetError(f"unknown mutant {name!r}; expected one of {', '.join(known)}")
+#: each kind's resolver: this module's, or (module of this package, function) loaded on
+#: first use, so that a builtin target never loads the wire, the processes or the zoo
+RESOLVERS: dict[str, Callable[..., Target] | tuple[str, str]] = {
+    "builtin": _builtin, "mutant": ("kinds_python", "mutant_target"),
+    "python": ("kinds_python", "python_target"),
+    "kafka-python": ("kinds_python", "kafka_python_target"),
+    "aiokafka": ("kinds_python", "aiokafka_target"),
+    "jsonl": ("kinds_process", "jsonl_target"), "java": ("kinds_process", "java_target"),
+    "librdkafka": ("kinds_wire", "librdkafka_target"), "wire": ("kinds_wire", "wire_target")}
 
 
-def _session_of(cls: Callable[[], Any], subscription_version: int | None = None
-                ) -> Callable[[], AssignFn]:
-    """An assign session for an in-tree (deterministic) assignor class: the prover's cache."""
-
-    return lambda: AssignSession(lambda _: cls(), subscription_version=subscription_version,
-                                 user_data=False)
-
-
-def _python(spec: str, **_: Any) -> Target:
-    """``python:pkg.module:attr`` (one assignor) or ``python:pkg.module`` (every one)."""
-    if ":" not in spec:
-        try:
-            names = assignors_in_module(spec)
-        except TargetLoadError as exc:
-            raise TargetError(str(exc)) from None
-        return Target(f"python:{spec}", None, choices=lambda: list(names),
-                      pick=lambda attr: _python(f"{spec}:{attr}"))
-    try:
-        py = PythonTarget(f"python:{spec}", load_maker(spec))
-        py.check_answers()
-    except TargetLoadError as exc:
-        raise TargetError(str(exc)) from None
-    return Target(py.target, py.assignor, assign=py.assign, group=py.group_factory(),
-                  hints=MachineHints(py.assignor), user_data=instances_user_data(py.make)
-                  ).promise(py.declared, py.cooperative)
-
-
-def _kafka_python(name: str, **_: Any) -> Target:
-    """``kafka-python:<assignor>``: that library's assignor as its consumer calls it."""
-    try:
-        kp = KafkaPythonTarget(f"kafka-python:{name}", name)
-    except (ValueError, TargetUnavailable) as exc:
-        raise TargetError(str(exc)) from None
-    return Target(kp.target, kp.assignor, assign=kp.assign, group=kp.group_factory(),
-                  codec=KafkaPythonCodec(), user_data=instances_user_data(kp.make),
-                  hints=MachineHints(kp.assignor, profiles=("java",),
-                                     subscription_versions=(kp.subscription_version,),
-                                     # kafka-python refuses [range, cooperative-sticky]
-                                     upgrades=not kp.cooperative)).promise()
-
-
-def _aiokafka(name: str, **_: Any) -> Target:
-    """``aiokafka:<assignor>``: that library's assignor as its coordinator calls it."""
-    try:
-        py = PythonTarget(f"aiokafka:{name}", lambda: AiokafkaAssignor(name),
-                          subscription_version=0)
-    except (ValueError, TargetUnavailable) as exc:
-        raise TargetError(str(exc)) from None
-    return Target(py.target, py.assignor, assign=py.assign, group=py.group_factory(),
-                  hints=MachineHints(py.assignor, profiles=("java",),
-                                     subscription_versions=(0,), upgrades=False)
-                  ).promise()
-
-
-def process_target(target: str, process: JsonlProcess, assignor: str | None) -> Target:
-    """A target answered by a JSON-lines process (`jsonl_process.JsonlProcess`) that runs
-    the assignor named ``assignor``: ``jsonl:`` and ``java:``. Without one the assignor is
-    left open (`resolve` offers Kafka's four; sticky where a caller needs just one)."""
-
-    name = assignor or "sticky"
-    if name not in BUILTIN_ASSIGNORS:
-        raise TargetError(f"{target.partition(':')[0]}: unknown assignor {name!r}; expected "
-                          f"one of {', '.join(BUILTIN_ASSIGNORS)}")
-    jt = JsonlTarget(target, process, name)
-    return Target(jt.target, name, assign=jt.assign, group=jt.group_factory(),
-                  codec=JsonlCodec(jt), hints=MachineHints(name), fork_safe=False,
-                  call=jt.call, user_data=call_user_data(jt.process.call, name),
-                  closers=[jt.close], open_assignor=True,
-                  timeout=process.timeout).promise()
-
-
-def _jsonl(command: str, *, settings: Settings, assignor: str | None = None,
-           timeout: float | None = None) -> Target:
-    """``jsonl:<command>``: one shared process per command, its time limit ``timeout``
-    (else the settings')."""
-    try:
-        process = shared_process(command, timeout or settings.jsonl_timeout)
-    except ValueError as exc:
-        raise TargetError(str(exc)) from None
-    return process_target(f"jsonl:{command}", process, assignor)
-
-
-def _java(classpath: str, *, settings: Settings, assignor: str | None = None,
-          timeout: float | None = None, release: str = "") -> Target:
-    """``java:[CLASSPATH]``: groupcheck's driver on Kafka's client (an empty classpath is
-    the settings' ``kafka_classpath``); ``java@<release>:[ASSIGNOR]``: on that release of
-    it, from the settings' Maven repository (one JVM per release serves every request)."""
-    if release and classpath in BUILTIN_ASSIGNORS:
-        assignor, classpath = assignor or classpath, ""  # java@3.4.0:range
-    elif release and classpath:
-        raise TargetError(f"java@{release}: names its release; after the colon it takes an "
-                          f"assignor ({', '.join(BUILTIN_ASSIGNORS)}), not {classpath!r}")
-    name = f"java@{release}:" if release else f"java:{classpath}"
-    try:
-        process = java_process(java_classpath(release, classpath, settings),
-                               timeout or settings.jsonl_timeout,
-                               label=name if release else "")
-        profile = java_profile(process)
-    except JavaUnavailable as exc:
-        raise TargetError(str(exc)) from None
-    except (TargetFailure, TargetAnswerError, ProfileError) as exc:
-        raise TargetError(f"{name} cannot tell what its client implements: {exc}") from None
-    return profiled(process_target(name, process, assignor), profile)
-
-
-def profiled(target: Target, profile: ReleaseProfile) -> Target:
-    """``target`` held to what its client release implements: the subscription versions
-    its members write (the state machine's members write those), and the profile the
-    engines ask (`Target.profile`)."""
-    target.profile = profile
-    if target.codec is not None:
-        target.codec = ReleaseCodec(target.codec, profile)
-    if target.hints is not None:
-        target.hints.subscription_versions = profile.subscription_versions.reads
-        target.hints.generations = profile.has("generation")
-    return target
-
-
-def _librdkafka(spec: str, **kwargs: Any) -> Target:
-    """``librdkafka:<assignor>[:adversarial]`` is ``wire:librdkafka:…`` by its old name."""
-    target = _wire(f"librdkafka:{spec}", **kwargs)
-    target.name = f"librdkafka:{spec}"
-    return target
-
-
-def _client_classpath(client: str, settings: Settings) -> str:
-    """Kafka's client for a java member driver (``java``: the settings' classpath;
-    ``java@<release>``: that release); '' for the other clients."""
-    if built_client(client) != "java":
-        return ""
-    return java_classpath(client.partition("@")[2], "", settings)
+def _resolver(kind: str) -> Callable[..., Target]:
+    """The function that makes targets of ``kind`` (its module loaded now if need be)."""
+    found = RESOLVERS[kind]
+    if isinstance(found, tuple):
+        module, name = found
+        made: Callable[..., Target] = getattr(
+            importlib.import_module(f".{module}", __package__), name)
+        return made
+    return found
 
 
 ADVERSARIAL = ":adversarial"
@@ -274,68 +112,15 @@ def wire_clients(spec: str) -> tuple[tuple[str, ...], str, bool]:
     return clients, assignor, adversarial
 
 
-def _wire(spec: str, *, settings: Settings, **_: Any) -> Target:
-    """``wire:…``: real consumers on the settings' backend (checked before any driver
-    starts), each client's driver asked what it supports."""
-    clients, assignor, adversarial = wire_clients(spec)
-    broker = settings.broker
-    if broker not in BACKENDS:
-        raise TargetError(f"wire: unknown broker {broker!r}; expected one of "
-                          f"{', '.join(BACKENDS)}")
-    if backend_missing(broker):
-        raise TargetError(backend_missing(broker))
-    try:
-        classpaths = {c: _client_classpath(c, settings) for c in clients}
-        infos = [hello(c, classpaths[c]) for c in dict.fromkeys(clients)]
-    except (ClientUnavailable, JavaUnavailable) as exc:
-        raise TargetError(str(exc)) from None
-    for info in infos:
-        lacking = [a for a in assignor.split(",") if a not in info.assignors]
-        if lacking:
-            raise TargetError(f"wire: {info.name} ({info.client} {info.version}) supports "
-                              f"{', '.join(info.assignors)}, not {', '.join(lacking)}")
-    target = f"wire:{spec}"
-    profiles = tuple(dict.fromkeys(i.profile for i in infos))
-    hints = MachineHints(assignor, profiles=profiles, upgrades=False, wire=True,
-                         adversarial=adversarial, steering=broker != "mock")
-    releases = {c: _release_profile(c, classpaths[c], settings)
-                for c in dict.fromkeys(clients) if built_client(c) == "java" and "@" in c}
-    generationless = frozenset(c for c, p in releases.items() if not p.has("generation"))
-    return Target(target, assignor,
-                  group=lambda: WireGroup(target, clients, assignor, broker, classpaths,
-                                          settings.wire_trace, generationless,
-                                          lambda c: client_setup(c, settings)),
-                  hints=hints, fork_safe=False,
-                  profile=next(iter(releases.values())) if len(releases) == 1 else None
-                  ).promise()
-
-
 def client_setup(client: str, settings: Settings) -> tuple[str, bool]:
     """What a wire group needs to start a member of ``client``: its driver's classpath
-    (Kafka's client, for java members) and whether its release sends no generation."""
-    try:
-        classpath = _client_classpath(client, settings)
-    except JavaUnavailable as exc:
-        raise TargetError(str(exc)) from None
-    if built_client(client) != "java" or "@" not in client:
-        return classpath, False
-    return classpath, not _release_profile(client, classpath, settings).has("generation")
+    (Kafka's client, for java members) and whether its release sends no generation
+    (`kinds_wire.client_setup`, its module loaded now if need be)."""
+    wire = importlib.import_module(".kinds_wire", __package__)
+    setup: Callable[[str, Settings], tuple[str, bool]] = wire.client_setup
+    return setup(client, settings)
 
 
-def _release_profile(client: str, classpath: str, settings: Settings) -> ReleaseProfile:
-    """What the release of a ``java@<release>`` member implements, asked of the ``java:``
-    driver on the same classpath (one JVM per release, kept for the run)."""
-    try:
-        return java_profile(java_process(classpath, settings.jsonl_timeout, label=client))
-    except (JavaUnavailable, TargetFailure, TargetAnswerError, ProfileError) as exc:
-        raise TargetError(f"wire: {client} cannot tell what its client implements: {exc}"
-                          ) from None
-
-
-RESOLVERS: dict[str, Callable[..., Target]] = {
-    "builtin": _builtin, "mutant": _mutant, "python": _python, "kafka-python": _kafka_python,
-    "aiokafka": _aiokafka, "jsonl": _jsonl, "java": _java, "librdkafka": _librdkafka,
-    "wire": _wire}
 #: kinds whose name may be empty (``java:`` takes its default classpath)
 OPTIONAL_NAME = frozenset({"java"})
 #: kinds that take a release (``java@3.4.0:``)
@@ -358,7 +143,7 @@ def resolve(target: str, *, assignor: str | None = None, timeout: float | None =
     if not sep or kind not in RESOLVERS or not (name or kind in OPTIONAL_NAME) \
             or (at and (kind not in RELEASED or not release)):
         raise TargetError(f"unknown target {target!r}; expected one of {TARGET_KINDS}")
-    made = RESOLVERS[kind]
+    made = _resolver(kind)
     extra = {"release": release} if at else {}
     resolved = made(name, assignor=assignor, timeout=timeout, settings=settings, **extra)
     if resolved.open_assignor and assignor is None and resolved.choices is None:

@@ -91,6 +91,8 @@ class Target:
     timeout: float | None = None
     #: what the client release behind the target implements (None: everything judged)
     profile: ReleaseProfile | None = None
+    #: whether the target's process is up now (a process target; None: it has none)
+    running: Callable[[], bool] | None = None
 
     @property
     def balanced(self) -> bool:

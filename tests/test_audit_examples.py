@@ -80,8 +80,7 @@ def test_the_audit_report_shows_shrunk_pictures_and_keeps_its_summary(tmp_path: 
             config = AuditConfig(targets=[BROKEN, "builtin:range"], scenarios=60,
                                  chunk_size=60, slices=2, out=str(tmp_path / name),
                                  shrink_seconds=seconds)
-            outcomes.append(run_audit(config, resolve_audit_target, spark=spark,
-                                      progress=False))
+            outcomes.append(run_audit(config, resolve_audit_target, spark=spark))
     finally:
         spark.stop()
     shrunk, plain = (tmp_path / "shrunk", tmp_path / "plain")

@@ -42,7 +42,7 @@ def spark(tmp_path_factory: pytest.TempPathFactory) -> Any:
 def _audit(spark: Any, out: Path, **kw: Any) -> Any:
     kw.setdefault("slices", 2)  # tiny chunks: fewer tasks, less scheduling
     config = AuditConfig(targets=kw.pop("targets", PASSING), out=str(out), **kw)
-    return run_audit(config, resolve_audit_target, spark=spark, progress=False)
+    return run_audit(config, resolve_audit_target, spark=spark)
 
 
 def _rows(spark: Any, out: Path) -> Any:
@@ -309,7 +309,7 @@ def probe(_):
 seen = spark.sparkContext.parallelize(range(8), 8).flatMap(probe).collect()
 config = AuditConfig(targets=["builtin:range", "builtin:cooperative-sticky"], scenarios=200,
                      chunk_size=100, out=sys.argv[3])
-outcome = run_audit(config, resolve_audit_target, spark=spark, progress=False)
+outcome = run_audit(config, resolve_audit_target, spark=spark)
 print(json.dumps({"seen": seen, "driver": os.getpid(), "chunks": outcome.chunks_run}))
 spark.stop()
 """

@@ -53,7 +53,7 @@ def test_a_bug_in_the_broker_fails_the_run_and_its_batch_replays(tmp_path: Path)
     done = _fuzz("--frames", "200", "--seed", "3", "--batch", "50", cwd=tmp_path, env=env)
     assert done.returncode == 1, done.stdout + done.stderr
     assert "internal error RuntimeError: planted bug" in done.stdout
-    saved = tmp_path / "groupcheck-failures" / "fuzz-broker-3.jsonl"
+    [saved] = (tmp_path / "groupcheck-failures").glob("fuzz-broker-3-*.jsonl")
     shots = [json.loads(line) for line in saved.read_text().splitlines()]
     assert len(shots) == 50 and all(bytes.fromhex(s["hex"]) for s in shots)
     assert f"--replay {saved.relative_to(tmp_path)}" in done.stdout

@@ -11,7 +11,12 @@ import pytest
 
 from groupcheck.cli import main
 from groupcheck.engines.battery.results import BatteryResult, EngineResult, Finding
-from groupcheck.engines.battery.runner import ENGINE_LIST, run_batteries, run_battery
+from groupcheck.engines.battery.runner import (
+    ENGINE_LIST,
+    run_batteries,
+    run_battery,
+    searching_share,
+)
 from groupcheck.targets.registry import resolve
 
 
@@ -94,3 +99,23 @@ def test_the_text_output_has_a_table_per_assignor_and_a_summary(
     assert "balance contract: sticky (not declared: the strictest rule" in out
     assert "  WholeTopicAssignor   VIOLATED I3" in out
     assert "  LeastLoadedAssignor  every invariant judged held" in out
+
+
+def test_a_budget_spent_before_an_engines_turn_is_said_in_its_line(tmp_path: Path) -> None:
+    result = run_battery(resolve("builtin:range"), budget=0.0, failures=str(tmp_path))
+    lines = {e.engine: e.skipped for e in result.engines}
+    assert lines["vectors"] == "not asked (--parity)"
+    for engine in ("codec", "prove", "scenarios", "fuzz", "scale"):
+        assert lines[engine] == "the budget was spent before its turn came", engine
+    assert not result.failed and result.table().endswith("nothing judged (no engine ran: "
+                                                         "see the lines above)")
+
+
+def test_a_searching_engine_below_its_floor_leaves_its_share_to_the_others() -> None:
+    scenarios, fuzz = (e for e in ENGINE_LIST if e.share)
+    assert fuzz.floor > 0 == scenarios.floor
+    assert searching_share(scenarios, [scenarios, fuzz], 100.0) == pytest.approx(
+        100.0 * scenarios.share)
+    small = fuzz.floor / 2  # the state machine's part would be below its floor
+    assert searching_share(scenarios, [scenarios, fuzz], small) == pytest.approx(small)
+    assert searching_share(fuzz, [fuzz], small) == pytest.approx(small)  # it says so itself

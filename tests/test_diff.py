@@ -3,7 +3,10 @@ disagreement where they are not, shrinking of a large disagreeing input, the com
 
 from __future__ import annotations
 
-from groupcheck.engines.differential.search import Pair, disagree, run_diff, shrink
+import sys
+
+from groupcheck.engines.differential.search import Pair, describe, disagree, run_diff, shrink
+from groupcheck.engines.progress import PROCESS_FLOOR
 from groupcheck.engines.saved.requests import request_size
 from groupcheck.targets.registry import resolve
 
@@ -75,3 +78,16 @@ def test_diff_request_plays_a_bare_story_on_both_targets(capsys) -> None:
     assert run_command(["diff", "--target", "builtin:roundrobin", "--target",
                         "mutant:roundrobin-topic-cursor", "--request", story]) == 1
     assert "UNEXPLAINED call 0" in capsys.readouterr().out
+
+
+def test_a_process_target_is_not_started_on_a_diff_budget_too_small_to_start_it() -> None:
+    ours = resolve(f"jsonl:{sys.executable} -m groupcheck jsonl", assignor="range")
+    try:
+        result = run_diff(ours, resolve("builtin:range"), assignor="range",
+                          scope="members=2,topics=1,partitions=1", budget=PROCESS_FLOOR / 2)
+    finally:
+        ours.close()
+    assert result.agree and result.compared == 0
+    assert describe(result, "a", "b") == (
+        f"a and b: nothing compared: {PROCESS_FLOOR / 2:.1f} s of the budget was left, less "
+        f"than the {PROCESS_FLOOR:g} s a process target may need to start")

@@ -21,11 +21,13 @@ import pytest
 from groupcheck.audit.chain import replay_record, run_chain
 from groupcheck.audit.targets import AuditTargetError
 from groupcheck.cli import main
-from groupcheck.engines.battery.runner import run_battery, run_fuzz, run_prove, run_vectors
+from groupcheck.engines.battery.fuzz import machine_config
+from groupcheck.engines.battery.runner import run_battery, run_prove, run_vectors
 from groupcheck.engines.differential.search import DiffResult, describe, run_diff
 from groupcheck.engines.resolving import expand_targets, resolve_audit_target
 from groupcheck.engines.saved.requests import replay_request
 from groupcheck.impl.assign_op import run_assign
+from groupcheck.model.fuzz import fuzz
 from groupcheck.targets.processes.jsonl_process import TargetAnswerError, TargetTimeout
 from groupcheck.targets.registry import Target, resolve
 
@@ -104,13 +106,15 @@ def test_check_on_kafkas_sticky_finds_a_partition_for_a_member_without_topics(
     assert codec.judged["I10"] == 80 and codec.judged["I12"] > 0 and not codec.findings
 
 
-def test_the_state_machine_drives_kafkas_assignor(tmp_path: Path) -> None:
+def test_the_state_machine_drives_kafkas_assignor() -> None:
     target = resolve("java:", assignor="range", settings=SETTINGS)
-    try:
-        result = run_fuzz(target, 0.1, str(tmp_path), chunk=10)
+    assert target.group is not None
+    try:  # ten examples: a count, not a budget
+        result = fuzz(target.group, machine_config(target), max_examples=10,
+                      shrink_seconds=5.0)
     finally:
         target.close()
-    assert result.runs >= 10 and not result.findings, result.findings
+    assert result.examples >= 10 and not result.failed, result.violations
 
 
 # --- hangs ----------------------------------------------------------------------------------

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib
+import time
 from pathlib import Path
 
 import pytest
@@ -166,3 +167,13 @@ def test_a_member_told_it_is_fenced_may_report_lost_whatever_generation_it_shows
     assert model.told_fenced == {}
     model.error_answered({"c2"}, "ILLEGAL_GENERATION")
     assert model.told_fenced == {"c2": None}  # told at once: the target does not say when
+
+
+def test_the_state_machine_plays_no_event_after_its_deadline() -> None:
+    factory = group_target_factory("builtin:range")
+    config = config_for("range")
+    late = fuzz(factory, config, max_examples=50, deadline=time.perf_counter() - 1.0,
+                shrink_seconds=1.0)
+    assert late.stopped and late.examples == 0 and late.steps == 0 and not late.failed
+    whole = fuzz(factory, config, max_examples=3, shrink_seconds=1.0)
+    assert not whole.stopped and whole.examples >= 3

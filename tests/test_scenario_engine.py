@@ -5,7 +5,9 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -20,6 +22,8 @@ from groupcheck.engines.battery.scenarios import (
     schedule,
     story_target,
 )
+from groupcheck.engines.progress import PROCESS_FLOOR
+from groupcheck.engines.resolving import warm
 from groupcheck.targets.registry import resolve
 
 from helpers import TARGETS
@@ -169,3 +173,54 @@ def test_groupcheck_scenarios_exits_1_on_a_finding_and_2_on_bad_arguments(
     assert main(["scenarios", "--target", "builtin:codec", "--count", "3"]) == 2
     assert main(["scenarios", "--target", "builtin:range", "--count", "0"]) == 2
     assert "no assign function" in capsys.readouterr().err
+
+
+class _StepClock:
+    """A clock that moves only when the target answers: ``step`` seconds a call."""
+
+    def __init__(self, step: float) -> None:
+        self.now, self.step = 0.0, step
+
+    def __call__(self) -> float:
+        return self.now
+
+    def answering(self, assign: Any) -> Any:
+        def call(request: dict[str, Any]) -> dict[str, Any]:
+            self.now += self.step
+            return assign(request)
+        return call
+
+
+def test_the_engine_starts_no_story_after_its_budget_on_its_clock(tmp_path: Path) -> None:
+    target = resolve("builtin:range")
+    clock = _StepClock(0.01)
+    ends: list[float] = []  # each story's end, from its tick
+    result = run_scenarios_engine(replace(target, assign=clock.answering(target.assign)),
+                                  1.0, str(tmp_path), 0, clock=clock,
+                                  progress=lambda tick: ends.append(tick.elapsed))
+    assert len(ends) == result.runs > 1
+    assert ends[-1] >= 1.0 > ends[-2]  # the last story began before the budget's end
+    assert result.seconds == pytest.approx(ends[-1])  # and nothing began after it
+
+
+def test_a_process_target_is_not_started_on_a_budget_too_small_to_start_it(
+        tmp_path: Path) -> None:
+    target = resolve(f"jsonl:{sys.executable} -m groupcheck jsonl", assignor="range")
+    try:
+        result = run_scenarios_engine(target, PROCESS_FLOOR / 2, str(tmp_path), 0)
+    finally:
+        target.close()
+    assert result.runs == 0 and result.skipped == (
+        f"{PROCESS_FLOOR / 2:.1f} s of the budget was left for it, less than the "
+        f"{PROCESS_FLOOR:g} s a process target may need to start")
+
+
+def test_a_process_target_already_running_plays_stories_on_a_budget_under_the_floor(
+        tmp_path: Path) -> None:
+    target = resolve(f"jsonl:{sys.executable} -m groupcheck jsonl", assignor="range")
+    try:
+        warm(target)
+        result = run_scenarios_engine(target, PROCESS_FLOOR / 2, str(tmp_path), 0)
+    finally:
+        target.close()
+    assert not result.skipped and result.runs > 0

@@ -8,6 +8,7 @@ These tests need z3 (the ``z3`` extra); tox installs it for the default run.
 from __future__ import annotations
 
 import json
+import time
 from pathlib import Path
 from typing import Any
 
@@ -298,3 +299,13 @@ def test_prove_exits_1_on_kafkas_own_findings_only_with_strict(
     assert set(data["inheritedFromKafka"]) == set(data["violations"])
     assert all(v["inheritedFromKafka"] in ("K1", "K2")
                for v in data["counterexamples"].values())
+
+
+def test_a_prover_run_past_its_deadline_is_no_proof_and_says_so() -> None:
+    report = prove(run_assign, "range", TINY, workers=1, deadline=time.perf_counter() - 1.0)
+    assert report.units_done == 0 < report.units and not report.complete
+    assert not report.proved and report.configurations == 0
+    assert "STOPPED, NOT PROVED" in report.table()
+    assert f"stopped at its deadline after 0 of {report.units} units" in report.table()
+    whole = prove(run_assign, "range", TINY, workers=1)
+    assert whole.complete and whole.proved and whole.units_done == whole.units

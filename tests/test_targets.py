@@ -12,9 +12,11 @@ from pathlib import Path
 
 import pytest
 
-from groupcheck.engines.battery.runner import answer, partition_sets, run_codec, run_fuzz, run_prove
+from groupcheck.engines.battery.fuzz import machine_config
+from groupcheck.engines.battery.runner import answer, partition_sets, run_codec, run_prove
 from groupcheck.impl.assign_op import run_assign
 from groupcheck.model.events import read_events
+from groupcheck.model.fuzz import FuzzResult, fuzz
 from groupcheck.model.replay import replay_events
 from groupcheck.properties.scope import Scope, build_request, enumerate_scope
 from groupcheck.targets.processes.jsonl_process import (
@@ -23,6 +25,7 @@ from groupcheck.targets.processes.jsonl_process import (
     TargetFailure,
 )
 from groupcheck.targets.registry import TargetError, make_group_target, resolve
+from groupcheck.targets.target import Target
 
 ROOT = Path(__file__).resolve().parent.parent
 TINY = Scope.parse("members=2,topics=2,partitions=1")
@@ -66,11 +69,17 @@ def test_python_target_rejects_what_is_not_an_assignor(spec: str) -> None:
         resolve(f"python:{spec}")
 
 
-def test_python_target_drives_the_state_machine(tmp_path) -> None:
+def _ten_examples(target: Target) -> FuzzResult:
+    """Ten examples of the state machine on the target's group: a count, not a budget."""
+    assert target.group is not None
+    return fuzz(target.group, machine_config(target), max_examples=10, shrink_seconds=5.0)
+
+
+def test_python_target_drives_the_state_machine() -> None:
     """The user's assignor inside our consumers: a short clean fuzz run."""
     target = resolve("python:groupcheck.impl.assignors.range:RangeAssignor")
-    result = run_fuzz(target, 0.1, str(tmp_path), chunk=10)
-    assert result.runs >= 10 and not result.findings, result.findings
+    result = _ten_examples(target)
+    assert result.examples >= 10 and not result.failed, result.violations
 
 
 # --- kafka-python ------------------------------------------------------------------------
@@ -117,11 +126,11 @@ def test_kafka_python_wire_facts() -> None:
     assert base64.b64decode(answer["userData"]["m"])[:2] == b"\x00\x01"
 
 
-def test_kafka_python_group_runs_in_the_state_machine(tmp_path) -> None:
+def test_kafka_python_group_runs_in_the_state_machine() -> None:
     _kafka()
     target = resolve("kafka-python:range")
-    result = run_fuzz(target, 0.1, str(tmp_path), chunk=10)
-    assert result.runs >= 10 and not result.findings, result.findings
+    result = _ten_examples(target)
+    assert result.examples >= 10 and not result.failed, result.violations
 
 
 # --- JSON-lines --------------------------------------------------------------------------
@@ -175,11 +184,11 @@ def test_prover_reports_a_crashing_jsonl_target_as_error_and_goes_on(tmp_path) -
     assert result.findings["ERROR"].file and (tmp_path / result.findings["ERROR"].file).exists()
 
 
-def test_jsonl_group_runs_in_the_state_machine(tmp_path) -> None:
+def test_jsonl_group_runs_in_the_state_machine() -> None:
     target = resolve(f"jsonl:{PYTHON}", assignor="sticky")
     try:
-        result = run_fuzz(target, 0.1, str(tmp_path), chunk=10)
-        assert result.runs >= 10 and not result.findings, result.findings
+        result = _ten_examples(target)
+        assert result.examples >= 10 and not result.failed, result.violations
     finally:
         target.close()
 

@@ -115,8 +115,11 @@ class CheckJson(TypedDict):
     notJudgedAtDepth: ShortfallJson | None
 
 
-def check_text(text: str, offers: list[Offer], results: list[BatteryResult]) -> str:
-    """One table per assignor, the assignors not supported, and a summary line each."""
+def check_text(text: str, offers: list[Offer], results: list[BatteryResult],
+               budget: float | None = None) -> str:
+    """One table per assignor, the assignors not supported, a summary line each, and the
+    invariants left unjudged at depth at ``budget`` (the --budget asked; default: the
+    budget the run was given)."""
     parts = [r.table() for r in results]
     summary = [f"{len(results)} assignor(s) of {text} checked"]
     by_label = iter(results)
@@ -126,14 +129,14 @@ def check_text(text: str, offers: list[Offer], results: list[BatteryResult]) -> 
             continue
         r = next(by_label)
         first = r.first()
-        verdict = "every invariant judged held" if first is None else (
+        verdict = r.verdict if first is None else (
             f"VIOLATED {', '.join(sorted({i for e in r.engines for i in e.findings}))}; "
             f"first after {r.after(first[1]):.1f}s ({first[0].engine})")
         shallow = sorted({i for e in r.engines for i in e.shallow})
         if shallow:
             verdict += f"; not judged at depth: {', '.join(shallow)}"
         summary.append(f"  {offer.label:<20} {verdict}")
-    short = shortfall(results, max((r.budget for r in results), default=0.0))
+    short = shortfall(results, _asked(results, budget))
     if short is not None:
         summary.append(short.line())
     out = "\n\n".join(parts) + "\n\n" + "\n".join(summary)
@@ -188,7 +191,12 @@ def figures_json(figures: Figures) -> FiguresJson:
     return out
 
 
-def check_json(text: str, offers: list[Offer], results: list[BatteryResult]) -> CheckJson:
+def _asked(results: list[BatteryResult], budget: float | None) -> float:
+    return budget if budget is not None else max((r.budget for r in results), default=0.0)
+
+
+def check_json(text: str, offers: list[Offer], results: list[BatteryResult],
+               budget: float | None = None) -> CheckJson:
     """Every assignor's battery as data, with the assignors the target does not support."""
     by_label = iter(results)
     assignors: dict[str, AssignorJson] = {}
@@ -196,7 +204,7 @@ def check_json(text: str, offers: list[Offer], results: list[BatteryResult]) -> 
         assignors[offer.label] = ({"supported": False, "error": offer.error}
                                   if not offer.supported else
                                   {"supported": True, **battery_json(next(by_label))})
-    short = shortfall(results, max((r.budget for r in results), default=0.0))
+    short = shortfall(results, _asked(results, budget))
     return {"target": text, "ok": not any(r.failed for r in results),
             "seconds": round(max((r.seconds for r in results), default=0.0), 3),
             "assignors": assignors,

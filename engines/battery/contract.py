@@ -15,6 +15,7 @@ import json
 import os
 import time
 from pathlib import Path
+from typing import TypedDict
 
 from ...properties.balance import judge_balance
 from ...properties.jsonl_shapes import AssignAnswer, AssignFn, AssignRequest
@@ -23,6 +24,16 @@ from .results import Finding, save_json
 
 __all__ = ["AssignFn", "ContractWatch", "watched"]
 
+
+
+class _Logged(TypedDict):
+    """One violation a process logged: what it broke, on which request and answer, when."""
+
+    violation: str
+    request: AssignRequest
+    response: AssignAnswer
+    at: float
+    pid: int
 
 
 class ContractWatch:
@@ -58,19 +69,30 @@ class ContractWatch:
         """The earliest violation any process logged, saved as a request file."""
         if not self.log.exists():
             return None
-        lines = [json.loads(x) for x in self.log.read_text(encoding="utf-8").splitlines() if x]
+        text = self.log.read_text(encoding="utf-8")
+        lines: list[_Logged] = [json.loads(x) for x in text.splitlines() if x]
         self.log.unlink(missing_ok=True)
         if not lines:
             return None
-        hit = min(lines, key=lambda x: x["at"])
+        hit = min(lines, key=_smallest)  # whichever process logged it first
         request = hit["request"]
         path = save_json(failures, f"contract-{target}-I3", {
             **request, "groupcheck": {"format": "groupcheck-contract/1", "target": target,
                                       "contract": self.contract, "violations": [hit["violation"]],
-                                      "response": hit["response"]}})
+                                      "response": hit["response"]}},
+            {"target": target, "invariant": "I3", "request": request})
         return Finding("I3", hit["violation"], path, len(request["members"]),
                        f"request:  {json.dumps(request)}\n"
-                       f"response: {json.dumps(hit['response'])}", hit["at"])
+                       f"response: {json.dumps(hit['response'])}",
+                       min(x["at"] for x in lines))
+
+
+def _smallest(logged: _Logged) -> tuple[int, int, str]:
+    """The order in which logged violations are saved: fewest members, then partitions,
+    then the request's text — not the moment, which differs between runs with workers."""
+    request = logged["request"]
+    return (len(request["members"]), sum((request.get("partitions") or {}).values()),
+            json.dumps(request))
 
 
 def watched(assign: AssignFn, contract: str, failures: str) -> ContractWatch:

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import time
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import replace
 from typing import Any
 
@@ -32,6 +33,7 @@ from ...properties.balance import STICKY_FAMILY
 from ...properties.harness import HarnessError
 from ...properties.optimal import MovesOracle
 from ...targets.target import Target
+from ..progress import Meter, ProgressFn, silent
 from .depth import MIN_EXAMPLES
 from .results import EngineResult, Finding, file_safe, invariant_id, save_json
 
@@ -138,19 +140,28 @@ def _raised(target: Target, exc: Exception, failures: str, seed: int) -> Finding
         path = save_json(failures, f"fuzz-{target.name}-TIMEOUT", {
             **request, "groupcheck": {"format": "groupcheck-fuzz-request/1",
                                       "target": target.name, "invariant": "TIMEOUT",
-                                      "violation": violation, "seed": seed}})
+                                      "violation": violation, "seed": seed}},
+            {"target": target.name, "invariant": "TIMEOUT", "request": request})
     return Finding(kind, violation, path, None, f"seed {seed}")
+
+
+def _examples(meter: Meter, before: int) -> Callable[[int, int], None]:
+    """The state machine's count of examples as ticks, after ``before`` examples."""
+    return lambda examples, _events: meter.tick(before + examples)
 
 
 def run_fuzz(target: Target, budget: float, failures: str, *, seed: int = 0,
              chunk: int = 20, profile: str = "ci", strict: bool = False,
-             minimum: int = MIN_EXAMPLES) -> EngineResult:
-    """Chunks of examples with successive seeds until ``budget`` is spent and at least
-    ``minimum`` examples are played (a wire target: one chunk). A failure is
-    shrunk by the delta-debugging pass alone (within ``SHRINK_SECONDS``; ``groupcheck
+             progress: ProgressFn = silent, minimum: int = MIN_EXAMPLES) -> EngineResult:
+    """Chunks of examples with successive seeds until ``budget`` is spent (the chunk under
+    way stops at its end, at the next event); short of ``minimum`` examples (a wire target:
+    one chunk) the invariants it left unjudged are marked shallow. A failure is shrunk by
+    the delta-debugging pass alone (within ``SHRINK_SECONDS`` and what is left of the
+    budget; ``groupcheck
     fuzz`` also runs Hypothesis's shrinker) and dated when it was first seen. A wire target
     (real clients: seconds per event) runs five examples per chunk, starts no chunk the
-    budget cannot hold (judged by the slowest chunk so far), and shrinks within the rest."""
+    budget cannot hold (judged by the slowest chunk so far), and shrinks within the rest.
+    ``progress`` hears of every example."""
     result = EngineResult("fuzz", FUZZ_CHECKED + (("TIMEOUT",) if target.timeout else ()),
                           reasons=fuzz_reasons(target))
     if target.group is None:
@@ -165,21 +176,24 @@ def run_fuzz(target: Target, budget: float, failures: str, *, seed: int = 0,
         result.checked = WIRE_CHECKED + (("TIMEOUT",) if target.timeout else ())
     stats = Stats()
     inherited_events: dict[str, list[DomainEvent]] = {}
-    started = time.perf_counter()
+    meter = Meter(progress, "fuzz", target.name, budget)
+    started = meter.started
     gap_seconds = min(GAP_SECONDS, budget * GAP_SHARE)
     budget -= gap_seconds
+    deadline = started + budget
     chunks = 0
     slowest = 0.0
+    cut = False
     while True:
         left = budget - (time.perf_counter() - started)
-        if wire and chunks and left < 2 * slowest:
+        if left <= 0 or (wire and chunks and left < 2 * slowest):
             break
         began = time.perf_counter()
         try:
             out = fuzz(target.group, config, profile=profile, max_examples=chunk,
                        seed_value=seed + chunks, stats=stats, inherited=inherited_events,
-                       shrink_seconds=max(left - slowest, 60.0) / 2 if wire
-                       else SHRINK_SECONDS)
+                       deadline=deadline, progress=_examples(meter, result.runs),
+                       shrink_seconds=(left - slowest) / 2 if wire else SHRINK_SECONDS)
         except HarnessError:  # groupcheck's own failure: no verdict on the target
             raise
         except Exception as exc:  # noqa: BLE001 - the target failed outside the model
@@ -190,6 +204,9 @@ def run_fuzz(target: Target, budget: float, failures: str, *, seed: int = 0,
         result.runs += out.examples
         if target.timeout:  # every request of every example had its time limit
             result.judged["TIMEOUT"] += out.examples
+        if out.stopped:
+            cut = True
+            break
         if out.failed:
             found_at = stats.first_violation_at or time.perf_counter()
             story = "\n".join(replay_events(target.group(), out.events, config.promises,
@@ -201,10 +218,11 @@ def run_fuzz(target: Target, budget: float, failures: str, *, seed: int = 0,
                 result.add(Finding(invariant_id(violation), violation, str(path),
                                    len(out.events), story, found_at))
             break
-        if time.perf_counter() - started >= budget and result.runs >= minimum:
+        if time.perf_counter() - started >= budget:
             break
     result.seconds = time.perf_counter() - started
-    result.note = f"{chunks} chunk(s) of {chunk} examples, seeds {seed}..{seed + chunks - 1}"
+    result.note = (f"{chunks} chunk(s) of {chunk} examples, seeds {seed}..{seed + chunks - 1}"
+                   + ("; the last cut short at the end of the budget" if cut else ""))
     result.depth = f"{result.runs:,} examples (minimum {minimum})"
     _fill(result, stats, gap_seconds)
     if result.runs < minimum and not result.failed:

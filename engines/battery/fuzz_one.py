@@ -3,28 +3,26 @@ the settings asked for; a violation is shrunk, saved as a replay file and told a
 
 from __future__ import annotations
 
-from collections.abc import Callable
-
 from ...model.fuzz import PROFILES, fuzz
 from ...model.machine_config import MachineConfig
 from ...model.replay import ReplayNotes, replay_events, save
 from ...targets.target import Target
 from ..errors import EngineInputError
+from ..progress import Meter, ProgressFn, silent
 from .fuzz import machine_config
 
 __all__ = ["WIRE_SHRINK_SECONDS", "fuzz_one"]
 
 WIRE_SHRINK_SECONDS = 240.0  # real clients replay in seconds: shrink within this
 
-Progress = Callable[[int, int], None]
-
 
 def fuzz_one(target: Target, *, saved_as: str, settings: str, max_examples: int | None,
-             seed: int, failures: str, progress: Progress | None = None
+             seed: int, failures: str, progress: ProgressFn = silent
              ) -> tuple[list[str], bool]:
     """Fuzz ``target`` (its replay files name it ``saved_as``, the target string given):
-    the lines that tell what happened, and whether a violation was found. A wire target
-    runs the ``wire`` settings where ``ci`` was asked for."""
+    the lines that tell what happened, and whether a violation was found; ``progress``
+    hears of every example (its note: the events so far). A wire target runs the ``wire``
+    settings where ``ci`` was asked for."""
     if target.group is None:
         return [f"{target.name} [{target.assignor}]: no group to drive (not a group "
                 "target)"], False
@@ -34,8 +32,11 @@ def fuzz_one(target: Target, *, saved_as: str, settings: str, max_examples: int 
     config: MachineConfig = machine_config(target)
     wire = target.hints is not None and target.hints.wire
     chosen = "wire" if wire and settings == "ci" else settings
+    meter = Meter(progress, "fuzz", f"{target.name} [{target.assignor}]")
     result = fuzz(target.group, config, profile=chosen, max_examples=max_examples,
-                  seed_value=seed, progress=progress,
+                  seed_value=seed,
+                  progress=lambda examples, events: meter.tick(examples,
+                                                               note=f"{events:,} events"),
                   shrink_seconds=WIRE_SHRINK_SECONDS if wire else None)
     rate = result.steps / result.seconds if result.seconds else 0.0
     lines = [f"{target.name} [{target.assignor}]: {result.examples} examples, {result.steps} "

@@ -7,8 +7,9 @@ user data is read (so state shared between consumers shows)."""
 from __future__ import annotations
 
 import json
+import math
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any, Required, TypedDict
 
@@ -25,12 +26,14 @@ from ...properties.jsonl_shapes import Answered, AssignFn, AssignRequest, Claim,
 from ...properties.user_data_rules import LAYOUTS, user_data_hygiene
 from ...targets.adapters.codecs import CodecFailure, ReleaseCodec
 from ...targets.target import Target
+from ..progress import Meter, ProgressFn, silent
 from .parity import ORDER_ONLY, parity_line
 from .results import EngineResult, Finding, invariant_id, save_json
 
 __all__ = ["CodecCase", "CodecNote", "answer", "codec_inputs", "is_codec_record",
-           "load_assign_vectors", "partition_sets", "replay_codec_record", "run_codec",
-           "run_vectors", "subscription_violations", "user_data_inputs", "vectors_dir"]
+           "iter_assign_vectors", "load_assign_vectors", "partition_sets",
+           "replay_codec_record", "run_codec", "run_vectors", "subscription_violations",
+           "user_data_inputs", "vectors_dir"]
 
 
 def vectors_dir(folder: Path | None) -> Path | None:
@@ -57,11 +60,16 @@ class AssignVector(TypedDict, total=False):
 
 def load_assign_vectors(folder: Path | None) -> list[AssignVector]:
     """The golden vectors' ``assign`` lines in ``folder`` ([] when it has none)."""
+    return list(iter_assign_vectors(folder))
+
+
+def iter_assign_vectors(folder: Path | None) -> Iterator[AssignVector]:
+    """The same lines, read one at a time."""
     d = vectors_dir(folder)
     if d is None:
-        return []
+        return
     with open(d / "assign.jsonl", encoding="utf-8") as fh:
-        return [json.loads(line) for line in fh if line.strip()]
+        yield from (json.loads(line) for line in fh if line.strip())
 
 
 def answer(assign: AssignFn, request: AssignRequest) -> Answered:
@@ -85,10 +93,12 @@ def partition_sets(response: Answered) -> dict[str, frozenset[tuple[str, int]]]:
 
 
 def run_vectors(target: Target, failures: str, lines: list[AssignVector] | None = None,
-                vectors: Path | None = None) -> EngineResult:
+                vectors: Path | None = None, *, deadline: float = math.inf,
+                progress: ProgressFn = silent) -> EngineResult:
     """The golden vectors' ``assign`` lines of the target's assignor (``lines``, else those
     in the folder ``vectors``): I1 and I2 on every answer, and ``PARITY`` (the same
-    partitions per member as Kafka's answer) on lines not marked ``kafka_bug``."""
+    partitions per member as Kafka's answer) on lines not marked ``kafka_bug``; the lines
+    left at ``deadline`` (``time.perf_counter``) are not run, and the note says how many."""
     result = EngineResult("vectors", ("I1", "I2", "PARITY") + (
         ("TIMEOUT",) if target.timeout is not None else ()))
     if target.assign is None or target.assignor is None:
@@ -103,9 +113,15 @@ def run_vectors(target: Target, failures: str, lines: list[AssignVector] | None 
         result.skipped = f"no vector lines for assignor {target.assignor!r}"
         return result
     started = time.perf_counter()
+    meter = Meter(progress, "vectors", target.name, max(deadline - started, 0.0))
     counts = {"PARITY": 0, "I1": 0, "I2": 0, "TIMEOUT": 0}
     order_only = 0  # PARITY lines whose partitions are Kafka's, in another order
     for line in mine:
+        if time.perf_counter() >= deadline:
+            result.note = (f"{len(mine) - result.runs:,} of {len(mine):,} lines not run: "
+                           "the budget ended first")
+            break
+        meter.tick(result.runs, len(result.findings))
         request, expected = line["request"], line["response"]
         got = answer(target.assign, request)
         result.runs += 1
@@ -136,25 +152,35 @@ def run_vectors(target: Target, failures: str, lines: list[AssignVector] | None 
                     and ORDER_ONLY in getattr(result.findings.get(inv), "violation", ""):
                 del result.findings[inv]  # a difference of partitions outranks one of order
             if inv not in result.findings:
-                note = {"format": "groupcheck-vector/1", "target": target.name,
-                        "case": line.get("case"), "kafka_bug": line.get("kafka_bug"),
-                        "violation": p, "kafka": expected, "got": got}
-                if inv == "PARITY" and parity is not None:
-                    note["difference"] = parity[1]
-                body = {**request, "groupcheck": note}
-                path = save_json(failures, f"vector-{target.name}-{inv}", body)
-                result.add(Finding(inv, f"{p} (case {line.get('case')})", path,
-                                   len(request["members"]),
-                                   f"case {line.get('case')}\n"
-                                   f"request: {json.dumps(request)}\n"
-                                   f"kafka:   {json.dumps(expected.get('assignment'))}\n"
-                                   f"got:     {json.dumps(got.get('assignment', got))}"))
+                kind = parity[1] if inv == "PARITY" and parity is not None else None
+                result.add(_vector_finding(target, failures, line, got, p, kind))
     result.seconds = time.perf_counter() - started
     bugs = sum(1 for x in mine if "kafka_bug" in x)
+    cut = f"; {result.note}" if result.note else ""
     result.note = (f"{len(mine)} lines ({bugs} kafka_bug); differing lines: "
                    + ", ".join(f"{k} {v}" for k, v in counts.items())
-                   + (f" ({order_only} {ORDER_ONLY})" if order_only else ""))
+                   + (f" ({order_only} {ORDER_ONLY})" if order_only else "") + cut)
     return result
+
+
+def _vector_finding(target: Target, failures: str, line: AssignVector, got: Answered,
+                    violation: str, kind: str | None) -> Finding:
+    """The line's request saved with what went wrong (``difference``: a PARITY finding's
+    kind), as a finding."""
+    request, expected, inv = line["request"], line["response"], invariant_id(violation)
+    note = {"format": "groupcheck-vector/1", "target": target.name, "case": line.get("case"),
+            "kafka_bug": line.get("kafka_bug"), "violation": violation, "kafka": expected,
+            "got": got}
+    if kind is not None:
+        note["difference"] = kind
+    path = save_json(failures, f"vector-{target.name}-{inv}", {**request, "groupcheck": note},
+                     {"target": target.name, "invariant": inv, "case": line.get("case"),
+                      "request": request})
+    return Finding(inv, f"{violation} (case {line.get('case')})", path, len(request["members"]),
+                   f"case {line.get('case')}\n"
+                   f"request: {json.dumps(request)}\n"
+                   f"kafka:   {json.dumps(expected.get('assignment'))}\n"
+                   f"got:     {json.dumps(got.get('assignment', got))}")
 
 
 # ---------------------------------------------------------------------------------------
@@ -219,7 +245,8 @@ def _keep(result: EngineResult, failures: str, target: Target, invariant: str,
     """Save the failing request (with what went wrong under ``groupcheck``) and add it."""
     kind = "codec" if invariant == "I10" else "user-data"
     path = save_json(failures, f"{kind}-{target.name}-{invariant}", {
-        **request, "groupcheck": {**meta, "target": target.name, "violations": found}})
+        **request, "groupcheck": {**meta, "target": target.name, "violations": found}},
+        {"target": target.name, "invariant": invariant, "request": request})
     result.add(Finding(invariant, found[0], path, None, detail))
 
 
@@ -248,8 +275,9 @@ def _run_user_data(target: Target, result: EngineResult, failures: str) -> None:
             return
 
 
-def run_codec(target: Target, failures: str) -> EngineResult:
-    """I10 over the target's subscription codec, I12 over its user data."""
+def run_codec(target: Target, failures: str, *, deadline: float = math.inf) -> EngineResult:
+    """I10 over the target's subscription codec, I12 over its user data; no input is
+    started after ``deadline`` (``time.perf_counter``), and the note says so."""
     reads_user_data = target.user_data is not None and target.assignor in LAYOUTS
     checked = (("I10",) if target.codec is not None else ()) + (
         ("I12",) if reads_user_data else ())
@@ -259,9 +287,11 @@ def run_codec(target: Target, failures: str) -> EngineResult:
         return result
     started = time.perf_counter()
     if target.codec is not None:
-        _run_subscription_codec(target, result, failures)
-    if reads_user_data:
+        _run_subscription_codec(target, result, failures, deadline)
+    if reads_user_data and time.perf_counter() < deadline:
         _run_user_data(target, result, failures)
+    if time.perf_counter() >= deadline:
+        result.note = "stopped at the end of its budget"
     result.seconds = time.perf_counter() - started
     return result
 
@@ -316,10 +346,13 @@ def subscription_violations(target: Target, original: SubscriptionInput, w: int
     return found, data, reads
 
 
-def _run_subscription_codec(target: Target, result: EngineResult, failures: str) -> None:
+def _run_subscription_codec(target: Target, result: EngineResult, failures: str,
+                            deadline: float) -> None:
     """`subscription_violations` for every input and writer version, to the first
-    violation."""
+    violation or ``deadline``."""
     for x in codec_inputs():
+        if time.perf_counter() >= deadline:
+            return
         for w in range(HIGHEST_VERSION + 1):
             found, data, reads = subscription_violations(target, x, w)
             result.runs += reads

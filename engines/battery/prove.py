@@ -33,6 +33,7 @@ from ...properties.scope.judgement import build_request, judge
 from ...properties.scope.prover import prove
 from ...properties.scope.space import Scope
 from ...targets.target import Target
+from ..progress import Meter, ProgressFn, Tick, silent
 from .contract import ContractWatch, watched
 from .results import (
     INVARIANT_ROWS,
@@ -92,13 +93,17 @@ def prover_reasons(target: Target) -> dict[str, str]:
     return out
 
 
-def premise_counts(assignor: str, scope_text: str) -> tuple[dict[str, int], bool]:
+def premise_counts(assignor: str, scope_text: str, deadline: float | None = None
+                   ) -> tuple[dict[str, int], bool]:
     """How many of the scope's first-round requests meet I4a's premise, hold contested
     claims and have equal subscriptions (roundrobin's premise, under ``I3``); ``True`` when
-    every request was counted (else the counts are lower bounds)."""
+    every request was counted (else the counts are lower bounds: the count stops after
+    `PREMISE_SECONDS` once each is found, and at ``deadline`` in any case)."""
     counts = {"I4a": 0, "I6": 0, "I3": 0}
     started = time.perf_counter()
     for config in enumerate_scope(Scope.parse(scope_text)):
+        if deadline is not None and time.perf_counter() >= deadline:
+            return counts, False
         request = build_request(assignor, config)
         subs = {m: list(v["topics"]) for m, v in request["members"].items()}
         counts["I4a"] += i4a_applies(request, subs, request["partitions"])
@@ -110,7 +115,8 @@ def premise_counts(assignor: str, scope_text: str) -> tuple[dict[str, int], bool
     return counts, True
 
 
-def _judged(result: EngineResult, target: Target, report: Any, scope_text: str) -> None:
+def _judged(result: EngineResult, target: Target, report: Any, scope_text: str,
+            deadline: float | None) -> None:
     configurations = report.configurations
     for inv in ("I1", "I2", "ERROR"):
         result.judged[inv] = configurations
@@ -122,7 +128,7 @@ def _judged(result: EngineResult, target: Target, report: Any, scope_text: str) 
         result.judged["I11"] = max(report.assign_calls - configurations, 0)
     if not target.sticky and target.protocol != "COOPERATIVE" and target.balance != "roundrobin":
         return
-    counts, complete = premise_counts(target.assignor or "", scope_text)
+    counts, complete = premise_counts(target.assignor or "", scope_text, deadline)
     if target.balance == "roundrobin":
         result.judged["I3"] = counts["I3"]
     if target.sticky:
@@ -135,10 +141,12 @@ def _judged(result: EngineResult, target: Target, report: Any, scope_text: str) 
 
 def run_prove(target: Target, scope_text: str, failures: str, *,
               workers: int | None = None, strict: bool = False,
-              reference: Target | None = None) -> EngineResult:
+              reference: Target | None = None, deadline: float | None = None,
+              progress: ProgressFn = silent) -> EngineResult:
     """The scope prover; a violation Kafka's own client shows too (`kafka_rules`, or the
     ``reference`` answering its requests identically) goes to ``inherited`` unless
-    ``strict``."""
+    ``strict``. ``deadline`` (``time.perf_counter``): the prover stops there, its note says
+    so, and the run is no proof; ``progress`` hears of each unit of work."""
     result = EngineResult("prove", prover_checked(target), reasons=prover_reasons(target))
     if target.assign is None or target.assignor is None:
         result.skipped = "no assign function"
@@ -152,19 +160,24 @@ def run_prove(target: Target, scope_text: str, failures: str, *,
     if watch is not None and session is not None:
         make, contract, log = session, watch.contract, watch.log
         session = lambda: ContractWatch(make(), contract, log)  # noqa: E731 - one log for all
+    meter = Meter(progress, "prove", target.name,
+                  None if deadline is None else deadline - time.perf_counter())
     report = prove(watch or target.assign, target.assignor, scope,
                    target=target.name, workers=workers, failures=failures,
                    sticky=target.balanced, session=session,
                    reference=reference.assign if reference else None,
-                   reference_name=reference.name if reference else None)
+                   reference_name=reference.name if reference else None,
+                   deadline=deadline,
+                   progress=lambda configs, _, found: meter.tick(configs, found, scope.text()))
     finding = watch.first(failures, file_safe(target.name)) if watch else None
     if finding is not None:
         result.add(finding)
     result.seconds = report.seconds
     result.runs = report.configurations
     result.note = (f"scope {scope.text()}: "
-                   + ("proof" if report.proved else "sampled, not proved"))
-    _judged(result, target, report, scope_text)
+                   + ("proof" if report.proved else "sampled, not proved" if report.complete
+                      else f"{report.stopped_note}, not proved"))
+    _judged(result, target, report, scope_text, deadline)
     if report.gaps:
         result.figures["gap"] = dict(report.gaps)
     for inv in INVARIANT_ROWS:
@@ -210,29 +223,36 @@ def scope_size(scope: str) -> int:
 
 def run_prove_within(target: Target, budget: float, failures: str, *,
                      scopes: tuple[str, ...] = PORTFOLIO, workers: int | None = None,
-                     strict: bool = False, reference: Target | None = None) -> EngineResult:
-    """The prover over ``scopes`` in order, until one shows a violation or ``budget`` would
-    be spent (a scope is not started when the configurations per second seen so far say it
-    would not finish in time; the first one always runs)."""
+                     strict: bool = False, reference: Target | None = None,
+                     progress: ProgressFn = silent) -> EngineResult:
+    """The prover over ``scopes`` in order, until one shows a violation or ``budget`` is
+    spent: a scope is not started when the configurations per second seen so far say it
+    would not finish in time, and the one under way stops at the budget's end (it is then
+    no proof, and its note says so)."""
     total = EngineResult("prove", prover_checked(target), reasons=prover_reasons(target))
     ran: list[str] = []
     rate = 0.0
     reached = False  # the depth scope ran to its end
-    for scope in scopes:
-        size = scope_size(scope)
-        if ran and rate and total.seconds + size / rate > budget:
+    meter = Meter(progress, "prove", target.name, budget)
+    deadline = meter.started + budget
+    for scope in scopes:  # a scope's size is counted only to judge the ones after the first
+        if ran and rate and total.seconds + scope_size(scope) / rate > budget:
             break
         part = run_prove(target, scope, failures, workers=workers, strict=strict,
-                         reference=reference)
+                         reference=reference, deadline=deadline,
+                         progress=_shifted(meter, total))
         if part.skipped:
             return part
         _merge(total, part)
         ran.append(part.note.removeprefix("scope ").split(";")[0])  # and proof or sample
         reached = reached or (scope == DEPTH_SCOPE and part.runs >= scope_size(scope))
         rate = total.runs / total.seconds if total.seconds else 0.0
-        if part.findings:
+        if part.findings or time.perf_counter() >= deadline:
             break
     total.note = f"{len(ran)} of {len(scopes)} scopes: " + "; ".join(ran)
+    if not total.runs:
+        total.note = (f"its share of the budget ({budget:.1f} s) ended before one unit of "
+                      f"work was done; {total.note}")
     total.depth = f"{len(ran)} of {len(scopes)} scopes"
     _mark_depth(total, scopes, reached, rate)
     return total
@@ -247,6 +267,15 @@ def _mark_depth(total: EngineResult, scopes: tuple[str, ...], reached: bool, rat
         return
     total.shallow = tuple(i for i in total.checked if i not in ("ERROR", "TIMEOUT"))
     total.needs = scope_size(DEPTH_SCOPE) / rate if rate else math.inf
+
+
+def _shifted(meter: Meter, total: EngineResult) -> ProgressFn:
+    """One scope's ticks as the portfolio's: after the runs of the scopes before it."""
+    before = total.runs
+
+    def tick(t: Tick) -> None:
+        meter.tick(before + t.runs, len(total.findings) + t.findings, t.note)
+    return tick
 
 
 def _merge(total: EngineResult, part: EngineResult) -> None:
@@ -293,7 +322,8 @@ def run_scenarios(target: Target, scenarios: Iterable[Any], failures: str,
                                               "target": target.name, "scenario": scenario.label,
                                               "violations": found, "response": response}}
             path = save_json(failures, f"scenario-{target.name}-{invariant_id(found[0])}",
-                              body)
+                             body, {"target": target.name, "invariant": invariant_id(found[0]),
+                                    "scenario": scenario.label, "request": last})
             result.add(Finding(invariant_id(found[0]), found[0], path, len(config.members),
                                f"scenario: {scenario.label}\n"
                                + _request_detail(last, response)))

@@ -4,14 +4,13 @@ is given, held only to what the assignor promises."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
-
 from ...properties.scope.enumeration import upper_bound
 from ...properties.scope.prover import claim_mode, prove
 from ...properties.scope.report import ProofReport
 from ...properties.scope.space import Scope
 from ...targets.target import Target
 from ..errors import EngineInputError
+from ..progress import Meter, ProgressFn, silent
 from .results import note_profile
 
 __all__ = ["LARGE_SCOPE", "large_scope_warning", "prove_target"]
@@ -32,18 +31,21 @@ def large_scope_warning(scope: Scope, target: Target, gaps: bool) -> str | None:
 
 def prove_target(target: Target, scope: Scope, *, reference: Target | None,
                  workers: int | None, failures: str, exact: bool, gaps: bool,
-                 progress: Callable[[int, float], None] | None = None) -> ProofReport:
+                 progress: ProgressFn = silent) -> ProofReport:
     """Every configuration of ``scope`` through ``target`` (``reference``: asked the
-    requests of its violations). An assignor that promises no stickiness is not held to
-    I4a: its I4a entries are dropped from the report."""
+    requests of its violations), ``progress`` told of each unit of work. An assignor that
+    promises no stickiness is not held to I4a: its I4a entries are dropped from the
+    report."""
     if target.assign is None or target.assignor is None:
         raise EngineInputError(f"prove: {target.name} has no assign function for the scope "
                                "prover; its bugs show in groupcheck fuzz (or prove --bmc for "
                                "codec mixes)")
     fork_safe = target.fork_safe and (reference is None or reference.fork_safe)
+    meter = Meter(progress, "prove", f"{target.name} [{target.assignor}]")
     report = prove(target.assign, target.assignor, scope, target=target.name,
                    workers=workers if fork_safe else 1, failures=failures, exact=exact,
-                   sticky=target.balanced, session=target.assign_session, progress=progress,
+                   sticky=target.balanced, session=target.assign_session,
+                   progress=lambda configs, _, found: meter.tick(configs, found, scope.text()),
                    reference=reference.assign if reference is not None else None,
                    reference_name=reference.name if reference is not None else None,
                    gaps=gaps)

@@ -9,7 +9,6 @@ Each finding carries the moment it was made, so a run can say how long finding t
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import re
@@ -21,6 +20,7 @@ from pathlib import Path
 from typing import Literal, Required, TypedDict
 
 from ...properties.jsonl_shapes import ProfileJson
+from ...properties.saved_json import save_as, steady_text
 
 __all__ = ["DEFAULT_SCOPE", "ENGINES", "INVARIANT_ROWS", "SMALL_SCOPE", "Axis", "BatteryResult",
            "CostFigures", "EngineResult", "Figures", "Finding", "LadderFigures", "figure_lines",
@@ -187,6 +187,16 @@ class BatteryResult:
     def failed(self) -> bool:
         return any(e.failed for e in self.engines)
 
+    @property
+    def verdict(self) -> str:
+        """``VIOLATED``, ``every invariant judged held``, or, where no engine judged
+        anything (every one skipped, a budget too small), that nothing was judged."""
+        if self.failed:
+            return "VIOLATED"
+        if not any(n for e in self.engines for n in e.judged.values()):
+            return "nothing judged (no engine ran: see the lines above)"
+        return "every invariant judged held"
+
     def first(self) -> tuple[EngineResult, Finding] | None:
         found = [(f.found_at, e, f) for e in self.engines for f in e.findings.values()]
         if not found:
@@ -241,7 +251,7 @@ class BatteryResult:
                          "it (by a rule, K1-K4 in docs/explanation/kafka-rules.md, or by "
                          "evidence: the reference gave the same requests "
                          "identical answers); --strict fails on them")
-        lines.append("VIOLATED" if self.failed else "every invariant judged held")
+        lines.append(self.verdict)
         return "\n".join(lines)
 
 
@@ -298,14 +308,11 @@ def _cost_lines(ladder: LadderFigures, builtin: float | None) -> list[str]:
     return out
 
 
-def save_json(directory: str | os.PathLike[str], stem: str, body: Mapping[str, object]) -> str:
-    out = Path(directory)
-    out.mkdir(parents=True, exist_ok=True)
-    text = json.dumps(body, indent=1, ensure_ascii=False)
-    digest = hashlib.sha256(text.encode()).hexdigest()[:10]
-    path = out / f"{file_safe(stem).replace(':', '-')}-{digest}.json"
-    path.write_text(text + "\n", encoding="utf-8")
-    return str(path)
+def save_json(directory: str | os.PathLike[str], stem: str, body: Mapping[str, object],
+              meaning: Mapping[str, object]) -> str:
+    """Write ``body`` as ``<stem>-<digest of meaning>.json`` (`properties.saved_json`: the
+    meaning is the target, the invariant and the request or story; no timing is written)."""
+    return str(save_as(directory, file_safe(stem).replace(":", "-"), body, meaning))
 
 
 def record_profile(result: EngineResult, profile: ProfileJson) -> None:
@@ -330,4 +337,4 @@ def note_profile(file: str | os.PathLike[str], profile: ProfileJson) -> None:
         return
     notes = body.get("groupcheck")
     (notes if isinstance(notes, dict) else body)["clientProfile"] = profile
-    path.write_text(json.dumps(body, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
+    path.write_text(steady_text(body), encoding="utf-8")

@@ -23,16 +23,24 @@ high-yield first):
   fixed engines, before the searching ones.
 
 `ENGINE_LIST` holds them: an engine with a ``share`` searches for as long as it is given
-(its share of what the fixed engines leave of the budget, at least a quarter of it), one
-without runs to completion. With several targets each engine runs on all of them before
-the next engine starts, so a defect in one assignor is found as early as in another.
-Every engine stops at its own first finding, and the run goes on to the next engine unless
-``first``; each finding records when it was made. The zoo's ``scenario`` engine (fixed
-bug-report inputs, prove) is not part of the run.
+(its share of what the fixed engines leave of the budget; one whose part would fall below
+its ``floor``, the state machine's start, leaves it to the others: `searching_share`), one
+without runs to completion or to its own share. The budget is a ceiling: the run ends by
+``started + budget``; the fixed engines stop where they would eat into the quarter of it
+kept for the searching ones (`MIN_SEARCH_SHARE`), and every engine watches the clock
+between its units of work (a unit under way finishes, an assign call within its timeout).
+An engine whose turn comes with too little time left to do anything useful says so in its
+line. With several targets each engine runs on all of them before the next engine starts,
+so a defect in one assignor is found as early as in another. Every engine stops at its own
+first finding, and the run goes on to the next engine unless ``first``; each finding
+records when it was made. The zoo's ``scenario`` engine (fixed bug-report inputs,
+prove) is not part of the run.
 
 Every violation comes with a counterexample file: a replay file for ``fuzz``
 (``groupcheck replay``), a request file for ``prove``, ``vectors`` and ``scenario``
-(``groupcheck assign``), a JSON record for ``codec``.
+(``groupcheck assign``), a JSON record for ``codec``. Each engine reports its progress to
+the run's `ProgressFn` after each unit of work. The state machine's engine (and Hypothesis
+behind it) is imported only when it runs.
 """
 
 from __future__ import annotations
@@ -41,11 +49,11 @@ import time
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ...targets.target import Target
+from ..progress import ProgressFn, silent
 from .contract import watched
-from .fuzz import machine_config, run_fuzz
 from .golden import (
     answer,
     load_assign_vectors,
@@ -72,7 +80,11 @@ from .results import (
 from .scale import run_scale
 from .scenarios import run_scenarios_engine
 
+if TYPE_CHECKING:
+    from .fuzz import machine_config, run_fuzz
+
 __all__ = ["DEFAULT_SCOPE", "ENGINES", "ENGINE_LIST", "INVARIANT_ROWS", "SMALL_SCOPE",
+           "searching_share",
            "BatteryResult", "Context", "Engine",
            "EngineResult", "Finding", "answer", "file_safe", "invariant_id",
            "load_assign_vectors", "machine_config", "partition_sets", "run_batteries",
@@ -84,12 +96,24 @@ PROVE_SHARE = 0.3  # of the budget, for the prover's portfolio of scopes
 #: the scenarios engine's share of the searching time (the state machine gets the rest)
 SCENARIOS_SHARE = 0.3
 SCALE_SHARE = 0.1  # of the budget, for the scale engine's ladders
+#: seconds the state machine needs at least: Hypothesis loads, one example plays
+FUZZ_FLOOR = 1.0
+
+
+def __getattr__(name: str) -> Any:
+    """The state machine's names, loaded (with Hypothesis) on first use (PEP 562)."""
+    if name in ("machine_config", "run_fuzz"):
+        from . import fuzz as state_machine
+        return getattr(state_machine, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 @dataclass(frozen=True)
 class Context:
     """What an engine is given: ``budget`` its seconds on this target (searching engines),
-    ``total`` the whole run's budget (it sizes the prover's scope)."""
+    ``total`` the whole run's budget (it sizes the prover's and the scale engine's shares),
+    ``deadline`` the moment (``time.perf_counter``) no engine may pass: the run's end for a
+    searching engine, the searching engines' reserve for a fixed one."""
 
     budget: float
     total: float
@@ -105,6 +129,12 @@ class Context:
     reference: Target | None = None
     #: the golden vectors' folder (``parity``)
     vectors: Path | None = None
+    deadline: float = float("inf")
+    progress: ProgressFn = silent
+
+    def left(self) -> float:
+        """Seconds to ``deadline``."""
+        return max(self.deadline - time.perf_counter(), 0.0)
 
 
 @dataclass(frozen=True)
@@ -112,29 +142,64 @@ class Engine:
     name: str
     run: Callable[[Target, Context], EngineResult]
     share: float = 0.0  # > 0: a searching engine's weight in the searching time
+    floor: float = 0.0  # seconds below which a searching engine can do nothing useful
+
+
+def searching_share(engine: Engine, rest: Sequence[Engine], left: float) -> float:
+    """``engine``'s seconds of the ``left`` that the searching engines still to run
+    (``rest``, it first) share by weight; an engine whose part would fall below its floor
+    drops out and leaves its part to the others."""
+    able = list(rest)
+    while True:
+        weight = sum(e.share for e in able)
+        fits = [e for e in able if left * e.share / weight >= e.floor]
+        if not fits or len(fits) == len(able):
+            break
+        able = fits
+    if engine not in able:
+        return left * engine.share / sum(e.share for e in rest)
+    return left * engine.share / weight
 
 
 def _prove(target: Target, ctx: Context) -> EngineResult:
-    """``--scope``, else the portfolio of small scopes within its share of the budget."""
+    """``--scope`` (until the run's end), else the portfolio of small scopes within its
+    share of the budget."""
     if ctx.scope:
         return run_prove(target, ctx.scope, ctx.failures, workers=ctx.workers,
-                         strict=ctx.strict, reference=ctx.reference)
-    return run_prove_within(target, ctx.total * PROVE_SHARE / ctx.targets, ctx.failures,
-                            workers=ctx.workers, strict=ctx.strict, reference=ctx.reference)
+                         strict=ctx.strict, reference=ctx.reference,
+                         deadline=ctx.deadline, progress=ctx.progress)
+    return run_prove_within(target, min(ctx.total * PROVE_SHARE / ctx.targets, ctx.left()),
+                            ctx.failures, workers=ctx.workers, strict=ctx.strict,
+                            reference=ctx.reference, progress=ctx.progress)
 
 
 def _vectors(target: Target, ctx: Context) -> EngineResult:
     if not ctx.parity:
         return EngineResult("vectors", skipped="not asked (--parity)")
-    return run_vectors(target, ctx.failures, vectors=ctx.vectors)
+    return run_vectors(target, ctx.failures, vectors=ctx.vectors, deadline=ctx.deadline,
+                       progress=ctx.progress)
 
 
 def _scale(target: Target, ctx: Context) -> EngineResult:
-    return run_scale(target, ctx.total * SCALE_SHARE / ctx.targets, ctx.failures)
+    return run_scale(target, min(ctx.total * SCALE_SHARE / ctx.targets, ctx.left()),
+                     ctx.failures, progress=ctx.progress)
+
+
+def _fuzz(target: Target, ctx: Context) -> EngineResult:
+    """The state machine within its share, loading it (and Hypothesis) within the share."""
+    if ctx.budget < FUZZ_FLOOR:
+        return EngineResult("fuzz", skipped=(
+            f"{ctx.budget:.1f} s of the budget was left for it, less than the "
+            f"{FUZZ_FLOOR:g} s the state machine needs to start and play an example"))
+    end = time.perf_counter() + ctx.budget
+    from .fuzz import run_fuzz  # Hypothesis loads only when the state machine runs
+    return run_fuzz(target, end - time.perf_counter(), ctx.failures, seed=ctx.seed,
+                    strict=ctx.strict, progress=ctx.progress)
 
 
 def run_stories(target: Target, budget: float, failures: str, seed: int = 0, *,
-                strict: bool = False, reference: Target | None = None) -> EngineResult:
+                strict: bool = False, reference: Target | None = None,
+                progress: ProgressFn = silent) -> EngineResult:
     """The scenarios engine, its repertoire stated so that what it never judged shows, and
     a range or roundrobin contract judged on every answer as it passes."""
     watch = None
@@ -142,7 +207,7 @@ def run_stories(target: Target, budget: float, failures: str, seed: int = 0, *,
         watch = watched(target.assign, target.balance, failures)
         target = replace(target, assign=watch)
     out = run_scenarios_engine(target, budget, failures, seed, strict=strict,
-                               reference=reference)
+                               reference=reference, progress=progress)
     repertoire = {"I1", "I2", "I5", "I6", "I11", "ERROR"}
     if target.balanced and target.sticky:
         repertoire |= {"I3", "I4a"}
@@ -159,14 +224,14 @@ def run_stories(target: Target, budget: float, failures: str, seed: int = 0, *,
 
 
 ENGINE_LIST: tuple[Engine, ...] = (
-    Engine("codec", lambda t, c: run_codec(t, c.failures)),
+    Engine("codec", lambda t, c: run_codec(t, c.failures, deadline=c.deadline)),
     Engine("prove", _prove),
     Engine("vectors", _vectors),
     Engine("scenarios", lambda t, c: run_stories(t, c.budget, c.failures, c.seed,
-                                                 strict=c.strict, reference=c.reference),
+                                                 strict=c.strict, reference=c.reference,
+                                                 progress=c.progress),
            share=SCENARIOS_SHARE),
-    Engine("fuzz", lambda t, c: run_fuzz(t, c.budget, c.failures, seed=c.seed,
-                                         strict=c.strict), share=1.0 - SCENARIOS_SHARE),
+    Engine("fuzz", _fuzz, share=1.0 - SCENARIOS_SHARE, floor=FUZZ_FLOOR),
     Engine("scale", _scale),
 )
 
@@ -177,19 +242,24 @@ def run_batteries(targets: Sequence[Target], *, budget: float = 120.0, parity: b
                   workers: int | None = None, strict: bool = False,
                   first: bool = False,
                   reference: Callable[[Target], Target | None] | None = None,
-                  vectors: Path | None = None) -> list[BatteryResult]:
+                  vectors: Path | None = None,
+                  progress: ProgressFn = silent) -> list[BatteryResult]:
     """Every engine on every target within ``budget`` seconds in all (see the module doc);
     ``first`` stops the run at the first finding; ``reference`` gives the reference target
-    running a target's assignor (labels from evidence), or None."""
+    running a target's assignor (labels from evidence), or None; ``progress`` hears every
+    engine's ticks."""
     started = time.perf_counter()
+    end = started + budget
     wanted = set(engines) if engines is not None else {e.name for e in ENGINE_LIST}
     chosen = [e for e in ENGINE_LIST if e.name in wanted]
     results = [BatteryResult(t.name, [], assignor=t.assignor, started=started, budget=budget,
                              balance=f"{t.balance} ({t.balance_why})" if t.balance_why else "",
                              profile=t.profile.summary() if t.profile else "")
                for t in targets]
+    searching = [(e, i) for e in chosen if e.share for i in range(len(targets))]
+    reserve = budget * MIN_SEARCH_SHARE if searching else 0.0
     base = Context(budget, budget, failures, seed, scope, workers, strict, parity, len(targets),
-                   vectors=vectors)
+                   vectors=vectors, deadline=end - reserve, progress=progress)
     stopped = False
 
     def run(engine: Engine, i: int, ctx: Context) -> None:
@@ -197,6 +267,10 @@ def run_batteries(targets: Sequence[Target], *, budget: float = 120.0, parity: b
         if stopped:
             results[i].engines.append(EngineResult(
                 engine.name, skipped="the run stopped at its first finding (--first)"))
+            return
+        if ctx.left() <= 0 and (engine.name != "vectors" or ctx.parity):  # else: not asked
+            results[i].engines.append(EngineResult(
+                engine.name, skipped="the budget was spent before its turn came"))
             return
         ref = reference(targets[i]) if reference is not None else None
         out = engine.run(targets[i], replace(ctx, reference=ref))
@@ -210,13 +284,10 @@ def run_batteries(targets: Sequence[Target], *, budget: float = 120.0, parity: b
     for engine in (e for e in chosen if not e.share):
         for i in range(len(targets)):
             run(engine, i, base)
-    searching = [(e, i) for e in chosen if e.share for i in range(len(targets))]
-    deadline = time.perf_counter() + max(budget - (time.perf_counter() - started),
-                                         budget * MIN_SEARCH_SHARE)
     for n, (engine, i) in enumerate(searching):
-        weight = sum(e.share for e, _ in searching[n:])
-        left = max(deadline - time.perf_counter(), 0.5)
-        run(engine, i, replace(base, budget=left * engine.share / weight))
+        share = searching_share(engine, [e for e, _ in searching[n:]],
+                                max(end - time.perf_counter(), 0.0))
+        run(engine, i, replace(base, budget=share, deadline=end))
     order = {e: i for i, e in enumerate(ENGINES)}
     for result in results:
         result.engines.sort(key=lambda e: order.get(e.engine, 99))

@@ -2,27 +2,21 @@
 how its cost grows, and reports an assignor too slow for a group of the size Kafka's own
 tests use (I13, cost).
 
-Why: the leader runs the assignor inside the rebalance, which the group waits for at most
-the rebalance timeout (``max.poll.interval.ms``, 300 s by default). An assignor that answers
-right but whose time grows with the square of the group holds every other invariant and still
-stalls a large group; only its cost shows it.
+Why: the group waits for the leader's assignor at most the rebalance timeout
+(``max.poll.interval.ms``, 300 s by default): an assignor right on every invariant but
+quadratic in the group still stalls a large group; only its cost shows it.
 
 What it runs, each ladder of shapes one call per step (a step under ``REPEAT_BELOW`` seconds
-is timed up to three times, the fastest kept), growing while the budget holds:
+is timed up to three times, the fastest kept; a tick of progress after each call), growing
+while the budget holds:
 
-* ``members`` — 10, 20, 50, …, 2,000 members, then 5,000 and 10,000, with ten partitions per
-  member over ten topics, every member subscribed to every topic. It ends at a shape of
-  Kafka's client-side assignor benchmark (``ClientSideAssignorBenchmark`` in Kafka's JMH
-  benchmarks times the range and cooperative-sticky assignors with up to 10,000 members, 5 to
-  50 partitions per member, over 10 to 1,000 topics).
-* ``partitions`` — Kafka's consumer count of 2,000 with the partitions growing, 2,000 per
-  topic, from 10 topics to 500: the one-million-partition group of the scale tests in
-  ``AbstractStickyAssignorTest``. Its ``testLargeAssignmentAndGroupWithUniformSubscription``
-  subscribes all 2,000 consumers to the 500 topics (JUnit limit 30 s);
-  ``testLargeAssignmentAndGroupWithNonEqualSubscription`` gives one consumer only the first
-  topic, which sends the sticky assignors down their general path (limit 60 or 90 s, by
-  version) — the shape this ladder uses. ``testLargeAssignmentWithMultipleConsumersLeaving…``
-  (200 consumers, 40 topics of 1–10 partitions, random subscriptions) is far smaller.
+* ``members`` — 10, 20, 50, …, 2,000 members, then 5,000 and 10,000, ten partitions per
+  member over ten topics, every member on every topic: it ends at a shape of Kafka's JMH
+  ``ClientSideAssignorBenchmark`` (up to 10,000 members, 5 to 50 partitions per member).
+* ``partitions`` — 2,000 consumers, 2,000 partitions per topic, 10 topics to 500: the
+  million-partition group of ``AbstractStickyAssignorTest``'s
+  ``testLargeAssignmentAndGroupWithNonEqualSubscription`` (one consumer on the first topic
+  only: the sticky assignors' general path; JUnit limit 60 or 90 s, by version).
 
 Before each step the engine predicts its time from the steps so far (the fitted exponent,
 the slope of the last two steps, at least linear, times `SAFETY`; a target with a time limit
@@ -32,11 +26,9 @@ is a data point (time > the limit) and ends the ladder.
 `fit_power` fits time ≈ c·n^k by least squares on logarithms (steps under ``floor`` seconds,
 where fixed overheads flatten the curve, left out while three others remain). The figures:
 the exponent per ladder, the largest shape measured and its seconds, the size at which one
-call would pass the bound, and the same exponent for groupcheck's ``builtin:`` assignor of
-the same name measured beside it. I13 fails when a ladder's Kafka shape took, or is
-extrapolated to take, longer than the bound; the request of the largest shape measured is
-saved (``groupcheck assign FILE`` runs it on the builtin, ``groupcheck replay FILE`` on the
-target).
+call would pass the bound, and the exponent of the same ``builtin:`` assignor beside it. I13
+fails when a ladder's Kafka shape took, or is extrapolated to take, longer than the bound;
+the largest request measured is saved (``groupcheck assign FILE``, ``groupcheck replay FILE``).
 """
 
 from __future__ import annotations
@@ -50,6 +42,7 @@ from ...impl.assign_op import run_assign
 from ...properties.harness import HarnessError
 from ...properties.jsonl_shapes import AssignAnswer, AssignFn, AssignRequest
 from ...targets.target import BUILTIN_ASSIGNORS, Target
+from ..progress import Meter, ProgressFn, silent
 from .results import CostFigures, EngineResult, Finding, LadderFigures, save_json
 from .scale_fit import FIT_FLOOR, Fit, bounded_call, fit_power
 from .scale_ladders import (
@@ -232,16 +225,18 @@ def _finding(target: Target, run: LadderRun, request: AssignRequest | None, boun
     if expected[1] == "extrapolated" and _out_of_reach(run, reach, floor):
         return None
     kafka = run.ladder.steps[-1]
-    how = _how(run, expected[1])
-    violation = (f"I13: one assign call at {kafka.label} (Kafka's {run.ladder.kafka}) takes "
-                 f"{_seconds(expected[0])} s ({how}), past the {bound:g} s rebalance timeout")
+    when = expected[1]
+    head = f"I13: one assign call at {kafka.label} (Kafka's {run.ladder.kafka})"
+    violation = (f"{head} takes {_seconds(expected[0])} s ({_how(run, when)}), past the "
+                 f"{bound:g} s rebalance timeout")
     largest = run.points[-1] if run.points else None
-    path = save_json(failures, f"scale-{target.name}-I13", {
+    path = save_json(failures, f"scale-{target.name}-I13", {  # the times are printed only
         **request, "groupcheck": {"format": "groupcheck-scale/1", "target": target.name,
-                                  "invariant": "I13", "violations": [violation],
-                                  "seconds": largest.seconds if largest else None,
-                                  "exponent": run.fit.k if run.fit else None,
-                                  "axis": run.ladder.axis}})
+                                  "invariant": "I13", "violations": [
+                                      f"{head} passes the {bound:g} s rebalance timeout "
+                                      f"({when})"],
+                                  "axis": run.ladder.axis}},
+        {"target": target.name, "invariant": "I13", "request": request})
     shown = largest.shape.label if largest else "the first shape"
     return Finding("I13", violation, path, len(request["members"]),
                    f"largest shape measured: {shown}; steps (members, partitions, s): "
@@ -292,24 +287,26 @@ def run_scale(target: Target, budget: float, failures: str, *,
               ladders: Sequence[Ladder] = DEFAULT_LADDERS, bound: float = COST_BOUND,
               clock: Clock = time.perf_counter, compare: bool = True,
               floor: float = FIT_FLOOR, reach: float = MAX_REACH,
-              bounded: bool | None = None) -> EngineResult:
+              bounded: bool | None = None, progress: ProgressFn = silent) -> EngineResult:
     """Every ladder on the target within ``budget`` seconds (on ``clock``), then, with
     ``compare`` and time left, the builtin assignor of the same name (at most
     ``BUILTIN_SHARE`` of the budget); I13 against ``bound`` (`_out_of_reach` says where an
     extrapolation judges). ``bounded``: each ladder's first call is cut at the budget
-    (default: on the real clock, for a target that may fork)."""
+    (default: on the real clock, for a target that may fork). ``progress`` hears of every
+    call."""
     result = EngineResult("scale", ("I13", "ERROR"))
     if target.assign is None or target.assignor is None:
         result.skipped = "no assign function"
         return result
     started = clock()
+    meter = Meter(progress, "scale", target.name, budget, clock)
     beside = (compare and target.assignor in BUILTIN_ASSIGNORS
               and not target.name.startswith("builtin:"))
     mine = started + budget * ((1 - BUILTIN_SHARE) if beside else 1.0)
     if bounded is None:
         bounded = clock is time.perf_counter and target.fork_safe and target.timeout is None
-    runs = _ladders(target.assign, target.assignor, ladders, mine, clock, target.timeout, floor,
-                    bounded)
+    runs = _ladders(meter.counting(target.assign), target.assignor, ladders, mine, clock,
+                    target.timeout, floor, bounded)
     unjudged: list[str] = []
     for run, request in runs:
         result.runs += run.calls
@@ -365,4 +362,5 @@ def _save_error(target: Target, request: AssignRequest | None, run: LadderRun,
     return save_json(failures, f"scale-{target.name}-ERROR", {
         **request, "groupcheck": {"format": "groupcheck-scale/1", "target": target.name,
                                   "invariant": "ERROR", "violations": [run.error],
-                                  "axis": run.ladder.axis}})
+                                  "axis": run.ladder.axis}},
+        {"target": target.name, "invariant": "ERROR", "request": request})

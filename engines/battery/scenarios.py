@@ -18,7 +18,7 @@ audit's, so ``groupcheck audit --seed S`` plays the same story.
 A violation that a rule of ``properties/kafka_rules.py`` explains is Kafka's own: it is
 shown under "Kafka's" and the search goes on (``strict`` fails on it). The first other
 violation ends the search; its story is shrunk (``audit/story_shrink.py``: the same invariant
-broken the same way) within what is left of the budget, at least `SHRINK_SHARE` of it, and
+broken the same way) within what is left of the budget (none left: it is saved as found), and
 saved as an audit replay file (``groupcheck-audit-chain/1``: ``groupcheck replay``,
 ``groupcheck shrink`` and ``groupcheck audit --corpus`` read it) that names the scenario it
 came from.
@@ -42,6 +42,8 @@ from ...model.story_shapes import StorySpec
 from ...properties.deviations import EVIDENCE
 from ...properties.jsonl_shapes import AssignAnswer, AssignRequest
 from ...targets.target import Target
+from ..progress import PROCESS_FLOOR, Clock, Meter, ProgressFn, silent
+from ..resolving import must_start, warm
 from .profile_gaps import playable
 from .results import (
     INVARIANT_ROWS,
@@ -52,14 +54,15 @@ from .results import (
     save_json,
 )
 
-__all__ = ["LARGE_EVERY", "LARGE_TIER", "SHRINK_SHARE", "StoryTarget", "describe", "row_of",
-           "run_scenarios_engine", "schedule", "story_target", "warm"]
+__all__ = ["LARGE_EVERY", "LARGE_TIER", "PROCESS_FLOOR", "SHRINK_SHARE", "StoryTarget",
+           "describe", "row_of", "run_scenarios_engine", "schedule", "story_target", "warm"]
 
 #: every LARGE_EVERY-th story is drawn from the large tiers (20 members or more)
 LARGE_EVERY = 8
 #: the first tier whose groups count as large (`audit.scenarios.TIERS`)
 LARGE_TIER = 2
-#: a finding is shrunk within what is left of the budget, but at least this share of it
+#: the shrink of a finding takes what is left of the budget; the search keeps at least this
+#: share of it for the shrink when a story is found late
 SHRINK_SHARE = 0.25
 
 
@@ -76,17 +79,6 @@ class StoryTarget(AuditTarget):
     @property
     def sticky(self) -> bool:
         return self.balanced
-
-
-def warm(target: Target) -> None:
-    """Start a process-backed target before anything is timed (a ``ping``; a process that
-    does not know it answers with an error, which is fine): starting a process is not the
-    assign call's time."""
-    if target.call is not None:
-        try:
-            target.call({"op": "ping"})
-        except Exception:  # noqa: BLE001 - the stories will meet whatever is wrong
-            pass
 
 
 def story_target(target: Target) -> StoryTarget:
@@ -171,13 +163,16 @@ class _Search:
 
 def _save(failures: str, target: StoryTarget, spec: StorySpec, chain: ChainResult,
           index: int, seed: int, invariant: str, shrink: ShrinkDone | None = None) -> str:
+    """The story (shrunk) as an audit replay file, named by the story found: scenario
+    ``index`` of ``seed`` (however far a shrink cut short by the budget got)."""
     record = replay_record(target, spec, chain, index, seed)
     record["invariant"] = invariant
     record["engine"] = "scenarios"
     if shrink is not None:
         record["shrink"] = shrink
     return save_json(failures, f"scenarios-{file_safe(target.name)}-{row_of(invariant)}",
-                     record)
+                     record, {"target": target.name, "assignor": target.assignor,
+                              "invariant": invariant, "seed": seed, "scenario": index})
 
 
 def _first_violated(chain: ChainResult, own: bool) -> str:
@@ -188,25 +183,31 @@ def _first_violated(chain: ChainResult, own: bool) -> str:
 def run_scenarios_engine(target: Target, budget: float, failures: str, seed: int = 0, *,
                          count: int | None = None, strict: bool = False,
                          timeout: float = CALL_TIMEOUT,
-                         reference: Target | None = None) -> EngineResult:
-    """Play stories of ``seed`` on ``target`` until ``budget`` seconds are spent (or
-    exactly ``count`` stories); stop at the first violation no Kafka rule explains
-    (any violation with ``strict``). With a ``reference``, a violated story's labels come
-    from its evidence (`audit.evidence`), and a shrunk finding keeps them."""
+                         reference: Target | None = None, progress: ProgressFn = silent,
+                         clock: Clock = time.perf_counter) -> EngineResult:
+    """Play stories of ``seed`` on ``target`` until ``budget`` seconds are spent on
+    ``clock`` (or exactly ``count`` stories); stop at the first violation no Kafka rule
+    explains (any violation with ``strict``). With a ``reference``, a violated story's
+    labels come from its evidence (`audit.evidence`), and a shrunk finding keeps them.
+    ``progress`` hears of every story."""
     result = EngineResult("scenarios")
     if target.assign is None or target.assignor is None:
         result.skipped = "no assign function"
         return result
+    if count is None and budget < PROCESS_FLOOR and must_start(target):
+        result.skipped = (f"{budget:.1f} s of the budget was left for it, less than the "
+                          f"{PROCESS_FLOOR:g} s a process target may need to start")
+        return result
     story = story_target(target)
     ref = story_target(reference) if reference is not None else None
+    meter = Meter(progress, "scenarios", target.name, None if count else budget, clock)
+    started = meter.started
     warm(target)
-    started = time.perf_counter()
     search = _Search()
     checked: set[str] = set()
     for index in schedule(seed):
         if (search.stories >= count if count is not None
-                else (search.stories or search.unplayable)
-                and time.perf_counter() - started >= budget):
+                else clock() - started >= budget):
             break
         spec = random_spec(seed, index)
         if not playable(target, spec):
@@ -221,10 +222,12 @@ def run_scenarios_engine(target: Target, budget: float, failures: str, seed: int
         result.judged.update(judged)
         if chain.verdicts["TIMEOUT"] == 1:
             search.timeouts += 1
+        meter.tick(search.stories, len(result.inherited), f"scenario {index}")
         if (chain.own_violation or (strict and chain.violated)):
-            search.found_after = time.perf_counter() - started
+            search.found_after = clock() - started
             inv = _first_violated(chain, own=not strict)
-            left = max(budget - (time.perf_counter() - started), budget * SHRINK_SHARE)
+            left = (budget - search.found_after if count is None
+                    else max(budget - search.found_after, budget * SHRINK_SHARE))
             finding = _finding(failures, story, spec, chain, index, seed, inv, left, timeout,
                                ref)
             finding.found_at = started + search.found_after  # when seen, not when shrunk
@@ -234,7 +237,7 @@ def run_scenarios_engine(target: Target, budget: float, failures: str, seed: int
             _inherited(result, failures, story, spec, chain, index, seed, ref)
     result.checked = tuple(sorted(checked))
     result.runs = search.stories
-    result.seconds = time.perf_counter() - started
+    result.seconds = clock() - started
     result.note = _note(search, seed)
     if target.profile is not None:
         record_profile(result, target.profile.to_json())
@@ -247,8 +250,10 @@ def _finding(failures: str, story: StoryTarget, spec: StorySpec, chain: ChainRes
     """Shrink the failing story within ``seconds`` and save it (the original is scenario
     ``index`` of ``seed``: `random_spec` makes it again)."""
     failure = Failure(invariant, chain.inherited.get(invariant))
-    note = ""
+    note = "" if seconds > 0 else " (not shrunk: the budget was spent)"
     try:
+        if seconds <= 0:
+            raise ShrinkError("no time left")
         shrunk = shrink_story(spec, story, failure, seconds=seconds, timeout=timeout,
                               reference=reference)
         spec, chain = shrunk.spec, shrunk.chain

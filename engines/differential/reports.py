@@ -90,7 +90,11 @@ def save_differences(result: Any, ours: str, reference: str, failures: str) -> l
         kind = "unexplained" if not d.explanation.explained else \
             "+".join(d.explanation.deviations)
         stem = f"diff-{result.assignor}-{kind}-s{d.scenario}-c{d.call}"
-        paths.append(save_json(failures, stem, d.record(ours, reference, result.seed)))
+        record = d.record(ours, reference, result.seed)
+        paths.append(save_json(failures, stem, record, {
+            "targets": [ours, reference], "assignor": result.assignor, "kind": kind,
+            "scenario": d.scenario, "call": d.call,
+            "request": {k: v for k, v in record.items() if k != "groupcheck"}}))
     return paths
 
 
@@ -102,7 +106,8 @@ def save_search_difference(failures: str, a: Target, b: Target, assignor: str,
         **(result.request or {}), "groupcheck": {
             "format": "groupcheck-diff/1", "targets": [a.name, b.name],
             "invariant": "TIMEOUT" if result.timeout else "DIFF",
-            "answers": [result.a, result.b], "source": result.source}})
+            "answers": [result.a, result.b], "source": result.source}},
+        {"targets": [a.name, b.name], "assignor": assignor, "request": result.request})
 
 
 def diff_pairs(a: list[Offer], b: list[Offer], wanted: list[str]

@@ -38,7 +38,9 @@ from ...properties.scope.judgement import build_request
 from ...properties.scope.space import Scope
 from ...targets.processes.jsonl_process import TargetFailure
 from ...targets.target import Target
-from ..battery.golden import answer, load_assign_vectors, partition_sets
+from ..battery.golden import answer, iter_assign_vectors, partition_sets
+from ..progress import PROCESS_FLOOR, Meter, ProgressFn, silent
+from ..resolving import must_start
 from ..saved.requests import answer_table, judge_answer, request_size, smaller_requests
 
 __all__ = ["AnswerFn", "AssignFn", "DiffResult", "Pair", "ANSWER_INDENT", "answer_fn",
@@ -157,9 +159,11 @@ class Pair:
         return ra, rb, why, why is not None and not why.explained
 
 
-def shrink(request: AssignRequest, pair: Pair, max_tries: int = 5000
+def shrink(request: AssignRequest, pair: Pair, max_tries: int = 5000,
+           deadline: float = float("inf")
            ) -> tuple[AssignRequest, Answered, Answered, Explanation | None]:
-    """The smallest request found on which the pair still disagrees (unexplained)."""
+    """The smallest request found (by ``deadline``, on ``time.perf_counter``) on which the
+    pair still disagrees (unexplained)."""
     current = request
     got_a, got_b, why, _ = pair.check(current, count=False)
     tries = 0
@@ -167,6 +171,8 @@ def shrink(request: AssignRequest, pair: Pair, max_tries: int = 5000
     while improved and tries < max_tries:
         improved = False
         for candidate in smaller_requests(current):
+            if time.perf_counter() >= deadline:
+                return current, got_a, got_b, why
             tries += 1
             ca, cb, cwhy, differ = pair.check(candidate, count=False)
             if differ and not (ca.get("timeout") or cb.get("timeout")):
@@ -190,46 +196,64 @@ class DiffResult:
     #: differences a deviation explains (one target is Kafka's client), by label
     explained: Counter[str] = field(default_factory=Counter)
     why: str = ""  # what no deviation explains about the difference found
+    skipped: str = ""  # why nothing was compared (a budget too small), if so
 
     @property
     def agree(self) -> bool:
         return self.request is None
 
 
-def _scope_requests(assignor: str, scope_text: str) -> Iterator[AssignRequest]:
-    configs = sorted(enumerate_scope(Scope.parse(scope_text)), key=lambda c: c.size_key())
-    for config in configs:
+def _scope_requests(assignor: str, scope_text: str, deadline: float
+                    ) -> Iterator[AssignRequest]:
+    """The scope's requests, smallest first: of the configurations enumerated by
+    ``deadline`` (all of them when time allows)."""
+    configs = []
+    for config in enumerate_scope(Scope.parse(scope_text)):
+        configs.append(config)
+        if time.perf_counter() >= deadline:
+            break
+    for config in sorted(configs, key=lambda c: c.size_key()):
         yield build_request(assignor, config)
 
 
 def run_diff(a: Target, b: Target, *, assignor: str, scope: str, vectors: bool = True,
-             budget: float = 120.0, vectors_folder: Path | None = None) -> DiffResult:
+             budget: float = 120.0, vectors_folder: Path | None = None,
+             progress: ProgressFn = silent) -> DiffResult:
     """Ask both targets every request of ``scope``, then (``vectors``) the golden vectors'
     requests of ``assignor`` in ``vectors_folder``, until the first disagreement that
-    counts, within ``budget`` seconds; the disagreement is shrunk."""
+    counts, within ``budget`` seconds (the shrink of the disagreement too); ``progress``
+    hears of every request compared."""
+    if budget < PROCESS_FLOOR and must_start(a, b):
+        return DiffResult(0, 0.0, skipped=(
+            f"{budget:.1f} s of the budget was left, less than the {PROCESS_FLOOR:g} s a "
+            "process target may need to start"))
     pair = Pair(a, b)
     started = time.perf_counter()
 
-    def sources() -> Iterator[tuple[str, AssignRequest]]:
-        for r in _scope_requests(assignor, scope):
+    def sources() -> Iterator[tuple[str, AssignRequest]]:  # enumerating: half the budget
+        for r in _scope_requests(assignor, scope, started + budget / 2):
             yield f"scope {scope}", r
-        if vectors:
-            for line in load_assign_vectors(vectors_folder):
+        if vectors:  # read a line at a time: the file is large, the budget may end first
+            for line in iter_assign_vectors(vectors_folder):
                 if line["request"].get("assignor") == assignor:
                     yield f"vector {line.get('case')}", line["request"]
 
-    return run_requests(pair, sources(), started, budget)
+    meter = Meter(progress, "diff", f"{a.name} vs {b.name} [{assignor}]", budget)
+    return run_requests(pair, sources(), started, budget, meter=meter)
 
 
 def run_requests(pair: Pair, requests: Iterator[tuple[str, AssignRequest]],
-                 started: float, budget: float = float("inf"), shrunk: bool = True
-                 ) -> DiffResult:
+                 started: float, budget: float = float("inf"), shrunk: bool = True,
+                 meter: Meter | None = None) -> DiffResult:
     """Ask the pair each (source, request) until the first unexplained disagreement (shrunk
-    unless ``shrunk`` is false) or a time-out, within ``budget`` seconds from ``started``."""
+    unless ``shrunk`` is false, within the budget) or a time-out, within ``budget`` seconds
+    from ``started``; ``meter`` ticks after each request."""
     compared = 0
     for source, request in requests:
-        if time.perf_counter() - started > budget:
+        if time.perf_counter() - started >= budget:
             break
+        if meter is not None:
+            meter.tick(compared, note=source)
         compared += 1
         ra, rb, why, differ = pair.check(request)
         if differ and (ra.get("timeout") or rb.get("timeout")):
@@ -237,7 +261,8 @@ def run_requests(pair: Pair, requests: Iterator[tuple[str, AssignRequest]],
                               request_size(request), "a" if ra.get("timeout") else "b",
                               pair.explained, why.why if why else "")
         if differ:
-            small, sa, sb, swhy = shrink(request, pair) if shrunk else (request, ra, rb, why)
+            small, sa, sb, swhy = (shrink(request, pair, deadline=started + budget) if shrunk
+                                   else (request, ra, rb, why))
             return DiffResult(compared, time.perf_counter() - started, source, small, sa, sb,
                               request_size(request), explained=pair.explained,
                               why=swhy.why if swhy else "")
@@ -258,6 +283,8 @@ def explained_text(explained: Counter[str]) -> str:
 
 
 def describe(result: DiffResult, name_a: str, name_b: str) -> str:
+    if result.skipped:
+        return f"{name_a} and {name_b}: nothing compared: {result.skipped}"
     if result.agree:
         return (f"{name_a} and {name_b} agree on {result.compared:,} requests "
                 f"({result.seconds:.1f}s){explained_text(result.explained)}")

@@ -22,7 +22,7 @@ assignor), so a JVM starts once per release, not once per replay.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TypedDict
 
@@ -39,6 +39,7 @@ from ..battery.golden import CodecCase, is_codec_record, replay_codec_record
 from ..battery.results import invariant_id
 from ..battery.scenarios import story_target
 from ..errors import EngineInputError
+from ..progress import Meter, ProgressFn, silent
 from ..resolving import resolved
 from ..saved.requests import replay_request
 from ..saved.stories import failure_of
@@ -251,9 +252,10 @@ def _assignor_of(saved: Playable, assignor: str | None) -> str | None:
 def bisect_many(files: Sequence[str], versions: Sequence[str], *,
                 assignor: str | None = None, timeout: float | None = None,
                 settings: Settings = NO_SETTINGS,
-                progress: Callable[[str], None] | None = None) -> list[Bisection]:
+                progress: ProgressFn = silent) -> list[Bisection]:
     """Each file (a path) replayed on each version (a target string), in order; one
-    resolved target per (version, assignor)."""
+    resolved target per (version, assignor); ``progress`` hears of every version done (its
+    findings: the files that version shows)."""
     out: list[Bisection] = []
     saved: list[Playable | None] = []
     for path in files:
@@ -268,10 +270,12 @@ def bisect_many(files: Sequence[str], versions: Sequence[str], *,
         except OSError as exc:
             saved.append(None)
             out.append(Bisection(path, None, error=f"cannot read it: {exc.strerror}"))
-    for version in versions:
-        if progress is not None:
-            progress(version)
+    meter = Meter(progress, "bisect", ", ".join(files) if len(files) == 1
+                  else f"{len(files)} files")
+    for n, version in enumerate(versions, 1):
         _bisect_version(version, saved, out, assignor, timeout, settings)
+        meter.tick(n, sum(version in b.present_in for b in out),
+                   f"{version} of {len(versions)} targets")
     return out
 
 
@@ -304,9 +308,10 @@ def _named(outcome: VersionVerdict, version: str) -> VersionVerdict:
 
 
 def bisect_file(path: str, versions: Sequence[str], *, assignor: str | None = None,
-                timeout: float | None = None, settings: Settings = NO_SETTINGS) -> Bisection:
+                timeout: float | None = None, settings: Settings = NO_SETTINGS,
+                progress: ProgressFn = silent) -> Bisection:
     """One saved counterexample over ``versions`` (`EngineInputError` when the file is not
     a playable counterexample)."""
     load_counterexample(path)
     return bisect_many([path], versions, assignor=assignor, timeout=timeout,
-                       settings=settings)[0]
+                       settings=settings, progress=progress)[0]

@@ -25,7 +25,7 @@ from __future__ import annotations
 import multiprocessing
 import os
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from multiprocessing.util import Finalize
 from pathlib import Path
@@ -46,6 +46,7 @@ from ..battery.results import (
 )
 from ..battery.runner import run_batteries
 from ..errors import EngineInputError
+from ..progress import Meter, ProgressFn, silent
 from ..resolving import offers_of
 from ..worker_pools import worker_pool
 from .bisection import Bisection, bisect_many
@@ -301,27 +302,30 @@ def run_matrix(plan: Sequence[tuple[str, str]], *, budget: float, seed: int = 0,
                jobs: int = 2, out: Path = Path("matrix-out"),
                settings: Settings = NO_SETTINGS, timeout: float | None = None,
                parity: bool = False, vectors: Path | None = None,
-               progress: Callable[[str], None] | None = None) -> MatrixRun:
-    """Every cell of ``plan`` (`plan_cells`), ``jobs`` at a time, then the bisections."""
+               progress: ProgressFn = silent) -> MatrixRun:
+    """Every cell of ``plan`` (`plan_cells`), ``jobs`` at a time, then the bisections;
+    ``progress`` hears of every cell done (its findings: the cells violated so far)."""
     started = time.perf_counter()
     workers = 1 if jobs > 1 else None
     options: CellOptions = {"settings": settings, "timeout": timeout, "workers": workers,
                             "parity": parity, "vectors": str(vectors) if vectors else None}
     todo = _jobs(plan, budget, seed, out, options)
-    cells = _run_cells(todo, jobs, progress)
+    cells = _run_cells(todo, jobs, Meter(progress, "matrix", f"{len(todo)} cell(s)"))
     run = MatrixRun(cells, budget, seed, jobs)
     run.bisections = bisect_cells(cells, settings=settings, timeout=timeout)
     run.seconds = time.perf_counter() - started
     return run
 
 
-def _run_cells(todo: Sequence[CellJob], jobs: int,
-               progress: Callable[[str], None] | None) -> list[Cell]:
+def _run_cells(todo: Sequence[CellJob], jobs: int, meter: Meter) -> list[Cell]:
+    done: list[Cell] = []
+
     def told(cell: Cell) -> Cell:
-        if progress is not None:
-            state = ("not supported" if cell.result is None
-                     else "VIOLATED" if cell.failed else "held")
-            progress(f"{cell.target} {cell.assignor}: {state} ({cell.seconds:.1f}s)")
+        done.append(cell)
+        state = ("not supported" if cell.result is None
+                 else "VIOLATED" if cell.failed else "held")
+        meter.tick(len(done), sum(c.failed for c in done),
+                   f"{cell.target} {cell.assignor}: {state}")
         return cell
 
     if jobs <= 1 or len(todo) <= 1:

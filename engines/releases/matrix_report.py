@@ -17,6 +17,7 @@ from typing import TypedDict, cast
 from ...audit.picture import chain_timeline, svg
 from ...audit.report_html import CSS
 from ...properties.jsonl_shapes import Answered, AssignRequest
+from ...properties.saved_json import steady_text, without_times
 from ..battery.results import INVARIANT_ROWS, Finding
 from .bisection import Bisection, BisectionJson
 from .matrix import Cell, CellJson, MatrixRun
@@ -115,7 +116,6 @@ class MatrixJson(TypedDict):
     seed: int
     jobs: int
     seeds: MatrixSeeds
-    seconds: float
     ok: bool
     invariants: list[str]
     cells: list[CellJson]
@@ -135,15 +135,17 @@ class PictureRecord(TypedDict, total=False):
 
 
 def matrix_json(run: MatrixRun, targets: list[str]) -> MatrixJson:
-    return {"targets": targets, "budget": run.budget, "seed": run.seed, "jobs": run.jobs,
-            "seeds": {"battery": run.seed,
-                      "fuzz": "chunks of 20 examples with seeds from the battery seed on "
-                              "(each cell's fuzz note says which)",
-                      "scenarios": run.seed},
-            "seconds": round(run.seconds, 3), "ok": not run.failed,
-            "invariants": columns(run.cells),
-            "cells": [c.to_json() for c in run.cells],
-            "bisections": [b.to_json() for b in run.bisections.values()]}
+    """``matrix.json`` (and ``matrix --json``'s result): no wall times, which the table
+    prints (`properties.saved_json.without_times`)."""
+    return cast(MatrixJson, without_times({
+        "targets": targets, "budget": run.budget, "seed": run.seed, "jobs": run.jobs,
+        "seeds": {"battery": run.seed,
+                  "fuzz": "chunks of 20 examples with seeds from the battery seed on "
+                          "(each cell's fuzz note says which)",
+                  "scenarios": run.seed},
+        "ok": not run.failed, "invariants": columns(run.cells),
+        "cells": [c.to_json() for c in run.cells],
+        "bisections": [b.to_json() for b in run.bisections.values()]}))
 
 
 def _anchor(cell: Cell) -> str:
@@ -268,8 +270,7 @@ def write_matrix(run: MatrixRun, targets: list[str], out: Path) -> tuple[Path, P
     """``matrix.json`` and ``index.html`` in ``out``."""
     out.mkdir(parents=True, exist_ok=True)
     data = out / "matrix.json"
-    data.write_text(json.dumps(matrix_json(run, targets), indent=1, ensure_ascii=False)
-                    + "\n", encoding="utf-8")
+    data.write_text(steady_text(matrix_json(run, targets)), encoding="utf-8")
     page = out / "index.html"
     page.write_text(matrix_html(run, targets), encoding="utf-8")
     return data, page

@@ -33,6 +33,7 @@ from ...targets.target import Target
 from ..battery.fuzz import machine_config
 from ..battery.results import invariant_id
 from ..errors import EngineInputError
+from ..progress import Meter, ProgressFn, silent
 from ..resolving import group_factory, group_target, resolved
 from .requests import answer_table, replay_request, smaller_requests
 
@@ -74,9 +75,11 @@ def verdict(lines: list[str], saved: SavedFile, seen: list[str]) -> Replayed:
 
 def replay_events_file(saved: SavedFile, *, target: str | None, assignor: str | None,
                        timeout: float | None = None, drawn: bool = False,
-                       settings: Settings = NO_SETTINGS) -> Replayed:
+                       settings: Settings = NO_SETTINGS,
+                       progress: ProgressFn = silent) -> Replayed:
     """The file's events on a fresh group of ``target`` (else the file's), judged under
-    the target's promises; with ``drawn`` the ownership timeline too."""
+    the target's promises; with ``drawn`` the ownership timeline too. ``progress`` hears
+    of every event (a story of real clients takes seconds an event)."""
     name = target or saved.target
     if not name:
         raise EngineInputError(f"cannot replay {saved.path}: it names no target; give --target")
@@ -84,10 +87,13 @@ def replay_events_file(saved: SavedFile, *, target: str | None, assignor: str | 
     assert resolved_target.group is not None
     promises = (machine_config(resolved_target).promises
                 if resolved_target.hints is not None and not drawn else None)
+    meter = Meter(progress, "replay", name)
     try:
         outcome = replay_events(resolved_target.group(), saved.events, promises,
                                 generations=resolved_target.hints is None
-                                or resolved_target.hints.generations)
+                                or resolved_target.hints.generations,
+                                on_event=lambda i, _: meter.tick(
+                                    i, note=f"of {len(saved.events)} events"))
     finally:
         resolved_target.close()
     lines = [f"replaying {saved.path} ({len(saved.events)} events) on {name}"]
@@ -106,8 +112,10 @@ def replay_events_file(saved: SavedFile, *, target: str | None, assignor: str | 
 
 def shrink_events_file(saved: SavedFile, *, target: str | None, assignor: str | None,
                        invariant: str | None, seconds: float,
-                       settings: Settings = NO_SETTINGS) -> tuple[ReplayFile, list[str]]:
-    """The fewest events found that still break the invariant: the record and its story."""
+                       settings: Settings = NO_SETTINGS,
+                       progress: ProgressFn = silent) -> tuple[ReplayFile, list[str]]:
+    """The fewest events found that still break the invariant: the record and its story;
+    ``progress`` hears of every try."""
     name = target or saved.target
     if not name:
         raise EngineInputError(f"{saved.path} names no target: give --target")
@@ -116,16 +124,19 @@ def shrink_events_file(saved: SavedFile, *, target: str | None, assignor: str | 
     first = recorded[0] if isinstance(recorded, list) and recorded else ""
     wanted = invariant or invariant_of(str(first))
     started = time.perf_counter()
-    events, found = minimize(list(saved.events), factory, wanted, seconds=seconds)
+    meter = Meter(progress, "shrink", name, seconds)
+    events, found = minimize(list(saved.events), factory, wanted, seconds=seconds,
+                             on_replay=lambda tries, kept: meter.tick(
+                                 tries, note=f"{kept} events kept"))
     if not found:
         raise EngineInputError(f"shrink: the events do not show {wanted or 'a violation'} "
                                f"on {name}")
-    # an events file is a replay file: the shrunk one keeps its notes
+    # an events file is a replay file: the shrunk one keeps its notes (not the shrink's time)
     record: ReplayFile = {**cast(ReplayFile, saved.data), "target": name,
                           "events": write_events(events), "violations": found,
-                          "shrink": {"from": len(saved.events), "to": len(events),
-                                     "seconds": round(time.perf_counter() - started, 3)}}
-    lines = [f"shrunk {wanted} on {name} from {len(saved.events)} to {len(events)} events",
+                          "shrink": {"from": len(saved.events), "to": len(events)}}
+    lines = [f"shrunk {wanted} on {name} from {len(saved.events)} to {len(events)} events "
+             f"({time.perf_counter() - started:.1f}s)",
              "\n".join(replay_events(factory(), events).story)]
     return record, lines
 
@@ -179,7 +190,7 @@ def _failing(made: Target, requests: list[AssignRequest], invariant: str | None
 
 
 def _shrunk(made: Target, request: AssignRequest, invariant: str,
-            deadline: float) -> tuple[AssignRequest, int]:
+            deadline: float, meter: Meter) -> tuple[AssignRequest, int]:
     """Delta debugging: the smallest request found that still breaks ``invariant``."""
     def keeps(candidate: AssignRequest) -> bool:
         return invariant in {invariant_id(v) for v in replay_request(made, candidate)[1]}
@@ -189,6 +200,7 @@ def _shrunk(made: Target, request: AssignRequest, invariant: str,
         improved = False
         for candidate in smaller_requests(current):
             runs += 1
+            meter.tick(runs, note=f"{len(current['members'])} members kept")
             if keeps(candidate):
                 current, improved = candidate, True
                 break
@@ -199,9 +211,11 @@ def _shrunk(made: Target, request: AssignRequest, invariant: str,
 
 def shrink_requests_file(saved: SavedFile, *, target: str | None, assignor: str | None,
                          invariant: str | None, seconds: float, timeout: float | None = None,
-                         settings: Settings = NO_SETTINGS) -> tuple[RequestFile, list[str]]:
+                         settings: Settings = NO_SETTINGS, progress: ProgressFn = silent
+                         ) -> tuple[RequestFile, list[str]]:
     """The first failing request of the file, made as small as it goes while the same
-    invariant still breaks on the target: a request file, and the lines that tell it."""
+    invariant still breaks on the target: a request file, and the lines that tell it;
+    ``progress`` hears of every try."""
     name, made = _request_target(saved, target, assignor, timeout, settings)
     wanted = invariant or saved.recorded_invariant
     try:
@@ -211,7 +225,8 @@ def shrink_requests_file(saved: SavedFile, *, target: str | None, assignor: str 
                                    f"request shows {wanted or 'a violation'}")
         request, inv = failing
         started = time.monotonic()
-        small, runs = _shrunk(made, request, inv, started + seconds)
+        small, runs = _shrunk(made, request, inv, started + seconds,
+                              Meter(progress, "shrink", name, seconds))
         response, found = replay_request(made, small)
     finally:
         made.close()

@@ -12,7 +12,6 @@ plays a story reads.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -25,10 +24,12 @@ from ...model.reproduced import reproduces
 from ...model.saved_files import CHAIN_FORMAT, SavedFile
 from ...model.story_shapes import StorySpec
 from ...properties.deviations import EVIDENCE
+from ...properties.saved_json import steady_text
 from ...targets.registry import NO_SETTINGS
 from ...targets.settings import Settings
 from ..battery.scenarios import describe, story_target
 from ..errors import EngineInputError
+from ..progress import Meter, ProgressFn, silent
 from ..resolving import resolved
 
 __all__ = ["StoryReplay", "failure_of", "open_story_target", "replay_story", "rounds_text",
@@ -94,8 +95,10 @@ def _reference(name: str | None, assignor: str, failure: Failure | None,
 
 def shrink_story_file(saved: SavedFile, *, target: str | None, assignor: str | None,
                       invariant: str | None, seconds: float, reference: str | None,
-                      settings: Settings = NO_SETTINGS) -> tuple[ChainFile, list[str]]:
-    """The story shrunk on the target: its record and the lines that tell the result."""
+                      settings: Settings = NO_SETTINGS, progress: ProgressFn = silent
+                      ) -> tuple[ChainFile, list[str]]:
+    """The story shrunk on the target: its record and the lines that tell the result;
+    ``progress`` hears of every run."""
     spec, (story, close) = story_and_target(saved, target, assignor, settings)
     failure = failure_of(saved, invariant)
     try:
@@ -104,7 +107,8 @@ def shrink_story_file(saved: SavedFile, *, target: str | None, assignor: str | N
         close()
         raise
     try:
-        result = shrink_story(spec, story, failure, seconds=seconds, reference=ref)
+        result = shrink_story(spec, story, failure, seconds=seconds, reference=ref,
+                              on_run=Meter(progress, "shrink", story.name, seconds).tick)
     except ShrinkError as exc:
         raise EngineInputError(f"shrink: {exc}") from None
     finally:
@@ -194,5 +198,5 @@ def rounds_text(record: ChainFile) -> list[str]:
 def write_record(path: Path, record: Mapping[str, object]) -> Path:
     """Write a shrunk record (as JSON, one object) and return its path."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(record, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
+    path.write_text(steady_text(record), encoding="utf-8")
     return path

@@ -17,11 +17,8 @@ and saved as a replay file that names both releases, the path and the bounce.
 
 from __future__ import annotations
 
-import hashlib
-import json
 import re
 import time
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypedDict
@@ -32,10 +29,12 @@ from ...model.events import write_events
 from ...model.group_events import Settle
 from ...model.replay import FORMAT, replay_events
 from ...properties.group import GroupView
+from ...properties.saved_json import save_as
 from ...targets.registry import client_setup, resolve
 from ...targets.settings import Settings
 from ...targets.target import Target, TargetError
 from ...targets.wire.clients import ClientInfo, ClientUnavailable, hello
+from ..progress import Meter, ProgressFn, silent
 from .plan import Plan, Side, story
 
 __all__ = ["UNSUPPORTED", "VERDICTS", "BounceStats", "UpgradeOutcome", "UpgradeUnavailable",
@@ -203,9 +202,9 @@ def _where(events: list[DomainEvent], number: int, plan: Plan) -> BrokeAt:
 
 def play(plan: Plan, settings: Settings, *, members: int = 4, seed: int = 0,
          faults: float = 0.3, shrink_seconds: float = 240.0,
-         failures: Path | None = None,
-         progress: Callable[[str], None] = lambda _line: None) -> UpgradeOutcome:
-    """Play one path of an upgrade (see the module docstring)."""
+         failures: Path | None = None, progress: ProgressFn = silent) -> UpgradeOutcome:
+    """Play one path of an upgrade (see the module docstring); ``progress`` hears of every
+    event played."""
     began = time.monotonic()
     clients, lacking = _checked(plan, settings)
     if lacking:
@@ -217,9 +216,14 @@ def play(plan: Plan, settings: Settings, *, members: int = 4, seed: int = 0,
         raise UpgradeUnavailable(str(exc).splitlines()[0]) from None
     events = story(plan, members, seed, faults)
     clock = _Clock()
-    progress(f"upgrade: {plan.source.label()} → {plan.dest.label()} ({plan.path}), "
-             f"{members} members, seed {seed}")
-    outcome = replay_events(_group(target), events, on_event=clock)
+    meter = Meter(progress, "upgrade",
+                  f"{plan.source.label()} → {plan.dest.label()} ({plan.path})")
+
+    def played(number: int, view: GroupView | None) -> None:
+        clock(number, view)
+        meter.tick(number, note=f"of {len(events)} events, {members} members, seed {seed}")
+
+    outcome = replay_events(_group(target), events, on_event=played)
     result = UpgradeOutcome(plan, "certified", "", members, clock.bounces(events, plan),
                             clients, outcome.violations, outcome.story)
     if outcome.violations:
@@ -229,8 +233,8 @@ def play(plan: Plan, settings: Settings, *, members: int = 4, seed: int = 0,
         result.reason = (f"bounce {broke_at['bounce']}: {outcome.violations[0]}"
                          + (f" ({said})" if said and said.split(": ", 1)[-1]
                             not in outcome.violations[0] else ""))
-        progress(f"upgrade: fails at bounce {broke_at['bounce']}; shrinking "
-                 f"(up to {shrink_seconds:.0f}s)")
+        meter.tick(outcome.events_run, 1, f"fails at bounce {broke_at['bounce']}; "
+                                          f"shrinking (up to {shrink_seconds:.0f}s)")
         kept, violations = _shrunk(events[:outcome.events_run], target, outcome.violations,
                                    shrink_seconds)
         if failures is not None:
@@ -280,16 +284,14 @@ def save_upgrade(folder: Path, plan: Plan, events: list[DomainEvent], violations
                         "member": where["member"] if where else None,
                         "release": where["release"] if where else None,
                         "clients": outcome.clients}}
-    text = json.dumps(body, indent=1, ensure_ascii=False)
-    digest = hashlib.sha256(text.encode()).hexdigest()[:10]
+    meaning = {"from": plan.source.target, "to": plan.dest.target, "path": plan.path,
+               "bounce": where["bounce"] if where else None,
+               "invariant": invariant or "none", "events": body["events"]}
 
     def stem(side: Side) -> str:
         return re.sub(r"[^A-Za-z0-9.-]+", "_", f"{side.client}-{'+'.join(side.assignors)}")
 
     path_name = plan.path.replace(" ", "-")
     name = (f"upgrade-{stem(plan.source)}-to-{stem(plan.dest)}-{path_name}-"
-            f"bounce{where['bounce'] if where else 0}-{invariant or 'none'}-{digest}.json")
-    folder.mkdir(parents=True, exist_ok=True)
-    out = folder / name
-    out.write_text(text + "\n", encoding="utf-8")
-    return out
+            f"bounce{where['bounce'] if where else 0}-{invariant or 'none'}")
+    return save_as(folder, name, body, meaning)

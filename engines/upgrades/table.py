@@ -15,15 +15,15 @@ rebalances and the seconds to settle (the slowest restart of the bounce), then t
 from __future__ import annotations
 
 import html
-import json
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypedDict
 
 from ...audit.report_html import CSS
+from ...properties.saved_json import steady_text, without_times
 from ...targets.settings import Settings
 from ..errors import EngineInputError
+from ..progress import ProgressFn, silent
 from .plan import Plan, Side, parse_side, plans_for
 from .play import (
     UNSUPPORTED,
@@ -83,7 +83,7 @@ def read_pairs(name: str) -> list[tuple[Side, Side]]:
 def run_table(pairs: list[tuple[Side, Side]], settings: Settings, *, members: int = 4,
               seed: int = 0, faults: float = 0.3, shrink_seconds: float = 120.0,
               failures: Path | None = None, strict: bool = False,
-              progress: Callable[[str], None] = lambda _line: None) -> UpgradeTable:
+              progress: ProgressFn = silent) -> UpgradeTable:
     """Every path of every pair, one after another (a wire group wants the machine).
     ``strict``: a release that cannot run here, or lacks an assignor a prescribed path asks
     of it, is bad input (`EngineInputError`, one line) instead of a row."""
@@ -102,7 +102,6 @@ def run_table(pairs: list[tuple[Side, Side]], settings: Settings, *, members: in
                 raise EngineInputError(f"upgrade: {outcome.reason}: {UNSUPPORTED}")
             table.outcomes.append(outcome)
             table.seconds += outcome.seconds
-            progress(f"  {row_cells(outcome)[4]}: {outcome.reason or 'every step held'}")
     return table
 
 
@@ -208,7 +207,7 @@ def write_table(table: UpgradeTable, out: Path) -> tuple[Path, Path]:
     """``upgrades.json`` and ``index.html`` in ``out``."""
     out.mkdir(parents=True, exist_ok=True)
     data = out / "upgrades.json"
-    data.write_text(json.dumps(table_json(table), indent=1, ensure_ascii=False) + "\n",
+    data.write_text(steady_text(without_times(table_json(table))),
                     encoding="utf-8")
     page = out / "index.html"
     page.write_text(table_html(table), encoding="utf-8")

@@ -16,6 +16,7 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+import time
 from collections.abc import Sequence
 
 from . import (
@@ -36,6 +37,7 @@ from . import (
     zoo_command,
 )
 from .exits import Run, ascii_fallback, guarded
+from .progress_view import process_started
 from .shared import Environment, Parser, UsageError, folder_problem
 from .version_report import version_lines
 
@@ -78,7 +80,9 @@ def _command_of(argv: Sequence[str]) -> str:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Run one command; its exit code (see the module docstring)."""
+    """Run one command; its exit code (see the module docstring). A budget counts from the
+    process's start when the arguments are the program's, else from this call."""
+    started = process_started() if argv is None else time.perf_counter()
     argv = list(sys.argv[1:] if argv is None else argv)
     for stream in (sys.stdout, sys.stderr):
         ascii_fallback(stream)
@@ -86,6 +90,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     def body() -> int:
         args = build_parser().parse_args(argv)
+        args.started = started
         run.failures = getattr(args, "failures", None)
         problem = folder_problem(run.failures, "--failures") if run.failures else None
         if problem:

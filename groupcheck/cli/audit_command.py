@@ -26,11 +26,13 @@ from typing import Any
 from .. import engines
 from .exits import Run, guarded
 from .output import Output
+from .progress_view import shown
 from .shared import (
     NO_ENVIRONMENT,
     Environment,
     Parser,
     add_json_option,
+    add_quiet_option,
     add_seed_option,
     command_parser,
     folder_problem,
@@ -49,7 +51,9 @@ def run(args: argparse.Namespace, env: Environment = NO_ENVIRONMENT) -> int:
         out=args.out, chunk_size=args.chunk_size, slices=args.slices, corpus=args.corpus,
         reference=args.reference, shrink_seconds=args.shrink_seconds,
         out_problem=folder_problem(args.out, "--out"), settings=env.settings)
-    outcome = engines.run_audit_job(config, fresh=args.fresh, settings=env.settings)
+    with shown(args.quiet) as progress:  # Spark's own console progress is off (audit.session)
+        outcome = engines.run_audit_job(config, fresh=args.fresh, settings=env.settings,
+                                        progress=progress)
     summary, folder = outcome.summary, str(outcome.out)
     out = Output("audit", args.json)
     out.line(f"{summary['scenarios']:,} scenarios x {len(config.targets)} target(s) in "
@@ -101,6 +105,7 @@ def register(sub: Any) -> None:
     p.add_argument("--fresh", action="store_true",
                    help="delete --out first instead of resuming the audit in it")
     add_json_option(p, "summary.json's object")
+    add_quiet_option(p)
     p.set_defaults(func=run)
 
 

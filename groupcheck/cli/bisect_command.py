@@ -16,11 +16,13 @@ from typing import Any
 
 from .. import engines
 from .output import Output
+from .progress_view import shown
 from .shared import (
     NO_ENVIRONMENT,
     Environment,
     add_assignor_option,
     add_json_option,
+    add_quiet_option,
     add_release_options,
     command_parser,
     releases_of,
@@ -32,8 +34,10 @@ __all__ = ["register"]
 def run(args: argparse.Namespace, env: Environment = NO_ENVIRONMENT) -> int:
     targets = releases_of(args.target, args.versions, env,
                           "bisect: give --versions A..B or --target T (repeatable)")
-    found = engines.bisect_file(args.file, targets, assignor=args.assignor,
-                                timeout=args.timeout, settings=env.settings)
+    with shown(args.quiet) as progress:
+        found = engines.bisect_file(args.file, targets, assignor=args.assignor,
+                                    timeout=args.timeout, settings=env.settings,
+                                    progress=progress)
     out = Output("bisect", args.json)
     width = max(len(t) for t in targets)
     out.line(f"bisecting {args.file} ({found.invariant or 'any invariant'}) over "
@@ -56,4 +60,5 @@ def register(sub: Any) -> None:
     add_assignor_option(p, "the assignor (default: the file's)", repeat=False)
     add_json_option(p, '{"file", "invariant", "summary", "outcomes": [{"target", "verdict", '
                        '"text"}]}')
+    add_quiet_option(p)
     p.set_defaults(func=run)

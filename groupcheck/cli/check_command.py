@@ -15,6 +15,7 @@ from typing import Any
 
 from .. import engines
 from ..targets.offers import close_all
+from .progress_view import CommandClock, shown
 from .shared import (
     DEFAULT_BUDGET,
     GROUP_KINDS,
@@ -26,6 +27,7 @@ from .shared import (
     add_failures_option,
     add_jobs_option,
     add_json_option,
+    add_quiet_option,
     add_reference_option,
     add_seed_option,
     add_strict_option,
@@ -43,23 +45,29 @@ def run(args: argparse.Namespace, env: Environment = NO_ENVIRONMENT) -> int:
     if args.parity and env.vectors is None:
         raise UsageError("check --parity: no golden vectors; set $GROUPCHECK_VECTORS to their "
                          "folder")
+    clock = CommandClock(getattr(args, "started", None))
     engines.check_scope(args.scope)
-    offers = engines.offers_of(args.target, args.assignor, args.timeout, env.settings)
-    targets = [o.target for o in offers if o.target is not None]
+    with clock.starting(args.target):
+        offers = engines.offers_of(args.target, args.assignor, args.timeout, env.settings)
+        targets = [o.target for o in offers if o.target is not None]
+        engines.started(targets)
     references = engines.References(args.reference, args.timeout, env.settings)
     try:
-        results = engines.run_batteries(targets, budget=args.budget, parity=args.parity,
-                                scope=args.scope, failures=args.failures, seed=args.seed,
-                                workers=args.jobs, strict=args.strict, first=args.first,
-                                reference=references.of if args.reference else None,
-                                vectors=env.vectors)
+        with shown(args.quiet) as progress:
+            results = engines.run_batteries(
+                targets, budget=clock.left(args.budget), parity=args.parity,
+                scope=args.scope, failures=args.failures, seed=args.seed, workers=args.jobs,
+                strict=args.strict, first=args.first,
+                reference=references.of if args.reference else None, vectors=env.vectors,
+                progress=progress)
     finally:
         close_all(offers)
         references.close()
     if args.json:
-        print(json.dumps(engines.check_json(args.target, offers, results), ensure_ascii=False))
+        print(json.dumps(engines.check_json(args.target, offers, results,
+                                            budget=args.budget), ensure_ascii=False))
     else:
-        print(engines.check_text(args.target, offers, results))
+        print(engines.check_text(args.target, offers, results, budget=args.budget))
     short = engines.shortfall(results, args.budget)
     return 1 if any(r.failed for r in results) or (args.strict and short is not None) else 0
 
@@ -101,4 +109,5 @@ def register(sub: Any) -> None:
                          "K1-K4), and on an invariant left unjudged at an engine's minimum "
                          "depth (the verdict line names them)")
     add_broker_option(p)
+    add_quiet_option(p)
     p.set_defaults(func=run)

@@ -19,13 +19,15 @@ arguments.
 from __future__ import annotations
 
 import argparse
-import sys
+import time
+from collections.abc import Callable
 from typing import Any
 
 from .. import engines
 from ..targets.offers import close_all, parse_assignors
 from ..targets.target import Target
 from .output import Output
+from .progress_view import CommandClock, shown
 from .shared import (
     ASSIGN_KINDS,
     DEFAULT_BUDGET,
@@ -34,6 +36,7 @@ from .shared import (
     add_failures_option,
     add_jobs_option,
     add_json_option,
+    add_quiet_option,
     add_seed_option,
     add_target_option,
     add_timeout_option,
@@ -53,21 +56,28 @@ SEARCH = ("scope", "no_vectors", "budget")
 STORIES = ("seed", "start", "jobs")
 
 
+def _ticks(progress: engines.ProgressFn, subject: str, stories: int
+           ) -> Callable[[engines.StoriesResult], None]:
+    """The stories engine's partial results as ticks."""
+    started = time.perf_counter()
+
+    def tick(partial: engines.StoriesResult) -> None:
+        progress(engines.Tick("diff", subject, partial.groups, time.perf_counter() - started,
+                              None, partial.unexplained_count,
+                              f"{partial.groups:,} of {stories:,} stories"))
+    return tick
+
+
 def _stories(args: argparse.Namespace, env: Environment, out: Output) -> bool:
     ours, reference = args.target
     bad = 0
     for assignor in engines.story_assignors(args.target, args.assignor):
-        def progress(partial: engines.StoriesResult, assignor: str = assignor) -> None:
-            print(f"\r{assignor}: {partial.groups:,}/{args.stories:,} stories, "
-                  f"{partial.unexplained_count} unexplained", end="", file=sys.stderr,
-                  flush=True)
-
-        result = engines.run_diff_stories(
-            ours, reference, assignor, groups=args.stories, seed=args.seed, start=args.start,
-            workers=args.jobs, timeout=args.timeout or 5.0,
-            progress=progress if sys.stderr.isatty() else None, settings=env.settings)
-        if sys.stderr.isatty():
-            print(file=sys.stderr)
+        with shown(args.quiet) as progress:
+            result = engines.run_diff_stories(
+                ours, reference, assignor, groups=args.stories, seed=args.seed,
+                start=args.start, workers=args.jobs, timeout=args.timeout or 5.0,
+                progress=_ticks(progress, f"{ours} vs {reference} [{assignor}]",
+                                args.stories), settings=env.settings)
         out.block(engines.story_report(result, ours, reference, args.jobs))
         for path in engines.save_differences(result, ours, reference, args.failures):
             out.line(f"  saved: {path}")
@@ -83,19 +93,23 @@ def _saved(paths: list[str]) -> list[engines.SavedFile]:
 
 
 def _search(args: argparse.Namespace, env: Environment, out: Output,
-            pairs: list[tuple[Target, Target, str]]) -> bool:
-    """The scope's requests (then the vectors') on every pair; True when all agree."""
+            pairs: list[tuple[Target, Target, str]], budget: float) -> bool:
+    """The scope's requests (then the vectors') on every pair, ``budget`` seconds in all;
+    True when all agree."""
     agree = True
-    for a, b, assignor in pairs:
+    end = time.perf_counter() + budget
+    for n, (a, b, assignor) in enumerate(pairs):
         if a.assign is None or b.assign is None:
             raise engines.EngineInputError("diff: both targets need an assign function (an "
                                            "assignor)")
         if len(pairs) == 1 and a.assignor != b.assignor:
             out.line(f"note: {a.name} runs {a.assignor!r}, {b.name} runs {b.assignor!r}; "
                      f"requests name {assignor!r}")
-        result = engines.run_diff(a, b, assignor=assignor, scope=args.scope or DEFAULT_SCOPE,
-                                  vectors=not args.no_vectors, budget=args.budget / len(pairs),
-                                  vectors_folder=env.vectors)
+        with shown(args.quiet) as progress:
+            result = engines.run_diff(
+                a, b, assignor=assignor, scope=args.scope or DEFAULT_SCOPE,
+                vectors=not args.no_vectors, vectors_folder=env.vectors, progress=progress,
+                budget=max(end - time.perf_counter(), 0.0) / (len(pairs) - n))
         if len(pairs) > 1:
             out.line(f"[{assignor}]")
         out.line(engines.describe(result, a.name, b.name))
@@ -108,17 +122,21 @@ def _search(args: argparse.Namespace, env: Environment, out: Output,
 
 def _pairs_agree(args: argparse.Namespace, env: Environment, out: Output) -> bool:
     """The scope's search, or ``--request``'s files, on both targets' assignors."""
+    clock = CommandClock(getattr(args, "started", None))
     saved = _saved(args.request)
     wanted = parse_assignors(args.assignor)
-    a_offers = engines.offers_of(args.target[0], None, args.timeout, env.settings)
-    b_offers = engines.offers_of(args.target[1], None, args.timeout, env.settings)
+    with clock.starting(*args.target):
+        # only the assignors asked for: a java: side starts a JVM for each it offers
+        a_offers = engines.offers_of(args.target[0], args.assignor, args.timeout, env.settings)
+        b_offers = engines.offers_of(args.target[1], args.assignor, args.timeout, env.settings)
+        engines.started(o.target for o in a_offers + b_offers if o.target is not None)
     try:
         pairs = engines.diff_pairs(a_offers, b_offers, wanted)
         if saved:
             lines, agree = engines.requests_lines(saved, {n: (a, b) for a, b, n in pairs})
             out.block(lines)
             return bool(agree)
-        return _search(args, env, out, pairs)
+        return _search(args, env, out, pairs, clock.left(args.budget))
     finally:
         close_all(a_offers + b_offers)
 
@@ -170,4 +188,5 @@ def register(sub: Any) -> None:
     add_jobs_option(p, "--stories: worker processes, each with its own JVM (default "
                        "%(default)s)", 1)
     add_json_option(p, '{"targets": [A, B], "agree"}')
+    add_quiet_option(p)
     p.set_defaults(func=run)

@@ -9,14 +9,12 @@ story. Exit codes: 0 every invariant held, 1 a violation, 2 bad arguments.
 from __future__ import annotations
 
 import argparse
-import sys
-import time
-from collections.abc import Callable
 from typing import Any
 
 from .. import engines
 from ..targets.offers import close_all
 from .output import Output
+from .progress_view import shown
 from .shared import (
     GROUP_KINDS,
     NO_ENVIRONMENT,
@@ -25,6 +23,7 @@ from .shared import (
     add_broker_option,
     add_failures_option,
     add_json_option,
+    add_quiet_option,
     add_seed_option,
     add_target_option,
     add_timeout_option,
@@ -39,14 +38,6 @@ __all__ = ["register"]
 SETTINGS = ("ci", "dev", "deep", "wire")
 
 
-def _progress(started: float) -> Callable[[int, int], None]:
-    def show(examples: int, events: int) -> None:
-        if sys.stderr.isatty():
-            print(f"\r  examples {examples:>5}  events {events:>7}  "
-                  f"{time.perf_counter() - started:6.1f}s", end="", file=sys.stderr, flush=True)
-    return show
-
-
 def run(args: argparse.Namespace, env: Environment = NO_ENVIRONMENT) -> int:
     offers = engines.offers_of(args.target, args.assignor, args.timeout, env.settings)
     out = Output("fuzz", args.json)
@@ -59,12 +50,11 @@ def run(args: argparse.Namespace, env: Environment = NO_ENVIRONMENT) -> int:
                 assignors.append({"assignor": offer.label, "supported": False,
                                   "failed": False})
                 continue
-            lines, failed = engines.fuzz_one(
-                offer.target, saved_as=args.target, settings=args.settings,
-                max_examples=args.max_examples, seed=args.seed, failures=args.failures,
-                progress=_progress(time.perf_counter()))
-            if sys.stderr.isatty():
-                print(file=sys.stderr)
+            with shown(args.quiet) as progress:
+                lines, failed = engines.fuzz_one(
+                    offer.target, saved_as=args.target, settings=args.settings,
+                    max_examples=args.max_examples, seed=args.seed, failures=args.failures,
+                    progress=progress)
             out.block(lines)
             assignors.append({"assignor": offer.label, "supported": True, "failed": failed})
             code = max(code, int(failed))
@@ -88,4 +78,5 @@ def register(sub: Any) -> None:
     add_failures_option(p, "where replay files go")
     add_broker_option(p)
     add_json_option(p, '{"target", "assignors": [{"assignor", "supported", "failed"}]}')
+    add_quiet_option(p)
     p.set_defaults(func=run)

@@ -13,12 +13,12 @@ Exit codes: 0 every invariant judged held (or Kafka's own, labelled), 1 a violat
 from __future__ import annotations
 
 import argparse
-import sys
 from pathlib import Path
 from typing import Any
 
 from .. import engines
 from .output import Output, written
+from .progress_view import shown
 from .shared import (
     NO_ENVIRONMENT,
     Environment,
@@ -26,6 +26,7 @@ from .shared import (
     add_assignor_option,
     add_jobs_option,
     add_json_option,
+    add_quiet_option,
     add_release_options,
     add_seed_option,
     command_parser,
@@ -50,10 +51,11 @@ def run(args: argparse.Namespace, env: Environment = NO_ENVIRONMENT) -> int:
                          "their folder")
     plan = engines.plan_cells(targets, engines.parse_assignors(args.assignor), env.settings)
     out = Path(args.out)
-    result = engines.run_release_matrix(
-        plan, budget=args.budget, seed=args.seed, jobs=args.jobs, out=out,
-        settings=env.settings, timeout=args.timeout, parity=args.parity, vectors=env.vectors,
-        progress=lambda line: print(line, file=sys.stderr))
+    with shown(args.quiet) as progress:
+        result = engines.run_release_matrix(
+            plan, budget=args.budget, seed=args.seed, jobs=args.jobs, out=out,
+            settings=env.settings, timeout=args.timeout, parity=args.parity,
+            vectors=env.vectors, progress=progress)
     data, page = engines.write_matrix(result, targets, out)
     return written(Output("matrix", args.json), engines.matrix_text(result), (data, page),
                    result.failed, engines.matrix_json(result, targets))
@@ -77,4 +79,5 @@ def register(sub: Any) -> None:
                    help="where matrix.json, index.html and the counterexamples go "
                         "(default %(default)s)")
     add_json_option(p, "matrix.json's object")
+    add_quiet_option(p)
     p.set_defaults(func=run)

@@ -28,15 +28,15 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-import time
-from collections.abc import Callable
 from typing import Any
 
 from .. import engines
+from ..properties.scope.report import ProofReport
 from ..properties.scope.space import Scope
 from ..targets.offers import close_all
 from ..targets.target import Target
 from .output import Output
+from .progress_view import shown
 from .shared import (
     ASSIGN_KINDS,
     NO_ENVIRONMENT,
@@ -44,6 +44,7 @@ from .shared import (
     add_failures_option,
     add_jobs_option,
     add_json_option,
+    add_quiet_option,
     add_strict_option,
     add_timeout_option,
     command_parser,
@@ -70,15 +71,6 @@ SCOPE_HELP = ("comma-separated key=value: members (max members), topics, partiti
               "partitions=1,generations=2,claims=2,racks=0,stale=1,symmetry=1,orders=0")
 
 
-def _progress(started: float) -> Callable[[int, float], None]:
-    def show(configs: int, seconds: float) -> None:
-        if sys.stderr.isatty():
-            rate = configs / seconds if seconds else 0.0
-            print(f"\r  configurations {configs:>9,}  {seconds:6.1f}s  {rate:6.0f}/s", end="",
-                  file=sys.stderr, flush=True)
-    return show
-
-
 def run(args: argparse.Namespace, env: Environment = NO_ENVIRONMENT) -> int:
     if args.bmc and args.matrix:
         raise engines.EngineInputError("prove: --bmc and --matrix are separate runs; choose one")
@@ -101,7 +93,10 @@ def run(args: argparse.Namespace, env: Environment = NO_ENVIRONMENT) -> int:
                 print(f"{args.target} [{offer.label}]: not supported: {offer.error}",
                       file=sys.stderr if args.json else sys.stdout)
                 continue
-            ok = _prove_one(args, scope, offer.target, references.of(offer.target)) and ok
+            with shown(args.quiet) as progress:
+                report = _proved(args, scope, offer.target, references.of(offer.target),
+                                 progress)
+            ok = _print_report(args, offer.target, report) and ok
     finally:
         close_all(offers)
         references.close()
@@ -113,30 +108,36 @@ def _model_checked(args: argparse.Namespace, env: Environment) -> int:
     refuse(args, PROVER, "to --bmc or --matrix (the model, not a target, is checked)")
     if args.matrix:
         refuse(args, ["target", "codecs", "protocol"], "to --matrix (it checks every mix)")
-        found = engines.run_matrix(depth=args.depth, scope=args.scope, failures=args.failures,
-                                   settings=env.settings, out_file=str(
-                                       out_file(args.out, MATRIX_FILE)) if args.out else None)
+        with shown(args.quiet) as progress:
+            found = engines.run_matrix(
+                depth=args.depth, scope=args.scope, failures=args.failures,
+                settings=env.settings, progress=progress,
+                out_file=str(out_file(args.out, MATRIX_FILE)) if args.out else None)
     else:
         refuse(args, ["out"], "to --bmc (it writes counterexamples to --failures)")
-        found = engines.run_bmc(target=args.target, protocol=args.protocol, codecs=args.codecs,
-                                depth=args.depth, scope=args.scope, failures=args.failures,
-                                settings=env.settings)
+        with shown(args.quiet) as progress:
+            found = engines.run_bmc(target=args.target, protocol=args.protocol,
+                                    codecs=args.codecs, depth=args.depth, scope=args.scope,
+                                    failures=args.failures, settings=env.settings,
+                                    progress=progress)
     out = Output("prove", args.json)
     out.block(found.lines)
     return out.finish(1 if found.failed else 0)
 
 
-def _prove_one(args: argparse.Namespace, scope: Scope, target: Target,
-               reference: Target | None) -> bool:
-    """One assignor through the prover, its report printed; True when it passed."""
+def _proved(args: argparse.Namespace, scope: Scope, target: Target,
+            reference: Target | None, progress: engines.ProgressFn) -> ProofReport:
+    """One assignor through the prover."""
     warning = engines.large_scope_warning(scope, target, not args.no_gaps)
     if warning:
         print(warning, file=sys.stderr)
-    report = engines.prove_target(target, scope, reference=reference, workers=args.jobs,
-                          failures=args.failures, exact=args.exact, gaps=not args.no_gaps,
-                          progress=_progress(time.perf_counter()))
-    if sys.stderr.isatty():
-        print(file=sys.stderr)
+    return engines.prove_target(target, scope, reference=reference, workers=args.jobs,
+                                failures=args.failures, exact=args.exact,
+                                gaps=not args.no_gaps, progress=progress)
+
+
+def _print_report(args: argparse.Namespace, target: Target, report: ProofReport) -> bool:
+    """The report of one assignor printed; True when it passed."""
     if args.json:
         print(json.dumps({**report.to_dict(), "balance": target.balance,
                           "stickiness": target.sticky}, ensure_ascii=False))
@@ -192,4 +193,5 @@ def register(sub: Any) -> None:
                         "for cooperative-sticky) are then aggregated: a proof of the same "
                         "scope in a fraction of the time")
     add_strict_option(p)
+    add_quiet_option(p)
     p.set_defaults(func=run)

@@ -22,6 +22,7 @@ from typing import Any
 
 from .. import engines
 from .output import Output
+from .progress_view import shown
 from .shared import (
     GROUP_KINDS,
     NO_ENVIRONMENT,
@@ -30,6 +31,7 @@ from .shared import (
     add_assignor_option,
     add_broker_option,
     add_json_option,
+    add_quiet_option,
     add_timeout_option,
     command_parser,
     deprecated,
@@ -80,7 +82,9 @@ def _replayed(args: argparse.Namespace, env: Environment, drawn: bool) -> engine
         raise engines.EngineInputError("--out draws audit and scenarios stories and "
                                        "state-machine replay files, not requests")
     if saved.kind == "events":
-        return engines.replay_events_file(saved, timeout=args.timeout, drawn=drawn, **where)
+        with shown(args.quiet) as progress:
+            return engines.replay_events_file(saved, timeout=args.timeout, drawn=drawn,
+                                              progress=progress, **where)
     return engines.replay_requests_file(saved, timeout=args.timeout, **where)
 
 
@@ -125,4 +129,5 @@ def register(sub: Any) -> None:
                         "to DIR/<FILE's stem>.html")
     p.add_argument("--html", default=None, help=argparse.SUPPRESS)
     add_json_option(p, '{"file", "reproduced", "different", "picture"}')
+    add_quiet_option(p)
     p.set_defaults(func=run)

@@ -14,6 +14,7 @@ from typing import Any
 from .. import engines
 from ..targets.offers import Offer
 from .output import Output
+from .progress_view import CommandClock, shown
 from .shared import (
     ASSIGN_KINDS,
     NO_ENVIRONMENT,
@@ -21,6 +22,7 @@ from .shared import (
     add_assignor_option,
     add_failures_option,
     add_json_option,
+    add_quiet_option,
     add_seed_option,
     add_strict_option,
     add_target_option,
@@ -35,15 +37,20 @@ __all__ = ["register"]
 
 
 def run(args: argparse.Namespace, env: Environment = NO_ENVIRONMENT) -> int:
-    target = engines.resolved(args.target, args.assignor, args.timeout, env.settings)
+    clock = CommandClock(getattr(args, "started", None))
+    with clock.starting(args.target):
+        target = engines.resolved(args.target, args.assignor, args.timeout, env.settings)
+        engines.started([target])
     try:
         if target.assign is None:
             raise engines.EngineInputError(f"scenarios: {args.target} has no assign function")
         if args.assignor and target.assignor not in (None, args.assignor):
             raise engines.EngineInputError(f"{args.target} runs {target.assignor} only; "
                                            f"--assignor {args.assignor} names none of it")
-        result = engines.run_scenarios_engine(target, args.budget, args.failures, args.seed,
-                                              count=args.count, strict=args.strict)
+        with shown(args.quiet) as progress:
+            result = engines.run_scenarios_engine(
+                target, clock.left(args.budget), args.failures, args.seed, count=args.count,
+                strict=args.strict, progress=progress)
     finally:
         target.close()
     battery = engines.BatteryResult(target.name, [result], result.seconds)
@@ -75,4 +82,5 @@ def register(sub: Any) -> None:
     add_strict_option(p)
     add_failures_option(p)
     add_json_option(p, "check --json's object, of one assignor")
+    add_quiet_option(p)
     p.set_defaults(func=run)

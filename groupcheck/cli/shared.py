@@ -41,7 +41,8 @@ from ..targets.wire.backends.factory import BACKENDS
 __all__ = ["ASSIGN_KINDS", "ASSIGNOR_HELP", "COMMON_EXITS", "DEFAULT_BUDGET", "DEFAULT_FAILURES",
            "GROUP_KINDS", "NO_ENVIRONMENT", "TARGET_SYNTAX", "TIMEOUT_HELP", "Deprecated",
            "Environment", "Parser", "UsageError", "add_assignor_option", "add_broker_option",
-           "add_failures_option", "add_jobs_option", "add_json_option", "add_reference_option",
+           "add_failures_option", "add_jobs_option", "add_json_option", "add_quiet_option",
+           "add_reference_option",
            "add_release_options", "add_seed_option", "add_strict_option", "add_target_option",
            "add_timeout_option", "command_parser", "deprecated", "exits_epilog", "folder_problem",
            "given", "input_error", "int_at_least", "int_between", "out_file", "positive_seconds",
@@ -343,6 +344,13 @@ def add_json_option(p: argparse.ArgumentParser, result: str = "", *, help: str =
     p.add_argument("--json", action="store_true", help=help or (
         'print one JSON object instead of text: {"command", "exit", "lines" (the text '
         f'lines), "result": {result}}}'))
+
+
+def add_quiet_option(p: argparse.ArgumentParser) -> None:
+    """``--quiet``: no progress on stderr (a long command shows it by default)."""
+    p.add_argument("--quiet", action="store_true",
+                   help="show no progress on stderr (live on a terminal, a line every few "
+                        "seconds elsewhere); the result on stdout is the same")
 
 
 def add_release_options(p: argparse.ArgumentParser, target: str) -> None:

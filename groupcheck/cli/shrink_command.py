@@ -25,12 +25,14 @@ from typing import Any
 
 from .. import engines
 from .output import Output
+from .progress_view import shown
 from .shared import (
     GROUP_KINDS,
     NO_ENVIRONMENT,
     Environment,
     UsageError,
     add_json_option,
+    add_quiet_option,
     add_reference_option,
     add_timeout_option,
     command_parser,
@@ -57,15 +59,19 @@ def run(args: argparse.Namespace, env: Environment = NO_ENVIRONMENT) -> int:
     if saved.kind != "story":
         refuse(args, ["reference"], "to a state-machine replay file or requests (stories "
                                     "only)")
+    if saved.kind in ("events", "story"):
+        refuse(args, ["timeout"], "to a state-machine replay file" if saved.kind == "events"
+               else "to an audit story (it runs in this process)")
     record: Mapping[str, object]
-    if saved.kind == "events":
-        refuse(args, ["timeout"], "to a state-machine replay file")
-        record, lines = engines.shrink_events_file(saved, **where)
-    elif saved.kind == "story":
-        refuse(args, ["timeout"], "to an audit story (it runs in this process)")
-        record, lines = engines.shrink_story_file(saved, reference=args.reference, **where)
-    else:
-        record, lines = engines.shrink_requests_file(saved, timeout=args.timeout, **where)
+    with shown(args.quiet) as progress:
+        if saved.kind == "events":
+            record, lines = engines.shrink_events_file(saved, progress=progress, **where)
+        elif saved.kind == "story":
+            record, lines = engines.shrink_story_file(saved, reference=args.reference,
+                                                      progress=progress, **where)
+        else:
+            record, lines = engines.shrink_requests_file(saved, timeout=args.timeout,
+                                                         progress=progress, **where)
     out = Output("shrink", args.json)
     out.block(lines)
     written = engines.write_record(path, record)
@@ -95,4 +101,5 @@ def register(sub: Any) -> None:
                             "runs the story's assignor on Kafka's client): a violation T "
                             "reproduced shrinks only to stories T still reproduces")
     add_json_option(p, '{"file", "written"}')
+    add_quiet_option(p)
     p.set_defaults(func=run)

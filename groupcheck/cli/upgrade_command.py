@@ -16,19 +16,19 @@ path as in ``upgrades.json``.
 from __future__ import annotations
 
 import argparse
-import sys
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TypedDict
 
 from .. import engines
 from .output import Output, written
+from .progress_view import shown
 from .shared import (
     NO_ENVIRONMENT,
     Environment,
     UsageError,
     add_failures_option,
     add_json_option,
+    add_quiet_option,
     add_seed_option,
     command_parser,
     deprecated,
@@ -73,7 +73,6 @@ class _Options(TypedDict):
     seed: int
     faults: float
     failures: Path
-    progress: Callable[[str], None]
 
 
 def _rows(table: engines.UpgradeTable) -> dict[str, object]:
@@ -86,21 +85,24 @@ def run(args: argparse.Namespace, env: Environment = NO_ENVIRONMENT) -> int:
     out = Output("upgrade", args.json)
     options: _Options = {
         "members": args.members, "seed": args.seed, "faults": args.faults,
-        "failures": Path(args.failures),
-        "progress": lambda line: print(line, file=sys.stderr)}
+        "failures": Path(args.failures)}
     if args.matrix is not None:
         folder = args.out or DEFAULT_OUT
         problem = folder_problem(folder, "--out")
         if problem:
             raise UsageError(problem)
-        table = engines.run_table(engines.read_pairs(args.matrix), env.settings,
-                                  shrink_seconds=args.shrink_seconds or 120.0, **options)
+        with shown(args.quiet) as progress:
+            table = engines.run_table(engines.read_pairs(args.matrix), env.settings,
+                                      shrink_seconds=args.shrink_seconds or 120.0,
+                                      progress=progress, **options)
         files = engines.write_upgrade_table(table, Path(folder))
         return written(out, engines.table_text(table), files, table.failed, _rows(table))
     refuse(args, ["out"], "without --matrix (one upgrade writes no table)")
     source, dest = engines.parse_side(sides[0]), engines.parse_side(sides[1])
-    table = engines.run_upgrade(source, dest, env.settings,
-                                shrink_seconds=args.shrink_seconds or 240.0, **options)
+    with shown(args.quiet) as progress:
+        table = engines.run_upgrade(source, dest, env.settings,
+                                    shrink_seconds=args.shrink_seconds or 240.0,
+                                    progress=progress, **options)
     out.line(engines.table_text(table))
     for outcome in table.outcomes:
         if outcome.verdict == "fails":
@@ -135,4 +137,5 @@ def register(sub: Any) -> None:
                    help=f"with --matrix: where upgrades.json and index.html go (default "
                         f"{DEFAULT_OUT})")
     add_json_option(p, '{"members", "seed", "rows": a row per path, as in upgrades.json}')
+    add_quiet_option(p)
     p.set_defaults(func=run)

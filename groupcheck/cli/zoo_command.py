@@ -19,11 +19,13 @@ from .. import engines
 from ..targets.target import TargetError
 from ..targets.zoo.entries import PEER_ZOO, ZOO
 from .output import Output
+from .progress_view import shown
 from .shared import (
     NO_ENVIRONMENT,
     Environment,
     add_failures_option,
     add_json_option,
+    add_quiet_option,
     command_parser,
     positive_seconds,
 )
@@ -51,8 +53,10 @@ def run(args: argparse.Namespace, env: Environment = NO_ENVIRONMENT) -> int:
         if args.budget is not None:
             entry = replace(entry, budget=args.budget)
         try:
-            outcomes.append(engines.run_zoo_entry(entry, args.failures,
-                                                  control=not args.no_control))
+            with shown(args.quiet) as progress:
+                outcomes.append(engines.run_zoo_entry(entry, args.failures,
+                                                      control=not args.no_control,
+                                                      progress=progress))
         except TargetError as exc:
             raise engines.EngineInputError(str(exc)) from None
         if args.verbose and outcomes[-1].caught:
@@ -81,4 +85,5 @@ def register(sub: Any) -> None:
                    help="also print each caught violation and its file as it is found")
     add_json_option(p, '{"rows": [{"row", "bug", "target", "engine", "caught", "file", '
                        '"seconds", "budget", "control", "ok"}]}')
+    add_quiet_option(p)
     p.set_defaults(func=run)

@@ -27,8 +27,6 @@ members, then partitions, claims, generations, subscriptions) is kept and, with
 from __future__ import annotations
 
 import gc
-import hashlib
-import json
 import multiprocessing
 import os
 import re
@@ -43,6 +41,7 @@ from typing import Any
 from ..deviations import EVIDENCE, agreement, evidence_labels
 from ..optimal import Optimiser
 from ..rebalance import assignment_of
+from ..saved_json import file_stem, save_as
 from .blind import check_eager, choose, projections
 from .enumeration import tasks_of
 from .judgement import (
@@ -70,6 +69,7 @@ class _Partial:
     assign_calls: int = 0
     assign_seconds: float = 0.0
     cpu_seconds: float = 0.0
+    cut: bool = False  # the deadline came before the unit of work was done
     gaps: Counter[int] = field(default_factory=Counter)
     unjudged: int = 0
     counts: Counter[str] = field(default_factory=Counter)
@@ -179,6 +179,7 @@ class _Worker:
     skeletons: list[Skeleton]
     reference: AssignFn | None
     shapes: dict[Metadata, MetadataShape] = field(default_factory=dict)
+    deadline: float = float("inf")  # on ``time.perf_counter``: the work stops there
 
 
 #: this process's worker, once `_init_worker` has run
@@ -188,13 +189,21 @@ _WORKER: list[_Worker] = []
 def _init_worker(assign: AssignFn, session: Callable[[], AssignFn] | None, assignor: str,
                  scope: Scope, sticky: bool, exact: bool,
                  reference: AssignFn | None = None, gaps: bool = True,
-                 claim_mode: str | None = None) -> None:
+                 claim_mode: str | None = None, deadline: float | None = None) -> None:
     # Ctrl-C on a terminal reaches the whole process group: the parent ends the run (its
     # pool terminates the workers), so a worker ignores it rather than print a traceback
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     _WORKER[:] = [_Worker(session() if session is not None else assign, assign, assignor,
                           scope, sticky, Optimiser(exact) if gaps else None, claim_mode,
-                          skeletons(scope), reference)]
+                          skeletons(scope), reference,
+                          deadline=float("inf") if deadline is None else deadline)]
+
+
+def _late(part: _Partial) -> bool:
+    """The deadline has come (``time.perf_counter`` is one clock across the workers): the
+    unit of work is cut short there."""
+    part.cut = time.perf_counter() >= _WORKER[0].deadline
+    return part.cut
 
 
 def _relabel(j: Judgement, assign: AssignFn, reference: AssignFn) -> None:
@@ -225,6 +234,8 @@ def _run_task(item: tuple[Task, int]) -> _Partial:
             _judge_projections(part, task, shape, mode)
         else:
             for config in configs_of_task(scope, task, shape, worker.skeletons):
+                if _late(part):
+                    break
                 j = judge(assign, assignor, config, optimiser, sticky)
                 if reference is not None and j.first_round_of:
                     _relabel(j, worker.plain, reference)
@@ -252,6 +263,8 @@ def _judge_projections(part: _Partial, task: Task, shape: MetadataShape, mode: s
         return j
 
     for config, more in projections(worker.scope, task, shape, worker.skeletons, mode):
+        if _late(part):
+            break
         j = run(config, True)
         part.add(config, j)
         if more:
@@ -262,24 +275,22 @@ def _judge_projections(part: _Partial, task: Task, shape: MetadataShape, mode: s
 
 def save_counterexample(directory: str | os.PathLike[str], target: str, scope: Scope,
                         cex: Counterexample) -> Path:
-    """Write one counterexample; the name says what broke and is stable for its content."""
-    out = Path(directory)
-    out.mkdir(parents=True, exist_ok=True)
-    text = json.dumps(cex.record(target, scope), indent=1, ensure_ascii=False)
-    digest = hashlib.sha256(text.encode()).hexdigest()[:10]
-    stem = re.sub(r"[^A-Za-z0-9._-]+", "_", target.replace(":", "-"))[:60]
-    path = out / f"prove-{stem}-{cex.invariant}-{digest}.json"
-    path.write_text(text + "\n", encoding="utf-8")
-    return path
+    """Write one counterexample; its name says what broke, its digest is of the target,
+    the invariant and the requests of the rounds (`saved_json`)."""
+    meaning = {"target": target, "invariant": cex.invariant,
+               "requests": [request for request, _ in cex.rounds]}
+    return save_as(directory, f"prove-{file_stem(target)}-{cex.invariant}",
+                   cex.record(target, scope), meaning)
 
 
 def prove(assign: AssignFn, assignor: str, scope: Scope | None = None, *,
           target: str | None = None, workers: int | None = None,
           failures: str | os.PathLike[str] | None = None, sticky: bool | None = None,
           exact: bool = False, session: Callable[[], AssignFn] | None = None,
-          progress: Callable[[int, float], None] | None = None,
+          progress: Callable[[int, float, int], None] | None = None,
           reference: AssignFn | None = None, reference_name: str | None = None,
-          gaps: bool = True, aggregate: bool = True) -> ProofReport:
+          gaps: bool = True, aggregate: bool = True,
+          deadline: float | None = None) -> ProofReport:
     """Check every configuration of ``scope`` against ``assign`` (see the module doc).
 
     ``workers``: processes (default: the CPUs, at most 2 unless told; 1 runs in-process;
@@ -291,36 +302,43 @@ def prove(assign: AssignFn, assignor: str, scope: Scope | None = None, *,
     ``reference``: ask it every request of a violating configuration (`_relabel`), under
     the name ``reference_name``. ``gaps=False``: no I4b gap, which lets a keyed session
     whose leader does not see some claims be judged once for every way to add them
-    (``blind``; ``aggregate=False`` enumerates them all the same).
+    (``blind``; ``aggregate=False`` enumerates them all the same). ``deadline``
+    (``time.perf_counter``): the run and its workers stop there (`_ordered`); the report is
+    then incomplete. ``progress(configurations, seconds, violating)`` after each unit.
     """
     scope = scope or Scope()
     target = target or f"python:{assignor}"
     sticky = assignor in STICKY_FAMILY if sticky is None else sticky
-    if workers is None:
-        workers = max(1, min(2, os.cpu_count() or 1))
-    if "fork" not in multiprocessing.get_all_start_methods():
-        workers = 1
-    tasks = tasks_of(scope)
+    workers = (1 if "fork" not in multiprocessing.get_all_start_methods()
+               else max(1, min(2, os.cpu_count() or 1)) if workers is None else workers)
+    tasks = _ordered(tasks_of(scope), deadline)
     total = _Partial()
     started = time.perf_counter()
     mode, claims_note = claim_mode(scope, assignor, gaps or not aggregate, session, sticky)
+    done = 0  # units of work
 
     def collect(parts: Iterator[_Partial]) -> None:
+        nonlocal done
         for part in parts:
             total.merge(part)
+            done += not part.cut
             if progress is not None:
-                progress(total.configs, time.perf_counter() - started)
+                progress(total.configs, time.perf_counter() - started,
+                         sum(total.counts.values()))
+            if time.perf_counter() >= (deadline or float("inf")):
+                return
 
-    args = (assign, session, assignor, scope, sticky, exact, reference, gaps, mode)
+    args = (assign, session, assignor, scope, sticky, exact, reference, gaps, mode, deadline)
     if workers == 1:
         _init_worker(*args)
-        collect(_run_task(t) for t in tasks)
-        optimiser = _WORKER[0].optimiser
-        z3_ok = optimiser is not None and bool(optimiser.available)
-    else:
+        if deadline is None or time.perf_counter() < deadline:
+            collect(_run_task(t) for t in tasks)
+        z3_ok = _WORKER[0].optimiser is not None and bool(_WORKER[0].optimiser.available)
+    else:  # leaving the pool stops its workers, mid-unit when the deadline came first
         ctx = multiprocessing.get_context("fork")
         with ctx.Pool(workers, initializer=_init_worker, initargs=args) as pool:
-            collect(pool.imap_unordered(_run_task, tasks, chunksize=4))
+            collect(pool.imap_unordered(_run_task, tasks,
+                                        chunksize=4 if deadline is None else 1))
         z3_ok = gaps and Optimiser(exact).available
     seconds = time.perf_counter() - started
     counterexamples = {inv: cex for inv, (_, cex) in total.smallest.items()}
@@ -343,7 +361,16 @@ def prove(assign: AssignFn, assignor: str, scope: Scope | None = None, *,
         rules={inv: sorted(r) for inv, r in total.rules.items()},
         violations_labelled=dict(total.weighted),
         gap_examples={g: ex for g, (_, ex) in total.gap_examples.items()},
-        gaps_measured=gaps, claims_hidden=mode, claims_note=claims_note, distinct=distinct)
+        gaps_measured=gaps, claims_hidden=mode, claims_note=claims_note, distinct=distinct,
+        units_done=done, units=len(tasks))
+
+
+def _ordered(tasks: list[tuple[Task, int]], deadline: float | None
+             ) -> list[tuple[Task, int]]:
+    """Against a deadline the smallest units first: what a cut run covers, and the smallest
+    counterexample it finds, are then the same from run to run; else the biggest first,
+    which keeps the workers busy together."""
+    return tasks[::-1] if deadline is not None else tasks
 
 
 def _same(a: Counterexample, b: Counterexample) -> bool:

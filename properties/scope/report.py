@@ -69,6 +69,13 @@ class CounterexampleSummary(TypedDict):
     round: int
 
 
+class UnitsDone(TypedDict):
+    """How many units of work (the scope's tasks) a run finished, of how many."""
+
+    done: int
+    of: int
+
+
 class ProofRecord(TypedDict):
     """A proof report as ``prove --json`` writes it."""
 
@@ -77,6 +84,8 @@ class ProofRecord(TypedDict):
     scope: str
     ok: bool
     proved: bool
+    complete: bool
+    units: UnitsDone
     reduction: str
     configurations: int
     labelled: int
@@ -159,12 +168,29 @@ class ProofReport:
     #: more counterexamples: the smallest of each other shape of violation (the
     #: ``counterexamples`` hold the smallest per invariant)
     distinct: list[Counterexample] = field(default_factory=list)
+    #: units of work (``enumeration.tasks_of``) run, of ``units``: fewer when the
+    #: run stopped at its deadline
+    units_done: int = 0
+    units: int = 0
+
+    @property
+    def complete(self) -> bool:
+        """Every unit of work of the scope ran (no deadline stopped the run)."""
+        return self.units_done >= self.units
 
     @property
     def proved(self) -> bool:
-        """The reduction is sound (symmetry 0 or 1): the run covered every configuration of
-        the scope, so a clean report is a proof; levels 2 and 3 only sample it."""
-        return reduction_is_sound(self.scope)
+        """The run covered every configuration of the scope and the reduction is sound
+        (symmetry 0 or 1), so a clean report is a proof; levels 2 and 3 only sample it,
+        and a run stopped at its deadline proves nothing."""
+        return self.complete and reduction_is_sound(self.scope)
+
+    @property
+    def stopped_note(self) -> str:
+        """Where a deadline stopped the run, in words; empty when it ran to the end."""
+        return ("" if self.complete else
+                f"stopped at its deadline after {self.units_done:,} of {self.units:,} units "
+                "of work")
 
     @property
     def own_violations(self) -> dict[str, int]:
@@ -192,7 +218,9 @@ class ProofReport:
     def to_dict(self) -> ProofRecord:
         return {
             "target": self.target, "assignor": self.assignor, "scope": self.scope.text(),
-            "ok": self.ok, "proved": self.proved, "reduction": reduction_text(self.scope),
+            "ok": self.ok, "proved": self.proved, "complete": self.complete,
+            "units": {"done": self.units_done, "of": self.units},
+            "reduction": reduction_text(self.scope),
             "configurations": self.configurations, "labelled": self.labelled,
             "symmetrySaved": self.symmetry_saved, "seconds": round(self.seconds, 3),
             "configurationsPerSecond": round(self.rate, 1),
@@ -227,7 +255,8 @@ class ProofReport:
         """A short human-readable report; it says whether the run is a proof."""
         factor = self.labelled / self.configurations if self.configurations else 1.0
         per_second = self.labelled / self.seconds if self.seconds > 0 else 0.0
-        verdict = "proof" if self.proved else "SAMPLED, NOT PROVED"
+        verdict = ("proof" if self.proved else "SAMPLED, NOT PROVED" if self.complete
+                   else "STOPPED, NOT PROVED")
         lines = [
             f"prove {self.target}  scope {self.scope.text()}",
             f"  {verdict:<22}  {reduction_text(self.scope)}",
@@ -257,6 +286,8 @@ class ProofReport:
                          f"{own:<18}  {shown}")
         if self.claims_note:
             lines.insert(2, f"  {self.claims_note}")
+        if not self.complete:
+            lines.insert(2, f"  {self.stopped_note}")
         if not self.gaps_measured:
             lines.append("  I4b gap: not measured (--no-gaps)")
         elif self.z3_available:
@@ -269,7 +300,10 @@ class ProofReport:
         else:
             lines.append("  I4b gap: not measured (install the z3 extra)")
         scope_word = ("on every configuration of the scope: proved" if self.proved else
-                      f"on the {self.configurations:,} sampled classes: sampled, not proved")
+                      f"on the {self.configurations:,} sampled classes: sampled, not proved"
+                      if self.complete else
+                      f"on the {self.configurations:,} classes run before the deadline: "
+                      "not proved")
         if not self.ok:
             lines.append(f"VIOLATED: {', '.join(sorted(self.own_violations))}")
         elif self.violations:

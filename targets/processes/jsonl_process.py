@@ -85,6 +85,11 @@ class JsonlProcess:
         self.starts = 0
         self._lock = threading.Lock()
 
+    @property
+    def running(self) -> bool:
+        """The process is up now (started and not exited)."""
+        return self.proc is not None and self.proc.poll() is None
+
     def _start(self) -> subprocess.Popen[str]:
         self.lines = queue.Queue()
         self.stderr_tail = []
