@@ -113,17 +113,21 @@ def test_a_fit_over_three_timed_steps_judges_i13_at_any_distance_with_its_error(
 
 
 def test_a_call_that_outlasts_the_share_is_cut_at_it_and_judged(tmp_path: Path) -> None:
-    """A fake slow assign (an hour per call) on the real clock: the first call is cut at the
-    engine's share; at least linear growth puts Kafka's shape past the bound."""
+    """A fake slow assign (an hour of CPU per call) on the real clock: the first call is cut
+    at the engine's share; the CPU it used, grown at least linearly to Kafka's shape, passes
+    the bound."""
     def slow(request: dict[str, Any]) -> dict[str, Any]:
-        time.sleep(3600)
+        until = time.perf_counter() + 3600
+        while time.perf_counter() < until:
+            pass
         return run_assign(request)
 
     out = run_scale(_fake(slow), 0.5, str(tmp_path), ladders=(DEFAULT_LADDERS[0],),
-                    compare=False)
+                    compare=False, bound=10.0)
     assert out.verdict("I13") == "VIOLATED"
     assert "at least: one call at 10 members × 100 partitions took more than" \
         in out.findings["I13"].violation
+    assert "of CPU before it was cut" in out.findings["I13"].violation
     assert out.figures["cost"]["members"]["cut"] and "outlasted the engine's share" in out.note
     short = run_scale(_fake(slow), 0.5, str(tmp_path), ladders=(LADDER,), compare=False)
     assert short.verdict("I13") == "not judged" and short.shallow == ("I13",)

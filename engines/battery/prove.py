@@ -44,8 +44,9 @@ from .results import (
     save_json,
 )
 
-__all__ = ["DEPTH_SCOPE", "PORTFOLIO", "PREMISE_SECONDS", "premise_counts", "prover_checked",
-           "prover_reasons", "run_prove", "run_prove_within", "run_scenarios", "scope_size"]
+__all__ = ["DEPTH_SCOPE", "PORTFOLIO", "PREMISE_SECONDS", "extend_portfolio", "premise_counts",
+           "prover_checked", "prover_reasons", "run_prove", "run_prove_within", "run_scenarios",
+           "scope_size", "scopes_run"]
 
 PREMISE_SECONDS = 1.0  # the premise count's time, after which it reports "at least"
 #: the scope every assignor's prover covers before any other (depth before breadth): three
@@ -224,8 +225,9 @@ def scope_size(scope: str) -> int:
 def run_prove_within(target: Target, budget: float, failures: str, *,
                      scopes: tuple[str, ...] = PORTFOLIO, workers: int | None = None,
                      strict: bool = False, reference: Target | None = None,
-                     progress: ProgressFn = silent) -> EngineResult:
-    """The prover over ``scopes`` in order, until one shows a violation or ``budget`` is
+                     progress: ProgressFn = silent, of: int | None = None) -> EngineResult:
+    """The prover over ``scopes`` in order (its depth counted over ``of`` scopes, default
+    all of them), until one shows a violation or ``budget`` is
     spent: a scope is not started when the configurations per second seen so far say it
     would not finish in time, and the one under way stops at the budget's end (it is then
     no proof, and its note says so)."""
@@ -249,11 +251,11 @@ def run_prove_within(target: Target, budget: float, failures: str, *,
         rate = total.runs / total.seconds if total.seconds else 0.0
         if part.findings or time.perf_counter() >= deadline:
             break
-    total.note = f"{len(ran)} of {len(scopes)} scopes: " + "; ".join(ran)
+    total.note = f"{len(ran)} of {of or len(scopes)} scopes: " + "; ".join(ran)
     if not total.runs:
         total.note = (f"its share of the budget ({budget:.1f} s) ended before one unit of "
                       f"work was done; {total.note}")
-    total.depth = f"{len(ran)} of {len(scopes)} scopes"
+    total.depth = f"{len(ran)} of {of or len(scopes)} scopes"
     _mark_depth(total, scopes, reached, rate)
     return total
 
@@ -267,6 +269,24 @@ def _mark_depth(total: EngineResult, scopes: tuple[str, ...], reached: bool, rat
         return
     total.shallow = tuple(i for i in total.checked if i not in ("ERROR", "TIMEOUT"))
     total.needs = scope_size(DEPTH_SCOPE) / rate if rate else math.inf
+
+
+def scopes_run(result: EngineResult) -> int:
+    """How many scopes of its portfolio a `run_prove_within` result ran (its ``depth``)."""
+    head = result.depth.split(" of ", 1)[0]
+    return int(head) if head.isdigit() else 0
+
+
+def extend_portfolio(first: EngineResult, more: EngineResult, portfolio: int) -> None:
+    """``more`` (the portfolio's scopes after those of ``first``) added to ``first``: its
+    runs, findings and figures, its scopes in the note, the depth counted over
+    ``portfolio`` scopes."""
+    done = scopes_run(first) + scopes_run(more)
+    _merge(first, more)
+    ran = more.note.split(": ", 1)[1] if ": " in more.note else ""
+    rest = first.note.partition(": ")[2]
+    first.note = f"{done} of {portfolio} scopes: " + "; ".join(p for p in (rest, ran) if p)
+    first.depth = f"{done} of {portfolio} scopes"
 
 
 def _shifted(meter: Meter, total: EngineResult) -> ProgressFn:

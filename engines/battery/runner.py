@@ -53,6 +53,7 @@ from typing import TYPE_CHECKING, Any
 
 from ...targets.target import Target
 from ..progress import ProgressFn, silent
+from .breadth import depth_budget, widen_provers
 from .contract import watched
 from .golden import (
     answer,
@@ -63,7 +64,14 @@ from .golden import (
     vectors_dir,
 )
 from .profile_gaps import absent_invariants, mark_absent
-from .prove import prover_reasons, run_prove, run_prove_within, run_scenarios
+from .prove import (
+    PORTFOLIO,
+    prover_reasons,
+    run_prove,
+    run_prove_within,
+    run_scenarios,
+    scopes_run,
+)
 from .results import (
     DEFAULT_SCOPE,
     ENGINES,
@@ -131,6 +139,7 @@ class Context:
     vectors: Path | None = None
     deadline: float = float("inf")
     progress: ProgressFn = silent
+    after: int = 0  # how many targets this engine runs on after this one
 
     def left(self) -> float:
         """Seconds to ``deadline``."""
@@ -162,15 +171,35 @@ def searching_share(engine: Engine, rest: Sequence[Engine], left: float) -> floa
 
 
 def _prove(target: Target, ctx: Context) -> EngineResult:
-    """``--scope`` (until the run's end), else the portfolio of small scopes within its
-    share of the budget."""
+    """``--scope`` (until the run's end), else the portfolio's depth scope within an equal
+    part of the fixed engines' time (`breadth.depth_budget`); `_widen` runs the rest."""
     if ctx.scope:
         return run_prove(target, ctx.scope, ctx.failures, workers=ctx.workers,
                          strict=ctx.strict, reference=ctx.reference,
                          deadline=ctx.deadline, progress=ctx.progress)
-    return run_prove_within(target, min(ctx.total * PROVE_SHARE / ctx.targets, ctx.left()),
-                            ctx.failures, workers=ctx.workers, strict=ctx.strict,
+    seconds = depth_budget(ctx.left(), ctx.total * SCALE_SHARE, ctx.after + 1)
+    return run_prove_within(target, seconds, ctx.failures, scopes=PORTFOLIO[:1],
+                            of=len(PORTFOLIO), workers=ctx.workers, strict=ctx.strict,
                             reference=ctx.reference, progress=ctx.progress)
+
+
+def _widen(targets: Sequence[Target], results: Sequence[BatteryResult], ctx: Context,
+           reference: Callable[[Target], Target | None] | None) -> None:
+    """The rest of every prover's portfolio within what the depth scopes left of the
+    prover's share (`breadth.widen_provers`)."""
+    provers = [next((e for e in r.engines if e.engine == "prove"), None) for r in results]
+    pool = ctx.total * PROVE_SHARE - sum(p.seconds for p in provers if p is not None)
+
+    def more(i: int, seconds: float) -> EngineResult:
+        target, done = targets[i], scopes_run(provers[i] or EngineResult("prove"))
+        part = run_prove_within(target, seconds, ctx.failures, scopes=PORTFOLIO[done:],
+                                workers=ctx.workers, strict=ctx.strict,
+                                reference=reference(target) if reference else None,
+                                progress=ctx.progress)
+        if target.profile is not None:
+            record_profile(part, target.profile.to_json())
+        return part
+    widen_provers(provers, pool, ctx.deadline, more, len(PORTFOLIO))
 
 
 def _vectors(target: Target, ctx: Context) -> EngineResult:
@@ -283,7 +312,9 @@ def run_batteries(targets: Sequence[Target], *, budget: float = 120.0, parity: b
 
     for engine in (e for e in chosen if not e.share):
         for i in range(len(targets)):
-            run(engine, i, base)
+            run(engine, i, replace(base, after=len(targets) - 1 - i))
+    if not scope and not stopped and any(e.name == "prove" for e in chosen):
+        _widen(targets, results, base, reference)
     for n, (engine, i) in enumerate(searching):
         share = searching_share(engine, [e for e, _ in searching[n:]],
                                 max(end - time.perf_counter(), 0.0))

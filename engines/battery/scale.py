@@ -44,7 +44,7 @@ from ...properties.jsonl_shapes import AssignAnswer, AssignFn, AssignRequest
 from ...targets.target import BUILTIN_ASSIGNORS, Target
 from ..progress import Meter, ProgressFn, silent
 from .results import CostFigures, EngineResult, Finding, LadderFigures, save_json
-from .scale_fit import FIT_FLOOR, Fit, bounded_call, fit_power
+from .scale_fit import FIT_FLOOR, CutCall, Fit, bounded_call, fit_power
 from .scale_ladders import (
     DEFAULT_LADDERS,
     MEMBERS_LADDER,
@@ -131,12 +131,12 @@ def run_ladder(assign: AssignFn, assignor: str, ladder: Ladder, deadline: float,
             if cut:  # a probe in a child: the timed calls below are known to end
                 left -= bounded_call(assign, request, left)[0]
             seconds, response = _timed(assign, request, clock, left)
-        except TimeoutError:
-            run.points.append(Point(shape, ladder.size(shape), left if cut else limit or 0.0,
-                                    timeout=True, cut=cut))
+        except TimeoutError as exc:
+            used = exc.cpu if isinstance(exc, CutCall) else limit or 0.0
+            run.points.append(Point(shape, ladder.size(shape), used, timeout=True, cut=cut))
             largest, run.stopped = request, (
                 f"one call at {shape.label} outlasted the engine's share: cut after "
-                f"{left:.3g} s" if cut else f"TIMEOUT at {shape.label}")
+                f"{left:.3g} s, {used:.3g} s of CPU" if cut else f"TIMEOUT at {shape.label}")
             run.fit = fit_power([(p.size, p.seconds) for p in run.points], floor)
             break
         except HarnessError:  # groupcheck's own failure: never a finding
@@ -173,20 +173,29 @@ def _expected(run: LadderRun, bound: float) -> tuple[float, str] | None:
     return run.fit.seconds(run.ladder.size(kafka)), "extrapolated"
 
 
-def _out_of_reach(run: LadderRun, reach: float, floor: float = FIT_FLOOR) -> str:
-    """Why I13 cannot be judged on this ladder ("" when it can): a fit over three steps of
-    at least ``floor`` seconds extrapolates with its error stated, at any distance; with
-    fewer, the largest size measured must be within ``reach`` times the Kafka shape's."""
-    kafka = run.ladder.steps[-1]
+def _out_of_reach(run: LadderRun, reach: float, floor: float = FIT_FLOOR,
+                  bound: float = COST_BOUND) -> str:
+    """Why I13 cannot be judged on this ladder ("" when it can): within ``reach`` times the
+    Kafka shape's size the fit judges; further, a fit over three steps of at least ``floor``
+    seconds judges when the whole range its exponent's spread gives is on one side of
+    ``bound``."""
+    kafka, axis = run.ladder.steps[-1], run.ladder.axis
+    if not run.points:
+        return f"{axis}: no step measured"
+    if run.points[-1].size * reach >= run.ladder.size(kafka):
+        return ""
     timed = [p for p in run.points if not p.timeout and p.seconds >= floor]
     if run.fit is not None and len(timed) >= 3:
-        return ""
-    if not run.points or run.points[-1].size * reach >= run.ladder.size(kafka):
-        return "" if run.points else f"{run.ladder.axis}: no step measured"
-    return (f"{run.ladder.axis}: {len(timed)} step(s) of at least {floor:g} s to fit (three "
-            f"needed), and the largest shape measured, {run.points[-1].shape.label}, is more "
-            f"than {reach:g}x short of Kafka's {kafka.label} (a larger --budget reaches "
-            "further)")
+        low, _, high = run.fit.extrapolate(run.ladder.size(kafka))
+        if low > bound or high <= bound:
+            return ""
+        return (f"{axis}: the exponent's spread between steps ({run.fit.low:.2f}.."
+                f"{run.fit.high:.2f}) gives {_seconds(low)}..{_seconds(high)} s at Kafka's "
+                f"{kafka.label}, on both sides of the {bound:g} s bound (a larger --budget "
+                "narrows it)")
+    return (f"{axis}: {len(timed)} step(s) of at least {floor:g} s to fit (three needed), "
+            f"and the largest shape measured, {run.points[-1].shape.label}, is more than "
+            f"{reach:g}x short of Kafka's {kafka.label} (a larger --budget reaches further)")
 
 
 def ladder_figures(run: LadderRun, bound: float) -> LadderFigures:
@@ -222,7 +231,7 @@ def _finding(target: Target, run: LadderRun, request: AssignRequest | None, boun
     expected = _expected(run, bound)
     if expected is None or expected[0] <= bound or request is None:
         return None
-    if expected[1] == "extrapolated" and _out_of_reach(run, reach, floor):
+    if expected[1] == "extrapolated" and _out_of_reach(run, reach, floor, bound):
         return None
     kafka = run.ladder.steps[-1]
     when = expected[1]
@@ -248,8 +257,9 @@ def _how(run: LadderRun, how: str) -> str:
     fit, kafka = run.fit, run.ladder.steps[-1]
     if how == "at least":
         late = next(p for p in run.points if p.timeout)
-        return (f"at least: one call at {late.shape.label} took more than {late.seconds:.3g} s,"
-                " grown no slower than linearly")
+        spent = "of CPU before it was cut" if late.cut else "(TIMEOUT)"
+        return (f"at least: one call at {late.shape.label} took more than {late.seconds:.3g} s "
+                f"{spent}, grown no slower than linearly")
     if how == "measured" or fit is None:
         return how
     low, _, high = fit.extrapolate(run.ladder.size(kafka))
@@ -317,7 +327,7 @@ def run_scale(target: Target, budget: float, failures: str, *,
                                len(request["members"]) if request else None))
             break
         found = _finding(target, run, request, bound, failures, reach, floor)
-        far = _out_of_reach(run, reach, floor)
+        far = _out_of_reach(run, reach, floor, bound)
         if found is not None:
             result.add(found)
         elif far:

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import math
 import multiprocessing
+import os
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -19,7 +20,7 @@ from dataclasses import dataclass
 from ...properties.harness import HarnessError
 from ...properties.jsonl_shapes import AssignAnswer, AssignFn, AssignRequest
 
-__all__ = ["FIT_FLOOR", "Fit", "bounded_call", "fit_power"]
+__all__ = ["FIT_FLOOR", "CutCall", "Fit", "bounded_call", "fit_power"]
 
 FIT_FLOOR = 0.002  # seconds: steps faster than this are mostly fixed overhead
 
@@ -77,6 +78,27 @@ def fit_power(points: Sequence[tuple[float, float]], floor: float = FIT_FLOOR) -
                chosen[-1])
 
 
+class CutCall(TimeoutError):
+    """A `bounded_call` stopped at its bound; ``cpu``: the seconds of CPU the call had used
+    (a lower bound of its work that a loaded machine's waiting does not inflate)."""
+
+    def __init__(self, bound: float, cpu: float) -> None:
+        super().__init__(f"no answer within {bound:.3g} s (the engine's share; {cpu:.3g} s of "
+                         "CPU): cut")
+        self.cpu = cpu
+
+
+def _cpu_seconds(pid: int) -> float:
+    """The CPU seconds (user and system) process ``pid`` has used, from /proc (0 where
+    there is none)."""
+    try:
+        with open(f"/proc/{pid}/stat", encoding="ascii") as fh:
+            fields = fh.read().rsplit(")", 1)[1].split()
+    except (OSError, IndexError):
+        return 0.0
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 def _child(assign: AssignFn, request: AssignRequest, out: object) -> None:
     """In the forked child: the call, its seconds and its answer (or the exception) sent back."""
     began = time.perf_counter()
@@ -89,7 +111,7 @@ def _child(assign: AssignFn, request: AssignRequest, out: object) -> None:
 
 def bounded_call(assign: AssignFn, request: AssignRequest, bound: float
                  ) -> tuple[float, AssignAnswer]:
-    """One call in a forked child, its own seconds and answer; TimeoutError when it has not
+    """One call in a forked child, its own seconds and answer; `CutCall` when it has not
     answered within ``bound`` seconds (the child is killed). An exception the call raised
     is raised here."""
     context = multiprocessing.get_context("fork")
@@ -99,7 +121,7 @@ def bounded_call(assign: AssignFn, request: AssignRequest, bound: float
     send.close()
     try:
         if not receive.poll(max(bound, 0.0)):
-            raise TimeoutError(f"no answer within {bound:.3g} s (the engine's share): cut")
+            raise CutCall(bound, _cpu_seconds(child.pid or 0))
         try:
             seconds, answer = receive.recv()
         except EOFError:  # the child died before it could answer: not the target's fault
