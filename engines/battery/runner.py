@@ -7,8 +7,9 @@ high-yield first):
 * ``codec`` — I10 over every writer/reader version pair for a fixed set of subscriptions,
   and I12 over the user data written after ``on_assignment`` (golden);
 * ``prove`` — the exhaustive scope prover over the target's assign function, on a
-  portfolio of small scopes along different axes for as long as its share of the budget
-  holds (prove);
+  portfolio of small scopes along different axes: first its depth scope (three members
+  claiming one partition at three generations) on every assignor, then the rest of the
+  portfolio within ``PROVE_SHARE`` of the budget (prove, breadth);
 * ``vectors`` — the golden vectors' ``assign`` lines for the target's assignor (with
   ``parity``): I1 and I2 on every answer, and on lines not marked ``kafka_bug`` the same
   partitions per member as Kafka's answer (``PARITY``);
@@ -21,6 +22,14 @@ high-yield first):
   scale tests, within ``SCALE_SHARE`` of the budget: how its cost grows, and I13 when one
   call at such a shape passes the 300 s rebalance timeout (scale). It runs with the
   fixed engines, before the searching ones.
+
+Depth before breadth (depth, breadth): every engine first reaches its minimum depth on
+every assignor — the prover's depth scope within an equal part of the fixed engines' time,
+the scale engine's judgement of I13, the state machine's minimum of examples — and an
+engine that falls short says which invariants it left unjudged, which ``check`` names in its
+verdict line. What the depth scopes leave of the prover's share then goes to the rest of
+the portfolios, the assignor whose prover is cheapest (configurations per second) first;
+what a cheap one leaves passes to the next.
 
 `ENGINE_LIST` holds them: an engine with a ``share`` searches for as long as it is given
 (its share of what the fixed engines leave of the budget; one whose part would fall below
