@@ -8,6 +8,7 @@ These tests need z3 (the ``z3`` extra); tox installs it for the default run.
 from __future__ import annotations
 
 import json
+import signal
 import time
 from pathlib import Path
 from typing import Any
@@ -309,3 +310,11 @@ def test_a_prover_run_past_its_deadline_is_no_proof_and_says_so() -> None:
     assert f"stopped at its deadline after 0 of {report.units} units" in report.table()
     whole = prove(run_assign, "range", TINY, workers=1)
     assert whole.complete and whole.proved and whole.units_done == whole.units
+
+
+def test_an_in_process_prove_leaves_ctrl_c_to_the_caller() -> None:
+    """Only the pool's forked workers ignore SIGINT: a prove run in the caller's process
+    (one worker) leaves the caller's Ctrl-C handler as it found it."""
+    before = signal.getsignal(signal.SIGINT)
+    prove(run_assign, "range", TINY, workers=1)
+    assert signal.getsignal(signal.SIGINT) is before is signal.default_int_handler

@@ -15,13 +15,11 @@ runs them over the whole scope on worker processes and collects the report. A ta
 hand over a ``session`` factory — an assign function per worker that keeps what repeats
 across requests (``impl.assign_session.AssignSession``, for the deterministic in-tree
 assignors). Without the gap (``gaps=False``), claims such a session's leader never sees are
-aggregated: one judgement per projection (``blind``, still a proof). The report is
-``report``.
+aggregated: one judgement per projection (``blind``, still a proof); the report: ``report``.
 
-Counterexamples: for each invariant id, the smallest violating configuration (fewest
-members, then partitions, claims, generations, subscriptions) is kept and, with
-``failures=DIR``, saved as a JSON file whose top level is the failing round's request (so
-``groupcheck assign FILE`` replays it) plus a ``groupcheck`` object with the violation.
+Counterexamples: per invariant, the smallest violating configuration (fewest members, then
+partitions, claims, generations, subscriptions); with ``failures=DIR`` saved as the failing
+round's request (``groupcheck assign FILE`` replays it) plus a ``groupcheck`` object.
 """
 
 from __future__ import annotations
@@ -182,17 +180,19 @@ class _Worker:
     deadline: float = float("inf")  # on ``time.perf_counter``: the work stops there
 
 
-#: this process's worker, once `_init_worker` has run
-_WORKER: list[_Worker] = []
+_WORKER: list[_Worker] = []  # this process's worker, once `_init_worker` has run
+
+
+def _init_forked_worker(*args: Any) -> None:
+    """`_init_worker` in a pool's worker: a terminal's Ctrl-C is the parent's to answer."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    _init_worker(*args)
 
 
 def _init_worker(assign: AssignFn, session: Callable[[], AssignFn] | None, assignor: str,
                  scope: Scope, sticky: bool, exact: bool,
                  reference: AssignFn | None = None, gaps: bool = True,
                  claim_mode: str | None = None, deadline: float | None = None) -> None:
-    # Ctrl-C on a terminal reaches the whole process group: the parent ends the run (its
-    # pool terminates the workers), so a worker ignores it rather than print a traceback
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
     _WORKER[:] = [_Worker(session() if session is not None else assign, assign, assignor,
                           scope, sticky, Optimiser(exact) if gaps else None, claim_mode,
                           skeletons(scope), reference,
@@ -336,7 +336,7 @@ def prove(assign: AssignFn, assignor: str, scope: Scope | None = None, *,
         z3_ok = _WORKER[0].optimiser is not None and bool(_WORKER[0].optimiser.available)
     else:  # leaving the pool stops its workers, mid-unit when the deadline came first
         ctx = multiprocessing.get_context("fork")
-        with ctx.Pool(workers, initializer=_init_worker, initargs=args) as pool:
+        with ctx.Pool(workers, initializer=_init_forked_worker, initargs=args) as pool:
             collect(pool.imap_unordered(_run_task, tasks,
                                         chunksize=4 if deadline is None else 1))
         z3_ok = gaps and Optimiser(exact).available
