@@ -13,7 +13,7 @@ import pytest
 
 from groupcheck import engines
 from groupcheck.cli import main
-from groupcheck.engines.battery.breadth import breadth_order, widen_provers
+from groupcheck.engines.battery.breadth import breadth_order, deepen, widen_provers
 from groupcheck.engines.battery.depth import shortfall
 from groupcheck.engines.battery.prove import (
     DEPTH_SCOPE,
@@ -108,3 +108,18 @@ def test_breadth_widens_the_cheapest_provers_first_and_skips_the_ones_short_of_d
     assert fast.runs == 1_007 and fast.depth == f"3 of {len(PORTFOLIO)} scopes"
     assert fast.note == f"3 of {len(PORTFOLIO)} scopes: depth: proof; a: proof; b: proof"
     assert shallow.runs == 5 and shallow.depth == f"1 of {len(PORTFOLIO)} scopes"
+
+
+def test_an_engine_short_of_depth_runs_again_with_what_it_needs() -> None:
+    short = EngineResult("scale", ("I13",), seconds=2.0, runs=6, shallow=("I13",), needs=5.0)
+    held = EngineResult("scale", ("I13",), seconds=2.0, runs=8)
+    asked: list[tuple[int, float]] = []
+
+    def again(i: int, seconds: float) -> EngineResult:
+        asked.append((i, seconds))
+        return EngineResult("scale", ("I13",), seconds=seconds, runs=9)
+    out = deepen([short, held, None], math.inf, again)
+    assert asked == [(0, 7.0)]
+    assert out[0] is not short and out[0] is not None and out[0].runs == 9
+    assert out[1] is held and out[2] is None
+    assert deepen([short], -math.inf, again)[0] is short  # no time left: kept as it was

@@ -62,7 +62,7 @@ from typing import TYPE_CHECKING, Any
 
 from ...targets.target import Target
 from ..progress import ProgressFn, silent
-from .breadth import depth_budget, widen_provers
+from .breadth import deepen, depth_budget, widen_provers
 from .contract import watched
 from .golden import (
     answer,
@@ -211,6 +211,25 @@ def _widen(targets: Sequence[Target], results: Sequence[BatteryResult], ctx: Con
     widen_provers(provers, pool, ctx.deadline, more, len(PORTFOLIO))
 
 
+def _deepen_scale(targets: Sequence[Target], results: Sequence[BatteryResult],
+                  ctx: Context) -> None:
+    """The scale engine again where it left I13 unjudged, within what it needs
+    (`breadth.deepen`)."""
+    found = [next((e for e in r.engines if e.engine == "scale"), None) for r in results]
+
+    def again(i: int, seconds: float) -> EngineResult:
+        target = targets[i]
+        out = run_scale(target, seconds, ctx.failures, progress=ctx.progress)
+        if target.profile is not None:
+            record_profile(out, target.profile.to_json())
+        mark_absent(out, absent_invariants(target))
+        return out
+    for result, old, new in zip(results, found, deepen(found, ctx.deadline, again),
+                                strict=True):
+        if old is not None and new is not None and new is not old:
+            result.engines[result.engines.index(old)] = new
+
+
 def _vectors(target: Target, ctx: Context) -> EngineResult:
     if not ctx.parity:
         return EngineResult("vectors", skipped="not asked (--parity)")
@@ -322,6 +341,8 @@ def run_batteries(targets: Sequence[Target], *, budget: float = 120.0, parity: b
     for engine in (e for e in chosen if not e.share):
         for i in range(len(targets)):
             run(engine, i, replace(base, after=len(targets) - 1 - i))
+    if not stopped and any(e.name == "scale" for e in chosen):
+        _deepen_scale(targets, results, base)
     if not scope and not stopped and any(e.name == "prove" for e in chosen):
         _widen(targets, results, base, reference)
     for n, (engine, i) in enumerate(searching):

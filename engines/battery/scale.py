@@ -358,10 +358,11 @@ def run_scale(target: Target, budget: float, failures: str, *,
 
 def _needs(run: LadderRun, limit: float | None, floor: float) -> float:
     """Seconds more the ladder would take, predicted from its steps, to fit three steps of
-    at least ``floor`` seconds (0 when it has them)."""
+    at least ``floor`` seconds, or two steps more where it has them (they narrow the fit's
+    error)."""
     timed = sum(1 for p in run.points if not p.timeout and p.seconds >= floor)
     ahead = [s for s in run.ladder.steps if not run.points or run.ladder.size(s)
-             > run.points[-1].size][:max(3 - timed, 0)]
+             > run.points[-1].size][:max(3 - timed, 2)]
     return sum(run.predict(shape, limit, floor) * SAFETY for shape in ahead)
 
 
