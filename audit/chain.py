@@ -46,6 +46,7 @@ from ..model.story_shapes import CodecSpec, StorySpec
 from ..properties import assignment as A
 from ..properties.generations import claim_breaches, resolved, uncontested
 from ..properties.harness import HarnessError
+from ..properties.invariants import judged_by
 from ..properties.jsonl_shapes import AssignAnswer, AssignRequest, pair_of
 from ..properties.kafka_rules import (
     CYCLE_HORIZON,
@@ -66,7 +67,8 @@ from .targets import AuditTarget
 __all__ = ["CHAIN_FORMAT", "INVARIANTS", "MAX_FOLLOW_UPS", "ChainFile", "ChainRecord",
            "ChainResult", "replay_record", "run_chain"]
 
-INVARIANTS = ("I1", "I2", "I3", "I4", "I5", "I6", "I10", "I11", "ERROR", "TIMEOUT")
+#: the audit's columns (I4a's is I4)
+INVARIANTS = judged_by("audit", ids=True)
 MAX_FOLLOW_UPS = 3
 
 

@@ -10,7 +10,13 @@ from the start of the run to its first finding, the engine that made it and the 
 it broke, and the command's wall time (imports and process start included). ``--first``
 only stops the run after that finding; it does not change how long finding takes.
 
-    python bench/check_zoo.py [--budget 120] [--row R ...] [--parity] [--seed S]
+    python bench/check_zoo.py [--budget 120] [--row R ...] [--parity] [--seed S] [--jsonl]
+
+``--jsonl`` checks each mutant as a user checks a process instead: the target is
+``jsonl:groupcheck jsonl --target mutant:<name>`` (the mutant served over the JSON-lines
+contract), with no ``--assignor``, so the process is asked which of Kafka's four names it
+answers and is checked on those (a mutant answers its own; a codec mutant all four).
+``--row`` runs the rows in the order given.
 
 The last lines give the median time to the first finding over every row (a row not found
 within the budget counts as the budget), the machine's cores and its load average before
@@ -63,6 +69,16 @@ def first_finding(report: CheckJson) -> tuple[float, str, str] | None:
     return min(found) if found else None
 
 
+def served(target: str) -> str:
+    """``target`` served as a process: the ``jsonl:`` target string that runs it."""
+    return f"jsonl:{sys.executable} -m groupcheck jsonl --target {target}"
+
+
+def shown(target: str, jsonl: bool) -> str:
+    """The row's target as printed (no machine paths)."""
+    return f"jsonl:groupcheck jsonl --target {target}" if jsonl else target
+
+
 def run_row(target: str, budget: float, parity: bool, seed: int) -> Row:
     with tempfile.TemporaryDirectory() as failures:
         command = [sys.executable, "-m", "groupcheck", "check", "--target", target,
@@ -83,28 +99,36 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--row", action="append", default=[])
     parser.add_argument("--parity", action="store_true", help="check --parity as well")
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--jsonl", action="store_true",
+                        help="serve each mutant as a jsonl: process (groupcheck jsonl --target)")
     args = parser.parse_args(argv)
-    rows = [e for e in ZOO if not args.row or e.row in args.row]
+    by_row = {e.row: e for e in ZOO}
+    rows = [by_row[r] for r in args.row if r in by_row] if args.row else list(ZOO)
+    width = 62 if args.jsonl else 40
     print(f"groupcheck check --budget {args.budget:g} --first{' --parity' if args.parity else ''}"
-          f" on {len(rows)} zoo mutants; {os.cpu_count()} cores, load average {load()}")
-    print(f"{'row':<7} {'mutant':<40} {'found':>8} {'engine':<10} {'invariant':<9} "
+          f" on {len(rows)} zoo mutants{' served as jsonl: processes' if args.jsonl else ''}; "
+          f"{os.cpu_count()} cores, load average {load()}")
+    print(f"{'row':<7} {'mutant':<{width}} {'found':>8} {'engine':<10} {'invariant':<9} "
           f"{'wall':>7}  zoo expects")
     times = []
     for entry in rows:
-        out = run_row(entry.target, args.budget, args.parity, args.seed)
+        target = served(entry.target) if args.jsonl else entry.target
+        name = shown(entry.target, args.jsonl)
+        out = run_row(target, args.budget, args.parity, args.seed)
         if out.error:
-            print(f"{entry.row:<7} {entry.target:<40} {'ERROR':>8} {out.error}")
+            error = out.error.replace(target, name)
+            print(f"{entry.row:<7} {name:<{width}} {'ERROR':>8} {error}", flush=True)
             times.append(args.budget)
             continue
         first = out.first
         if first is None:
-            shown = f"{'-':>8} {'ESCAPED':<10} {'-':<9}"
+            found = f"{'-':>8} {'ESCAPED':<10} {'-':<9}"
             times.append(args.budget)
         else:
             seconds, engine, invariant = first
             times.append(seconds)
-            shown = f"{seconds:>7.1f}s {engine:<10} {invariant:<9}"
-        print(f"{entry.row:<7} {entry.target:<40} {shown} {out.wall:>6.1f}s  "
+            found = f"{seconds:>7.1f}s {engine:<10} {invariant:<9}"
+        print(f"{entry.row:<7} {name:<{width}} {found} {out.wall:>6.1f}s  "
               f"{entry.invariant} ({entry.engine})", flush=True)
     print(f"median time to the first finding: {statistics.median(times):.1f}s over "
           f"{len(times)} mutants ({sum(t < args.budget for t in times)} found); "

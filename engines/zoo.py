@@ -5,14 +5,16 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass
+from pathlib import Path
 
 from ..targets.registry import resolve
 from ..targets.target import Target
 from ..targets.zoo.entries import ZooEntry
 from .battery.fuzz import run_fuzz
-from .battery.golden import run_codec
+from .battery.golden import run_codec, run_vectors
 from .battery.prove import run_prove, run_scenarios
 from .battery.results import EngineResult, Finding
+from .battery.scale import run_scale
 from .progress import ProgressFn, silent
 
 __all__ = ["ZooOutcome", "run_zoo_check", "run_zoo_entry", "zoo_table"]
@@ -37,9 +39,10 @@ class ZooOutcome:
 
 
 def run_zoo_check(entry: ZooEntry, target: Target, failures: str,
-                  progress: ProgressFn = silent) -> EngineResult:
+                  progress: ProgressFn = silent, vectors: Path | None = None) -> EngineResult:
     """The one check a zoo entry names, on ``target`` (the prover and the state machine
-    tell ``progress`` of their work)."""
+    tell ``progress`` of their work; ``vectors``: the golden vectors' folder, for the
+    ``vectors`` engine)."""
     if entry.engine == "scenario":
         return run_scenarios(target, entry.scenarios, failures, entry.expect)
     if entry.engine == "prove":
@@ -48,15 +51,19 @@ def run_zoo_check(entry: ZooEntry, target: Target, failures: str,
         return run_codec(target, failures)
     if entry.engine == "fuzz":
         return run_fuzz(target, entry.budget, failures, progress=progress)
+    if entry.engine == "scale":
+        return run_scale(target, entry.budget, failures)
+    if entry.engine == "vectors":
+        return run_vectors(target, failures, vectors=vectors)
     raise ValueError(f"unknown engine {entry.engine}")
 
 
 def run_zoo_entry(entry: ZooEntry, failures: str, control: bool = True,
-                  progress: ProgressFn = silent) -> ZooOutcome:
+                  progress: ProgressFn = silent, vectors: Path | None = None) -> ZooOutcome:
     target = resolve(entry.target)
     started = time.perf_counter()
     try:
-        result = run_zoo_check(entry, target, failures, progress)
+        result = run_zoo_check(entry, target, failures, progress, vectors)
     finally:
         target.close()
     seconds = time.perf_counter() - started
@@ -67,7 +74,7 @@ def run_zoo_entry(entry: ZooEntry, failures: str, control: bool = True,
     if control:
         base = resolve(entry.base)
         try:
-            base_result = run_zoo_check(entry, base, failures, progress)
+            base_result = run_zoo_check(entry, base, failures, progress, vectors)
         finally:
             base.close()
         verdict = "passed" if not base_result.findings else \

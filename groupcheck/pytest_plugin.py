@@ -2,18 +2,20 @@
 inside its own project's test run.
 
 Each assignor a target answers (every one by default, as ``groupcheck check`` runs them;
-``--groupcheck-assignor`` narrows) gets one test item per engine it supports (``codec``,
-``prove``, ``scenarios`` — the audit's seeded random group stories, large groups included —,
-``fuzz``, and ``vectors`` with ``--groupcheck-parity``), named
+``--groupcheck-assignor`` narrows) gets one test item per engine of ``check`` it supports
+(``codec``, ``prove``, ``vectors`` with ``--groupcheck-parity``, ``scenarios`` — the audit's
+seeded random group stories, large groups included —, ``fuzz`` and ``scale``), named
 ``groupcheck[<target>][<assignor>]::<engine>``; an assignor the target does not support is
 one skipped item with the target's error. An item fails with the violation, the
 counterexample (the story of events for the state machine, the request and answer for the
-prover) and the path of the saved file.
+prover) and the path of the saved file; its figures (the scale engine's cost, the
+stickiness gap) are its report section. The ``scale`` item is skipped, with the reason,
+when its share of the budget reached no shape from which I13 can be judged.
 
 Options: ``--groupcheck-target T`` (repeatable), ``--groupcheck-assignor A`` (repeatable or
-comma-separated), ``--groupcheck-budget SECONDS`` (for the searching engines per assignor,
-default 30, shared as ``check`` shares it: the scenarios engine 30 %, the state machine the
-rest), ``--groupcheck-scope S`` (the prover's scope),
+comma-separated), ``--groupcheck-budget SECONDS`` (per assignor, default 30, shared as
+``check`` shares it: ``SCALE_SHARE`` for the scale engine, of the rest the scenarios engine
+30 % and the state machine 70 %), ``--groupcheck-scope S`` (the prover's scope),
 ``--groupcheck-parity``, ``--groupcheck-failures DIR`` (default ``groupcheck-failures``),
 ``--groupcheck-seed N``. Registered through the ``pytest11`` entry point ``groupcheck``.
 """
@@ -27,12 +29,15 @@ import pytest
 
 from .cli.shared import Environment, folder_problem, positive_seconds
 from .engines import (
+    SCALE_SHARE,
     SCENARIOS_SHARE,
     SMALL_SCOPE,
     EngineResult,
+    figure_lines,
     run_codec,
     run_fuzz,
     run_prove,
+    run_scale,
     run_stories,
     run_vectors,
 )
@@ -44,7 +49,7 @@ from .targets.target import Target, TargetError
 __all__ = ["GroupcheckFailure", "GroupcheckItem", "pytest_addoption",
            "pytest_collection_modifyitems", "pytest_configure"]
 
-ENGINE_ORDER = ("codec", "prove", "vectors", "scenarios", "fuzz")
+ENGINE_ORDER = ("codec", "prove", "vectors", "scenarios", "fuzz", "scale")
 UNSUPPORTED = "unsupported"
 
 
@@ -57,8 +62,9 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                     help="only these assignors of the targets (repeatable or comma-separated)")
     group.addoption("--groupcheck-budget", type=positive_seconds, default=30.0,
                     metavar="SECONDS",
-                    help="seconds for the searching engines per assignor, the scenarios "
-                         "engine and the state machine (default 30)")
+                    help=f"seconds per assignor: {SCALE_SHARE:.0%} for the scale engine, the "
+                         "rest for the searching engines, the scenarios engine and the state "
+                         "machine (default 30)")
     group.addoption("--groupcheck-scope", default=None, metavar="SCOPE",
                     help="the scope prover's scope, e.g. members=2,topics=2,partitions=2")
     group.addoption("--groupcheck-parity", action="store_true",
@@ -109,7 +115,9 @@ class GroupcheckItem(pytest.Item):
     def _run(self, target: Target, env: Environment) -> EngineResult:
         opts = self.config.option
         failures = opts.groupcheck_failures
-        budget = opts.groupcheck_budget
+        budget = opts.groupcheck_budget * (1 - SCALE_SHARE)  # the searching engines'
+        if self.engine == "scale":
+            return run_scale(target, opts.groupcheck_budget * SCALE_SHARE, failures)
         if self.engine == "fuzz":
             return run_fuzz(target, budget * (1 - SCENARIOS_SHARE), failures,
                             seed=opts.groupcheck_seed)
@@ -134,6 +142,9 @@ class GroupcheckItem(pytest.Item):
             target.close()
         if result.skipped:
             pytest.skip(result.skipped)
+        figures = figure_lines(result.figures)
+        if figures:
+            self.add_report_section("call", "groupcheck figures", "\n".join(figures))
         if result.findings:
             lines = [f"groupcheck: {target.name} [{target.assignor}] violates "
                      f"{', '.join(sorted(result.findings))} ({self.engine}, {result.runs} runs)"]
@@ -144,6 +155,9 @@ class GroupcheckItem(pytest.Item):
                 if finding.file:
                     lines.append(f"saved: {finding.file}")
             raise GroupcheckFailure("\n".join(lines))
+        if self.engine == "scale" and not result.judged["I13"]:
+            why = result.why_not("I13").replace("--budget", "--groupcheck-budget")
+            pytest.skip(f"I13 not judged: {why}")
 
     def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException],
                      style: Any = None) -> str:
@@ -174,7 +188,7 @@ def _items(target: str, assignors: list[str], parity: bool) -> list[tuple[str, s
             if offer.target.user_data is not None and offer.target.assignor in LAYOUTS:
                 engines.add("codec")
             if offer.target.assign is not None:
-                engines.add("scenarios")
+                engines |= {"scenarios", "scale"}
             if parity and offer.target.assign is not None:
                 engines.add("vectors")
             out += [(offer.label, e, "") for e in ENGINE_ORDER if e in engines]

@@ -35,15 +35,17 @@ from .errors import AssignorError, CodecError, InvalidRequestError
 from .jsonl_shapes import (
     Answer,
     AssignmentView,
+    AssignOpRequest,
     CodecRequest,
     ErrorAnswer,
     HexAnswer,
     SubscriptionView,
     UserDataAnswer,
 )
-from .types import Assignment, Subscription
+from .types import Assignment, Assignor, Subscription
 
-__all__ = ["OPS", "Handler", "error_text", "handle", "handle_line", "serve"]
+__all__ = ["OPS", "Handler", "assignor_name", "decode_op", "encode_subscription_op", "error_text",
+           "handle", "handle_line", "serve", "subscription_views", "user_data_with"]
 
 T = TypeVar("T")
 V = TypeVar("V")
@@ -69,16 +71,21 @@ def _version(request: CodecRequest) -> int:
     return v
 
 
-def _op_encode_subscription(req: CodecRequest) -> HexAnswer:
-    generation = optional_generation(req.get("generation"))
-    sub = Subscription(
-        topics=topic_names(req.get("topics")),
-        user_data=unb64(req.get("userData"), "userData"),
-        owned_partitions=partition_list(req.get("owned"), "owned"),
-        generation_id=-1 if generation is None else generation,
-        rack_id=optional_name(req.get("rack"), "rack"),
-    )
-    return {"hex": encode_subscription(sub, _version(req)).hex()}
+def encode_subscription_op(encoder: Callable[[Subscription, int], bytes]
+                           ) -> Callable[[CodecRequest], HexAnswer]:
+    """The ``encode_subscription`` op over ``encoder`` (groupcheck's codec, or one handed to
+    a server)."""
+    def op(req: CodecRequest) -> HexAnswer:
+        generation = optional_generation(req.get("generation"))
+        sub = Subscription(
+            topics=topic_names(req.get("topics")),
+            user_data=unb64(req.get("userData"), "userData"),
+            owned_partitions=partition_list(req.get("owned"), "owned"),
+            generation_id=-1 if generation is None else generation,
+            rack_id=optional_name(req.get("rack"), "rack"),
+        )
+        return {"hex": encoder(sub, _version(req)).hex()}
+    return op
 
 
 def _op_encode_assignment(req: CodecRequest) -> HexAnswer:
@@ -87,7 +94,7 @@ def _op_encode_assignment(req: CodecRequest) -> HexAnswer:
     return {"hex": encode_assignment(assignment, _version(req)).hex()}
 
 
-def _subscription_views(data: SubscriptionData) -> SubscriptionView:
+def subscription_views(data: SubscriptionData) -> SubscriptionView:
     """The leader's view at top level and the raw message under ``data``."""
     api = data.to_api()
     return {
@@ -122,7 +129,7 @@ def _assignment_views(data: AssignmentData) -> AssignmentView:
     }
 
 
-def _decode_op(decoder: Callable[[bytes], T], views: Callable[[T], V]
+def decode_op(decoder: Callable[[bytes], T], views: Callable[[T], V]
                ) -> Callable[[CodecRequest], V | ErrorAnswer]:
     def op(req: CodecRequest) -> V | ErrorAnswer:
         try:
@@ -133,11 +140,20 @@ def _decode_op(decoder: Callable[[bytes], T], views: Callable[[T], V]
     return op
 
 
-def _op_user_data(req: CodecRequest) -> UserDataAnswer:
+def assignor_name(req: CodecRequest | AssignOpRequest, op: str) -> str:
+    """The request's ``assignor`` (an error answer when it names none)."""
     name = req.get("assignor")
     if not isinstance(name, str):
-        raise InvalidRequestError("user_data needs an 'assignor' name")
-    assignor = make_assignor(name)
+        raise InvalidRequestError(f"{op} needs an 'assignor' name")
+    return name
+
+
+def _op_user_data(req: CodecRequest) -> UserDataAnswer:
+    return user_data_with(make_assignor(assignor_name(req, "user_data")), req)
+
+
+def user_data_with(assignor: Assignor, req: CodecRequest) -> UserDataAnswer:
+    """The ``user_data`` op on ``assignor``, a fresh consumer's instance."""
     generation = optional_generation(req.get("generation"))
     if generation is not None:
         assignor.on_assignment(Assignment(partition_list(req.get("owned"), "owned")),
@@ -148,10 +164,10 @@ def _op_user_data(req: CodecRequest) -> UserDataAnswer:
 
 OPS: dict[str, Handler] = {
     "ping": lambda req: {"pong": True},
-    "encode_subscription": _op_encode_subscription,
-    "decode_subscription": _decode_op(decode_subscription, _subscription_views),
+    "encode_subscription": encode_subscription_op(encode_subscription),
+    "decode_subscription": decode_op(decode_subscription, subscription_views),
     "encode_assignment": _op_encode_assignment,
-    "decode_assignment": _decode_op(decode_assignment, _assignment_views),
+    "decode_assignment": decode_op(decode_assignment, _assignment_views),
     "user_data": _op_user_data,
     "assign": run_assign,
 }
@@ -165,13 +181,13 @@ def error_text(exc: BaseException) -> str:
     return f"{label}: {exc}"
 
 
-def handle(request: Any) -> Answer:
-    """Answer one decoded request; never raises."""
+def handle(request: Any, ops: dict[str, Handler] = OPS) -> Answer:
+    """Answer one decoded request with ``ops``; never raises."""
     try:
         if not isinstance(request, dict):
             raise InvalidRequestError("a request must be a JSON object")
         op = request.get("op")
-        handler = OPS.get(op) if isinstance(op, str) else None
+        handler = ops.get(op) if isinstance(op, str) else None
         if handler is None:
             raise InvalidRequestError(f"unknown op {op!r}; expected one of {', '.join(OPS)}")
         return handler(request)
@@ -183,7 +199,7 @@ def handle(request: Any) -> Answer:
         return {"error": f"InternalError: {type(exc).__name__}: {exc}"}
 
 
-def handle_line(line: str) -> str:
+def handle_line(line: str, ops: dict[str, Handler] = OPS) -> str:
     """One line in, one line out."""
     try:
         request = json.loads(line)
@@ -191,14 +207,16 @@ def handle_line(line: str) -> str:
         return json.dumps({"error": f"InvalidRequestError: line is not JSON: {exc}"})
     except RecursionError:  # a line nested deeper than the decoder's stack
         return json.dumps({"error": "InvalidRequestError: line is not JSON: nested too deeply"})
-    return json.dumps(handle(request), ensure_ascii=False, separators=(",", ":"))
+    return json.dumps(handle(request, ops), ensure_ascii=False, separators=(",", ":"))
 
 
-def serve(stdin: IO[str], stdout: IO[str]) -> int:
-    """Answer every non-blank line of ``stdin``; returns 0 at end of input."""
+def serve(stdin: IO[str], stdout: IO[str], ops: dict[str, Handler] | None = None) -> int:
+    """Answer every non-blank line of ``stdin``; returns 0 at end of input. ``ops``: another
+    server's (`jsonl_served.served_ops`) instead of groupcheck's."""
+    ops = OPS if ops is None else ops
     for line in stdin:
         if not line.strip():
             continue
-        stdout.write(handle_line(line) + "\n")
+        stdout.write(handle_line(line, ops) + "\n")
         stdout.flush()
     return 0

@@ -55,6 +55,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..properties.invariants import judged_by
 from ..properties.scope.space import parse_bounds
 from ..properties.z3_encodings import z3mod
 
@@ -62,7 +63,7 @@ __all__ = ["CODEC_FIELDS", "INVARIANTS", "BmcScope", "CodecMix", "Encoding", "in
 
 ACTIONS = ("join", "leave", "stall", "wake")
 PROTOCOLS = ("EAGER", "COOPERATIVE")
-INVARIANTS = ("I1", "I5", "I6")
+INVARIANTS = judged_by("bmc")
 CODEC_FIELDS = {"subscription_version": (0, 1, 2, 3), "user_data_version": (0, 1),
                 "cooperative_user_data": (0, 1)}
 _LIMITS = {"members": (1, 5), "topics": (1, 3), "partitions": (1, 6)}

@@ -15,13 +15,14 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import NotRequired, TypedDict
 
+from ..properties.invariants import judged_by
 from .bmc import BmcScope, CodecMix, invariants_for
 from .bmc_check import BmcRecord, BmcResult, Confirm, check
 from .bmc_trace import TraceRecord
 
 __all__ = ["CELLS", "CompatCell", "CellResult", "Matrix", "compatibility_matrix"]
 
-COLUMNS = ("I1", "I5", "I6")
+COLUMNS = judged_by("bmc")
 ALL_SUBSCRIPTIONS = ("subscription_version", (0, 1, 2, 3))
 
 

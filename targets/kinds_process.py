@@ -35,7 +35,7 @@ def process_target(target: str, process: JsonlProcess, assignor: str | None) -> 
     return Target(jt.target, name, assign=jt.assign, group=jt.group_factory(),
                   codec=JsonlCodec(jt), hints=MachineHints(name), fork_safe=False,
                   call=jt.call, user_data=call_user_data(jt.process.call, name),
-                  closers=[jt.close], open_assignor=True, timeout=process.timeout,
+                  make=jt.make, closers=[jt.close], open_assignor=True, timeout=process.timeout,
                   running=lambda: process.running).promise()
 
 

@@ -39,7 +39,7 @@ def mutant_target(name: str, **_: Any) -> Target:
             session = _session_of(cls)
         return Target(target, m.assignor, assign=assign, group=m.factory, user_data=user_data,
                       hints=MachineHints(m.assignor, m.profiles, m.user_data_versions),
-                      assign_session=session).promise()
+                      assign_session=session, make=cls).promise()
     if name in ASSIGNOR_MUTANTS:
         am = ASSIGNOR_MUTANTS[name]
         py = PythonTarget(target, am.cls, am.subscription_version)
@@ -47,8 +47,8 @@ def mutant_target(name: str, **_: Any) -> Target:
         return Target(target, py.assignor, assign=py.assign, group=py.group_factory(),
                       hints=MachineHints(py.assignor, subscription_versions=versions),
                       user_data=instances_user_data(am.cls),
-                      assign_session=_session_of(am.cls, am.subscription_version)
-                      ).promise(py.declared, py.cooperative)
+                      assign_session=_session_of(am.cls, am.subscription_version),
+                      make=am.cls).promise(py.declared, py.cooperative)
     if name in CODEC_MUTANTS:
         return Target(target, None, codec=CODEC_MUTANTS[name]())
     known = sorted([*MUTANTS, *ASSIGNOR_MUTANTS, *CODEC_MUTANTS])
@@ -78,8 +78,8 @@ def python_target(spec: str, **_: Any) -> Target:
     except TargetLoadError as exc:
         raise TargetError(str(exc)) from None
     return Target(py.target, py.assignor, assign=py.assign, group=py.group_factory(),
-                  hints=MachineHints(py.assignor), user_data=instances_user_data(py.make)
-                  ).promise(py.declared, py.cooperative)
+                  hints=MachineHints(py.assignor), user_data=instances_user_data(py.make),
+                  make=py.make).promise(py.declared, py.cooperative)
 
 
 def kafka_python_target(name: str, **_: Any) -> Target:
@@ -89,7 +89,7 @@ def kafka_python_target(name: str, **_: Any) -> Target:
     except (ValueError, TargetUnavailable) as exc:
         raise TargetError(str(exc)) from None
     return Target(kp.target, kp.assignor, assign=kp.assign, group=kp.group_factory(),
-                  codec=KafkaPythonCodec(), user_data=instances_user_data(kp.make),
+                  codec=KafkaPythonCodec(), user_data=instances_user_data(kp.make), make=kp.make,
                   hints=MachineHints(kp.assignor, profiles=("java",),
                                      subscription_versions=(kp.subscription_version,),
                                      # kafka-python refuses [range, cooperative-sticky]
@@ -105,5 +105,5 @@ def aiokafka_target(name: str, **_: Any) -> Target:
         raise TargetError(str(exc)) from None
     return Target(py.target, py.assignor, assign=py.assign, group=py.group_factory(),
                   hints=MachineHints(py.assignor, profiles=("java",),
-                                     subscription_versions=(0,), upgrades=False)
-                  ).promise()
+                                     subscription_versions=(0,), upgrades=False),
+                  make=py.make).promise()

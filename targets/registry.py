@@ -64,7 +64,8 @@ def _builtin(name: str, **_: Any) -> Target:
                   group=lambda: BuiltinGroup(f"builtin:{name}"), codec=BuiltinCodec(),
                   hints=MachineHints(name), call=handle,
                   assign_session=lambda: AssignSession(user_data=False),
-                  user_data=instances_user_data(lambda: make_assignor(name))).promise()
+                  user_data=instances_user_data(lambda: make_assignor(name)),
+                  make=lambda: make_assignor(name)).promise()
 
 
 #: each kind's resolver: this module's, or (module of this package, function) loaded on

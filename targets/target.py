@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..impl.jsonl_shapes import Answer, CodecRequest
+from ..impl.types import Assignor
 from ..properties.balance import STICKY_FAMILY, contract_of
 from ..properties.group import GroupTarget, TopicPartition
 from ..properties.jsonl_shapes import AssignFn, AssignRequest
@@ -83,6 +84,9 @@ class Target:
     #: user data (``impl.assign_session.AssignSession``): deterministic in-tree assignors only
     assign_session: Callable[[], AssignFn] | None = None
     user_data: UserDataFn | None = None
+    #: a fresh consumer's assignor object (impl's assignor protocol), what the target's
+    #: consumers run: ``groupcheck jsonl --target`` answers ``user_data`` with it
+    make: Callable[[], Assignor] | None = None
     closers: list[Callable[[], None]] = field(default_factory=list)
     open_assignor: bool = False
     choices: Callable[[], list[str]] | None = None

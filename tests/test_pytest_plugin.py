@@ -1,9 +1,10 @@
 """The pytest plugin in a throwaway project: a correct assignor passes, a broken one fails
-with the counterexample in the failure message."""
+with the counterexample in the failure message, and the scale engine judges I13."""
 
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -11,12 +12,26 @@ from pathlib import Path
 from helpers import TARGETS
 from helpers.user_assignors import SOURCE as ASSIGNORS
 
+CROWDED = '''
 
-def _pytest(project: Path, target: str, *more: str) -> subprocess.CompletedProcess[str]:
+class Crowded(RoundRobinish):
+    """Broken only in groups larger than the random stories' 200 members."""
+
+    name = "crowded"
+
+    def assign(self, cluster, subscriptions):
+        if len(subscriptions) > 500:
+            raise ValueError("too many members")
+        return super().assign(cluster, subscriptions)
+'''
+
+
+def _pytest(project: Path, target: str, *more: str,
+            budget: str = "1") -> subprocess.CompletedProcess[str]:
     env = dict(os.environ, PYTEST_DISABLE_PLUGIN_AUTOLOAD="1")
     return subprocess.run(
         [sys.executable, "-m", "pytest", "-p", "groupcheck.pytest_plugin", "-p",
-         "no:cacheprovider", "--groupcheck-target", target, "--groupcheck-budget", "1",
+         "no:cacheprovider", "--groupcheck-target", target, "--groupcheck-budget", budget,
          "--groupcheck-scope", "members=2,topics=2,partitions=1",
          "--groupcheck-failures", str(project / "failures"), "-q", "-rs", *more],
         cwd=project, env=env, capture_output=True, text=True, timeout=600)
@@ -28,9 +43,14 @@ def test_plugin_passes_a_correct_assignor_and_fails_a_broken_one(tmp_path: Path)
     (tmp_path / "mypkg" / "assignors.py").write_text(ASSIGNORS)
     (tmp_path / "test_nothing.py").write_text("def test_own():\n    assert True\n")
 
-    good = _pytest(tmp_path, "python:mypkg.assignors:RoundRobinish")
+    good = _pytest(tmp_path, "python:mypkg.assignors:RoundRobinish", "-vv")
     assert good.returncode == 0, good.stdout + good.stderr
-    assert "4 passed" in good.stdout  # the project's own test, prove, scenarios and fuzz
+    for engine in ("prove", "scenarios", "fuzz"):
+        assert f"[my-assignor]::{engine} PASSED" in good.stdout
+    # a tenth of one second's budget may not reach a shape I13 is judged from: then skipped
+    scale = re.search(r"\[my-assignor\]::scale (PASSED|SKIPPED)", good.stdout)
+    assert scale, good.stdout
+    assert scale.group(1) == "PASSED" or "I13 not judged: " in good.stdout
 
     bad = _pytest(tmp_path, "python:mypkg.assignors:Greedy")
     assert bad.returncode == 1, bad.stdout + bad.stderr
@@ -44,6 +64,26 @@ def test_plugin_passes_a_correct_assignor_and_fails_a_broken_one(tmp_path: Path)
     assert list((tmp_path / "failures").glob("scenarios-*I1*.json"))
 
 
+def test_plugin_scale_item_judges_i13_and_fails_an_assignor_broken_in_large_groups(
+        tmp_path: Path) -> None:
+    """With ``-k scale`` only the scale items run, on a tenth of the budget (4 s): a correct,
+    fast assignor holds I13 (judged, not skipped; its cost figures in the report), one that
+    raises past 500 members fails with the request saved."""
+    (tmp_path / "mypkg").mkdir()
+    (tmp_path / "mypkg" / "__init__.py").write_text("")
+    (tmp_path / "mypkg" / "assignors.py").write_text(ASSIGNORS + CROWDED)
+    good = _pytest(tmp_path, "python:mypkg.assignors:RoundRobinish", "-k", "scale", "-rP",
+                   budget="40")
+    assert good.returncode == 0, good.stdout + good.stderr
+    assert "1 passed" in good.stdout and "time grows as n^" in good.stdout
+    crowded = _pytest(tmp_path, "python:mypkg.assignors:Crowded", "-k", "scale", budget="40")
+    assert crowded.returncode == 1, crowded.stdout + crowded.stderr
+    assert "groupcheck[python:mypkg.assignors:Crowded][crowded]::scale" in crowded.stdout
+    assert "violates ERROR (scale, " in crowded.stdout
+    assert "the target raised at members scale: ValueError: too many members" in crowded.stdout
+    assert list((tmp_path / "failures").glob("scale-*ERROR*.json"))
+
+
 def test_plugin_checks_every_assignor_a_target_answers_and_skips_the_unsupported(
         tmp_path: Path) -> None:
     """One item per (assignor, engine); an assignor the target refuses is one skipped item
@@ -55,6 +95,7 @@ def test_plugin_checks_every_assignor_a_target_answers_and_skips_the_unsupported
     assert f"groupcheck[{service}][range]::prove PASSED" in run.stdout
     assert f"groupcheck[{service}][range]::scenarios PASSED" in run.stdout
     assert f"groupcheck[{service}][range]::fuzz PASSED" in run.stdout
+    assert f"groupcheck[{service}][range]::scale " in run.stdout
     assert f"groupcheck[{service}][roundrobin]::unsupported SKIPPED" in run.stdout
     assert "roundrobin is not implemented here" in run.stdout
     assert "[sticky]" not in run.stdout

@@ -11,6 +11,7 @@ from groupcheck.targets.registry import group_target_factory, machine_hints, res
 from groupcheck.targets.zoo.entries import ASSIGNOR_MUTANTS, CODEC_MUTANTS, PEER_ZOO, ZOO
 
 from helpers.command_line import run_command
+from helpers.vectors import vectors_dir
 
 REQUIRED_ROWS = {"1", "2", "7", "9", "10b", "11", "12", "13", "14", "22", "24", "A.2-1"}
 
@@ -19,15 +20,25 @@ def test_the_zoo_covers_the_required_rows() -> None:
     assert {e.row for e in ZOO} >= REQUIRED_ROWS
 
 
-#: rows whose catch takes half a minute (the default run keeps every required row)
-HEAVY_ROWS = {"A.3"}
+#: rows whose catch takes half a minute or more (the default run keeps every required row;
+#: tests/test_depth_mutants.py checks the cost row on a smaller ladder)
+HEAVY_ROWS = {"A.3", "cost"}
+#: rows today's engines do not catch yet: parity compares each member's partitions as a
+#: set, so an Assignment in another order passes (strict: this fails once it is caught)
+NOT_YET = {"order": "check --parity compares partition sets, not lists in order"}
 
 
-@pytest.mark.parametrize("entry", [pytest.param(e, marks=pytest.mark.heavy)
-                                   if e.row in HEAVY_ROWS else e for e in ZOO],
+def _marks(row: str) -> list[pytest.MarkDecorator]:
+    marks = [pytest.mark.heavy] if row in HEAVY_ROWS else []
+    if row in NOT_YET:
+        marks.append(pytest.mark.xfail(reason=NOT_YET[row], strict=True))
+    return marks
+
+
+@pytest.mark.parametrize("entry", [pytest.param(e, marks=_marks(e.row)) for e in ZOO],
                          ids=[f"{e.row}-{e.target}" for e in ZOO])
 def test_mutant_is_caught_and_the_builtin_passes(entry, tmp_path) -> None:
-    outcome = run_zoo_entry(entry, str(tmp_path))
+    outcome = run_zoo_entry(entry, str(tmp_path), vectors=vectors_dir())
     assert outcome.caught is not None, f"{entry.target} escaped {entry.engine}"
     assert outcome.caught.invariant == entry.invariant, outcome.caught.violation
     assert outcome.control == "passed", outcome.control

@@ -31,6 +31,7 @@ from ...model.replay import replay_events, save
 from ...model.stats import Stats
 from ...properties.balance import STICKY_FAMILY
 from ...properties.harness import HarnessError
+from ...properties.invariants import judged_by
 from ...properties.optimal import MovesOracle
 from ...targets.target import Target
 from ..progress import Meter, ProgressFn, silent
@@ -40,8 +41,8 @@ from .results import EngineResult, Finding, file_safe, invariant_id, save_json
 __all__ = ["FUZZ_CHECKED", "GAP_SECONDS", "GAP_SHARE", "SHRINK_SECONDS", "WIRE_CHECKED",
            "fuzz_reasons", "gap_figures", "machine_config", "run_fuzz"]
 
-FUZZ_CHECKED = ("I1", "I2", "I3", "I4a", "I5", "I6", "I7", "I8", "I9", "I11", "I12")
-WIRE_CHECKED = ("I1", "I2", "I5", "I6", "I7", "I8", "I9", "I10", "I11")
+FUZZ_CHECKED = judged_by("fuzz", timed=False)
+WIRE_CHECKED = judged_by("wire", timed=False)
 GAP_SHARE = 0.1  # of the fuzz budget, for Z3's optima (at most GAP_SECONDS)
 GAP_SECONDS = 10.0
 SHRINK_SECONDS = 10.0  # in process: the delta-debugging pass alone, within this
@@ -162,7 +163,7 @@ def run_fuzz(target: Target, budget: float, failures: str, *, seed: int = 0,
     (real clients: seconds per event) runs five examples per chunk, starts no chunk the
     budget cannot hold (judged by the slowest chunk so far), and shrinks within the rest.
     ``progress`` hears of every example."""
-    result = EngineResult("fuzz", FUZZ_CHECKED + (("TIMEOUT",) if target.timeout else ()),
+    result = EngineResult("fuzz", judged_by("fuzz", timed=bool(target.timeout)),
                           reasons=fuzz_reasons(target))
     if target.group is None:
         result.skipped = "no group target"
@@ -173,7 +174,7 @@ def run_fuzz(target: Target, budget: float, failures: str, *, seed: int = 0,
     wire = target.hints is not None and target.hints.wire
     if wire:
         chunk, profile, minimum = 5, "wire", 5
-        result.checked = WIRE_CHECKED + (("TIMEOUT",) if target.timeout else ())
+        result.checked = judged_by("wire", timed=bool(target.timeout))
     stats = Stats()
     inherited_events: dict[str, list[DomainEvent]] = {}
     meter = Meter(progress, "fuzz", target.name, budget)

@@ -22,6 +22,7 @@ from ...properties.codec import (
     expected_subscription_decode,
 )
 from ...properties.harness import HarnessError
+from ...properties.invariants import judged_by
 from ...properties.jsonl_shapes import Answered, AssignFn, AssignRequest, Claim, pair_of
 from ...properties.user_data_rules import LAYOUTS, user_data_hygiene
 from ...targets.adapters.codecs import CodecFailure, ReleaseCodec
@@ -99,8 +100,7 @@ def run_vectors(target: Target, failures: str, lines: list[AssignVector] | None 
     in the folder ``vectors``): I1 and I2 on every answer, and ``PARITY`` (the same
     partitions per member as Kafka's answer) on lines not marked ``kafka_bug``; the lines
     left at ``deadline`` (``time.perf_counter``) are not run, and the note says how many."""
-    result = EngineResult("vectors", ("I1", "I2", "PARITY") + (
-        ("TIMEOUT",) if target.timeout is not None else ()))
+    result = EngineResult("vectors", judged_by("vectors", timed=target.timeout is not None))
     if target.assign is None or target.assignor is None:
         result.skipped = "no assign function"
         return result

@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal, Required, TypedDict
 
+from ...properties.invariants import ROWS, pattern
 from ...properties.jsonl_shapes import ProfileJson
 from ...properties.saved_json import save_as, steady_text
 
@@ -26,12 +27,11 @@ __all__ = ["DEFAULT_SCOPE", "ENGINES", "INVARIANT_ROWS", "SMALL_SCOPE", "Axis", 
            "CostFigures", "EngineResult", "Figures", "Finding", "LadderFigures", "figure_lines",
            "file_safe", "invariant_id", "note_profile", "record_profile", "save_json"]
 
-INVARIANT_ROWS = ("I1", "I2", "I3", "I4a", "I5", "I6", "I7", "I8", "I9", "I10", "I11", "I12",
-                  "I13", "PARITY", "ERROR", "TIMEOUT")
+INVARIANT_ROWS = ROWS
 ENGINES = ("codec", "prove", "vectors", "scenario", "scenarios", "fuzz", "scale")
 DEFAULT_SCOPE = "members=3,topics=2,partitions=1,generations=2,claims=2"
 SMALL_SCOPE = "members=2,topics=2,partitions=2,generations=2,claims=2"
-_ID = re.compile(r"\b(I\d+a?|ERROR|PARITY|TIMEOUT)\b")
+_ID = pattern()
 
 
 #: the scale engine's ladders: one grows the group, one the partitions

@@ -89,6 +89,7 @@ from .results import (
     BatteryResult,
     EngineResult,
     Finding,
+    figure_lines,
     file_safe,
     invariant_id,
     record_profile,
@@ -103,7 +104,7 @@ if TYPE_CHECKING:
 __all__ = ["DEFAULT_SCOPE", "ENGINES", "ENGINE_LIST", "INVARIANT_ROWS", "SMALL_SCOPE",
            "searching_share",
            "BatteryResult", "Context", "Engine",
-           "EngineResult", "Finding", "answer", "file_safe", "invariant_id",
+           "EngineResult", "Finding", "answer", "figure_lines", "file_safe", "invariant_id",
            "load_assign_vectors", "machine_config", "partition_sets", "run_batteries",
            "run_battery", "run_codec", "run_fuzz", "run_prove", "run_scale", "run_scenarios",
            "run_stories", "run_vectors", "save_json", "vectors_dir"]

@@ -1,6 +1,5 @@
-"""The battery's ``scale`` engine: times a target's assign function on growing groups, fits
-how its cost grows, and reports an assignor too slow for a group of the size Kafka's own
-tests use (I13, cost).
+"""The battery's ``scale`` engine: times an assign function on growing groups, fits how its
+cost grows, reports an assignor too slow for a group of Kafka's test sizes (I13, cost).
 
 Why: the group waits for the leader's assignor at most the rebalance timeout
 (``max.poll.interval.ms``, 300 s by default): an assignor right on every invariant but
@@ -40,6 +39,7 @@ from dataclasses import dataclass, field
 
 from ...impl.assign_op import run_assign
 from ...properties.harness import HarnessError
+from ...properties.invariants import judged_by
 from ...properties.jsonl_shapes import AssignAnswer, AssignFn, AssignRequest
 from ...targets.target import BUILTIN_ASSIGNORS, Target
 from ..progress import Meter, ProgressFn, silent
@@ -304,7 +304,7 @@ def run_scale(target: Target, budget: float, failures: str, *,
     extrapolation judges). ``bounded``: each ladder's first call is cut at the budget
     (default: on the real clock, for a target that may fork). ``progress`` hears of every
     call."""
-    result = EngineResult("scale", ("I13", "ERROR"))
+    result = EngineResult("scale", judged_by("scale"))
     if target.assign is None or target.assignor is None:
         result.skipped = "no assign function"
         return result

@@ -40,13 +40,13 @@ from ...audit.summary_shapes import ShrinkDone
 from ...audit.targets import AuditTarget
 from ...model.story_shapes import StorySpec
 from ...properties.deviations import EVIDENCE
+from ...properties.invariants import by_id
 from ...properties.jsonl_shapes import AssignAnswer, AssignRequest
 from ...targets.target import Target
 from ..progress import PROCESS_FLOOR, Clock, Meter, ProgressFn, silent
 from ..resolving import must_start, warm
 from .profile_gaps import playable
 from .results import (
-    INVARIANT_ROWS,
     EngineResult,
     Finding,
     file_safe,
@@ -124,11 +124,8 @@ def schedule(seed: int) -> Iterator[int]:
 
 
 def row_of(invariant: str) -> str:
-    """The ``check`` table row of a chain invariant: the chain judges I4a as ``I4``; a
-    hang has its own row where the table has one, else it is an ``ERROR`` of the target."""
-    if invariant == "TIMEOUT":
-        return "TIMEOUT" if "TIMEOUT" in INVARIANT_ROWS else "ERROR"
-    return "I4a" if invariant == "I4" else invariant
+    """The ``check`` table row of a chain invariant (the chain judges I4a as ``I4``)."""
+    return by_id(invariant).row
 
 
 def describe(spec: StorySpec) -> str:

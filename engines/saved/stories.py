@@ -24,6 +24,7 @@ from ...model.reproduced import reproduces
 from ...model.saved_files import CHAIN_FORMAT, SavedFile
 from ...model.story_shapes import StorySpec
 from ...properties.deviations import EVIDENCE
+from ...properties.invariants import ROWS, by_id
 from ...properties.saved_json import steady_text
 from ...targets.registry import NO_SETTINGS
 from ...targets.settings import Settings
@@ -73,7 +74,7 @@ def failure_of(saved: SavedFile, invariant: str | None) -> Failure | None:
     inv = invariant or recorded
     if inv is None or inv == "none":
         return None
-    inv = {"I4a": "I4"}.get(inv, inv)
+    inv = by_id(inv).id if inv in ROWS else inv
     labels = saved.data.get("inherited_from_kafka")
     rule = labels.get(inv) if isinstance(labels, dict) and not invariant else None
     return Failure(inv, rule if isinstance(rule, str) else None)

@@ -56,7 +56,8 @@ def run(args: argparse.Namespace, env: Environment = NO_ENVIRONMENT) -> int:
             with shown(args.quiet) as progress:
                 outcomes.append(engines.run_zoo_entry(entry, args.failures,
                                                       control=not args.no_control,
-                                                      progress=progress))
+                                                      progress=progress,
+                                                      vectors=env.vectors))
         except TargetError as exc:
             raise engines.EngineInputError(str(exc)) from None
         if args.verbose and outcomes[-1].caught:

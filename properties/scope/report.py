@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from typing import TypedDict
 
 from ..deviations import EVIDENCE
+from ..invariants import judged_by
 from ..jsonl_shapes import Answered, AssignRequest
 from .space import Config, Scope, TopicPartition, reduction_is_sound, reduction_text
 
@@ -271,7 +272,7 @@ class ProofReport:
         ]
         lines.append("  invariant     classes  configurations  of them Kafka's own  "
                      "smallest counterexample")
-        for inv in ("I1", "I2", "I3", "I4a", "I5", "I6", "I11", "ERROR", "TIMEOUT"):
+        for inv in judged_by("prove"):
             n = self.violations.get(inv, 0)
             kafka = self.inherited.get(inv, 0)
             rules = ",".join(self._label(r) for r in self.rules.get(inv, []))

@@ -11,7 +11,9 @@ shipped (a subclass that overrides one method, or one line of a copied method). 
   bug report asserts more (per-topic balance for KAFKA-16277);
 * ``prove`` — the exhaustive scope prover on a small scope;
 * ``codec`` — the I10 codec battery (every writer/reader version pair);
-* ``fuzz`` — the state machine.
+* ``fuzz`` — the state machine;
+* ``scale`` — the scale engine within the entry's budget (I13: cost at Kafka's shapes);
+* ``vectors`` — the golden vectors' lines of the assignor (``check --parity``).
 
 The control: the same check must pass on the unmutated builtin (``base``).
 """
@@ -38,6 +40,11 @@ from .assignor_mutants import (
     TopicOrderCooperativeStickyAssignor,
     TrustingCooperativeStickyAssignor,
     UnsortedCodec,
+)
+from .depth_mutants import (
+    NameOrderRangeAssignor,
+    RebuiltUnfilledCooperativeStickyAssignor,
+    StaleBlindCooperativeStickyAssignor,
 )
 from .escapes import (
     GenerationDroppingStickyAssignor,
@@ -116,7 +123,7 @@ class ZooEntry:
     what: str
     target: str
     base: str
-    engine: str  # scenario | prove | codec | fuzz
+    engine: str  # scenario | prove | codec | fuzz | scale | vectors
     invariant: str
     budget: float = 60.0
     scope: str = ""
@@ -155,6 +162,11 @@ ASSIGNOR_MUTANTS: dict[str, AssignorMutant] = {m.name: m for m in (
     AssignorMutant("sticky-shared-state", "sticky", SharedStateStickyAssignor),
     AssignorMutant("sticky-shuffles-large-groups", "sticky", LargeGroupShuffleStickyAssignor),
     AssignorMutant("custom-whole-topic", "whole-topic", WholeTopicAssignor),
+    AssignorMutant("cooperative-rebuilt-unfilled", "cooperative-sticky",
+                   RebuiltUnfilledCooperativeStickyAssignor),
+    AssignorMutant("cooperative-stale-blind", "cooperative-sticky",
+                   StaleBlindCooperativeStickyAssignor),
+    AssignorMutant("range-topic-name-order", "range", NameOrderRangeAssignor),
 )}
 
 CODEC_MUTANTS: dict[str, Callable[[], BuiltinCodec]] = {
@@ -233,6 +245,14 @@ ZOO: tuple[ZooEntry, ...] = (
              "mutant:custom-whole-topic",
              "python:groupcheck.targets.zoo.escapes:LeastLoadedAssignor", "prove", "I3", 60,
              scope="members=2,topics=2,partitions=2,generations=1,claims=1"),
+    ZooEntry("cost", "quadratic port", "the unfilled members rebuilt for every partition",
+             "mutant:cooperative-rebuilt-unfilled", "builtin:cooperative-sticky", "scale",
+             "I13", 120),
+    ZooEntry("gen3", "three generations", "a stale claim never beats an older stale claim",
+             "mutant:cooperative-stale-blind", "builtin:cooperative-sticky", "prove", "I6",
+             30, scope="members=3,topics=1,partitions=1,generations=3,claims=3"),
+    ZooEntry("order", "list order", "range lists each member's topics in name order",
+             "mutant:range-topic-name-order", "builtin:range", "vectors", "PARITY", 60),
 )
 
 #: the real peer behind A.2-1; checked by ``groupcheck zoo --peers``
