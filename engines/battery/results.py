@@ -303,7 +303,8 @@ def _cost_lines(ladder: LadderFigures, builtin: float | None) -> list[str]:
             "measured" if ladder["kafka_measured"] else "extrapolated")
         low, high = ladder.get("kafka_range") or (None, None)
         spread = (f" ({low:,.3g}..{high:,.3g} s from the exponent's spread between steps)"
-                  if low is not None and high is not None else "")
+                  if low is not None and high is not None
+                  and f"{low:,.3g}" != f"{high:,.3g}" else "")
         out.append(f"  Kafka's {ladder['kafka']}: {ladder['kafka_seconds']:,.3g} s {how}{spread}")
     return out
 
