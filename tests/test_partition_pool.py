@@ -16,8 +16,10 @@ from hypothesis import strategies as st
 from groupcheck.impl.assignors import make_assignor
 from groupcheck.impl.assignors.partition_pool import (
     POOLED_FROM,
+    RUN_POOLED_FROM,
     PartitionPool,
     add_free,
+    partition_run,
     shared_pool,
     topic_partitions,
 )
@@ -225,3 +227,61 @@ def test_small_topics_are_made_afresh_and_not_held(pool_capacity: None) -> None:
     assert topic_partitions("small", POOLED_FROM - 1) is not small
     assert topic_partitions("large", POOLED_FROM) is topic_partitions("large", POOLED_FROM)
     assert shared_pool.keys() == [("large", POOLED_FROM)]
+
+
+RUN = (("b", 20), ("a", 30), ("c", 17))
+
+
+def test_a_run_is_every_partition_of_its_topics_in_their_order() -> None:
+    pool = PartitionPool()
+    run = pool.run(RUN)
+    assert run == expected("b", 20) + expected("a", 30) + expected("c", 17)
+    assert all(a is b for a, b in zip(run[20:50], pool.partitions("a", 30), strict=True))
+
+
+def test_the_same_topics_and_counts_again_get_the_held_run_and_make_nothing() -> None:
+    pool = PartitionPool()
+    heard: list[int] = []
+    run = pool.run(RUN, heard.append)
+    assert pool.run(tuple(RUN), heard.append) is run
+    assert heard == [20, 30, 17]
+    assert pool.run((("b", 20), ("a", 31), ("c", 17))) is not run  # a count changed
+    assert pool.run((("a", 30), ("b", 20), ("c", 17))) is not run  # another order
+
+
+def test_a_held_run_keeps_its_topics_recently_used() -> None:
+    pool = PartitionPool(capacity=100)
+    pool.run(RUN)  # 67 partitions held
+    pool.partitions("d", 20)
+    pool.run(RUN)  # a hit: b, a and c are again the most recent
+    pool.partitions("e", 20)  # 107 > 100: d goes, not b
+    assert pool.keys() == [("b", 20), ("a", 30), ("c", 17), ("e", 20)]
+
+
+def test_a_run_is_dropped_with_the_first_entry_dropped() -> None:
+    pool = PartitionPool(capacity=100)
+    run = pool.run(RUN)
+    pool.partitions("d", 40)  # 107 > 100: b goes, and the run with it
+    again = pool.run(RUN)
+    assert again == run and again is not run
+
+
+def test_a_run_over_the_capacity_or_after_clear_is_made_again() -> None:
+    pool = PartitionPool(capacity=50)
+    run = pool.run(RUN)  # 67 > 50: not every topic stays held
+    assert pool.run(RUN) is not run
+    small = PartitionPool()
+    run = small.run(RUN)
+    small.clear()
+    assert small.run(RUN) is not run
+
+
+def test_partition_run_makes_small_runs_afresh_and_holds_large_ones(
+        pool_capacity: None) -> None:
+    shared_pool.clear()
+    small = (("s", RUN_POOLED_FROM - 1),)
+    assert partition_run(small) == expected("s", RUN_POOLED_FROM - 1)
+    assert partition_run(small) is not partition_run(small)
+    assert shared_pool.keys() == [("s", RUN_POOLED_FROM - 1)]  # a pooled topic, no run
+    large = (("s", RUN_POOLED_FROM - 1), ("t", 1))
+    assert partition_run(large) is partition_run(large)

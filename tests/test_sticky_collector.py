@@ -71,3 +71,34 @@ def test_answers_do_not_depend_on_the_collector() -> None:
     assert sum(map(len, first_answer.values())) == 40 * 300
     kept = sum(len(set(second_answer[m]) & set(first_answer[m])) for m in second_answer)
     assert kept == 40 * 300 - len(first_answer["c000"])  # every survivor keeps its share
+
+
+def _young(obj: object) -> bool:
+    return any(o is obj for g in (0, 1) for o in gc.get_objects(generation=g))
+
+
+def test_settle_moves_what_exists_out_of_the_passes_reach() -> None:
+    """A list settled while empty is old: the passes of `made` no longer visit it."""
+    was = gc.isenabled()
+    try:
+        gc.enable()
+        with CollectorPause() as pause:
+            waiting: list[object] = []
+            assert _young(waiting)
+            pause.settle()
+            assert not _young(waiting)
+    finally:
+        (gc.enable if was else gc.disable)()
+
+
+def test_settle_collects_nothing_when_the_caller_had_the_collector_off() -> None:
+    was = gc.isenabled()
+    try:
+        gc.disable()
+        with CollectorPause() as pause:
+            waiting: list[object] = []
+            pause.settle()
+            assert _young(waiting)
+        assert not gc.isenabled()
+    finally:
+        (gc.enable if was else gc.disable)()

@@ -18,6 +18,12 @@ topics of fewer than `POOLED_FROM` partitions directly: for the prover's and the
 small groups a lookup costs more than the few tuples. The pool only saves work: answers are
 equal with it empty or full.
 
+A first sticky assignment hands out every partition of the group's topics, in topic order,
+from one sequence. `partition_run` gives it as one tuple, and the pool holds the last run
+it made (its slots: 8 bytes a partition, the tuples are the entries'): assigning the same
+metadata again then neither builds nor frees a list of a million slots. The run is dropped
+with the first entry dropped, so it never keeps a dropped entry's tuples alive.
+
 `add_free` picks a topic's free partitions for the sticky builders: from the pool when most
 of the topic is free (a first assignment), else one by one (a reassignment keeps most
 partitions, so a topic the pool does not hold is not made whole for a few of them).
@@ -28,12 +34,13 @@ from __future__ import annotations
 import threading
 from collections import OrderedDict
 from collections.abc import Callable
-from itertools import compress, repeat
+from itertools import chain, compress, repeat
 
 from ..types import TopicPartition
 
-__all__ = ["DEFAULT_CAPACITY", "POOLED_FROM", "Made", "PartitionPool", "Partitions", "add_free",
-           "shared_pool", "topic_partitions"]
+__all__ = ["DEFAULT_CAPACITY", "POOLED_FROM", "RUN_POOLED_FROM", "Made", "PartitionPool",
+           "Partitions", "TopicCounts", "add_free", "partition_run", "shared_pool",
+           "topic_partitions"]
 
 #: a ``bytes.translate`` table turning a partition's "taken" mark (1) into "free" (1 where it
 #: was 0), for picking the free ones with ``itertools.compress``
@@ -42,10 +49,15 @@ _FREE_MARKS = bytes([1]) + bytes(255)
 #: topics with fewer partitions are made afresh by `topic_partitions`, not pooled
 POOLED_FROM = 16
 
+#: runs of fewer partitions are made afresh by `partition_run`, not held
+RUN_POOLED_FROM = 1024
+
 #: partitions the shared pool holds at most (64 bytes each, tuple and slot: about 130 MB)
 DEFAULT_CAPACITY = 2_000_000
 
 Partitions = tuple[TopicPartition, ...]
+#: (topic, partition count) pairs in the order their partitions run
+TopicCounts = tuple[tuple[str, int], ...]
 #: told how many new tuples a lookup made
 Made = Callable[[int], object]
 
@@ -53,7 +65,7 @@ Made = Callable[[int], object]
 class PartitionPool:
     """Per (topic, count), one shared tuple of the topic's partition tuples; bounded, LRU."""
 
-    __slots__ = ("capacity", "_entries", "_held", "_lock", "_numbers")
+    __slots__ = ("capacity", "_entries", "_held", "_lock", "_numbers", "_run")
 
     def __init__(self, capacity: int = DEFAULT_CAPACITY) -> None:
         if capacity < 0:
@@ -65,6 +77,8 @@ class PartitionPool:
         #: the partition numbers 0..n-1 as shared ints (most are not cached small ints), n the
         #: largest count made so far within the capacity
         self._numbers: tuple[int, ...] = ()
+        #: the last run made of held entries only, with its (topic, count) pairs
+        self._run: tuple[TopicCounts, Partitions] | None = None
 
     def partitions(self, topic: str, count: int, made: Made | None = None) -> Partitions:
         """``((topic, 0), ..., (topic, count - 1))``, shared with earlier callers; ``made``
@@ -87,6 +101,24 @@ class PartitionPool:
             while self._held > self.capacity:
                 _, dropped = self._entries.popitem(last=False)
                 self._held -= len(dropped)
+                self._run = None
+        return fresh
+
+    def run(self, topics: TopicCounts, made: Made | None = None) -> Partitions:
+        """Every partition of ``topics`` in their order, ``((t0, 0), ..., (t1, 0), ...)``:
+        the held run when it has these (topic, count) pairs, else a new one made of the
+        entries (held when every topic's entry is). A hit refreshes its topics' entries."""
+        held = self._run
+        if held is not None and held[0] == topics:
+            for topic, count in topics:
+                self.get(topic, count)
+            return held[1]
+        parts = [self.partitions(topic, count, made) for topic, count in topics]
+        fresh = tuple(chain.from_iterable(parts))
+        with self._lock:  # not while a drop is on its way
+            if all(self.get(t, count) is part
+                   for (t, count), part in zip(topics, parts, strict=True)):
+                self._run = (topics, fresh)
         return fresh
 
     def get(self, topic: str, count: int) -> Partitions | None:
@@ -132,6 +164,7 @@ class PartitionPool:
             self._entries.clear()
             self._held = 0
             self._numbers = ()
+            self._run = None
 
 
 #: the pool every builtin assignor shares
@@ -146,6 +179,14 @@ def topic_partitions(topic: str, count: int, made: Made | None = None) -> Partit
             made(count)
         return tuple(zip(repeat(topic), range(count)))
     return shared_pool.partitions(topic, count, made)
+
+
+def partition_run(topics: TopicCounts, made: Made | None = None) -> Partitions:
+    """Every partition of ``topics`` in their order: the shared pool's run
+    (`PartitionPool.run`), or made afresh under `RUN_POOLED_FROM` partitions in all."""
+    if sum(count for _, count in topics) < RUN_POOLED_FROM:
+        return tuple(chain.from_iterable(topic_partitions(t, count, made) for t, count in topics))
+    return shared_pool.run(topics, made)
 
 
 def add_free(out: list[TopicPartition], topic: str, taken: bytearray,

@@ -6,22 +6,23 @@ Steps (Kafka's ``ConstrainedAssignmentBuilder``): keep owned partitions up to th
 exactly ``min_quota``. Partitions that leave a member are recorded in
 ``partitions_transferring_ownership`` (KIP-429).
 
-The partitions nobody kept wait in one list, in (topic, partition) order, made of the
+The partitions nobody kept wait in one sequence, in (topic, partition) order, made of the
 shared pool's tuples (`partition_pool`: a leader assigning the same metadata again makes no
-new tuple); a member's share of a block of round-robin passes is one strided slice of it, so
-a first assignment of a million partitions copies pointers, a member's list at a time, and
-the collector's passes over each list run while it is still in the processor's cache.
+new tuple; in a first assignment the sequence is the pool's run of all partitions, made
+once); a member's share of a block of round-robin passes is one strided slice of it, so a
+first assignment of a million partitions copies pointers, a member's list at a time, and the
+collector's passes over each list run while it is still in the processor's cache.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from operator import itemgetter
 from typing import Any
 
 from ..javahash import capacity_for_copy
 from ..types import TopicPartition
-from .partition_pool import add_free, topic_partitions
+from .partition_pool import add_free, partition_run
 from .sticky_common import (
     CollectorPause,
     IllegalStateError,
@@ -156,15 +157,22 @@ class ConstrainedAssignmentBuilder:
             self.exactly_min.append(member)
         return self.min_quota
 
-    def _unassigned_partitions(self, assigned: list[TopicPartition]) -> list[TopicPartition]:
-        """All partitions in (topic, partition) order that nobody kept (the pool's tuples)."""
+    def _unassigned_partitions(self, assigned: list[TopicPartition]
+                               ) -> Sequence[TopicPartition]:
+        """All partitions in (topic, partition) order that nobody kept (the pool's tuples).
+
+        A first assignment's are the pool's run of every partition (held: a leader assigning
+        the same metadata again makes nothing). Otherwise a new list, settled into the old
+        generation while still empty: the collector's passes during the round robin then
+        visit only the members' new lists, never its slots."""
         counts = self.partitions_per_topic
         made = None if self.collector is None else self.collector.made
-        out: list[TopicPartition] = []
         if not assigned:  # a first assignment: every partition
-            for topic in sorted(counts, key=member_key):
-                out.extend(topic_partitions(topic, counts[topic], made))
-            return out
+            return partition_run(tuple((topic, counts[topic])
+                                       for topic in sorted(counts, key=member_key)), made)
+        out: list[TopicPartition] = []
+        if self.collector is not None:
+            self.collector.settle()
         taken = {topic: bytearray(count) for topic, count in counts.items()}
         for topic, p in assigned:
             taken[topic][p] = 1
@@ -181,7 +189,7 @@ class ConstrainedAssignmentBuilder:
         return len(mine)
 
     def _assign_rack_aware_round_robin(
-            self, unassigned: list[TopicPartition]) -> list[TopicPartition]:
+            self, unassigned: Sequence[TopicPartition]) -> list[TopicPartition]:
         """KIP-881 / KAFKA-15170: rack-matching round robin; returns what is left."""
         rack = self.rack_info
         under, exact = self.under_min, self.exactly_min
@@ -215,7 +223,7 @@ class ConstrainedAssignmentBuilder:
                 self._assign_new_partition(tp, member)
         return left
 
-    def _assign_round_robin(self, unassigned: list[TopicPartition]) -> None:
+    def _assign_round_robin(self, unassigned: Sequence[TopicPartition]) -> None:
         """Round robin over members under ``min_quota``, then one each to ``exactly_min``."""
         position = self._fill_under_min(unassigned)
         exact = self.exactly_min
@@ -229,7 +237,7 @@ class ConstrainedAssignmentBuilder:
                 self.current_over += 1
         del exact[:head]
 
-    def _fill_under_min(self, unassigned: list[TopicPartition]) -> int:
+    def _fill_under_min(self, unassigned: Sequence[TopicPartition]) -> int:
         """Passes over ``under_min`` in id order; a member leaves when it reaches min.
 
         Computed a block of passes at a time (all members in a block take one partition
@@ -267,14 +275,17 @@ class ConstrainedAssignmentBuilder:
             position = total
         return position
 
-    def _take(self, member: str, partitions: list[TopicPartition]) -> None:
-        """Hand a slice of partitions to ``member`` (bookkeeping of ``_assign_new_partition``);
-        the slice becomes the member's list when it has none yet."""
+    def _take(self, member: str, partitions: Sequence[TopicPartition]) -> None:
+        """Hand a slice of partitions to ``member`` (bookkeeping of ``_assign_new_partition``).
+
+        A member with none yet gets a new list: young, so the collector's next pass visits
+        it while it is still in the processor's cache (the empty list it had is old by now,
+        and a full collection would visit its slots long after)."""
         mine = self.assignment[member]
         if mine:
             mine.extend(partitions)
         else:
-            self.assignment[member] = partitions
+            self.assignment[member] = list(partitions)
         if self.maybe_revoked or self.multiple:
             for tp in partitions:
                 previous_owner = self.maybe_revoked.get(tp)
