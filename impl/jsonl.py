@@ -3,7 +3,10 @@
 Ops: ``ping``, ``encode_subscription``, ``decode_subscription``, ``encode_assignment``,
 ``decode_assignment``, ``user_data`` and ``assign``. Wire bytes travel as lowercase hex,
 user data as base64, a partition as ``[topic, p]``. Any bad request is answered with
-``{"error": "<Class>: <message>"}`` and the service goes on.
+``{"error": "<Class>: <message>"}`` and the service goes on. A request's ``"id"`` (a string
+or an integer) is echoed in its answer, so a caller may keep many requests in flight; the
+service answers in order all the same. `serve` answers small ``assign`` requests through an
+`AssignSession`, which computes what repeats across them once.
 """
 
 from __future__ import annotations
@@ -22,6 +25,7 @@ from .assign_op import (
     topic_names,
     unb64,
 )
+from .assign_session import AssignSession
 from .assignors import make_assignor
 from .consumer_protocol import (
     AssignmentData,
@@ -44,8 +48,9 @@ from .jsonl_shapes import (
 )
 from .types import Assignment, Assignor, Subscription
 
-__all__ = ["OPS", "Handler", "assignor_name", "decode_op", "encode_subscription_op", "error_text",
-           "handle", "handle_line", "serve", "subscription_views", "user_data_with"]
+__all__ = ["OPS", "SESSION_LIMIT", "SESSION_PARTITIONS", "Handler", "assignor_name",
+           "decode_op", "encode_subscription_op", "error_text", "handle", "handle_line",
+           "request_id", "serve", "session_ops", "subscription_views", "user_data_with"]
 
 T = TypeVar("T")
 V = TypeVar("V")
@@ -181,6 +186,29 @@ def error_text(exc: BaseException) -> str:
     return f"{label}: {exc}"
 
 
+#: the most partitions (in all) of an ``assign`` request that `session_ops` answers through
+#: its session, which keeps answers for reuse; a bigger one runs afresh and is not kept
+SESSION_PARTITIONS = 64
+#: entries each of the session's caches keeps before it is cleared (memory stays bounded)
+SESSION_LIMIT = 10_000
+
+
+def session_ops() -> dict[str, Handler]:
+    """`OPS` with ``assign`` answered through one `AssignSession` (equal answers, what
+    repeats computed once) for requests of at most `SESSION_PARTITIONS` partitions."""
+    session = AssignSession(limit=SESSION_LIMIT)
+
+    def assign(request: Any) -> Answer:
+        partitions = request.get("partitions")
+        counts = partitions.values() if isinstance(partitions, dict) else ()
+        if (counts and all(type(c) is int for c in counts)
+                and sum(counts) <= SESSION_PARTITIONS):
+            return session(request)
+        return run_assign(request)
+
+    return {**OPS, "assign": assign}
+
+
 def handle(request: Any, ops: dict[str, Handler] = OPS) -> Answer:
     """Answer one decoded request with ``ops``; never raises."""
     try:
@@ -199,21 +227,41 @@ def handle(request: Any, ops: dict[str, Handler] = OPS) -> Answer:
         return {"error": f"InternalError: {type(exc).__name__}: {exc}"}
 
 
+def request_id(request: Any) -> str | int | None:
+    """A request's ``"id"`` (None when it has none); raises `InvalidRequestError` for an id
+    that is neither a string nor an integer."""
+    if not isinstance(request, dict) or "id" not in request:
+        return None
+    ident = request["id"]
+    if isinstance(ident, str) or (isinstance(ident, int) and not isinstance(ident, bool)):
+        return ident
+    raise InvalidRequestError(f"'id' must be a string or an integer, not {ident!r}")
+
+
 def handle_line(line: str, ops: dict[str, Handler] = OPS) -> str:
-    """One line in, one line out."""
+    """One line in, one line out: the answer carries the request's ``"id"``, if it has
+    one."""
     try:
         request = json.loads(line)
     except ValueError as exc:
         return json.dumps({"error": f"InvalidRequestError: line is not JSON: {exc}"})
     except RecursionError:  # a line nested deeper than the decoder's stack
         return json.dumps({"error": "InvalidRequestError: line is not JSON: nested too deeply"})
-    return json.dumps(handle(request, ops), ensure_ascii=False, separators=(",", ":"))
+    try:
+        ident = request_id(request)
+    except InvalidRequestError as exc:
+        return json.dumps({"error": error_text(exc)})
+    answer: dict[str, object] = dict(handle(request, ops))
+    if ident is not None:
+        answer["id"] = ident
+    return json.dumps(answer, ensure_ascii=False, separators=(",", ":"))
 
 
 def serve(stdin: IO[str], stdout: IO[str], ops: dict[str, Handler] | None = None) -> int:
-    """Answer every non-blank line of ``stdin``; returns 0 at end of input. ``ops``: another
-    server's (`jsonl_served.served_ops`) instead of groupcheck's."""
-    ops = OPS if ops is None else ops
+    """Answer every non-blank line of ``stdin`` in order, each flushed at once (a caller
+    may have sent more); returns 0 at end of input. ``ops``: another server's
+    (`jsonl_served.served_ops`) instead of groupcheck's (`session_ops`)."""
+    ops = session_ops() if ops is None else ops
     for line in stdin:
         if not line.strip():
             continue

@@ -32,7 +32,8 @@ def process_target(target: str, process: JsonlProcess, assignor: str | None) -> 
         raise TargetError(f"{target.partition(':')[0]}: unknown assignor {name!r}; expected "
                           f"one of {', '.join(BUILTIN_ASSIGNORS)}")
     jt = JsonlTarget(target, process, name)
-    return Target(jt.target, name, assign=jt.assign, group=jt.group_factory(),
+    return Target(jt.target, name, assign=jt.assign, batch=jt.assign_many,
+                  group=jt.group_factory(),
                   codec=JsonlCodec(jt), hints=MachineHints(name), fork_safe=False,
                   call=jt.call, user_data=call_user_data(jt.process.call, name),
                   make=jt.make, closers=[jt.close], open_assignor=True, timeout=process.timeout,

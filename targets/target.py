@@ -10,7 +10,7 @@ drive its members. `registry.resolve` makes targets; this module only describes 
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -18,11 +18,12 @@ from ..impl.jsonl_shapes import Answer, CodecRequest
 from ..impl.types import Assignor
 from ..properties.balance import STICKY_FAMILY, contract_of
 from ..properties.group import GroupTarget, TopicPartition
-from ..properties.jsonl_shapes import AssignFn, AssignRequest
+from ..properties.jsonl_shapes import AssignAnswer, AssignFn, AssignRequest
+from ..properties.scope.batch import AssignManyFn
 from .profile import ReleaseProfile
 
-__all__ = ["BUILTIN_ASSIGNORS", "AssignFn", "JsonlRequest", "MachineHints", "STICKY_FAMILY",
-           "Target", "TargetError", "UserDataFn", "UserDataInput"]
+__all__ = ["BUILTIN_ASSIGNORS", "AssignFn", "AssignManyFn", "JsonlRequest", "MachineHints",
+           "STICKY_FAMILY", "Target", "TargetError", "UserDataFn", "UserDataInput"]
 
 BUILTIN_ASSIGNORS = ("range", "roundrobin", "sticky", "cooperative-sticky")
 #: (owned partitions handed to ``on_assignment``, its generation, subscribed topics)
@@ -91,6 +92,9 @@ class Target:
     open_assignor: bool = False
     choices: Callable[[], list[str]] | None = None
     pick: Callable[[str], Target] | None = None
+    #: the assign function's batch form, where many requests in flight pay (a process's
+    #: window); `assign_many` loops over ``assign`` without one
+    batch: AssignManyFn | None = None
     #: seconds a request may take before it fails as TIMEOUT (None: no limit)
     timeout: float | None = None
     #: what the client release behind the target implements (None: everything judged)
@@ -113,6 +117,23 @@ class Target:
                 cooperative = self.assignor == "cooperative-sticky"
             self.protocol = "COOPERATIVE" if cooperative else "EAGER"
         return self
+
+    def assign_many(self, requests: Iterable[AssignRequest]
+                    ) -> Iterator[AssignAnswer | Exception]:
+        """Each request's answer, or the exception its call raised, in request order (the
+        requests are taken as the target has room for them)."""
+        if self.batch is not None:
+            yield from self.batch(requests)
+            return
+        if self.assign is None:
+            raise TargetError(f"{self.name}: no assign function")
+        for request in requests:
+            try:
+                answer = self.assign(request)
+            except Exception as exc:  # noqa: BLE001 - the caller reads each call's failure
+                yield exc
+            else:
+                yield answer
 
     def close(self) -> None:
         for close in self.closers:

@@ -28,7 +28,9 @@ from groupcheck.engines.resolving import expand_targets, resolve_audit_target
 from groupcheck.engines.saved.requests import replay_request
 from groupcheck.impl.assign_op import run_assign
 from groupcheck.model.fuzz import fuzz
+from groupcheck.targets.processes.java_runtime import driver_command
 from groupcheck.targets.processes.jsonl_process import TargetAnswerError, TargetTimeout
+from groupcheck.targets.processes.process_window import request_line
 from groupcheck.targets.registry import Target, resolve
 
 from helpers.environment import CLASSPATH, SETTINGS
@@ -69,6 +71,21 @@ def test_the_driver_answers_every_op_and_goes_on_after_bad_ones(sticky: Target) 
                                           "members": {}})["error"]
     assert call({"op": "ping"}) == {"pong": True}
     assert sticky.closers and sticky.timeout is not None
+
+
+def test_the_driver_echoes_request_ids_error_answers_included() -> None:
+    """The driver answers in order and echoes each id; an id of another type is a request
+    error answered without one; a request without an id is answered without one."""
+    lines = [request_line({"op": "ping"}, 41), request_line({"op": "nosuch"}, 42),
+             b'{"op":"ping","id":"s-1"}\n', b'{"op":"ping","id":1.5}\n', b'{"op":"ping"}\n']
+    out = subprocess.run(driver_command("", SETTINGS.kafka_classpath), input=b"".join(lines),
+                         capture_output=True, timeout=120, check=True).stdout
+    answers = [json.loads(x) for x in out.splitlines()]
+    assert answers[0] == {"pong": True, "id": 41}
+    assert answers[1]["id"] == 42 and answers[1]["error"].startswith("InvalidRequestError")
+    assert answers[2] == {"pong": True, "id": "s-1"}
+    assert "'id' must be a string or an integer" in answers[3]["error"]
+    assert "id" not in answers[3] and answers[4] == {"pong": True}
 
 
 @pytest.mark.heavy

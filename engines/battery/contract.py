@@ -14,12 +14,15 @@ from __future__ import annotations
 import json
 import os
 import time
+from collections import deque
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import TypedDict
 
 from ...properties.balance import judge_balance
 from ...properties.jsonl_shapes import AssignAnswer, AssignFn, AssignRequest
 from ...properties.rebalance import assignment_of
+from ...properties.scope.batch import AssignManyFn
 from .results import Finding, save_json
 
 __all__ = ["AssignFn", "ContractWatch", "watched"]
@@ -50,6 +53,24 @@ class ContractWatch:
         if not self.seen:
             self._judge(request, response)
         return response
+
+    def watch_many(self, assign_many: AssignManyFn) -> AssignManyFn:
+        """``assign_many`` (a batch assign function) with each answer judged as it passes,
+        as `__call__` judges one."""
+        def many(requests: Iterable[AssignRequest]) -> Iterator[AssignAnswer | Exception]:
+            asked: deque[AssignRequest] = deque()
+
+            def taken() -> Iterator[AssignRequest]:
+                for request in requests:
+                    asked.append(request)
+                    yield request
+
+            for answer in assign_many(taken()):
+                request = asked.popleft()
+                if not self.seen and not isinstance(answer, Exception):
+                    self._judge(request, answer)
+                yield answer
+        return many
 
     def _judge(self, request: AssignRequest, response: AssignAnswer) -> None:
         try:

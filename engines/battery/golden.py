@@ -31,10 +31,9 @@ from ..progress import Meter, ProgressFn, silent
 from .parity import ORDER_ONLY, parity_line
 from .results import EngineResult, Finding, invariant_id, save_json
 
-__all__ = ["CodecCase", "CodecNote", "answer", "codec_inputs", "is_codec_record",
-           "iter_assign_vectors", "load_assign_vectors", "partition_sets",
-           "replay_codec_record", "run_codec", "run_vectors", "subscription_violations",
-           "user_data_inputs", "vectors_dir"]
+__all__ = ["CodecCase", "CodecNote", "answer", "answered", "codec_inputs", "is_codec_record",
+           "iter_assign_vectors", "load_assign_vectors", "partition_sets", "replay_codec_record",
+           "run_codec", "run_vectors", "subscription_violations", "user_data_inputs", "vectors_dir"]
 
 
 def vectors_dir(folder: Path | None) -> Path | None:
@@ -74,16 +73,22 @@ def iter_assign_vectors(folder: Path | None) -> Iterator[AssignVector]:
 
 
 def answer(assign: AssignFn, request: AssignRequest) -> Answered:
-    """The target's answer, with any exception as ``{"error": ...}`` (and ``"timeout":
-    true`` when the target did not answer within its time limit)."""
+    """The target's answer; an exception as `answered` gives it."""
     try:
         return assign(request)
-    except TimeoutError as exc:
-        return {"error": f"{type(exc).__name__}: {exc}", "timeout": True}
-    except HarnessError:  # groupcheck's own failure: never a finding
-        raise
     except Exception as exc:  # noqa: BLE001 - a failing target is a finding
-        return {"error": f"{type(exc).__name__}: {exc}"}
+        return answered(exc)
+
+
+def answered(outcome: Answered | Exception) -> Answered:
+    """An outcome of `Target.assign_many`: an exception as ``{"error"}`` (a timeout marked)."""
+    if isinstance(outcome, HarnessError):  # groupcheck's own failure: never a finding
+        raise outcome
+    if not isinstance(outcome, Exception):
+        return outcome
+    text = f"{type(outcome).__name__}: {outcome}"
+    return {"error": text, "timeout": True} if isinstance(outcome, TimeoutError) else {
+        "error": text}
 
 
 def partition_sets(response: Answered) -> dict[str, frozenset[tuple[str, int]]]:
@@ -116,14 +121,15 @@ def run_vectors(target: Target, failures: str, lines: list[AssignVector] | None 
     meter = Meter(progress, "vectors", target.name, max(deadline - started, 0.0))
     counts = {"PARITY": 0, "I1": 0, "I2": 0, "TIMEOUT": 0}
     order_only = 0  # PARITY lines whose partitions are Kafka's, in another order
-    for line in mine:
+    outcomes = target.assign_many(x["request"] for x in mine)
+    for line, outcome in zip(mine, outcomes, strict=True):
         if time.perf_counter() >= deadline:
             result.note = (f"{len(mine) - result.runs:,} of {len(mine):,} lines not run: "
                            "the budget ended first")
             break
         meter.tick(result.runs, len(result.findings))
         request, expected = line["request"], line["response"]
-        got = answer(target.assign, request)
+        got = answered(outcome)
         result.runs += 1
         problems: list[str] = []
         result.judged["PARITY"] += "kafka_bug" not in line and not got.get("timeout")
@@ -165,8 +171,7 @@ def run_vectors(target: Target, failures: str, lines: list[AssignVector] | None 
 
 def _vector_finding(target: Target, failures: str, line: AssignVector, got: Answered,
                     violation: str, kind: str | None) -> Finding:
-    """The line's request saved with what went wrong (``difference``: a PARITY finding's
-    kind), as a finding."""
+    """The line's request saved with what went wrong (``difference``: PARITY's kind)."""
     request, expected, inv = line["request"], line["response"], invariant_id(violation)
     note = {"format": "groupcheck-vector/1", "target": target.name, "case": line.get("case"),
             "kafka_bug": line.get("kafka_bug"), "violation": violation, "kafka": expected,
@@ -177,10 +182,9 @@ def _vector_finding(target: Target, failures: str, line: AssignVector, got: Answ
                      {"target": target.name, "invariant": inv, "case": line.get("case"),
                       "request": request})
     return Finding(inv, f"{violation} (case {line.get('case')})", path, len(request["members"]),
-                   f"case {line.get('case')}\n"
-                   f"request: {json.dumps(request)}\n"
-                   f"kafka:   {json.dumps(expected.get('assignment'))}\n"
-                   f"got:     {json.dumps(got.get('assignment', got))}")
+                   f"case {line.get('case')}\nrequest: {json.dumps(request)}\nkafka:   "
+                   f"{json.dumps(expected.get('assignment'))}\ngot:     "
+                   f"{json.dumps(got.get('assignment', got))}")
 
 
 # ---------------------------------------------------------------------------------------

@@ -161,11 +161,14 @@ def run_prove(target: Target, scope_text: str, failures: str, *,
     if watch is not None and session is not None:
         make, contract, log = session, watch.contract, watch.log
         session = lambda: ContractWatch(make(), contract, log)  # noqa: E731 - one log for all
+    batch = target.batch
+    if watch is not None and batch is not None:
+        batch = watch.watch_many(batch)
     meter = Meter(progress, "prove", target.name,
                   None if deadline is None else deadline - time.perf_counter())
     report = prove(watch or target.assign, target.assignor, scope,
                    target=target.name, workers=workers, failures=failures,
-                   sticky=target.balanced, session=session,
+                   sticky=target.balanced, session=session, assign_many=batch,
                    reference=reference.assign if reference else None,
                    reference_name=reference.name if reference else None,
                    deadline=deadline,

@@ -46,10 +46,11 @@ from collections.abc import Callable, Hashable, Iterator
 
 from ..jsonl_shapes import RequestMember
 from .judgement import Judgement, member_entry, member_name
-from .orbits import MetadataShape, Skeleton, Task, config_of, row_tuples, skeletons
-from .space import Config, Metadata, Scope
+from .orbits import MetadataShape, Skeleton, Task, config_of, metadatas, row_tuples, skeletons
+from .space import AssignFn, Config, Metadata, Scope, reduction_is_sound
 
-__all__ = ["MODES", "LeaderView", "check_eager", "choose", "completions", "projections"]
+__all__ = ["MODES", "LeaderView", "check_eager", "choose", "claim_mode", "completions",
+           "projections"]
 
 #: what the leader reads of one member: (assignor, request entry) -> a hashable view
 LeaderView = Callable[[str, RequestMember], Hashable]
@@ -180,3 +181,26 @@ def check_eager(config: Config, j: Judgement) -> None:
         if protocol is not None and protocol != "EAGER":
             raise RuntimeError(f"claim-blind proof: the answer to {config.members} is "
                                f"{protocol}, not EAGER; prove again with the stickiness gap")
+
+
+def claim_mode(scope: Scope, assignor: str, enumerate_all: bool,
+                 session: Callable[[], AssignFn] | None,
+                 sticky: bool = False) -> tuple[str | None, str]:
+    """Which claims the run may aggregate (a ``blind`` mode, or None) and why, in one
+    line for the report; ``enumerate_all``: none (the gap is measured, or told so);
+    ``sticky``: I4a is judged, which only mode ``unsubscribed`` keeps whole."""
+    if enumerate_all:
+        return None, ""
+    if not reduction_is_sound(scope) or session is None:
+        return None, ("claims enumerated (aggregating them needs a proof level and an "
+                      "in-tree assign session)")
+    view = getattr(session(), "leader_view", None)
+    if view is None:
+        return None, "claims enumerated (the session cannot show what its leader reads)"
+    mode, found = choose(scope, metadatas(scope), assignor, view, sticky)
+    if mode is None:
+        return None, f"claims enumerated: {found}"
+    hidden = "nothing a member owns" if mode == "all" else "no claim on a topic its member "\
+        "no longer subscribes to"
+    return mode, (f"claims aggregated: the leader sees {hidden} (checked for every member "
+                  "of the scope), so one judgement stands for every way to add such claims")

@@ -46,7 +46,7 @@ finds a fault.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Hashable, Mapping, Sequence
+from collections.abc import Callable, Generator, Hashable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -59,8 +59,9 @@ from ..rebalance import assignment_of, claims_of, sent_claims
 from .reading import ConfigFrame, Reading, frame_of, missing, read
 from .space import AssignFn, Config, MemberDesc, TopicPartition
 
-__all__ = ["STICKY_FAMILY", "Judgement", "KeyedAnswer", "KeyedAssign", "build_request",
-           "failure_text", "judge", "member_entry", "member_name", "topic_name"]
+__all__ = ["STICKY_FAMILY", "Called", "Judgement", "Judging", "KeyedAnswer", "KeyedAssign",
+           "build_request", "called", "failure_text", "judge", "judging", "member_entry",
+           "member_name", "topic_name"]
 
 STICKY_FAMILY = frozenset({"sticky", "cooperative-sticky"})
 _COOPERATIVE_ASSIGNORS = frozenset({"cooperative-sticky"})
@@ -220,16 +221,29 @@ def _i4a_premise(request: Mapping[str, Any], subs: Mapping[str, list[str]],
             and not reading.balanced(prev, subs, partitions))
 
 
-def _call(assign: AssignFn, request: AssignRequest, config: Config
-          ) -> tuple[AssignAnswer | KeyedAnswer, dict[str, list[TopicPartition]], str | None,
-                     object]:
+#: one assign call as the judgement reads it: (response or keyed answer, assignment,
+#: protocol, generation), or the exception the call raised
+Called = tuple[AssignAnswer | KeyedAnswer, dict[str, list[TopicPartition]], str | None,
+               object] | Exception
+#: a judgement in progress: it yields each round's (request, configuration), is sent what
+#: the call came to and the seconds it took, and returns the `Judgement`
+Judging = Generator[tuple[AssignRequest, Config], tuple[Called, float], Judgement]
+
+
+def _call(assign: AssignFn, request: AssignRequest, config: Config) -> Called:
     """One assign call: (response or keyed answer, assignment, protocol, generation). A
     keyed session is handed the configuration's own pieces as keys."""
     keyed = getattr(assign, "assign_keyed", None)
     if keyed is not None:
         answer = keyed(request, config.members, config.metadata)
         return answer, answer.assignment, answer.protocol, answer.generation
-    response = assign(request)
+    return called(assign(request))
+
+
+def called(response: AssignAnswer | Exception) -> Called:
+    """A plain assign function's answer (or exception) as the judgement reads it."""
+    if isinstance(response, Exception):
+        return response
     return (response, assignment_of(response), response.get("protocol"),
             response.get("generation"))
 
@@ -238,9 +252,28 @@ def judge(assign: AssignFn, assignor: str, config: Config, optimiser: Optimiser 
           sticky: bool, i4a: bool = True) -> Judgement:
     """Run one configuration (and its cooperative follow-ups) and judge it (``i4a=False``:
     without I4a, for ``blind``)."""
+    steps = judging(assignor, config, optimiser, sticky, i4a,
+                    shared=hasattr(assign, "assign_keyed"))
+    try:
+        request, current = next(steps)
+        while True:
+            started = time.perf_counter()
+            try:
+                result: Called = _call(assign, request, current)
+            except Exception as exc:  # noqa: BLE001 - any failure of the target is a finding
+                result = exc
+            request, current = steps.send((result, time.perf_counter() - started))
+    except StopIteration as done:
+        judgement: Judgement = done.value
+        return judgement
+
+
+def judging(assignor: str, config: Config, optimiser: Optimiser | None, sticky: bool,
+            i4a: bool = True, *, shared: bool = False) -> Judging:
+    """`judge` as a generator, for a caller that makes the assign calls (many
+    configurations' at once: `batch`); ``shared``: the requests may share member entries
+    (the caller only reads them)."""
     out = Judgement([], [])
-    # a keyed session only reads the request: its member entries can be shared
-    shared = hasattr(assign, "assign_keyed")
 
     def note(round_no: int, found: list[str]) -> None:
         for v in found:
@@ -255,15 +288,13 @@ def judge(assign: AssignFn, assignor: str, config: Config, optimiser: Optimiser 
     changed = True
     for round_no in range(_MAX_FOLLOW_UPS + 1):
         request = build_request(assignor, current, shared=shared)
-        started = time.perf_counter()
-        try:
-            response, assignment, protocol_name, generation = _call(assign, request, current)
-        except Exception as exc:  # noqa: BLE001 - any failure of the target is a finding
-            out.assign_seconds += time.perf_counter() - started
-            out.calls.append((request, {"error": f"{type(exc).__name__}: {exc}"}))
-            note(round_no, [failure_text(exc)])
+        result, seconds = yield request, current
+        out.assign_seconds += seconds
+        if isinstance(result, Exception):
+            out.calls.append((request, {"error": f"{type(result).__name__}: {result}"}))
+            note(round_no, [failure_text(result)])
             return out
-        out.assign_seconds += time.perf_counter() - started
+        response, assignment, protocol_name, generation = result
         out.calls.append((request, response))
         if first is None:
             first, frame = request, frame_of(config, request)

@@ -15,7 +15,9 @@ runs them over the whole scope on worker processes and collects the report. A ta
 hand over a ``session`` factory — an assign function per worker that keeps what repeats
 across requests (``impl.assign_session.AssignSession``, for the deterministic in-tree
 assignors). Without the gap (``gaps=False``), claims such a session's leader never sees are
-aggregated: one judgement per projection (``blind``, still a proof); the report: ``report``.
+aggregated: one judgement per projection (``blind``, still a proof). A target without a
+session may hand over a batch assign function (``assign_many``: a process's window of
+requests in flight), judged in batches (``batch``); the report: ``report``.
 
 Counterexamples: per invariant, the smallest violating configuration (fewest members, then
 partitions, claims, generations, subscriptions); with ``failures=DIR`` saved as the failing
@@ -33,6 +35,7 @@ import time
 from collections import Counter
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field, replace
+from itertools import takewhile
 from pathlib import Path
 from typing import Any
 
@@ -40,21 +43,21 @@ from ..deviations import EVIDENCE, agreement, evidence_labels
 from ..optimal import Optimiser
 from ..rebalance import assignment_of
 from ..saved_json import file_stem, save_as
-from .blind import check_eager, choose, projections
+from .batch import AssignManyFn, judged
+from .blind import check_eager, claim_mode, projections
 from .enumeration import tasks_of
 from .judgement import (
     STICKY_FAMILY,
     Judgement,
     judge,
 )
-from .orbits import MetadataShape, Skeleton, Task, configs_of_task, metadatas, skeletons
+from .orbits import MetadataShape, Skeleton, Task, configs_of_task, skeletons
 from .report import Counterexample, GapExample, ProofReport
 from .space import (
     AssignFn,
     Config,
     Metadata,
     Scope,
-    reduction_is_sound,
 )
 
 __all__ = ["claim_mode", "prove", "save_counterexample", "violation_shape"]
@@ -176,6 +179,7 @@ class _Worker:
     claim_mode: str | None
     skeletons: list[Skeleton]
     reference: AssignFn | None
+    assign_many: AssignManyFn | None = None  # a process target's batch form of ``assign``
     shapes: dict[Metadata, MetadataShape] = field(default_factory=dict)
     deadline: float = float("inf")  # on ``time.perf_counter``: the work stops there
 
@@ -192,10 +196,12 @@ def _init_forked_worker(*args: Any) -> None:
 def _init_worker(assign: AssignFn, session: Callable[[], AssignFn] | None, assignor: str,
                  scope: Scope, sticky: bool, exact: bool,
                  reference: AssignFn | None = None, gaps: bool = True,
-                 claim_mode: str | None = None, deadline: float | None = None) -> None:
+                 claim_mode: str | None = None, deadline: float | None = None,
+                 assign_many: AssignManyFn | None = None) -> None:
     _WORKER[:] = [_Worker(session() if session is not None else assign, assign, assignor,
                           scope, sticky, Optimiser(exact) if gaps else None, claim_mode,
                           skeletons(scope), reference,
+                          assign_many if session is None else None,
                           deadline=float("inf") if deadline is None else deadline)]
 
 
@@ -233,10 +239,10 @@ def _run_task(item: tuple[Task, int]) -> _Partial:
         if mode is not None:
             _judge_projections(part, task, shape, mode)
         else:
-            for config in configs_of_task(scope, task, shape, worker.skeletons):
-                if _late(part):
-                    break
-                j = judge(assign, assignor, config, optimiser, sticky)
+            configs = takewhile(lambda _: not _late(part),
+                                configs_of_task(scope, task, shape, worker.skeletons))
+            for config, j in judged(assign, worker.assign_many, assignor, configs, optimiser,
+                                    sticky):
                 if reference is not None and j.first_round_of:
                     _relabel(j, worker.plain, reference)
                 part.add(config, j)
@@ -289,8 +295,8 @@ def prove(assign: AssignFn, assignor: str, scope: Scope | None = None, *,
           exact: bool = False, session: Callable[[], AssignFn] | None = None,
           progress: Callable[[int, float, int], None] | None = None,
           reference: AssignFn | None = None, reference_name: str | None = None,
-          gaps: bool = True, aggregate: bool = True,
-          deadline: float | None = None) -> ProofReport:
+          gaps: bool = True, aggregate: bool = True, deadline: float | None = None,
+          assign_many: AssignManyFn | None = None) -> ProofReport:
     """Check every configuration of ``scope`` against ``assign`` (see the module doc).
 
     ``workers``: processes (default: the CPUs, at most 2 unless told; 1 runs in-process;
@@ -304,8 +310,7 @@ def prove(assign: AssignFn, assignor: str, scope: Scope | None = None, *,
     whose leader does not see some claims be judged once for every way to add them
     (``blind``; ``aggregate=False`` enumerates them all the same). ``deadline``
     (``time.perf_counter``): the run and its workers stop there (`_ordered`); the report is
-    then incomplete. ``progress(configurations, seconds, violating)`` after each unit.
-    """
+    then incomplete. ``progress(configurations, seconds, violating)`` after each unit."""
     scope = scope or Scope()
     target = target or f"python:{assignor}"
     sticky = assignor in STICKY_FAMILY if sticky is None else sticky
@@ -328,7 +333,8 @@ def prove(assign: AssignFn, assignor: str, scope: Scope | None = None, *,
             if time.perf_counter() >= (deadline or float("inf")):
                 return
 
-    args = (assign, session, assignor, scope, sticky, exact, reference, gaps, mode, deadline)
+    args = (assign, session, assignor, scope, sticky, exact, reference, gaps, mode, deadline,
+            assign_many)
     if workers == 1:
         _init_worker(*args)
         if deadline is None or time.perf_counter() < deadline:
@@ -375,26 +381,3 @@ def _ordered(tasks: list[tuple[Task, int]], deadline: float | None
 
 def _same(a: Counterexample, b: Counterexample) -> bool:
     return bool(a.rounds[a.round_no][0] == b.rounds[b.round_no][0])
-
-
-def claim_mode(scope: Scope, assignor: str, enumerate_all: bool,
-                 session: Callable[[], AssignFn] | None,
-                 sticky: bool = False) -> tuple[str | None, str]:
-    """Which claims the run may aggregate (a ``blind`` mode, or None) and why, in one
-    line for the report; ``enumerate_all``: none (the gap is measured, or told so);
-    ``sticky``: I4a is judged, which only mode ``unsubscribed`` keeps whole."""
-    if enumerate_all:
-        return None, ""
-    if not reduction_is_sound(scope) or session is None:
-        return None, ("claims enumerated (aggregating them needs a proof level and an "
-                      "in-tree assign session)")
-    view = getattr(session(), "leader_view", None)
-    if view is None:
-        return None, "claims enumerated (the session cannot show what its leader reads)"
-    mode, found = choose(scope, metadatas(scope), assignor, view, sticky)
-    if mode is None:
-        return None, f"claims enumerated: {found}"
-    hidden = "nothing a member owns" if mode == "all" else "no claim on a topic its member "\
-        "no longer subscribes to"
-    return mode, (f"claims aggregated: the leader sees {hidden} (checked for every member "
-                  "of the scope), so one judgement stands for every way to add such claims")

@@ -1,14 +1,19 @@
 """``jsonl:<command>``: any process that speaks the JSON-lines contract
 (``docs/reference/jsonl-contract.md``).
 
-One long-lived subprocess per target, fed one request per line. Every request has a time
-limit; a process that does not answer in time is killed (`TargetTimeout`, a
-``TimeoutError``: the engines report it as ``TIMEOUT``), one that exits or answers garbage
-fails with `TargetFailure` (the engines' ``ERROR``), and either way the next request starts
-a fresh process, so a run goes on. A request interrupted from outside (the audit's alarm)
-kills the process too, so a late answer never answers the next request. An answer
-``{"error": ...}`` raises `TargetAnswerError`. `JsonlProcess` takes a shell command or an
-argument list, so other targets (``java:``) run their own process the same way.
+One long-lived subprocess per target. Requests are pipelined: up to `WINDOW` are in flight,
+each written with an ``"id"`` (`process_window`), written by one thread and read by another
+(`process_io`); answers are matched by the id they echo, or by order, and handed back in
+request order. Every request has a time limit, counted from the process's last answer (or
+from the request, when nothing was in flight): a process that does not answer in time is
+killed (`TargetTimeout`, a ``TimeoutError``, naming the oldest request it did not answer:
+the engines report it as ``TIMEOUT``); one that exits or answers garbage fails that request
+with `TargetFailure` (the engines' ``ERROR``); either way the requests after it go to a fresh
+process, so a run goes on. Leaving a stream, or an interruption from outside (the audit's
+alarm), with requests in flight kills the process too, so a late answer never answers
+another request. An answer ``{"error": ...}`` is that request's alone (`call` raises
+`TargetAnswerError`). `JsonlProcess` takes a shell command or an argument list, so other
+targets (``java:``) run their own process the same way.
 
 As an assignor (for the state machine) `JsonlAssignor` sends the ``user_data`` op for a
 member's next subscription and a ``mode: raw`` ``assign`` for the leader: the process sees
@@ -22,10 +27,11 @@ import base64
 import json
 import queue
 import shlex
-import subprocess
+import sys
 import threading
-from collections.abc import Callable, Mapping, Sequence
-from typing import IO, cast
+import time
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from typing import cast
 
 from ...impl.jsonl_shapes import Answer, CodecRequest
 from ...impl.types import Assignment, Cluster, RebalanceProtocol, Subscription
@@ -34,10 +40,12 @@ from ...properties.jsonl_shapes import AssignAnswer, AssignRequest, JSONObject, 
 from ..adapters.python_assignor import group_factory
 from ..settings import DEFAULT_JSONL_TIMEOUT
 from ..target import JsonlRequest
+from .process_io import EOF, ProcessIO, TargetAnswerError, TargetFailure, TargetTimeout
+from .process_window import Outcome, Pending, Window
 
-__all__ = ["COOPERATIVE", "DEFAULT_TIMEOUT", "JsonlAssignor", "JsonlProcess", "JsonlTarget",
-           "TargetAnswerError", "TargetFailure", "TargetTimeout", "call_user_data",
-           "shared_process", "user_data_of"]
+__all__ = ["COOPERATIVE", "DEFAULT_TIMEOUT", "WINDOW", "JsonlAssignor", "JsonlProcess",
+           "JsonlTarget", "Outcome", "TargetAnswerError", "TargetFailure", "TargetTimeout",
+           "call_user_data", "shared_process", "user_data_of"]
 
 #: a request's time limit when the caller gives none (``Settings.jsonl_timeout`` is the
 #: environment's)
@@ -45,138 +53,148 @@ DEFAULT_TIMEOUT = DEFAULT_JSONL_TIMEOUT
 COOPERATIVE = frozenset({"cooperative-sticky"})
 
 
-class TargetFailure(RuntimeError):
-    """The process crashed, hung past its time limit, or answered with something that is not
-    one JSON object per line."""
-
-
-class TargetTimeout(TargetFailure, TimeoutError):
-    """The process did not answer within its time limit (it was killed); ``request`` is
-    the request it did not answer, so that an engine can save it."""
-
-    request: Mapping[str, object] | None = None
-
-
-class TargetAnswerError(RuntimeError):
-    """The process answered ``{"error": ...}``."""
-
-
-def _pump(stream: IO[str], out: queue.Queue[str | None]) -> None:
-    for line in stream:
-        out.put(line)
-    out.put(None)
+#: requests in flight to one process at most (``ping`` through ``groupcheck jsonl``: about
+#: 3,400 a second with one in flight, 13,300 with 8, 22,000 with 128; BENCHMARKS.md)
+WINDOW = 128
 
 
 class JsonlProcess:
-    """One JSON-lines process, restarted after a crash or a timeout."""
+    """One JSON-lines process, restarted after a crash or a timeout. `stream` keeps up to
+    ``window`` requests in flight; `request` and `call` send one."""
 
     def __init__(self, command: str | Sequence[str], timeout: float = DEFAULT_TIMEOUT, *,
-                 label: str | None = None) -> None:
+                 label: str | None = None, window: int = WINDOW) -> None:
         self.argv = shlex.split(command) if isinstance(command, str) else list(command)
         if not self.argv:
             raise ValueError("jsonl target needs a command")
         self.command = command if isinstance(command, str) else shlex.join(self.argv)
         self.label = label or f"jsonl:{self.command}"
         self.timeout = timeout
-        self.proc: subprocess.Popen[str] | None = None
-        self.lines: queue.Queue[str | None] = queue.Queue()
-        self.stderr_tail: list[str] = []
+        self.window = window
+        self.io: ProcessIO | None = None
         self.failures = 0
         self.starts = 0
         self._lock = threading.Lock()
+        self._streaming: int | None = None  # the thread whose stream holds the process
 
     @property
     def running(self) -> bool:
         """The process is up now (started and not exited)."""
-        return self.proc is not None and self.proc.poll() is None
+        return self.io is not None and self.io.proc.poll() is None
 
-    def _start(self) -> subprocess.Popen[str]:
-        self.lines = queue.Queue()
-        self.stderr_tail = []
-        proc = subprocess.Popen(self.argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                stderr=subprocess.PIPE, text=True, encoding="utf-8",
-                                bufsize=1)
-        assert proc.stdout is not None and proc.stderr is not None
-        threading.Thread(target=_pump, args=(proc.stdout, self.lines), daemon=True).start()
-        tail = self.stderr_tail
-
-        def drain(stream: IO[str]) -> None:
-            for line in stream:
-                tail.append(line.rstrip())
-                del tail[:-20]
-        threading.Thread(target=drain, args=(proc.stderr,), daemon=True).start()
-        self.proc = proc
-        self.starts += 1
-        return proc
+    def _live(self) -> ProcessIO:
+        io = self.io
+        if io is None or io.proc.poll() is not None:
+            if io is not None:
+                io.kill()
+            io = self.io = ProcessIO(self.argv)
+            self.starts += 1
+        return io
 
     def _kill(self) -> None:
-        proc, self.proc = self.proc, None
-        if proc is None:
-            return
-        try:
-            proc.kill()
-            proc.wait(timeout=5)
-        except (OSError, subprocess.TimeoutExpired):
-            pass
-        for stream in (proc.stdin, proc.stdout, proc.stderr):
-            try:
-                if stream is not None:
-                    stream.close()
-            except OSError:
-                pass
+        io, self.io = self.io, None
+        if io is not None:
+            io.kill()
 
     def _fail(self, why: str, kind: type[TargetFailure] = TargetFailure) -> TargetFailure:
         self.failures += 1
-        tail = "; ".join(self.stderr_tail[-3:])
+        tail = "; ".join(self.io.stderr_tail[-3:]) if self.io is not None else ""
         self._kill()
         return kind(f"{self.label}: {why}" + (f" (stderr: {tail})" if tail else ""))
 
-    def request(self, body: Mapping[str, object]) -> JSONObject:
-        """Send one request (any JSON object: the contract's ops, or another program's lines
-        such as the frame reader's), return its answer as the process wrote it (``{"error"}``
-        answers included): the caller, which knows what it asked, reads it."""
+    def stream(self, bodies: Iterable[Mapping[str, object]]) -> Iterator[Outcome]:
+        """Send every request of ``bodies`` (taken as the window has room), yield each one's
+        outcome in request order: its answer as the process wrote it (``{"error"}``
+        answers included: the caller, which knows what it asked, reads it), or the
+        `TargetFailure` that ended it (a `TargetTimeout` names its request). A request the
+        process did not answer in time, or crashed on, or answered with garbage, fails;
+        the requests after it are sent again to a fresh process. Leaving the stream, or
+        an interruption, with requests in flight kills the process, so a late answer never
+        answers another request."""
+        me = threading.get_ident()
+        if self._streaming == me:
+            raise RuntimeError(f"{self.label}: a request sent while this thread's stream "
+                               "is open would be answered out of turn")
         with self._lock:
+            self._streaming = me
+            window = Window(self.window)
             try:
-                return self._exchange(body)
-            except TargetFailure:
-                raise
+                yield from self._pump(iter(bodies), window)
             except BaseException:
-                # interrupted from outside (an alarm, ^C): the process may still answer
-                # later, so it must not live to answer the next request
-                self.failures += 1
-                self._kill()
+                if window.in_flight():
+                    if not isinstance(sys.exc_info()[1], GeneratorExit):
+                        self.failures += 1
+                    self._kill()
                 raise
+            finally:
+                self._streaming = None
 
-    def _exchange(self, body: Mapping[str, object]) -> JSONObject:
-        proc = self.proc if self.proc is not None and self.proc.poll() is None \
-            else self._start()
-        assert proc.stdin is not None
-        try:  # ASCII: every string, a lone surrogate too, reaches the process intact
-            proc.stdin.write(json.dumps(body, ensure_ascii=True) + "\n")
-            proc.stdin.flush()
-        except (BrokenPipeError, OSError):
-            raise self._fail(f"process exited (code {proc.poll()}) before the request"
-                             ) from None
+    def _pump(self, bodies: Iterator[Mapping[str, object]], window: Window
+              ) -> Iterator[Outcome]:
+        more = True
+        since = time.perf_counter()  # the process's last sign of life
+        while True:
+            if more and window.low():
+                while more and window.has_room():
+                    body = next(bodies, None)
+                    more = body is not None
+                    if body is not None:
+                        window.add(body)
+            unsent = window.unsent()
+            if unsent:
+                idle = not window.in_flight()
+                io = self._live() if idle or self.io is None else self.io
+                since = time.perf_counter() if idle else since
+                io.write(b"".join(window.line(pending) for pending in unsent))
+            yield from window.ready()
+            if not window.in_flight():
+                if more or len(window):
+                    continue
+                return
+            since = self._next_answer(window, since)
+
+    def _next_answer(self, window: Window, since: float) -> float:
+        """Wait for the next line, give it to its request (or fail the oldest request in
+        flight, its clock running from ``since``); returns the new last sign of life."""
+        io, head = self.io, window.oldest()
+        assert io is not None and head is not None
         try:
-            line = self.lines.get(timeout=self.timeout)
+            line = io.next_line(since + self.timeout - time.perf_counter())
         except queue.Empty:
             hung = self._fail(f"no answer within {self.timeout:g}s (killed)", TargetTimeout)
             assert isinstance(hung, TargetTimeout)
-            hung.request = body
-            raise hung from None
-        if line is None:
-            try:
-                code = proc.wait(timeout=2)
-            except subprocess.TimeoutExpired:
-                code = None
-            raise self._fail(f"process exited (code {code}) without answering")
+            hung.request = head.body
+            return self._blame(window, head, hung)
+        if line == EOF:
+            why = f"process exited (code {io.exit_code()}) without answering"
+            return self._blame(window, head, self._fail(why))
         try:
-            answer = json.loads(line)
+            answer = json.loads(line) if line.endswith(b"\n") else None
         except ValueError:
-            raise self._fail(f"answer is not JSON: {line[:120]!r}") from None
+            return self._blame(window, head, self._fail(f"answer is not JSON: {line[:120]!r}"))
         if not isinstance(answer, dict):
-            raise self._fail(f"answer is not a JSON object: {line[:120]!r}")
-        return answer
+            why = "answer is not a JSON object" if line.endswith(b"\n") else "answer cut short"
+            return self._blame(window, head, self._fail(f"{why}: {line[:120]!r}"))
+        try:
+            window.answer(answer)
+        except TargetFailure as exc:
+            return self._blame(window, head, self._fail(str(exc)))
+        return time.perf_counter()
+
+    @staticmethod
+    def _blame(window: Window, head: Pending, failure: TargetFailure) -> float:
+        window.settle(head, failure)
+        window.restarted()
+        return time.perf_counter()
+
+    def request(self, body: Mapping[str, object]) -> JSONObject:
+        """Send one request (any JSON object: the contract's ops, or another program's lines
+        such as the frame reader's), return its answer (`stream`); raises its failure."""
+        for outcome in self.stream((body,)):
+            if isinstance(outcome, TargetFailure):
+                raise outcome
+            return outcome
+        raise AssertionError("a stream of one request yields one outcome")
 
     def call(self, body: Mapping[str, object]) -> JSONObject:
         answer = self.request(body)
@@ -288,6 +306,19 @@ class JsonlTarget:
         body: AssignRequest = {**request, "op": "assign"}
         # an answer to the assign op: its readers check what they take from it
         return cast(AssignAnswer, self.process.call(body))
+
+    def assign_many(self, requests: Iterable[AssignRequest]
+                    ) -> Iterator[AssignAnswer | Exception]:
+        """`assign` for many requests in flight (`JsonlProcess.stream`): each answer, or
+        what `assign` would raise (`TargetAnswerError`, `TargetFailure`), in request order."""
+        bodies = (r if r.get("op") == "assign" else {**r, "op": "assign"} for r in requests)
+        for outcome in self.process.stream(bodies):
+            if isinstance(outcome, TargetFailure):
+                yield outcome
+            elif "error" in outcome:
+                yield TargetAnswerError(str(outcome["error"]))
+            else:  # an answer to the assign op: its readers check what they take from it
+                yield cast(AssignAnswer, outcome)
 
     def call(self, request: JsonlRequest) -> Answer:
         """Any op; ``{"error"}`` answers are returned, not raised (vectors compare them)."""

@@ -6,6 +6,8 @@ control."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from ...impl.assignors.range import RangeAssignor
 from ...impl.assignors.sticky import CooperativeStickyAssignor
 from ...impl.assignors.sticky_common import (
@@ -32,7 +34,7 @@ class _RebuiltUnfilledBuilder(ConstrainedAssignmentBuilder):
         return sorted((m for m in self.members if len(self.assignment[m]) < self.min_quota),
                       key=member_key)
 
-    def _assign_round_robin(self, unassigned: list[TopicPartition]) -> None:
+    def _assign_round_robin(self, unassigned: Sequence[TopicPartition]) -> None:
         exact = self.exactly_min
         last: str | None = None
         for tp in unassigned:

@@ -4,8 +4,9 @@
  * ConsumerProtocol and its four classic assignors, plus the driver's own profile op
  * (Profile: what this client release can do, learned from it).
  *
- * One request per line on stdin, one answer per line on stdout, flushed at once; blank
- * lines are skipped; the driver runs until stdin ends. A request of the wrong shape is
+ * One request per line on stdin, one answer per line on stdout, in order, flushed at once,
+ * carrying the request's "id" when it has one (the caller keeps many requests in flight);
+ * blank lines are skipped; the driver runs until stdin ends. A request of the wrong shape is
  * answered {"error": "InvalidRequestError: ..."}; an exception Kafka raises is answered
  * with error, errorClass and errorMessage (Errors); either way the driver goes on with the
  * next line. A request Kafka never finishes is the caller's to time out: it kills this JVM.
@@ -67,11 +68,15 @@ public final class GroupcheckDriver {
         return ProcessHandle.current().parent().map(ProcessHandle::pid).orElse(-1L);
     }
 
-    /** One line in, one line out; never throws. */
+    /** One line in, one line out, with the request's id (error answers too); never
+     * throws. */
     static String answer(String line) {
         Map<String, Object> response;
+        Object id = null;
         try {
-            response = handle(Fields.object(Json.parse(line), "a request"));
+            Map<String, Object> request = Fields.object(Json.parse(line), "a request");
+            id = requestId(request);
+            response = handle(request);
         } catch (BadRequest | Json.Malformed exc) {
             response = new LinkedHashMap<>();
             response.put("error", "InvalidRequestError: " + exc.getMessage());
@@ -79,7 +84,24 @@ public final class GroupcheckDriver {
             response = new LinkedHashMap<>();
             Errors.describe(exc, "error", response);
         }
+        if (id != null) {
+            response = new LinkedHashMap<>(response);
+            response.put("id", id);
+        }
         return Json.write(response);
+    }
+
+    /** A request's "id" (a string or an integer), or null when it has none; the caller may
+     * keep many requests in flight and match the answers by it. */
+    static Object requestId(Map<String, Object> request) {
+        if (!request.containsKey("id")) {
+            return null;
+        }
+        Object id = request.get("id");
+        if (id instanceof String || id instanceof Long) {
+            return id;
+        }
+        throw new BadRequest("'id' must be a string or an integer, not " + Json.write(id));
     }
 
     static Map<String, Object> handle(Map<String, Object> request) {
