@@ -32,6 +32,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from .audit_job import audit_config, findings_lines, run_audit_job, shrink_timings
     from .battery.check_report import check_json, check_text
+    from .battery.depth import shortfall
     from .battery.fuzz_one import fuzz_one
     from .battery.prove_one import large_scope_warning, prove_target
     from .battery.runner import (
@@ -118,7 +119,7 @@ __all__ = ["ASSIGNORS", "BatteryResult", "Bisection", "BmcOutcome", "DiffResult"
            "run_scenarios_engine",
            "run_stories", "run_vectors", "run_zoo_entry", "save_differences",
            "save_search_difference", "shrink_events_file", "shrink_requests_file",
-           "shrink_story_file", "shrink_timings", "story_assignors", "story_report",
+           "shrink_story_file", "shrink_timings", "shortfall", "story_assignors", "story_report",
            "write_matrix", "write_record", "zoo_table", "UpgradeTable", "distinct", "parse_side",
            "read_pairs", "run_table", "run_upgrade", "table_text", "write_upgrade_table",
            "ProgressFn", "Tick", "silent", "started"]
@@ -160,6 +161,7 @@ _PUBLIC: dict[str, tuple[str, str]] = {
     "check_json": ("battery.check_report", "check_json"),
     "check_scope": ("resolving", "check_scope"),
     "check_text": ("battery.check_report", "check_text"),
+    "shortfall": ("battery.depth", "shortfall"),
     "classify_saved": ("saved.files", "classify_saved"),
     "close_all": ("resolving", "close_all"),
     "describe": ("differential.search", "describe"),

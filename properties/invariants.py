@@ -100,8 +100,8 @@ INVARIANTS: tuple[Invariant, ...] = (
               "was given", ("codec", "fuzz")),
     Invariant("I13", "cost", "one assign call at a group shape Kafka's own scale tests use "
               "takes at most the rebalance timeout (300 s)", ("scale",)),
-    Invariant("PARITY", "parity", "the same partitions per member as Kafka's recorded answer",
-              ("vectors",)),
+    Invariant("PARITY", "parity", "the same partitions per member as Kafka's recorded "
+              "answer, in its order", ("vectors",)),
     Invariant("ERROR", "error", "the implementation answers every input a correct client "
               "sends without raising", ("prove", "scenarios", "audit", "replay", "scale")),
     Invariant("TIMEOUT", "timeout", "the implementation answers within its time limit",

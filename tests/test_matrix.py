@@ -11,6 +11,7 @@ import pytest
 
 from groupcheck.cli import main
 from groupcheck.engines import EngineInputError, parse_versions
+from groupcheck.engines.battery.results import BatteryResult, EngineResult
 from groupcheck.engines.releases.bisection import (
     ABSENT,
     NA,
@@ -19,6 +20,8 @@ from groupcheck.engines.releases.bisection import (
     VersionVerdict,
     bisect_file,
 )
+from groupcheck.engines.releases.matrix import Cell, MatrixRun
+from groupcheck.engines.releases.matrix_report import matrix_text
 from groupcheck.properties.scope import Scope, prove
 from groupcheck.targets.registry import resolve
 
@@ -116,3 +119,19 @@ def test_bisection_summary_logic() -> None:
     assert b.first_seen == "v3" and b.gone_in == "v7"
     assert b.present_in == ["v3", "v5"] and b.absent_in == ["v2", "v4", "v7", "v8"]
     assert Bisection("f", None, [VersionVerdict("a", PRESENT)]).gone_in is None
+
+
+def test_each_cell_shows_the_depth_it_reached_in_a_column() -> None:
+    def cell(scopes: int, examples: int) -> Cell:
+        prove = EngineResult("prove", ("I1",), runs=10, depth=f"{scopes} of 6 scopes")
+        fuzz = EngineResult("fuzz", ("I1",), runs=examples)
+        return Cell(BUILTIN, "cooperative-sticky", 1.0,
+                    BatteryResult(BUILTIN, [prove, fuzz], assignor="cooperative-sticky"))
+    shallow, deep = cell(1, 20), cell(4, 1_200)
+    assert shallow.reached() == "1/6 scopes, 20 examples"
+    assert deep.reached() == "4/6 scopes, 1,200 examples"
+    text = matrix_text(MatrixRun([shallow, deep], budget=30.0, seed=0, jobs=1))
+    header, first, second = text.splitlines()[:3]
+    assert "reached" in header
+    assert "1/6 scopes, 20 examples" in first and "4/6 scopes, 1,200 examples" in second
+    assert deep.to_json()["reached"] == "4/6 scopes, 1,200 examples"

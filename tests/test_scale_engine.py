@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import math
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -86,15 +87,50 @@ def test_a_linear_user_assignor_holds_the_same_bound(tmp_path: Path) -> None:
     assert out.figures["cost"]["members"]["kafka_measured"]
 
 
-def test_an_extrapolation_judges_i13_only_within_reach(tmp_path: Path) -> None:
+def test_an_extrapolation_of_fewer_than_three_timed_steps_judges_i13_only_within_reach(
+        tmp_path: Path) -> None:
     # a budget that stops the quadratic ladder at 100 members: 500 is within 10x
     target = resolve("python:scale_assignors:Quadratic")
     near = _scale(target, 0.05, tmp_path, bound=0.05)
     assert near.verdict("I13") == "VIOLATED"
     assert "extrapolated from time ~ members^2.00" in near.findings["I13"].violation
     far = _scale(target, 0.05, tmp_path, bound=0.05, reach=2.0)
-    assert far.verdict("I13") == "not judged"
+    assert far.verdict("I13") == "not judged" and far.shallow == ("I13",) and far.needs > 0
     assert "short of Kafka's 500 members" in far.why_not("I13")
+
+
+def test_a_fit_over_three_timed_steps_judges_i13_at_any_distance_with_its_error(
+        tmp_path: Path) -> None:
+    target = resolve("python:scale_assignors:Quadratic")
+    out = _scale(target, 0.05, tmp_path, bound=0.05, reach=2.0, floor=0.0)
+    assert out.verdict("I13") == "VIOLATED" and not out.shallow
+    assert "exponents 2.00..2.00 between steps" in out.findings["I13"].violation
+    cost = out.figures["cost"]["members"]
+    low, high = cost["kafka_range"]
+    assert low <= cost["kafka_seconds"] <= high and cost["k_range"] == [2.0, 2.0]
+    held = _scale(target, 0.05, tmp_path, bound=1e6, reach=2.0, floor=0.0)
+    assert held.verdict("I13") == "holds" and held.depth.startswith("members to ")
+
+
+def test_a_call_that_outlasts_the_share_is_cut_at_it_and_judged(tmp_path: Path) -> None:
+    """A fake slow assign (an hour of CPU per call) on the real clock: the first call is cut
+    at the engine's share; the CPU it used, grown at least linearly to Kafka's shape, passes
+    the bound."""
+    def slow(request: dict[str, Any]) -> dict[str, Any]:
+        until = time.perf_counter() + 3600
+        while time.perf_counter() < until:
+            pass
+        return run_assign(request)
+
+    out = run_scale(_fake(slow), 0.5, str(tmp_path), ladders=(DEFAULT_LADDERS[0],),
+                    compare=False, bound=10.0)
+    assert out.verdict("I13") == "VIOLATED"
+    assert "at least: one call at 10 members × 100 partitions took more than" \
+        in out.findings["I13"].violation
+    assert "of CPU before it was cut" in out.findings["I13"].violation
+    assert out.figures["cost"]["members"]["cut"] and "outlasted the engine's share" in out.note
+    short = run_scale(_fake(slow), 0.5, str(tmp_path), ladders=(LADDER,), compare=False)
+    assert short.verdict("I13") == "not judged" and short.shallow == ("I13",)
 
 
 @pytest.mark.parametrize("budget", [0.001, 0.01, 0.05, 0.3, 1.0, 100.0])

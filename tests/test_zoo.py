@@ -23,9 +23,8 @@ def test_the_zoo_covers_the_required_rows() -> None:
 #: rows whose catch takes half a minute or more (the default run keeps every required row;
 #: tests/test_depth_mutants.py checks the cost row on a smaller ladder)
 HEAVY_ROWS = {"A.3", "cost"}
-#: rows today's engines do not catch yet: parity compares each member's partitions as a
-#: set, so an Assignment in another order passes (strict: this fails once it is caught)
-NOT_YET = {"order": "check --parity compares partition sets, not lists in order"}
+#: rows today's engines do not catch yet (strict: such a row fails once it is caught)
+NOT_YET: dict[str, str] = {}
 
 
 def _marks(row: str) -> list[pytest.MarkDecorator]:

@@ -3,12 +3,14 @@ line each, or the same as one JSON object (``--json``)."""
 
 from __future__ import annotations
 
+import math
 from typing import Literal, TypedDict, final
 
 from ...targets.offers import Offer
+from .depth import shortfall
 from .results import INVARIANT_ROWS, BatteryResult, CostFigures, EngineResult, Figures
 
-__all__ = ["AssignorJson", "BatteryJson", "CheckJson", "EngineJson", "FiguresJson",
+__all__ = ["AssignorJson", "BatteryJson", "CheckJson", "EngineJson", "FiguresJson", "ShortfallJson",
            "battery_json", "check_json", "check_text", "engine_json", "figures_json"]
 
 Histogram = Literal["imbalance", "moves", "equal_groups", "gap"]
@@ -93,6 +95,16 @@ class UnsupportedJson(TypedDict):
 AssignorJson = SupportedJson | UnsupportedJson
 
 
+class ShortfallJson(TypedDict):
+    """The invariants left unjudged at the minimum depth, the budget, the budget estimated
+    to reach them (None: no rate measured) and the verdict line."""
+
+    invariants: list[str]
+    budget: float
+    reaching: float | None
+    line: str
+
+
 class CheckJson(TypedDict):
     """``groupcheck check --json``: every assignor's battery (docs/reference/commands.md)."""
 
@@ -100,10 +112,14 @@ class CheckJson(TypedDict):
     ok: bool
     seconds: float
     assignors: dict[str, AssignorJson]
+    notJudgedAtDepth: ShortfallJson | None
 
 
-def check_text(text: str, offers: list[Offer], results: list[BatteryResult]) -> str:
-    """One table per assignor, the assignors not supported, and a summary line each."""
+def check_text(text: str, offers: list[Offer], results: list[BatteryResult],
+               budget: float | None = None) -> str:
+    """One table per assignor, the assignors not supported, a summary line each, and the
+    invariants left unjudged at depth at ``budget`` (the --budget asked; default: the
+    budget the run was given)."""
     parts = [r.table() for r in results]
     summary = [f"{len(results)} assignor(s) of {text} checked"]
     by_label = iter(results)
@@ -116,7 +132,13 @@ def check_text(text: str, offers: list[Offer], results: list[BatteryResult]) -> 
         verdict = r.verdict if first is None else (
             f"VIOLATED {', '.join(sorted({i for e in r.engines for i in e.findings}))}; "
             f"first after {r.after(first[1]):.1f}s ({first[0].engine})")
+        shallow = sorted({i for e in r.engines for i in e.shallow})
+        if shallow:
+            verdict += f"; not judged at depth: {', '.join(shallow)}"
         summary.append(f"  {offer.label:<20} {verdict}")
+    short = shortfall(results, _asked(results, budget))
+    if short is not None:
+        summary.append(short.line())
     out = "\n\n".join(parts) + "\n\n" + "\n".join(summary)
     failing = [(r, r.first()) for r in results if r.first() is not None]
     if failing:
@@ -169,7 +191,12 @@ def figures_json(figures: Figures) -> FiguresJson:
     return out
 
 
-def check_json(text: str, offers: list[Offer], results: list[BatteryResult]) -> CheckJson:
+def _asked(results: list[BatteryResult], budget: float | None) -> float:
+    return budget if budget is not None else max((r.budget for r in results), default=0.0)
+
+
+def check_json(text: str, offers: list[Offer], results: list[BatteryResult],
+               budget: float | None = None) -> CheckJson:
     """Every assignor's battery as data, with the assignors the target does not support."""
     by_label = iter(results)
     assignors: dict[str, AssignorJson] = {}
@@ -177,6 +204,11 @@ def check_json(text: str, offers: list[Offer], results: list[BatteryResult]) -> 
         assignors[offer.label] = ({"supported": False, "error": offer.error}
                                   if not offer.supported else
                                   {"supported": True, **battery_json(next(by_label))})
+    short = shortfall(results, _asked(results, budget))
     return {"target": text, "ok": not any(r.failed for r in results),
             "seconds": round(max((r.seconds for r in results), default=0.0), 3),
-            "assignors": assignors}
+            "assignors": assignors,
+            "notJudgedAtDepth": None if short is None else {
+                "invariants": list(short.invariants), "budget": short.budget,
+                "reaching": None if math.isinf(short.reaching) else short.reaching,
+                "line": short.line()}}

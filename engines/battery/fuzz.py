@@ -35,6 +35,7 @@ from ...properties.invariants import judged_by
 from ...properties.optimal import MovesOracle
 from ...targets.target import Target
 from ..progress import Meter, ProgressFn, silent
+from .depth import MIN_EXAMPLES
 from .results import EngineResult, Finding, file_safe, invariant_id, save_json
 
 __all__ = ["FUZZ_CHECKED", "GAP_SECONDS", "GAP_SHARE", "SHRINK_SECONDS", "WIRE_CHECKED",
@@ -152,10 +153,12 @@ def _examples(meter: Meter, before: int) -> Callable[[int, int], None]:
 
 def run_fuzz(target: Target, budget: float, failures: str, *, seed: int = 0,
              chunk: int = 20, profile: str = "ci", strict: bool = False,
-             progress: ProgressFn = silent) -> EngineResult:
+             progress: ProgressFn = silent, minimum: int = MIN_EXAMPLES) -> EngineResult:
     """Chunks of examples with successive seeds until ``budget`` is spent (the chunk under
-    way stops at its end, at the next event). A failure is shrunk by the delta-debugging
-    pass alone (within ``SHRINK_SECONDS`` and what is left of the budget; ``groupcheck
+    way stops at its end, at the next event); short of ``minimum`` examples (a wire target:
+    one chunk) the invariants it left unjudged are marked shallow. A failure is shrunk by
+    the delta-debugging pass alone (within ``SHRINK_SECONDS`` and what is left of the
+    budget; ``groupcheck
     fuzz`` also runs Hypothesis's shrinker) and dated when it was first seen. A wire target
     (real clients: seconds per event) runs five examples per chunk, starts no chunk the
     budget cannot hold (judged by the slowest chunk so far), and shrinks within the rest.
@@ -170,7 +173,7 @@ def run_fuzz(target: Target, budget: float, failures: str, *, seed: int = 0,
         config = replace(config, promises=replace(config.promises, strict=True))
     wire = target.hints is not None and target.hints.wire
     if wire:
-        chunk, profile = 5, "wire"
+        chunk, profile, minimum = 5, "wire", 5
         result.checked = judged_by("wire", timed=bool(target.timeout))
     stats = Stats()
     inherited_events: dict[str, list[DomainEvent]] = {}
@@ -221,6 +224,10 @@ def run_fuzz(target: Target, budget: float, failures: str, *, seed: int = 0,
     result.seconds = time.perf_counter() - started
     result.note = (f"{chunks} chunk(s) of {chunk} examples, seeds {seed}..{seed + chunks - 1}"
                    + ("; the last cut short at the end of the budget" if cut else ""))
+    result.depth = f"{result.runs:,} examples (minimum {minimum})"
     _fill(result, stats, gap_seconds)
+    if result.runs < minimum and not result.failed:
+        result.shallow = tuple(i for i in result.checked if not result.judged[i])
+        result.needs = (minimum - result.runs) * result.seconds / max(result.runs, 1)
     _inherited(result, target, stats, inherited_events, failures)
     return result

@@ -28,6 +28,7 @@ from ...properties.user_data_rules import LAYOUTS, user_data_hygiene
 from ...targets.adapters.codecs import CodecFailure, ReleaseCodec
 from ...targets.target import Target
 from ..progress import Meter, ProgressFn, silent
+from .parity import ORDER_ONLY, parity_line
 from .results import EngineResult, Finding, invariant_id, save_json
 
 __all__ = ["CodecCase", "CodecNote", "answer", "answered", "codec_inputs", "is_codec_record",
@@ -119,6 +120,7 @@ def run_vectors(target: Target, failures: str, lines: list[AssignVector] | None 
     started = time.perf_counter()
     meter = Meter(progress, "vectors", target.name, max(deadline - started, 0.0))
     counts = {"PARITY": 0, "I1": 0, "I2": 0, "TIMEOUT": 0}
+    order_only = 0  # PARITY lines whose partitions are Kafka's, in another order
     outcomes = target.assign_many(x["request"] for x in mine)
     for line, outcome in zip(mine, outcomes, strict=True):
         if time.perf_counter() >= deadline:
@@ -144,47 +146,45 @@ def run_vectors(target: Target, failures: str, lines: list[AssignVector] | None 
         elif "kafka_bug" in line:
             problems.append(f"I2: answered with an error where a correct assignment exists: "
                             f"{got['error']}")
-        if "kafka_bug" not in line and not got.get("timeout"):
-            if "error" in expected and "error" not in got:
-                problems.append(f"PARITY: Kafka raised {expected['errorClass']}, the target "
-                                "answered")
-            elif "error" not in expected and "error" in got:
-                problems.append(f"PARITY: the target raised {got['error']}")
-            elif "error" not in expected and partition_sets(got) != partition_sets(expected):
-                problems.append(f"PARITY: {_first_member_difference(expected, got)}")
+        parity = None if "kafka_bug" in line or got.get("timeout") else parity_line(
+            expected, got)
+        if parity is not None:
+            problems.append(parity[0])
+            order_only += parity[1] == ORDER_ONLY
         for p in problems:
             inv = invariant_id(p)
             counts[inv] = counts.get(inv, 0) + 1
+            if inv == "PARITY" and parity is not None and parity[1] != ORDER_ONLY \
+                    and ORDER_ONLY in getattr(result.findings.get(inv), "violation", ""):
+                del result.findings[inv]  # a difference of partitions outranks one of order
             if inv not in result.findings:
-                body = {**request, "groupcheck": {
-                    "format": "groupcheck-vector/1", "target": target.name,
-                    "case": line.get("case"), "kafka_bug": line.get("kafka_bug"),
-                    "violation": p, "kafka": expected, "got": got}}
-                path = save_json(failures, f"vector-{target.name}-{inv}", body,
-                                 {"target": target.name, "invariant": inv,
-                                  "case": line.get("case"), "request": request})
-                result.add(Finding(inv, f"{p} (case {line.get('case')})", path,
-                                   len(request["members"]),
-                                   f"case {line.get('case')}\n"
-                                   f"request: {json.dumps(request)}\n"
-                                   f"kafka:   {json.dumps(expected.get('assignment'))}\n"
-                                   f"got:     {json.dumps(got.get('assignment', got))}"))
+                kind = parity[1] if inv == "PARITY" and parity is not None else None
+                result.add(_vector_finding(target, failures, line, got, p, kind))
     result.seconds = time.perf_counter() - started
     bugs = sum(1 for x in mine if "kafka_bug" in x)
     cut = f"; {result.note}" if result.note else ""
     result.note = (f"{len(mine)} lines ({bugs} kafka_bug); differing lines: "
-                   + ", ".join(f"{k} {v}" for k, v in counts.items()) + cut)
+                   + ", ".join(f"{k} {v}" for k, v in counts.items())
+                   + (f" ({order_only} {ORDER_ONLY})" if order_only else "") + cut)
     return result
 
 
-def _first_member_difference(expected: Answered, got: Answered) -> str:
-    a, b = partition_sets(expected), partition_sets(got)
-    for m in sorted(set(a) | set(b)):
-        if a.get(m, frozenset()) != b.get(m, frozenset()):
-            def show(s: frozenset[tuple[str, int]]) -> str:
-                return ",".join(f"{t}-{p}" for t, p in sorted(s)) or "-"
-            return f"{m}: Kafka {show(a.get(m, frozenset()))}, target {show(b.get(m, frozenset()))}"
-    return "no difference"
+def _vector_finding(target: Target, failures: str, line: AssignVector, got: Answered,
+                    violation: str, kind: str | None) -> Finding:
+    """The line's request saved with what went wrong (``difference``: PARITY's kind)."""
+    request, expected, inv = line["request"], line["response"], invariant_id(violation)
+    note = {"format": "groupcheck-vector/1", "target": target.name, "case": line.get("case"),
+            "kafka_bug": line.get("kafka_bug"), "violation": violation, "kafka": expected,
+            "got": got}
+    if kind is not None:
+        note["difference"] = kind
+    path = save_json(failures, f"vector-{target.name}-{inv}", {**request, "groupcheck": note},
+                     {"target": target.name, "invariant": inv, "case": line.get("case"),
+                      "request": request})
+    return Finding(inv, f"{violation} (case {line.get('case')})", path, len(request["members"]),
+                   f"case {line.get('case')}\nrequest: {json.dumps(request)}\nkafka:   "
+                   f"{json.dumps(expected.get('assignment'))}\ngot:     "
+                   f"{json.dumps(got.get('assignment', got))}")
 
 
 # ---------------------------------------------------------------------------------------

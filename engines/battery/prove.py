@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import functools
 import json
+import math
 import time
 from collections.abc import Callable, Iterable
 from typing import Any
@@ -43,17 +44,23 @@ from .results import (
     save_json,
 )
 
-__all__ = ["PORTFOLIO", "PREMISE_SECONDS", "premise_counts", "prover_checked", "prover_reasons",
-           "run_prove", "run_prove_within", "run_scenarios", "scope_size"]
+__all__ = ["DEPTH_SCOPE", "PORTFOLIO", "PREMISE_SECONDS", "extend_portfolio", "premise_counts",
+           "prover_checked", "prover_reasons", "run_prove", "run_prove_within", "run_scenarios",
+           "scope_size", "scopes_run"]
 
 PREMISE_SECONDS = 1.0  # the premise count's time, after which it reports "at least"
-#: small scopes along different axes, the general one first, then the cheapest: two
-#: members with stale and conflicting claims; every labelled configuration (assignors that
-#: depend on member names); four members; three claimants of one partition; more
-#: partitions per topic
-PORTFOLIO = ("members=2,topics=2,partitions=2,generations=2,claims=2",
+#: the scope every assignor's prover covers before any other (depth before breadth): three
+#: members claiming one partition at three different generations, the shape of stale and
+#: conflicting claims that only a third generation shows
+DEPTH_SCOPE = "members=3,topics=1,partitions=1,generations=3,claims=3"
+#: small scopes along different axes, ordered by what they can reveal per configuration:
+#: the depth scope, then the cheapest: every labelled configuration (assignors that depend
+#: on member names); four members; the general one with stale and conflicting claims; three
+#: claimants of one partition over two topics; more partitions per topic
+PORTFOLIO = (DEPTH_SCOPE,
              "members=2,topics=2,partitions=1,generations=1,claims=1,symmetry=0",
              "members=4,topics=1,partitions=2,generations=1,claims=1",
+             "members=2,topics=2,partitions=2,generations=2,claims=2",
              "members=3,topics=2,partitions=1,generations=2,claims=3",
              "members=2,topics=2,partitions=3,generations=1,claims=1")
 
@@ -221,14 +228,16 @@ def scope_size(scope: str) -> int:
 def run_prove_within(target: Target, budget: float, failures: str, *,
                      scopes: tuple[str, ...] = PORTFOLIO, workers: int | None = None,
                      strict: bool = False, reference: Target | None = None,
-                     progress: ProgressFn = silent) -> EngineResult:
-    """The prover over ``scopes`` in order, until one shows a violation or ``budget`` is
+                     progress: ProgressFn = silent, of: int | None = None) -> EngineResult:
+    """The prover over ``scopes`` in order (its depth counted over ``of`` scopes, default
+    all of them), until one shows a violation or ``budget`` is
     spent: a scope is not started when the configurations per second seen so far say it
     would not finish in time, and the one under way stops at the budget's end (it is then
     no proof, and its note says so)."""
     total = EngineResult("prove", prover_checked(target), reasons=prover_reasons(target))
     ran: list[str] = []
     rate = 0.0
+    reached = False  # the depth scope ran to its end
     meter = Meter(progress, "prove", target.name, budget)
     deadline = meter.started + budget
     for scope in scopes:  # a scope's size is counted only to judge the ones after the first
@@ -241,14 +250,46 @@ def run_prove_within(target: Target, budget: float, failures: str, *,
             return part
         _merge(total, part)
         ran.append(part.note.removeprefix("scope ").split(";")[0])  # and proof or sample
+        reached = reached or (scope == DEPTH_SCOPE and part.runs >= scope_size(scope))
         rate = total.runs / total.seconds if total.seconds else 0.0
         if part.findings or time.perf_counter() >= deadline:
             break
-    total.note = f"{len(ran)} of {len(scopes)} scopes: " + "; ".join(ran)
+    total.note = f"{len(ran)} of {of or len(scopes)} scopes: " + "; ".join(ran)
     if not total.runs:
         total.note = (f"its share of the budget ({budget:.1f} s) ended before one unit of "
                       f"work was done; {total.note}")
+    total.depth = f"{len(ran)} of {of or len(scopes)} scopes"
+    _mark_depth(total, scopes, reached, rate)
     return total
+
+
+def _mark_depth(total: EngineResult, scopes: tuple[str, ...], reached: bool, rate: float
+                ) -> None:
+    """The prover's minimum depth: `DEPTH_SCOPE`, wherever it stands in ``scopes``, run to
+    its end (or to a violation). Short of it, the invariants the prover judges are marked
+    ``shallow`` and ``needs`` is the scope's configurations at the rate measured."""
+    if reached or DEPTH_SCOPE not in scopes or total.findings:
+        return
+    total.shallow = tuple(i for i in total.checked if i not in ("ERROR", "TIMEOUT"))
+    total.needs = scope_size(DEPTH_SCOPE) / rate if rate else math.inf
+
+
+def scopes_run(result: EngineResult) -> int:
+    """How many scopes of its portfolio a `run_prove_within` result ran (its ``depth``)."""
+    head = result.depth.split(" of ", 1)[0]
+    return int(head) if head.isdigit() else 0
+
+
+def extend_portfolio(first: EngineResult, more: EngineResult, portfolio: int) -> None:
+    """``more`` (the portfolio's scopes after those of ``first``) added to ``first``: its
+    runs, findings and figures, its scopes in the note, the depth counted over
+    ``portfolio`` scopes."""
+    done = scopes_run(first) + scopes_run(more)
+    _merge(first, more)
+    ran = more.note.split(": ", 1)[1] if ": " in more.note else ""
+    rest = first.note.partition(": ")[2]
+    first.note = f"{done} of {portfolio} scopes: " + "; ".join(p for p in (rest, ran) if p)
+    first.depth = f"{done} of {portfolio} scopes"
 
 
 def _shifted(meter: Meter, total: EngineResult) -> ProgressFn:

@@ -41,8 +41,9 @@ Axis = Literal["members", "partitions"]
 class LadderFigures(TypedDict, total=False):
     """The scale engine's figures for one ladder: its largest shape and that shape's
     seconds, each step's (members, partitions, seconds), Kafka's shape; the fitted exponent
-    ``k`` and the size at which one call ``passes`` the ``bound``; Kafka's shape's seconds,
-    measured or extrapolated."""
+    ``k`` with its spread between steps (``k_range``) and the size at which one call
+    ``passes`` the ``bound``; Kafka's shape's seconds, measured, at least (a call ``cut`` at
+    the engine's share or timed out) or extrapolated (``kafka_range``: from the spread)."""
 
     axis: Required[Axis]
     largest: Required[str]
@@ -55,6 +56,10 @@ class LadderFigures(TypedDict, total=False):
     bound: float
     kafka_seconds: float
     kafka_measured: bool
+    kafka_how: str
+    kafka_range: list[float]
+    k_range: list[float]
+    cut: bool
 
 
 class CostFigures(TypedDict, total=False):
@@ -121,6 +126,12 @@ class EngineResult:
     #: distinct counterexamples beyond the first per invariant in ``findings`` (another
     #: file: the prover's other shapes of violation, another engine pass)
     more: list[Finding] = field(default_factory=list)
+    #: the depth the engine reached (scopes, ladder shapes, examples), printed in its line
+    depth: str = ""
+    #: the invariants its minimum depth judges that this run left unjudged
+    shallow: tuple[str, ...] = ()
+    #: seconds more its minimum depth needs, estimated from the rates it measured
+    needs: float = 0.0
 
     def add(self, finding: Finding) -> None:
         first = self.findings.setdefault(finding.invariant, finding)
@@ -170,6 +181,7 @@ class BatteryResult:
     #: what the target's client release implements (one line; '' for none known)
     profile: str = ""
     started: float = 0.0  # perf_counter() when the run began (findings count from here)
+    budget: float = 0.0  # the whole run's budget, in seconds
 
     @property
     def failed(self) -> bool:
@@ -221,8 +233,9 @@ class BatteryResult:
                 lines.append(f"{inv:<11}" + "".join(f"{c:<{width}}" for c in cells))
         lines.append("")
         for e in self.engines:
+            reached = f"; reached {e.depth}" if e.depth else ""
             state = f"skipped: {e.skipped}" if e.skipped else \
-                f"{e.runs:,} runs in {e.seconds:.1f}s" + (f"; {e.note}" if e.note else "")
+                f"{e.runs:,} runs in {e.seconds:.1f}s{reached}" + (f"; {e.note}" if e.note else "")
             lines.append(f"  {e.engine:<9} {state}")
             lines += [f"            {line}" for line in figure_lines(e.figures)]
         if unjudged:
@@ -277,8 +290,8 @@ def _cost_lines(ladder: LadderFigures, builtin: float | None) -> list[str]:
     beside = f"; the builtin n^{builtin:.2f}" if builtin is not None else ""
     grows = (f"time grows as n^{ladder['k']:.2f} ({axis}{beside})" if "k" in ladder
              else f"too few steps to fit ({axis})")
-    took = (f"> {ladder['seconds']:g} s (TIMEOUT)" if ladder.get("timeout")
-            else f"in {ladder['seconds']:.3g} s")
+    took = (f"> {ladder['seconds']:g} s ({'cut at its share' if ladder.get('cut') else 'TIMEOUT'})"
+            if ladder.get("timeout") else f"in {ladder['seconds']:.3g} s")
     line = f"{grows}; {ladder['largest']} {took}"
     if "passes" in ladder:
         passes = ladder["passes"]
@@ -286,8 +299,13 @@ def _cost_lines(ladder: LadderFigures, builtin: float | None) -> list[str]:
                  if passes != float("inf") else "; its cost does not grow")
     out = [line]
     if "kafka_seconds" in ladder:
-        how = "measured" if ladder["kafka_measured"] else "extrapolated"
-        out.append(f"  Kafka's {ladder['kafka']}: {ladder['kafka_seconds']:,.3g} s {how}")
+        how = ladder.get("kafka_how") or (
+            "measured" if ladder["kafka_measured"] else "extrapolated")
+        low, high = ladder.get("kafka_range") or (None, None)
+        spread = (f" ({low:,.3g}..{high:,.3g} s from the exponent's spread between steps)"
+                  if low is not None and high is not None
+                  and f"{low:,.3g}" != f"{high:,.3g}" else "")
+        out.append(f"  Kafka's {ladder['kafka']}: {ladder['kafka_seconds']:,.3g} s {how}{spread}")
     return out
 
 

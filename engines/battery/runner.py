@@ -7,8 +7,9 @@ high-yield first):
 * ``codec`` — I10 over every writer/reader version pair for a fixed set of subscriptions,
   and I12 over the user data written after ``on_assignment`` (golden);
 * ``prove`` — the exhaustive scope prover over the target's assign function, on a
-  portfolio of small scopes along different axes for as long as its share of the budget
-  holds (prove);
+  portfolio of small scopes along different axes: first its depth scope (three members
+  claiming one partition at three generations) on every assignor, then the rest of the
+  portfolio within ``PROVE_SHARE`` of the budget (prove, breadth);
 * ``vectors`` — the golden vectors' ``assign`` lines for the target's assignor (with
   ``parity``): I1 and I2 on every answer, and on lines not marked ``kafka_bug`` the same
   partitions per member as Kafka's answer (``PARITY``);
@@ -21,6 +22,14 @@ high-yield first):
   scale tests, within ``SCALE_SHARE`` of the budget: how its cost grows, and I13 when one
   call at such a shape passes the 300 s rebalance timeout (scale). It runs with the
   fixed engines, before the searching ones.
+
+Depth before breadth (depth, breadth): every engine first reaches its minimum depth on
+every assignor — the prover's depth scope within an equal part of the fixed engines' time,
+the scale engine's judgement of I13, the state machine's minimum of examples — and an
+engine that falls short says which invariants it left unjudged, which ``check`` names in its
+verdict line. What the depth scopes leave of the prover's share then goes to the rest of
+the portfolios, the assignor whose prover is cheapest (configurations per second) first;
+what a cheap one leaves passes to the next.
 
 `ENGINE_LIST` holds them: an engine with a ``share`` searches for as long as it is given
 (its share of what the fixed engines leave of the budget; one whose part would fall below
@@ -53,6 +62,7 @@ from typing import TYPE_CHECKING, Any
 
 from ...targets.target import Target
 from ..progress import ProgressFn, silent
+from .breadth import deepen, depth_budget, widen_provers
 from .contract import watched
 from .golden import (
     answer,
@@ -63,7 +73,14 @@ from .golden import (
     vectors_dir,
 )
 from .profile_gaps import absent_invariants, mark_absent
-from .prove import prover_reasons, run_prove, run_prove_within, run_scenarios
+from .prove import (
+    PORTFOLIO,
+    prover_reasons,
+    run_prove,
+    run_prove_within,
+    run_scenarios,
+    scopes_run,
+)
 from .results import (
     DEFAULT_SCOPE,
     ENGINES,
@@ -132,6 +149,7 @@ class Context:
     vectors: Path | None = None
     deadline: float = float("inf")
     progress: ProgressFn = silent
+    after: int = 0  # how many targets this engine runs on after this one
 
     def left(self) -> float:
         """Seconds to ``deadline``."""
@@ -163,15 +181,54 @@ def searching_share(engine: Engine, rest: Sequence[Engine], left: float) -> floa
 
 
 def _prove(target: Target, ctx: Context) -> EngineResult:
-    """``--scope`` (until the run's end), else the portfolio of small scopes within its
-    share of the budget."""
+    """``--scope`` (until the run's end), else the portfolio's depth scope within an equal
+    part of the fixed engines' time (`breadth.depth_budget`); `_widen` runs the rest."""
     if ctx.scope:
         return run_prove(target, ctx.scope, ctx.failures, workers=ctx.workers,
                          strict=ctx.strict, reference=ctx.reference,
                          deadline=ctx.deadline, progress=ctx.progress)
-    return run_prove_within(target, min(ctx.total * PROVE_SHARE / ctx.targets, ctx.left()),
-                            ctx.failures, workers=ctx.workers, strict=ctx.strict,
+    seconds = depth_budget(ctx.left(), ctx.total * SCALE_SHARE, ctx.after + 1)
+    return run_prove_within(target, seconds, ctx.failures, scopes=PORTFOLIO[:1],
+                            of=len(PORTFOLIO), workers=ctx.workers, strict=ctx.strict,
                             reference=ctx.reference, progress=ctx.progress)
+
+
+def _widen(targets: Sequence[Target], results: Sequence[BatteryResult], ctx: Context,
+           reference: Callable[[Target], Target | None] | None) -> None:
+    """The rest of every prover's portfolio within what the depth scopes left of the
+    prover's share (`breadth.widen_provers`)."""
+    provers = [next((e for e in r.engines if e.engine == "prove"), None) for r in results]
+    pool = ctx.total * PROVE_SHARE - sum(p.seconds for p in provers if p is not None)
+
+    def more(i: int, seconds: float) -> EngineResult:
+        target, done = targets[i], scopes_run(provers[i] or EngineResult("prove"))
+        part = run_prove_within(target, seconds, ctx.failures, scopes=PORTFOLIO[done:],
+                                workers=ctx.workers, strict=ctx.strict,
+                                reference=reference(target) if reference else None,
+                                progress=ctx.progress)
+        if target.profile is not None:
+            record_profile(part, target.profile.to_json())
+        return part
+    widen_provers(provers, pool, ctx.deadline, more, len(PORTFOLIO))
+
+
+def _deepen_scale(targets: Sequence[Target], results: Sequence[BatteryResult],
+                  ctx: Context) -> None:
+    """The scale engine again where it left I13 unjudged, within what it needs
+    (`breadth.deepen`)."""
+    found = [next((e for e in r.engines if e.engine == "scale"), None) for r in results]
+
+    def again(i: int, seconds: float) -> EngineResult:
+        target = targets[i]
+        out = run_scale(target, seconds, ctx.failures, progress=ctx.progress)
+        if target.profile is not None:
+            record_profile(out, target.profile.to_json())
+        mark_absent(out, absent_invariants(target))
+        return out
+    for result, old, new in zip(results, found, deepen(found, ctx.deadline, again),
+                                strict=True):
+        if old is not None and new is not None and new is not old:
+            result.engines[result.engines.index(old)] = new
 
 
 def _vectors(target: Target, ctx: Context) -> EngineResult:
@@ -253,7 +310,7 @@ def run_batteries(targets: Sequence[Target], *, budget: float = 120.0, parity: b
     end = started + budget
     wanted = set(engines) if engines is not None else {e.name for e in ENGINE_LIST}
     chosen = [e for e in ENGINE_LIST if e.name in wanted]
-    results = [BatteryResult(t.name, [], assignor=t.assignor, started=started,
+    results = [BatteryResult(t.name, [], assignor=t.assignor, started=started, budget=budget,
                              balance=f"{t.balance} ({t.balance_why})" if t.balance_why else "",
                              profile=t.profile.summary() if t.profile else "")
                for t in targets]
@@ -284,7 +341,11 @@ def run_batteries(targets: Sequence[Target], *, budget: float = 120.0, parity: b
 
     for engine in (e for e in chosen if not e.share):
         for i in range(len(targets)):
-            run(engine, i, base)
+            run(engine, i, replace(base, after=len(targets) - 1 - i))
+    if not stopped and any(e.name == "scale" for e in chosen):
+        _deepen_scale(targets, results, base)
+    if not scope and not stopped and any(e.name == "prove" for e in chosen):
+        _widen(targets, results, base, reference)
     for n, (engine, i) in enumerate(searching):
         share = searching_share(engine, [e for e, _ in searching[n:]],
                                 max(end - time.perf_counter(), 0.0))

@@ -40,120 +40,32 @@ from dataclasses import dataclass, field
 from ...impl.assign_op import run_assign
 from ...properties.harness import HarnessError
 from ...properties.invariants import judged_by
-from ...properties.jsonl_shapes import AssignAnswer, AssignFn, AssignRequest, RequestMember
+from ...properties.jsonl_shapes import AssignAnswer, AssignFn, AssignRequest
 from ...targets.target import BUILTIN_ASSIGNORS, Target
 from ..progress import Meter, ProgressFn, silent
-from .results import Axis, CostFigures, EngineResult, Finding, LadderFigures, save_json
+from .results import CostFigures, EngineResult, Finding, LadderFigures, save_json
+from .scale_fit import FIT_FLOOR, CutCall, Fit, bounded_call, fit_power
+from .scale_ladders import (
+    DEFAULT_LADDERS,
+    MEMBERS_LADDER,
+    PARTITIONS_LADDER,
+    Ladder,
+    Point,
+    Shape,
+    scale_request,
+)
 
-__all__ = ["COST_BOUND", "DEFAULT_LADDERS", "MEMBERS_LADDER", "PARTITIONS_LADDER", "SAFETY",
-           "Fit", "Ladder", "Point", "Shape", "fit_power", "run_ladder", "run_scale",
+__all__ = ["COST_BOUND", "DEFAULT_LADDERS", "FIT_FLOOR", "MEMBERS_LADDER", "PARTITIONS_LADDER",
+           "SAFETY", "Fit", "Ladder", "Point", "Shape", "fit_power", "run_ladder", "run_scale",
            "scale_request"]
 
 COST_BOUND = 300.0  # seconds: max.poll.interval.ms's default, the rebalance timeout
 SAFETY = 1.5  # a step runs only when its predicted time, times this, fits what is left
-FIT_FLOOR = 0.002  # seconds: steps faster than this are mostly fixed overhead
 REPEAT_BELOW = 0.05  # seconds: a step faster than this is timed up to three times
 #: I13 is judged on an extrapolation only this many times past the largest size measured
 MAX_REACH = 10.0
 BUILTIN_SHARE = 1 / 3  # of the budget, for the builtin assignor beside the target
 Clock = Callable[[], float]
-
-
-@dataclass(frozen=True)
-class Shape:
-    """A group: ``members`` subscribed to ``topics`` topics of ``per_topic`` partitions each,
-    the last ``narrow`` members to the first topic only."""
-
-    members: int
-    topics: int
-    per_topic: int
-    narrow: int = 0
-
-    @property
-    def partitions(self) -> int:
-        return self.topics * self.per_topic
-
-    @property
-    def label(self) -> str:
-        return f"{self.members:,} members × {self.partitions:,} partitions"
-
-
-@dataclass(frozen=True)
-class Ladder:
-    """Shapes of growing size along ``axis`` (members or partitions), the last one
-    ``kafka``'s, a shape Kafka's own tests use."""
-
-    axis: Axis
-    steps: tuple[Shape, ...]
-    kafka: str
-
-    def size(self, shape: Shape) -> int:
-        return shape.members if self.axis == "members" else shape.partitions
-
-
-MEMBERS_LADDER = Ladder(
-    "members", tuple(Shape(m, 10, m) for m in (10, 20, 50, 100, 200, 500, 1000, 2000, 5000,
-                                              10000)),
-    "ClientSideAssignorBenchmark, 10,000 members, 10 partitions per member")
-PARTITIONS_LADDER = Ladder(
-    "partitions", tuple(Shape(2000, t, 2000, narrow=1) for t in (10, 25, 50, 100, 250, 500)),
-    "AbstractStickyAssignorTest.testLargeAssignmentAndGroupWithNonEqualSubscription")
-DEFAULT_LADDERS = (MEMBERS_LADDER, PARTITIONS_LADDER)
-
-
-@dataclass(frozen=True)
-class Point:
-    shape: Shape
-    size: int
-    seconds: float
-    timeout: bool = False  # no answer within the target's limit: seconds is a lower bound
-
-
-@dataclass(frozen=True)
-class Fit:
-    """time ≈ c·n^k over ``points`` steps."""
-
-    k: float
-    c: float
-    points: int
-
-    def seconds(self, n: float) -> float:
-        return float(self.c * n ** self.k)
-
-    def size_at(self, seconds: float) -> float:
-        """The size at which one call takes ``seconds`` (inf when the cost does not grow)."""
-        if self.k <= 0.05:
-            return math.inf
-        return float((seconds / self.c) ** (1.0 / self.k))
-
-
-def fit_power(points: Sequence[tuple[float, float]], floor: float = FIT_FLOOR) -> Fit | None:
-    """Least squares of log(seconds) on log(n) over the (n, seconds) ``points``; those
-    under ``floor`` seconds only when fewer than three others remain (then the three
-    largest). None without two distinct sizes."""
-    usable = sorted((n, max(s, 1e-9)) for n, s in points if n > 0)
-    above = [p for p in usable if p[1] >= floor]
-    chosen = above if len(above) >= 3 else usable[-3:]
-    if len({n for n, _ in chosen}) < 2:
-        return None
-    xs = [math.log(n) for n, _ in chosen]
-    ys = [math.log(s) for _, s in chosen]
-    mx, my = sum(xs) / len(xs), sum(ys) / len(ys)
-    k = sum((x - mx) * (y - my) for x, y in zip(xs, ys, strict=True)) / sum(
-        (x - mx) ** 2 for x in xs)
-    return Fit(k, math.exp(my - k * mx), len(chosen))
-
-
-def scale_request(assignor: str, shape: Shape) -> AssignRequest:
-    """The JSON-lines ``assign`` request of a first rebalance of ``shape`` (client mode)."""
-    topics = [f"t{i}" for i in range(shape.topics)]
-    width = len(str(max(shape.members - 1, 0)))
-    members: dict[str, RequestMember] = {
-        f"m{i:0{width}d}": {"topics": list(topics[:1] if i >= shape.members - shape.narrow
-                                           else topics), "owned": [], "generation": None}
-        for i in range(shape.members)}
-    return {"op": "assign", "assignor": assignor, "mode": "client",
-            "partitions": {t: shape.per_topic for t in topics}, "members": members}
 
 
 @dataclass
@@ -200,10 +112,12 @@ def _timed(assign: AssignFn, request: AssignRequest, clock: Clock,
 
 def run_ladder(assign: AssignFn, assignor: str, ladder: Ladder, deadline: float, *,
                clock: Clock = time.perf_counter, limit: float | None = None,
-               floor: float = FIT_FLOOR, seed: float = 0.0
+               floor: float = FIT_FLOOR, seed: float = 0.0, bounded: bool = False
                ) -> tuple[LadderRun, AssignRequest | None]:
     """The ladder's steps while each predicted step fits before ``deadline`` (on ``clock``;
-    ``seed`` guesses the first step); also the request of the largest shape measured."""
+    ``seed`` guesses the first step); also the request of the largest shape measured. With
+    ``bounded``, the first step (nothing predicts it) is first probed by a `bounded_call` cut
+    at ``deadline``: a cut call's time is more than what was left."""
     run = LadderRun(ladder)
     largest: AssignRequest | None = None
     for shape in ladder.steps:
@@ -212,11 +126,17 @@ def run_ladder(assign: AssignFn, assignor: str, ladder: Ladder, deadline: float,
             run.stopped = f"the budget would not hold {shape.label}"
             break
         request, run.calls = scale_request(assignor, shape), run.calls + 1
+        cut = bounded and not run.points
         try:
+            if cut:  # a probe in a child: the timed calls below are known to end
+                left -= bounded_call(assign, request, left)[0]
             seconds, response = _timed(assign, request, clock, left)
-        except TimeoutError:
-            run.points.append(Point(shape, ladder.size(shape), limit or 0.0, timeout=True))
-            largest, run.stopped = request, f"TIMEOUT at {shape.label}"
+        except TimeoutError as exc:
+            used = exc.cpu if isinstance(exc, CutCall) else limit or 0.0
+            run.points.append(Point(shape, ladder.size(shape), used, timeout=True, cut=cut))
+            largest, run.stopped = request, (
+                f"one call at {shape.label} outlasted the engine's share: cut after "
+                f"{left:.3g} s, {used:.3g} s of CPU" if cut else f"TIMEOUT at {shape.label}")
             run.fit = fit_power([(p.size, p.seconds) for p in run.points], floor)
             break
         except HarnessError:  # groupcheck's own failure: never a finding
@@ -233,30 +153,49 @@ def run_ladder(assign: AssignFn, assignor: str, ladder: Ladder, deadline: float,
     return run, largest
 
 
-def _expected(run: LadderRun, bound: float) -> tuple[float, bool] | None:
-    """Seconds at the ladder's Kafka shape: (measured, True), (extrapolated, False), or
-    None when nothing fits."""
+def _expected(run: LadderRun, bound: float) -> tuple[float, str] | None:
+    """Seconds at the ladder's Kafka shape and how they are known: "measured" (at the shape,
+    or a call past the bound), "at least" (a call cut or timed out short of the shape, grown
+    no slower than linearly, past the bound), "extrapolated" (the fit); None when nothing
+    fits."""
     kafka = run.ladder.steps[-1]
     hit = [p for p in run.points if p.shape == kafka and not p.timeout]
     if hit:
-        return hit[0].seconds, True
-    late = [p for p in run.points if p.timeout and p.seconds >= bound]
-    if late:
-        return late[0].seconds, True
+        return hit[0].seconds, "measured"
+    for late in (p for p in run.points if p.timeout):
+        if late.seconds >= bound:
+            return late.seconds, "measured"
+        least = late.seconds * run.ladder.size(kafka) / late.size
+        if least > bound:
+            return least, "at least"
     if run.fit is None:
         return None
-    return run.fit.seconds(run.ladder.size(kafka)), False
+    return run.fit.seconds(run.ladder.size(kafka)), "extrapolated"
 
 
-def _out_of_reach(run: LadderRun, reach: float) -> str:
-    """Why I13 cannot be judged on this ladder ("" when it can): the largest size measured
-    is more than ``reach`` times short of the Kafka shape's, and nothing passed the bound."""
-    kafka = run.ladder.steps[-1]
-    if not run.points or run.points[-1].size * reach >= run.ladder.size(kafka):
-        return "" if run.points else f"{run.ladder.axis}: no step measured"
-    return (f"{run.ladder.axis}: the largest shape measured, {run.points[-1].shape.label}, is "
-            f"more than {reach:g}x short of Kafka's {kafka.label} to extrapolate (a larger "
-            "--budget reaches further)")
+def _out_of_reach(run: LadderRun, reach: float, floor: float = FIT_FLOOR,
+                  bound: float = COST_BOUND) -> str:
+    """Why I13 cannot be judged on this ladder ("" when it can): within ``reach`` times the
+    Kafka shape's size the fit judges; further, a fit over three steps of at least ``floor``
+    seconds judges when the whole range its exponent's spread gives is on one side of
+    ``bound``."""
+    kafka, axis = run.ladder.steps[-1], run.ladder.axis
+    if not run.points:
+        return f"{axis}: no step measured"
+    if run.points[-1].size * reach >= run.ladder.size(kafka):
+        return ""
+    timed = [p for p in run.points if not p.timeout and p.seconds >= floor]
+    if run.fit is not None and len(timed) >= 3:
+        low, _, high = run.fit.extrapolate(run.ladder.size(kafka))
+        if low > bound or high <= bound:
+            return ""
+        return (f"{axis}: the exponent's spread between steps ({run.fit.low:.2f}.."
+                f"{run.fit.high:.2f}) gives {_seconds(low)}..{_seconds(high)} s at Kafka's "
+                f"{kafka.label}, on both sides of the {bound:g} s bound (a larger --budget "
+                "narrows it)")
+    return (f"{axis}: {len(timed)} step(s) of at least {floor:g} s to fit (three needed), "
+            f"and the largest shape measured, {run.points[-1].shape.label}, is more than "
+            f"{reach:g}x short of Kafka's {kafka.label} (a larger --budget reaches further)")
 
 
 def ladder_figures(run: LadderRun, bound: float) -> LadderFigures:
@@ -264,15 +203,20 @@ def ladder_figures(run: LadderRun, bound: float) -> LadderFigures:
     last = run.points[-1]
     out: LadderFigures = {
         "axis": run.ladder.axis, "largest": last.shape.label,
-        "seconds": round(last.seconds, 4), "timeout": last.timeout,
+        "seconds": round(last.seconds, 4), "timeout": last.timeout, "cut": last.cut,
         "steps": [[p.shape.members, p.shape.partitions, round(p.seconds, 5)]
                   for p in run.points],
         "kafka": f"{run.ladder.steps[-1].label} ({run.ladder.kafka})"}
     if run.fit is not None:
-        out.update({"k": round(run.fit.k, 2), "passes": run.fit.size_at(bound), "bound": bound})
+        out.update({"k": round(run.fit.k, 2), "passes": run.fit.size_at(bound), "bound": bound,
+                    "k_range": [round(run.fit.low, 2), round(run.fit.high, 2)]})
     expected = _expected(run, bound)
     if expected is not None:
-        out.update({"kafka_seconds": round(expected[0], 3), "kafka_measured": expected[1]})
+        out.update({"kafka_seconds": round(expected[0], 3),
+                    "kafka_measured": expected[1] == "measured", "kafka_how": expected[1]})
+        if expected[1] == "extrapolated" and run.fit is not None:
+            low, _, high = run.fit.extrapolate(run.ladder.size(run.ladder.steps[-1]))
+            out["kafka_range"] = [round(low, 3), round(high, 3)]
     return out
 
 
@@ -281,21 +225,19 @@ def _seconds(value: float) -> str:
 
 
 def _finding(target: Target, run: LadderRun, request: AssignRequest | None, bound: float,
-             failures: str, reach: float) -> Finding | None:
-    """I13 when the ladder's Kafka shape passes ``bound`` (measured, or extrapolated within
-    ``reach``), the largest request saved."""
+             failures: str, reach: float, floor: float = FIT_FLOOR) -> Finding | None:
+    """I13 when the ladder's Kafka shape passes ``bound`` (measured, at least, or
+    extrapolated where `_out_of_reach` allows), the largest request saved."""
     expected = _expected(run, bound)
     if expected is None or expected[0] <= bound or request is None:
         return None
-    if not expected[1] and _out_of_reach(run, reach):
+    if expected[1] == "extrapolated" and _out_of_reach(run, reach, floor, bound):
         return None
     kafka = run.ladder.steps[-1]
-    when = "measured" if expected[1] else "extrapolated"
-    how = when if expected[1] or not run.fit else (
-        f"extrapolated from time ~ {run.ladder.axis}^{run.fit.k:.2f}")
+    when = expected[1]
     head = f"I13: one assign call at {kafka.label} (Kafka's {run.ladder.kafka})"
-    violation = (f"{head} takes {_seconds(expected[0])} s ({how}), past the {bound:g} s "
-                 "rebalance timeout")
+    violation = (f"{head} takes {_seconds(expected[0])} s ({_how(run, when)}), past the "
+                 f"{bound:g} s rebalance timeout")
     largest = run.points[-1] if run.points else None
     path = save_json(failures, f"scale-{target.name}-I13", {  # the times are printed only
         **request, "groupcheck": {"format": "groupcheck-scale/1", "target": target.name,
@@ -310,14 +252,30 @@ def _finding(target: Target, run: LadderRun, request: AssignRequest | None, boun
                    f"{ladder_figures(run, bound)['steps'] if run.points else None}")
 
 
+def _how(run: LadderRun, how: str) -> str:
+    """How the Kafka shape's seconds are known, with the fit's error where extrapolated."""
+    fit, kafka = run.fit, run.ladder.steps[-1]
+    if how == "at least":
+        late = next(p for p in run.points if p.timeout)
+        spent = "of CPU before it was cut" if late.cut else "(TIMEOUT)"
+        return (f"at least: one call at {late.shape.label} took more than {late.seconds:.3g} s "
+                f"{spent}, grown no slower than linearly")
+    if how == "measured" or fit is None:
+        return how
+    low, _, high = fit.extrapolate(run.ladder.size(kafka))
+    return (f"extrapolated from time ~ {run.ladder.axis}^{fit.k:.2f}, exponents "
+            f"{fit.low:.2f}..{fit.high:.2f} between steps: {_seconds(low)}..{_seconds(high)} s")
+
+
 def _ladders(assign: AssignFn, assignor: str, ladders: Sequence[Ladder], deadline: float,
-             clock: Clock, limit: float | None, floor: float
+             clock: Clock, limit: float | None, floor: float, bounded: bool = False
              ) -> list[tuple[LadderRun, AssignRequest | None]]:
     """Every ladder in turn after one untimed call on the smallest shape (a process or a
-    JVM starts, caches fill), each ladder's first step guessed from the ladder before; the
-    ladders after one that failed are not run."""
+    JVM starts, caches fill; not when ``bounded``: each ladder's first call is then cut at
+    the deadline), each ladder's first step guessed from the ladder before; the ladders
+    after one that failed are not run."""
     out: list[tuple[LadderRun, AssignRequest | None]] = []
-    if ladders and ladders[0].steps:
+    if ladders and ladders[0].steps and not bounded:
         try:
             assign(scale_request(assignor, ladders[0].steps[0]))
         except Exception:  # noqa: BLE001 - the timed call that follows reports it
@@ -328,7 +286,7 @@ def _ladders(assign: AssignFn, assignor: str, ladders: Sequence[Ladder], deadlin
             before = out[-1][0]
             seed = before.predict(ladder.steps[0], limit) if before.points else math.inf
         run, request = run_ladder(assign, assignor, ladder, deadline, clock=clock,
-                                  limit=limit, floor=floor, seed=seed)
+                                  limit=limit, floor=floor, seed=seed, bounded=bounded)
         out.append((run, request))
         if run.error:
             break
@@ -339,11 +297,13 @@ def run_scale(target: Target, budget: float, failures: str, *,
               ladders: Sequence[Ladder] = DEFAULT_LADDERS, bound: float = COST_BOUND,
               clock: Clock = time.perf_counter, compare: bool = True,
               floor: float = FIT_FLOOR, reach: float = MAX_REACH,
-              progress: ProgressFn = silent) -> EngineResult:
+              bounded: bool | None = None, progress: ProgressFn = silent) -> EngineResult:
     """Every ladder on the target within ``budget`` seconds (on ``clock``), then, with
     ``compare`` and time left, the builtin assignor of the same name (at most
-    ``BUILTIN_SHARE`` of the budget); I13 against ``bound`` (an extrapolation within
-    ``reach`` times the largest size measured). ``progress`` hears of every call."""
+    ``BUILTIN_SHARE`` of the budget); I13 against ``bound`` (`_out_of_reach` says where an
+    extrapolation judges). ``bounded``: each ladder's first call is cut at the budget
+    (default: on the real clock, for a target that may fork). ``progress`` hears of every
+    call."""
     result = EngineResult("scale", judged_by("scale"))
     if target.assign is None or target.assignor is None:
         result.skipped = "no assign function"
@@ -353,8 +313,10 @@ def run_scale(target: Target, budget: float, failures: str, *,
     beside = (compare and target.assignor in BUILTIN_ASSIGNORS
               and not target.name.startswith("builtin:"))
     mine = started + budget * ((1 - BUILTIN_SHARE) if beside else 1.0)
+    if bounded is None:
+        bounded = clock is time.perf_counter and target.fork_safe and target.timeout is None
     runs = _ladders(meter.counting(target.assign), target.assignor, ladders, mine, clock,
-                    target.timeout, floor)
+                    target.timeout, floor, bounded)
     unjudged: list[str] = []
     for run, request in runs:
         result.runs += run.calls
@@ -364,8 +326,8 @@ def run_scale(target: Target, budget: float, failures: str, *,
                                f" {run.error}", _save_error(target, request, run, failures),
                                len(request["members"]) if request else None))
             break
-        found = _finding(target, run, request, bound, failures, reach)
-        far = _out_of_reach(run, reach)
+        found = _finding(target, run, request, bound, failures, reach, floor)
+        far = _out_of_reach(run, reach, floor, bound)
         if found is not None:
             result.add(found)
         elif far:
@@ -384,9 +346,24 @@ def run_scale(target: Target, budget: float, failures: str, *,
     result.figures["cost"] = cost
     if unjudged:
         result.reasons["I13"] = "; ".join(unjudged)
+    if not result.judged["I13"] and not result.failed:
+        result.shallow = ("I13",)
+        result.needs = sum(_needs(r, target.timeout, floor) for r, _ in runs)
+    result.depth = ", ".join(f"{r.ladder.axis} to {r.points[-1].shape.label}"
+                             for r, _ in runs if r.points) or "no step"
     result.seconds = clock() - started
     result.note = "; ".join(f"{r.ladder.axis}: {r.stopped}" for r, _ in runs if r.stopped)
     return result
+
+
+def _needs(run: LadderRun, limit: float | None, floor: float) -> float:
+    """Seconds more the ladder would take, predicted from its steps, to fit three steps of
+    at least ``floor`` seconds, or two steps more where it has them (they narrow the fit's
+    error)."""
+    timed = sum(1 for p in run.points if not p.timeout and p.seconds >= floor)
+    ahead = [s for s in run.ladder.steps if not run.points or run.ladder.size(s)
+             > run.points[-1].size][:max(3 - timed, 2)]
+    return sum(run.predict(shape, limit, floor) * SAFETY for shape in ahead)
 
 
 def _save_error(target: Target, request: AssignRequest | None, run: LadderRun,

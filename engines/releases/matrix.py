@@ -145,8 +145,8 @@ class CellOptions(TypedDict):
 
 class CellJson(TypedDict, total=False):
     """One cell of ``matrix --json``: the verdict per invariant, the scale engine's cost on
-    the members ladder, the release's profile, why invariants were not judged, and the
-    battery; or, unsupported, why."""
+    the members ladder, the depth it reached (`Cell.reached`), the release's profile, why
+    invariants were not judged, and the battery; or, unsupported, why."""
 
     target: Required[str]
     assignor: Required[str]
@@ -155,6 +155,7 @@ class CellJson(TypedDict, total=False):
     error: str
     verdicts: dict[str, str]
     cost: str
+    reached: str
     profile: str | None
     notJudged: dict[str, list[str]]
     result: BatteryJson
@@ -189,6 +190,15 @@ class Cell:
             return ""
         return f"n^{members['k']:.2f} {members['seconds']:.2g}s"
 
+    def reached(self) -> str:
+        """How deep the cell went within its budget: the prover's scopes and the state
+        machine's examples (``3/6 scopes, 57 examples``), '' when neither ran."""
+        engines = [e for e in self.result.engines if not e.skipped] if self.result else []
+        parts = [e.depth.replace(" of ", "/") for e in engines
+                 if e.engine == "prove" and e.depth]
+        parts += [f"{e.runs:,} examples" for e in engines if e.engine == "fuzz"]
+        return ", ".join(parts)
+
     def to_json(self) -> CellJson:
         body: CellJson = {"target": self.target, "assignor": self.assignor,
                           "seconds": round(self.seconds, 3),
@@ -198,6 +208,7 @@ class Cell:
         else:
             body["verdicts"] = self.verdicts()
             body["cost"] = self.cost()
+            body["reached"] = self.reached()
             body["profile"] = self.result.profile or None
             body["notJudged"] = not_judged(self.result.engines)
             body["result"] = battery_json(self.result)

@@ -53,8 +53,9 @@ def matrix_text(run: MatrixRun) -> str:
     invs = columns(cells)
     width = max([6] + [len(c.target) for c in cells])
     awidth = max([8] + [len(c.assignor) for c in cells])
+    rwidth = max([7] + [len(c.reached()) for c in cells])
     lines = [f"{'target':<{width}} {'assignor':<{awidth}} {'secs':>7} "
-             + " ".join(f"{inv:<8}" for inv in invs) + " cost (members)"]
+             + " ".join(f"{inv:<8}" for inv in invs) + f" {'reached':<{rwidth}} cost (members)"]
     for cell in cells:
         if cell.result is None:
             lines.append(_row_head(cell, width, awidth) + f"not supported: {cell.error}")
@@ -62,7 +63,7 @@ def matrix_text(run: MatrixRun) -> str:
         verdicts = cell.verdicts()
         lines.append((_row_head(cell, width, awidth)
                       + " ".join(f"{verdicts[inv]:<8}" for inv in invs)
-                      + " " + cell.cost()).rstrip())
+                      + f" {cell.reached():<{rwidth}} " + cell.cost()).rstrip())
     profiles = _profiles(run)
     if profiles:
         lines += ["", "client profiles:", *(f"  {t}  {p}" for t, p in profiles.items())]
@@ -157,12 +158,12 @@ def _table(run: MatrixRun) -> str:
     invs = columns(run.cells)
     rows = ["<tr><th>target</th><th>assignor</th><th>seconds</th>"
             + "".join(f"<th>{e(i)}</th>" for i in invs)
-            + "<th>cost (members)</th><th>counterexample</th></tr>"]
+            + "<th>reached</th><th>cost (members)</th><th>counterexample</th></tr>"]
     for cell in run.cells:
         head = (f"<tr><td>{e(cell.target)}</td><td>{e(cell.assignor)}</td>"
                 f"<td>{cell.seconds:.1f}</td>")
         if cell.result is None:
-            rows.append(head + f"<td colspan='{len(invs) + 2}' class='na'>not supported: "
+            rows.append(head + f"<td colspan='{len(invs) + 3}' class='na'>not supported: "
                                f"{e(cell.error)}</td></tr>")
             continue
         verdicts = cell.verdicts()
@@ -171,7 +172,8 @@ def _table(run: MatrixRun) -> str:
                       f"title='{e('; '.join(why.get(i, [])), quote=True)}'>"
                       f"{e(verdicts[i])}</td>" for i in invs)
         link = (f"<a href='#{_anchor(cell)}'>smallest</a>" if cell.failed else "")
-        rows.append(head + tds + f"<td>{e(cell.cost())}</td><td>{link}</td></tr>")
+        rows.append(head + tds + f"<td>{e(cell.reached())}</td><td>{e(cell.cost())}</td>"
+                    f"<td>{link}</td></tr>")
     return "<table>" + "".join(rows) + "</table>"
 
 

@@ -3,7 +3,8 @@
 invariant × engine table per assignor, or ``--json``.
 
 Exit codes: 0 every invariant judged held (or every violation is Kafka's own, labelled), 1
-a violation, 2 bad arguments (one line; ``--parity`` without golden vectors too).
+a violation (with ``--strict`` also an invariant left unjudged at an engine's minimum depth),
+2 bad arguments (one line; ``--parity`` without golden vectors too).
 """
 
 from __future__ import annotations
@@ -63,16 +64,20 @@ def run(args: argparse.Namespace, env: Environment = NO_ENVIRONMENT) -> int:
         close_all(offers)
         references.close()
     if args.json:
-        print(json.dumps(engines.check_json(args.target, offers, results), ensure_ascii=False))
+        print(json.dumps(engines.check_json(args.target, offers, results,
+                                            budget=args.budget), ensure_ascii=False))
     else:
-        print(engines.check_text(args.target, offers, results))
-    return 1 if any(r.failed for r in results) else 0
+        print(engines.check_text(args.target, offers, results, budget=args.budget))
+    short = engines.shortfall(results, args.budget)
+    return 1 if any(r.failed for r in results) or (args.strict and short is not None) else 0
 
 
 def register(sub: Any) -> None:
     p = command_parser(sub, "check", "run the whole battery against a target",
                        [(0, "every invariant judged held (or every violation Kafka's own, "
-                            "labelled)"), (1, "a violation (its counterexample saved)"),
+                            "labelled)"), (1, "a violation (its counterexample saved); with "
+                                              "--strict also an invariant not judged at an "
+                                              "engine's minimum depth"),
                         (2, "also: --parity without golden vectors ($GROUPCHECK_VECTORS)")])
     add_target_option(p, target_help(GROUP_KINDS, "the target whose assignors to check"))
     p.add_argument("--budget", metavar="S",
@@ -92,14 +97,17 @@ def register(sub: Any) -> None:
     add_jobs_option(p, "the prover's processes (default: up to 2, one per CPU)", None)
     add_failures_option(p)
     add_json_option(p, help='print the report as one JSON object: {"target", "ok", "seconds", '
-                    '"assignors": {name: {"supported", "engines", ...}}}')
+                    '"assignors": {name: {"supported", "engines", ...}}, '
+                    '"notJudgedAtDepth"}')
     p.add_argument("--first", action="store_true",
                    help="stop at the first finding (the rest of the budget is not spent)")
     add_reference_option(p, "a target (java: for Kafka's client) asked the requests of the "
                             "prover's violations: identical answers label a violation the "
                             "reference's own, other answers make it the target's own (the "
                             "state machine's findings keep the rules)")
-    add_strict_option(p)
+    add_strict_option(p, "fail on violations that are Kafka's own behaviour too (rules "
+                         "K1-K4), and on an invariant left unjudged at an engine's minimum "
+                         "depth (the verdict line names them)")
     add_broker_option(p)
     add_quiet_option(p)
     p.set_defaults(func=run)

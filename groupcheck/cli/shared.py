@@ -317,10 +317,10 @@ def add_reference_option(p: argparse.ArgumentParser, help: str) -> None:
     p.add_argument("--reference", default=None, metavar="T", help=help)
 
 
-def add_strict_option(p: argparse.ArgumentParser) -> None:
+def add_strict_option(p: argparse.ArgumentParser, help: str = "fail on violations that are "
+                      "Kafka's own behaviour too (rules K1-K4)") -> None:
     """``--strict``: Kafka's own behaviour (rules K1-K4) fails the run too."""
-    p.add_argument("--strict", action="store_true",
-                   help="fail on violations that are Kafka's own behaviour too (rules K1-K4)")
+    p.add_argument("--strict", action="store_true", help=help)
 
 
 def add_seed_option(p: argparse.ArgumentParser, help: str = "the seed: the same seed "
