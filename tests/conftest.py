@@ -54,6 +54,8 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     for item in items:
         if any(item.get_closest_marker(name) for name in REAL_CLIENTS):
             item.add_marker(pytest.mark.xdist_group("real-clients"))
+        elif item.get_closest_marker("audit"):  # one Spark session, not one per worker
+            item.add_marker(pytest.mark.xdist_group("spark"))
 
 
 @pytest.fixture

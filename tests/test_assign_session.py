@@ -59,7 +59,7 @@ def test_a_session_rejects_bad_requests_like_run_assign() -> None:
 
 
 @pytest.mark.parametrize("assignor", ["sticky", "cooperative-sticky"])
-@pytest.mark.parametrize("limit", [3, 50])
+@pytest.mark.parametrize("limit", [3, pytest.param(50, marks=pytest.mark.heavy)])
 def test_keyed_answers_survive_the_caches_being_cleared(assignor: str, limit: int) -> None:
     """``assign_keyed`` (the prover's path) answers each configuration as run_assign does,
     also when its caches fill up and are cleared many times over: a number standing for a

@@ -92,6 +92,7 @@ def test_tiny_audit_end_to_end(spark: Any, tmp_path: Path) -> None:
 PASSING_INVARIANTS = ("I1", "I2", "I3", "I4", "I10", "ERROR", "TIMEOUT")
 
 
+@pytest.mark.slow  # tox -e audit
 def test_same_seed_gives_identical_summary_whatever_the_partitioning(spark: Any,
                                                                      tmp_path: Path) -> None:
     _audit(spark, tmp_path / "a", scenarios=80, seed=9, chunk_size=40, slices=2)
@@ -103,6 +104,7 @@ def test_same_seed_gives_identical_summary_whatever_the_partitioning(spark: Any,
     assert a != (tmp_path / "c" / "summary.json").read_bytes()
 
 
+@pytest.mark.slow  # tox -e audit
 def test_a_rerun_with_other_parameters_is_refused(spark: Any, tmp_path: Path) -> None:
     _audit(spark, tmp_path / "a", scenarios=20, chunk_size=10, targets=["builtin:range"])
     with pytest.raises(AuditError, match="other parameters"):
@@ -176,6 +178,7 @@ def test_a_broken_target_fails_the_audit_with_its_smallest_counterexample(
     assert again.summary["invariants"][broken]["I1"]["violated"] == 1
 
 
+@pytest.mark.slow  # tox -e audit
 def test_kafkas_java_client_runs_in_the_executors_and_agrees_where_no_deviation_applies(
         spark: Any, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """``--target java:`` is Kafka's client under each of the four assignors, one JVM per

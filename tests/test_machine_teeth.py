@@ -61,7 +61,8 @@ def test_java_profile_keeps_its_own_pause_rule() -> None:
     assert not result.failed, result.violations
 
 
-@pytest.mark.parametrize("assignor", ["range", "roundrobin", "sticky", "cooperative-sticky"])
+@pytest.mark.parametrize("assignor", ["range", *(pytest.param(a, marks=pytest.mark.heavy) for a in
+                                                ("roundrobin", "sticky", "cooperative-sticky"))])
 def test_builtin_assignor_group_passes_ci_settings(assignor: str) -> None:
     """Our coordinator and consumers with each eager assignor keep every invariant."""
     result = _fuzz_target(f"builtin:{assignor}")
