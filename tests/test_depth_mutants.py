@@ -17,16 +17,20 @@ from helpers.vectors import load
 SMALL_MEMBERS = Ladder("members", tuple(Shape(m, 10, m) for m in (20, 50, 100, 200, 1000)),
                        "a test's shape")
 #: seconds: the bound one call at 1,000 members is held to (the engine's 300 s scaled down):
-#: the builtin's call there takes about a tenth of a second, the mutant's several seconds
+#: the mutant's call there takes several seconds, so it passes 1 s on any machine
 SMALL_BOUND = 1.0
+#: the control's bound: the builtin's call at 1,000 members takes about a tenth of a second
+#: alone, but was measured at 3 s with the machine's two cores shared by two test workers
+#: and a fresh clone's audit
+CONTROL_BOUND = 10.0
 #: seconds the engine may spend; a ladder climbed to its top ends sooner (about 1 s alone),
 #: the rest is room for a machine busy with other tests
 SMALL_BUDGET = 30.0
 
 
-def _scale(target: str, tmp_path: Path):
+def _scale(target: str, tmp_path: Path, bound: float = SMALL_BOUND):
     return run_scale(resolve(target), SMALL_BUDGET, str(tmp_path), ladders=(SMALL_MEMBERS,),
-                     bound=SMALL_BOUND, compare=False)
+                     bound=bound, compare=False)
 
 
 def test_rebuilt_unfilled_list_passes_the_bound_at_the_large_shape(tmp_path: Path) -> None:
@@ -53,7 +57,7 @@ def test_rebuilt_unfilled_list_gives_kafkas_answers() -> None:
 
 
 def test_builtin_cooperative_sticky_keeps_within_the_bound(tmp_path: Path) -> None:
-    result = _scale("builtin:cooperative-sticky", tmp_path)
+    result = _scale("builtin:cooperative-sticky", tmp_path, CONTROL_BOUND)
     assert not result.findings, [f.violation for f in result.findings.values()]
     assert result.judged["I13"] == 1
 
