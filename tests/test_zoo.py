@@ -11,7 +11,7 @@ from groupcheck.targets.registry import group_target_factory, machine_hints, res
 from groupcheck.targets.zoo.entries import ASSIGNOR_MUTANTS, CODEC_MUTANTS, PEER_ZOO, ZOO
 
 from helpers.command_line import run_command
-from helpers.vectors import vectors_dir
+from helpers.vectors import required_vectors, vectors_dir
 
 REQUIRED_ROWS = {"1", "2", "7", "9", "10b", "11", "12", "13", "14", "22", "24", "A.2-1"}
 
@@ -37,7 +37,8 @@ def _marks(row: str) -> list[pytest.MarkDecorator]:
 @pytest.mark.parametrize("entry", [pytest.param(e, marks=_marks(e.row)) for e in ZOO],
                          ids=[f"{e.row}-{e.target}" for e in ZOO])
 def test_mutant_is_caught_and_the_builtin_passes(entry, tmp_path) -> None:
-    outcome = run_zoo_entry(entry, str(tmp_path), vectors=vectors_dir())
+    vectors = required_vectors() if entry.engine == "vectors" else vectors_dir()
+    outcome = run_zoo_entry(entry, str(tmp_path), vectors=vectors)
     assert outcome.caught is not None, f"{entry.target} escaped {entry.engine}"
     assert outcome.caught.invariant == entry.invariant, outcome.caught.violation
     assert outcome.control == "passed", outcome.control

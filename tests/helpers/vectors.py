@@ -22,8 +22,8 @@ def vectors_dir() -> Path | None:
     return None
 
 
-def load(name: str) -> list[dict[str, Any]]:
-    """All lines of one vector file, or skip (fail under GROUPCHECK_REQUIRE_VECTORS)."""
+def required_vectors() -> Path:
+    """The golden vectors' folder, or skip (fail under GROUPCHECK_REQUIRE_VECTORS)."""
     d = vectors_dir()
     if d is None:
         message = ("golden vectors not found: set GROUPCHECK_VECTORS to the folder holding "
@@ -31,7 +31,12 @@ def load(name: str) -> list[dict[str, Any]]:
         if os.environ.get("GROUPCHECK_REQUIRE_VECTORS"):
             raise RuntimeError(message)
         pytest.skip(message, allow_module_level=True)
-    with open(d / name, encoding="utf-8") as fh:
+    return d
+
+
+def load(name: str) -> list[dict[str, Any]]:
+    """All lines of one vector file, or skip (fail under GROUPCHECK_REQUIRE_VECTORS)."""
+    with open(required_vectors() / name, encoding="utf-8") as fh:
         return [json.loads(line) for line in fh if line.strip()]
 
 
