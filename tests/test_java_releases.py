@@ -5,7 +5,7 @@ express (a cooperative-sticky chain with generations, eager chains, the codecs a
 version the release reads).
 
 The releases come from a Maven local repository (``$GROUPCHECK_MAVEN_REPO``, e.g.
-``/work/shared/kafka/m2``); without it, or without a JDK, the tests are skipped with the
+``~/.m2/repository``); without it, or without a JDK, the tests are skipped with the
 reason, unless ``GROUPCHECK_REQUIRE_KAFKA`` is set, when their absence is a failure.
 """
 
