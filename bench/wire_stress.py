@@ -39,7 +39,7 @@ TRACEBACK = "Traceback (most recent call last)"
 
 
 @dataclass
-class Run:
+class StressRun:
     target: str
     seed: int
     code: int = 0
@@ -80,8 +80,8 @@ def last_exception(stderr: str) -> str:
     return lines[-1].strip()[:200] if lines else "?"
 
 
-def check(target: str, seed: int, budget: float, out: Path) -> Run:
-    run = Run(target, seed)
+def check(target: str, seed: int, budget: float, out: Path) -> StressRun:
+    run = StressRun(target, seed)
     folder = out / f"{target.replace(':', '-')}-seed{seed}"
     began = time.monotonic()
     proc = subprocess.run([*GROUPCHECK, "check", "--target", target, "--budget", str(budget),
@@ -121,7 +121,7 @@ def replay(path: str, attempts: int) -> str:
     return said[:160]
 
 
-def row(run: Run) -> str:
+def row(run: StressRun) -> str:
     replays = "; ".join(run.replays) or "-"
     return (f"| `{run.target}` | {run.seed} | {run.code} | {run.seconds:.0f} | "
             f"{run.verdict.replace('|', '/')} | {run.traceback or 'none'} | {replays} |")
