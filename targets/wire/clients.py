@@ -58,6 +58,8 @@ class ClientInfo:
     assignors: tuple[str, ...]
     profile: str
     crash: str  # "command" | "kill"
+    #: the client takes a group instance id (KIP-345); a driver that does not say has none
+    static_membership: bool = False
 
 
 def _built_missing(name: str, classpath: str) -> str:
@@ -158,4 +160,5 @@ def _info(name: str, answer: Ack) -> ClientInfo:
         raise ClientUnavailable(f"wire: {name} announces crash {crash!r}; expected command "
                                 "or kill")
     return ClientInfo(name, str(answer.get("client", name)), str(answer.get("version", "?")),
-                      tuple(str(a) for a in answer.get("assignors") or ()), profile, crash)
+                      tuple(str(a) for a in answer.get("assignors") or ()), profile, crash,
+                      answer.get("static_membership") is True)

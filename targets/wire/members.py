@@ -1,5 +1,6 @@
-"""A wire group's members as the harness keeps them (`WireMember`), and what a callback's
-end in the merged log does to one (`apply_callback`).
+"""A wire group's members as the harness keeps them (`WireMember`), what a callback's end
+in the merged log does to one (`apply_callback`), and the consumer settings a member starts
+with (`member_config`: a static member's group instance id, refused on a client without).
 
 A member's ownership is exactly its recorded intervals: a partition is owned from the end of
 the assign callback that gave it to the end of the revoke or lost callback that took it.
@@ -12,9 +13,30 @@ from dataclasses import dataclass, field
 from ...properties.group import CallbackRecord, MemberSpec, TopicPartition
 from .clients import ClientInfo
 from .driver_process import DriverProcess
+from .drivers.messages import DriverConfig
 from .log import Entry
 
-__all__ = ["WireMember", "apply_callback"]
+__all__ = ["StaticMembershipRefused", "WireMember", "apply_callback", "member_config"]
+
+
+class StaticMembershipRefused(ValueError):
+    """A static member (a group instance id, KIP-345) on a client that has no such setting:
+    refused before it starts, never played as a dynamic member."""
+
+
+def member_config(base: DriverConfig, client: ClientInfo, member: str,
+                  spec: MemberSpec) -> DriverConfig:
+    """``base`` with the member's client id and, for a static member, its instance id."""
+    config: DriverConfig = {**base, "client_id": member}
+    if spec.group_instance_id is None:
+        return config
+    if not client.static_membership:
+        raise StaticMembershipRefused(
+            f"wire: {member} is a static member (group instance id "
+            f"{spec.group_instance_id!r}) but {client.name} {client.version} has no static "
+            "membership (KIP-345)")
+    config["group_instance_id"] = spec.group_instance_id
+    return config
 
 
 @dataclass

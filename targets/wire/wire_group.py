@@ -53,7 +53,7 @@ from .driver_pool import DriverPool, check_alive, close_members
 from .driver_process import CommandFailed, DriverProcess
 from .drivers.messages import DriverConfig, DriverEvent
 from .log import Entry, WireLog, owned_at
-from .members import WireMember, apply_callback
+from .members import WireMember, apply_callback, member_config
 from .round_records import COOPERATIVE_PROTOCOLS, given_before, record
 from .settle import stalled, unsettled
 
@@ -136,6 +136,7 @@ class WireGroup:
     @checked
     def join(self, member: str, spec: MemberSpec) -> None:
         info = self.client_of(member, spec)
+        config = member_config(CONFIG, info, member, spec)  # refuses an impossible static one
         driver = self.pool.place(info, self.classpaths.get(info.name, ""), member,
                                  self._on_event)
         self._incarnations += 1
@@ -147,7 +148,7 @@ class WireGroup:
         try:
             driver.call("create", member=member, bootstrap=self.backend.bootstrap,
                         group=self.group, assignor=assignors[0], assignors=assignors,
-                        topics=list(spec.topics), config={**CONFIG, "client_id": member})
+                        topics=list(spec.topics), config=config)
         except CommandFailed as exc:  # the client would not start: shown, never in the group
             self.members.pop(member)
             self.pool.release(driver, member)
@@ -171,8 +172,7 @@ class WireGroup:
     @checked
     def leave(self, member: str) -> None:
         self._command(member, "close")
-        m = self.members.pop(member, None)
-        if m is not None:
+        if (m := self.members.pop(member, None)) is not None:
             self.pool.release(m.driver, member)
             self.backend.forget(member)
 

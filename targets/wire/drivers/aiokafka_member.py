@@ -21,25 +21,42 @@ A ``create``'s ``assignors`` become its ``partition_assignment_strategy`` tuple 
 from __future__ import annotations
 
 import asyncio
+import inspect
 import sys
 import threading
 from typing import TYPE_CHECKING, Any
 
 from ...client_assignors import AIOKAFKA as ASSIGNORS
 from ...client_assignors import load_class
-from .host import DriverOutput, assignors_of, command_of, loadable, pair, parts
+from .host import (
+    DriverOutput,
+    assignors_of,
+    command_of,
+    loadable,
+    pair,
+    parts,
+    static_settings,
+)
 from .messages import CallbackFields, Command, EventFields, Hello
 
 if TYPE_CHECKING:  # Unpack is Python 3.11's; the drivers run on 3.9
     from typing import Unpack
 
-__all__ = ["POLL_MS", "AiokafkaHost", "AiokafkaMember", "amain", "assignor_class", "main"]
+__all__ = ["POLL_MS", "AiokafkaHost", "AiokafkaMember", "amain", "assignor_class", "main",
+           "static_membership"]
 
 POLL_MS = 50
 
 
 def assignor_class(name: str) -> Any:
     return load_class(ASSIGNORS[name])
+
+
+def static_membership() -> bool:
+    """Whether this release's AIOKafkaConsumer takes ``group_instance_id`` (KIP-345)."""
+    from aiokafka import AIOKafkaConsumer
+
+    return "group_instance_id" in inspect.signature(AIOKafkaConsumer).parameters
 
 
 def _tps(partitions: Any) -> list[tuple[str, int]]:
@@ -124,7 +141,7 @@ class AiokafkaHost:
 
         return {"client": "aiokafka", "version": aiokafka.__version__,
                 "assignors": loadable(ASSIGNORS, assignor_class), "profile": "java",
-                "crash": "command"}
+                "crash": "command", "static_membership": static_membership()}
 
     async def handle(self, command: Command) -> None:
         cmd, number = command.get("cmd"), int(command.get("id", -1))
@@ -163,7 +180,8 @@ class AiokafkaHost:
             rebalance_timeout_ms=config.get("max_poll_interval_ms", 6000),
             metadata_max_age_ms=config.get("metadata_max_age_ms", 300000),
             auto_offset_reset=config.get("auto_offset_reset", "earliest"),
-            enable_auto_commit=bool(config.get("enable_auto_commit", False)))
+            enable_auto_commit=bool(config.get("enable_auto_commit", False)),
+            **static_settings(command, "group_instance_id"))
         m.consumer.subscribe(list(command["topics"]), listener=m.listener())
         await m.consumer.start()
         m.task = asyncio.ensure_future(m.poll_loop())

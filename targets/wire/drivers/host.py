@@ -48,7 +48,7 @@ if TYPE_CHECKING:  # Unpack is Python 3.11's; the drivers run on 3.9
 
 __all__ = ["IDLE_SECONDS", "Listener", "MemberThread", "DriverOutput", "Record", "ThreadedClient",
            "ThreadedHost", "TopicPartition", "assignors_of", "command_of", "loadable", "pair",
-           "parts", "serve"]
+           "parts", "serve", "static_settings"]
 
 TopicPartition = tuple[str, int]
 Record = tuple[str, int, int]
@@ -83,6 +83,13 @@ def assignors_of(command: Command) -> list[str]:
     """A ``create``'s assignors in preference order: its ``assignors`` list, else its one
     ``assignor``."""
     return [str(a) for a in command.get("assignors") or [command["assignor"]]]
+
+
+def static_settings(command: Command, key: str) -> dict[str, str]:
+    """``{key: instance id}`` for a ``create`` whose config names a group instance id
+    (KIP-345), else nothing: a dynamic member's client is configured as before."""
+    given = (command.get("config") or {}).get("group_instance_id")
+    return {key: str(given)} if given else {}
 
 
 def loadable(table: dict[str, str], load: Callable[[str], Any]) -> list[str]:

@@ -21,16 +21,34 @@ from typing import Any
 
 from ...client_assignors import KAFKA_PYTHON as ASSIGNORS
 from ...client_assignors import load_class
-from .host import Listener, Record, ThreadedHost, TopicPartition, assignors_of, loadable, serve
+from .host import (
+    Listener,
+    Record,
+    ThreadedHost,
+    TopicPartition,
+    assignors_of,
+    loadable,
+    serve,
+    static_settings,
+)
 from .messages import Command, Hello
 
-__all__ = ["POLL_MS", "KafkaPythonClient", "assignor_class", "main", "rebalance_listener"]
+__all__ = ["POLL_MS", "KafkaPythonClient", "assignor_class", "main", "rebalance_listener",
+           "static_membership"]
 
 POLL_MS = 50
 
 
 def assignor_class(name: str) -> Any:
     return load_class(ASSIGNORS[name])
+
+
+def static_membership() -> bool:
+    """Whether this release's KafkaConsumer takes ``group_instance_id`` (kafka-python 2.0
+    has no such setting; 2.1 and later have it)."""
+    from kafka import KafkaConsumer
+
+    return "group_instance_id" in KafkaConsumer.DEFAULT_CONFIG
 
 
 def _tps(partitions: Any) -> list[TopicPartition]:
@@ -64,7 +82,7 @@ class KafkaPythonClient:
 
         return {"client": "kafka-python", "version": kafka.__version__,
                 "assignors": loadable(ASSIGNORS, assignor_class), "profile": "java",
-                "crash": "kill"}
+                "crash": "kill", "static_membership": static_membership()}
 
     def create(self, command: Command, listener: Listener) -> Any:
         from kafka import KafkaConsumer
@@ -79,7 +97,8 @@ class KafkaPythonClient:
             max_poll_interval_ms=config.get("max_poll_interval_ms", 6000),
             metadata_max_age_ms=config.get("metadata_max_age_ms", 300000),
             auto_offset_reset=config.get("auto_offset_reset", "earliest"),
-            enable_auto_commit=bool(config.get("enable_auto_commit", False)))
+            enable_auto_commit=bool(config.get("enable_auto_commit", False)),
+            **static_settings(command, "group_instance_id"))
         self.subscribe(consumer, list(command["topics"]), listener)
         return consumer
 

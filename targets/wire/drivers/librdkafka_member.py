@@ -25,11 +25,19 @@ from __future__ import annotations
 import sys
 from typing import Any
 
-from .host import Listener, Record, ThreadedHost, TopicPartition, assignors_of, serve
+from .host import (
+    Listener,
+    Record,
+    ThreadedHost,
+    TopicPartition,
+    assignors_of,
+    serve,
+    static_settings,
+)
 from .messages import Command, Hello
 
 __all__ = ["ASSIGNORS", "COOPERATIVE", "POLL_SECONDS", "LibrdkafkaClient",
-           "available_assignors", "group_metadata", "main"]
+           "available_assignors", "group_metadata", "main", "static_membership"]
 
 #: Kafka's assignor names, in the order ``hello`` lists the ones this release has
 ASSIGNORS = ("range", "roundrobin", "sticky", "cooperative-sticky")
@@ -52,6 +60,20 @@ def available_assignors() -> list[str]:
         probe.close()
         found.append(name)
     return found
+
+
+def static_membership() -> bool:
+    """Whether this librdkafka takes ``group.instance.id`` (KIP-345): a probe consumer, as
+    for the assignors."""
+    from confluent_kafka import Consumer, KafkaException
+
+    try:
+        probe = Consumer({"group.id": "groupcheck-probe", "log_level": 0,
+                          "group.instance.id": "groupcheck-probe"})
+    except KafkaException:
+        return False
+    probe.close()
+    return True
 
 
 def group_metadata(consumer: Any) -> tuple[int | None, str | None]:
@@ -80,7 +102,8 @@ class LibrdkafkaClient:
         import confluent_kafka
 
         return {"client": "librdkafka", "version": confluent_kafka.libversion()[0],
-                "assignors": available_assignors(), "profile": "librdkafka", "crash": "kill"}
+                "assignors": available_assignors(), "profile": "librdkafka", "crash": "kill",
+                "static_membership": static_membership()}
 
     def create(self, command: Command, listener: Listener) -> Any:
         from confluent_kafka import Consumer
@@ -97,7 +120,7 @@ class LibrdkafkaClient:
             "topic.metadata.refresh.interval.ms": config.get("metadata_max_age_ms", 300000),
             "auto.offset.reset": config.get("auto_offset_reset", "earliest"),
             "enable.auto.commit": bool(config.get("enable_auto_commit", False)),
-            "log_level": 3})
+            "log_level": 3, **static_settings(command, "group.instance.id")})
         self.cooperative[id(consumer)] = all(a in COOPERATIVE for a in assignors)
         self.subscribe(consumer, list(command["topics"]), listener)
         return consumer

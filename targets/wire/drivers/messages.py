@@ -32,6 +32,7 @@ class DriverConfig(TypedDict, total=False):
     metadata_max_age_ms: int
     auto_offset_reset: str
     enable_auto_commit: bool
+    group_instance_id: str  # a static member's id (KIP-345); absent: a dynamic member
 
 
 class CommandHead(TypedDict):
@@ -66,6 +67,7 @@ class Hello(TypedDict, total=False):
     assignors: list[str]
     profile: str
     crash: str
+    static_membership: bool  # the client takes a group instance id (KIP-345)
 
 
 class AckHead(TypedDict):

@@ -8,6 +8,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Properties;
 import java.util.concurrent.TimeUnit;
+import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.common.utils.AppInfoParser;
@@ -101,7 +102,18 @@ public final class JavaDriver {
         fields.put("assignors", assignors());
         fields.put("profile", "java");
         fields.put("crash", "kill");
+        fields.put("static_membership", staticMembership());
         return fields;
+    }
+
+    /** Whether this release's ConsumerConfig has group.instance.id (KIP-345, Kafka 2.3). */
+    private static boolean staticMembership() {
+        try {
+            ConsumerConfig.class.getField("GROUP_INSTANCE_ID_CONFIG");
+            return true;
+        } catch (NoSuchFieldException e) {
+            return false;
+        }
     }
 
     /** The assignors whose class this release of Kafka's client has, in Kafka's order. */

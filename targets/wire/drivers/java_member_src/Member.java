@@ -76,6 +76,9 @@ final class Member extends Thread implements ConsumerRebalanceListener {
               String.valueOf(given.getOrDefault("metadata_max_age_ms", 300000)));
         p.put("auto.offset.reset", String.valueOf(given.getOrDefault("auto_offset_reset", "earliest")));
         p.put("enable.auto.commit", String.valueOf(given.getOrDefault("enable_auto_commit", false)));
+        if (given.get("group_instance_id") != null) {  // a static member (KIP-345)
+            p.put("group.instance.id", String.valueOf(given.get("group_instance_id")));
+        }
         p.put("key.deserializer", "org.apache.kafka.common.serialization.ByteArrayDeserializer");
         p.put("value.deserializer", "org.apache.kafka.common.serialization.ByteArrayDeserializer");
         return p;

@@ -224,7 +224,7 @@ async function handle(command) {
   switch (command.cmd) {
     case 'hello':
       ack(id, null, { client: 'kafkajs', version, assignors: Object.keys(ASSIGNERS),
-        profile: 'kip', crash: 'kill' })
+        profile: 'kip', crash: 'kill', static_membership: false })  // KafkaJS has no group.instance.id
       return true
     case 'create': {
       const member = new Member(command)
