@@ -26,11 +26,13 @@ class RawClient(KafkaConnection):
     # -- the group requests ---------------------------------------------------------------
 
     def send_join(self, group: str, member_id: str, topics: list[str],
-                  protocol: str = "range", session_ms: int = 10_000) -> None:
+                  protocol: str = "range", session_ms: int = 10_000,
+                  instance: str | None = None) -> None:
+        """``instance``: a static member's group instance id (KIP-345)."""
         metadata = encode_subscription(Subscription(topics=topics))
         self.send(11, JOIN_V, {"group_id": group, "session_timeout": session_ms,
                                "rebalance_timeout": 30_000, "member_id": member_id,
-                               "protocol_type": "consumer", "group_instance_id": None,
+                               "protocol_type": "consumer", "group_instance_id": instance,
                                "protocols": [{"name": protocol, "metadata": metadata}],
                                "reason": None})
 
@@ -44,21 +46,22 @@ class RawClient(KafkaConnection):
 
     def send_sync(self, group: str, member_id: str, generation: int,
                   assignments: dict[str, list[tuple[str, int]]] | None = None,
-                  protocol: str = "range") -> None:
+                  protocol: str = "range", instance: str | None = None) -> None:
         rows = [{"member_id": m, "assignment": encode_assignment(Assignment(parts))}
                 for m, parts in (assignments or {}).items()]
         self.send(14, SYNC_V, {"group_id": group, "generation_id": generation,
-                               "member_id": member_id, "group_instance_id": None,
+                               "member_id": member_id, "group_instance_id": instance,
                                "protocol_type": "consumer", "protocol_name": protocol,
                                "assignments": rows})
 
-    def heartbeat(self, group: str, member_id: str, generation: int) -> Any:
+    def heartbeat(self, group: str, member_id: str, generation: int,
+                  instance: str | None = None) -> Any:
         return self.call(12, HEARTBEAT_V, {"group_id": group, "generation_id": generation,
-                                           "member_id": member_id, "group_instance_id": None})
+                                           "member_id": member_id, "group_instance_id": instance})
 
-    def leave(self, group: str, member_id: str) -> Any:
+    def leave(self, group: str, member_id: str, instance: str | None = None) -> Any:
         return self.call(13, LEAVE_V, {"group_id": group, "members": [
-            {"member_id": member_id, "group_instance_id": None, "reason": None}]})
+            {"member_id": member_id, "group_instance_id": instance, "reason": None}]})
 
 
 @dataclass
