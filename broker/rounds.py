@@ -8,8 +8,11 @@ Theory of operation: a generation's round opens with the first successful JoinGr
 of that generation (the coordinator's member list then holds every member's subscription
 for the selected protocol); the leader's SyncGroup adds the assignment and the monotonic
 time it reached the coordinator; each successful SyncGroup answer marks its member synced.
-A round is complete when every member of the generation got its answer. This is the shape
-of the wire layer's cluster backend: a backend built on the broker reads it.
+A round is complete when every member of the generation got its answer. A static member
+that rejoins within its generation (KIP-345: a restart, or a second consumer with its instance
+id) takes the old member id's place in the round: its subscription, assignment and client id,
+and the leadership. This is the shape of the wire layer's cluster backend: a backend built on
+the broker reads it.
 """
 
 from __future__ import annotations
@@ -33,6 +36,7 @@ class Round:
     assignments: dict[str, bytes] = field(default_factory=dict)
     leader_sync_ns: int = 0
     synced: set[str] = field(default_factory=set)
+    instances: dict[str, str] = field(default_factory=dict)  # static members' instance ids
 
     @property
     def complete(self) -> bool:
@@ -52,13 +56,15 @@ class RoundLedger:
         """A successful JoinGroup answer of the coordinator's current generation."""
         rounds = self._rounds.setdefault(group, {})
         generation = coordinator.generation_id
-        if generation in rounds:
-            return
         members = coordinator.members
+        if generation in rounds:
+            _replace_static(rounds[generation], coordinator, client_ids, group)
+            return
         rounds[generation] = Round(
             generation, coordinator.protocol_name or "", coordinator.leader_id or "",
             {m: v.metadata or b"" for m, v in members.items()},
-            {m: client_ids.get((group, m), "") for m in members})
+            {m: client_ids.get((group, m), "") for m in members},
+            instances={m: v.instance_id for m, v in members.items() if v.instance_id})
         while len(rounds) > self._limit:
             del rounds[min(rounds)]
 
@@ -79,4 +85,27 @@ class RoundLedger:
     @staticmethod
     def _copy(r: Round) -> Round:
         return Round(r.generation, r.protocol, r.leader, dict(r.subscriptions),
-                     dict(r.client_ids), dict(r.assignments), r.leader_sync_ns, set(r.synced))
+                     dict(r.client_ids), dict(r.assignments), r.leader_sync_ns, set(r.synced),
+                     dict(r.instances))
+
+
+def _replace_static(round_: Round, coordinator: GroupCoordinator,
+                    client_ids: dict[tuple[str, str], str], group: str) -> None:
+    """A static member that rejoined within the generation under a new member id takes
+    its old id's place in the round (KIP-345); the new id syncs anew."""
+    members = coordinator.members
+    for old, instance in list(round_.instances.items()):
+        new = next((m for m, v in members.items() if v.instance_id == instance), None)
+        if new is None or new == old or old in members:
+            continue
+        del round_.instances[old]
+        round_.instances[new] = instance
+        round_.subscriptions.pop(old, None)
+        round_.subscriptions[new] = members[new].metadata or b""
+        round_.client_ids.pop(old, None)
+        round_.client_ids[new] = client_ids.get((group, new), "")
+        if old in round_.assignments:
+            round_.assignments[new] = round_.assignments.pop(old)
+        round_.synced.discard(old)
+        if round_.leader == old:
+            round_.leader = new

@@ -93,6 +93,21 @@ def test_a_static_restart_within_the_session_timeout_keeps_generation_and_assign
         "ia": p.a_id, "ib": joined.member_id}
 
 
+def test_a_static_restart_takes_the_old_member_ids_place_in_the_generations_round(
+        broker: Broker) -> None:
+    """The round the wire layer reads names the restarted member's new id, with the old
+    id's assignment and the leadership when the leader restarted."""
+    p = _static_pair(broker.bootstrap)
+    before = broker.rounds(GROUP)[-1]
+    _, joined = _restart(broker.bootstrap, "ia")
+    after = broker.rounds(GROUP)[-1]
+    assert after.generation == before.generation == 2
+    assert set(after.subscriptions) == {joined.member_id, p.b_id}
+    assert after.leader == joined.member_id
+    assert after.assignments[joined.member_id] == before.assignments[p.a_id]
+    assert after.client_ids[joined.member_id] == "ia-again" and not after.complete
+
+
 def test_the_member_id_a_static_restart_replaced_is_fenced(broker: Broker) -> None:
     p = _static_pair(broker.bootstrap)
     _restart(broker.bootstrap, "ib")
