@@ -42,6 +42,7 @@ from .group_events import (
     Settle,
     SyncAnswerOrder,
 )
+from .static_events import StaticDuplicate, StaticRestart
 
 __all__ = ["EVENT_TYPES", "EventFormatError", "EventRecord", "read_event", "read_events",
            "write_event", "write_events"]
@@ -49,7 +50,8 @@ __all__ = ["EVENT_TYPES", "EventFormatError", "EventRecord", "read_event", "read
 #: every kind of event, by the ``op`` a replay file names it with
 EVENT_TYPES: dict[str, type[DomainEvent]] = {kind.op: kind for kind in (
     Join, Leave, Crash, Stall, Wake, Subscribe, Unsubscribe, Pause, Resume, Rejoin, SlowRevoke,
-    Partitions, DeleteTopic, Produce, CoordinatorError, Delay, SyncAnswerOrder, Idle, Poll, Settle)}
+    Partitions, DeleteTopic, Produce, CoordinatorError, Delay, SyncAnswerOrder, Idle, Poll, Settle,
+    StaticRestart, StaticDuplicate)}
 #: the notes an upgrade plan adds to any event, written after the kind's own fields
 NOTES = ("bounce", "fault")
 

@@ -44,6 +44,9 @@ class MachineConfig:
     #: the members' client sends a generation with its claims (KIP-792, or in the
     #: cooperative user data); without one, claims are not judged for it (I6)
     generations: bool = True
+    #: on a target that runs static members (KIP-345), joins may carry an instance id and
+    #: static members restart and are started twice
+    statics: bool = False
 
 
 #: assignor lists a member may move between in a rolling upgrade (KIP-429): first to
@@ -75,9 +78,10 @@ def wire_config(assignor: str, *, adversarial: bool = False, steering: bool = Fa
     member: groupcheck's broker) adds late answers and ordered SyncGroup answers. Each
     member is judged by its own client's profile; ``profiles`` only labels the join
     events. Groups do not form at once and the leader asks for no rebalance (seconds per
-    event on a real wire)."""
+    event on a real wire). Static members (KIP-345) join, restart and are started twice on a
+    group whose clients all take a group instance id."""
     return MachineConfig(strategies=((assignor,),), profiles=profiles, max_members=3,
                          topics={"t0": 3, "t1": 2}, initial_members=2, crashes=True,
                          stalls=adversarial, metadata=False, unsubscribes=False,
                          slow_revokes=adversarial, delays=steering, sync_orders=steering,
-                         group_forms=False, rejoins=False)
+                         group_forms=False, rejoins=False, statics=True)

@@ -34,6 +34,7 @@ from .group_events import (
     SyncAnswerOrder,
 )
 from .machine_state import MachineState
+from .static_events import StaticDuplicate, StaticRestart
 
 __all__ = ["GroupRules"]
 
@@ -241,6 +242,27 @@ class GroupRules(MachineState):
         member = data.draw(st.sampled_from(self.present()), label="member")
         self.run(SlowRevoke(member))
         self.then_maybe_settle(data)
+
+    # --- static members (KIP-345) ---------------------------------------------------------
+
+    @precondition(lambda self: bool(self.static_present()))
+    @rule(data=st.data())
+    def static_member_restarts(self, data: st.DataObject) -> None:
+        """A static member (the leader too) restarts within its session timeout with its
+        subscription. A changed one is a replay file's (`StaticRestart.topics`): Kafka's
+        coordinator takes it without a rebalance (KAFKA-12759), so fuzz would find that
+        known gap in every run."""
+        member = data.draw(st.sampled_from(self.static_present()), label="member")
+        self.stalled.discard(member)
+        self.run(StaticRestart(member))
+
+    @precondition(lambda self: bool(self.static_present()) and bool(self.free()))
+    @rule(data=st.data())
+    def static_instance_started_twice(self, data: st.DataObject) -> None:
+        """A second consumer starts with a static member's instance id and fences it."""
+        member = data.draw(st.sampled_from(self.static_present()), label="member")
+        self.stalled.discard(member)
+        self.run(StaticDuplicate(member, self.free()[0]))
 
     # --- time ----------------------------------------------------------------------------
 

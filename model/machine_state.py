@@ -98,12 +98,24 @@ class MachineState(RuleBasedStateMachine):
     def join_event(self, data: st.DataObject, member: str, topics: list[str],
                    assignors: tuple[str, ...]) -> Join:
         config = self.config
+        static = self.static_membership() and data.draw(st.booleans(), label="static")
         return Join(member, tuple(topics), assignors,
                     profile=data.draw(st.sampled_from(config.profiles), label="profile"),
                     subscription_version=data.draw(
                         st.sampled_from(config.subscription_versions), label="sv"),
                     user_data_version=data.draw(
-                        st.sampled_from(config.user_data_versions), label="uv"))
+                        st.sampled_from(config.user_data_versions), label="uv"),
+                    group_instance_id=f"i-{member}" if static else None)
+
+    def static_membership(self) -> bool:
+        """Whether the machine may make static members (KIP-345): its config allows them and
+        the target runs them (a wire group whose clients all take a group instance id)."""
+        return self.config.statics and bool(getattr(self.target, "static_membership", False))
+
+    def static_present(self) -> list[str]:
+        """The members present that joined with a group instance id."""
+        return [n for n in self.present()
+                if self.model.members[n].spec.group_instance_id is not None]
 
     def draw_topics(self, data: st.DataObject) -> list[str]:
         return data.draw(st.lists(st.sampled_from(sorted(self.model.partitions)),

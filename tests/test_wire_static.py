@@ -18,13 +18,17 @@ import pytest
 
 pytest.importorskip("kio", reason="groupcheck's broker (the wire backend) needs kio")
 
+from groupcheck.model.event_types import Join  # noqa: E402
+from groupcheck.model.group_events import Partitions, Settle  # noqa: E402
+from groupcheck.model.replay import replay_events  # noqa: E402
+from groupcheck.model.static_events import StaticDuplicate, StaticRestart  # noqa: E402
 from groupcheck.properties.group import GroupView, MemberSpec  # noqa: E402
 from groupcheck.targets.wire import wire_group  # noqa: E402
 from groupcheck.targets.wire.clients import ClientInfo  # noqa: E402
 from groupcheck.targets.wire.members import StaticMembershipRefused, member_config  # noqa: E402
 from groupcheck.targets.wire.wire_group import WireGroup  # noqa: E402
 
-from helpers.environment import CLASSPATH, missing  # noqa: E402
+from helpers.environment import CLASSPATH, group_target_factory, missing  # noqa: E402
 
 pytestmark = pytest.mark.wire
 SESSION_MS = 10_000
@@ -116,6 +120,22 @@ def test_a_second_librdkafka_consumer_with_a_taken_instance_id_fences_the_first(
         assert any("fenced" in text.lower() for text in told), told
     finally:
         group.close()
+
+
+def test_a_librdkafka_story_of_static_restarts_and_a_duplicate_holds_every_invariant(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """The follower and then the leader restart (I14: no rebalance, the same partitions),
+    then a twin takes the leader's instance id (I14: the leader is told it is fenced), all
+    on the wire targets' own timeouts (a two-second session)."""
+    reason = missing("librdkafka")
+    if reason:
+        pytest.skip(reason)
+    story = [Partitions("t0", 4), Join("a", ("t0",), ("range",), group_instance_id="ia"),
+             Join("b", ("t0",), ("range",), group_instance_id="ib"), Settle(),
+             StaticRestart("b"), StaticRestart("a"), StaticDuplicate("a", "c"), Settle()]
+    outcome = replay_events(group_target_factory("wire:librdkafka:range")(), story)
+    assert outcome.violations == [], outcome.story
+    assert any("fenced" in line for line in outcome.story)
 
 
 def test_a_static_member_on_a_client_without_static_membership_is_refused() -> None:

@@ -20,14 +20,13 @@ left on either side. Every call into the group first raises, as a `HarnessError`
 failed in a thread of the harness since (`check_harness`; a view checks again before it is
 handed over, a wait on every tick): what the group did after is not the client's doing.
 
-The view's generation counts the generations the coordinator completed (the mock numbers
-freely, and a round nobody finished is no rebalance a member saw); each member keeps the
-generation its client reports. A mixed group
-(``wire:mixed:java@2.8.0+kafka-python:<assignor>``) gives members to the clients in turn, by
-the order of first joins; each is judged by its client's profile (no I6 on claims of a release
-that sends no generation). A join that names its client (``MemberSpec.client``, a rolling
-upgrade's) starts that one; each member configures its own assignor list and is COOPERATIVE
-only when every assignor in it is (KIP-429)."""
+The view's generation counts the generations the coordinator completed (the mock numbers freely,
+and a round nobody finished is no rebalance a member saw); each member keeps the generation its
+client reports. A mixed group (``wire:mixed:java@2.8.0+kafka-python:<assignor>``) gives members
+to the clients in turn, by the order of first joins; each is judged by its client's profile (no
+I6 on claims of a release that sends no generation). A join that names its client
+(``MemberSpec.client``, a rolling upgrade's) starts that one; each member configures its own
+assignor list and is COOPERATIVE only when every assignor in it is (KIP-429)."""
 
 from __future__ import annotations
 
@@ -91,6 +90,7 @@ class WireGroup:
         self.classpaths, self.generationless = dict(classpaths or {}), set(generationless)
         self.setup, self.order = setup, list(clients)
         self.infos = {c: hello(c, self.classpaths.get(c, "")) for c in clients}
+        self.static_membership = all(i.static_membership for i in self.infos.values())
         self.own_backend, self.own_pool = backend is None, pool is None
         self.backend = backend or make_backend(
             broker, frozenset(i.client for i in self.infos.values()),
@@ -126,9 +126,9 @@ class WireGroup:
         if client not in self.infos:
             classpath, generationless = self.setup(client) if self.setup else ("", False)
             self.classpaths[client] = classpath
-            if generationless:
-                self.generationless.add(client)
+            self.generationless |= {client} if generationless else set()
             self.infos[client] = hello(client, classpath)
+            self.static_membership &= self.infos[client].static_membership  # KIP-345
         return self.infos[client]
 
     # --- membership events ----------------------------------------------------------------
