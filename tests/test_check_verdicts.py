@@ -1,6 +1,6 @@
 """Every verdict of ``check`` is honest: "holds" only where an invariant was judged, "not
-judged" with the reason otherwise; figures for every target; findings dated; the budget
-shared in a fixed engine order."""
+judged" with the reason otherwise; figures for every target; findings dated; the fixed
+engines in a fixed order, the searching ones in slices."""
 
 from __future__ import annotations
 
@@ -15,7 +15,6 @@ from groupcheck.engines.battery.runner import (
     ENGINE_LIST,
     run_batteries,
     run_battery,
-    searching_share,
 )
 from groupcheck.targets.registry import resolve
 
@@ -35,13 +34,10 @@ def test_a_cell_says_holds_only_where_the_invariant_was_judged() -> None:
     assert engine.verdict("I7") == "VIOLATED" and engine.judged["I7"] == 1
 
 
-def test_engines_run_cheap_first_and_the_searching_ones_share_what_is_left() -> None:
+def test_engines_run_cheap_first_and_the_searching_ones_take_the_slices() -> None:
     names = [e.name for e in ENGINE_LIST]
     assert names == ["codec", "prove", "vectors", "scenarios", "fuzz", "scale"]
-    shares = {e.name: e.share for e in ENGINE_LIST}
-    assert shares["codec"] == shares["prove"] == shares["vectors"] == shares["scale"] == 0
-    assert shares["scenarios"] > 0 and shares["fuzz"] > 0
-    assert shares["scenarios"] + shares["fuzz"] == pytest.approx(1.0)
+    assert [e.name for e in ENGINE_LIST if e.searching] == ["scenarios", "fuzz"]
 
 
 def test_check_reports_judgements_reasons_figures_and_the_contract_as_data(
@@ -109,13 +105,3 @@ def test_a_budget_spent_before_an_engines_turn_is_said_in_its_line(tmp_path: Pat
         assert lines[engine] == "the budget was spent before its turn came", engine
     assert not result.failed and result.table().endswith("nothing judged (no engine ran: "
                                                          "see the lines above)")
-
-
-def test_a_searching_engine_below_its_floor_leaves_its_share_to_the_others() -> None:
-    scenarios, fuzz = (e for e in ENGINE_LIST if e.share)
-    assert fuzz.floor > 0 == scenarios.floor
-    assert searching_share(scenarios, [scenarios, fuzz], 100.0) == pytest.approx(
-        100.0 * scenarios.share)
-    small = fuzz.floor / 2  # the state machine's part would be below its floor
-    assert searching_share(scenarios, [scenarios, fuzz], small) == pytest.approx(small)
-    assert searching_share(fuzz, [fuzz], small) == pytest.approx(small)  # it says so itself
