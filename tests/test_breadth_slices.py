@@ -12,6 +12,7 @@ from groupcheck.engines.battery.prove import PORTFOLIO
 from groupcheck.engines.battery.results import EngineResult, Finding
 from groupcheck.engines.battery.runner import run_batteries
 from groupcheck.engines.battery.slices import (
+    EXPLORE_EVERY,
     MIN_SLICE,
     SEED_STRIDE,
     Pair,
@@ -50,6 +51,15 @@ def test_a_pair_that_found_a_violation_or_has_nothing_left_takes_no_slice() -> N
     slow = _sliced("scenarios", 0, (10.0, 1))
     assert next_pair([failed, done, slow]) == 2
     assert next_pair([failed, done]) is None
+
+
+def test_every_few_slices_the_least_served_pair_gets_one_so_none_starves() -> None:
+    rich = _sliced("fuzz", 0, *[(1.0, 50)] * (EXPLORE_EVERY - 2))
+    poor = _sliced("prove", 0, (1.0, 0))
+    assert sum(len(p.slices) for p in (rich, poor)) % EXPLORE_EVERY == EXPLORE_EVERY - 1
+    assert next_pair([rich, poor]) == 1
+    rich.slices.append((1.0, 50))
+    assert next_pair([rich, poor]) == 0
 
 
 def test_ties_go_to_the_fewest_slices_then_the_lowest_index() -> None:

@@ -114,10 +114,19 @@ def _fill(result: EngineResult, stats: Any, gap_seconds: float) -> None:
     result.figures["imbalance"] = dict(stats.imbalance)
     result.figures["moves"] = dict(stats.moves)
     result.figures["equal_groups"] = dict(stats.equal_groups)
-    result.shapes.update(f"state:{key!r}" for key in stats.gap_inputs)
+    result.shapes.update(_state_shape(key) for key in stats.gap_inputs)
     gaps, note = gap_figures(stats, gap_seconds)
     result.figures["gap"] = gaps
     result.figures["gap_note"] = note
+
+
+def _state_shape(key: Any) -> str:
+    """A small settled generation's class: members, distinct subscriptions, partitions and
+    members that owned some before (`model.stats.GapInput`)."""
+    subscriptions, partitions, previous = key
+    owners = sum(1 for _, owned in previous if owned)
+    return (f"state:m{len(subscriptions)}:s{len({ts for _, ts in subscriptions})}"
+            f":p{sum(n for _, n in partitions)}:o{owners}")
 
 
 def _inherited(result: EngineResult, target: Target, stats: Any,

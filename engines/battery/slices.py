@@ -7,23 +7,26 @@ whose prover reached its depth scope and found nothing), the scenarios engine an
 machine, on every assignor. A pair's yield is the shapes its last `RECENT` slices turned up
 that none of its earlier slices had, per second they took (`shapes`: the histograms'
 classes — imbalance, moves, I4b gap classes, one-subscription group sizes —, the invariants
-judged and inherited, the state machine's distinct small settled states, the scenarios
-engine's story outcomes). The next slice goes to a pair that never had one, in index order,
-else to the pair of highest yield, then the one with the fewest slices, then by index
-(`next_pair`): so the order depends only on the counts measured, and a run with the same
+judged and inherited, the classes of the state machine's small settled generations, the
+scenarios engine's story outcomes, the prover's scopes proved). The next slice goes to a pair that
+never had one, in index order; else every `EXPLORE_EVERY`-th slice (counted over all pairs)
+to the pair that had the fewest, so that every pair deepens as the budget grows; else to
+the pair of highest yield; ties to the one with the fewest slices, then by index
+(`next_pair`). So the order depends only on the counts measured, and a run with the same
 seed and budget takes the same path as far as the machine's speed allows. A pair that found
 a violation or has nothing left to do (its portfolio done, its engine skipped) takes no
 more slices.
 
 A slice is an equal part of what is left over `ROUNDS` rounds of the pairs still able, at
 least `MIN_SLICE` seconds, all of what is left when less would remain
-(`slice_seconds`). Engines cannot resume a search: each slice runs the engine again with a
-seed of its own, the run's seed plus `SEED_STRIDE` times the pair's slice number
-(`slice_seed`; its first slice has the run's seed), so the same seed gives the same stories,
-the same examples and the same counterexample file names. The prover resumes by scope: a
-slice runs the scopes after those already run. A slice's result is merged into the pair's
-(`merge`: runs, seconds, judgements, findings, figures, the depth reached, the seeds in the
-note).
+(`slice_seconds`), and no shorter than the pair's first slice (its minimum: so a slow unit
+of work, a wire target's chunk of examples, is not cut short). Engines cannot resume a
+search: each slice runs the engine again with a seed of its own, the run's seed plus
+`SEED_STRIDE` times the pair's slice number (`slice_seed`; its first slice has the run's
+seed), so the same seed gives the same stories, the same examples and the same
+counterexample file names. The prover resumes by scope: a slice runs the scopes after those
+already run. A slice's result is merged into the pair's (`merge`: runs, seconds,
+judgements, findings, figures, the depth reached, the seeds in the note).
 """
 
 from __future__ import annotations
@@ -38,11 +41,13 @@ from .depth import MIN_EXAMPLES
 from .prove import PORTFOLIO, extend_portfolio, scopes_run
 from .results import EngineResult
 
-__all__ = ["MIN_SLICE", "RECENT", "ROUNDS", "SEED_STRIDE", "Pair", "merge", "next_pair",
-           "shapes", "slice_seconds", "slice_seed", "spend"]
+__all__ = ["EXPLORE_EVERY", "MIN_SLICE", "RECENT", "ROUNDS", "SEED_STRIDE", "Pair", "merge",
+           "next_pair", "shapes", "slice_seconds", "slice_seed", "spend", "start", "take"]
 
 #: the slices a pair's yield is measured over
 RECENT = 2
+#: every this-many-th slice goes to the able pair that had the fewest, so none starves
+EXPLORE_EVERY = 4
 #: a slice is an equal part of what is left over this many rounds of the able pairs
 ROUNDS = 3
 #: the shortest slice, in seconds (less is left: the last slice takes it all)
@@ -90,11 +95,15 @@ def shapes(result: EngineResult) -> set[str]:
 
 
 def next_pair(pairs: Sequence[Pair]) -> int | None:
-    """The index of the pair the next slice goes to, None when no pair is able."""
+    """The index of the pair the next slice goes to, None when no pair is able: one that
+    never had a slice, else every `EXPLORE_EVERY`-th slice the one that had the fewest,
+    else the one of highest yield; ties to the fewest slices, then the lowest index."""
     able = [(n, p) for n, p in enumerate(pairs) if p.able]
     if not able:
         return None
-    return min(able, key=lambda x: (bool(x[1].slices), -x[1].yield_rate(),
+    explore = sum(len(p.slices) for p in pairs) % EXPLORE_EVERY == EXPLORE_EVERY - 1
+    return min(able, key=lambda x: (bool(x[1].slices),
+                                    0.0 if explore else -x[1].yield_rate(),
                                     len(x[1].slices), x[0]))[0]
 
 
@@ -186,5 +195,7 @@ def spend(pairs: Sequence[Pair], deadline: float, seed: int,
             return
         pair = pairs[n]
         seconds = slice_seconds(left, sum(p.able for p in pairs))
+        if pair.slices:  # no shorter than its first: a slow unit of work is not cut short
+            seconds = min(max(seconds, pair.slices[0][0]), left)
         k = slice_seed(seed, len(pair.slices))
         take(pair, play(pair, seconds, k), k)
