@@ -191,12 +191,14 @@ class Cell:
         return f"n^{members['k']:.2f} {members['seconds']:.2g}s"
 
     def reached(self) -> str:
-        """How deep the cell went within its budget: the prover's scopes and the state
-        machine's examples (``3/6 scopes, 57 examples``), '' when neither ran."""
+        """How deep the cell went within its budget: the prover's scopes, the state
+        machine's examples and the random stories (``3/6 scopes, 57 examples, 1,027
+        stories``), '' when none ran."""
         engines = [e for e in self.result.engines if not e.skipped] if self.result else []
         parts = [e.depth.replace(" of ", "/") for e in engines
                  if e.engine == "prove" and e.depth]
         parts += [f"{e.runs:,} examples" for e in engines if e.engine == "fuzz"]
+        parts += [f"{e.runs:,} stories" for e in engines if e.engine == "scenarios"]
         return ", ".join(parts)
 
     def to_json(self) -> CellJson:
