@@ -34,6 +34,7 @@ from ..properties.harness import Failures, HarnessError, ThreadFailure
 from .checks import Verdict
 from .connections import Limits
 from .data_apis import ClusterState
+from .faults import error_code
 from .group_apis import GroupHub
 from .protocol import MAX_FRAME
 from .rounds import Round
@@ -228,14 +229,17 @@ class Broker:
 
     # -- steering --------------------------------------------------------------------------
 
-    def fail_next(self, member: str, api: str | int, error: int, count: int = 1) -> None:
-        """Answer ``member``'s next ``count`` requests of ``api`` with Kafka error code
-        ``error``; the coordinator never sees them."""
+    def fail_next(self, member: str, api: str | int, error: int | str, count: int = 1) -> None:
+        """Answer ``member``'s next ``count`` requests of ``api`` with Kafka error ``error``
+        (code or name); the coordinator never sees them. The error must be one Kafka answers
+        the API with (`faults`), at the version the member speaks it, when known: ValueError
+        otherwise."""
         key = api_key_of(api)
         if key not in FAILABLE:
             raise ValueError(f"steering cannot fail API key {key}: only the group APIs, "
                              "FindCoordinator, OffsetCommit and OffsetFetch")
-        self._call(lambda core: core.rules.add(Rule(member, key, "fail", count, error=error)))
+        rule = Rule(member, key, "fail", count, error=error_code(error))
+        self._call(lambda core: core.arm(rule))
 
     def delay(self, member: str, api: str | int, seconds: float, count: int = 1) -> None:
         """Send ``member``'s next ``count`` responses of ``api`` ``seconds`` late."""
@@ -250,7 +254,7 @@ class Broker:
 
     def held(self, tag: str | None = None) -> list[Held]:
         """Responses held now (of ``tag`` alone, when given), in the order they were held."""
-        return self._call(lambda core: core.held(tag))
+        return self._call(lambda core: core.holds.held(tag))
 
     def wait_held(self, count: int, timeout: float = 30.0) -> list[Held]:
         """Wait until at least ``count`` responses are held; TimeoutError otherwise."""
@@ -267,7 +271,7 @@ class Broker:
         """Send held responses in this order, each written before the next one; those
         written. One that is no longer held (released already, its member gone) is skipped."""
         ids = [h.hold_id for h in held]
-        written = set(self._await(lambda core: core.release(ids)))
+        written = set(self._await(lambda core: core.holds.release(ids)))
         return [h for h in held if h.hold_id in written]
 
     def cancel(self, member: str, api: str | int, action: Action,

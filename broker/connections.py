@@ -85,6 +85,12 @@ class Notes:
         self.lines.append(line)
         LOG.log(level, "%s", line)
 
+    def refused(self, line: str) -> None:
+        """A steering rule the broker could not apply: one line, and a failure (the harness
+        asked for an answer Kafka never gives)."""
+        self.failures.record("groupcheck-broker (steering)", ValueError(line))
+        self.add(line, logging.ERROR)
+
     def internal(self, where: str, error: BaseException) -> None:
         """A bug of the broker's: one line, with the innermost frame that raised (kept in
         full in ``failures``)."""

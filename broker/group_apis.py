@@ -230,6 +230,12 @@ def failed_data(api_key: int, version: int, body: Any, code: int) -> ResponseDat
             for t in body.topics]}
     if api_key == 9:
         groups = body.groups if version >= 8 else ()
-        return {"throttle_time": 0, "error_code": code, "topics": [], "groups": [
-            {"group_id": g.group_id, "topics": [], "error_code": code} for g in groups]}
+        topics = body.topics if version < 2 else ()  # v0-1 carry errors per partition only
+        return {"throttle_time": 0, "error_code": code, "topics": [
+            {"name": t.name, "partitions": [
+                {"partition_index": i, "committed_offset": -1, "committed_leader_epoch": -1,
+                 "metadata": None, "error_code": code} for i in t.partition_indexes]}
+            for t in topics],
+                "groups": [{"group_id": g.group_id, "topics": [], "error_code": code}
+                           for g in groups]}
     raise ValueError(f"steering cannot fail API key {api_key}")

@@ -31,7 +31,6 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
-import itertools
 from collections.abc import Callable
 from typing import Any, cast
 
@@ -53,6 +52,7 @@ from .checks import GroupChecks, is_leader_sync
 from .connections import Doorway, Limits, Notes
 from .data_apis import ClusterState
 from .group_apis import FAILABLE
+from .holds import Holds
 from .messages import FetchData, GroupData, MetadataData, ResponseData
 from .protocol import (
     INVALID_REQUEST,
@@ -69,7 +69,7 @@ from .protocol import (
     unsupported_api_versions,
 )
 from .rounds import RoundLedger
-from .steering import Exchange, ExchangeLog, Held, Rules, Who
+from .steering import Exchange, ExchangeLog, Rule, Rules, Spoken, Who
 
 __all__ = ["FAILABLE", "BrokerCore", "Listener"]
 
@@ -88,6 +88,7 @@ class BrokerCore:
         self.cluster = cluster
         self.log = ExchangeLog(log_limit)
         self.rules = Rules()
+        self.spoken = Spoken()
         self.checks = GroupChecks(cluster.topics)
         self.listener = listener
         self.keep_frames = keep_frames
@@ -97,9 +98,7 @@ class BrokerCore:
         self._waiting: dict[tuple[str, int], tuple[asyncio.Future[Response], Request]] = {}
         self.rounds = RoundLedger()
         self._timers: dict[str, asyncio.TimerHandle] = {}
-        self._held: dict[int, Held] = {}
-        self._hold_ids = itertools.count(1)
-        self._last_hold = 0
+        self.holds = Holds(self._loop)
         self.doorway = Doorway(limits or Limits(), self.notes, self._serve, self._gone)
         self._members: dict[int, str] = {}
         self._produced: asyncio.Future[None] = self._loop.create_future()
@@ -119,9 +118,7 @@ class BrokerCore:
     async def close(self) -> None:
         for timer in self._timers.values():
             timer.cancel()
-        for held in self._held.values():
-            if not held.waiter.done():
-                held.waiter.set_result(None)
+        self.holds.close()
         if self._server is not None:
             self._server.close()
             await self._server.wait_closed()
@@ -158,6 +155,7 @@ class BrokerCore:
     async def _exchange(self, conn: int, frame: RequestFrame,
                         payload: bytes) -> tuple[bytes, asyncio.Future[bool] | None]:
         who = self._who(conn, frame)
+        self.spoken.saw(who, frame.api_key, frame.api_version)
         exchange = self.log.open(connection=conn, who=who, api_key=frame.api_key,
                                  api_version=frame.api_version,
                                  correlation_id=frame.correlation_id, request=frame.body,
@@ -194,7 +192,10 @@ class BrokerCore:
                       exchange: Exchange) -> ResponseData:
         key, version, body = frame.api_key, frame.api_version, frame.body
         rule = self.rules.take(who, key, "request")
-        if rule is not None:
+        refused = None if rule is None else rule.refusal(version)
+        if refused is not None:
+            self.notes.refused(f"conn {conn}: {refused}; served unsteered")
+        elif rule is not None:
             exchange.steering = rule.describe()
             return group_apis.failed_data(key, version, body, rule.error)
         if key in group_apis.GROUP_KEYS:
@@ -222,6 +223,10 @@ class BrokerCore:
             self.checks.saw_metadata(frame.client_id or "", cast(MetadataData, data))
         return data
 
+    def arm(self, rule: Rule) -> None:
+        """Arm ``rule``, checked against the version its member last spoke the API at."""
+        self.rules.add(rule, self.spoken.of(rule.member, rule.api_key))
+
     async def _steer_response(self, who: Who, api_key: int,
                               exchange: Exchange) -> asyncio.Future[bool] | None:
         rule = self.rules.take(who, api_key, "response")
@@ -231,14 +236,7 @@ class BrokerCore:
         if rule.action == "delay":
             await asyncio.sleep(rule.seconds)
             return None
-        held = Held(next(self._hold_ids), exchange, self._loop.create_future(), rule.tag)
-        self._held[held.hold_id] = held
-        self._last_hold = held.hold_id
-        try:
-            sent: asyncio.Future[bool] | None = await held.waiter
-        finally:
-            self._held.pop(held.hold_id, None)  # released, or its connection is gone
-        return sent
+        return await self.holds.keep(exchange, rule.tag)
 
     # -- group requests and the coordinator's timers -----------------------------------------
 
@@ -358,30 +356,6 @@ class BrokerCore:
         if not self._produced.done():
             self._produced.set_result(None)
         self._produced = self._loop.create_future()
-
-    # -- held responses ----------------------------------------------------------------------
-
-    def held(self, tag: str | None = None) -> list[Held]:
-        return [h for h in self._held.values() if not h.waiter.done()
-                and (tag is None or h.tag == tag)]
-
-    async def release(self, hold_ids: list[int]) -> list[int]:
-        """Send held responses in this order, each written before the next is let go; the
-        ids of those written. An answer no longer held is skipped, not an error: released
-        already (by another ordering), its connection closed, its member crashed or gone —
-        whoever waited for it has gone, and the others still get theirs."""
-        written: list[int] = []
-        for hold_id in hold_ids:
-            if not 0 < hold_id <= self._last_hold:
-                raise ValueError(f"no response was ever held as {hold_id}")
-            held = self._held.pop(hold_id, None)
-            if held is None or held.waiter.done():
-                continue
-            sent: asyncio.Future[bool] = self._loop.create_future()
-            held.waiter.set_result(sent)
-            if await sent:
-                written.append(hold_id)
-        return written
 
 
 def _named(payload: bytes) -> str:
