@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import functools
 from collections.abc import Callable
 from typing import Any, cast
 
@@ -56,7 +57,6 @@ from .holds import Holds
 from .messages import FetchData, GroupData, MetadataData, ResponseData
 from .protocol import (
     INVALID_REQUEST,
-    SUPPORTED,
     FrameError,
     RequestFrame,
     api_versions_data,
@@ -64,6 +64,7 @@ from .protocol import (
     build,
     decode_request,
     encode_response,
+    frame_name,
     millis,
     response_type,
     unsupported_api_versions,
@@ -102,26 +103,34 @@ class BrokerCore:
         self.doorway = Doorway(limits or Limits(), self.notes, self._serve, self._gone)
         self._members: dict[int, str] = {}
         self._produced: asyncio.Future[None] = self._loop.create_future()
-        self._server: asyncio.Server | None = None
+        self._servers: list[asyncio.Server] = []
         cluster.clock = self.now_ms
 
     def now_ms(self) -> int:
         return int((self._loop.time() - self._t0) * 1000)
 
-    async def listen(self) -> int:
-        self._server = await asyncio.start_server(self.doorway, self.cluster.host,
-                                                  self.cluster.port)
-        port = int(self._server.sockets[0].getsockname()[1])
-        self.cluster.port = port
-        return port
+    async def listen(self, nodes: int = 1) -> int:
+        """Listen as ``nodes`` nodes, node 0 on the configured port, the others on any free
+        one; node 0's port."""
+        for node in range(nodes):
+            server = await asyncio.start_server(functools.partial(self.doorway, node=node),
+                                                self.cluster.host,
+                                                self.cluster.port if node == 0 else 0)
+            port = int(server.sockets[0].getsockname()[1])
+            if node == 0:
+                self.cluster.port = port
+            else:
+                self.cluster.ports.append(port)
+            self._servers.append(server)
+        return self.cluster.port
 
     async def close(self) -> None:
         for timer in self._timers.values():
             timer.cancel()
         self.holds.close()
-        if self._server is not None:
-            self._server.close()
-            await self._server.wait_closed()
+        for server in self._servers:
+            server.close()
+            await server.wait_closed()
 
     # -- requests --------------------------------------------------------------------------
 
@@ -135,7 +144,7 @@ class BrokerCore:
         try:
             frame = decode_request(payload)
         except FrameError as e:
-            self.notes.add(f"conn {conn}: {_named(payload)}: unreadable request: {e}; "
+            self.notes.add(f"conn {conn}: {frame_name(payload)}: unreadable request: {e}; "
                            "connection closed")
             return None
         if not frame.supported:
@@ -192,12 +201,12 @@ class BrokerCore:
                       exchange: Exchange) -> ResponseData:
         key, version, body = frame.api_key, frame.api_version, frame.body
         rule = self.rules.take(who, key, "request")
-        refused = None if rule is None else rule.refusal(version)
-        if refused is not None:
-            self.notes.refused(f"conn {conn}: {refused}; served unsteered")
-        elif rule is not None:
-            exchange.steering = rule.describe()
-            return group_apis.failed_data(key, version, body, rule.error)
+        steered = None if rule is None else self._steer_request(conn, frame, rule, exchange)
+        if steered is not None:
+            return steered
+        if key in group_apis.COORDINATED and self.doorway.nodes.get(conn, 0) != \
+                self.cluster.coordinator_of(group_apis.group_named(key, version, body)):
+            return group_apis.not_coordinator(key, version, body)
         if key in group_apis.GROUP_KEYS:
             return await self._group_request(conn, frame)
         if key == _FETCH:
@@ -222,6 +231,21 @@ class BrokerCore:
         elif key == 3:
             self.checks.saw_metadata(frame.client_id or "", cast(MetadataData, data))
         return data
+
+    def _steer_request(self, conn: int, frame: RequestFrame, rule: Rule,
+                       exchange: Exchange) -> ResponseData | None:
+        """A fail rule's answer; a move rule moves the group's coordinator (the request is
+        then served, by a node that no longer coordinates it); None: serve the request."""
+        key, version, body = frame.api_key, frame.api_version, frame.body
+        refused = rule.refusal(version)
+        if refused is not None:
+            self.notes.refused(f"conn {conn}: {refused}; served unsteered")
+            return None
+        exchange.steering = rule.describe()
+        if rule.action == "move":
+            self.cluster.move(group_apis.group_named(key, version, body), rule.node)
+            return None
+        return group_apis.failed_data(key, version, body, rule.error)
 
     def arm(self, rule: Rule) -> None:
         """Arm ``rule``, checked against the version its member last spoke the API at."""
@@ -356,14 +380,4 @@ class BrokerCore:
         if not self._produced.done():
             self._produced.set_result(None)
         self._produced = self._loop.create_future()
-
-
-def _named(payload: bytes) -> str:
-    """The API and version a payload names, for a log line about bytes that are no request."""
-    if len(payload) < 4:
-        return f"{len(payload)}-byte frame"
-    key, version = int.from_bytes(payload[:2], "big", signed=True), \
-        int.from_bytes(payload[2:4], "big", signed=True)
-    entry = SUPPORTED.get(key)
-    return f"{entry[0] if entry else f'api-{key}'} v{version}"
 

@@ -38,7 +38,9 @@ from .protocol import API_KEYS, SUPPORTED
 __all__ = ["Action", "Exchange", "ExchangeLog", "Held", "Rule", "Rules", "Spoken", "Who",
            "api_key_of"]
 
-Action = Literal["fail", "delay", "hold"]
+Action = Literal["fail", "delay", "hold", "move", "close"]
+#: the actions that fire as a request arrives; the others on its response
+ON_REQUEST = frozenset({"fail", "move"})
 
 
 def api_key_of(api: str | int) -> int:
@@ -62,10 +64,14 @@ class Rule:
     error: int = 0
     seconds: float = 0.0
     tag: str = ""  # whose rule it is (an ordering of answers), for `Rules.drop`
+    node: int | None = None  # move: the group's new coordinator node (None: the next one)
 
     def describe(self) -> str:
         detail = {"fail": f"{error_name(self.error)} {self.error}", "delay": f"{self.seconds:g}s",
-                  "hold": "until released"}[self.action]
+                  "hold": "until released", "close": "connection closed unanswered",
+                  "move": "coordinator to " + ("the next node" if self.node is None
+                                                   else f"node {self.node}"),
+                  }[self.action]
         return f"{self.action} {SUPPORTED[self.api_key][0]} ({detail})"
 
     def refusal(self, version: int | None) -> str | None:
@@ -107,11 +113,11 @@ class Rules:
         self._rules.append(rule)
 
     def take(self, who: Who, api_key: int, phase: Literal["request", "response"]) -> Rule | None:
-        """Fail rules fire on the request, delay and hold rules on its response."""
+        """Fail and move rules fire on the request, the others on its response."""
         for rule in self._rules:
             if rule.api_key != api_key or not who.named(rule.member):
                 continue
-            if (rule.action == "fail") != (phase == "request"):
+            if (rule.action in ON_REQUEST) != (phase == "request"):
                 continue
             rule.count -= 1
             if rule.count == 0:
