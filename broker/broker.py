@@ -255,6 +255,13 @@ class Broker:
         rule = Rule(member, api_key_of(api), "hold", count, tag=tag)
         self._call(lambda core: core.rules.add(rule))
 
+    def close_before_answer(self, member: str, api: str | int, count: int = 1) -> None:
+        """Close ``member``'s connection instead of sending its next ``count`` answers of
+        ``api``: the request reached the coordinator, its answer is lost with the
+        connection."""
+        rule = Rule(member, api_key_of(api), "close", count)
+        self._call(lambda core: core.arm(rule))
+
     def move_coordinator(self, member: str, api: str | int, node: int | None = None) -> None:
         """When ``member``'s next request of ``api`` arrives, move its group's coordinator to
         ``node`` (None: the next node); the old node answers that request NOT_COORDINATOR,

@@ -23,8 +23,9 @@ number, request id = correlation id); the coordinator answers at once or later, 
 another request or from a timer, and `_deliver` hands each answer to the connection that
 waits for it. After each call the group's next deadline is armed as a loop timer. Before
 the coordinator sees a JoinGroup or the leader's SyncGroup, `checks` judges what was sent.
-Steering (`steering.Rules`) fails a request before dispatch, or delays or holds its
-response after it.
+Steering (`steering.Rules`) fails a request before dispatch or moves its group's
+coordinator to another node (the node it came to then answers NOT_COORDINATOR), or delays,
+holds or withholds its response after it (closing the connection instead).
 """
 
 from __future__ import annotations
@@ -50,7 +51,7 @@ from ..impl.group_messages import (
 from ..properties.harness import Failures
 from . import data_apis, group_apis
 from .checks import GroupChecks, is_leader_sync
-from .connections import Doorway, Limits, Notes
+from .connections import Closed, Doorway, Limits, Notes
 from .data_apis import ClusterState
 from .group_apis import FAILABLE
 from .holds import Holds
@@ -157,6 +158,8 @@ class BrokerCore:
             return None
         try:
             return await self._exchange(conn, frame, payload)
+        except Closed:  # steering closes the connection instead of answering
+            raise
         except Exception as e:  # noqa: BLE001 - a bug: one line naming the request, then close
             self.notes.internal(f"conn {conn}: {frame.api_name} v{frame.api_version}", e)
             return None
@@ -260,6 +263,8 @@ class BrokerCore:
         if rule.action == "delay":
             await asyncio.sleep(rule.seconds)
             return None
+        if rule.action == "close":
+            raise Closed(f"steering: {exchange.api} answer to {rule.member!r} withheld")
         return await self.holds.keep(exchange, rule.tag)
 
     # -- group requests and the coordinator's timers -----------------------------------------

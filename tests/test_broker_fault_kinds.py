@@ -1,6 +1,7 @@
 """The broker's fault kinds past fail rules, each applied to the member it names and to no
 other: the coordinator that moves to another node (NOT_COORDINATOR from the old node,
-FindCoordinator naming the new one), and the connection closed instead of an answer.
+FindCoordinator naming the new one), the connection closed instead of an answer, and an
+answer delayed past the member's request timeout (from its driver's configuration).
 
 Members here are bare protocol clients, so every step is deterministic.
 """
@@ -14,6 +15,10 @@ import pytest
 pytest.importorskip("kio")
 
 from groupcheck.broker import Broker  # noqa: E402
+from groupcheck.targets.wire.timeouts import (  # noqa: E402
+    past_request_timeout,
+    request_timeout_ms,
+)
 
 from helpers.broker_wire import RawClient  # noqa: E402
 
@@ -61,3 +66,53 @@ def test_a_move_aimed_at_one_member_moves_the_coordinator_on_that_members_reques
 def test_a_move_on_a_broker_of_one_node_is_refused(broker: Broker) -> None:
     with pytest.raises(ValueError, match="to one of the broker's 1 nodes"):
         broker.move_coordinator("b", "Heartbeat")
+
+
+def test_a_close_aimed_at_one_member_drops_its_connection_instead_of_the_answer(
+        broker: Broker) -> None:
+    broker.close_before_answer("b", "Heartbeat")
+    with RawClient(broker.bootstrap, "a") as a, RawClient(broker.bootstrap, "b") as b:
+        assert _heartbeat(a) == UNKNOWN_MEMBER_ID
+        with pytest.raises(ConnectionError, match="closed the connection"):
+            _heartbeat(b)
+        assert _heartbeat(a) == UNKNOWN_MEMBER_ID  # a's connection lives on
+    with RawClient(broker.bootstrap, "b") as again:
+        assert _heartbeat(again) == UNKNOWN_MEMBER_ID  # fired once
+    closed = broker.steered()
+    assert [(e.who.client_id, e.api, e.answered_ms) for e in closed] == [("b", "Heartbeat", None)]
+    assert closed[0].error_code == UNKNOWN_MEMBER_ID  # the coordinator answered; it was lost
+    assert any("Heartbeat answer to 'b' withheld" in line for line in broker.notes())
+
+
+@pytest.mark.parametrize(("client", "config", "api", "expected_ms"), [
+    ("kafka-python", {}, "Heartbeat", 305_000),
+    ("kafka-python", {"request_timeout_ms": 4000}, "JoinGroup", 4000),
+    ("librdkafka", {"request_timeout_ms": 4000}, "SyncGroup", 4000),
+    ("librdkafka", {"request_timeout_ms": 4000, "max_poll_interval_ms": 3000}, "JoinGroup",
+     6000),
+])
+def test_a_members_request_timeout_comes_from_its_driver_config(
+        client: str, config: dict[str, int], api: str, expected_ms: int) -> None:
+    assert request_timeout_ms(client, config, api) == expected_ms
+    assert past_request_timeout(client, config, api, margin_s=0.5) == expected_ms / 1000 + 0.5
+
+
+def test_an_unmodelled_clients_request_timeout_is_refused() -> None:
+    with pytest.raises(ValueError, match="'java' is not modelled"):
+        request_timeout_ms("java", {}, "Heartbeat")
+
+
+def test_a_delay_past_the_request_timeout_outlasts_the_named_member_only(
+        broker: Broker) -> None:
+    config = {"request_timeout_ms": 400}
+    seconds = past_request_timeout("kafka-python", config, "Heartbeat", margin_s=0.3)
+    broker.delay("b", "Heartbeat", seconds)
+    timeout = config["request_timeout_ms"] / 1000  # the bare client waits that long, too
+    with RawClient(broker.bootstrap, "a", timeout) as a, \
+            RawClient(broker.bootstrap, "b", timeout) as b:
+        assert _heartbeat(a) == UNKNOWN_MEMBER_ID
+        with pytest.raises(TimeoutError):
+            _heartbeat(b)
+    delayed = broker.steered()
+    assert [(e.who.client_id, e.steering) for e in delayed] == [
+        ("b", f"delay Heartbeat ({seconds:g}s)")]
