@@ -85,11 +85,15 @@ def test_a_close_aimed_at_one_member_drops_its_connection_instead_of_the_answer(
 
 
 @pytest.mark.parametrize(("client", "config", "api", "expected_ms"), [
-    ("kafka-python", {}, "Heartbeat", 305_000),
-    ("kafka-python", {"request_timeout_ms": 4000}, "JoinGroup", 4000),
-    ("librdkafka", {"request_timeout_ms": 4000}, "SyncGroup", 4000),
+    ("kafka-python", {}, "Heartbeat", 30_000),
+    ("kafka-python", {"request_timeout_ms": 4000}, "OffsetCommit", 4000),
+    ("kafka-python", {"request_timeout_ms": 4000, "max_poll_interval_ms": 3000}, "JoinGroup",
+     8000),
+    ("librdkafka", {"request_timeout_ms": 4000}, "OffsetFetch", 4000),
     ("librdkafka", {"request_timeout_ms": 4000, "max_poll_interval_ms": 3000}, "JoinGroup",
      6000),
+    ("librdkafka", {"session_timeout_ms": 2000}, "SyncGroup", 5000),
+    ("librdkafka", {"session_timeout_ms": 2000}, "Heartbeat", 2000),
 ])
 def test_a_members_request_timeout_comes_from_its_driver_config(
         client: str, config: dict[str, int], api: str, expected_ms: int) -> None:
@@ -98,8 +102,9 @@ def test_a_members_request_timeout_comes_from_its_driver_config(
 
 
 def test_an_unmodelled_clients_request_timeout_is_refused() -> None:
-    with pytest.raises(ValueError, match="'java' is not modelled"):
-        request_timeout_ms("java", {}, "Heartbeat")
+    for client in ("java", "kafka-python@2.0.2"):
+        with pytest.raises(ValueError, match=f"{client!r} are not modelled"):
+            request_timeout_ms(client, {}, "Heartbeat")
 
 
 def test_a_delay_past_the_request_timeout_outlasts_the_named_member_only(
