@@ -151,15 +151,21 @@ class Rules:
 
 class Spoken:
     """The version of each API a member last sent, under each of its names: the version
-    its client negotiated, for a rule armed after it spoke."""
+    its client negotiated, for a rule armed after it spoke (the last ``limit`` names and
+    APIs heard: bounded memory)."""
 
-    def __init__(self) -> None:
-        self._versions: dict[tuple[str, int], int] = {}
+    def __init__(self, limit: int = 100_000) -> None:
+        self._versions: collections.OrderedDict[tuple[str, int], int] = \
+            collections.OrderedDict()
+        self._limit = limit
 
     def saw(self, who: Who, api_key: int, version: int) -> None:
         for name in (who.client_id, who.member_id, who.instance_id):
             if name:
                 self._versions[(name, api_key)] = version
+                self._versions.move_to_end((name, api_key))
+        while len(self._versions) > self._limit:
+            self._versions.popitem(last=False)
 
     def of(self, member: str, api_key: int) -> int | None:
         return self._versions.get((member, api_key))

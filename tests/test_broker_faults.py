@@ -24,6 +24,7 @@ from groupcheck.broker.faults import (  # noqa: E402
 )
 from groupcheck.broker.group_apis import FAILABLE  # noqa: E402
 from groupcheck.broker.protocol import API_KEYS, SUPPORTED  # noqa: E402
+from groupcheck.broker.steering import Spoken, Who  # noqa: E402
 
 from helpers.broker_wire import RawClient  # noqa: E402
 
@@ -129,3 +130,12 @@ def test_a_coordinator_error_reaches_the_member_named_and_no_other(
         assert _carried(b.call(key, version, request_data), where) == ERROR_CODES[error]
         assert _carried(b.call(key, version, request_data), where) == 0  # fired once
     assert [(e.who.client_id, e.api) for e in broker.steered()] == [("b", api)]
+
+
+def test_the_versions_heard_are_bounded_the_oldest_forgotten_first() -> None:
+    spoken = Spoken(limit=2)
+    spoken.saw(Who("a", "", None), 12, 2)
+    spoken.saw(Who("b", "", None), 12, 3)
+    spoken.saw(Who("a", "", None), 12, 4)  # a heard again: b is now the oldest
+    spoken.saw(Who("c", "", None), 12, 1)
+    assert [spoken.of(n, 12) for n in ("a", "b", "c")] == [4, None, 1]
