@@ -63,6 +63,20 @@ def test_a_move_aimed_at_one_member_moves_the_coordinator_on_that_members_reques
         ("b", "move Heartbeat (coordinator to the next node)")]
 
 
+@pytest.mark.broker_config(nodes=3)
+def test_offsets_follow_the_coordinator_to_the_node_a_move_names(broker: Broker) -> None:
+    fetch = {"require_stable": False, "groups": [{"group_id": GROUP, "topics": None}]}
+    broker.move_coordinator("a", "FindCoordinator", node=2)
+    with RawClient(broker.bootstrap, "a") as a:
+        found = _coordinator(a)  # moves, then answers: FindCoordinator names the new node
+        assert int(found.node_id) == 2
+        assert int(a.call(9, 8, fetch).groups[0].error_code) == NOT_COORDINATOR
+    with RawClient(broker.address(1), "a") as other:
+        assert int(other.call(9, 8, fetch).groups[0].error_code) == NOT_COORDINATOR
+    with RawClient(broker.address(2), "a") as moved:
+        assert int(moved.call(9, 8, fetch).groups[0].error_code) == 0
+
+
 def test_a_move_on_a_broker_of_one_node_is_refused(broker: Broker) -> None:
     with pytest.raises(ValueError, match="to one of the broker's 1 nodes"):
         broker.move_coordinator("b", "Heartbeat")
