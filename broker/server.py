@@ -24,8 +24,9 @@ another request or from a timer, and `_deliver` hands each answer to the connect
 waits for it. After each call the group's next deadline is armed as a loop timer. Before
 the coordinator sees a JoinGroup or the leader's SyncGroup, `checks` judges what was sent.
 Steering (`steering.Rules`) fails a request before dispatch or moves its group's
-coordinator to another node (the node it came to then answers NOT_COORDINATOR), or delays,
-holds or withholds its response after it (closing the connection instead).
+coordinator to another node (the node it came to then answers NOT_COORDINATOR, as it
+does a request of the group that waited there across the move), or delays, holds or
+withholds its response after it (closing the connection instead).
 """
 
 from __future__ import annotations
@@ -292,7 +293,12 @@ class BrokerCore:
         if member_id:
             self._members[conn] = member_id
             self.cluster.groups.client_ids[(group_id, member_id)] = frame.client_id or ""
+        if self._moved(conn, group_id):  # the coordinator moved while the request waited
+            return group_apis.error_data(key, version, body, Errors.NOT_COORDINATOR.value)
         return group_apis.from_impl(key, version, response, coordinator.protocol_type)
+
+    def _moved(self, conn: int, group_id: str) -> bool:
+        return self.doorway.nodes.get(conn, 0) != self.cluster.coordinator_of(group_id)
 
     async def _submit(self, group_id: str, conn: int, correlation_id: int,
                       request: Any) -> Response:
@@ -333,7 +339,8 @@ class BrokerCore:
             if entry is None or not isinstance(answer, _RESPONSES):
                 continue
             future, request = entry
-            if coordinator is not None and answer.error is Errors.NONE:
+            if coordinator is not None and answer.error is Errors.NONE and \
+                    not self._moved(int(envelope.client), group_id):  # lost: not noted
                 if isinstance(answer, JoinGroupResponse):
                     self.rounds.joined(group_id, coordinator, self.cluster.groups.client_ids)
                 elif isinstance(request, SyncGroupRequest):

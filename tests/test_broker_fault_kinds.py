@@ -20,7 +20,7 @@ from groupcheck.targets.wire.timeouts import (  # noqa: E402
     request_timeout_ms,
 )
 
-from helpers.broker_wire import RawClient  # noqa: E402
+from helpers.broker_wire import RawClient, told  # noqa: E402
 
 GROUP, TOPIC = "g", "t"
 NOT_COORDINATOR, UNKNOWN_MEMBER_ID = 16, 25
@@ -75,6 +75,29 @@ def test_offsets_follow_the_coordinator_to_the_node_a_move_names(broker: Broker)
         assert int(other.call(9, 8, fetch).groups[0].error_code) == NOT_COORDINATOR
     with RawClient(broker.address(2), "a") as moved:
         assert int(moved.call(9, 8, fetch).groups[0].error_code) == 0
+
+
+@pytest.mark.broker_config(nodes=2, topics={TOPIC: 4})
+def test_a_join_parked_at_the_old_node_is_answered_not_coordinator_and_rejoins_at_the_new(
+        broker: Broker) -> None:
+    with RawClient(broker.bootstrap, "a") as a, RawClient(broker.bootstrap, "b") as b:
+        told(a, TOPIC)
+        a_id = a.join(GROUP, [TOPIC]).member_id
+        a.send_sync(GROUP, a_id, 1, {a_id: [(TOPIC, p) for p in range(4)]})
+        assert int(a.receive().error_code) == 0
+        b.send_join(GROUP, "", [TOPIC])
+        b_id = b.receive().member_id
+        b.send_join(GROUP, b_id, [TOPIC])  # parked until a rejoins
+        broker.move_coordinator("a", "Heartbeat")
+        assert int(a.heartbeat(GROUP, a_id, 1).error_code) == NOT_COORDINATOR
+        with RawClient(broker.address(1), "a") as a1, RawClient(broker.address(1), "b") as b1:
+            a1.send_join(GROUP, a_id, [TOPIC])
+            joined = a1.receive()
+            assert (int(joined.error_code), int(joined.generation_id)) == (0, 2)
+            assert int(b.receive().error_code) == NOT_COORDINATOR  # asked of the old node
+            b1.send_join(GROUP, b_id, [TOPIC])  # the lost answer, asked again
+            again = b1.receive()
+            assert (int(again.error_code), int(again.generation_id)) == (0, 2)
 
 
 def test_a_move_on_a_broker_of_one_node_is_refused(broker: Broker) -> None:
