@@ -83,6 +83,8 @@ class ClusterState:
     coordinators: dict[str, int] = field(default_factory=dict)  # group -> node, when not 0
 
     def broker(self, node: int = _NODE_ID) -> BrokerData:
+        if not 0 <= node <= len(self.ports):
+            raise ValueError(f"no node {node}: the broker is nodes 0-{len(self.ports)}")
         port = self.port if node == _NODE_ID else self.ports[node - 1]
         return {"node_id": node, "host": self.host, "port": port, "rack": None}
 

@@ -103,6 +103,9 @@ def test_a_join_parked_at_the_old_node_is_answered_not_coordinator_and_rejoins_a
 def test_a_move_on_a_broker_of_one_node_is_refused(broker: Broker) -> None:
     with pytest.raises(ValueError, match="to one of the broker's 1 nodes"):
         broker.move_coordinator("b", "Heartbeat")
+    for node in (-1, 1):
+        with pytest.raises(ValueError, match=f"no node {node}: the broker is nodes 0-0"):
+            broker.address(node)
 
 
 def test_a_close_aimed_at_one_member_drops_its_connection_instead_of_the_answer(
