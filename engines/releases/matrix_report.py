@@ -21,6 +21,7 @@ from ...properties.saved_json import steady_text, without_times
 from ..battery.results import INVARIANT_ROWS, Finding
 from .bisection import Bisection, BisectionJson
 from .matrix import Cell, CellJson, MatrixRun
+from .windows import windows_text
 
 __all__ = ["columns", "matrix_json", "matrix_text", "smallest", "write_matrix"]
 
@@ -235,13 +236,13 @@ def _picture(cell: Cell, finding: Finding) -> str:
 
 def _bisection_table(bisections: list[Bisection]) -> str:
     e = html.escape
-    rows = ["<tr><th>counterexample</th><th>invariant</th><th>first seen in</th>"
-            "<th>gone in</th><th>present in</th><th>absent in</th></tr>"]
+    rows = ["<tr><th>counterexample</th><th>invariant</th><th>windows</th>"
+            "<th>first seen in</th><th>gone in</th></tr>"]
     for b in bisections:
+        shown = b.error or windows_text(b.windows)
         rows.append(f"<tr><td>{e(Path(b.file).name)}</td><td>{e(b.invariant or '')}</td>"
-                    f"<td>{e(b.first_seen or '-')}</td><td>{e(b.gone_in or '-')}</td>"
-                    f"<td>{e(', '.join(b.present_in) or '-')}</td>"
-                    f"<td>{e(', '.join(b.absent_in) or b.error or '-')}</td></tr>")
+                    f"<td class='{'bad' if b.regression else ''}'>{e(shown)}</td>"
+                    f"<td>{e(b.first_seen or '-')}</td><td>{e(b.gone_in or '-')}</td></tr>")
     return "<table>" + "".join(rows) + "</table>"
 
 
