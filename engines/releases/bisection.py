@@ -5,9 +5,9 @@ A counterexample is whatever a battery saved: a request file (the prover, the ve
 the contract watch, a fuzz ``TIMEOUT``) replays through `saved.requests` on the target's
 ``assign``, as ``groupcheck replay`` and ``assign`` judge it; a state-machine replay file
 (``groupcheck-replay/1``) replays its events on a fresh group of the target under the
-target's promises (`model.replay`); an audit story replays through the chain driver
-(`audit.chain`), as ``groupcheck replay`` plays it. Other
-records (the codec's) are not replayable: they say so.
+target's promises (`model.replay`), a wire story on wire targets only (`wire_stories`); an
+audit story replays through the chain driver (`audit.chain`), as ``groupcheck replay``
+plays it. Other records (the codec's) are not replayable: they say so.
 
 A version *shows* the counterexample when the replay breaks the invariant the file
 records (any invariant when it records none). A target that cannot run it at all (it does
@@ -46,6 +46,7 @@ from ..resolving import resolved
 from ..saved.requests import replay_request
 from ..saved.stories import failure_of
 from .windows import ABSENT, NA, PRESENT, Window, WindowJson, windows, windows_text
+from .wire_stories import cannot_play
 
 __all__ = ["Bisection", "BisectionJson", "CodecRecord", "VersionVerdict", "bisect_file",
            "bisect_many", "load_counterexample"]
@@ -134,6 +135,8 @@ class Bisection:
     def summary(self) -> str:
         if self.error:
             return f"not bisected: {self.error}"
+        if not self.present_in and not self.absent_in:
+            return f"played on no target ({windows_text(self.windows)}): see each one's reason"
         if not self.present_in:
             return (f"not reproduced by a replay on any target "
                     f"({windows_text(self.windows)}): the replay judges each saved "
@@ -252,7 +255,9 @@ def _replay_one(made: Target, saved: Playable) -> VersionVerdict:
         if saved.kind == "story":
             return _replay_story(made, saved)
         if saved.kind == "events":
-            return _replay_events(made, saved, invariant)
+            why = cannot_play(made, saved)
+            return (VersionVerdict(made.name, NA, why) if why
+                    else _replay_events(made, saved, invariant))
         if made.assign is None:
             return VersionVerdict(made.name, NA, "no assign function")
         return _replay_requests(made, saved, invariant)

@@ -1,6 +1,7 @@
 """``groupcheck bisect FILE --versions A..B [--assignor A]`` (or ``--target T``, repeatable):
 a saved counterexample (a request file or a state-machine replay file) replayed on every
-version in order: one line per version (present, absent or n/a, and the violation), then
+version in order (a wire story's ``--versions`` releases on the wire: ``wire:java@V:…``):
+one line per version (present, absent or n/a, and the violation), then
 its windows (the runs of versions where it is present, absent or n/a; a present run after an
 absence is a regression), where it was first seen and where it is gone.
 
@@ -34,8 +35,10 @@ __all__ = ["register"]
 
 
 def run(args: argparse.Namespace, env: Environment = NO_ENVIRONMENT) -> int:
-    targets = releases_of(args.target, args.versions, env,
-                          "bisect: give --versions A..B or --target T (repeatable)")
+    released = releases_of(args.target, args.versions, env,
+                           "bisect: give --versions A..B or --target T (repeatable)")
+    targets = engines.story_targets(engines.load_counterexample(args.file), released,
+                                    args.target, args.assignor)
     with shown(args.quiet) as progress:
         found = engines.bisect_file(args.file, targets, assignor=args.assignor,
                                     timeout=args.timeout, settings=env.settings,
