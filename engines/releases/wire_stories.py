@@ -10,7 +10,9 @@ the wire, so its verdict on a wire story would be a false ``absent``: the bisect
 ``n/a`` instead (`cannot_play`). Over ``--versions``, each release ``java@V:`` becomes
 ``wire:java@V:<assignor>`` (each Java member of a mixed group at that release, the other
 clients as recorded: they come from their registries or caches as wire targets fetch them),
-`story_targets`.
+`story_targets`. A wire target whose Java client names no release (``wire:java:range``)
+is a *template*: ``matrix`` and ``bisect`` put it at each release of ``--versions``
+(`at_release`).
 """
 
 from __future__ import annotations
@@ -23,8 +25,8 @@ from ...model.saved_files import SavedFile
 from ...targets.registry import ADVERSARIAL, wire_clients
 from ...targets.target import Target, TargetError
 
-__all__ = ["WIRE_OPS", "cannot_play", "is_wire_story", "on_wire", "recorded_wire",
-           "story_targets"]
+__all__ = ["WIRE_OPS", "at_release", "cannot_play", "is_wire_story", "is_wire_template",
+           "on_wire", "recorded_wire", "story_targets"]
 
 #: the events only a wire group performs
 WIRE_OPS = frozenset({Delay.op, SyncAnswerOrder.op, SlowRevoke.op, Idle.op})
@@ -67,6 +69,39 @@ def _java_release(target: str) -> str | None:
     return release if sep and not rest and base == "java" and at and release else None
 
 
+def _wire_target(clients: Sequence[str], assignor: str, adversarial: bool,
+                 release: str, only_bare: bool) -> str:
+    """``wire:…`` with each Java client at ``release`` (``only_bare``: those naming none)."""
+    at = tuple(f"java@{release}" if c == "java" or (c.startswith("java@") and not only_bare)
+               else c for c in clients)
+    group = at[0] if len(at) == 1 else "mixed:" + "+".join(at)
+    return f"wire:{group}:{assignor}{ADVERSARIAL if adversarial else ''}"
+
+
+def _parsed(target: str) -> tuple[tuple[str, ...], str, bool] | None:
+    if not target.startswith("wire:"):
+        return None
+    try:
+        return wire_clients(target[len("wire:"):])
+    except TargetError:
+        return None
+
+
+def is_wire_template(target: str) -> bool:
+    """A wire target with a Java client that names no release (``wire:java:range``)."""
+    parsed = _parsed(target)
+    return parsed is not None and "java" in parsed[0]
+
+
+def at_release(target: str, release: str) -> str:
+    """The wire template ``target`` with its Java clients at ``release``
+    (``wire:java:range``, ``3.4.0`` → ``wire:java@3.4.0:range``); others as they are."""
+    parsed = _parsed(target)
+    if parsed is None or "java" not in parsed[0]:
+        return target
+    return _wire_target(*parsed, release, only_bare=True)
+
+
 def on_wire(target: str, saved: SavedFile, assignor: str | None = None) -> str | None:
     """The wire target that plays the wire story ``saved`` at the Java release ``target``
     names (``java@V:``), with ``assignor`` or the recorded one; None when ``target`` is no
@@ -82,9 +117,7 @@ def on_wire(target: str, saved: SavedFile, assignor: str | None = None) -> str |
     java = [c for c in clients if c == "java" or c.startswith("java@")]
     if release is None or not java or not which:
         return None
-    at = tuple(f"java@{release}" if c in java else c for c in clients)
-    group = at[0] if len(at) == 1 else "mixed:" + "+".join(at)
-    return f"wire:{group}:{which}{ADVERSARIAL if adversarial else ''}"
+    return _wire_target(clients, which, adversarial, release, only_bare=False)
 
 
 def story_targets(saved: object, targets: Sequence[str], named: Collection[str],
