@@ -57,8 +57,11 @@ def test_check_judges_a_declared_custom_assignor_and_finds_its_imbalance(
     assert "I3" in found
 
 
-def test_a_process_without_the_assignors_op_is_asked_kafkas_four_names() -> None:
-    offers = expand(f"jsonl:{SERVICE} --old")
+@pytest.mark.parametrize("old", ["--old", "--dies-on-old"])
+def test_a_process_without_the_assignors_op_is_asked_kafkas_four_names(old: str) -> None:
+    """An error answer, or a process that exits on the request (the next one starts it
+    again), is a process older than the op."""
+    offers = expand(f"jsonl:{SERVICE} {old}")
     try:
         assert [o.label for o in offers] == list(BUILTIN_ASSIGNORS)
         assert [o.label for o in offers if not o.supported] == ["roundrobin"]

@@ -2,8 +2,9 @@
 service, except that it answers every ``roundrobin`` request with an error (it does not
 implement that assignor) and, with ``--broken-range``, its ``range`` gives every partition
 of a topic to the topic's first subscriber (a defect in one assignor only). ``--old`` makes
-it a process older than the ``assignors`` op (an unknown op, as any other);
-``--declares JSON`` answers that op with ``{"assignors": JSON}``, whatever JSON is."""
+it a process older than the ``assignors`` op (an unknown op, as any other), ``--dies-on-old``
+one that exits on it; ``--declares JSON`` answers that op with ``{"assignors": JSON}``,
+whatever JSON is."""
 
 from __future__ import annotations
 
@@ -41,6 +42,8 @@ def main() -> int:
     broken, old = "--broken-range" in args, "--old" in args
     declares = args[args.index("--declares") + 1] if "--declares" in args else None
     for line in sys.stdin:
+        if "--dies-on-old" in args and '"assignors"' in line:
+            return 1
         if line.strip():
             print(json.dumps(answer(json.loads(line), broken, declares, old)), flush=True)
     return 0
