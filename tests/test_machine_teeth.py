@@ -38,7 +38,8 @@ def _members(events: list[DomainEvent]) -> set[str]:
 
 @pytest.mark.parametrize(("mutant", "invariant"), [
     pytest.param("sticky-user-data-v0", "I1", marks=pytest.mark.heavy),
-    ("cooperative-no-withhold", "I5"),
+    # caught, shrunk and replayed through the command line below
+    pytest.param("cooperative-no-withhold", "I5", marks=pytest.mark.heavy),
     ("pause-dropper", "I8"),
 ])
 def test_mutant_is_caught_and_shrunk(mutant: str, invariant: str) -> None:
@@ -86,8 +87,9 @@ def test_sticky_group_passes_deep_settings() -> None:
 
 
 def test_cli_saves_a_replay_file_that_reproduces(tmp_path: Path) -> None:
-    """`groupcheck fuzz` exits 1 and saves a replay file; `groupcheck replay` reproduces it
-    (exit 1) on the mutant and not on the real implementation (exit 0)."""
+    """`groupcheck fuzz` exits 1 and saves a replay file of a story shrunk to ≤ 4 members and
+    ≤ 10 events; `groupcheck replay` reproduces it (exit 1) on the mutant and not on the real
+    implementation (exit 0)."""
     run = [sys.executable, "-m", "groupcheck"]
     found = subprocess.run(run + ["fuzz", "--target", "mutant:cooperative-no-withhold",
                                   "--failures", str(tmp_path)],
@@ -97,6 +99,8 @@ def test_cli_saves_a_replay_file_that_reproduces(tmp_path: Path) -> None:
     assert len(files) == 1 and "I5" in files[0].name
     data = json.loads(files[0].read_text())
     assert data["target"] == "mutant:cooperative-no-withhold" and data["events"]
+    joined = {e["member"] for e in data["events"] if e["op"] == "join"}
+    assert 0 < len(joined) <= 4 and len(data["events"]) <= 10, data["events"]
     assert "1. " in found.stdout and "I5" in found.stdout
     again = subprocess.run(run + ["replay", str(files[0])], capture_output=True, text=True,
                            cwd=ROOT, timeout=300)

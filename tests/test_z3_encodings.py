@@ -71,7 +71,7 @@ cases = _raw.map(_decode)
 contexts = cases
 
 
-@settings(max_examples=1000, deadline=None)
+@settings(max_examples=400, deadline=None)
 @given(cases)
 def test_predicates_and_pinned_encodings_agree(case: Case) -> None:
     """Property: for I1, I2 (validity and completeness), I3, I4a, I5 and I6 (both protocols),

@@ -79,7 +79,9 @@ class KafkaPythonClient:
             max_poll_interval_ms=config.get("max_poll_interval_ms", 6000),
             metadata_max_age_ms=config.get("metadata_max_age_ms", 300000),
             auto_offset_reset=config.get("auto_offset_reset", "earliest"),
-            enable_auto_commit=bool(config.get("enable_auto_commit", False)))
+            enable_auto_commit=bool(config.get("enable_auto_commit", False)),
+            **({"request_timeout_ms": config["request_timeout_ms"]}
+               if "request_timeout_ms" in config else {}))
         self.subscribe(consumer, list(command["topics"]), listener)
         return consumer
 

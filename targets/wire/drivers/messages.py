@@ -32,6 +32,7 @@ class DriverConfig(TypedDict, total=False):
     metadata_max_age_ms: int
     auto_offset_reset: str
     enable_auto_commit: bool
+    request_timeout_ms: int  # absent: the client's own default
 
 
 class CommandHead(TypedDict):
