@@ -119,7 +119,7 @@ SCENARIOS_SHARE = 0.3
 SCALE_SHARE = 0.1  # of the budget, for the scale engine's ladders
 #: seconds the state machine needs at least: Hypothesis loads, one example plays
 FUZZ_FLOOR = 1.0
-#: a prover's slice holds its next scope's configurations at this many times the rate measured
+#: a prover's next scope starts when this many times its time at the rate measured fits
 SCOPE_MARGIN = 1.25
 
 
@@ -185,9 +185,10 @@ def _prove(target: Target, ctx: Context) -> EngineResult:
 
 def _more_scopes(target: Target, done: EngineResult, seconds: float, ctx: Context
                  ) -> EngineResult:
-    """A slice of the prover's widening: the scopes of its portfolio after those ``done``
-    ran, within ``seconds`` or, longer, what the next scope needs at the rate measured (with
-    `SCOPE_MARGIN`); a scope that would not end before the run's does not start."""
+    """A slice of the prover's widening: the next scope of its portfolio after those
+    ``done`` ran, to its end (or the run's), started only when its time estimated from the
+    rate measured (with `SCOPE_MARGIN`) fits what is left; with no rate yet, the scopes
+    after ``done`` within ``seconds``."""
     rest = PORTFOLIO[scopes_run(done):]
     rate = done.runs / done.seconds if done.seconds else 0.0
     if rate and rest:
@@ -196,7 +197,7 @@ def _more_scopes(target: Target, done: EngineResult, seconds: float, ctx: Contex
             return EngineResult("prove", skipped=(
                 f"its next scope needs about {needs:.1f} s, more than the {ctx.left():.1f} s "
                 "left"))
-        seconds = max(seconds, needs)
+        rest, seconds = rest[:1], ctx.left()
     part = run_prove_within(target, min(seconds, ctx.left()), ctx.failures, scopes=rest,
                             workers=ctx.workers, strict=ctx.strict, reference=ctx.reference,
                             progress=ctx.progress)
