@@ -6,10 +6,12 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from groupcheck.cli import main
+from groupcheck.engines.battery import runner
 from groupcheck.engines.battery.results import BatteryResult, EngineResult, Finding
 from groupcheck.engines.battery.runner import (
     ENGINE_LIST,
@@ -105,3 +107,42 @@ def test_a_budget_spent_before_an_engines_turn_is_said_in_its_line(tmp_path: Pat
         assert lines[engine] == "the budget was spent before its turn came", engine
     assert not result.failed and result.table().endswith("nothing judged (no engine ran: "
                                                          "see the lines above)")
+
+
+def _failed(engine: str) -> EngineResult:
+    out = EngineResult(engine)
+    out.findings["I13"] = Finding("I13", "too slow at Kafka's scale")
+    return out
+
+
+def test_first_stops_at_a_finding_of_the_scale_engines_second_run(tmp_path: Path,
+                                                                 monkeypatch: Any) -> None:
+    """--first: a violation the scale engine finds when it is run again for depth ends the
+    run, as one from its first run does (the searching engines do not start)."""
+    monkeypatch.setattr(runner, "deepen", lambda found, deadline, again: [
+        _failed("scale") for _ in found])
+    (result,) = run_batteries([resolve("builtin:range")], budget=4.0, failures=str(tmp_path),
+                              engines=("scale", "fuzz"), first=True)
+    skipped = {e.engine: e.skipped for e in result.engines}
+    assert result.failed and skipped["fuzz"] == "the run stopped at its first finding (--first)"
+
+
+def test_first_stops_at_a_finding_of_a_later_prover_scope(tmp_path: Path,
+                                                         monkeypatch: Any) -> None:
+    """--first: a violation in a scope the prover widens to ends the run: no slice of any
+    engine is played after it."""
+    played: list[str] = []
+
+    def stories(*args: Any, **kwargs: Any) -> EngineResult:
+        played.append("scenarios")
+        return EngineResult("scenarios", runs=1)
+
+    def more_scopes(*args: Any, **kwargs: Any) -> EngineResult:
+        played.append("prove")
+        return _failed("prove")
+    monkeypatch.setattr(runner, "run_stories", stories)
+    monkeypatch.setattr(runner, "_more_scopes", more_scopes)
+    (result,) = run_batteries([resolve("builtin:range")], budget=6.0, failures=str(tmp_path),
+                              engines=("prove", "scenarios"), first=True)
+    assert result.failed and "prove" in played
+    assert played[played.index("prove") + 1:] == [], played

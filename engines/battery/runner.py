@@ -362,6 +362,7 @@ def run_batteries(targets: Sequence[Target], *, budget: float = 120.0, parity: b
             results[i].engines.append(play(engine, i, replace(base, after=len(targets) - 1 - i)))
     if not stopped and any(e.name == "scale" for e in chosen):
         _deepen_scale(targets, results, base)
+        stopped = first and any(r.failed for r in results)
     searching_ctx = replace(base, deadline=end)
     for engine in (e for e in chosen if e.name == "fuzz"):  # its minimum, depth first
         for i in range(len(targets)):
@@ -371,11 +372,14 @@ def run_batteries(targets: Sequence[Target], *, budget: float = 120.0, parity: b
     by_name = {e.name: e for e in chosen}
 
     def one_slice(pair: Pair, seconds: float, seed: int) -> EngineResult:
+        nonlocal stopped
         i = pair.target
         if pair.engine == "prove" and pair.result is not None:
             ref = reference(targets[i]) if reference is not None else None
-            return _more_scopes(targets[i], pair.result, seconds,
-                                replace(searching_ctx, reference=ref))
+            out = _more_scopes(targets[i], pair.result, seconds,
+                               replace(searching_ctx, reference=ref))
+            stopped = first and out.failed
+            return out
         return play(by_name[pair.engine], i, replace(searching_ctx, budget=seconds, seed=seed))
     pairs = _pairs(chosen, results, scope)
     spend(pairs, end, seed, one_slice, stop=lambda: stopped)
