@@ -14,8 +14,9 @@ only stops the run after that finding; it does not change how long finding takes
 
 ``--jsonl`` checks each mutant as a user checks a process instead: the target is
 ``jsonl:groupcheck jsonl --target mutant:<name>`` (the mutant served over the JSON-lines
-contract), with no ``--assignor``, so the process is asked which of Kafka's four names it
-answers and is checked on those (a mutant answers its own; a codec mutant all four).
+contract), with no ``--assignor``, so the process is asked which assignors it serves (the
+contract's ``assignors`` request) and is checked on those (a mutant declares its own name,
+custom ones included; a codec mutant Kafka's four).
 ``--row`` runs the rows in the order given.
 
 The last lines give the median time to the first finding over every row (a row not found

@@ -1,15 +1,17 @@
-"""`Broker`: groupcheck's one-node Kafka broker on loopback, in process, steered by the harness.
+"""`Broker`: groupcheck's Kafka broker on loopback, in process, steered by the harness.
 
 What lives here: the configuration (`BrokerConfig`), the thread-safe face the harness uses
 (start and close, topics, steering, the request log, the group's view, the verdicts) and
 `GroupDescription`, a group as the coordinator holds it.
 
 Theory of operation: `start` runs a `server.BrokerCore` on an asyncio loop in a daemon
-thread and returns once the port is bound. Every other method hands a function to that
-loop and waits for its result (`_call`), so the harness's thread never touches broker state
-directly and each steering action takes effect between two requests, never inside one.
-Steering is per member and per API, the member named by client id, member id or group
-instance id (see `steering`). Use it as a context manager, or call `close`.
+thread and returns once the port is bound (a port per node: one node, or
+``BrokerConfig.nodes``, among which steering moves a group's coordinator). Every other
+method hands a function to that loop and waits for its result (`_call`), so the harness's
+thread never touches broker state directly and each steering action takes effect between two
+requests, never inside one. Steering is per member and per API, the member named by client
+id, member id or group instance id (see `steering`). Use it as a context manager, or call
+`close`.
 
 What fails inside the broker is kept in `failures` (`failure` gives the first): an exception
 of its thread or of a timer on its loop, and every ``internal error`` (a request the broker
@@ -28,12 +30,13 @@ import time
 from collections.abc import Callable, Coroutine, Mapping
 from dataclasses import dataclass, field
 from types import TracebackType
-from typing import Any, TypeVar
+from typing import Any, TypeVar, get_args
 
 from ..properties.harness import Failures, HarnessError, ThreadFailure
 from .checks import Verdict
 from .connections import Limits
 from .data_apis import ClusterState
+from .faults import error_code
 from .group_apis import GroupHub
 from .protocol import MAX_FRAME
 from .rounds import Round
@@ -68,6 +71,7 @@ class BrokerConfig:
     connections_max_idle_ms: int = 600_000  # Kafka's connections.max.idle.ms
     partial_frame_timeout_ms: int | None = None  # a stalled frame; None: the idle bound
     max_connections: int = 1000  # past it a new connection is closed at once
+    nodes: int = 1  # the nodes it presents itself as, each its own port (node 0: ``port``)
 
     def limits(self) -> Limits:
         return Limits(request_max_bytes=self.socket_request_max_bytes,
@@ -147,7 +151,7 @@ class Broker:
                               failures=self.failures)
             for name, count in c.topics.items():
                 topics.create(name, count)
-            await core.listen()
+            await core.listen(c.nodes)
         except BaseException as e:
             ready.set_exception(e)
             return
@@ -228,14 +232,17 @@ class Broker:
 
     # -- steering --------------------------------------------------------------------------
 
-    def fail_next(self, member: str, api: str | int, error: int, count: int = 1) -> None:
-        """Answer ``member``'s next ``count`` requests of ``api`` with Kafka error code
-        ``error``; the coordinator never sees them."""
+    def fail_next(self, member: str, api: str | int, error: int | str, count: int = 1) -> None:
+        """Answer ``member``'s next ``count`` requests of ``api`` with Kafka error ``error``
+        (code or name); the coordinator never sees them. The error must be one Kafka answers
+        the API with (`faults`), at the version the member speaks it, when known: ValueError
+        otherwise."""
         key = api_key_of(api)
         if key not in FAILABLE:
             raise ValueError(f"steering cannot fail API key {key}: only the group APIs, "
                              "FindCoordinator, OffsetCommit and OffsetFetch")
-        self._call(lambda core: core.rules.add(Rule(member, key, "fail", count, error=error)))
+        rule = Rule(member, key, "fail", count, error=error_code(error))
+        self._call(lambda core: core.arm(rule))
 
     def delay(self, member: str, api: str | int, seconds: float, count: int = 1) -> None:
         """Send ``member``'s next ``count`` responses of ``api`` ``seconds`` late."""
@@ -248,9 +255,40 @@ class Broker:
         rule = Rule(member, api_key_of(api), "hold", count, tag=tag)
         self._call(lambda core: core.rules.add(rule))
 
+    def close_before_answer(self, member: str, api: str | int, count: int = 1) -> None:
+        """Close ``member``'s connection instead of sending its next ``count`` answers of
+        ``api``: the request reached the coordinator, its answer is lost with the
+        connection."""
+        rule = Rule(member, api_key_of(api), "close", count)
+        self._call(lambda core: core.arm(rule))
+
+    def move_coordinator(self, member: str, api: str | int, node: int | None = None) -> None:
+        """When ``member``'s next request of ``api`` arrives, move its group's coordinator to
+        ``node`` (None: the next node); the old node answers that request NOT_COORDINATOR,
+        and FindCoordinator names the new one. Needs ``BrokerConfig.nodes`` > 1."""
+        key = api_key_of(api)
+        nodes = self.config.nodes
+        if key not in FAILABLE or nodes < 2 or not (node is None or 0 <= node < nodes):
+            raise ValueError(f"cannot move the coordinator on API key {key} to node {node}: "
+                             f"the group APIs, FindCoordinator, OffsetCommit or OffsetFetch, "
+                             f"to one of the broker's {nodes} nodes")
+        rule = Rule(member, key, "move", node=node)
+        self._call(lambda core: core.arm(rule))
+
+    def coordinator_of(self, group: str) -> int:
+        """The node that coordinates ``group``."""
+        return self._call(lambda core: core.cluster.coordinator_of(group))
+
+    def address(self, node: int) -> str:
+        """``host:port`` of one of the broker's nodes."""
+        def find(core: BrokerCore) -> str:
+            found = core.cluster.broker(node)
+            return f"{found['host']}:{found['port']}"
+        return self._call(find)
+
     def held(self, tag: str | None = None) -> list[Held]:
         """Responses held now (of ``tag`` alone, when given), in the order they were held."""
-        return self._call(lambda core: core.held(tag))
+        return self._call(lambda core: core.holds.held(tag))
 
     def wait_held(self, count: int, timeout: float = 30.0) -> list[Held]:
         """Wait until at least ``count`` responses are held; TimeoutError otherwise."""
@@ -267,15 +305,16 @@ class Broker:
         """Send held responses in this order, each written before the next one; those
         written. One that is no longer held (released already, its member gone) is skipped."""
         ids = [h.hold_id for h in held]
-        written = set(self._await(lambda core: core.release(ids)))
+        written = set(self._await(lambda core: core.holds.release(ids)))
         return [h for h in held if h.hold_id in written]
 
     def cancel(self, member: str, api: str | int, action: Action,
                tag: str | None = None) -> int:
-        """Disarm ``member``'s rules of ``action`` ("fail", "delay", "hold") for ``api`` that
+        """Disarm ``member``'s rules of ``action`` (a `steering.Action`) for ``api`` that
         have not fired (of ``tag`` alone, when given); how many there were."""
-        if action not in ("fail", "delay", "hold"):
-            raise ValueError(f"no steering action {action!r}; fail, delay or hold")
+        if action not in get_args(Action):
+            raise ValueError(f"no steering action {action!r}; one of "
+                             f"{', '.join(get_args(Action))}")
         key = api_key_of(api)
         return self._call(lambda core: core.rules.drop(member, key, action, tag))
 

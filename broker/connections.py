@@ -85,6 +85,12 @@ class Notes:
         self.lines.append(line)
         LOG.log(level, "%s", line)
 
+    def refused(self, line: str) -> None:
+        """A steering rule the broker could not apply: one line, and a failure (the harness
+        asked for an answer Kafka never gives)."""
+        self.failures.record("groupcheck-broker (steering)", ValueError(line))
+        self.add(line, logging.ERROR)
+
     def internal(self, where: str, error: BaseException) -> None:
         """A bug of the broker's: one line, with the innermost frame that raised (kept in
         full in ``failures``)."""
@@ -146,9 +152,10 @@ class Doorway:
         self._serve, self._gone = serve, gone
         self._numbers = itertools.count(1)
         self.open: set[int] = set()
+        self.nodes: dict[int, int] = {}  # connection -> the node it was made to
 
-    async def __call__(self, reader: asyncio.StreamReader,
-                       writer: asyncio.StreamWriter) -> None:
+    async def __call__(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter,
+                       node: int = 0) -> None:
         conn = next(self._numbers)
         if len(self.open) >= self.limits.max_connections:
             self.notes.add(f"conn {conn}: refused, {len(self.open)} connections open "
@@ -156,6 +163,7 @@ class Doorway:
             writer.transport.abort()
             return
         self.open.add(conn)
+        self.nodes[conn] = node
         try:
             await self._run(conn, reader, writer)
         except Closed as e:
@@ -167,6 +175,7 @@ class Doorway:
         finally:
             self.open.discard(conn)
             self._gone(conn)
+            self.nodes.pop(conn, None)
             writer.close()
 
     async def _run(self, conn: int, reader: asyncio.StreamReader,

@@ -5,19 +5,21 @@ What lives here: `ClusterState` (the broker's address, topics, committed offsets
 auto-creation setting) and one function per API taking the decoded kio request and
 returning the response's plain data (`protocol.build` makes the kio entity).
 
-Theory of operation: one broker, node 0, is the leader of every partition (epoch 0, in
-sync alone) and the coordinator of every group. A topic unknown to Metadata is created when
-the broker auto-creates and the client allows it; Produce never creates. Fetch here only
-reads: the wait for data (``max_wait``, ``min_bytes``) is the server's. Offsets of a group
-with members are accepted only from a current member at the current generation (as
-Kafka's classic group does); a group without members takes any commit ("simple" consumers
-and admin tools).
+Theory of operation: one broker, node 0, is the leader of every partition (epoch 0, in sync
+alone) and the coordinator of every group. It may present itself as more nodes (each its own
+port, all in Metadata): node 0 still leads every partition, and a group's coordinator is
+node 0 until steering moves it (``coordinators``); FindCoordinator names it. A topic unknown
+to Metadata is created when the broker auto-creates and the client allows it; Produce never
+creates. Fetch here only reads: the wait for data (``max_wait``, ``min_bytes``) is the
+server's. Offsets of a group with members are accepted only from a current member at the
+current generation (as Kafka's classic group does); a group without members takes any commit
+("simple" consumers and admin tools).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from ..impl.coordinator_state import GroupState
@@ -77,9 +79,30 @@ class ClusterState:
     clock: Callable[[], int]
     auto_create_partitions: int | None = 1  # None: no auto-creation
     producer_ids: int = 999
+    ports: list[int] = field(default_factory=list)  # of nodes 1.. (node 0's is ``port``)
+    coordinators: dict[str, int] = field(default_factory=dict)  # group -> node, when not 0
 
-    def broker(self) -> BrokerData:
-        return {"node_id": _NODE_ID, "host": self.host, "port": self.port, "rack": None}
+    def broker(self, node: int = _NODE_ID) -> BrokerData:
+        if not 0 <= node <= len(self.ports):
+            raise ValueError(f"no node {node}: the broker is nodes 0-{len(self.ports)}")
+        port = self.port if node == _NODE_ID else self.ports[node - 1]
+        return {"node_id": node, "host": self.host, "port": port, "rack": None}
+
+    def brokers(self) -> list[BrokerData]:
+        return [self.broker(node) for node in range(1 + len(self.ports))]
+
+    def coordinator_of(self, group_id: str) -> int:
+        return self.coordinators.get(group_id, _NODE_ID)
+
+    def move(self, group_id: str, node: int | None = None) -> int:
+        """Make ``node`` (None: the next one) the group's coordinator; the node."""
+        count = 1 + len(self.ports)
+        target = (self.coordinator_of(group_id) + 1) % count if node is None else node
+        if not 0 <= target < count:
+            raise ValueError(f"cannot move group {group_id!r}'s coordinator to node {target}: "
+                             f"the broker is nodes 0-{count - 1}")
+        self.coordinators[group_id] = target
+        return target
 
 
 def _partition_meta(index: int) -> PartitionMetadata:
@@ -109,21 +132,21 @@ def metadata(cluster: ClusterState, version: int, body: Any) -> MetadataData:
             if (name and name not in cluster.topics and allow
                     and cluster.auto_create_partitions is not None):
                 cluster.topics.create(name, cluster.auto_create_partitions, cluster.clock())
-    return {"throttle_time": 0, "brokers": [cluster.broker()], "cluster_id": _CLUSTER_ID,
+    return {"throttle_time": 0, "brokers": cluster.brokers(), "cluster_id": _CLUSTER_ID,
             "controller_id": _NODE_ID, "topics": [_topic_meta(cluster, n) for n in names],
             "cluster_authorized_operations": -2147483648}
 
 
 def find_coordinator(cluster: ClusterState, version: int, body: Any) -> FindCoordinatorData:
-    """Node 0 for every key; v4+ batches keys (KIP-699)."""
-    node = cluster.broker()
+    """The group's coordinator node for every key; v4+ batches keys (KIP-699)."""
     if version < 4:
+        node = cluster.broker(cluster.coordinator_of(body.key))
         return {"throttle_time": 0, "error_code": 0, "error_message": None,
                 "node_id": node["node_id"], "host": node["host"], "port": node["port"],
                 "rack": node["rack"]}
     return {"throttle_time": 0, "coordinators": [
-        {"key": key, "error_code": 0, "error_message": None, **node}
-        for key in body.coordinator_keys]}
+        {"key": key, "error_code": 0, "error_message": None,
+         **cluster.broker(cluster.coordinator_of(key))} for key in body.coordinator_keys]}
 
 
 def create_topics(cluster: ClusterState, version: int, body: Any) -> CreateTopicsData:

@@ -45,14 +45,18 @@ from .messages import (
 )
 from .protocol import millis
 
-__all__ = ["FAILABLE", "GROUP_KEYS", "GroupHub", "describe", "error_data", "failed_data",
-           "from_impl", "group_of", "list_groups", "needs_member_id", "to_impl"]
+__all__ = ["COORDINATED", "FAILABLE", "GROUP_KEYS", "GroupHub", "describe", "error_data",
+           "failed_data", "from_impl", "group_named", "group_of", "list_groups",
+           "needs_member_id", "not_coordinator", "to_impl"]
 
 _JOIN, _HEARTBEAT, _LEAVE, _SYNC, _DESCRIBE, _LIST = 11, 12, 13, 14, 15, 16
 GROUP_KEYS = frozenset({_JOIN, _HEARTBEAT, _LEAVE, _SYNC})
 #: APIs a fail rule may answer with an error (`failed_data` builds their answers): the
 #: group APIs, FindCoordinator, OffsetCommit and OffsetFetch
 FAILABLE = GROUP_KEYS | {8, 9, 10}
+#: APIs only the group's coordinator node answers (NOT_COORDINATOR from another node)
+COORDINATED = GROUP_KEYS | {8, 9}
+_NOT_COORDINATOR = 16
 _CLIENT_HOST = "/127.0.0.1"
 
 
@@ -99,6 +103,22 @@ class GroupHub:
 
 def group_of(api_key: int, body: Any) -> str:
     return str(body.group_id)
+
+
+def group_named(api_key: int, version: int, body: Any) -> str:
+    """The (first) group a request of `FAILABLE` names: FindCoordinator's key, OffsetFetch
+    v8+'s first group, every other's group id."""
+    if api_key == 10:
+        keys = (body.key,) if version < 4 else body.coordinator_keys
+        return str(keys[0]) if keys else ""
+    if api_key == 9 and version >= 8:
+        return str(body.groups[0].group_id) if body.groups else ""
+    return str(body.group_id)
+
+
+def not_coordinator(api_key: int, version: int, body: Any) -> ResponseData:
+    """The answer of a node that does not coordinate the request's group."""
+    return failed_data(api_key, version, body, _NOT_COORDINATOR)
 
 
 def to_impl(api_key: int, version: int, body: Any, client_id: str | None) -> Request:
@@ -230,6 +250,12 @@ def failed_data(api_key: int, version: int, body: Any, code: int) -> ResponseDat
             for t in body.topics]}
     if api_key == 9:
         groups = body.groups if version >= 8 else ()
-        return {"throttle_time": 0, "error_code": code, "topics": [], "groups": [
-            {"group_id": g.group_id, "topics": [], "error_code": code} for g in groups]}
+        topics = body.topics if version < 2 else ()  # v0-1 carry errors per partition only
+        return {"throttle_time": 0, "error_code": code, "topics": [
+            {"name": t.name, "partitions": [
+                {"partition_index": i, "committed_offset": -1, "committed_leader_epoch": -1,
+                 "metadata": None, "error_code": code} for i in t.partition_indexes]}
+            for t in topics],
+                "groups": [{"group_id": g.group_id, "topics": [], "error_code": code}
+                           for g in groups]}
     raise ValueError(f"steering cannot fail API key {api_key}")

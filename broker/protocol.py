@@ -49,7 +49,7 @@ from .request_scan import ScanError, scan
 
 __all__ = ["API_KEYS", "INVALID_REQUEST", "MAX_FRAME", "SUPPORTED", "FrameError", "RequestFrame",
            "api_versions_data", "api_versions_valid", "build", "decode_request", "encode_request",
-           "encode_response", "millis", "plain", "response_type", "serves",
+           "encode_response", "frame_name", "millis", "plain", "response_type", "serves",
            "unsupported_api_versions"]
 
 #: API key → (name, lowest version, highest version) this broker serves. Versions from
@@ -286,3 +286,13 @@ def millis(value: datetime.timedelta | int) -> int:
     if isinstance(value, datetime.timedelta):
         return int(value.total_seconds() * 1000)
     return int(value)
+
+
+def frame_name(payload: bytes) -> str:
+    """The API and version a payload names, for a log line about bytes that are no request."""
+    if len(payload) < 4:
+        return f"{len(payload)}-byte frame"
+    key, version = int.from_bytes(payload[:2], "big", signed=True), \
+        int.from_bytes(payload[2:4], "big", signed=True)
+    entry = SUPPORTED.get(key)
+    return f"{entry[0] if entry else f'api-{key}'} v{version}"

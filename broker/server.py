@@ -23,15 +23,17 @@ number, request id = correlation id); the coordinator answers at once or later, 
 another request or from a timer, and `_deliver` hands each answer to the connection that
 waits for it. After each call the group's next deadline is armed as a loop timer. Before
 the coordinator sees a JoinGroup or the leader's SyncGroup, `checks` judges what was sent.
-Steering (`steering.Rules`) fails a request before dispatch, or delays or holds its
-response after it.
+Steering (`steering.Rules`) fails a request before dispatch or moves its group's
+coordinator to another node (the node it came to then answers NOT_COORDINATOR, as it
+does a request of the group that waited there across the move), or delays, holds or
+withholds its response after it (closing the connection instead).
 """
 
 from __future__ import annotations
 
 import asyncio
 import dataclasses
-import itertools
+import functools
 from collections.abc import Callable
 from typing import Any, cast
 
@@ -50,13 +52,13 @@ from ..impl.group_messages import (
 from ..properties.harness import Failures
 from . import data_apis, group_apis
 from .checks import GroupChecks, is_leader_sync
-from .connections import Doorway, Limits, Notes
+from .connections import Closed, Doorway, Limits, Notes
 from .data_apis import ClusterState
 from .group_apis import FAILABLE
+from .holds import Holds
 from .messages import FetchData, GroupData, MetadataData, ResponseData
 from .protocol import (
     INVALID_REQUEST,
-    SUPPORTED,
     FrameError,
     RequestFrame,
     api_versions_data,
@@ -64,12 +66,13 @@ from .protocol import (
     build,
     decode_request,
     encode_response,
+    frame_name,
     millis,
     response_type,
     unsupported_api_versions,
 )
 from .rounds import RoundLedger
-from .steering import Exchange, ExchangeLog, Held, Rules, Who
+from .steering import Exchange, ExchangeLog, Rule, Rules, Spoken, Who
 
 __all__ = ["FAILABLE", "BrokerCore", "Listener"]
 
@@ -88,6 +91,7 @@ class BrokerCore:
         self.cluster = cluster
         self.log = ExchangeLog(log_limit)
         self.rules = Rules()
+        self.spoken = Spoken()
         self.checks = GroupChecks(cluster.topics)
         self.listener = listener
         self.keep_frames = keep_frames
@@ -97,34 +101,38 @@ class BrokerCore:
         self._waiting: dict[tuple[str, int], tuple[asyncio.Future[Response], Request]] = {}
         self.rounds = RoundLedger()
         self._timers: dict[str, asyncio.TimerHandle] = {}
-        self._held: dict[int, Held] = {}
-        self._hold_ids = itertools.count(1)
-        self._last_hold = 0
+        self.holds = Holds(self._loop)
         self.doorway = Doorway(limits or Limits(), self.notes, self._serve, self._gone)
         self._members: dict[int, str] = {}
         self._produced: asyncio.Future[None] = self._loop.create_future()
-        self._server: asyncio.Server | None = None
+        self._servers: list[asyncio.Server] = []
         cluster.clock = self.now_ms
 
     def now_ms(self) -> int:
         return int((self._loop.time() - self._t0) * 1000)
 
-    async def listen(self) -> int:
-        self._server = await asyncio.start_server(self.doorway, self.cluster.host,
-                                                  self.cluster.port)
-        port = int(self._server.sockets[0].getsockname()[1])
-        self.cluster.port = port
-        return port
+    async def listen(self, nodes: int = 1) -> int:
+        """Listen as ``nodes`` nodes, node 0 on the configured port, the others on any free
+        one; node 0's port."""
+        for node in range(nodes):
+            server = await asyncio.start_server(functools.partial(self.doorway, node=node),
+                                                self.cluster.host,
+                                                self.cluster.port if node == 0 else 0)
+            port = int(server.sockets[0].getsockname()[1])
+            if node == 0:
+                self.cluster.port = port
+            else:
+                self.cluster.ports.append(port)
+            self._servers.append(server)
+        return self.cluster.port
 
     async def close(self) -> None:
         for timer in self._timers.values():
             timer.cancel()
-        for held in self._held.values():
-            if not held.waiter.done():
-                held.waiter.set_result(None)
-        if self._server is not None:
-            self._server.close()
-            await self._server.wait_closed()
+        self.holds.close()
+        for server in self._servers:
+            server.close()
+            await server.wait_closed()
 
     # -- requests --------------------------------------------------------------------------
 
@@ -138,7 +146,7 @@ class BrokerCore:
         try:
             frame = decode_request(payload)
         except FrameError as e:
-            self.notes.add(f"conn {conn}: {_named(payload)}: unreadable request: {e}; "
+            self.notes.add(f"conn {conn}: {frame_name(payload)}: unreadable request: {e}; "
                            "connection closed")
             return None
         if not frame.supported:
@@ -151,6 +159,8 @@ class BrokerCore:
             return None
         try:
             return await self._exchange(conn, frame, payload)
+        except Closed:  # steering closes the connection instead of answering
+            raise
         except Exception as e:  # noqa: BLE001 - a bug: one line naming the request, then close
             self.notes.internal(f"conn {conn}: {frame.api_name} v{frame.api_version}", e)
             return None
@@ -158,6 +168,7 @@ class BrokerCore:
     async def _exchange(self, conn: int, frame: RequestFrame,
                         payload: bytes) -> tuple[bytes, asyncio.Future[bool] | None]:
         who = self._who(conn, frame)
+        self.spoken.saw(who, frame.api_key, frame.api_version)
         exchange = self.log.open(connection=conn, who=who, api_key=frame.api_key,
                                  api_version=frame.api_version,
                                  correlation_id=frame.correlation_id, request=frame.body,
@@ -194,9 +205,12 @@ class BrokerCore:
                       exchange: Exchange) -> ResponseData:
         key, version, body = frame.api_key, frame.api_version, frame.body
         rule = self.rules.take(who, key, "request")
-        if rule is not None:
-            exchange.steering = rule.describe()
-            return group_apis.failed_data(key, version, body, rule.error)
+        steered = None if rule is None else self._steer_request(conn, frame, rule, exchange)
+        if steered is not None:
+            return steered
+        if key in group_apis.COORDINATED and self.doorway.nodes.get(conn, 0) != \
+                self.cluster.coordinator_of(group_apis.group_named(key, version, body)):
+            return group_apis.not_coordinator(key, version, body)
         if key in group_apis.GROUP_KEYS:
             return await self._group_request(conn, frame)
         if key == _FETCH:
@@ -222,6 +236,25 @@ class BrokerCore:
             self.checks.saw_metadata(frame.client_id or "", cast(MetadataData, data))
         return data
 
+    def _steer_request(self, conn: int, frame: RequestFrame, rule: Rule,
+                       exchange: Exchange) -> ResponseData | None:
+        """A fail rule's answer; a move rule moves the group's coordinator (the request is
+        then served, by a node that no longer coordinates it); None: serve the request."""
+        key, version, body = frame.api_key, frame.api_version, frame.body
+        refused = rule.refusal(version)
+        if refused is not None:
+            self.notes.refused(f"conn {conn}: {refused}; served unsteered")
+            return None
+        exchange.steering = rule.describe()
+        if rule.action == "move":
+            self.cluster.move(group_apis.group_named(key, version, body), rule.node)
+            return None
+        return group_apis.failed_data(key, version, body, rule.error)
+
+    def arm(self, rule: Rule) -> None:
+        """Arm ``rule``, checked against the version its member last spoke the API at."""
+        self.rules.add(rule, self.spoken.of(rule.member, rule.api_key))
+
     async def _steer_response(self, who: Who, api_key: int,
                               exchange: Exchange) -> asyncio.Future[bool] | None:
         rule = self.rules.take(who, api_key, "response")
@@ -231,14 +264,9 @@ class BrokerCore:
         if rule.action == "delay":
             await asyncio.sleep(rule.seconds)
             return None
-        held = Held(next(self._hold_ids), exchange, self._loop.create_future(), rule.tag)
-        self._held[held.hold_id] = held
-        self._last_hold = held.hold_id
-        try:
-            sent: asyncio.Future[bool] | None = await held.waiter
-        finally:
-            self._held.pop(held.hold_id, None)  # released, or its connection is gone
-        return sent
+        if rule.action == "close":
+            raise Closed(f"steering: {exchange.api} answer to {rule.member!r} withheld")
+        return await self.holds.keep(exchange, rule.tag)
 
     # -- group requests and the coordinator's timers -----------------------------------------
 
@@ -265,7 +293,12 @@ class BrokerCore:
         if member_id:
             self._members[conn] = member_id
             self.cluster.groups.client_ids[(group_id, member_id)] = frame.client_id or ""
+        if self._moved(conn, group_id):  # the coordinator moved while the request waited
+            return group_apis.error_data(key, version, body, Errors.NOT_COORDINATOR.value)
         return group_apis.from_impl(key, version, response, coordinator.protocol_type)
+
+    def _moved(self, conn: int, group_id: str) -> bool:
+        return self.doorway.nodes.get(conn, 0) != self.cluster.coordinator_of(group_id)
 
     async def _submit(self, group_id: str, conn: int, correlation_id: int,
                       request: Any) -> Response:
@@ -306,7 +339,8 @@ class BrokerCore:
             if entry is None or not isinstance(answer, _RESPONSES):
                 continue
             future, request = entry
-            if coordinator is not None and answer.error is Errors.NONE:
+            if coordinator is not None and answer.error is Errors.NONE and \
+                    not self._moved(int(envelope.client), group_id):  # lost: not noted
                 if isinstance(answer, JoinGroupResponse):
                     self.rounds.joined(group_id, coordinator, self.cluster.groups.client_ids)
                 elif isinstance(request, SyncGroupRequest):
@@ -358,38 +392,4 @@ class BrokerCore:
         if not self._produced.done():
             self._produced.set_result(None)
         self._produced = self._loop.create_future()
-
-    # -- held responses ----------------------------------------------------------------------
-
-    def held(self, tag: str | None = None) -> list[Held]:
-        return [h for h in self._held.values() if not h.waiter.done()
-                and (tag is None or h.tag == tag)]
-
-    async def release(self, hold_ids: list[int]) -> list[int]:
-        """Send held responses in this order, each written before the next is let go; the
-        ids of those written. An answer no longer held is skipped, not an error: released
-        already (by another ordering), its connection closed, its member crashed or gone —
-        whoever waited for it has gone, and the others still get theirs."""
-        written: list[int] = []
-        for hold_id in hold_ids:
-            if not 0 < hold_id <= self._last_hold:
-                raise ValueError(f"no response was ever held as {hold_id}")
-            held = self._held.pop(hold_id, None)
-            if held is None or held.waiter.done():
-                continue
-            sent: asyncio.Future[bool] = self._loop.create_future()
-            held.waiter.set_result(sent)
-            if await sent:
-                written.append(hold_id)
-        return written
-
-
-def _named(payload: bytes) -> str:
-    """The API and version a payload names, for a log line about bytes that are no request."""
-    if len(payload) < 4:
-        return f"{len(payload)}-byte frame"
-    key, version = int.from_bytes(payload[:2], "big", signed=True), \
-        int.from_bytes(payload[2:4], "big", signed=True)
-    entry = SUPPORTED.get(key)
-    return f"{entry[0] if entry else f'api-{key}'} v{version}"
 

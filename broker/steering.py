@@ -12,12 +12,15 @@ name a new member has before JoinGroup gives it an id), its member id or its gro
 id; a rule matches a request when any of the three equals the rule's ``member``. Each rule
 fires ``count`` times, oldest rule first. A *fail* rule answers the request with its error
 at once, without reaching the coordinator (so the coordinator's state is as if the request
-never arrived, like a request lost on the way). A *delay* rule sends the real response
-``seconds`` later. A *hold* rule keeps the real response until `release` names it; the
-harness releases held responses in the order it chooses (e.g. a follower's SyncGroup
-before the leader's). A rule may carry a ``tag`` (the ordering that armed it), so that two
-orderings at once each release and disarm their own holds only. Rules aimed at a member
-that left or crashed are disarmed (`Rules.forget`): its name may come back with a new
+never arrived, like a request lost on the way); its error must be one Kafka's coordinator
+answers that API with at the member's version (`faults`). A rule that cannot be is refused
+as it is armed once the member has spoken the API (`Spoken`), and otherwise when its request
+arrives: served unsteered, the refusal one of the broker's failures. A *delay* rule sends
+the real response ``seconds`` later. A *hold* rule keeps the real response until `release`
+names it; the harness releases held responses in the order it chooses (e.g. a follower's
+SyncGroup before the leader's). A rule may carry a ``tag`` (the ordering that armed it), so
+that two orderings at once each release and disarm their own holds only. Rules aimed at a
+member that left or crashed are disarmed (`Rules.forget`): its name may come back with a new
 consumer, which they must not hit. Nothing here does I/O: the server applies the decision.
 """
 
@@ -29,11 +32,15 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from .faults import error_name, refusal
 from .protocol import API_KEYS, SUPPORTED
 
-__all__ = ["Action", "Exchange", "ExchangeLog", "Held", "Rule", "Rules", "Who", "api_key_of"]
+__all__ = ["Action", "Exchange", "ExchangeLog", "Held", "Rule", "Rules", "Spoken", "Who",
+           "api_key_of"]
 
-Action = Literal["fail", "delay", "hold"]
+Action = Literal["fail", "delay", "hold", "move", "close"]
+#: the actions that fire as a request arrives; the others on its response
+ON_REQUEST = frozenset({"fail", "move"})
 
 
 def api_key_of(api: str | int) -> int:
@@ -57,11 +64,23 @@ class Rule:
     error: int = 0
     seconds: float = 0.0
     tag: str = ""  # whose rule it is (an ordering of answers), for `Rules.drop`
+    node: int | None = None  # move: the group's new coordinator node (None: the next one)
 
     def describe(self) -> str:
-        detail = {"fail": f"error {self.error}", "delay": f"{self.seconds:g}s",
-                  "hold": "until released"}[self.action]
+        detail = {"fail": f"{error_name(self.error)} {self.error}", "delay": f"{self.seconds:g}s",
+                  "hold": "until released", "close": "connection closed unanswered",
+                  "move": "coordinator to " + ("the next node" if self.node is None
+                                                   else f"node {self.node}"),
+                  }[self.action]
         return f"{self.action} {SUPPORTED[self.api_key][0]} ({detail})"
+
+    def refusal(self, version: int | None) -> str | None:
+        """Why this rule cannot fire on a request of ``version`` (None: of any served
+        version), or None: only a fail rule's error can be out of the API's reach."""
+        if self.action != "fail":
+            return None
+        reason = refusal(self.api_key, self.error, version)
+        return None if reason is None else f"fail rule for {self.member!r} refused: {reason}"
 
 
 @dataclass(frozen=True)
@@ -82,17 +101,23 @@ class Rules:
     def __init__(self) -> None:
         self._rules: list[Rule] = []
 
-    def add(self, rule: Rule) -> None:
+    def add(self, rule: Rule, version: int | None = None) -> None:
+        """Arm ``rule``; ``version``: the one its member speaks the API at, when known. A
+        fail rule whose error that version (or, unknown, every served one) cannot carry
+        is refused (ValueError)."""
         if rule.count < 1:
             raise ValueError(f"a rule fires at least once, not {rule.count} times")
+        reason = rule.refusal(version)
+        if reason is not None:
+            raise ValueError(reason)
         self._rules.append(rule)
 
     def take(self, who: Who, api_key: int, phase: Literal["request", "response"]) -> Rule | None:
-        """Fail rules fire on the request, delay and hold rules on its response."""
+        """Fail and move rules fire on the request, the others on its response."""
         for rule in self._rules:
             if rule.api_key != api_key or not who.named(rule.member):
                 continue
-            if (rule.action == "fail") != (phase == "request"):
+            if (rule.action in ON_REQUEST) != (phase == "request"):
                 continue
             rule.count -= 1
             if rule.count == 0:
@@ -122,6 +147,28 @@ class Rules:
 
     def clear(self) -> None:
         self._rules.clear()
+
+
+class Spoken:
+    """The version of each API a member last sent, under each of its names: the version
+    its client negotiated, for a rule armed after it spoke (the last ``limit`` names and
+    APIs heard: bounded memory)."""
+
+    def __init__(self, limit: int = 100_000) -> None:
+        self._versions: collections.OrderedDict[tuple[str, int], int] = \
+            collections.OrderedDict()
+        self._limit = limit
+
+    def saw(self, who: Who, api_key: int, version: int) -> None:
+        for name in (who.client_id, who.member_id, who.instance_id):
+            if name:
+                self._versions[(name, api_key)] = version
+                self._versions.move_to_end((name, api_key))
+        while len(self._versions) > self._limit:
+            self._versions.popitem(last=False)
+
+    def of(self, member: str, api_key: int) -> int | None:
+        return self._versions.get((member, api_key))
 
 
 @dataclass

@@ -69,10 +69,11 @@ if TYPE_CHECKING:
     from .differential.stories import run_stories as run_diff_stories
     from .errors import EngineInputError
     from .progress import ProgressFn, Tick, silent
-    from .releases.bisection import Bisection, bisect_file, bisect_many
+    from .releases.bisection import Bisection, bisect_file, bisect_many, load_counterexample
     from .releases.matrix import MatrixRun, named_and_released, parse_versions, plan_cells
     from .releases.matrix import run_matrix as run_release_matrix
     from .releases.matrix_report import matrix_json, matrix_text, write_matrix
+    from .releases.wire_stories import story_targets
     from .resolving import (
         References,
         check_scope,
@@ -110,8 +111,8 @@ __all__ = ["ASSIGNORS", "BatteryResult", "Bisection", "BmcOutcome", "DiffResult"
            "bisect_file", "bisect_many", "check_json", "check_scope", "check_text",
            "classify_saved", "close_all", "describe", "diff_pairs", "expand_targets",
            "figure_lines", "findings_lines", "fuzz_one", "group_target", "large_scope_warning",
-           "matrix_json", "matrix_text", "named_and_released", "offers_of", "parse_assignors",
-           "parse_versions", "plan_cells",
+           "load_counterexample", "matrix_json", "matrix_text", "named_and_released",
+           "offers_of", "parse_assignors", "parse_versions", "plan_cells",
            "prove_target", "read_saved", "replay_events_file", "replay_requests_file",
            "replay_story", "requests_lines", "resolve_audit_target", "resolved", "run_audit_job",
            "run_batteries", "run_battery", "run_bmc", "run_codec", "run_diff", "run_diff_stories",
@@ -120,6 +121,7 @@ __all__ = ["ASSIGNORS", "BatteryResult", "Bisection", "BmcOutcome", "DiffResult"
            "run_stories", "run_vectors", "run_zoo_entry", "save_differences",
            "save_search_difference", "shrink_events_file", "shrink_requests_file",
            "shrink_story_file", "shrink_timings", "shortfall", "story_assignors", "story_report",
+           "story_targets",
            "write_matrix", "write_record", "zoo_table", "UpgradeTable", "distinct", "parse_side",
            "read_pairs", "run_table", "run_upgrade", "table_text", "write_upgrade_table",
            "ProgressFn", "Tick", "silent", "started"]
@@ -133,6 +135,8 @@ _PUBLIC: dict[str, tuple[str, str]] = {
     "Bisection": ("releases.bisection", "Bisection"),
     "bisect_file": ("releases.bisection", "bisect_file"),
     "bisect_many": ("releases.bisection", "bisect_many"),
+    "load_counterexample": ("releases.bisection", "load_counterexample"),
+    "story_targets": ("releases.wire_stories", "story_targets"),
     "MatrixRun": ("releases.matrix", "MatrixRun"),
     "matrix_json": ("releases.matrix_report", "matrix_json"),
     "matrix_text": ("releases.matrix_report", "matrix_text"),

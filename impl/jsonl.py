@@ -1,7 +1,8 @@
 """The JSON-lines service: one JSON request per line in, one JSON answer per line out.
 
-Ops: ``ping``, ``encode_subscription``, ``decode_subscription``, ``encode_assignment``,
-``decode_assignment``, ``user_data`` and ``assign``. Wire bytes travel as lowercase hex,
+Ops: ``ping``, ``assignors`` (the names of the assignors served), ``encode_subscription``,
+``decode_subscription``, ``encode_assignment``, ``decode_assignment``, ``user_data`` and
+``assign``. Wire bytes travel as lowercase hex,
 user data as base64, a partition as ``[topic, p]``. Any bad request is answered with
 ``{"error": "<Class>: <message>"}`` and the service goes on. A request's ``"id"`` (a string
 or an integer) is echoed in its answer, so a caller may keep many requests in flight; the
@@ -26,7 +27,7 @@ from .assign_op import (
     unb64,
 )
 from .assign_session import AssignSession
-from .assignors import make_assignor
+from .assignors import ASSIGNOR_NAMES, make_assignor
 from .consumer_protocol import (
     AssignmentData,
     SubscriptionData,
@@ -169,6 +170,7 @@ def user_data_with(assignor: Assignor, req: CodecRequest) -> UserDataAnswer:
 
 OPS: dict[str, Handler] = {
     "ping": lambda req: {"pong": True},
+    "assignors": lambda req: {"assignors": list(ASSIGNOR_NAMES)},
     "encode_subscription": encode_subscription_op(encode_subscription),
     "decode_subscription": decode_op(decode_subscription, subscription_views),
     "encode_assignment": _op_encode_assignment,

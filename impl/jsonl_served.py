@@ -3,9 +3,9 @@ of groupcheck's own: what ``groupcheck jsonl --target T`` serves, so that anythi
 assign function (a zoo mutant, a user's Python assignor) answers as a process does, a
 ``jsonl:`` target of its own.
 
-``assign`` and ``user_data`` go to the assignor the request names; a name the server does
-not run is an error answer, as from a process that implements only its own assignors (that
-is how a ``jsonl:`` target's assignors are told apart: each of Kafka's names is asked). A
+``assignors`` answers the names of the assignors the server runs; ``assign`` and
+``user_data`` go to the assignor the request names, and a name the server does not run is
+an error answer, as from a process that implements only its own assignors. A
 subscription writer and reader, where given, answer ``encode_subscription`` and
 ``decode_subscription``; every other op is groupcheck's.
 """
@@ -65,7 +65,8 @@ def served_ops(assignors: Mapping[str, ServedAssignor], encoder: Encoder | None 
     def user_data(req: CodecRequest) -> UserDataAnswer:
         return user_data_with(served(assignor_name(req, "user_data")).make(), req)
 
-    ops: dict[str, Handler] = {**OPS, "assign": assign, "user_data": user_data}
+    ops: dict[str, Handler] = {**OPS, "assign": assign, "user_data": user_data,
+                               "assignors": lambda req: {"assignors": list(assignors)}}
     if encoder is not None:
         ops["encode_subscription"] = encode_subscription_op(encoder)
     if decoder is not None:

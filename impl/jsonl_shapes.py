@@ -14,8 +14,9 @@ from __future__ import annotations
 from typing import Required, TypedDict, final
 
 __all__ = ["Answer", "AssignOpAnswer", "AssignOpMember", "AssignOpRequest", "AssignmentMessage",
-           "AssignmentView", "Claim", "CodecRequest", "ErrorAnswer", "HexAnswer", "OwnedTopic",
-           "Pong", "SubscriptionMessage", "SubscriptionView", "UserDataAnswer"]
+           "AssignmentView", "AssignorsAnswer", "Claim", "CodecRequest", "ErrorAnswer",
+           "HexAnswer", "OwnedTopic", "Pong", "SubscriptionMessage", "SubscriptionView",
+           "UserDataAnswer"]
 
 #: a partition as JSON holds it: ``[topic, partition]``
 Claim = list[str | int]
@@ -144,6 +145,14 @@ class Pong(TypedDict):
     pong: bool
 
 
+@final
+class AssignorsAnswer(TypedDict):
+    """``assignors``: the names of the assignors the server runs (each answers ``assign``
+    and ``user_data``)."""
+
+    assignors: list[str]
+
+
 class ErrorAnswer(TypedDict, total=False):
     """A request that could not be answered (``dataError``: a decode whose raw message
     could not be read either)."""
@@ -155,4 +164,4 @@ class ErrorAnswer(TypedDict, total=False):
 #: any answer of the service (every one but `ErrorAnswer` is final, so ``"error" in answer``
 #: tells an error apart)
 Answer = (AssignOpAnswer | SubscriptionView | AssignmentView | HexAnswer | UserDataAnswer | Pong
-          | ErrorAnswer)
+          | AssignorsAnswer | ErrorAnswer)

@@ -19,25 +19,38 @@ from .profile import ProfileError, ReleaseProfile
 from .settings import Settings
 from .target import BUILTIN_ASSIGNORS, MachineHints, Target, TargetError
 
-__all__ = ["java_target", "jsonl_target", "process_target", "profiled"]
+__all__ = ["java_target", "jsonl_target", "offered", "process_target", "profiled"]
+
+
+def offered(target: str, process: JsonlProcess) -> list[str]:
+    """The assignor names ``process`` offers: those it declares (the ``assignors`` op), or
+    Kafka's four when it does not know the request (`TargetError` on a malformed answer)."""
+    try:
+        declared = process.declared_assignors()
+    except ValueError as exc:
+        raise TargetError(f"{target}: malformed answer to the assignors request: {exc}") \
+            from None
+    return list(BUILTIN_ASSIGNORS) if declared is None else declared
 
 
 def process_target(target: str, process: JsonlProcess, assignor: str | None) -> Target:
     """A target answered by a JSON-lines process (`jsonl_process.JsonlProcess`) that runs
     the assignor named ``assignor``: ``jsonl:`` and ``java:``. Without one the assignor is
-    left open (`resolve` offers Kafka's four; sticky where a caller needs just one)."""
+    left open: `resolve` offers the names the process declares, else Kafka's four (sticky
+    where a caller needs just one)."""
 
     name = assignor or "sticky"
-    if name not in BUILTIN_ASSIGNORS:
+    if name not in BUILTIN_ASSIGNORS and name not in offered(target, process):
         raise TargetError(f"{target.partition(':')[0]}: unknown assignor {name!r}; expected "
-                          f"one of {', '.join(BUILTIN_ASSIGNORS)}")
+                          f"one of {', '.join(offered(target, process))}")
     jt = JsonlTarget(target, process, name)
     return Target(jt.target, name, assign=jt.assign, batch=jt.assign_many,
                   group=jt.group_factory(),
                   codec=JsonlCodec(jt), hints=MachineHints(name), fork_safe=False,
                   call=jt.call, user_data=call_user_data(jt.process.call, name),
                   make=jt.make, closers=[jt.close], open_assignor=True, timeout=process.timeout,
-                  running=lambda: process.running).promise()
+                  running=lambda: process.running,
+                  choices=None if assignor else lambda: offered(target, process)).promise()
 
 
 def jsonl_target(command: str, *, settings: Settings, assignor: str | None = None,

@@ -1,11 +1,12 @@
 """Which assignors a target string offers, and which of them it answers.
 
 A target string names one assignor (``builtin:sticky``, ``python:pkg.mod:Attr``,
-``mutant:…``) or leaves it open: ``jsonl:<command>`` (and ``java:``) may answer any of
-Kafka's four names, ``python:pkg.module`` stands for every assignor the module defines.
+``mutant:…``) or leaves it open: ``jsonl:<command>`` (and ``java:``) may answer the names
+the process declares (the ``assignors`` op) or, when it does not know that request, any of
+Kafka's four; ``python:pkg.module`` stands for every assignor the module defines.
 `expand` turns a target string into one `Offer` per assignor, narrowed by ``--assignor``:
 
-* Kafka's names are asked, not assumed: each gets a small request through the resolved
+* A process's names are asked, not assumed: each gets a small request through the resolved
   target's own ``call`` (an ``assign`` of one member on one partition, then a ``user_data``)
   or, for a target without ``call``, its ``assign``. One that answers with an error is
   "not supported", with its error; the others are checked. Whatever the kind of target, the
@@ -91,7 +92,7 @@ def _single(text: str, target: Target, wanted: Sequence[str]) -> list[Offer]:
 
 
 def _named(text: str, base: Target, choices: list[str], wanted: Sequence[str]) -> list[Offer]:
-    """Kafka's names on a target that may answer any of them: probe each."""
+    """The names a process target may answer (declared, or Kafka's): probe each."""
     assert base.pick is not None
     unknown = [w for w in wanted if w not in choices]
     if unknown:

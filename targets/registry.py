@@ -8,7 +8,8 @@
 * ``kafka-python:<assignor>`` — kafka-python's assignor through an adapter;
 * ``aiokafka:<assignor>`` — aiokafka's assignor, called as its coordinator calls it;
 * ``jsonl:<command>`` — a process speaking the JSON-lines contract (which assignor it runs
-  is the ``assignor`` argument of `resolve`; without one the target leaves it open);
+  is the ``assignor`` argument of `resolve`; without one the target leaves it open, offering
+  the names the process declares, else Kafka's four);
 * ``java:[CLASSPATH]`` — Kafka's own Java client (its ConsumerProtocol and four assignors)
   through groupcheck's driver, a JSON-lines process like ``jsonl:`` (`processes.java_process`);
   its assignor is left open the same way;
@@ -137,8 +138,9 @@ KINDS = RESOLVERS
 def resolve(target: str, *, assignor: str | None = None, timeout: float | None = None,
             settings: Settings = NO_SETTINGS) -> Target:
     """The `Target` a target string names (raises `TargetError` with one line). A target
-    that leaves its assignor open and gets none here offers Kafka's four names to choose
-    from (``choices``, ``pick``). ``settings``: the environment's part, read by the caller."""
+    that leaves its assignor open and gets none here offers names to choose from
+    (``choices``: its own, such as a process's declared ones, else Kafka's four; ``pick``).
+    ``settings``: the environment's part, read by the caller."""
     kind, sep, name = target.partition(":")
     kind, at, release = kind.partition("@")
     if not sep or kind not in RESOLVERS or not (name or kind in OPTIONAL_NAME) \
@@ -147,8 +149,9 @@ def resolve(target: str, *, assignor: str | None = None, timeout: float | None =
     made = _resolver(kind)
     extra = {"release": release} if at else {}
     resolved = made(name, assignor=assignor, timeout=timeout, settings=settings, **extra)
-    if resolved.open_assignor and assignor is None and resolved.choices is None:
-        resolved.choices = lambda: list(BUILTIN_ASSIGNORS)
+    if resolved.open_assignor and assignor is None and resolved.pick is None:
+        if resolved.choices is None:
+            resolved.choices = lambda: list(BUILTIN_ASSIGNORS)
         resolved.pick = lambda chosen: made(name, assignor=chosen, timeout=timeout,
                                             settings=settings, **extra)
     return resolved

@@ -29,4 +29,6 @@ def test_a_codec_record_is_bisected_over_codecs(tmp_path: Path,
     verdicts = {line.split()[0]: line.split()[1] for line in lines[1:-1]}
     assert verdicts == {"builtin:codec": "absent", "mutant:codec-unsorted": "present",
                         "builtin:sticky": "absent"}
-    assert lines[-1].startswith("first seen in mutant:codec-unsorted; gone in builtin:sticky")
+    assert lines[-1] == ("absent builtin:codec; present mutant:codec-unsorted; absent "
+                         "builtin:sticky; first seen in mutant:codec-unsorted; gone in "
+                         "builtin:sticky")

@@ -1,21 +1,22 @@
 """Every verdict of ``check`` is honest: "holds" only where an invariant was judged, "not
-judged" with the reason otherwise; figures for every target; findings dated; the budget
-shared in a fixed engine order."""
+judged" with the reason otherwise; figures for every target; findings dated; the fixed
+engines in a fixed order, the searching ones in slices."""
 
 from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from groupcheck.cli import main
+from groupcheck.engines.battery import runner
 from groupcheck.engines.battery.results import BatteryResult, EngineResult, Finding
 from groupcheck.engines.battery.runner import (
     ENGINE_LIST,
     run_batteries,
     run_battery,
-    searching_share,
 )
 from groupcheck.targets.registry import resolve
 
@@ -35,13 +36,10 @@ def test_a_cell_says_holds_only_where_the_invariant_was_judged() -> None:
     assert engine.verdict("I7") == "VIOLATED" and engine.judged["I7"] == 1
 
 
-def test_engines_run_cheap_first_and_the_searching_ones_share_what_is_left() -> None:
+def test_engines_run_cheap_first_and_the_searching_ones_take_the_slices() -> None:
     names = [e.name for e in ENGINE_LIST]
     assert names == ["codec", "prove", "vectors", "scenarios", "fuzz", "scale"]
-    shares = {e.name: e.share for e in ENGINE_LIST}
-    assert shares["codec"] == shares["prove"] == shares["vectors"] == shares["scale"] == 0
-    assert shares["scenarios"] > 0 and shares["fuzz"] > 0
-    assert shares["scenarios"] + shares["fuzz"] == pytest.approx(1.0)
+    assert [e.name for e in ENGINE_LIST if e.searching] == ["scenarios", "fuzz"]
 
 
 def test_check_reports_judgements_reasons_figures_and_the_contract_as_data(
@@ -111,11 +109,40 @@ def test_a_budget_spent_before_an_engines_turn_is_said_in_its_line(tmp_path: Pat
                                                          "see the lines above)")
 
 
-def test_a_searching_engine_below_its_floor_leaves_its_share_to_the_others() -> None:
-    scenarios, fuzz = (e for e in ENGINE_LIST if e.share)
-    assert fuzz.floor > 0 == scenarios.floor
-    assert searching_share(scenarios, [scenarios, fuzz], 100.0) == pytest.approx(
-        100.0 * scenarios.share)
-    small = fuzz.floor / 2  # the state machine's part would be below its floor
-    assert searching_share(scenarios, [scenarios, fuzz], small) == pytest.approx(small)
-    assert searching_share(fuzz, [fuzz], small) == pytest.approx(small)  # it says so itself
+def _failed(engine: str) -> EngineResult:
+    out = EngineResult(engine)
+    out.findings["I13"] = Finding("I13", "too slow at Kafka's scale")
+    return out
+
+
+def test_first_stops_at_a_finding_of_the_scale_engines_second_run(tmp_path: Path,
+                                                                 monkeypatch: Any) -> None:
+    """--first: a violation the scale engine finds when it is run again for depth ends the
+    run, as one from its first run does (the searching engines do not start)."""
+    monkeypatch.setattr(runner, "deepen", lambda found, deadline, again: [
+        _failed("scale") for _ in found])
+    (result,) = run_batteries([resolve("builtin:range")], budget=4.0, failures=str(tmp_path),
+                              engines=("scale", "fuzz"), first=True)
+    skipped = {e.engine: e.skipped for e in result.engines}
+    assert result.failed and skipped["fuzz"] == "the run stopped at its first finding (--first)"
+
+
+def test_first_stops_at_a_finding_of_a_later_prover_scope(tmp_path: Path,
+                                                         monkeypatch: Any) -> None:
+    """--first: a violation in a scope the prover widens to ends the run: no slice of any
+    engine is played after it."""
+    played: list[str] = []
+
+    def stories(*args: Any, **kwargs: Any) -> EngineResult:
+        played.append("scenarios")
+        return EngineResult("scenarios", runs=1)
+
+    def more_scopes(*args: Any, **kwargs: Any) -> EngineResult:
+        played.append("prove")
+        return _failed("prove")
+    monkeypatch.setattr(runner, "run_stories", stories)
+    monkeypatch.setattr(runner, "_more_scopes", more_scopes)
+    (result,) = run_batteries([resolve("builtin:range")], budget=6.0, failures=str(tmp_path),
+                              engines=("prove", "scenarios"), first=True)
+    assert result.failed and "prove" in played
+    assert played[played.index("prove") + 1:] == [], played

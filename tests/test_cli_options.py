@@ -50,13 +50,14 @@ def test_the_target_kinds_the_help_lists_are_the_registrys() -> None:
     assert set(TARGET_SYNTAX) == set(RESOLVERS) == set(GROUP_KINDS)
 
 
-@pytest.mark.parametrize("command", ["fuzz", "scenarios", "check", "prove", "diff"])
+@pytest.mark.parametrize("command", ["fuzz", "scenarios", "check", "prove", "diff", "matrix",
+                                     "bisect"])
 def test_target_help_lists_every_kind_the_command_accepts(command: str) -> None:
-    """fuzz and check take every kind (wire: too); scenarios, prove and diff every kind
-    with an assign function (the ones they run) — each named in --help."""
+    """fuzz, check, matrix and bisect take every kind (wire: too); scenarios, prove and diff
+    every kind with an assign function (the ones they run) — each named in --help."""
     parser = reference.command_parsers()[command]
     help_text = next(a.help for a in parser._actions if a.dest == "target") or ""
-    wanted = GROUP_KINDS if command in ("fuzz", "check") else [
+    wanted = GROUP_KINDS if command in ("fuzz", "check", "matrix", "bisect") else [
         k for k in GROUP_KINDS if k not in ("wire", "librdkafka")]
     for kind in wanted:
         assert TARGET_SYNTAX[kind] in help_text, (command, kind)

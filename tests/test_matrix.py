@@ -135,3 +135,6 @@ def test_each_cell_shows_the_depth_it_reached_in_a_column() -> None:
     assert "reached" in header
     assert "1/6 scopes, 20 examples" in first and "4/6 scopes, 1,200 examples" in second
     assert deep.to_json()["reached"] == "4/6 scopes, 1,200 examples"
+    assert deep.result is not None
+    deep.result.engines.append(EngineResult("scenarios", ("I1",), runs=2_500))
+    assert deep.reached() == "4/6 scopes, 1,200 examples, 2,500 stories"

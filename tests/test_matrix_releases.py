@@ -31,5 +31,6 @@ def test_bisect_across_three_releases(capsys: pytest.CaptureFixture[str]) -> Non
     assert all(line.split()[1] in ("present", "absent") for line in out[1:-1])
     assert [line.split()[1] for line in out[1:-1]] == ["absent", "present", "absent"]
     assert "I2: t1-0 assigned to m0, which does not subscribe to t1" in out[2]
-    assert code == 1 and out[-1].startswith(
+    assert code == 1 and out[-1] == (
+        "absent java@2.8.0:; present java@3.4.0:; absent java@4.0.0-SNAPSHOT:; "
         "first seen in java@3.4.0:; gone in java@4.0.0-SNAPSHOT:")

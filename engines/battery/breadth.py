@@ -1,17 +1,14 @@
-"""What lives here: how the battery spends the prover's time once every assignor has its
-minimum depth (`prove.DEPTH_SCOPE`).
+"""What lives here: the battery's depth before its breadth — the prover's part for its depth
+scope, the scale engine run again where it left I13 unjudged, and which provers are worth
+widening.
 
 Depth first: each assignor's prover is given an equal part of the fixed engines' time for
 the depth scope alone (`depth_budget`), after which the scale engine judges I13 on every
 assignor; a scale engine that could not is run again with what it estimated it needs, out
-of what is left of the fixed engines' time (`deepen`). Breadth next: what is left of the
-prover's share (``PROVE_SHARE`` of the budget, less what the depth scopes took) goes to the
-rest of each assignor's portfolio, the assignor whose prover ran the most configurations
-per second first, the ones that turned up more shapes (gap classes) ahead on a tie; each is
-offered an equal part of what is left of the pool, and what a cheap one does not use passes
-to the next (`widen_provers`). An assignor whose prover found a violation, fell short of its
-depth or ran nothing is not widened. The order depends only on the rates measured, so a run
-with the same seed and budget takes the same path as far as the machine's speed allows.
+of what is left of the fixed engines' time (`deepen`). Breadth next (`slices`): the rest of
+each portfolio competes for slices of what is left with the searching engines; an assignor
+whose prover found a violation, fell short of its depth or ran nothing is not widened, and
+the ones that are start in `breadth_order`.
 """
 
 from __future__ import annotations
@@ -19,10 +16,9 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Sequence
 
-from .prove import extend_portfolio
 from .results import EngineResult
 
-__all__ = ["breadth_order", "deepen", "depth_budget", "widen_provers"]
+__all__ = ["breadth_order", "deepen", "depth_budget"]
 
 
 def depth_budget(left: float, reserved: float, targets_left: int) -> float:
@@ -60,21 +56,3 @@ def breadth_order(provers: Sequence[EngineResult | None]) -> list[int]:
     return [i for i, p in sorted(able, key=lambda x: (
         -(x[1].runs / x[1].seconds if x[1].seconds else 0.0),
         -len(x[1].figures.get("gap", {})), x[0]))]
-
-
-def widen_provers(provers: Sequence[EngineResult | None], pool: float, deadline: float,
-                  more: Callable[[int, float], EngineResult], portfolio: int) -> None:
-    """``pool`` seconds, to ``deadline`` (``time.perf_counter``) at most, over the provers in
-    `breadth_order`: ``more(i, seconds)`` runs the rest of assignor ``i``'s portfolio, and
-    its result extends ``provers[i]`` (depth counted over ``portfolio`` scopes)."""
-    order = breadth_order(provers)
-    for n, i in enumerate(order):
-        left = min(pool, deadline - time.perf_counter())
-        if left <= 0:
-            return
-        began = time.perf_counter()
-        part = more(i, left / (len(order) - n))
-        pool -= time.perf_counter() - began
-        first = provers[i]
-        if first is not None and not part.skipped:
-            extend_portfolio(first, part, portfolio)

@@ -56,6 +56,8 @@ class EngineJson(TypedDict):
     skipped: str | None
     runs: int
     seconds: float
+    #: the depth it reached (scopes, ladder shapes, examples, stories), None where unmeasured
+    reached: str | None
     checked: list[str]
     note: str
     verdicts: dict[str, str]
@@ -159,7 +161,7 @@ def battery_json(result: BatteryResult) -> BatteryJson:
 
 def engine_json(result: BatteryResult, e: EngineResult) -> EngineJson:
     return {"skipped": e.skipped or None, "runs": e.runs, "seconds": round(e.seconds, 3),
-            "checked": list(e.checked), "note": e.note,
+            "reached": e.depth or None, "checked": list(e.checked), "note": e.note,
             "verdicts": {inv: e.verdict(inv) for inv in INVARIANT_ROWS
                          if e.verdict(inv) != "-"},
             "judged": {inv: n for inv, n in sorted(e.judged.items()) if n},

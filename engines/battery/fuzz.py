@@ -114,9 +114,19 @@ def _fill(result: EngineResult, stats: Any, gap_seconds: float) -> None:
     result.figures["imbalance"] = dict(stats.imbalance)
     result.figures["moves"] = dict(stats.moves)
     result.figures["equal_groups"] = dict(stats.equal_groups)
+    result.shapes.update(_state_shape(key) for key in stats.gap_inputs)
     gaps, note = gap_figures(stats, gap_seconds)
     result.figures["gap"] = gaps
     result.figures["gap_note"] = note
+
+
+def _state_shape(key: Any) -> str:
+    """A small settled generation's class: members, distinct subscriptions, partitions and
+    members that owned some before (`model.stats.GapInput`)."""
+    subscriptions, partitions, previous = key
+    owners = sum(1 for _, owned in previous if owned)
+    return (f"state:m{len(subscriptions)}:s{len({ts for _, ts in subscriptions})}"
+            f":p{sum(n for _, n in partitions)}:o{owners}")
 
 
 def _inherited(result: EngineResult, target: Target, stats: Any,
@@ -153,13 +163,14 @@ def _examples(meter: Meter, before: int) -> Callable[[int, int], None]:
 
 def run_fuzz(target: Target, budget: float, failures: str, *, seed: int = 0,
              chunk: int = 20, profile: str = "ci", strict: bool = False,
-             progress: ProgressFn = silent, minimum: int = MIN_EXAMPLES) -> EngineResult:
+             progress: ProgressFn = silent, minimum: int = MIN_EXAMPLES,
+             to_minimum: bool = False) -> EngineResult:
     """Chunks of examples with successive seeds until ``budget`` is spent (the chunk under
-    way stops at its end, at the next event); short of ``minimum`` examples (a wire target:
-    one chunk) the invariants it left unjudged are marked shallow. A failure is shrunk by
-    the delta-debugging pass alone (within ``SHRINK_SECONDS`` and what is left of the
-    budget; ``groupcheck
-    fuzz`` also runs Hypothesis's shrinker) and dated when it was first seen. A wire target
+    way stops at its end, at the next event), or with ``to_minimum`` until ``minimum``
+    examples are played; short of ``minimum`` examples (a wire target: one chunk) the
+    invariants it left unjudged are marked shallow. A failure is shrunk by the
+    delta-debugging pass alone (within ``SHRINK_SECONDS`` and what is left of the budget;
+    ``groupcheck fuzz`` also runs Hypothesis's shrinker), dated when first seen. A wire target
     (real clients: seconds per event) runs five examples per chunk, starts no chunk the
     budget cannot hold (judged by the slowest chunk so far), and shrinks within the rest.
     ``progress`` hears of every example."""
@@ -219,15 +230,21 @@ def run_fuzz(target: Target, budget: float, failures: str, *, seed: int = 0,
                 result.add(Finding(invariant_id(violation), violation, str(path),
                                    len(out.events), story, found_at))
             break
-        if time.perf_counter() - started >= budget:
+        if time.perf_counter() - started >= budget or (to_minimum and result.runs >= minimum):
             break
     result.seconds = time.perf_counter() - started
     result.note = (f"{chunks} chunk(s) of {chunk} examples, seeds {seed}..{seed + chunks - 1}"
                    + ("; the last cut short at the end of the budget" if cut else ""))
-    result.depth = f"{result.runs:,} examples (minimum {minimum})"
     _fill(result, stats, gap_seconds)
+    _mark_depth(result, minimum)
+    _inherited(result, target, stats, inherited_events, failures)
+    return result
+
+
+def _mark_depth(result: EngineResult, minimum: int) -> None:
+    """The examples played against ``minimum``; short of it, the invariants left unjudged
+    are shallow, and ``needs`` the seconds the rest would take at the rate measured."""
+    result.depth = f"{result.runs:,} examples (minimum {minimum})"
     if result.runs < minimum and not result.failed:
         result.shallow = tuple(i for i in result.checked if not result.judged[i])
         result.needs = (minimum - result.runs) * result.seconds / max(result.runs, 1)
-    _inherited(result, target, stats, inherited_events, failures)
-    return result

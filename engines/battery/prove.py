@@ -249,6 +249,8 @@ def run_prove_within(target: Target, budget: float, failures: str, *,
         if part.skipped:
             return part
         _merge(total, part)
+        if part.runs >= scope_size(scope) and not part.findings:
+            total.shapes.add(f"proved:{scope}")  # a new proof: what breadth counts as new
         ran.append(part.note.removeprefix("scope ").split(";")[0])  # and proof or sample
         reached = reached or (scope == DEPTH_SCOPE and part.runs >= scope_size(scope))
         rate = total.runs / total.seconds if total.seconds else 0.0
@@ -305,6 +307,7 @@ def _merge(total: EngineResult, part: EngineResult) -> None:
     total.seconds += part.seconds
     total.runs += part.runs
     total.judged.update(part.judged)
+    total.shapes |= part.shapes
     for finding in part.every_finding():
         total.add(finding)
     for inv, finding in part.inherited.items():

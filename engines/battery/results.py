@@ -132,6 +132,9 @@ class EngineResult:
     shallow: tuple[str, ...] = ()
     #: seconds more its minimum depth needs, estimated from the rates it measured
     needs: float = 0.0
+    #: distinct shapes it turned up beyond its histograms (the state machine's small settled
+    #: states, the scenarios engine's story outcomes): what the breadth slices count as new
+    shapes: set[str] = field(default_factory=set)
 
     def add(self, finding: Finding) -> None:
         first = self.findings.setdefault(finding.invariant, finding)

@@ -9,7 +9,7 @@ high-yield first):
 * ``prove`` — the exhaustive scope prover over the target's assign function, on a
   portfolio of small scopes along different axes: first its depth scope (three members
   claiming one partition at three generations) on every assignor, then the rest of the
-  portfolio within ``PROVE_SHARE`` of the budget (prove, breadth);
+  portfolio in slices (prove, breadth, slices);
 * ``vectors`` — the golden vectors' ``assign`` lines for the target's assignor (with
   ``parity``): I1 and I2 on every answer, and on lines not marked ``kafka_bug`` the same
   partitions per member as Kafka's answer (``PARITY``);
@@ -25,18 +25,19 @@ high-yield first):
 
 Depth before breadth (depth, breadth): every engine first reaches its minimum depth on
 every assignor — the prover's depth scope within an equal part of the fixed engines' time,
-the scale engine's judgement of I13, the state machine's minimum of examples — and an
-engine that falls short says which invariants it left unjudged, which ``check`` names in its
-verdict line. What the depth scopes leave of the prover's share then goes to the rest of
-the portfolios, the assignor whose prover is cheapest (configurations per second) first;
-what a cheap one leaves passes to the next.
+the scale engine's judgement of I13, then the state machine's minimum of examples (each
+assignor an equal part of what is left, played until the minimum) — and an engine that
+falls short says which invariants it left unjudged, which ``check`` names in its verdict
+line. Breadth next (slices): what is left goes in slices to (engine, assignor) pairs — the
+prover's widening, the scenarios engine, the state machine — each slice to the pair whose
+last slices turned up the most new shapes per second, a pair that never had one first; a
+pair that found a violation takes no more.
 
-`ENGINE_LIST` holds them: an engine with a ``share`` searches for as long as it is given
-(its share of what the fixed engines leave of the budget; one whose part would fall below
-its ``floor``, the state machine's start, leaves it to the others: `searching_share`), one
-without runs to completion or to its own share. The budget is a ceiling: the run ends by
-``started + budget``; the fixed engines stop where they would eat into the quarter of it
-kept for the searching ones (`MIN_SEARCH_SHARE`), and every engine watches the clock
+`ENGINE_LIST` holds them: a ``searching`` engine searches for as long as it is given (its
+slices), one without runs to completion or to its own share. The budget is a ceiling: the
+run ends by ``started + budget``; the fixed engines stop where they would eat into the
+quarter of it kept for the minimums and the slices (`MIN_SEARCH_SHARE`), and every engine
+watches the clock
 between its units of work (a unit under way finishes, an assign call within its timeout).
 An engine whose turn comes with too little time left to do anything useful says so in its
 line. With several targets each engine runs on all of them before the next engine starts,
@@ -54,15 +55,17 @@ behind it) is imported only when it runs.
 
 from __future__ import annotations
 
+import math
 import time
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ...properties.invariants import judged_by
 from ...targets.target import Target
 from ..progress import ProgressFn, silent
-from .breadth import deepen, depth_budget, widen_provers
+from .breadth import breadth_order, deepen, depth_budget
 from .contract import watched
 from .golden import (
     answer,
@@ -79,6 +82,7 @@ from .prove import (
     run_prove,
     run_prove_within,
     run_scenarios,
+    scope_size,
     scopes_run,
 )
 from .results import (
@@ -97,12 +101,12 @@ from .results import (
 )
 from .scale import run_scale
 from .scenarios import run_scenarios_engine
+from .slices import Pair, spend, start
 
 if TYPE_CHECKING:
     from .fuzz import machine_config, run_fuzz
 
 __all__ = ["DEFAULT_SCOPE", "ENGINES", "ENGINE_LIST", "INVARIANT_ROWS", "SMALL_SCOPE",
-           "searching_share",
            "BatteryResult", "Context", "Engine",
            "EngineResult", "Finding", "answer", "figure_lines", "file_safe", "invariant_id",
            "load_assign_vectors", "machine_config", "partition_sets", "run_batteries",
@@ -110,12 +114,13 @@ __all__ = ["DEFAULT_SCOPE", "ENGINES", "ENGINE_LIST", "INVARIANT_ROWS", "SMALL_S
            "run_stories", "run_vectors", "save_json", "vectors_dir"]
 
 MIN_SEARCH_SHARE = 0.25  # of the budget, kept for the searching engines whatever came first
-PROVE_SHARE = 0.3  # of the budget, for the prover's portfolio of scopes
-#: the scenarios engine's share of the searching time (the state machine gets the rest)
+#: the pytest plugin's split of an item's searching time (``check`` spends it in slices)
 SCENARIOS_SHARE = 0.3
 SCALE_SHARE = 0.1  # of the budget, for the scale engine's ladders
 #: seconds the state machine needs at least: Hypothesis loads, one example plays
 FUZZ_FLOOR = 1.0
+#: a prover's next scope starts when this many times its time at the rate measured fits
+SCOPE_MARGIN = 1.25
 
 
 def __getattr__(name: str) -> Any:
@@ -150,6 +155,8 @@ class Context:
     deadline: float = float("inf")
     progress: ProgressFn = silent
     after: int = 0  # how many targets this engine runs on after this one
+    minimum: bool = False  # the state machine stops at its minimum of examples
+
 
     def left(self) -> float:
         """Seconds to ``deadline``."""
@@ -160,24 +167,7 @@ class Context:
 class Engine:
     name: str
     run: Callable[[Target, Context], EngineResult]
-    share: float = 0.0  # > 0: a searching engine's weight in the searching time
-    floor: float = 0.0  # seconds below which a searching engine can do nothing useful
-
-
-def searching_share(engine: Engine, rest: Sequence[Engine], left: float) -> float:
-    """``engine``'s seconds of the ``left`` that the searching engines still to run
-    (``rest``, it first) share by weight; an engine whose part would fall below its floor
-    drops out and leaves its part to the others."""
-    able = list(rest)
-    while True:
-        weight = sum(e.share for e in able)
-        fits = [e for e in able if left * e.share / weight >= e.floor]
-        if not fits or len(fits) == len(able):
-            break
-        able = fits
-    if engine not in able:
-        return left * engine.share / sum(e.share for e in rest)
-    return left * engine.share / weight
+    searching: bool = False  # searches for as long as it is given (in slices)
 
 
 def _prove(target: Target, ctx: Context) -> EngineResult:
@@ -193,23 +183,49 @@ def _prove(target: Target, ctx: Context) -> EngineResult:
                             reference=ctx.reference, progress=ctx.progress)
 
 
-def _widen(targets: Sequence[Target], results: Sequence[BatteryResult], ctx: Context,
-           reference: Callable[[Target], Target | None] | None) -> None:
-    """The rest of every prover's portfolio within what the depth scopes left of the
-    prover's share (`breadth.widen_provers`)."""
-    provers = [next((e for e in r.engines if e.engine == "prove"), None) for r in results]
-    pool = ctx.total * PROVE_SHARE - sum(p.seconds for p in provers if p is not None)
+def _more_scopes(target: Target, done: EngineResult, seconds: float, ctx: Context
+                 ) -> EngineResult:
+    """A slice of the prover's widening: the next scope of its portfolio after those
+    ``done`` ran, to its end (or the run's), started only when its time estimated from the
+    rate measured (with `SCOPE_MARGIN`) fits what is left; with no rate yet, the scopes
+    after ``done`` within ``seconds``."""
+    rest = PORTFOLIO[scopes_run(done):]
+    rate = done.runs / done.seconds if done.seconds else 0.0
+    if rate and rest:
+        needs = SCOPE_MARGIN * scope_size(rest[0]) / rate
+        if needs > ctx.left():
+            return EngineResult("prove", skipped=(
+                f"its next scope needs about {needs:.1f} s, more than the {ctx.left():.1f} s "
+                "left"))
+        rest, seconds = rest[:1], ctx.left()
+    part = run_prove_within(target, min(seconds, ctx.left()), ctx.failures, scopes=rest,
+                            workers=ctx.workers, strict=ctx.strict, reference=ctx.reference,
+                            progress=ctx.progress)
+    if target.profile is not None:
+        record_profile(part, target.profile.to_json())
+    return mark_absent(part, absent_invariants(target))
 
-    def more(i: int, seconds: float) -> EngineResult:
-        target, done = targets[i], scopes_run(provers[i] or EngineResult("prove"))
-        part = run_prove_within(target, seconds, ctx.failures, scopes=PORTFOLIO[done:],
-                                workers=ctx.workers, strict=ctx.strict,
-                                reference=reference(target) if reference else None,
-                                progress=ctx.progress)
-        if target.profile is not None:
-            record_profile(part, target.profile.to_json())
-        return part
-    widen_provers(provers, pool, ctx.deadline, more, len(PORTFOLIO))
+
+def _pairs(chosen: Sequence[Engine], results: Sequence[BatteryResult], scope: str | None
+           ) -> list[Pair]:
+    """The (engine, assignor) pairs the slices go to (`slices`): the provers worth widening
+    (`breadth.breadth_order`), the scenarios engine and the state machine on every
+    assignor, each started from what its minimum found."""
+    names = {e.name for e in chosen}
+
+    def found(name: str, i: int) -> EngineResult | None:
+        return next((e for e in results[i].engines if e.engine == name), None)
+    pairs: list[Pair] = []
+    if "prove" in names and not scope:
+        provers = [found("prove", i) for i in range(len(results))]
+        pairs += [Pair("prove", i) for i in breadth_order(provers)]
+    pairs += [Pair("scenarios", i) for i in range(len(results)) if "scenarios" in names]
+    pairs += [Pair("fuzz", i) for i in range(len(results)) if found("fuzz", i) is not None]
+    for pair in pairs:
+        first = found(pair.engine, pair.target)
+        if first is not None:
+            start(pair, first)
+    return pairs
 
 
 def _deepen_scale(targets: Sequence[Target], results: Sequence[BatteryResult],
@@ -244,15 +260,19 @@ def _scale(target: Target, ctx: Context) -> EngineResult:
 
 
 def _fuzz(target: Target, ctx: Context) -> EngineResult:
-    """The state machine within its share, loading it (and Hypothesis) within the share."""
+    """The state machine within its slice (to its minimum, ``ctx.minimum``), loading it (and
+    Hypothesis) within the slice; too small a part for its minimum leaves it shallow."""
     if ctx.budget < FUZZ_FLOOR:
-        return EngineResult("fuzz", skipped=(
+        out = EngineResult("fuzz", skipped=(
             f"{ctx.budget:.1f} s of the budget was left for it, less than the "
             f"{FUZZ_FLOOR:g} s the state machine needs to start and play an example"))
+        if ctx.minimum and target.group is not None:
+            out.shallow, out.needs = judged_by("fuzz", timed=False), math.inf
+        return out
     end = time.perf_counter() + ctx.budget
     from .fuzz import run_fuzz  # Hypothesis loads only when the state machine runs
     return run_fuzz(target, end - time.perf_counter(), ctx.failures, seed=ctx.seed,
-                    strict=ctx.strict, progress=ctx.progress)
+                    strict=ctx.strict, progress=ctx.progress, to_minimum=ctx.minimum)
 
 
 def run_stories(target: Target, budget: float, failures: str, seed: int = 0, *,
@@ -288,8 +308,8 @@ ENGINE_LIST: tuple[Engine, ...] = (
     Engine("scenarios", lambda t, c: run_stories(t, c.budget, c.failures, c.seed,
                                                  strict=c.strict, reference=c.reference,
                                                  progress=c.progress),
-           share=SCENARIOS_SHARE),
-    Engine("fuzz", _fuzz, share=1.0 - SCENARIOS_SHARE, floor=FUZZ_FLOOR),
+           searching=True),
+    Engine("fuzz", _fuzz, searching=True),
     Engine("scale", _scale),
 )
 
@@ -314,42 +334,58 @@ def run_batteries(targets: Sequence[Target], *, budget: float = 120.0, parity: b
                              balance=f"{t.balance} ({t.balance_why})" if t.balance_why else "",
                              profile=t.profile.summary() if t.profile else "")
                for t in targets]
-    searching = [(e, i) for e in chosen if e.share for i in range(len(targets))]
+    searching = any(e.searching for e in chosen)
     reserve = budget * MIN_SEARCH_SHARE if searching else 0.0
     base = Context(budget, budget, failures, seed, scope, workers, strict, parity, len(targets),
                    vectors=vectors, deadline=end - reserve, progress=progress)
     stopped = False
 
-    def run(engine: Engine, i: int, ctx: Context) -> None:
+    def play(engine: Engine, i: int, ctx: Context) -> EngineResult:
         nonlocal stopped
         if stopped:
-            results[i].engines.append(EngineResult(
-                engine.name, skipped="the run stopped at its first finding (--first)"))
-            return
+            return EngineResult(engine.name,
+                                skipped="the run stopped at its first finding (--first)")
         if ctx.left() <= 0 and (engine.name != "vectors" or ctx.parity):  # else: not asked
-            results[i].engines.append(EngineResult(
-                engine.name, skipped="the budget was spent before its turn came"))
-            return
+            return EngineResult(engine.name,
+                                skipped="the budget was spent before its turn came")
         ref = reference(targets[i]) if reference is not None else None
         out = engine.run(targets[i], replace(ctx, reference=ref))
         profile = targets[i].profile
         if profile is not None:  # every file, those of absent invariants too
             record_profile(out, profile.to_json())
         mark_absent(out, absent_invariants(targets[i]))
-        results[i].engines.append(out)
         stopped = first and out.failed
+        return out
 
-    for engine in (e for e in chosen if not e.share):
+    for engine in (e for e in chosen if not e.searching):
         for i in range(len(targets)):
-            run(engine, i, replace(base, after=len(targets) - 1 - i))
+            results[i].engines.append(play(engine, i, replace(base, after=len(targets) - 1 - i)))
     if not stopped and any(e.name == "scale" for e in chosen):
         _deepen_scale(targets, results, base)
-    if not scope and not stopped and any(e.name == "prove" for e in chosen):
-        _widen(targets, results, base, reference)
-    for n, (engine, i) in enumerate(searching):
-        share = searching_share(engine, [e for e, _ in searching[n:]],
-                                max(end - time.perf_counter(), 0.0))
-        run(engine, i, replace(base, budget=share, deadline=end))
+        stopped = first and any(r.failed for r in results)
+    searching_ctx = replace(base, deadline=end)
+    for engine in (e for e in chosen if e.name == "fuzz"):  # its minimum, depth first
+        for i in range(len(targets)):
+            left = max(end - time.perf_counter(), 0.0)
+            results[i].engines.append(play(engine, i, replace(
+                searching_ctx, budget=left / (len(targets) - i), minimum=True)))
+    by_name = {e.name: e for e in chosen}
+
+    def one_slice(pair: Pair, seconds: float, seed: int) -> EngineResult:
+        nonlocal stopped
+        i = pair.target
+        if pair.engine == "prove" and pair.result is not None:
+            ref = reference(targets[i]) if reference is not None else None
+            out = _more_scopes(targets[i], pair.result, seconds,
+                               replace(searching_ctx, reference=ref))
+            stopped = first and out.failed
+            return out
+        return play(by_name[pair.engine], i, replace(searching_ctx, budget=seconds, seed=seed))
+    pairs = _pairs(chosen, results, scope)
+    spend(pairs, end, seed, one_slice, stop=lambda: stopped)
+    for pair in (p for p in pairs if p.engine == "scenarios"):
+        results[pair.target].engines.append(pair.result or play(
+            by_name["scenarios"], pair.target, replace(searching_ctx, deadline=0.0)))
     order = {e: i for i, e in enumerate(ENGINES)}
     for result in results:
         result.engines.sort(key=lambda e: order.get(e.engine, 99))

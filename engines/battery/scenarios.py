@@ -217,6 +217,7 @@ def run_scenarios_engine(target: Target, budget: float, failures: str, seed: int
             judged.add("ERROR")  # every call answered or raised: judged either way
         checked |= judged
         result.judged.update(judged)
+        result.shapes.add(_outcome(chain, spec, seed, index))
         if chain.verdicts["TIMEOUT"] == 1:
             search.timeouts += 1
         meter.tick(search.stories, len(result.inherited), f"scenario {index}")
@@ -236,6 +237,7 @@ def run_scenarios_engine(target: Target, budget: float, failures: str, seed: int
     result.runs = search.stories
     result.seconds = clock() - started
     result.note = _note(search, seed)
+    result.depth = f"{search.stories:,} stories"
     if target.profile is not None:
         record_profile(result, target.profile.to_json())
     return result
@@ -264,6 +266,15 @@ def _finding(failures: str, story: StoryTarget, spec: StorySpec, chain: ChainRes
     return Finding(row_of(invariant), _message(chain, invariant), path,
                    spec_size(spec)["members"],
                    f"seed {seed}, scenario {index}{note}:\n{describe(spec)}")
+
+
+def _outcome(chain: ChainResult, spec: StorySpec, seed: int, index: int) -> str:
+    """A story's shape as the breadth slices count it: its tier, its group's size class
+    (a power of two) and what the chain judged of each invariant."""
+    verdicts = ",".join(f"{inv}={v}" for inv, v in sorted(chain.verdicts.items())
+                        if v is not None)
+    return (f"story:t{_tier(seed, index)}:m{spec_size(spec)['members'].bit_length()}:"
+            f"{verdicts}")
 
 
 def _count(search: _Search, spec: StorySpec, index: int) -> None:

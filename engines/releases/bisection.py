@@ -5,15 +5,17 @@ A counterexample is whatever a battery saved: a request file (the prover, the ve
 the contract watch, a fuzz ``TIMEOUT``) replays through `saved.requests` on the target's
 ``assign``, as ``groupcheck replay`` and ``assign`` judge it; a state-machine replay file
 (``groupcheck-replay/1``) replays its events on a fresh group of the target under the
-target's promises (`model.replay`); an audit story replays through the chain driver
-(`audit.chain`), as ``groupcheck replay`` plays it. Other
-records (the codec's) are not replayable: they say so.
+target's promises (`model.replay`), a wire story on wire targets only (`wire_stories`); an
+audit story replays through the chain driver (`audit.chain`), as ``groupcheck replay``
+plays it. Other records (the codec's) are not replayable: they say so.
 
 A version *shows* the counterexample when the replay breaks the invariant the file
 records (any invariant when it records none). A target that cannot run it at all (it does
 not answer the assignor, say) is ``n/a``: neither present nor absent. Over the versions in
-order: *first seen in* is the first that shows it, *gone in* the first version after the
-last one that shows it (none while the newest still does).
+order, its *windows* (`windows`): the maximal runs of versions where it is present, absent
+or n/a, a present run after an absence named a regression; and, as before, *first seen in*
+(the first version that shows it) and *gone in* (the first version after the last one that
+shows it: none while the newest still does).
 
 `bisect_many` replays many counterexamples with one resolved target per (version,
 assignor), so a JVM starts once per release, not once per replay.
@@ -43,11 +45,11 @@ from ..progress import Meter, ProgressFn, silent
 from ..resolving import resolved
 from ..saved.requests import replay_request
 from ..saved.stories import failure_of
+from .windows import ABSENT, NA, PRESENT, Window, WindowJson, windows, windows_text
+from .wire_stories import cannot_play
 
 __all__ = ["Bisection", "BisectionJson", "CodecRecord", "VersionVerdict", "bisect_file",
            "bisect_many", "load_counterexample"]
-
-PRESENT, ABSENT, NA = "present", "absent", "n/a"
 
 
 @dataclass
@@ -67,12 +69,16 @@ class VersionJson(TypedDict):
 
 
 class BisectionJson(TypedDict):
-    """One counterexample over the versions: where it is present and absent, the first
-    version that shows it and the first after the last that does, each version's verdict."""
+    """One counterexample over the versions: its windows (whether it came back after an
+    absence), where it is present and absent, the first version that shows it and the first
+    after the last that does, each version's verdict."""
 
     file: str
     invariant: str | None
+    assignor: str | None
     error: str | None
+    windows: list[WindowJson]
+    regression: bool
     presentIn: list[str]
     absentIn: list[str]
     firstSeenIn: str | None
@@ -88,6 +94,7 @@ class Bisection:
     invariant: str | None
     outcomes: list[VersionVerdict] = field(default_factory=list)
     error: str = ""  # why it could not be replayed at all
+    assignor: str | None = None  # the assignor it was replayed with, where one was named
 
     def _with(self, verdict: str) -> list[str]:
         return [o.target for o in self.outcomes if o.verdict == verdict]
@@ -115,20 +122,33 @@ class Bisection:
         return next((o.target for o in self.outcomes[last + 1:] if o.verdict == ABSENT),
                     None)
 
+    @property
+    def windows(self) -> list[Window]:
+        """The maximal runs of versions with one verdict, in order (`windows.windows`)."""
+        return windows([(o.target, o.verdict) for o in self.outcomes])
+
+    @property
+    def regression(self) -> bool:
+        """Whether it comes back after an absence."""
+        return any(w.regression for w in self.windows)
+
     def summary(self) -> str:
         if self.error:
             return f"not bisected: {self.error}"
+        if not self.present_in and not self.absent_in:
+            return f"played on no target ({windows_text(self.windows)}): see each one's reason"
         if not self.present_in:
-            return (f"not reproduced by a replay on any target (absent in "
-                    f"{', '.join(self.absent_in) or 'none'}): the replay judges each saved "
+            return (f"not reproduced by a replay on any target "
+                    f"({windows_text(self.windows)}): the replay judges each saved "
                     "answer alone, the engine may have judged a chain")
-        return (f"first seen in {self.first_seen or 'none'}; "
-                f"gone in {self.gone_in or 'none'}; present in "
-                f"{', '.join(self.present_in) or 'none'}; absent in "
-                f"{', '.join(self.absent_in) or 'none'}")
+        return (f"{windows_text(self.windows)}; first seen in {self.first_seen or 'none'}; "
+                f"gone in {self.gone_in or 'none'}")
 
     def to_json(self) -> BisectionJson:
-        return {"file": self.file, "invariant": self.invariant, "error": self.error or None,
+        return {"file": self.file, "invariant": self.invariant, "assignor": self.assignor,
+                "error": self.error or None,
+                "windows": [w.to_json() for w in self.windows],
+                "regression": self.regression,
                 "presentIn": self.present_in, "absentIn": self.absent_in,
                 "firstSeenIn": self.first_seen, "goneIn": self.gone_in,
                 "versions": [{"target": o.target, "verdict": o.verdict, "text": o.text}
@@ -235,7 +255,9 @@ def _replay_one(made: Target, saved: Playable) -> VersionVerdict:
         if saved.kind == "story":
             return _replay_story(made, saved)
         if saved.kind == "events":
-            return _replay_events(made, saved, invariant)
+            why = cannot_play(made, saved)
+            return (VersionVerdict(made.name, NA, why) if why
+                    else _replay_events(made, saved, invariant))
         if made.assign is None:
             return VersionVerdict(made.name, NA, "no assign function")
         return _replay_requests(made, saved, invariant)
@@ -260,8 +282,10 @@ def bisect_many(files: Sequence[str], versions: Sequence[str], *,
     saved: list[Playable | None] = []
     for path in files:
         try:
-            saved.append(_read(path))
-            out.append(Bisection(path, saved[-1].recorded_invariant))  # type: ignore[union-attr]
+            one = _read(path)
+            saved.append(one)
+            out.append(Bisection(path, one.recorded_invariant,
+                                 assignor=_assignor_of(one, assignor)))
         except SavedFileError:
             saved.append(None)
             out.append(Bisection(path, None, error="not replayable (not a request, story, "

@@ -17,7 +17,8 @@ release implements. Afterwards each counterexample is replayed on every target o
 matrix that offers its assignor (`bisection`): present in, absent in, first seen in, gone in.
 
 `parse_versions` turns ``--versions A..B`` into the ``java@V:`` targets of the Maven
-repository within that inclusive range.
+repository within that inclusive range; a named wire template (``wire:java:range``) is put
+at each of them (``wire:java@V:range``), so each cell plays real clients of that release.
 """
 
 from __future__ import annotations
@@ -50,6 +51,7 @@ from ..progress import Meter, ProgressFn, silent
 from ..resolving import offers_of
 from ..worker_pools import worker_pool
 from .bisection import Bisection, bisect_many
+from .wire_stories import at_release, is_wire_template
 
 __all__ = ["Cell", "CellJob", "CellJson", "CellOptions", "MatrixRun", "cell_verdict",
            "named_and_released",
@@ -87,11 +89,18 @@ def parse_versions(text: str, repo: str) -> list[str]:
 
 def named_and_released(named: Sequence[str], versions: str | None, repo: str) -> list[str]:
     """The targets of a run over releases (``matrix``, ``bisect``): those ``named``, in
-    order, then the releases of ``versions`` (`parse_versions`) not already named."""
+    order, then the releases of ``versions`` (`parse_versions`) not already named; but
+    when a wire template is named (``wire:java:range``), each is put at every release in
+    its place instead (`wire_stories.at_release`: ``wire:java@V:range``)."""
     targets = list(named)
-    if versions:
-        targets += [t for t in parse_versions(versions, repo) if t not in targets]
-    return targets
+    if not versions:
+        return targets
+    released = parse_versions(versions, repo)
+    if any(is_wire_template(t) for t in targets):
+        wired = [[at_release(t, r.removeprefix("java@").removesuffix(":")) for r in released]
+                 if is_wire_template(t) else [t] for t in targets]
+        return list(dict.fromkeys(t for group in wired for t in group))
+    return targets + [t for t in released if t not in targets]
 
 
 def plan_cells(targets: Sequence[str], assignors: Sequence[str],
@@ -191,12 +200,14 @@ class Cell:
         return f"n^{members['k']:.2f} {members['seconds']:.2g}s"
 
     def reached(self) -> str:
-        """How deep the cell went within its budget: the prover's scopes and the state
-        machine's examples (``3/6 scopes, 57 examples``), '' when neither ran."""
+        """How deep the cell went within its budget: the prover's scopes, the state
+        machine's examples and the random stories (``3/6 scopes, 57 examples, 1,027
+        stories``), '' when none ran."""
         engines = [e for e in self.result.engines if not e.skipped] if self.result else []
         parts = [e.depth.replace(" of ", "/") for e in engines
                  if e.engine == "prove" and e.depth]
         parts += [f"{e.runs:,} examples" for e in engines if e.engine == "fuzz"]
+        parts += [f"{e.runs:,} stories" for e in engines if e.engine == "scenarios"]
         return ", ".join(parts)
 
     def to_json(self) -> CellJson:

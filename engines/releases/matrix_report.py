@@ -1,5 +1,7 @@
-"""What ``groupcheck matrix`` writes: the terminal table (one compact row per cell, a short
-verdict per invariant), the bisection lines, ``matrix.json`` and ``index.html``.
+"""What ``groupcheck matrix`` writes: the distinct behaviours of its bisections (one row per
+invariant and verdict per release, `behaviours`), the terminal table (one compact row per
+cell, a short verdict per invariant), the bisection lines, ``matrix.json`` and
+``index.html``.
 
 The HTML page has the audit report's look (`audit.report_html.CSS`) and draws each failing
 cell's smallest counterexample as an ownership timeline (`audit.picture`) where the file is
@@ -19,8 +21,17 @@ from ...audit.report_html import CSS
 from ...properties.jsonl_shapes import Answered, AssignRequest
 from ...properties.saved_json import steady_text, without_times
 from ..battery.results import INVARIANT_ROWS, Finding
+from .behaviours import (
+    Behaviour,
+    BehaviourJson,
+    behaviours,
+    behaviours_text,
+    column_label,
+    release_columns,
+)
 from .bisection import Bisection, BisectionJson
 from .matrix import Cell, CellJson, MatrixRun
+from .windows import windows_text
 
 __all__ = ["columns", "matrix_json", "matrix_text", "smallest", "write_matrix"]
 
@@ -47,14 +58,25 @@ def _row_head(cell: Cell, width: int, awidth: int) -> str:
     return f"{cell.target:<{width}} {cell.assignor:<{awidth}} {cell.seconds:>6.1f}s "
 
 
+def _behaviour_lines(run: MatrixRun) -> list[str]:
+    found = behaviours(list(run.bisections.values()))
+    if not found:
+        return []
+    return [f"distinct behaviours over the targets ({sum(b.count for b in found)} "
+            f"counterexample(s) in {len(found)} row(s); each one's bisection is below):",
+            *behaviours_text(found), ""]
+
+
 def matrix_text(run: MatrixRun) -> str:
-    """The table, each cell's counterexamples with their bisection, and a verdict line."""
+    """The distinct behaviours, the table, each cell's counterexamples with their bisection,
+    and a verdict line."""
     cells = run.cells
     invs = columns(cells)
     width = max([6] + [len(c.target) for c in cells])
     awidth = max([8] + [len(c.assignor) for c in cells])
     rwidth = max([7] + [len(c.reached()) for c in cells])
-    lines = [f"{'target':<{width}} {'assignor':<{awidth}} {'secs':>7} "
+    lines = _behaviour_lines(run)
+    lines += [f"{'target':<{width}} {'assignor':<{awidth}} {'secs':>7} "
              + " ".join(f"{inv:<8}" for inv in invs) + f" {'reached':<{rwidth}} cost (members)"]
     for cell in cells:
         if cell.result is None:
@@ -109,7 +131,8 @@ class MatrixSeeds(TypedDict):
 
 
 class MatrixJson(TypedDict):
-    """``matrix --json`` and the run's JSON file: the plan, every cell, every bisection."""
+    """``matrix --json`` and the run's JSON file: the plan, every cell, the distinct
+    behaviours (a verdict per target of ``releases``), every bisection."""
 
     targets: list[str]
     budget: float
@@ -119,6 +142,8 @@ class MatrixJson(TypedDict):
     ok: bool
     invariants: list[str]
     cells: list[CellJson]
+    releases: list[str]
+    behaviours: list[BehaviourJson]
     bisections: list[BisectionJson]
 
 
@@ -145,6 +170,8 @@ def matrix_json(run: MatrixRun, targets: list[str]) -> MatrixJson:
                   "scenarios": run.seed},
         "ok": not run.failed, "invariants": columns(run.cells),
         "cells": [c.to_json() for c in run.cells],
+        "releases": release_columns(list(run.bisections.values())),
+        "behaviours": [b.to_json() for b in behaviours(list(run.bisections.values()))],
         "bisections": [b.to_json() for b in run.bisections.values()]}))
 
 
@@ -233,21 +260,43 @@ def _picture(cell: Cell, finding: Finding) -> str:
     return head + body
 
 
+_VERDICT_CLASS = {"present": "bad", "absent": "ok"}
+
+
+def _behaviour_table(found: list[Behaviour]) -> str:
+    e = html.escape
+    rows = ["<tr><th>invariant</th>"
+            + "".join(f"<th>{e(column_label(c))}</th>" for c in found[0].columns)
+            + "<th>counterexamples</th><th>assignors</th><th>windows</th></tr>"]
+    for b in found:
+        tds = "".join(f"<td class='{_VERDICT_CLASS.get(v, 'na')}'>{e(v)}</td>"
+                      for v in b.verdicts)
+        rows.append(f"<tr><td>{e(b.invariant or 'any')}</td>{tds}<td>{b.count}</td>"
+                    f"<td>{e(', '.join(b.assignors))}</td>"
+                    f"<td class='{'bad' if b.regression else ''}'>{e(b.windows_text())}</td>"
+                    "</tr>")
+    return "<table>" + "".join(rows) + "</table>"
+
+
 def _bisection_table(bisections: list[Bisection]) -> str:
     e = html.escape
-    rows = ["<tr><th>counterexample</th><th>invariant</th><th>first seen in</th>"
-            "<th>gone in</th><th>present in</th><th>absent in</th></tr>"]
+    rows = ["<tr><th>counterexample</th><th>invariant</th><th>windows</th>"
+            "<th>first seen in</th><th>gone in</th></tr>"]
     for b in bisections:
+        shown = b.error or windows_text(b.windows)
         rows.append(f"<tr><td>{e(Path(b.file).name)}</td><td>{e(b.invariant or '')}</td>"
-                    f"<td>{e(b.first_seen or '-')}</td><td>{e(b.gone_in or '-')}</td>"
-                    f"<td>{e(', '.join(b.present_in) or '-')}</td>"
-                    f"<td>{e(', '.join(b.absent_in) or b.error or '-')}</td></tr>")
+                    f"<td class='{'bad' if b.regression else ''}'>{e(shown)}</td>"
+                    f"<td>{e(b.first_seen or '-')}</td><td>{e(b.gone_in or '-')}</td></tr>")
     return "<table>" + "".join(rows) + "</table>"
 
 
 def matrix_html(run: MatrixRun, targets: list[str]) -> str:
     pictures = [_picture(c, f) for c in run.cells if c.failed
                 for f in [smallest(c)] if f is not None]
+    found = behaviours(list(run.bisections.values()))
+    leading = (["<h2>Distinct behaviours</h2><p>The counterexamples grouped by invariant and "
+                "verdict per target; each one's bisection is under Bisections.</p>",
+                _behaviour_table(found)] if found else [])
     parts = ["<!doctype html><html><head><meta charset='utf-8'><title>groupcheck matrix"
              f"</title><style>{CSS}</style></head><body>", "<h1>groupcheck matrix</h1>",
              f"<p>{html.escape(', '.join(targets))}: {len(run.cells)} cell(s), budget "
@@ -258,7 +307,7 @@ def matrix_html(run: MatrixRun, targets: list[str]) -> str:
                  for t, p in _profiles(run).items()) + "</ul>",
              f"<p class='{'bad' if run.failed else 'ok'}'>"
              f"{'VIOLATED' if run.failed else 'every invariant judged held'}</p>",
-             _table(run), "<h2>Bisections</h2>",
+             *leading, "<h2>Cells</h2>", _table(run), "<h2>Bisections</h2>",
              _bisection_table(list(run.bisections.values())) if run.bisections
              else "<p>none</p>",
              "<h2>Smallest counterexample of each failing cell</h2>", *pictures,

@@ -82,8 +82,8 @@ def register(sub: Any) -> None:
     add_target_option(p, target_help(GROUP_KINDS, "the target whose assignors to check"))
     p.add_argument("--budget", metavar="S",
                    type=positive_seconds, default=DEFAULT_BUDGET,
-                   help="seconds in all, over every assignor (the searching engines share "
-                        "what the fixed ones leave; default %(default)s)")
+                   help="seconds in all, over every assignor (the searching engines take "
+                        "what the fixed ones leave, in slices; default %(default)s)")
     p.add_argument("--parity", action="store_true",
                    help="also hold the target against the golden vectors "
                         "($GROUPCHECK_VECTORS)")

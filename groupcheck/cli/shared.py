@@ -357,10 +357,12 @@ def add_release_options(p: argparse.ArgumentParser, target: str) -> None:
     """What names the targets of a run over Kafka's releases (``matrix``, ``bisect``):
     ``--target`` (repeatable, in order), ``--versions A..B``, ``--assignor``, ``--timeout``."""
     p.add_argument("--target", action="append", default=[], metavar="T", help=target_help(
-        ASSIGN_KINDS, target, "; repeatable, in order, before --versions' releases"))
+        GROUP_KINDS, target, "; repeatable, in order, before --versions' releases"))
     p.add_argument("--versions", default=None, metavar="A..B",
                    help="also every java@V: of the Maven repository ($GROUPCHECK_MAVEN_REPO) "
-                        "from A to B inclusive, oldest first (A.. or ..B: open ended)")
+                        "from A to B inclusive, oldest first (A.. or ..B: open ended); with "
+                        "a --target wire:java:<assignor> (no release), that target at each "
+                        "release instead (wire:java@V:<assignor>)")
     add_timeout_option(p)
 
 

@@ -12,8 +12,9 @@ with `TargetFailure` (the engines' ``ERROR``); either way the requests after it 
 process, so a run goes on. Leaving a stream, or an interruption from outside (the audit's
 alarm), with requests in flight kills the process too, so a late answer never answers
 another request. An answer ``{"error": ...}`` is that request's alone (`call` raises
-`TargetAnswerError`). `JsonlProcess` takes a shell command or an argument list, so other
-targets (``java:``) run their own process the same way.
+`TargetAnswerError`). `JsonlProcess.declared_assignors` asks the process, once, which
+assignors it serves (the optional ``assignors`` op). `JsonlProcess` takes a shell command or
+an argument list, so other targets (``java:``) run their own process the same way.
 
 As an assignor (for the state machine) `JsonlAssignor` sends the ``user_data`` op for a
 member's next subscription and a ``mode: raw`` ``assign`` for the leader: the process sees
@@ -45,7 +46,7 @@ from .process_window import Outcome, Pending, Window
 
 __all__ = ["COOPERATIVE", "DEFAULT_TIMEOUT", "WINDOW", "JsonlAssignor", "JsonlProcess",
            "JsonlTarget", "Outcome", "TargetAnswerError", "TargetFailure", "TargetTimeout",
-           "call_user_data", "shared_process", "user_data_of"]
+           "call_user_data", "declared_names", "shared_process", "user_data_of"]
 
 #: a request's time limit when the caller gives none (``Settings.jsonl_timeout`` is the
 #: environment's)
@@ -76,6 +77,7 @@ class JsonlProcess:
         self.starts = 0
         self._lock = threading.Lock()
         self._streaming: int | None = None  # the thread whose stream holds the process
+        self._declared: tuple[list[str] | None] | None = None  # the assignors op's, once asked
 
     @property
     def running(self) -> bool:
@@ -202,9 +204,37 @@ class JsonlProcess:
             raise TargetAnswerError(str(answer["error"]))
         return answer
 
+    def declared_assignors(self) -> list[str] | None:
+        """The assignor names the process declares (the ``assignors`` op), asked once; None
+        for a process that does not know the request (an error answer, an answer without
+        ``assignors``, or no answer). Raises `ValueError` when the list is malformed."""
+        if self._declared is None:
+            try:
+                answer = self.request({"op": "assignors"})
+            except TargetFailure:
+                answer = {}
+            self._declared = (declared_names(answer),)
+        return self._declared[0]
+
     def close(self) -> None:
         with self._lock:
             self._kill()
+
+
+def declared_names(answer: JSONObject) -> list[str] | None:
+    """The names of an ``assignors`` answer (None when it has none: an error answer, or a
+    process that does not know the op); `ValueError` unless they are at least one name,
+    distinct, each a non-empty string without a comma or surrounding blanks (what
+    ``--assignor`` can name)."""
+    if "error" in answer or "assignors" not in answer:
+        return None
+    names = answer["assignors"]
+    listed = names if isinstance(names, list) else []
+    good = [n for n in listed if isinstance(n, str) and n == n.strip() != "" and "," not in n]
+    if not good or len(good) != len(listed) or len(set(good)) != len(good):
+        raise ValueError("'assignors' must be a non-empty list of distinct assignor names, "
+                         f"not {json.dumps(names)[:120]}")
+    return good
 
 
 _PROCESSES: dict[tuple[tuple[str, ...], float], JsonlProcess] = {}

@@ -98,6 +98,8 @@ class KafkaPythonClient:
             metadata_max_age_ms=config.get("metadata_max_age_ms", 300000),
             auto_offset_reset=config.get("auto_offset_reset", "earliest"),
             enable_auto_commit=bool(config.get("enable_auto_commit", False)),
+            **({"request_timeout_ms": config["request_timeout_ms"]}
+               if "request_timeout_ms" in config else {}),
             **static_settings(command, "group_instance_id"))
         self.subscribe(consumer, list(command["topics"]), listener)
         return consumer

@@ -120,7 +120,9 @@ class LibrdkafkaClient:
             "topic.metadata.refresh.interval.ms": config.get("metadata_max_age_ms", 300000),
             "auto.offset.reset": config.get("auto_offset_reset", "earliest"),
             "enable.auto.commit": bool(config.get("enable_auto_commit", False)),
-            "log_level": 3, **static_settings(command, "group.instance.id")})
+            "log_level": 3, **static_settings(command, "group.instance.id"),
+            **({"socket.timeout.ms": config["request_timeout_ms"]}
+               if "request_timeout_ms" in config else {})})
         self.cooperative[id(consumer)] = all(a in COOPERATIVE for a in assignors)
         self.subscribe(consumer, list(command["topics"]), listener)
         return consumer

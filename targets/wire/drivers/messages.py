@@ -33,6 +33,7 @@ class DriverConfig(TypedDict, total=False):
     auto_offset_reset: str
     enable_auto_commit: bool
     group_instance_id: str  # a static member's id (KIP-345); absent: a dynamic member
+    request_timeout_ms: int  # absent: the client's own default
 
 
 class CommandHead(TypedDict):

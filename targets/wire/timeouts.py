@@ -1,0 +1,55 @@
+"""How long a member waits for an answer: the request timeout each shipped client runs with
+under its member driver, per API, and a broker delay that outlasts it.
+
+What lives here: `request_timeout_ms` (from a driver's config, or the client's default) and
+`past_request_timeout` (seconds for the broker's delay rule: the timeout plus a margin).
+
+Theory of operation: the drivers pass ``request_timeout_ms`` through when the harness sets
+it (kafka-python's ``request_timeout_ms``, librdkafka's ``socket.timeout.ms``) and leave the
+client's default otherwise. Group requests have timeouts of their own. librdkafka gives
+JoinGroup ``max.poll.interval.ms`` plus a 3 s grace (the coordinator may park a join that
+long), SyncGroup ``session.timeout.ms`` plus the grace, Heartbeat ``session.timeout.ms`` and
+LeaveGroup 5 s; kafka-python (3.x, the harness's own) gives JoinGroup the larger of its
+request timeout and ``max_poll_interval_ms`` plus 5 s, as Kafka's Java client does. A client
+(or a release of one) whose timeouts are not modelled here is refused rather than guessed.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+__all__ = ["DEFAULT_REQUEST_TIMEOUT_MS", "past_request_timeout", "request_timeout_ms"]
+
+#: each modelled client's own request timeout, when its driver sets none
+DEFAULT_REQUEST_TIMEOUT_MS = {"kafka-python": 30_000, "librdkafka": 60_000}
+#: the drivers' settings when the config names none
+_DRIVER_DEFAULTS = {"session_timeout_ms": 6000, "max_poll_interval_ms": 6000}
+_RDKAFKA_GRACE_MS, _RDKAFKA_LEAVE_MS, _JOIN_MARGIN_MS = 3000, 5000, 5000
+
+
+def request_timeout_ms(client: str, config: Mapping[str, object], api: str) -> int:
+    """How long a member of ``client`` run with driver ``config`` waits for an ``api``
+    answer before it gives the request up."""
+    if client not in DEFAULT_REQUEST_TIMEOUT_MS:
+        raise ValueError(f"the request timeouts of {client!r} are not modelled; one of "
+                         f"{', '.join(sorted(DEFAULT_REQUEST_TIMEOUT_MS))}")
+    request = _setting(config, "request_timeout_ms", DEFAULT_REQUEST_TIMEOUT_MS[client])
+    max_poll = _setting(config, "max_poll_interval_ms", _DRIVER_DEFAULTS["max_poll_interval_ms"])
+    if client == "kafka-python":
+        return max(request, max_poll + _JOIN_MARGIN_MS) if api == "JoinGroup" else request
+    session = _setting(config, "session_timeout_ms", _DRIVER_DEFAULTS["session_timeout_ms"])
+    return {"JoinGroup": max_poll + _RDKAFKA_GRACE_MS, "SyncGroup": session + _RDKAFKA_GRACE_MS,
+            "Heartbeat": session, "LeaveGroup": _RDKAFKA_LEAVE_MS}.get(api, request)
+
+
+def past_request_timeout(client: str, config: Mapping[str, object], api: str,
+                         margin_s: float = 1.0) -> float:
+    """Seconds a broker delay rule waits so that the member has timed the request out."""
+    return request_timeout_ms(client, config, api) / 1000 + margin_s
+
+
+def _setting(config: Mapping[str, object], key: str, default: int) -> int:
+    value = config.get(key, default)
+    if not isinstance(value, int):
+        raise ValueError(f"{key} is a number of milliseconds, not {value!r}")
+    return value
