@@ -42,6 +42,9 @@ __all__ = ["MemberModel", "ReferenceModel"]
 
 #: answers that tell a member its membership is gone (Kafka's clients then report lost)
 FENCING_ERRORS = frozenset({"ILLEGAL_GENERATION", "UNKNOWN_MEMBER_ID", "FENCED_INSTANCE_ID"})
+#: errors after which a member gives its member id up (the coordinator keeps it until its
+#: session runs out)
+ID_DROPPING_ERRORS = frozenset({"UNKNOWN_MEMBER_ID", "FENCED_INSTANCE_ID"})
 
 
 @dataclass
@@ -76,6 +79,11 @@ class ReferenceModel:
     told_fenced: dict[str, int | None] = field(default_factory=dict)
     #: injected error answers since the last settle: each may cost the group one rebalance
     injected_errors: int = 0
+    #: member ids abandoned without a LeaveGroup since the last settle (a crash, an id a
+    #: member drops after an error answer): each holds the group up to a session timeout
+    abandoned: int = 0
+    #: answers the coordinator was told to delay since the last settle: (API, ms)
+    delayed: list[tuple[str, int]] = field(default_factory=list)
     #: the members' client sends generations (`MachineConfig.generations`); when it does
     #: not, a claim without one is what that release sends, not an I6 breach
     generations: bool = True
@@ -97,6 +105,7 @@ class ReferenceModel:
         member = self.members.pop(name, None)
         if member is not None:
             self.crashed.append(member.spec)
+            self.abandoned += 1
 
     def subscribed(self, name: str, topics: tuple[str, ...]) -> None:
         self.members[name].subscription = frozenset(topics)
@@ -122,6 +131,7 @@ class ReferenceModel:
         one member, or on a backend that cannot aim, any member); ``lands_later``: the
         target tells when it lands (`GroupView.told`), and the member is fenced from then."""
         self.injected_errors += 1
+        self.abandoned += error in ID_DROPPING_ERRORS
         if error in FENCING_ERRORS and not lands_later:
             self.told_fenced.update(dict.fromkeys(members))
 

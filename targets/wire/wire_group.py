@@ -55,6 +55,7 @@ from .log import Entry, WireLog, owned_at
 from .members import WireMember, apply_callback, member_config
 from .round_records import COOPERATIVE_PROTOCOLS, given_before, record
 from .settle import stalled, unsettled
+from .timeouts import group_timeouts
 
 __all__ = ["CONFIG", "GROUP", "SLOW_REVOKE_MS", "STEP_WAIT", "TICK", "ClientSetup", "WireGroup"]
 
@@ -81,8 +82,7 @@ class WireGroup:
                  trace: bool = False, generationless: frozenset[str] = frozenset(),
                  setup: ClientSetup | None = None, *, group: str = GROUP,
                  backend: Backend | None = None, pool: DriverPool | None = None) -> None:
-        """``group``, ``backend``, ``pool``: given by a caller that runs several groups at
-        once (the group then closes its own members only)."""
+        """``group``, ``backend``, ``pool``: a caller's that runs several groups at once."""
         self.name, self.assignor, self.group = name, assignor, group
         #: Kafka's client for each java driver (``java``, ``java@3.4.0``), by client name;
         #: the clients whose release sends no generation; ``setup`` gives both for a client
@@ -90,6 +90,7 @@ class WireGroup:
         self.classpaths, self.generationless = dict(classpaths or {}), set(generationless)
         self.setup, self.order = setup, list(clients)
         self.infos = {c: hello(c, self.classpaths.get(c, "")) for c in clients}
+        self.timeouts = group_timeouts({i.client for i in self.infos.values()}, CONFIG)  # I11
         self.static_membership = all(i.static_membership for i in self.infos.values())
         self.own_backend, self.own_pool = backend is None, pool is None
         self.backend = backend or make_backend(
@@ -129,6 +130,7 @@ class WireGroup:
             self.generationless |= {client} if generationless else set()
             self.infos[client] = hello(client, classpath)
             self.static_membership &= self.infos[client].static_membership  # KIP-345
+            self.timeouts = group_timeouts({i.client for i in self.infos.values()}, CONFIG)
         return self.infos[client]
 
     # --- membership events ----------------------------------------------------------------
@@ -306,9 +308,8 @@ class WireGroup:
                 self.log.cond.wait(TICK)
 
     def _apply(self, e: Entry) -> bool:
-        """Show one entry; False for one that shows nothing new: a member's error repeated
-        with nothing else from it between (a client that fails every poll the same way
-        waits on the clock, `STEP_WAIT`, not on a count of steps)."""
+        """Show one entry; False for a member's error repeated with nothing from it between
+        (a client that fails every poll alike waits on `STEP_WAIT`, not on a step count)."""
         m = self.members.get(e.member)
         if m is None or m.source != e.source:
             return True  # a member that left or crashed: its interval ended then
@@ -384,10 +385,9 @@ class WireGroup:
             raise failure.error()
 
     def close(self) -> None:
-        """Shut every driver down (bounded; a driver that hangs is killed), then the
-        backend; given a caller's pool, close this group's members only (side by side),
-        and leave the pool's drivers and the caller's backend running; raise a thread's
-        failure in closing (one before it was raised by a call, or changed no view)."""
+        """Shut every driver down (bounded; one that hangs is killed), then the backend;
+        given a caller's pool or backend, close this group's members only (side by side);
+        raise a thread's failure in closing (one before was raised by a call)."""
         failed_before = bool(self.pool.failure() or self.backend.failure())
         members, self.members = self.members, {}
         if self.own_pool:
