@@ -35,6 +35,7 @@ from ..properties.group import (
     RebalanceRecord,
     TopicPartition,
 )
+from ..properties.raised_rules import retriable_raised
 from .promises import Promises, judge_i4a, judge_i12
 from .stats import Stats
 
@@ -167,6 +168,8 @@ class ReferenceModel:
         self.judge("I9", len(view.subscribe_calls))
         self.judge("I8", len(view.records))
         self._told(view)
+        self.judge("I15", len(view.raised))
+        out += retriable_raised(view.raised)
         for cb in view.callbacks:
             profile = self._profile(view, cb.member)
             out += [f"{cb.member}: {v}" for v in M.listener_call(

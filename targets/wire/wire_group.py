@@ -53,6 +53,7 @@ from .driver_process import CommandFailed, DriverProcess
 from .drivers.messages import DriverConfig, DriverEvent
 from .log import Entry, WireLog, owned_at
 from .members import WireMember, apply_callback, member_config
+from .raised import raised_error
 from .round_records import COOPERATIVE_PROTOCOLS, given_before, record
 from .settle import stalled, unsettled
 from .timeouts import group_timeouts
@@ -106,7 +107,7 @@ class WireGroup:
         self._said: dict[str, str] = {}  # member → the error it showed last ('' since)
         self.described, self.shown_rounds = 0, set[int]()  # rounds judged on DescribeGroups
         self._pending: dict[str, list[Any]] = {k: [] for k in (
-            "callbacks", "records", "errors", "subscribes", "pauses", "rebalances")}
+            "callbacks", "records", "errors", "subscribes", "pauses", "rebalances", "raised")}
 
     # --- drivers --------------------------------------------------------------------------
 
@@ -115,8 +116,7 @@ class WireGroup:
         self.log.receive(source, message)
 
     def client_of(self, member: str, spec: MemberSpec | None = None) -> ClientInfo:
-        """The member's client: the one its join names, else the next in turn (fixed at
-        its first join)."""
+        """The member's client: its join's, else the next in turn (fixed at its first join)."""
         if spec is not None and spec.client:
             self.turns[member] = spec.client
         elif member not in self.turns:
@@ -161,9 +161,8 @@ class WireGroup:
             self._pending["errors"].append((member, f"{self.client_of(member).name}: {exc}"))
 
     def _command(self, member: str, cmd: str, **fields: Any) -> None:
-        """One client call; a call the client refused is shown as the member's error (the
-        driver's own error event says so too), a driver that broke ends the run. A member
-        whose consumer never started has nothing to call."""
+        """One client call; one the client refused is shown as the member's error (as the
+        driver's error event says), a broken driver ends the run; a member never started: none."""
         if member not in self.members:
             return
         try:
@@ -207,8 +206,7 @@ class WireGroup:
 
     @checked
     def idle(self, ms: int) -> None:
-        """Nothing is produced and nothing is asked for ``ms``: the members go on polling as
-        their clients do on a quiet topic."""
+        """Nothing is produced or asked for ``ms``: the members poll as on a quiet topic."""
         time.sleep(ms / 1000.0)
 
     @checked
@@ -322,6 +320,7 @@ class WireGroup:
             self._pending["records"].append((e.member, e.partitions[0]))
         elif e.kind == "error":
             self._pending["errors"].append((e.member, f"{m.client.name}: {e.text}"))
+            self._pending["raised"] += [raised_error(e.member, e.text)] if e.raised_by else []
         elif e.kind in ("pause", "resume"):
             m.marks = m.marks | set(e.partitions) if e.kind == "pause" \
                 else m.marks - set(e.partitions)
@@ -371,7 +370,8 @@ class WireGroup:
                              dict(self.backend.topics), members, settled,
                              tuple(p["callbacks"]), tuple(p["rebalances"]), tuple(p["records"]),
                              tuple(p["errors"]), subscribe_calls=tuple(p["subscribes"]),
-                             pause_calls=tuple(p["pauses"]), told=tuple(self.backend.told()))
+                             pause_calls=tuple(p["pauses"]), told=tuple(self.backend.told()),
+                             raised=tuple(p["raised"]))
             for kept in p.values():
                 kept.clear()
         self.check_harness()  # nothing it shows is judged if the harness failed meanwhile
