@@ -35,6 +35,7 @@ from ..properties.group import (
     RebalanceRecord,
     TopicPartition,
 )
+from ..properties.member_id_rules import left_behind, member_id_after_error
 from ..properties.raised_rules import retriable_raised
 from .promises import Promises, judge_i4a, judge_i12
 from .stats import Stats
@@ -169,7 +170,7 @@ class ReferenceModel:
         self.judge("I8", len(view.records))
         self._told(view)
         self.judge("I15", len(view.raised))
-        out += retriable_raised(view.raised)
+        out += retriable_raised(view.raised) + self._rejoins(view)
         for cb in view.callbacks:
             profile = self._profile(view, cb.member)
             out += [f"{cb.member}: {v}" for v in M.listener_call(
@@ -195,6 +196,19 @@ class ReferenceModel:
             out += [f"{name}: {v}" for v in self._pauses(name, mv)]
         if view.settled:
             out += self._settled(view)
+        return out
+
+    def _rejoins(self, view: GroupView) -> list[str]:
+        """I16 for each error answer and the member's next JoinGroup; a member id left
+        behind is reported as the group's (`left_behind`), not a violation."""
+        self.judge("I16", len(view.rejoins))
+        out: list[str] = []
+        for answer, join in view.rejoins:
+            named = self._profile(view, answer.member)
+            profile = M.PROFILE_TABLE.get(named, M.PROFILE_TABLE["kip"])
+            out += member_id_after_error(answer, join, profile)
+            if said := left_behind(answer, join):
+                self.reported.append(("group", said))
         return out
 
     def _profile(self, view: GroupView, name: str) -> str:

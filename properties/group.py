@@ -11,6 +11,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Protocol
 
+from .member_id_rules import ErrorAnswer, NextJoin
+
 __all__ = ["CallbackRecord", "Claim", "GroupTarget", "GroupView", "MemberSpec", "MemberView",
            "RaisedError", "RebalanceRecord", "SubscribeCall", "TopicPartition"]
 
@@ -157,6 +159,9 @@ class GroupView:
     told: tuple[tuple[str, str, int], ...] = ()
     #: exceptions a member's poll() raised to the application, for targets that tell
     raised: tuple[RaisedError, ...] = ()
+    #: coordinator error answers and the member's next JoinGroup, for targets whose broker
+    #: keeps an exchange log (I16)
+    rejoins: tuple[tuple[ErrorAnswer, NextJoin], ...] = ()
 
 
 class GroupTarget(Protocol):

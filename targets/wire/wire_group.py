@@ -371,7 +371,7 @@ class WireGroup:
                              tuple(p["callbacks"]), tuple(p["rebalances"]), tuple(p["records"]),
                              tuple(p["errors"]), subscribe_calls=tuple(p["subscribes"]),
                              pause_calls=tuple(p["pauses"]), told=tuple(self.backend.told()),
-                             raised=tuple(p["raised"]))
+                             raised=tuple(p["raised"]), rejoins=tuple(self.backend.rejoins()))
             for kept in p.values():
                 kept.clear()
         self.check_harness()  # nothing it shows is judged if the harness failed meanwhile
