@@ -40,6 +40,7 @@ import time
 from typing import TYPE_CHECKING, Any
 
 from ....properties.harness import Failures, ThreadFailure
+from ..refusals import LastJoin, last_joins
 from ..silence import silent_after_sync
 from .backend import BackendUnavailable, GroupRound
 
@@ -188,6 +189,10 @@ class GroupcheckBackend:
     def silent(self, quiet_ms: int) -> dict[str, int]:
         """Members silent since their SyncGroup answer (`silence.silent_after_sync`)."""
         return silent_after_sync(self.broker.exchanges(), quiet_ms)
+
+    def last_joins(self) -> dict[str, LastJoin]:
+        """Each member's latest JoinGroup and its answer (`refusals.last_joins`)."""
+        return last_joins(self.broker.exchanges(), self.group)
 
     def close(self) -> None:
         self.stopping.set()
