@@ -13,6 +13,11 @@ import pytest
 
 pytest.importorskip("kio")
 
+from groupcheck.engines.upgrades import shrink  # noqa: E402
+from groupcheck.engines.upgrades.shrink import cause_of  # noqa: E402
+from groupcheck.model.event_types import DomainEvent, Join, Leave, Stall, Wake  # noqa: E402
+from groupcheck.model.group_events import Partitions, Settle  # noqa: E402
+from groupcheck.model.replay import Outcome  # noqa: E402
 from groupcheck.targets.wire.backends.groupcheck_broker import GroupcheckBackend  # noqa: E402
 from groupcheck.targets.wire.log import WireLog  # noqa: E402
 from groupcheck.targets.wire.refusals import (  # noqa: E402
@@ -114,3 +119,47 @@ def test_a_member_refused_by_a_group_sharing_none_of_its_assignors_cannot_join()
 def test_a_refusal_that_may_still_pass_is_waited_for(joins: dict[str, LastJoin],
                                                      live: list[str]) -> None:
     assert cannot_join(joins, live) == ""
+
+
+# --- the shrink keeps the cause ------------------------------------------------------------
+
+
+def test_a_failures_cause_leaves_numbers_out_and_keeps_the_protocol_sign() -> None:
+    refused = ["  9. m1 joins", "     ! group: the coordinator refused m1's JoinGroup with "
+               "INCONSISTENT_GROUP_PROTOCOL: it offers [cooperative-sticky]"]
+    waited = ["  9. m1 joins", "     ! group: nothing happened for 60s; no generation"]
+    idle = ["I11: the group is idle but not settled"]
+    assert cause_of(idle, refused) == cause_of(idle, refused[:1] + [refused[1].replace(
+        "m1", "m3")]) == "I11: the group is idle but not settled | INCONSISTENT_GROUP_PROTOCOL"
+    assert cause_of(idle, waited) != cause_of(idle, refused)
+    assert cause_of(["I11: m2 cannot rejoin: its client refused to start (librdkafka: x)"],
+                    []) == "I11: m# cannot rejoin: its client refused to start"
+
+
+def test_the_shrink_drops_each_member_and_fault_whose_story_still_fails_with_the_cause(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    events: list[DomainEvent] = [
+        Partitions("t0", 2, bounce=0), Join("m1", ("t0",), ("range",), bounce=0),
+        Join("m2", ("t0",), ("range",), bounce=0), Join("m3", ("t0",), ("range",), bounce=0),
+        Settle(bounce=0), Leave("m1", bounce=1), Stall("m3", bounce=1, fault=True),
+        Wake("m3", bounce=1, fault=True), Settle(bounce=1, fault=True),
+        Join("m1", ("t0",), ("cooperative-sticky",), bounce=1), Settle(bounce=1)]
+    idle = ["I11: the group is idle but not settled"]
+    sign = ["     ! group: the coordinator refused m1's JoinGroup with "
+            "INCONSISTENT_GROUP_PROTOCOL"]
+    replayed: list[list[DomainEvent]] = []
+
+    def replay(_target: object, story: list[DomainEvent]) -> Outcome:
+        """m1 is refused while another member stays on range; without one the group waits."""
+        replayed.append(story)
+        others = {e.member for e in story if isinstance(e, Join) and e.member != "m1"}
+        if not any(e.who == "m1" for e in story):
+            return Outcome([])
+        return Outcome(idle, sign if others else ["     ! group: nothing happened for 60s"])
+
+    monkeypatch.setattr(shrink, "replay_events", replay)
+    kept, violations = shrink.shrink_upgrade(events, object, idle, cause_of(idle, sign), 60)
+    assert violations == idle
+    assert {e.who for e in kept if e.who} == {"m1", "m3"}  # m2 went; m3 is the last on range
+    assert not any(e.fault for e in kept)
+    assert len(replayed) == 4  # m1, m2, m3, then the fault: each cut once
