@@ -92,6 +92,7 @@ class GroupcheckBackend:
         self.failures = Failures()  # of the steering threads
         self.order_window = min(ORDER_WINDOW, session_timeout_ms / 2000)
         self._told_seq = -1  # the last exchange `told` read
+        self._joins_seq, self._joins = -1, dict[str, Any]()  # `last_joins`: read, kept
         self._tags = itertools.count(1)
 
     @property
@@ -191,8 +192,16 @@ class GroupcheckBackend:
         return silent_after_sync(self.broker.exchanges(), quiet_ms)
 
     def last_joins(self) -> dict[str, LastJoin]:
-        """Each member's latest JoinGroup and its answer (`refusals.last_joins`)."""
-        return last_joins(self.broker.exchanges(), self.group)
+        """Each member's latest JoinGroup of this backend's group and its answer
+        (`refusals.last_joins`); each call reads only the exchanges logged since the last
+        (a step asks on every tick of a wait), keeping each member's latest JoinGroup."""
+        log = self.broker.exchanges()
+        start = max(0, self._joins_seq + 1 - log[0].seq) if log else 0
+        for e in log[start:]:
+            if e.api == "JoinGroup" and self.group in (None, getattr(e.request, "group_id", None)):
+                self._joins[e.who.client_id] = e
+        self._joins_seq = log[-1].seq if log else self._joins_seq
+        return last_joins(self._joins.values())
 
     def close(self) -> None:
         self.stopping.set()
