@@ -158,8 +158,9 @@ def test_the_shrink_drops_each_member_and_fault_whose_story_still_fails_with_the
         return Outcome(idle, sign if others else ["     ! group: nothing happened for 60s"])
 
     monkeypatch.setattr(shrink, "replay_events", replay)
-    kept, violations = shrink.shrink_upgrade(events, object, idle, cause_of(idle, sign), 60)
+    kept, violations = shrink.shrink_upgrade(events, object, idle, cause_of(idle, sign), 60,
+                                             keep="m1")
     assert violations == idle
     assert {e.who for e in kept if e.who} == {"m1", "m3"}  # m2 went; m3 is the last on range
     assert not any(e.fault for e in kept)
-    assert len(replayed) == 4  # m1, m2, m3, then the fault: each cut once
+    assert len(replayed) == 3  # m2, m3, then the fault: each cut once, m1 kept

@@ -238,7 +238,7 @@ def play(plan: Plan, settings: Settings, *, members: int = 4, seed: int = 0,
         meter.tick(outcome.events_run, 1, f"fails at bounce {broke_at['bounce']}; "
                                           f"shrinking (up to {shrink_seconds:.0f}s)")
         kept, violations = _shrunk(events[:outcome.events_run], target, outcome.violations,
-                                   outcome.story, shrink_seconds)
+                                   outcome.story, shrink_seconds, broke_at["member"])
         if failures is not None:
             result.replay = str(save_upgrade(failures, plan, kept, violations, seed, result))
     result.seconds = time.monotonic() - began
@@ -263,12 +263,14 @@ def _group(target: Target) -> Any:
 
 
 def _shrunk(events: list[DomainEvent], target: Target, violations: list[str],
-            story: list[str], seconds: float) -> tuple[list[DomainEvent], list[str]]:
-    """Fewer members and fewer faults, as long as the failure keeps its cause (`shrink`)."""
+            story: list[str], seconds: float, member: str | None
+            ) -> tuple[list[DomainEvent], list[str]]:
+    """Fewer members (``member``, where it broke, stays) and fewer faults, as long as the
+    failure keeps its cause (`shrink`)."""
     if not invariant_of(violations[0]) or seconds <= 0:
         return events, violations
     return shrink_upgrade(events, lambda: _group(target), violations,
-                          cause_of(violations, story), seconds)
+                          cause_of(violations, story), seconds, keep=member)
 
 
 def save_upgrade(folder: Path, plan: Plan, events: list[DomainEvent], violations: list[str],

@@ -3,8 +3,9 @@ cause (`shrink_upgrade`, `cause_of`).
 
 The story of a rolling upgrade is the group forming, each member's restarts and the faults
 between; a shorter one that still fails the same way is the finding. Only two kinds of cut
-are tried, each once and replayed on a fresh group: every event of one member, then one fault
-(the run of events marked ``fault``, the settle that ends it included). Topics, the group's forming
+are tried, each once and replayed on a fresh group: every event of one member (but the one
+the failure names), then one fault (the run of events marked ``fault``, the settle that ends
+it included). Topics, the group's forming
 and the settles stay, so a cut never turns the failure into another (members subscribed to
 topics that do not exist, a group never formed). A cut is kept when the replay fails with
 the same cause: the same first violation with member, partition and generation numbers left
@@ -41,9 +42,10 @@ def cause_of(violations: list[str], story: list[str]) -> str:
     return " | ".join([f"{invariant}: {_NUMBERS.sub('#', text)}", *signs[:1]])
 
 
-def _cuts(events: list[DomainEvent]) -> list[set[int]]:
-    """The indexes of each member's events (one cut a member), then of each fault."""
-    members = sorted({e.who for e in events if e.who is not None})
+def _cuts(events: list[DomainEvent], keep: str | None) -> list[set[int]]:
+    """The indexes of each member's events but ``keep``'s (one cut a member), then of each
+    fault."""
+    members = sorted({e.who for e in events if e.who is not None} - {keep})
     cuts = [{i for i, e in enumerate(events) if e.who == m} for m in members]
     fault: set[int] = set()
     for i, e in enumerate(events):
@@ -56,14 +58,14 @@ def _cuts(events: list[DomainEvent]) -> list[set[int]]:
 
 
 def shrink_upgrade(events: list[DomainEvent], make_target: Callable[[], GroupTarget],
-                   violations: list[str], cause: str, seconds: float
-                   ) -> tuple[list[DomainEvent], list[str]]:
+                   violations: list[str], cause: str, seconds: float,
+                   keep: str | None = None) -> tuple[list[DomainEvent], list[str]]:
     """The story with every cut (`_cuts`, each tried once, within ``seconds``) that still
     fails with ``cause`` made, and its violations (``events`` and ``violations`` when none
-    does)."""
+    does). ``keep``: the member the failure names (the replay file names it too)."""
     deadline = time.monotonic() + seconds
     kept, found = list(range(len(events))), violations
-    for cut in _cuts(events):
+    for cut in _cuts(events, keep):
         trial = [i for i in kept if i not in cut]
         if time.monotonic() >= deadline or not trial or len(trial) == len(kept):
             continue
