@@ -54,8 +54,10 @@ from .driver_process import CommandFailed, DriverProcess
 from .drivers.messages import DriverConfig, DriverEvent
 from .log import Entry, WireLog, owned_at
 from .members import WireMember, apply_callback, member_config
+from .raised import raised_error
 from .round_records import COOPERATIVE_PROTOCOLS, given_before, record
 from .settle import refused_for_good, stalled, unsettled
+from .timeouts import group_timeouts
 
 __all__ = ["CONFIG", "GROUP", "SLOW_REVOKE_MS", "STEP_WAIT", "TICK", "ClientSetup", "WireGroup"]
 
@@ -83,8 +85,7 @@ class WireGroup:
                  trace: bool = False, generationless: frozenset[str] = frozenset(),
                  setup: ClientSetup | None = None, *, group: str = GROUP,
                  backend: Backend | None = None, pool: DriverPool | None = None) -> None:
-        """``group``, ``backend``, ``pool``: given by a caller that runs several groups at
-        once (the group then closes its own members only)."""
+        """``group``, ``backend``, ``pool``: a caller's that runs several groups at once."""
         self.name, self.assignor, self.group = name, assignor, group
         #: Kafka's client for each java driver (``java``, ``java@3.4.0``), by client name;
         #: the clients whose release sends no generation; ``setup`` gives both for a client
@@ -92,11 +93,11 @@ class WireGroup:
         self.classpaths, self.generationless = dict(classpaths or {}), set(generationless)
         self.setup, self.order = setup, list(clients)
         self.infos = {c: hello(c, self.classpaths.get(c, "")) for c in clients}
+        self.timeouts = group_timeouts({i.client for i in self.infos.values()}, CONFIG)  # I11
         self.static_membership = all(i.static_membership for i in self.infos.values())
         self.own_backend, self.own_pool = backend is None, pool is None
         self.backend = backend or make_backend(
-            broker, frozenset(i.client for i in self.infos.values()),
-            int(CONFIG["session_timeout_ms"]), trace)
+            broker, frozenset(i.client for i in self.infos.values()), SESSION_MS, trace)
         self.tells_errors = self.backend.aims_errors_at_members  # `GroupView.told`
         self.pool = pool or DriverPool()
         self.log = WireLog(lambda: all(m.driver.drained() for m in self.members.values()))
@@ -107,7 +108,7 @@ class WireGroup:
         self._said: dict[str, str] = {}  # member → the error it showed last ('' since)
         self.described, self.shown_rounds = 0, set[int]()  # rounds judged on DescribeGroups
         self._pending: dict[str, list[Any]] = {k: [] for k in (
-            "callbacks", "records", "errors", "subscribes", "pauses", "rebalances")}
+            "callbacks", "records", "errors", "subscribes", "pauses", "rebalances", "raised")}
 
     # --- drivers --------------------------------------------------------------------------
 
@@ -116,8 +117,7 @@ class WireGroup:
         self.log.receive(source, message)
 
     def client_of(self, member: str, spec: MemberSpec | None = None) -> ClientInfo:
-        """The member's client: the one its join names, else the next in turn (fixed at
-        its first join)."""
+        """The member's client: its join's, else the next in turn (fixed at its first join)."""
         if spec is not None and spec.client:
             self.turns[member] = spec.client
         elif member not in self.turns:
@@ -131,6 +131,7 @@ class WireGroup:
             self.generationless |= {client} if generationless else set()
             self.infos[client] = hello(client, classpath)
             self.static_membership &= self.infos[client].static_membership  # KIP-345
+            self.timeouts = group_timeouts({i.client for i in self.infos.values()}, CONFIG)
         return self.infos[client]
 
     # --- membership events ----------------------------------------------------------------
@@ -161,9 +162,8 @@ class WireGroup:
             self._pending["errors"].append((member, f"{self.client_of(member).name}: {exc}"))
 
     def _command(self, member: str, cmd: str, **fields: Any) -> None:
-        """One client call; a call the client refused is shown as the member's error (the
-        driver's own error event says so too), a driver that broke ends the run. A member
-        whose consumer never started has nothing to call."""
+        """One client call; one the client refused is shown as the member's error (as the
+        driver's error event says), a broken driver ends the run; a member never started: none."""
         if member not in self.members:
             return
         try:
@@ -207,7 +207,7 @@ class WireGroup:
 
     @checked
     def idle(self, ms: int) -> None:
-        """``ms`` with nothing produced or asked: the members poll as on a quiet topic."""
+        """Nothing is produced or asked for ``ms``: the members poll as on a quiet topic."""
         time.sleep(ms / 1000.0)
 
     @checked
@@ -306,9 +306,8 @@ class WireGroup:
                 self.log.cond.wait(TICK)
 
     def _apply(self, e: Entry) -> bool:
-        """Show one entry; False for one that shows nothing new: a member's error repeated
-        with nothing else from it between (a client that fails every poll the same way
-        waits on the clock, `STEP_WAIT`, not on a count of steps)."""
+        """Show one entry; False for a member's error repeated with nothing from it between
+        (a client that fails every poll alike waits on `STEP_WAIT`, not on a step count)."""
         m = self.members.get(e.member)
         if m is None or m.source != e.source:
             return True  # a member that left or crashed: its interval ended then
@@ -321,6 +320,7 @@ class WireGroup:
             self._pending["records"].append((e.member, e.partitions[0]))
         elif e.kind == "error":
             self._pending["errors"].append((e.member, f"{m.client.name}: {e.text}"))
+            self._pending["raised"] += [raised_error(e.member, e.text)] if e.raised_by else []
         elif e.kind in ("pause", "resume"):
             m.marks = m.marks | set(e.partitions) if e.kind == "pause" \
                 else m.marks - set(e.partitions)
@@ -370,7 +370,8 @@ class WireGroup:
                              dict(self.backend.topics), members, settled,
                              tuple(p["callbacks"]), tuple(p["rebalances"]), tuple(p["records"]),
                              tuple(p["errors"]), subscribe_calls=tuple(p["subscribes"]),
-                             pause_calls=tuple(p["pauses"]), told=tuple(self.backend.told()))
+                             pause_calls=tuple(p["pauses"]), told=tuple(self.backend.told()),
+                             raised=tuple(p["raised"]), rejoins=tuple(self.backend.rejoins()))
             for kept in p.values():
                 kept.clear()
         self.check_harness()  # nothing it shows is judged if the harness failed meanwhile
@@ -384,10 +385,9 @@ class WireGroup:
             raise failure.error()
 
     def close(self) -> None:
-        """Shut every driver down (bounded; a driver that hangs is killed), then the
-        backend; given a caller's pool, close this group's members only (side by side),
-        and leave the pool's drivers and the caller's backend running; raise a thread's
-        failure in closing (one before it was raised by a call, or changed no view)."""
+        """Shut every driver down (bounded; one that hangs is killed), then the backend;
+        given a caller's pool or backend, close this group's members only (side by side);
+        raise a thread's failure in closing (one before was raised by a call)."""
         failed_before = bool(self.pool.failure() or self.backend.failure())
         members, self.members = self.members, {}
         if self.own_pool:

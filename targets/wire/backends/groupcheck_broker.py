@@ -40,6 +40,8 @@ import time
 from typing import TYPE_CHECKING, Any
 
 from ....properties.harness import Failures, ThreadFailure
+from ....properties.member_id_rules import ErrorAnswer, NextJoin
+from ..member_ids import error_answers
 from ..refusals import LastJoin, last_joins
 from ..silence import silent_after_sync
 from .backend import BackendUnavailable, GroupRound
@@ -93,6 +95,7 @@ class GroupcheckBackend:
         self.order_window = min(ORDER_WINDOW, session_timeout_ms / 2000)
         self._told_seq = -1  # the last exchange `told` read
         self._joins_seq, self._joins = -1, dict[str, Any]()  # `last_joins`: read, kept
+        self._rejoin_floor, self._rejoined = -1, set[int]()  # `rejoins`: below, all judged
         self._tags = itertools.count(1)
 
     @property
@@ -186,6 +189,24 @@ class GroupcheckBackend:
     def problems(self) -> list[str]:
         """Connections the broker closed (unreadable or unserved requests)."""
         return self.broker.notes()
+
+    def rejoins(self) -> list[tuple[ErrorAnswer, NextJoin]]:
+        """Error answers (`member_ids.JUDGED_ERRORS`) whose member's next JoinGroup was
+        answered since the last call; one still waiting (while its member is in the group),
+        or an exchange not answered yet, keeps the scan's floor below it."""
+        members = self._member_names()
+        exchanges = [e for e in self.broker.exchanges() if e.seq > self._rejoin_floor
+                     and self.group in (None, getattr(e.request, "group_id", None))]
+        out, waiting = [], [e.seq for e in exchanges if e.answered_ms is None]
+        for seq, answer, join in error_answers(exchanges):
+            if join is None or join.waited_ms is None:
+                waiting += [seq] if answer.member in members else []
+            elif seq not in self._rejoined:
+                self._rejoined.add(seq)
+                out.append((answer, join))
+        if exchanges:
+            self._rejoin_floor = min(waiting, default=exchanges[-1].seq + 1) - 1
+        return out
 
     def silent(self, quiet_ms: int) -> dict[str, int]:
         """Members silent since their SyncGroup answer (`silence.silent_after_sync`)."""

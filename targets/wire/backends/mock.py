@@ -22,6 +22,7 @@ import threading
 import time
 
 from ....properties.harness import ThreadFailure
+from ....properties.member_id_rules import ErrorAnswer, NextJoin
 from ..refusals import LastJoin
 from .backend import BackendUnavailable, GroupRound
 from .mock_binding import MockCluster, MockUnavailable
@@ -169,6 +170,10 @@ class MockBackend:
 
     def told(self) -> list[tuple[str, str, int]]:
         """The mock does not say whom its pushed errors reached."""
+        return []
+
+    def rejoins(self) -> list[tuple[ErrorAnswer, NextJoin]]:
+        """The mock keeps no exchange log to judge I16 on."""
         return []
 
     def forget(self, member: str) -> None:
