@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Protocol
 
-from .member_id_rules import ErrorAnswer, NextJoin
+from .member_id_rules import ErrorResponse, NextJoin
 
 __all__ = ["CallbackRecord", "Claim", "GroupTarget", "GroupView", "MemberSpec", "MemberView",
            "RaisedError", "RebalanceRecord", "SubscribeCall", "TopicPartition"]
@@ -161,7 +161,7 @@ class GroupView:
     raised: tuple[RaisedError, ...] = ()
     #: coordinator error answers and the member's next JoinGroup, for targets whose broker
     #: keeps an exchange log (I16)
-    rejoins: tuple[tuple[ErrorAnswer, NextJoin], ...] = ()
+    rejoins: tuple[tuple[ErrorResponse, NextJoin], ...] = ()
 
 
 class GroupTarget(Protocol):

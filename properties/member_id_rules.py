@@ -1,6 +1,6 @@
 """I16, member-id hygiene: after a coordinator error a member rejoins with its member id or
 without it, as its client's profile says (`ClientProfile.keeps_member_id_after`), judged by
-`member_id_after_error` on what the broker saw (`ErrorAnswer`, `NextJoin`).
+`member_id_after_error` on what the broker saw (`ErrorResponse`, `NextJoin`).
 
 Kafka's consumer (AbstractCoordinator, from 3.x on) gives its member id up after
 UNKNOWN_MEMBER_ID (the coordinator no longer knows it) and FENCED_INSTANCE_ID (another
@@ -21,11 +21,11 @@ from dataclasses import dataclass
 
 from .membership import ClientProfile
 
-__all__ = ["ErrorAnswer", "NextJoin", "left_behind", "member_id_after_error"]
+__all__ = ["ErrorResponse", "NextJoin", "left_behind", "member_id_after_error"]
 
 
 @dataclass(frozen=True)
-class ErrorAnswer:
+class ErrorResponse:
     """A coordinator error a member was answered with: its client id, the member id its
     request carried, the API and error, and whether the answer was steered (the coordinator
     itself still held the id)."""
@@ -48,7 +48,7 @@ class NextJoin:
     waited_ms: int | None = None
 
 
-def member_id_after_error(answer: ErrorAnswer, join: NextJoin,
+def member_id_after_error(answer: ErrorResponse, join: NextJoin,
                           profile: ClientProfile) -> list[str]:
     """I16 for one error answer and the member's next JoinGroup."""
     if not answer.member_id:
@@ -67,7 +67,7 @@ def member_id_after_error(answer: ErrorAnswer, join: NextJoin,
     return out
 
 
-def left_behind(answer: ErrorAnswer, join: NextJoin) -> str:
+def left_behind(answer: ErrorResponse, join: NextJoin) -> str:
     """The report of a member id given up without a LeaveGroup while the coordinator still
     held it ('' for none): a figure of what the group paid, not a breach by itself (the
     client may do as its profile says; a wrong drop is `member_id_after_error`'s)."""

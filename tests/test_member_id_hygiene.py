@@ -11,7 +11,7 @@ from groupcheck.broker.protocol import API_KEYS
 from groupcheck.broker.steering import Exchange, Who
 from groupcheck.model.spec import ReferenceModel
 from groupcheck.properties.group import GroupView
-from groupcheck.properties.member_id_rules import ErrorAnswer, NextJoin, member_id_after_error
+from groupcheck.properties.member_id_rules import ErrorResponse, NextJoin, member_id_after_error
 from groupcheck.properties.membership import PROFILE_TABLE, ClientProfile
 from groupcheck.targets.wire.member_ids import judge_member_ids
 
@@ -96,12 +96,12 @@ def test_another_members_join_is_not_the_next_join() -> None:
 
 
 def test_an_error_on_a_request_without_a_member_id_judges_nothing() -> None:
-    assert member_id_after_error(ErrorAnswer("c1", "", "JoinGroup", "UNKNOWN_MEMBER_ID"),
+    assert member_id_after_error(ErrorResponse("c1", "", "JoinGroup", "UNKNOWN_MEMBER_ID"),
                                  NextJoin("m-9"), JAVA) == []
 
 
 def test_the_model_judges_a_views_rejoins_by_the_members_profile() -> None:
-    steered = ErrorAnswer("c1", "m-1", "Heartbeat", "ILLEGAL_GENERATION", steered=True)
+    steered = ErrorResponse("c1", "m-1", "Heartbeat", "ILLEGAL_GENERATION", steered=True)
     model = ReferenceModel()
     out = model.observe(GroupView(0, "Stable", None, {}, {}, True,
                                   rejoins=((steered, NextJoin("", waited_ms=1800)),)))

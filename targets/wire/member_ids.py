@@ -13,7 +13,12 @@ from collections.abc import Callable, Iterator, Sequence
 
 from ...broker.faults import error_name
 from ...broker.steering import Exchange
-from ...properties.member_id_rules import ErrorAnswer, NextJoin, left_behind, member_id_after_error
+from ...properties.member_id_rules import (
+    ErrorResponse,
+    NextJoin,
+    left_behind,
+    member_id_after_error,
+)
 from ...properties.membership import ClientProfile
 
 __all__ = ["JUDGED_ERRORS", "Rejoin", "error_answers", "judge_member_ids"]
@@ -41,7 +46,7 @@ def _next_join(later: Sequence[Exchange], client: str, member_id: str) -> NextJo
 
 
 #: an error answer's exchange number, the answer, and the member's next JoinGroup
-Rejoin = tuple[int, ErrorAnswer, NextJoin | None]
+Rejoin = tuple[int, ErrorResponse, NextJoin | None]
 
 
 def error_answers(exchanges: Sequence[Exchange]) -> Iterator[Rejoin]:
@@ -52,7 +57,7 @@ def error_answers(exchanges: Sequence[Exchange]) -> Iterator[Rejoin]:
             continue
         error = error_name(e.error_code)
         if error in JUDGED_ERRORS:
-            answer = ErrorAnswer(e.who.client_id, _carried(e), e.api, error,
+            answer = ErrorResponse(e.who.client_id, _carried(e), e.api, error,
                                  steered=e.steering is not None)
             yield e.seq, answer, _next_join(exchanges[i + 1:], e.who.client_id,
                                             answer.member_id)

@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from typing import Protocol
 
 from ....properties.harness import ThreadFailure
-from ....properties.member_id_rules import ErrorAnswer, NextJoin
+from ....properties.member_id_rules import ErrorResponse, NextJoin
 from ..refusals import LastJoin
 
 __all__ = ["Backend", "BackendUnavailable", "GroupRound"]
@@ -81,7 +81,7 @@ class Backend(Protocol):
     def told(self) -> list[tuple[str, str, int]]: ...  # injected errors landed since
 
     #: error answers whose member's next JoinGroup was answered since (I16); none on the mock
-    def rejoins(self) -> list[tuple[ErrorAnswer, NextJoin]]: ...
+    def rejoins(self) -> list[tuple[ErrorResponse, NextJoin]]: ...
 
     def forget(self, member: str) -> None: ...  # it left or crashed: disarm what aims at it
 

@@ -40,7 +40,7 @@ import time
 from typing import TYPE_CHECKING, Any
 
 from ....properties.harness import Failures, ThreadFailure
-from ....properties.member_id_rules import ErrorAnswer, NextJoin
+from ....properties.member_id_rules import ErrorResponse, NextJoin
 from ..member_ids import error_answers
 from ..refusals import LastJoin, last_joins
 from ..silence import silent_after_sync
@@ -190,7 +190,7 @@ class GroupcheckBackend:
         """Connections the broker closed (unreadable or unserved requests)."""
         return self.broker.notes()
 
-    def rejoins(self) -> list[tuple[ErrorAnswer, NextJoin]]:
+    def rejoins(self) -> list[tuple[ErrorResponse, NextJoin]]:
         """Error answers (`member_ids.JUDGED_ERRORS`) whose member's next JoinGroup was
         answered since the last call; one still waiting (while its member is in the group),
         or an exchange not answered yet, keeps the scan's floor below it."""

@@ -22,7 +22,7 @@ import threading
 import time
 
 from ....properties.harness import ThreadFailure
-from ....properties.member_id_rules import ErrorAnswer, NextJoin
+from ....properties.member_id_rules import ErrorResponse, NextJoin
 from ..refusals import LastJoin
 from .backend import BackendUnavailable, GroupRound
 from .mock_binding import MockCluster, MockUnavailable
@@ -172,7 +172,7 @@ class MockBackend:
         """The mock does not say whom its pushed errors reached."""
         return []
 
-    def rejoins(self) -> list[tuple[ErrorAnswer, NextJoin]]:
+    def rejoins(self) -> list[tuple[ErrorResponse, NextJoin]]:
         """The mock keeps no exchange log to judge I16 on."""
         return []
 
