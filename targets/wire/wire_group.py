@@ -2,31 +2,32 @@
 backend cluster, judged from their own log and from the coordinator's side.
 
 Theory of operation: each member is a consumer inside a member driver (`driver_process`, the
-contract: ``docs/reference/member-driver-contract.md``), placed by a `driver_pool` (a member of
-a client that crashes by kill alone in one, unless the pool shares); the engines' events become
-driver commands — join is ``create``, leave ``close``, crash ``crash`` (or SIGKILL), stall and
-wake ``stop_polling`` / ``start_polling``, pause / resume / subscribe the client's calls — and
-metadata, injected errors, delayed answers and SyncGroup orders go to the backend
-(`backends.backend`). Every driver event lands in one `WireLog`, merged by CLOCK_MONOTONIC;
-`step()` shows the next entry (waiting, with a deadline, when there is none yet), so ownership
-is exactly the recorded intervals, from the end of an assign callback to the end of the revoke
-or lost callback that releases the partition. Each generation the coordinator completes is
-shown too, decoded from its bytes (`rounds`), with what the members owned when the leader's
-assignment reached it; on a backend that answers DescribeGroups (groupcheck's broker) the bytes
-judged are the ones the coordinator describes.
+contract: ``docs/reference/member-driver-contract.md``), placed by a `driver_pool` (a member of a
+client that crashes by kill alone in one, unless the pool shares); the engines' events become
+driver commands — join is ``create``, leave ``close``, crash ``crash`` (or SIGKILL), stall and wake
+``stop_polling`` / ``start_polling``, pause / resume / subscribe the client's calls — and metadata,
+injected errors, delayed answers and SyncGroup orders go to the backend (`backends.backend`). Every
+driver event lands in one `WireLog`, merged by CLOCK_MONOTONIC; `step()` shows the next entry
+(waiting, with a deadline, when there is none yet), so ownership is exactly the recorded intervals,
+from the end of an assign callback to the end of the revoke or lost callback that releases the
+partition. Each generation the coordinator completes is shown too, decoded from its bytes
+(`rounds`), with what the members owned when the leader's assignment reached it; on a backend that
+answers DescribeGroups (groupcheck's broker) the bytes judged are the ones the coordinator
+describes.
 
 The group is settled when nothing is waiting to be shown and `settle.unsettled` finds no reason
-left on either side. Every call into the group first raises, as a `HarnessError`, whatever
-failed in a thread of the harness since (`check_harness`; a view checks again before it is
-handed over, a wait on every tick): what the group did after is not the client's doing.
+left on either side; a step waits no longer once the coordinator refuses a member for good
+(`refusals`). Every call into the group first raises, as a `HarnessError`, whatever failed in a
+thread of the harness since (`check_harness`; a view checks again before it is handed over, a wait
+on every tick): what the group did after is not the client's doing.
 
 The view's generation counts the generations the coordinator completed (the mock numbers freely,
 and a round nobody finished is no rebalance a member saw); each member keeps the generation its
-client reports. A mixed group (``wire:mixed:java@2.8.0+kafka-python:<assignor>``) gives members
-to the clients in turn, by the order of first joins; each is judged by its client's profile (no
-I6 on claims of a release that sends no generation). A join that names its client
-(``MemberSpec.client``, a rolling upgrade's) starts that one; each member configures its own
-assignor list and is COOPERATIVE only when every assignor in it is (KIP-429)."""
+client reports. A mixed group (``wire:mixed:java@2.8.0+kafka-python:<assignor>``) gives members to
+the clients in turn, by the order of first joins; each is judged by its client's profile (no I6 on
+claims of a release that sends no generation). A join that names its client (``MemberSpec.client``,
+a rolling upgrade's) starts that one; each member configures its own assignor list and is
+COOPERATIVE only when every assignor in it is (KIP-429)."""
 
 from __future__ import annotations
 
@@ -55,7 +56,7 @@ from .log import Entry, WireLog, owned_at
 from .members import WireMember, apply_callback, member_config
 from .raised import raised_error
 from .round_records import COOPERATIVE_PROTOCOLS, given_before, record
-from .settle import stalled, unsettled
+from .settle import refused_for_good, stalled, unsettled
 from .timeouts import group_timeouts
 
 __all__ = ["CONFIG", "GROUP", "SLOW_REVOKE_MS", "STEP_WAIT", "TICK", "ClientSetup", "WireGroup"]
@@ -64,6 +65,7 @@ CONFIG: DriverConfig = {
     "session_timeout_ms": 2000, "heartbeat_interval_ms": 300, "max_poll_interval_ms": 3000,
     "auto_offset_reset": "earliest", "enable_auto_commit": False,
     "metadata_max_age_ms": 1000}  # a topic that grows is seen within a settle
+SESSION_MS = int(CONFIG["session_timeout_ms"])
 GROUP = "groupcheck"
 STEP_WAIT = 60.0  # seconds a step waits for the group to do anything at all
 TICK = 0.05
@@ -95,8 +97,7 @@ class WireGroup:
         self.static_membership = all(i.static_membership for i in self.infos.values())
         self.own_backend, self.own_pool = backend is None, pool is None
         self.backend = backend or make_backend(
-            broker, frozenset(i.client for i in self.infos.values()),
-            int(CONFIG["session_timeout_ms"]), trace)
+            broker, frozenset(i.client for i in self.infos.values()), SESSION_MS, trace)
         self.tells_errors = self.backend.aims_errors_at_members  # `GroupView.told`
         self.pool = pool or DriverPool()
         self.log = WireLog(lambda: all(m.driver.drained() for m in self.members.values()))
@@ -297,11 +298,10 @@ class WireGroup:
                 check_alive({n: m.driver for n, m in self.members.items()})  # not I11
                 if not waiting and not self._unsettled():
                     return True
-                if time.monotonic() > deadline:
-                    why = stalled(self.backend, self.members, self.shown_rounds,
-                                  int(CONFIG["session_timeout_ms"]))
-                    self._pending["errors"].append(
-                        ("group", f"nothing happened for {STEP_WAIT:.0f}s; {why}"))
+                refused = "" if waiting else refused_for_good(self.backend, self.members)
+                if refused or time.monotonic() > deadline:  # a refusal no wait can end
+                    self._pending["errors"].append(("group", refused or stalled(
+                        self.backend, self.members, self.shown_rounds, STEP_WAIT, SESSION_MS)))
                     return False
                 self.log.cond.wait(TICK)
 

@@ -22,6 +22,7 @@ from typing import Protocol
 
 from ....properties.harness import ThreadFailure
 from ....properties.member_id_rules import ErrorResponse, NextJoin
+from ..refusals import LastJoin
 
 __all__ = ["Backend", "BackendUnavailable", "GroupRound"]
 
@@ -74,6 +75,8 @@ class Backend(Protocol):
     def problems(self) -> list[str]: ...
 
     def silent(self, quiet_ms: int) -> dict[str, int]: ...  # `silence.silent_after_sync`
+
+    def last_joins(self) -> dict[str, LastJoin]: ...  # `refusals.last_joins`
 
     def told(self) -> list[tuple[str, str, int]]: ...  # injected errors landed since
 

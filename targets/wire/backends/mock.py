@@ -23,6 +23,7 @@ import time
 
 from ....properties.harness import ThreadFailure
 from ....properties.member_id_rules import ErrorResponse, NextJoin
+from ..refusals import LastJoin
 from .backend import BackendUnavailable, GroupRound
 from .mock_binding import MockCluster, MockUnavailable
 from .mock_proxy import JOIN_GROUP, SYNC_GROUP, Proxy, Request
@@ -161,6 +162,10 @@ class MockBackend:
 
     def silent(self, quiet_ms: int) -> dict[str, int]:
         """The mock keeps no log of requests to read silence from."""
+        return {}
+
+    def last_joins(self) -> dict[str, LastJoin]:
+        """The mock keeps no log of answers: a refused member is waited for."""
         return {}
 
     def told(self) -> list[tuple[str, str, int]]:
