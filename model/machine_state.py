@@ -70,6 +70,7 @@ class MachineState(RuleBasedStateMachine):
         self.last: list[str] = []
         self.stalled: set[str] = set()
         self.member_names = NAMES[:max(self.config.max_members, 1)]
+        self.static_joins = 0  # static consumers started (each takes an instance id of its own)
 
     def teardown(self) -> None:
         with carried():
@@ -99,13 +100,17 @@ class MachineState(RuleBasedStateMachine):
                    assignors: tuple[str, ...]) -> Join:
         config = self.config
         static = self.static_membership() and data.draw(st.booleans(), label="static")
+        # a new consumer never reuses an instance id a crashed one may still hold: that is a
+        # static restart (StaticRestart), and with another subscription the coordinator does
+        # not rebalance for it (KAFKA-12759, see the wire-clients how-to)
+        self.static_joins += static
         return Join(member, tuple(topics), assignors,
                     profile=data.draw(st.sampled_from(config.profiles), label="profile"),
                     subscription_version=data.draw(
                         st.sampled_from(config.subscription_versions), label="sv"),
                     user_data_version=data.draw(
                         st.sampled_from(config.user_data_versions), label="uv"),
-                    group_instance_id=f"i-{member}" if static else None)
+                    group_instance_id=f"i-{member}-{self.static_joins}" if static else None)
 
     def static_membership(self) -> bool:
         """Whether the machine may make static members (KIP-345): its config allows them and

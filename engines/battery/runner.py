@@ -37,14 +37,13 @@ pair that found a violation takes no more.
 slices), one without runs to completion or to its own share. The budget is a ceiling: the
 run ends by ``started + budget``; the fixed engines stop where they would eat into the
 quarter of it kept for the minimums and the slices (`MIN_SEARCH_SHARE`), and every engine
-watches the clock
-between its units of work (a unit under way finishes, an assign call within its timeout).
+watches the clock between its units of work (a unit under way finishes, an assign call
+within its timeout). An engine that needs an assign function the target lacks says so first.
 An engine whose turn comes with too little time left to do anything useful says so in its
 line. With several targets each engine runs on all of them before the next engine starts,
 so a defect in one assignor is found as early as in another. Every engine stops at its own
 first finding, and the run goes on to the next engine unless ``first``; each finding
-records when it was made. The zoo's ``scenario`` engine (fixed bug-report inputs,
-prove) is not part of the run.
+records when it was made. The zoo's ``scenario`` engine (fixed inputs) is not in the run.
 
 Every violation comes with a counterexample file: a replay file for ``fuzz``
 (``groupcheck replay``), a request file for ``prove``, ``vectors`` and ``scenario``
@@ -168,6 +167,7 @@ class Engine:
     name: str
     run: Callable[[Target, Context], EngineResult]
     searching: bool = False  # searches for as long as it is given (in slices)
+    assigns: bool = True  # asks the target's assign function (else: "no assign function")
 
 
 def _prove(target: Target, ctx: Context) -> EngineResult:
@@ -302,14 +302,14 @@ def run_stories(target: Target, budget: float, failures: str, seed: int = 0, *,
 
 
 ENGINE_LIST: tuple[Engine, ...] = (
-    Engine("codec", lambda t, c: run_codec(t, c.failures, deadline=c.deadline)),
+    Engine("codec", lambda t, c: run_codec(t, c.failures, deadline=c.deadline), assigns=False),
     Engine("prove", _prove),
-    Engine("vectors", _vectors),
+    Engine("vectors", _vectors, assigns=False),  # says itself why it was not asked
     Engine("scenarios", lambda t, c: run_stories(t, c.budget, c.failures, c.seed,
                                                  strict=c.strict, reference=c.reference,
                                                  progress=c.progress),
            searching=True),
-    Engine("fuzz", _fuzz, searching=True),
+    Engine("fuzz", _fuzz, searching=True, assigns=False),
     Engine("scale", _scale),
 )
 
@@ -345,6 +345,8 @@ def run_batteries(targets: Sequence[Target], *, budget: float = 120.0, parity: b
         if stopped:
             return EngineResult(engine.name,
                                 skipped="the run stopped at its first finding (--first)")
+        if engine.assigns and targets[i].assign is None:  # said first, whatever the budget
+            return EngineResult(engine.name, skipped="no assign function")
         if ctx.left() <= 0 and (engine.name != "vectors" or ctx.parity):  # else: not asked
             return EngineResult(engine.name,
                                 skipped="the budget was spent before its turn came")
