@@ -21,7 +21,9 @@ high-yield first):
 * ``scale`` — the target's assign timed on growing groups up to the shapes of Kafka's own
   scale tests, within ``SCALE_SHARE`` of the budget: how its cost grows, and I13 when one
   call at such a shape passes the 300 s rebalance timeout (scale). It runs with the
-  fixed engines, before the searching ones.
+  fixed engines, before the searching ones;
+* ``faults`` — on a wire target alone, every fault point of its scope played in order
+  (faults) within ``FAULTS_SHARE`` of the budget, with its coverage line.
 
 Depth before breadth (depth, breadth): every engine first reaches its minimum depth on
 every assignor — the prover's depth scope within an equal part of the fixed engines' time,
@@ -37,20 +39,18 @@ pair that found a violation takes no more.
 slices), one without runs to completion or to its own share. The budget is a ceiling: the
 run ends by ``started + budget``; the fixed engines stop where they would eat into the
 quarter of it kept for the minimums and the slices (`MIN_SEARCH_SHARE`), and every engine
-watches the clock
-between its units of work (a unit under way finishes, an assign call within its timeout).
+watches the clock between its units of work (a unit under way finishes, an assign call
+within its timeout).
 An engine whose turn comes with too little time left to do anything useful says so in its
 line. With several targets each engine runs on all of them before the next engine starts,
 so a defect in one assignor is found as early as in another. Every engine stops at its own
 first finding, and the run goes on to the next engine unless ``first``; each finding
-records when it was made. The zoo's ``scenario`` engine (fixed bug-report inputs,
-prove) is not part of the run.
+records when it was made. The zoo's ``scenario`` engine (prove) is not part of the run.
 
-Every violation comes with a counterexample file: a replay file for ``fuzz``
+Every violation comes with a counterexample file: a replay file for ``fuzz`` and ``faults``
 (``groupcheck replay``), a request file for ``prove``, ``vectors`` and ``scenario``
-(``groupcheck assign``), a JSON record for ``codec``. Each engine reports its progress to
-the run's `ProgressFn` after each unit of work. The state machine's engine (and Hypothesis
-behind it) is imported only when it runs.
+(``groupcheck assign``), a JSON record for ``codec``. Each engine reports its progress to the
+run's `ProgressFn` after each unit of work; the state machine (Hypothesis) loads as it runs.
 """
 
 from __future__ import annotations
@@ -67,6 +67,7 @@ from ...targets.target import Target
 from ..progress import ProgressFn, silent
 from .breadth import breadth_order, deepen, depth_budget
 from .contract import watched
+from .faults import FAULTS_SHARE, run_faults
 from .golden import (
     answer,
     load_assign_vectors,
@@ -156,7 +157,6 @@ class Context:
     progress: ProgressFn = silent
     after: int = 0  # how many targets this engine runs on after this one
     minimum: bool = False  # the state machine stops at its minimum of examples
-
 
     def left(self) -> float:
         """Seconds to ``deadline``."""
@@ -311,6 +311,8 @@ ENGINE_LIST: tuple[Engine, ...] = (
            searching=True),
     Engine("fuzz", _fuzz, searching=True),
     Engine("scale", _scale),
+    Engine("faults", lambda t, c: run_faults(t, min(c.total * FAULTS_SHARE / c.targets, c.left()),
+                                             c.failures, progress=c.progress)),
 )
 
 

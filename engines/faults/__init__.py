@@ -1,1 +1,1 @@
-"""The fault engine: every fault point of a small scope played on a wire target."""
+"""Fault points and their stories (the battery's ``faults`` engine plays them)."""

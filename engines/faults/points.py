@@ -2,8 +2,8 @@
 of a group's life, under which rebalance protocol.
 
 What lives here: `FaultPoint` (one point), `STEPS`, `PROTOCOLS`, `KINDS` and `APIS` (the
-axes), `Scope` (a selection along them) and `fault_points` (the scope's points, in a fixed
-order).
+axes), `Scope` (a selection along them, `FULL` every point) and `fault_points` (the
+scope's points, in a fixed order).
 
 Theory of operation: an error point carries one of the errors the coordinator's fault table
 (broker/faults.py) lets the API answer at some version the broker serves; the other kinds
@@ -24,7 +24,7 @@ from ...broker.faults import FAULTS, refusal
 from ...broker.protocol import API_KEYS
 from ...broker.steering import api_key_of
 
-__all__ = ["APIS", "KINDS", "PROTOCOLS", "STEPS", "FaultPoint", "Kind", "Protocol", "Scope",
+__all__ = ["APIS", "FULL", "KINDS", "PROTOCOLS", "STEPS", "FaultPoint", "Kind", "Protocol", "Scope",
            "Step", "fault_points"]
 
 Step = Literal["first_join", "second_join", "leave", "crash"]
@@ -98,7 +98,11 @@ def _faults(api: str, kinds: Iterable[Kind]) -> list[tuple[Kind, str]]:
     return out
 
 
-def fault_points(scope: Scope = Scope()) -> list[FaultPoint]:
+#: every point
+FULL = Scope()
+
+
+def fault_points(scope: Scope = FULL) -> list[FaultPoint]:
     """The scope's points: by step, then protocol, then API (`APIS` order), then fault
     (errors in table order, then the other kinds)."""
     apis = [api for api in APIS if api in scope.apis and api in API_KEYS]
