@@ -6,7 +6,9 @@ under its rebalance protocol), `aimed_at` (the member a point's fault is aimed a
 `story` (the point's events, or why the wire group cannot play it).
 
 Theory of operation: the group forms on one topic of `PARTITIONS` partitions. The first
-join arms the fault before the first member joins, and a second member follows; a second
+join arms the fault on the first member as soon as its consumer starts (a fault event is
+aimed at a member of the group: the requests it sent in the meantime are not hit), and a
+second member follows; a second
 join arms it on the first member of a settled group, then the second joins; a leave and a
 crash arm it on the first of three settled members, then the third leaves or crashes (a
 LeaveGroup fault at a leave is aimed at the member leaving: no other sends one). An error
@@ -66,7 +68,7 @@ def story(point: FaultPoint, client: str, assignor: str) -> list[DomainEvent] | 
     first, second, third = (Join(m, (TOPIC,), (assignor,)) for m in MEMBERS)
     opening: list[DomainEvent] = [Partitions(TOPIC, PARTITIONS)]
     if point.step == "first_join":
-        return [*opening, fault, first, second, Settle()]
+        return [*opening, first, fault, second, Settle()]
     if point.step == "second_join":
         return [*opening, first, Settle(), fault, second, Settle()]
     gone = Leave(MEMBERS[2]) if point.step == "leave" else Crash(MEMBERS[2])
