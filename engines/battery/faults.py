@@ -8,8 +8,9 @@ Theory of operation: the points come from `faults.points.fault_points`, each sto
 `faults.stories.story`. A point the target cannot play — its protocol's assignor is not among
 the client's, the client's request timeouts are not modelled, no event plays its kind, or
 the broker refuses its error at the version the member speaks — is counted as not
-applicable, never as played. The engine plays until its budget is spent (a point under way
-finishes) or its first finding, saved as a replay file (`groupcheck replay`). A target
+applicable, never as played. The engine plays a point only when the slowest point so far
+and the point's late answers fit what is left of its budget (a point under way finishes),
+to its first finding, saved as a replay file (`groupcheck replay`). A target
 whose backend cannot aim a fault at one member (the mock) is skipped, as is any target
 that is not a wire target.
 """
@@ -17,9 +18,11 @@ that is not a wire target.
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from ...model.events import DomainEvent
+from ...model.group_events import Delay
 from ...model.machine_config import wire_config
 from ...model.replay import Outcome, replay_events, save
 from ...model.stats import Stats
@@ -63,9 +66,15 @@ def _reason(target: Target) -> str:
     return ""
 
 
-def _play(target: Target, point: FaultPoint, stats: Stats
-          ) -> tuple[list[DomainEvent], Outcome | str]:
-    """The point's story and its outcome on a fresh group, or why it is not applicable."""
+def _delayed(events: list[DomainEvent]) -> float:
+    """Seconds the story's late answers add."""
+    return sum(e.ms for e in events if isinstance(e, Delay)) / 1000
+
+
+def _play(target: Target, point: FaultPoint, stats: Stats, fits: Callable[[float], bool]
+          ) -> tuple[list[DomainEvent], Outcome | str | None]:
+    """The point's story and its outcome on a fresh group, why it is not applicable, or
+    None: its late answers do not ``fit`` the time left (not reached)."""
     assert target.group is not None and target.hints is not None and target.assignor
     group = target.group()
     if not isinstance(group, WireGroup):
@@ -77,9 +86,9 @@ def _play(target: Target, point: FaultPoint, stats: Stats
         group.close()
         return [], f"{info.name} has no {assignor} assignor ({point.protocol} rebalances)"
     events = story(point, info.name, assignor)
-    if isinstance(events, str):
+    if isinstance(events, str) or not fits(_delayed(events)):
         group.close()
-        return [], events
+        return [], events if isinstance(events, str) else None
     config = wire_config(target.hints.assignor, steering=True, profiles=target.hints.profiles)
     try:
         return events, replay_events(group, events, config.promises,
@@ -117,11 +126,18 @@ def play_scope(target: Target, budget: float, failures: str, *, scope: Scope = F
     if result.skipped:
         return result, tally
     result.checked = judged_by("wire", timed=False)
-    meter = Meter(progress, "faults", target.name, budget)
+    meter, slowest = Meter(progress, "faults", target.name, budget), 0.0
+
+    def fits(delayed: float) -> bool:  # the slowest point so far, and the late answers
+        return time.perf_counter() + slowest + delayed <= meter.started + budget
     for point in points:
-        if time.perf_counter() - meter.started >= budget or result.failed:
+        if not fits(0.0) or result.failed:
             break
-        events, outcome = _play(target, point, stats)
+        began = time.perf_counter()
+        events, outcome = _play(target, point, stats, fits)
+        if outcome is None:
+            continue
+        slowest = max(slowest, time.perf_counter() - began - _delayed(events))
         if isinstance(outcome, str):
             tally.not_applicable[point.name] = outcome
             continue
