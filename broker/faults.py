@@ -3,8 +3,8 @@ request handling answer, per API and per version of the request.
 
 What lives here: `Fault` (one API, one error, the versions whose response can carry it, the
 condition Kafka answers it on), `FAULTS` (the table), `ERROR_CODES` (Kafka's names of those
-errors to their codes) and the questions steering asks of the table: `faults_of`, `carried`,
-`refusal`.
+errors to their codes), `RETRIABLE` (those a client retries on its own) and the questions
+steering asks of the table: `faults_of`, `carried`, `refusal`.
 
 Theory of operation: a fail rule stands for one of Kafka's answers, so it may only carry an
 error that a Kafka broker really sends for that API at that version. Versions are Kafka's:
@@ -23,8 +23,8 @@ from dataclasses import dataclass
 
 from .protocol import API_KEYS, SUPPORTED
 
-__all__ = ["ERROR_CODES", "FAULTS", "Fault", "carried", "error_code", "error_name", "faults_of",
-           "refusal"]
+__all__ = ["ERROR_CODES", "FAULTS", "RETRIABLE", "Fault", "carried", "error_code", "error_name",
+           "faults_of", "refusal"]
 
 ERROR_CODES: dict[str, int] = {
     "UNKNOWN_TOPIC_OR_PARTITION": 3, "OFFSET_METADATA_TOO_LARGE": 12,
@@ -36,6 +36,12 @@ ERROR_CODES: dict[str, int] = {
     "FENCED_INSTANCE_ID": 82, "UNSTABLE_OFFSET_COMMIT": 88,
 }
 _NAMES = {code: name for name, code in ERROR_CODES.items()}
+#: the errors whose exception in Kafka's Java client is a ``RetriableException`` (the client
+#: tries again on its own: a coordinator to find again or still loading, metadata to
+#: refresh, a pending transactional commit); the others are ``ApiException``s
+RETRIABLE: frozenset[str] = frozenset({
+    "UNKNOWN_TOPIC_OR_PARTITION", "COORDINATOR_LOAD_IN_PROGRESS", "COORDINATOR_NOT_AVAILABLE",
+    "NOT_COORDINATOR", "UNSTABLE_OFFSET_COMMIT"})
 
 
 @dataclass(frozen=True)
@@ -54,6 +60,11 @@ class Fault:
     @property
     def api_key(self) -> int:
         return API_KEYS[self.api]
+
+    @property
+    def retriable(self) -> bool:
+        """Kafka's client retries this error itself (`RETRIABLE`)."""
+        return self.error in RETRIABLE
 
 
 def _api(api: str, *rows: tuple[str, int, str]) -> tuple[Fault, ...]:

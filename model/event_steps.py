@@ -7,29 +7,26 @@ returns the violations the reference model saw along the way.
 
 from __future__ import annotations
 
+import time
+
 from ..properties import membership as M
 from ..properties.group import GroupTarget, GroupView, MemberView
+from ..properties.settle_bound import Disturbances, GroupTimeouts, SettleBound, settle_bound
 from .spec import ReferenceModel
 
-__all__ = ["MAX_SETTLE_GENERATIONS", "SETTLE_BUDGET", "SETTLE_REBALANCE_TIMEOUTS",
-           "SETTLE_STEP_CAP", "after", "drain", "observe", "rolled", "settle", "steps",
-           "subscribed", "unsubscribed"]
+__all__ = ["MAX_SETTLE_GENERATIONS", "SETTLE_BUDGET", "SETTLE_STEP_CAP", "after", "drain",
+           "observe", "rolled", "settle", "steps", "subscribed", "unsubscribed"]
 
-#: protocol steps a ``settle`` event may take before I11 calls the group unsettled, on a
-#: target without a logical clock (the wire: one step is one logged entry)
+#: protocol steps a ``settle`` event may take on a target that states no timeouts (the
+#: others are bounded in time, `settle_bound`); a static twin's wait for its fencing too
 SETTLE_BUDGET = 400
 #: generations a settle may add: eager needs 1 rebalance, cooperative 1 + 2 follow-ups
 #: (DESIGN I11), plus one for a leader that notices new metadata; a settle also gets one
 #: more for each error answer injected since the last settle (the member it reaches
 #: rejoins: a rebalance no change asked for)
 MAX_SETTLE_GENERATIONS = 4
-#: on a target with a logical clock (``clock_ms`` and ``rebalance_timeout_ms``, the
-#: builtins) the settle is bounded in logical time, not steps: each allowed rebalance may
-#: wait up to a rebalance timeout for a member the coordinator still lists (one that got
-#: UNKNOWN_MEMBER_ID while the coordinator kept its old id goes only at its session timeout,
-#: Kafka's ``onExpireHeartbeat``), plus one more; a step count grows with the group's size
-SETTLE_REBALANCE_TIMEOUTS = MAX_SETTLE_GENERATIONS + 1
-#: a clocked target's steps that must move its clock; past it the group is livelocked
+#: steps a target bounded in time may take without its clock passing the bound; past it the
+#: group is livelocked
 SETTLE_STEP_CAP = 20_000
 
 
@@ -68,26 +65,40 @@ def after(model: ReferenceModel, target: GroupTarget) -> list[str]:
     return observe(model, target)[1] or drain(model, target)
 
 
-def _settle_horizon(target: GroupTarget) -> tuple[int, int] | None:
-    """(clock now, clock deadline) for a target with a logical clock, else None."""
+def _now_ms(target: GroupTarget) -> int:
+    """The target's logical clock (the builtins), else the harness's monotonic clock (the
+    wire: real clients take real time)."""
     clock = getattr(target, "clock_ms", None)
-    timeout = getattr(target, "rebalance_timeout_ms", None)
-    if not isinstance(clock, int) or not isinstance(timeout, int):
-        return None
-    return clock, clock + SETTLE_REBALANCE_TIMEOUTS * timeout
+    return clock if isinstance(clock, int) else time.monotonic_ns() // 1_000_000
+
+
+def _bound(model: ReferenceModel, target: GroupTarget, allowed: int) -> SettleBound | None:
+    """This settle's time bound from the target's timeouts (None: it states none), and the
+    disturbances since the last settle forgotten."""
+    disturbances = Disturbances(allowed, model.abandoned, tuple(model.delayed))
+    model.injected_errors, model.abandoned, model.delayed = 0, 0, []
+    timeouts = getattr(target, "timeouts", None)
+    return settle_bound(timeouts, disturbances) if isinstance(timeouts, GroupTimeouts) \
+        else None
+
+
+def _late(bound: SettleBound, started_ms: int, now_ms: int) -> str:
+    return (f"I11: not settled after {now_ms - started_ms} ms; the bound is {bound.ms} ms = "
+            f"{bound.derivation}")
 
 
 def settle(model: ReferenceModel, target: GroupTarget) -> list[str]:
     """I11: with no membership change the group settles within a bounded number of
     rebalances (``MAX_SETTLE_GENERATIONS``, one more for each error injected since the last
-    settle; a group past them and still unsettled fails at once), and within
-    ``SETTLE_BUDGET`` protocol steps, or on a target with a logical clock within
-    ``SETTLE_REBALANCE_TIMEOUTS`` rebalance timeouts of logical time."""
+    settle; a group past them and still unsettled fails at once), and, on a target that
+    states its timeouts, within the time `settle_bound` derives from them (logical time on
+    a target with a clock, ``SETTLE_STEP_CAP`` steps at most), else within
+    ``SETTLE_BUDGET`` protocol steps."""
     allowed = MAX_SETTLE_GENERATIONS + model.injected_errors
-    model.injected_errors = 0
+    bound = _bound(model, target, allowed)
     start, _ = observe(model, target)
-    horizon = _settle_horizon(target)
-    budget = SETTLE_BUDGET if horizon is None else SETTLE_STEP_CAP
+    started = _now_ms(target)
+    budget = SETTLE_BUDGET if bound is None else SETTLE_STEP_CAP
     out: list[str] = []
     for _ in range(budget):
         view, problems = observe(model, target)
@@ -98,10 +109,9 @@ def settle(model: ReferenceModel, target: GroupTarget) -> list[str]:
             model.judge("I11")
             return out + [f"I11: not settled after {view.generation - start.generation} "
                           f"rebalances (at most {allowed} allowed)"]
-        if horizon is not None and getattr(target, "clock_ms", 0) > horizon[1]:
+        if bound is not None and _now_ms(target) - started > bound.ms:
             model.judge("I11")
-            return out + [f"I11: not settled after {horizon[1] - horizon[0]} ms of logical "
-                          f"time ({SETTLE_REBALANCE_TIMEOUTS} rebalance timeouts)"]
+            return out + [_late(bound, started, _now_ms(target))]
         if not target.step():
             view, problems = observe(model, target)
             out += problems
@@ -116,6 +126,8 @@ def settle(model: ReferenceModel, target: GroupTarget) -> list[str]:
     if end.settled and end.generation - start.generation > allowed:
         out.append(f"I11: settling took {end.generation - start.generation} rebalances "
                    f"(at most {allowed} allowed)")
+    elif end.settled and bound is not None and _now_ms(target) - started > bound.ms:
+        out.append(_late(bound, started, _now_ms(target)).replace("not settled", "settled only"))
     return out
 
 

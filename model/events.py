@@ -17,15 +17,14 @@ from .event_registry import EVENT_TYPES, EventFormatError, read_event, read_even
 from .event_steps import (
     MAX_SETTLE_GENERATIONS,
     SETTLE_BUDGET,
-    SETTLE_REBALANCE_TIMEOUTS,
     SETTLE_STEP_CAP,
 )
 from .event_types import DomainEvent
 from .spec import ReferenceModel
 
-__all__ = ["EVENT_TYPES", "MAX_SETTLE_GENERATIONS", "SETTLE_BUDGET",
-           "SETTLE_REBALANCE_TIMEOUTS", "SETTLE_STEP_CAP", "DomainEvent", "EventFormatError",
-           "apply_event", "read_event", "read_events", "write_events"]
+__all__ = ["EVENT_TYPES", "MAX_SETTLE_GENERATIONS", "SETTLE_BUDGET", "SETTLE_STEP_CAP",
+           "DomainEvent", "EventFormatError", "apply_event", "read_event", "read_events",
+           "write_events"]
 
 
 def apply_event(event: DomainEvent, target: GroupTarget, model: ReferenceModel) -> list[str]:

@@ -107,6 +107,7 @@ class Delay(MemberEvent):
         if late is None:
             raise ValueError(f"{target.name} cannot answer late")
         late(self.member, self.api, self.ms)
+        model.delayed.append((self.api, self.ms))
         return after(model, target)
 
     def describe(self) -> str:

@@ -35,6 +35,8 @@ from ..properties.group import (
     RebalanceRecord,
     TopicPartition,
 )
+from ..properties.member_id_rules import left_behind, member_id_after_error
+from ..properties.raised_rules import retriable_raised
 from .promises import Promises, judge_i4a, judge_i12
 from .stats import Stats
 
@@ -42,6 +44,9 @@ __all__ = ["MemberModel", "ReferenceModel"]
 
 #: answers that tell a member its membership is gone (Kafka's clients then report lost)
 FENCING_ERRORS = frozenset({"ILLEGAL_GENERATION", "UNKNOWN_MEMBER_ID", "FENCED_INSTANCE_ID"})
+#: errors after which a member gives its member id up (the coordinator keeps it until its
+#: session runs out)
+ID_DROPPING_ERRORS = frozenset({"UNKNOWN_MEMBER_ID", "FENCED_INSTANCE_ID"})
 
 
 @dataclass
@@ -76,6 +81,11 @@ class ReferenceModel:
     told_fenced: dict[str, int | None] = field(default_factory=dict)
     #: injected error answers since the last settle: each may cost the group one rebalance
     injected_errors: int = 0
+    #: member ids abandoned without a LeaveGroup since the last settle (a crash, an id a
+    #: member drops after an error answer): each holds the group up to a session timeout
+    abandoned: int = 0
+    #: answers the coordinator was told to delay since the last settle: (API, ms)
+    delayed: list[tuple[str, int]] = field(default_factory=list)
     #: the members' client sends generations (`MachineConfig.generations`); when it does
     #: not, a claim without one is what that release sends, not an I6 breach
     generations: bool = True
@@ -97,6 +107,7 @@ class ReferenceModel:
         member = self.members.pop(name, None)
         if member is not None:
             self.crashed.append(member.spec)
+            self.abandoned += 1
 
     def subscribed(self, name: str, topics: tuple[str, ...]) -> None:
         self.members[name].subscription = frozenset(topics)
@@ -122,6 +133,7 @@ class ReferenceModel:
         one member, or on a backend that cannot aim, any member); ``lands_later``: the
         target tells when it lands (`GroupView.told`), and the member is fenced from then."""
         self.injected_errors += 1
+        self.abandoned += error in ID_DROPPING_ERRORS
         if error in FENCING_ERRORS and not lands_later:
             self.told_fenced.update(dict.fromkeys(members))
 
@@ -157,6 +169,8 @@ class ReferenceModel:
         self.judge("I9", len(view.subscribe_calls))
         self.judge("I8", len(view.records))
         self._told(view)
+        self.judge("I15", len(view.raised))
+        out += retriable_raised(view.raised) + self._rejoins(view)
         for cb in view.callbacks:
             profile = self._profile(view, cb.member)
             out += [f"{cb.member}: {v}" for v in M.listener_call(
@@ -182,6 +196,19 @@ class ReferenceModel:
             out += [f"{name}: {v}" for v in self._pauses(name, mv)]
         if view.settled:
             out += self._settled(view)
+        return out
+
+    def _rejoins(self, view: GroupView) -> list[str]:
+        """I16 for each error answer and the member's next JoinGroup; a member id left
+        behind is reported as the group's (`left_behind`), not a violation."""
+        self.judge("I16", len(view.rejoins))
+        out: list[str] = []
+        for answer, join in view.rejoins:
+            named = self._profile(view, answer.member)
+            profile = M.PROFILE_TABLE.get(named, M.PROFILE_TABLE["kip"])
+            out += member_id_after_error(answer, join, profile)
+            if said := left_behind(answer, join):
+                self.reported.append(("group", said))
         return out
 
     def _profile(self, view: GroupView, name: str) -> str:

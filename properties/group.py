@@ -11,8 +11,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Protocol
 
+from .member_id_rules import ErrorResponse, NextJoin
+
 __all__ = ["CallbackRecord", "Claim", "GroupTarget", "GroupView", "MemberSpec", "MemberView",
-           "RebalanceRecord", "SubscribeCall", "TopicPartition"]
+           "RaisedError", "RebalanceRecord", "SubscribeCall", "TopicPartition"]
 
 TopicPartition = tuple[str, int]
 
@@ -123,6 +125,18 @@ class MemberView:
 
 
 @dataclass(frozen=True)
+class RaisedError:
+    """An exception a member's client raised to the application from ``poll()``: the
+    Kafka error it names ('' for none), whether Kafka's client retries that error itself,
+    and the exception's text."""
+
+    member: str
+    error: str
+    retriable: bool
+    text: str
+
+
+@dataclass(frozen=True)
 class GroupView:
     """Everything observable after a step; the tuples hold what happened since the last view."""
 
@@ -143,6 +157,11 @@ class GroupView:
     #: (``tells_errors``): the coordinator answered that member's request of that generation
     #: (-1: a request without one) with that error
     told: tuple[tuple[str, str, int], ...] = ()
+    #: exceptions a member's poll() raised to the application, for targets that tell
+    raised: tuple[RaisedError, ...] = ()
+    #: coordinator error answers and the member's next JoinGroup, for targets whose broker
+    #: keeps an exchange log (I16)
+    rejoins: tuple[tuple[ErrorResponse, NextJoin], ...] = ()
 
 
 class GroupTarget(Protocol):

@@ -4,7 +4,7 @@ holds, and the engines that judge it (`INVARIANTS`, in report order).
 Every list of invariants in the code derives from it (the rows of ``check``'s table, an
 engine's repertoire, the audit's columns), and so do the summary tables of
 ``docs/reference/invariants.md``, which the documentation build regenerates and checks.
-Besides the fourteen protocol invariants (``I1``–``I14``, `NUMBERED`) the table holds the
+Besides the sixteen protocol invariants (``I1``–``I16``, `NUMBERED`) the table holds the
 three outcomes every engine may report: ``PARITY``, ``ERROR`` and ``TIMEOUT``.
 """
 
@@ -103,6 +103,11 @@ INVARIANTS: tuple[Invariant, ...] = (
     Invariant("I14", "static membership", "a static member back within its session timeout "
               "gets its partitions with no rebalance; one a duplicate instance id replaced "
               "is told it is fenced (KIP-345)", ("wire",)),
+    Invariant("I15", "retriable errors stay in the client", "a client's poll() raises no "
+              "exception for an error its client retries on its own (Kafka's "
+              "RetriableException)", ("wire",)),
+    Invariant("I16", "member-id hygiene", "after a coordinator error a member rejoins with "
+              "its member id or without it as its client's profile says", ("wire",)),
     Invariant("PARITY", "parity", "the same partitions per member as Kafka's recorded "
               "answer, in its order", ("vectors",)),
     Invariant("ERROR", "error", "the implementation answers every input a correct client "

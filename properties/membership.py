@@ -25,13 +25,17 @@ class ClientProfile:
     the order of a cooperative round's callbacks; ``eager_pause`` / ``cooperative_pause``:
     which pause marks survive a completed rebalance — ``retained`` (those of partitions
     still assigned, KIP-822), ``none`` (all dropped) or ``all`` (every mark the application
-    set, even on a partition revoked and later assigned back)."""
+    set, even on a partition revoked and later assigned back); ``keeps_member_id_after``:
+    the coordinator errors after which the member rejoins with the member id it had (after
+    the others it rejoins with none, `member_id_rules`)."""
 
     name: str
     empty_callbacks: bool
     cooperative_order: str
     eager_pause: str
     cooperative_pause: str
+    keeps_member_id_after: frozenset[str] = frozenset(
+        {"ILLEGAL_GENERATION", "REBALANCE_IN_PROGRESS"})
 
 
 PROFILE_TABLE = {

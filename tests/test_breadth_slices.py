@@ -15,7 +15,7 @@ from groupcheck.engines.battery.slices import (
     EXPLORE_EVERY,
     MIN_SLICE,
     SEED_STRIDE,
-    Pair,
+    EnginePair,
     merge,
     next_pair,
     shapes,
@@ -28,15 +28,15 @@ from groupcheck.engines.progress import Tick
 from groupcheck.targets.registry import resolve
 
 
-def _sliced(engine: str, target: int, *slices: tuple[float, int]) -> Pair:
-    pair = Pair(engine, target, result=EngineResult(engine))
+def _sliced(engine: str, target: int, *slices: tuple[float, int]) -> EnginePair:
+    pair = EnginePair(engine, target, result=EngineResult(engine))
     pair.slices = list(slices)
     return pair
 
 
 def test_a_pair_without_a_slice_goes_first_then_the_most_new_shapes_per_second() -> None:
     rich, cheap_rich, fresh = (_sliced("fuzz", 0, (4.0, 20)), _sliced("fuzz", 1, (1.0, 20)),
-                               Pair("scenarios", 0))
+                               EnginePair("scenarios", 0))
     assert next_pair([rich, cheap_rich, fresh]) == 2
     assert next_pair([rich, cheap_rich]) == 1  # as many new shapes, in a quarter of the time
     dry = _sliced("scenarios", 1, (1.0, 30), (1.0, 0), (1.0, 0))  # its last two found none
@@ -89,7 +89,7 @@ def _fuzz_part(runs: int, imbalance: dict[int, int], state: str) -> EngineResult
 def test_slices_merge_into_one_line_with_their_seeds_and_the_depth_reached() -> None:
     first = _fuzz_part(12, {0: 5}, "state:a")
     first.shallow, first.needs = ("I3",), 1.0
-    pair = Pair("fuzz", 0)
+    pair = EnginePair("fuzz", 0)
     start(pair, first)
     assert shapes(first) == {"imbalance:0", "judged:I1", "state:a"}
     assert pair.result is first and pair.slices == [(1.0, 3)]
@@ -107,10 +107,11 @@ def test_slices_merge_into_one_line_with_their_seeds_and_the_depth_reached() -> 
 def _play_log(budget_slices: int, failing: tuple[str, int] | None = None
               ) -> list[tuple[str, int, int]]:
     """The slices `spend` hands out to fake engines whose new shapes dwindle per slice."""
-    pairs = [Pair("scenarios", 0), Pair("scenarios", 1), Pair("fuzz", 0), Pair("fuzz", 1)]
+    pairs = [EnginePair("scenarios", 0), EnginePair("scenarios", 1), EnginePair("fuzz", 0),
+             EnginePair("fuzz", 1)]
     log: list[tuple[str, int, int]] = []
 
-    def play(pair: Pair, seconds: float, seed: int) -> EngineResult:
+    def play(pair: EnginePair, seconds: float, seed: int) -> EngineResult:
         log.append((pair.engine, pair.target, seed))
         k = len(pair.slices)
         part = EngineResult(pair.engine, ("I1",), seconds=1.0 + pair.target, runs=1)
@@ -141,7 +142,7 @@ def test_the_prover_widens_by_scope_and_stops_at_the_portfolios_end() -> None:
     n = len(PORTFOLIO)
     depth = EngineResult("prove", ("I1",), seconds=2.0, runs=100, depth=f"1 of {n} scopes",
                          note=f"1 of {n} scopes: depth: proof")
-    pair = Pair("prove", 0)
+    pair = EnginePair("prove", 0)
     start(pair, depth)
     part = EngineResult("prove", ("I1",), seconds=1.0, runs=50, depth=f"2 of {n - 1} scopes",
                         note=f"2 of {n - 1} scopes: a: proof; b: proof")

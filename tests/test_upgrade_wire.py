@@ -2,8 +2,8 @@
 (two members on groupcheck's broker): a release upgrade on the same protocol, and the switch
 from eager to cooperative over KIP-429's two bounces, with its one-bounce shortcut beside it.
 Every step is judged (I1, I5, I6, I10, records, I11 after each restart). Both prescribed paths
-run by default; the shortcut waits out its settle bound (a minute), so it runs in
-``tox -e upgrades``."""
+run by default; the shortcut, whose refused member ends its step at once, plays both paths of
+its upgrade again, so it runs in ``tox -e upgrades``."""
 
 from __future__ import annotations
 
@@ -12,6 +12,7 @@ import pytest
 from groupcheck.engines.upgrades.plan import parse_side, plans_for
 from groupcheck.engines.upgrades.play import play
 from groupcheck.engines.upgrades.table import run_upgrade
+from groupcheck.targets.wire.wire_group import STEP_WAIT
 
 from helpers.environment import SETTINGS
 from helpers.kafka_releases import repo_releases
@@ -42,7 +43,7 @@ def test_eager_to_cooperative_over_two_bounces_is_certified(tmp_path) -> None:  
     assert [b.bounce for b in outcome.bounces] == [0, 1, 2]
 
 
-@pytest.mark.slow  # a minute of real clients (tox -e upgrades)
+@pytest.mark.slow  # half a minute of real clients, both paths (tox -e upgrades)
 def test_the_one_bounce_shortcut_is_refused_beside_a_certified_two_bounce(tmp_path) -> None:  # type: ignore[no-untyped-def]
     repo_releases("3.4.0")
     table = run_upgrade(parse_side("wire:java@3.4.0:range"),
@@ -55,4 +56,6 @@ def test_the_one_bounce_shortcut_is_refused_beside_a_certified_two_bounce(tmp_pa
     # the coordinator refuses it for good (INCONSISTENT_GROUP_PROTOCOL), as KIP-429 warns
     assert one.plan.path == "one-bounce" and one.verdict == "fails"
     assert "I11" in one.reason and one.broke_at and one.broke_at["bounce"] == 1
+    # ...which the step sees in the broker's log and says at once, not after its wait
+    assert "INCONSISTENT_GROUP_PROTOCOL" in one.reason and one.seconds < STEP_WAIT
     assert not table.failed  # the shortcut is a second verdict

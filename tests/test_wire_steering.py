@@ -229,7 +229,7 @@ def test_a_members_repeated_error_is_shown_once_until_it_does_something_else() -
 
     group = WireGroup.__new__(WireGroup)
     group.members = {"m1": SimpleNamespace(source=1, client=SimpleNamespace(name="java"))}  # type: ignore[dict-item]
-    group._said, group._pending = {}, {"errors": [], "records": []}
+    group._said, group._pending = {}, {"errors": [], "records": [], "raised": []}
 
     def entry(kind: str, text: str = "") -> Entry:
         return Entry(0, 0, "m1", 1, kind, (("t0", 0),), text=text)

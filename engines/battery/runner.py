@@ -102,7 +102,7 @@ from .results import (
 )
 from .scale import run_scale
 from .scenarios import run_scenarios_engine
-from .slices import Pair, spend, start
+from .slices import EnginePair, spend, start
 
 if TYPE_CHECKING:
     from .fuzz import machine_config, run_fuzz
@@ -207,7 +207,7 @@ def _more_scopes(target: Target, done: EngineResult, seconds: float, ctx: Contex
 
 
 def _pairs(chosen: Sequence[Engine], results: Sequence[BatteryResult], scope: str | None
-           ) -> list[Pair]:
+           ) -> list[EnginePair]:
     """The (engine, assignor) pairs the slices go to (`slices`): the provers worth widening
     (`breadth.breadth_order`), the scenarios engine and the state machine on every
     assignor, each started from what its minimum found."""
@@ -215,12 +215,12 @@ def _pairs(chosen: Sequence[Engine], results: Sequence[BatteryResult], scope: st
 
     def found(name: str, i: int) -> EngineResult | None:
         return next((e for e in results[i].engines if e.engine == name), None)
-    pairs: list[Pair] = []
+    pairs: list[EnginePair] = []
     if "prove" in names and not scope:
         provers = [found("prove", i) for i in range(len(results))]
-        pairs += [Pair("prove", i) for i in breadth_order(provers)]
-    pairs += [Pair("scenarios", i) for i in range(len(results)) if "scenarios" in names]
-    pairs += [Pair("fuzz", i) for i in range(len(results)) if found("fuzz", i) is not None]
+        pairs += [EnginePair("prove", i) for i in breadth_order(provers)]
+    pairs += [EnginePair("scenarios", i) for i in range(len(results)) if "scenarios" in names]
+    pairs += [EnginePair("fuzz", i) for i in range(len(results)) if found("fuzz", i) is not None]
     for pair in pairs:
         first = found(pair.engine, pair.target)
         if first is not None:
@@ -373,7 +373,7 @@ def run_batteries(targets: Sequence[Target], *, budget: float = 120.0, parity: b
                 searching_ctx, budget=left / (len(targets) - i), minimum=True)))
     by_name = {e.name: e for e in chosen}
 
-    def one_slice(pair: Pair, seconds: float, seed: int) -> EngineResult:
+    def one_slice(pair: EnginePair, seconds: float, seed: int) -> EngineResult:
         nonlocal stopped
         i = pair.target
         if pair.engine == "prove" and pair.result is not None:

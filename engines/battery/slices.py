@@ -41,7 +41,7 @@ from .depth import MIN_EXAMPLES
 from .prove import PORTFOLIO, extend_portfolio, scopes_run
 from .results import EngineResult
 
-__all__ = ["EXPLORE_EVERY", "MIN_SLICE", "RECENT", "ROUNDS", "SEED_STRIDE", "Pair", "merge",
+__all__ = ["EXPLORE_EVERY", "MIN_SLICE", "RECENT", "ROUNDS", "SEED_STRIDE", "EnginePair", "merge",
            "next_pair", "shapes", "slice_seconds", "slice_seed", "spend", "start", "take"]
 
 #: the slices a pair's yield is measured over
@@ -61,7 +61,7 @@ _HISTOGRAMS: tuple[Literal["imbalance", "moves", "equal_groups", "gap"], ...] = 
 
 
 @dataclass
-class Pair:
+class EnginePair:
     """One engine on one assignor (``target``: its index): what its slices found, merged
     (None before its first), the (seconds, new shapes) of each slice, the shapes seen."""
 
@@ -94,7 +94,7 @@ def shapes(result: EngineResult) -> set[str]:
     return out | result.shapes
 
 
-def next_pair(pairs: Sequence[Pair]) -> int | None:
+def next_pair(pairs: Sequence[EnginePair]) -> int | None:
     """The index of the pair the next slice goes to, None when no pair is able: one that
     never had a slice, else every `EXPLORE_EVERY`-th slice the one that had the fewest,
     else the one of highest yield; ties to the fewest slices, then the lowest index."""
@@ -120,7 +120,7 @@ def slice_seed(seed: int, k: int) -> int:
     return seed + k * SEED_STRIDE
 
 
-def start(pair: Pair, first: EngineResult) -> None:
+def start(pair: EnginePair, first: EngineResult) -> None:
     """``first`` (its minimum, played before the slices) as the pair's first slice."""
     pair.result = first
     pair.seen = shapes(first)
@@ -129,7 +129,7 @@ def start(pair: Pair, first: EngineResult) -> None:
     pair.done = bool(first.skipped) or _portfolio_done(pair)
 
 
-def take(pair: Pair, part: EngineResult, seed: int) -> None:
+def take(pair: EnginePair, part: EngineResult, seed: int) -> None:
     """A slice's result (run with ``seed``) into ``pair``: its new shapes counted, merged."""
     if pair.result is None:
         start(pair, part)
@@ -149,7 +149,7 @@ def take(pair: Pair, part: EngineResult, seed: int) -> None:
     pair.result.note = f"{pair.head}; then {_seeds(pair.seeds)}"
 
 
-def _portfolio_done(pair: Pair) -> bool:
+def _portfolio_done(pair: EnginePair) -> bool:
     return (pair.engine == "prove" and pair.result is not None
             and scopes_run(pair.result) >= len(PORTFOLIO))
 
@@ -183,8 +183,8 @@ def merge(total: EngineResult, part: EngineResult) -> None:
         total.shallow, total.needs = (), 0.0
 
 
-def spend(pairs: Sequence[Pair], deadline: float, seed: int,
-          play: Callable[[Pair, float, int], EngineResult],
+def spend(pairs: Sequence[EnginePair], deadline: float, seed: int,
+          play: Callable[[EnginePair, float, int], EngineResult],
           stop: Callable[[], bool] = lambda: False) -> None:
     """Slices to ``deadline`` (``time.perf_counter``): ``play(pair, seconds, seed)`` runs one
     and returns what it found; ``stop`` ends the slices early (``--first``)."""

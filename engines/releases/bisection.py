@@ -45,7 +45,7 @@ from ..progress import Meter, ProgressFn, silent
 from ..resolving import resolved
 from ..saved.requests import replay_request
 from ..saved.stories import failure_of
-from .windows import ABSENT, NA, PRESENT, Window, WindowJson, windows, windows_text
+from .windows import ABSENT, NA, PRESENT, ReleaseWindow, WindowJson, windows, windows_text
 from .wire_stories import cannot_play
 
 __all__ = ["Bisection", "BisectionJson", "CodecRecord", "VersionVerdict", "bisect_file",
@@ -123,7 +123,7 @@ class Bisection:
                     None)
 
     @property
-    def windows(self) -> list[Window]:
+    def windows(self) -> list[ReleaseWindow]:
         """The maximal runs of versions with one verdict, in order (`windows.windows`)."""
         return windows([(o.target, o.verdict) for o in self.outcomes])
 

@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TypedDict
 
-__all__ = ["ABSENT", "NA", "PRESENT", "Window", "WindowJson", "windows", "windows_text"]
+__all__ = ["ABSENT", "NA", "PRESENT", "ReleaseWindow", "WindowJson", "windows", "windows_text"]
 
 PRESENT, ABSENT, NA = "present", "absent", "n/a"
 
@@ -31,7 +31,7 @@ class WindowJson(TypedDict):
 
 
 @dataclass(frozen=True)
-class Window:
+class ReleaseWindow:
     """A maximal run of consecutive versions with one verdict."""
 
     verdict: str
@@ -61,7 +61,7 @@ class Window:
                 "targets": list(self.targets), "regression": self.regression}
 
 
-def windows(outcomes: Sequence[tuple[str, str]]) -> list[Window]:
+def windows(outcomes: Sequence[tuple[str, str]]) -> list[ReleaseWindow]:
     """The windows of (target, verdict) pairs in version order."""
     runs: list[tuple[str, list[str]]] = []
     for target, verdict in outcomes:
@@ -69,11 +69,11 @@ def windows(outcomes: Sequence[tuple[str, str]]) -> list[Window]:
             runs[-1][1].append(target)
         else:
             runs.append((verdict, [target]))
-    out: list[Window] = []
+    out: list[ReleaseWindow] = []
     seen_present = gone_since = False
     for verdict, targets in runs:
         back = verdict == PRESENT and seen_present and gone_since
-        out.append(Window(verdict, tuple(targets), back))
+        out.append(ReleaseWindow(verdict, tuple(targets), back))
         if verdict == PRESENT:
             seen_present, gone_since = True, False
         elif verdict == ABSENT and seen_present:
@@ -81,7 +81,7 @@ def windows(outcomes: Sequence[tuple[str, str]]) -> list[Window]:
     return out
 
 
-def windows_text(found: Sequence[Window]) -> str:
+def windows_text(found: Sequence[ReleaseWindow]) -> str:
     """The windows on one line, ``; `` between them (``none`` for no version)."""
     return "; ".join(w.text() for w in found) or "none"
 

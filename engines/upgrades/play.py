@@ -10,9 +10,10 @@ fresh group of groupcheck's broker through the model (`model.replay.replay_event
 I5 at every moment, I6 on every claim, I10 on every member's bytes, records only from
 owned, unpaused partitions, and after every restart the group settles within I11's bound.
 Each event is timed, so each bounce has its rebalances and seconds. A violation — or a
-client that refuses to start with the configuration the bounce gives it — fails the path:
-the story is shrunk (fewer members, fewer faults; `model.event_shrink`, within a budget)
-and saved as a replay file that names both releases, the path and the bounce.
+client that refuses to start with the configuration the bounce gives it, or a member the
+coordinator refuses for good (INCONSISTENT_GROUP_PROTOCOL: the step ends at once, naming it) —
+fails the path: the story is shrunk (fewer members, fewer faults, the same cause; `shrink`,
+within a budget) and saved as a replay file that names both releases, the path and the bounce.
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypedDict
 
-from ...model.event_shrink import invariant_of, minimize
+from ...model.event_shrink import invariant_of
 from ...model.event_types import DomainEvent, Join
 from ...model.events import write_events
 from ...model.group_events import Settle
@@ -36,6 +37,7 @@ from ...targets.target import Target, TargetError
 from ...targets.wire.clients import ClientInfo, ClientUnavailable, hello
 from ..progress import Meter, ProgressFn, silent
 from .plan import Plan, Side, story
+from .shrink import cause_of, shrink_upgrade
 
 __all__ = ["UNSUPPORTED", "VERDICTS", "BounceStats", "UpgradeOutcome", "UpgradeUnavailable",
            "distinct", "play"]
@@ -236,7 +238,7 @@ def play(plan: Plan, settings: Settings, *, members: int = 4, seed: int = 0,
         meter.tick(outcome.events_run, 1, f"fails at bounce {broke_at['bounce']}; "
                                           f"shrinking (up to {shrink_seconds:.0f}s)")
         kept, violations = _shrunk(events[:outcome.events_run], target, outcome.violations,
-                                   shrink_seconds)
+                                   outcome.story, shrink_seconds, broke_at["member"])
         if failures is not None:
             result.replay = str(save_upgrade(failures, plan, kept, violations, seed, result))
     result.seconds = time.monotonic() - began
@@ -261,13 +263,14 @@ def _group(target: Target) -> Any:
 
 
 def _shrunk(events: list[DomainEvent], target: Target, violations: list[str],
-            seconds: float) -> tuple[list[DomainEvent], list[str]]:
-    """Fewer members and fewer faults, as long as the same invariant still breaks."""
-    invariant = invariant_of(violations[0])
-    if not invariant or seconds <= 0:
+            story: list[str], seconds: float, member: str | None
+            ) -> tuple[list[DomainEvent], list[str]]:
+    """Fewer members (``member``, where it broke, stays) and fewer faults, as long as the
+    failure keeps its cause (`shrink`)."""
+    if not invariant_of(violations[0]) or seconds <= 0:
         return events, violations
-    kept, found = minimize(events, lambda: _group(target), invariant, seconds=seconds)
-    return (kept, found) if found else (events, violations)
+    return shrink_upgrade(events, lambda: _group(target), violations,
+                          cause_of(violations, story), seconds, keep=member)
 
 
 def save_upgrade(folder: Path, plan: Plan, events: list[DomainEvent], violations: list[str],

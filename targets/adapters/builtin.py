@@ -35,6 +35,7 @@ from ...properties.group import (
     MemberView,
     RebalanceRecord,
 )
+from ...properties.settle_bound import GroupTimeouts
 from .builtin_recording import (
     Given,
     Recorder,
@@ -79,8 +80,9 @@ class BuiltinGroup:
         self.coordinator = GroupCoordinator("groupcheck")
         self.network = Network()
         self.now = 0
-        #: what the model's settle bounds its logical time by (model/events.py, I11)
-        self.rebalance_timeout_ms = REBALANCE_TIMEOUT_MS
+        #: what the model's settle bound derives from (I11); the clock moves in ticks
+        self.timeouts = GroupTimeouts(SESSION_TIMEOUT_MS, REBALANCE_TIMEOUT_MS,
+                                      HEARTBEAT_INTERVAL_MS, margin_ms=CLOCK_TICK_MS)
         self.partitions: dict[str, int] = {}
         self.members: dict[str, _Member] = {}
         self._incarnations: dict[str, int] = {}

@@ -64,6 +64,7 @@ class Entry:
     before: tuple[TopicPartition, ...] = ()
     after: tuple[TopicPartition, ...] = ()
     paused: tuple[TopicPartition, ...] | None = None  # the client's, after a callback
+    raised_by: str = ""  # an error's: the client call that raised it to the application
 
 
 @dataclass(order=True)
@@ -165,7 +166,8 @@ class WireLog:
             self.entries.append(replace(common, kind={"paused": "pause"}.get(name, "resume"),
                                         partitions=_tps(m.get("partitions"))))
         else:
-            self.entries.append(replace(common, text=str(m.get("message", ""))))
+            self.entries.append(replace(common, text=str(m.get("message", "")),
+                                        raised_by=str(m.get("raised_by", ""))))
 
     def wait_for(self, predicate: Any, timeout: float) -> bool:
         """Wait (bounded) until ``predicate()`` holds over the released entries."""

@@ -6,7 +6,8 @@ list exactly the polling members, a polling member has not rejoined with its cur
 subscription (all its topics that exist, at least: librdkafka leaves the others out) or does
 not own exactly what that generation assigned it, or the polling members do not own every
 partition of their topics exactly once (a cooperative group still owes its follow-up
-rebalance). Nothing here waits or sleeps: the caller polls it.
+rebalance). `refused_for_good` names a member no wait will let in (`refusals`), `stalled`
+what is left unsettled after a wait in vain. Nothing here waits or sleeps: the caller polls it.
 """
 
 from __future__ import annotations
@@ -18,8 +19,9 @@ from typing import Any
 from ...impl.consumer_protocol import decode_assignment, decode_subscription
 from ...impl.errors import CodecError
 from .backends.backend import Backend, GroupRound
+from .refusals import cannot_join
 
-__all__ = ["TopicPartition", "stalled", "unsettled"]
+__all__ = ["TopicPartition", "refused_for_good", "stalled", "unsettled"]
 
 TopicPartition = tuple[str, int]
 
@@ -42,16 +44,23 @@ def _read(round_: GroupRound, member_id: str) -> tuple[frozenset[str], set[Topic
     return topics, parts
 
 
-def stalled(backend: Backend, members: Mapping[str, Any], shown: set[int],
+def refused_for_good(backend: Backend, members: Mapping[str, Any]) -> str:
+    """Why a member can never join while the group keeps its members ('' for none):
+    `refusals.cannot_join` on the backend's JoinGroups."""
+    return cannot_join(backend.last_joins(), members)
+
+
+def stalled(backend: Backend, members: Mapping[str, Any], shown: set[int], waited_s: float,
             session_timeout_ms: int) -> str:
-    """Why a group that stopped moving is not settled: `unsettled`'s reason, and the members
-    that sent their coordinator nothing for a session timeout since their SyncGroup answer
-    (`silence`: a join their client never completed)."""
+    """Why a group that did nothing for ``waited_s`` is not settled: `unsettled`'s reason,
+    and the members that sent their coordinator nothing for a session timeout since their
+    SyncGroup answer (`silence`: a join their client never completed)."""
     silent = [f"{name} sent its coordinator nothing since its SyncGroup answer of generation "
               f"{generation} (its session, {session_timeout_ms} ms, ran out)"
               for name, generation in backend.silent(session_timeout_ms).items()
               if name in members]
-    return "; ".join([unsettled(backend, members, shown), *silent])
+    return f"nothing happened for {waited_s:.0f}s; " + "; ".join(
+        [unsettled(backend, members, shown), *silent])
 
 
 def unsettled(backend: Backend, members: Mapping[str, Any], shown: set[int]) -> str:

@@ -1,8 +1,9 @@
 """How long a member waits for an answer: the request timeout each shipped client runs with
 under its member driver, per API, and a broker delay that outlasts it.
 
-What lives here: `request_timeout_ms` (from a driver's config, or the client's default) and
-`past_request_timeout` (seconds for the broker's delay rule: the timeout plus a margin).
+What lives here: `request_timeout_ms` (from a driver's config, or the client's default),
+`past_request_timeout` (seconds for the broker's delay rule: the timeout plus a margin) and
+`group_timeouts` (what I11's settle bound derives from for a group of these clients).
 
 Theory of operation: the drivers pass ``request_timeout_ms`` through when the harness sets
 it (kafka-python's ``request_timeout_ms``, librdkafka's ``socket.timeout.ms``) and leave the
@@ -16,15 +17,22 @@ request timeout and ``max_poll_interval_ms`` plus 5 s, as Kafka's Java client do
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 
-__all__ = ["DEFAULT_REQUEST_TIMEOUT_MS", "past_request_timeout", "request_timeout_ms"]
+from ...properties.settle_bound import GroupTimeouts
+
+__all__ = ["DEFAULT_REQUEST_TIMEOUT_MS", "SETTLE_MARGIN_MS", "group_timeouts",
+           "past_request_timeout", "request_timeout_ms"]
 
 #: each modelled client's own request timeout, when its driver sets none
 DEFAULT_REQUEST_TIMEOUT_MS = {"kafka-python": 30_000, "librdkafka": 60_000}
 #: the drivers' settings when the config names none
-_DRIVER_DEFAULTS = {"session_timeout_ms": 6000, "max_poll_interval_ms": 6000}
+_DRIVER_DEFAULTS = {"session_timeout_ms": 6000, "max_poll_interval_ms": 6000,
+                    "heartbeat_interval_ms": 500}
 _RDKAFKA_GRACE_MS, _RDKAFKA_LEAVE_MS, _JOIN_MARGIN_MS = 3000, 5000, 5000
+#: what a wire settle may take beyond the protocol's timeouts: drivers starting their
+#: clients (a JVM, a Node process), a machine shared with other work
+SETTLE_MARGIN_MS = 15_000
 
 
 def request_timeout_ms(client: str, config: Mapping[str, object], api: str) -> int:
@@ -46,6 +54,23 @@ def past_request_timeout(client: str, config: Mapping[str, object], api: str,
                          margin_s: float = 1.0) -> float:
     """Seconds a broker delay rule waits so that the member has timed the request out."""
     return request_timeout_ms(client, config, api) / 1000 + margin_s
+
+
+def group_timeouts(clients: Iterable[str], config: Mapping[str, object]) -> GroupTimeouts:
+    """The timeouts of a group of ``clients`` run with driver ``config``: the longest
+    request timeout among them, None when one client's is not modelled."""
+    names = set(clients)
+
+    def longest(api: str) -> int | None:
+        if not names <= set(DEFAULT_REQUEST_TIMEOUT_MS):
+            return None
+        return max((request_timeout_ms(c, config, api) for c in names), default=None)
+
+    return GroupTimeouts(
+        _setting(config, "session_timeout_ms", _DRIVER_DEFAULTS["session_timeout_ms"]),
+        _setting(config, "max_poll_interval_ms", _DRIVER_DEFAULTS["max_poll_interval_ms"]),
+        _setting(config, "heartbeat_interval_ms", _DRIVER_DEFAULTS["heartbeat_interval_ms"]),
+        longest("JoinGroup"), longest("SyncGroup"), SETTLE_MARGIN_MS)
 
 
 def _setting(config: Mapping[str, object], key: str, default: int) -> int:

@@ -2,31 +2,32 @@
 backend cluster, judged from their own log and from the coordinator's side.
 
 Theory of operation: each member is a consumer inside a member driver (`driver_process`, the
-contract: ``docs/reference/member-driver-contract.md``), placed by a `driver_pool` (a member of
-a client that crashes by kill alone in one, unless the pool shares); the engines' events become
-driver commands — join is ``create``, leave ``close``, crash ``crash`` (or SIGKILL), stall and
-wake ``stop_polling`` / ``start_polling``, pause / resume / subscribe the client's calls — and
-metadata, injected errors, delayed answers and SyncGroup orders go to the backend
-(`backends.backend`). Every driver event lands in one `WireLog`, merged by CLOCK_MONOTONIC;
-`step()` shows the next entry (waiting, with a deadline, when there is none yet), so ownership
-is exactly the recorded intervals, from the end of an assign callback to the end of the revoke
-or lost callback that releases the partition. Each generation the coordinator completes is
-shown too, decoded from its bytes (`rounds`), with what the members owned when the leader's
-assignment reached it; on a backend that answers DescribeGroups (groupcheck's broker) the bytes
-judged are the ones the coordinator describes.
+contract: ``docs/reference/member-driver-contract.md``), placed by a `driver_pool` (a member of a
+client that crashes by kill alone in one, unless the pool shares); the engines' events become
+driver commands — join is ``create``, leave ``close``, crash ``crash`` (or SIGKILL), stall and wake
+``stop_polling`` / ``start_polling``, pause / resume / subscribe the client's calls — and metadata,
+injected errors, delayed answers and SyncGroup orders go to the backend (`backends.backend`). Every
+driver event lands in one `WireLog`, merged by CLOCK_MONOTONIC; `step()` shows the next entry
+(waiting, with a deadline, when there is none yet), so ownership is exactly the recorded intervals,
+from the end of an assign callback to the end of the revoke or lost callback that releases the
+partition. Each generation the coordinator completes is shown too, decoded from its bytes
+(`rounds`), with what the members owned when the leader's assignment reached it; on a backend that
+answers DescribeGroups (groupcheck's broker) the bytes judged are the ones the coordinator
+describes.
 
 The group is settled when nothing is waiting to be shown and `settle.unsettled` finds no reason
-left on either side. Every call into the group first raises, as a `HarnessError`, whatever
-failed in a thread of the harness since (`check_harness`; a view checks again before it is
-handed over, a wait on every tick): what the group did after is not the client's doing.
+left on either side; a step waits no longer once the coordinator refuses a member for good
+(`refusals`). Every call into the group first raises, as a `HarnessError`, whatever failed in a
+thread of the harness since (`check_harness`; a view checks again before it is handed over, a wait
+on every tick): what the group did after is not the client's doing.
 
 The view's generation counts the generations the coordinator completed (the mock numbers freely,
 and a round nobody finished is no rebalance a member saw); each member keeps the generation its
-client reports. A mixed group (``wire:mixed:java@2.8.0+kafka-python:<assignor>``) gives members
-to the clients in turn, by the order of first joins; each is judged by its client's profile (no
-I6 on claims of a release that sends no generation). A join that names its client
-(``MemberSpec.client``, a rolling upgrade's) starts that one; each member configures its own
-assignor list and is COOPERATIVE only when every assignor in it is (KIP-429)."""
+client reports. A mixed group (``wire:mixed:java@2.8.0+kafka-python:<assignor>``) gives members to
+the clients in turn, by the order of first joins; each is judged by its client's profile (no I6 on
+claims of a release that sends no generation). A join that names its client (``MemberSpec.client``,
+a rolling upgrade's) starts that one; each member configures its own assignor list and is
+COOPERATIVE only when every assignor in it is (KIP-429)."""
 
 from __future__ import annotations
 
@@ -53,8 +54,10 @@ from .driver_process import CommandFailed, DriverProcess
 from .drivers.messages import DriverConfig, DriverEvent
 from .log import Entry, WireLog, owned_at
 from .members import WireMember, apply_callback, member_config
+from .raised import raised_error
 from .round_records import COOPERATIVE_PROTOCOLS, given_before, record
-from .settle import stalled, unsettled
+from .settle import refused_for_good, stalled, unsettled
+from .timeouts import group_timeouts
 
 __all__ = ["CONFIG", "GROUP", "SLOW_REVOKE_MS", "STEP_WAIT", "TICK", "ClientSetup", "WireGroup"]
 
@@ -62,6 +65,7 @@ CONFIG: DriverConfig = {
     "session_timeout_ms": 2000, "heartbeat_interval_ms": 300, "max_poll_interval_ms": 3000,
     "auto_offset_reset": "earliest", "enable_auto_commit": False,
     "metadata_max_age_ms": 1000}  # a topic that grows is seen within a settle
+SESSION_MS = int(CONFIG["session_timeout_ms"])
 GROUP = "groupcheck"
 STEP_WAIT = 60.0  # seconds a step waits for the group to do anything at all
 TICK = 0.05
@@ -81,8 +85,7 @@ class WireGroup:
                  trace: bool = False, generationless: frozenset[str] = frozenset(),
                  setup: ClientSetup | None = None, *, group: str = GROUP,
                  backend: Backend | None = None, pool: DriverPool | None = None) -> None:
-        """``group``, ``backend``, ``pool``: given by a caller that runs several groups at
-        once (the group then closes its own members only)."""
+        """``group``, ``backend``, ``pool``: a caller's that runs several groups at once."""
         self.name, self.assignor, self.group = name, assignor, group
         #: Kafka's client for each java driver (``java``, ``java@3.4.0``), by client name;
         #: the clients whose release sends no generation; ``setup`` gives both for a client
@@ -90,11 +93,11 @@ class WireGroup:
         self.classpaths, self.generationless = dict(classpaths or {}), set(generationless)
         self.setup, self.order = setup, list(clients)
         self.infos = {c: hello(c, self.classpaths.get(c, "")) for c in clients}
+        self.timeouts = group_timeouts({i.client for i in self.infos.values()}, CONFIG)  # I11
         self.static_membership = all(i.static_membership for i in self.infos.values())
         self.own_backend, self.own_pool = backend is None, pool is None
         self.backend = backend or make_backend(
-            broker, frozenset(i.client for i in self.infos.values()),
-            int(CONFIG["session_timeout_ms"]), trace)
+            broker, frozenset(i.client for i in self.infos.values()), SESSION_MS, trace)
         self.tells_errors = self.backend.aims_errors_at_members  # `GroupView.told`
         self.pool = pool or DriverPool()
         self.log = WireLog(lambda: all(m.driver.drained() for m in self.members.values()))
@@ -105,7 +108,7 @@ class WireGroup:
         self._said: dict[str, str] = {}  # member → the error it showed last ('' since)
         self.described, self.shown_rounds = 0, set[int]()  # rounds judged on DescribeGroups
         self._pending: dict[str, list[Any]] = {k: [] for k in (
-            "callbacks", "records", "errors", "subscribes", "pauses", "rebalances")}
+            "callbacks", "records", "errors", "subscribes", "pauses", "rebalances", "raised")}
 
     # --- drivers --------------------------------------------------------------------------
 
@@ -114,8 +117,7 @@ class WireGroup:
         self.log.receive(source, message)
 
     def client_of(self, member: str, spec: MemberSpec | None = None) -> ClientInfo:
-        """The member's client: the one its join names, else the next in turn (fixed at
-        its first join)."""
+        """The member's client: its join's, else the next in turn (fixed at its first join)."""
         if spec is not None and spec.client:
             self.turns[member] = spec.client
         elif member not in self.turns:
@@ -129,6 +131,7 @@ class WireGroup:
             self.generationless |= {client} if generationless else set()
             self.infos[client] = hello(client, classpath)
             self.static_membership &= self.infos[client].static_membership  # KIP-345
+            self.timeouts = group_timeouts({i.client for i in self.infos.values()}, CONFIG)
         return self.infos[client]
 
     # --- membership events ----------------------------------------------------------------
@@ -159,9 +162,8 @@ class WireGroup:
             self._pending["errors"].append((member, f"{self.client_of(member).name}: {exc}"))
 
     def _command(self, member: str, cmd: str, **fields: Any) -> None:
-        """One client call; a call the client refused is shown as the member's error (the
-        driver's own error event says so too), a driver that broke ends the run. A member
-        whose consumer never started has nothing to call."""
+        """One client call; one the client refused is shown as the member's error (as the
+        driver's error event says), a broken driver ends the run; a member never started: none."""
         if member not in self.members:
             return
         try:
@@ -205,8 +207,7 @@ class WireGroup:
 
     @checked
     def idle(self, ms: int) -> None:
-        """Nothing is produced and nothing is asked for ``ms``: the members go on polling as
-        their clients do on a quiet topic."""
+        """Nothing is produced or asked for ``ms``: the members poll as on a quiet topic."""
         time.sleep(ms / 1000.0)
 
     @checked
@@ -297,18 +298,16 @@ class WireGroup:
                 check_alive({n: m.driver for n, m in self.members.items()})  # not I11
                 if not waiting and not self._unsettled():
                     return True
-                if time.monotonic() > deadline:
-                    why = stalled(self.backend, self.members, self.shown_rounds,
-                                  int(CONFIG["session_timeout_ms"]))
-                    self._pending["errors"].append(
-                        ("group", f"nothing happened for {STEP_WAIT:.0f}s; {why}"))
+                refused = "" if waiting else refused_for_good(self.backend, self.members)
+                if refused or time.monotonic() > deadline:  # a refusal no wait can end
+                    self._pending["errors"].append(("group", refused or stalled(
+                        self.backend, self.members, self.shown_rounds, STEP_WAIT, SESSION_MS)))
                     return False
                 self.log.cond.wait(TICK)
 
     def _apply(self, e: Entry) -> bool:
-        """Show one entry; False for one that shows nothing new: a member's error repeated
-        with nothing else from it between (a client that fails every poll the same way
-        waits on the clock, `STEP_WAIT`, not on a count of steps)."""
+        """Show one entry; False for a member's error repeated with nothing from it between
+        (a client that fails every poll alike waits on `STEP_WAIT`, not on a step count)."""
         m = self.members.get(e.member)
         if m is None or m.source != e.source:
             return True  # a member that left or crashed: its interval ended then
@@ -321,6 +320,7 @@ class WireGroup:
             self._pending["records"].append((e.member, e.partitions[0]))
         elif e.kind == "error":
             self._pending["errors"].append((e.member, f"{m.client.name}: {e.text}"))
+            self._pending["raised"] += [raised_error(e.member, e.text)] if e.raised_by else []
         elif e.kind in ("pause", "resume"):
             m.marks = m.marks | set(e.partitions) if e.kind == "pause" \
                 else m.marks - set(e.partitions)
@@ -370,7 +370,8 @@ class WireGroup:
                              dict(self.backend.topics), members, settled,
                              tuple(p["callbacks"]), tuple(p["rebalances"]), tuple(p["records"]),
                              tuple(p["errors"]), subscribe_calls=tuple(p["subscribes"]),
-                             pause_calls=tuple(p["pauses"]), told=tuple(self.backend.told()))
+                             pause_calls=tuple(p["pauses"]), told=tuple(self.backend.told()),
+                             raised=tuple(p["raised"]), rejoins=tuple(self.backend.rejoins()))
             for kept in p.values():
                 kept.clear()
         self.check_harness()  # nothing it shows is judged if the harness failed meanwhile
@@ -384,10 +385,9 @@ class WireGroup:
             raise failure.error()
 
     def close(self) -> None:
-        """Shut every driver down (bounded; a driver that hangs is killed), then the
-        backend; given a caller's pool, close this group's members only (side by side),
-        and leave the pool's drivers and the caller's backend running; raise a thread's
-        failure in closing (one before it was raised by a call, or changed no view)."""
+        """Shut every driver down (bounded; one that hangs is killed), then the backend;
+        given a caller's pool or backend, close this group's members only (side by side);
+        raise a thread's failure in closing (one before was raised by a call)."""
         failed_before = bool(self.pool.failure() or self.backend.failure())
         members, self.members = self.members, {}
         if self.own_pool:

@@ -21,6 +21,8 @@ from dataclasses import dataclass, field
 from typing import Protocol
 
 from ....properties.harness import ThreadFailure
+from ....properties.member_id_rules import ErrorResponse, NextJoin
+from ..refusals import LastJoin
 
 __all__ = ["Backend", "BackendUnavailable", "GroupRound"]
 
@@ -74,7 +76,12 @@ class Backend(Protocol):
 
     def silent(self, quiet_ms: int) -> dict[str, int]: ...  # `silence.silent_after_sync`
 
+    def last_joins(self) -> dict[str, LastJoin]: ...  # `refusals.last_joins`
+
     def told(self) -> list[tuple[str, str, int]]: ...  # injected errors landed since
+
+    #: error answers whose member's next JoinGroup was answered since (I16); none on the mock
+    def rejoins(self) -> list[tuple[ErrorResponse, NextJoin]]: ...
 
     def forget(self, member: str) -> None: ...  # it left or crashed: disarm what aims at it
 

@@ -40,6 +40,9 @@ import time
 from typing import TYPE_CHECKING, Any
 
 from ....properties.harness import Failures, ThreadFailure
+from ....properties.member_id_rules import ErrorResponse, NextJoin
+from ..member_ids import error_answers
+from ..refusals import LastJoin, last_joins
 from ..silence import silent_after_sync
 from .backend import BackendUnavailable, GroupRound
 
@@ -91,6 +94,8 @@ class GroupcheckBackend:
         self.failures = Failures()  # of the steering threads
         self.order_window = min(ORDER_WINDOW, session_timeout_ms / 2000)
         self._told_seq = -1  # the last exchange `told` read
+        self._joins_seq, self._joins = -1, dict[str, Any]()  # `last_joins`: read, kept
+        self._rejoin_floor, self._rejoined = -1, set[int]()  # `rejoins`: below, all judged
         self._tags = itertools.count(1)
 
     @property
@@ -183,9 +188,39 @@ class GroupcheckBackend:
         """Connections the broker closed (unreadable or unserved requests)."""
         return self.broker.notes()
 
+    def rejoins(self) -> list[tuple[ErrorResponse, NextJoin]]:
+        """Error answers (`member_ids.JUDGED_ERRORS`) whose member's next JoinGroup was
+        answered since the last call; one still waiting (while its member is in the group),
+        or an exchange not answered yet, keeps the scan's floor below it."""
+        members = self._member_names()
+        exchanges = [e for e in self.broker.exchanges() if e.seq > self._rejoin_floor
+                     and self.group in (None, getattr(e.request, "group_id", None))]
+        out, waiting = [], [e.seq for e in exchanges if e.answered_ms is None]
+        for seq, answer, join in error_answers(exchanges):
+            if join is None or join.waited_ms is None:
+                waiting += [seq] if answer.member in members else []
+            elif seq not in self._rejoined:
+                self._rejoined.add(seq)
+                out.append((answer, join))
+        if exchanges:
+            self._rejoin_floor = min(waiting, default=exchanges[-1].seq + 1) - 1
+        return out
+
     def silent(self, quiet_ms: int) -> dict[str, int]:
         """Members silent since their SyncGroup answer (`silence.silent_after_sync`)."""
         return silent_after_sync(self.broker.exchanges(), quiet_ms)
+
+    def last_joins(self) -> dict[str, LastJoin]:
+        """Each member's latest JoinGroup of this backend's group and its answer
+        (`refusals.last_joins`); each call reads only the exchanges logged since the last
+        (a step asks on every tick of a wait), keeping each member's latest JoinGroup."""
+        log = self.broker.exchanges()
+        start = max(0, self._joins_seq + 1 - log[0].seq) if log else 0
+        for e in log[start:]:
+            if e.api == "JoinGroup" and self.group in (None, getattr(e.request, "group_id", None)):
+                self._joins[e.who.client_id] = e
+        self._joins_seq = log[-1].seq if log else self._joins_seq
+        return last_joins(self._joins.values())
 
     def close(self) -> None:
         self.stopping.set()

@@ -22,6 +22,8 @@ import threading
 import time
 
 from ....properties.harness import ThreadFailure
+from ....properties.member_id_rules import ErrorResponse, NextJoin
+from ..refusals import LastJoin
 from .backend import BackendUnavailable, GroupRound
 from .mock_binding import MockCluster, MockUnavailable
 from .mock_proxy import JOIN_GROUP, SYNC_GROUP, Proxy, Request
@@ -162,8 +164,16 @@ class MockBackend:
         """The mock keeps no log of requests to read silence from."""
         return {}
 
+    def last_joins(self) -> dict[str, LastJoin]:
+        """The mock keeps no log of answers: a refused member is waited for."""
+        return {}
+
     def told(self) -> list[tuple[str, str, int]]:
         """The mock does not say whom its pushed errors reached."""
+        return []
+
+    def rejoins(self) -> list[tuple[ErrorResponse, NextJoin]]:
+        """The mock keeps no exchange log to judge I16 on."""
         return []
 
     def forget(self, member: str) -> None:

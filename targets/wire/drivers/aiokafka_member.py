@@ -118,7 +118,7 @@ class AiokafkaMember:
             except asyncio.CancelledError:
                 raise
             except Exception as exc:  # noqa: BLE001 - an exception from poll is an event
-                self.event("error", message=f"{type(exc).__name__}: {exc}")
+                self.event("error", message=f"{type(exc).__name__}: {exc}", raised_by="poll")
                 await asyncio.sleep(POLL_MS / 1000.0)
                 continue
             records = [[tp.topic, tp.partition, r.offset]

@@ -217,7 +217,8 @@ class MemberThread(threading.Thread):
         try:
             records = self.client.poll(self.consumer)
         except Exception as exc:  # noqa: BLE001 - an exception from poll is an event
-            self.out.event("error", self.member, message=f"{type(exc).__name__}: {exc}")
+            self.out.event("error", self.member, message=f"{type(exc).__name__}: {exc}",
+                           raised_by="poll")
             return
         if records:
             self.out.event("records", self.member, records=[list(r) for r in records])

@@ -114,6 +114,7 @@ class EventFields(TypedDict, total=False):
     paused: list[JsonPartition] | None
     records: list[JsonRecord]
     message: str
+    raised_by: str  # an ``error``'s client call that raised it to the application: "poll"
     topics: list[str]
     before: list[JsonPartition]
     after: list[JsonPartition]

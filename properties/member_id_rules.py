@@ -1,0 +1,81 @@
+"""I16, member-id hygiene: after a coordinator error a member rejoins with its member id or
+without it, as its client's profile says (`ClientProfile.keeps_member_id_after`), judged by
+`member_id_after_error` on what the broker saw (`ErrorResponse`, `NextJoin`).
+
+Kafka's consumer (AbstractCoordinator, from 3.x on) gives its member id up after
+UNKNOWN_MEMBER_ID (the coordinator no longer knows it) and FENCED_INSTANCE_ID (another
+consumer holds its instance id), keeps it after ILLEGAL_GENERATION (the id is still valid,
+only the generation is old: rejoining with it spares the group a wait for the old id) and
+after REBALANCE_IN_PROGRESS (it only rejoins). Older releases gave the id up after
+ILLEGAL_GENERATION too; a profile says which rule its client follows.
+
+A member id given up without a LeaveGroup while the coordinator still holds it (an answer
+the broker was steered to give) is a member left behind (`left_behind`): the coordinator
+waits for it in the next join phase until its session ends; the report names how long that
+join waited.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from .membership import ClientProfile
+
+__all__ = ["ErrorResponse", "NextJoin", "left_behind", "member_id_after_error"]
+
+
+@dataclass(frozen=True)
+class ErrorResponse:
+    """A coordinator error a member was answered with: its client id, the member id its
+    request carried, the API and error, and whether the answer was steered (the coordinator
+    itself still held the id)."""
+
+    member: str
+    member_id: str
+    api: str
+    error: str
+    steered: bool = False
+
+
+@dataclass(frozen=True)
+class NextJoin:
+    """The member's next JoinGroup after that answer: the member id it carried ('' for
+    none), whether a LeaveGroup for the old id came first, and how long the broker took to
+    answer it (ms; None: never answered)."""
+
+    member_id: str
+    left_first: bool = False
+    waited_ms: int | None = None
+
+
+def member_id_after_error(answer: ErrorResponse, join: NextJoin,
+                          profile: ClientProfile) -> list[str]:
+    """I16 for one error answer and the member's next JoinGroup."""
+    if not answer.member_id:
+        return []  # nothing to keep: the request had no member id
+    keeps = answer.error in profile.keeps_member_id_after
+    kept = join.member_id == answer.member_id
+    said = f"after {answer.error} on {answer.api}"
+    if keeps and not kept:
+        out = [f"I16: {answer.member} gave its member id {answer.member_id} up {said}; its "
+               f"profile ({profile.name}) keeps it"]
+    elif kept and not keeps:
+        out = [f"I16: {answer.member} rejoined with its member id {answer.member_id} {said}; "
+               f"its profile ({profile.name}) gives it up"]
+    else:
+        out = []
+    return out
+
+
+def left_behind(answer: ErrorResponse, join: NextJoin) -> str:
+    """The report of a member id given up without a LeaveGroup while the coordinator still
+    held it ('' for none): a figure of what the group paid, not a breach by itself (the
+    client may do as its profile says; a wrong drop is `member_id_after_error`'s)."""
+    if not answer.member_id or join.member_id == answer.member_id or join.left_first \
+            or not answer.steered:
+        return ""
+    waited = "a join never answered" if join.waited_ms is None else \
+        f"{join.waited_ms} ms of its next join"
+    return (f"{answer.member} left its member id {answer.member_id} behind after "
+            f"{answer.error} on {answer.api} (no LeaveGroup; the coordinator still held it): "
+            f"it kept the group waiting {waited}")

@@ -1,0 +1,78 @@
+"""I16 on what groupcheck's broker saw: each coordinator error a member was answered with,
+paired with that member's next JoinGroup in the broker's exchange log (`error_answers`), and
+judged by the member's client profile (`judge_member_ids`).
+
+A member is its client id (the drivers set it to the member's name). The member id a
+JoinGroup carried is read from the request itself: the broker's own record of who sent it
+falls back to the connection's last member id when the request carries none.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator, Sequence
+
+from ...broker.faults import error_name
+from ...broker.steering import Exchange
+from ...properties.member_id_rules import (
+    ErrorResponse,
+    NextJoin,
+    left_behind,
+    member_id_after_error,
+)
+from ...properties.membership import ClientProfile
+
+__all__ = ["JUDGED_ERRORS", "Rejoin", "error_answers", "judge_member_ids"]
+
+#: the coordinator errors after which a member must rejoin, keeping its id or not
+JUDGED_ERRORS = frozenset({"UNKNOWN_MEMBER_ID", "FENCED_INSTANCE_ID", "ILLEGAL_GENERATION",
+                           "REBALANCE_IN_PROGRESS"})
+_GROUP_APIS = frozenset({"JoinGroup", "SyncGroup", "Heartbeat", "OffsetCommit"})
+
+
+def _carried(exchange: Exchange) -> str:
+    return str(getattr(exchange.request, "member_id", "") or "")
+
+
+def _next_join(later: Sequence[Exchange], client: str, member_id: str) -> NextJoin | None:
+    left = False
+    for e in later:
+        if e.who.client_id != client:
+            continue
+        left = left or (e.api == "LeaveGroup" and e.who.member_id == member_id)
+        if e.api == "JoinGroup":
+            waited = None if e.answered_ms is None else e.answered_ms - e.received_ms
+            return NextJoin(_carried(e), left, waited)
+    return None
+
+
+#: an error answer's exchange number, the answer, and the member's next JoinGroup
+Rejoin = tuple[int, ErrorResponse, NextJoin | None]
+
+
+def error_answers(exchanges: Sequence[Exchange]) -> Iterator[Rejoin]:
+    """Each judged error answer in the log, with the member's next JoinGroup (None: it
+    sent none yet, or never, as a member that closed or was fenced for good)."""
+    for i, e in enumerate(exchanges):
+        if e.api not in _GROUP_APIS or not e.error_code:
+            continue
+        error = error_name(e.error_code)
+        if error in JUDGED_ERRORS:
+            answer = ErrorResponse(e.who.client_id, _carried(e), e.api, error,
+                                 steered=e.steering is not None)
+            yield e.seq, answer, _next_join(exchanges[i + 1:], e.who.client_id,
+                                            answer.member_id)
+
+
+def judge_member_ids(exchanges: Sequence[Exchange],
+                     profile_of: Callable[[str], ClientProfile]) -> tuple[list[str], list[str]]:
+    """(I16 violations, members left behind) over the log; ``profile_of``: a member's
+    client profile."""
+    violations: list[str] = []
+    reports: list[str] = []
+    for _, answer, join in error_answers(exchanges):
+        if join is None:
+            continue
+        violations += member_id_after_error(answer, join, profile_of(answer.member))
+        if said := left_behind(answer, join):
+            reports.append(said)
+    return violations, reports

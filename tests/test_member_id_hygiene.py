@@ -1,0 +1,113 @@
+"""I16 member-id hygiene on fake broker exchange logs: after each coordinator error the
+member's next JoinGroup carries its member id or none, as its client's profile says; an id
+given up without a LeaveGroup while the coordinator held it is a member left behind."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+
+from groupcheck.broker.faults import ERROR_CODES
+from groupcheck.broker.protocol import API_KEYS
+from groupcheck.broker.steering import Exchange, Who
+from groupcheck.model.spec import ReferenceModel
+from groupcheck.properties.group import GroupView
+from groupcheck.properties.member_id_rules import ErrorResponse, NextJoin, member_id_after_error
+from groupcheck.properties.membership import PROFILE_TABLE, ClientProfile
+from groupcheck.targets.wire.member_ids import judge_member_ids
+
+JAVA = PROFILE_TABLE["java"]
+#: a release that gave its id up after ILLEGAL_GENERATION too (Kafka's client before 3.x)
+OLD = replace(JAVA, name="old", keeps_member_id_after=frozenset({"REBALANCE_IN_PROGRESS"}))
+
+
+@dataclass(frozen=True)
+class _Request:
+    member_id: str
+
+
+@dataclass(frozen=True)
+class _Response:
+    error_code: int
+
+
+def _exchange(seq: int, api: str, member_id: str, error: str = "", *, client: str = "c1",
+              ms: int = 0, took: int = 5, steering: str | None = None) -> Exchange:
+    return Exchange(seq, 1, Who(client, member_id, None), API_KEYS[api], 0, seq,
+                    _Request(member_id), ms, client, _Response(ERROR_CODES.get(error, 0)),
+                    ms + took, steering)
+
+
+def _story(error: str, rejoin_with: str, *, leave: bool = False,
+           steering: str | None = None) -> list[Exchange]:
+    log = [_exchange(0, "Heartbeat", "m-1", error, ms=100, steering=steering),
+           _exchange(1, "Heartbeat", "other", client="c2", ms=110)]
+    if leave:
+        log.append(_exchange(2, "LeaveGroup", "m-1", ms=120))
+    return [*log, _exchange(3, "JoinGroup", rejoin_with, ms=150, took=2300)]
+
+
+def _judge(log: list[Exchange], profile: ClientProfile = JAVA) -> tuple[list[str], list[str]]:
+    return judge_member_ids(log, lambda member: profile)
+
+
+def test_a_member_that_drops_its_id_after_unknown_member_id_holds() -> None:
+    assert _judge(_story("UNKNOWN_MEMBER_ID", "")) == ([], [])
+
+
+def test_a_member_that_keeps_its_id_after_illegal_generation_holds() -> None:
+    assert _judge(_story("ILLEGAL_GENERATION", "m-1")) == ([], [])
+
+
+def test_a_member_that_keeps_a_fenced_id_breaks_i16() -> None:
+    violations, _ = _judge(_story("FENCED_INSTANCE_ID", "m-1"))
+    assert violations == ["I16: c1 rejoined with its member id m-1 after FENCED_INSTANCE_ID on "
+                          "Heartbeat; its profile (java) gives it up"]
+
+
+def test_a_member_that_drops_its_id_after_rebalance_in_progress_breaks_i16() -> None:
+    violations, _ = _judge(_story("REBALANCE_IN_PROGRESS", ""))
+    assert violations == ["I16: c1 gave its member id m-1 up after REBALANCE_IN_PROGRESS on "
+                          "Heartbeat; its profile (java) keeps it"]
+
+
+def test_each_client_is_judged_by_its_own_profile() -> None:
+    dropped = _story("ILLEGAL_GENERATION", "")
+    assert _judge(dropped, OLD) == ([], [])
+    assert len(_judge(dropped, JAVA)[0]) == 1
+
+
+def test_an_id_dropped_while_the_coordinator_held_it_is_a_member_left_behind() -> None:
+    _, reports = _judge(_story("UNKNOWN_MEMBER_ID", "", steering="error UNKNOWN_MEMBER_ID"))
+    assert reports == ["c1 left its member id m-1 behind after UNKNOWN_MEMBER_ID on Heartbeat "
+                       "(no LeaveGroup; the coordinator still held it): it kept the group "
+                       "waiting 2300 ms of its next join"]
+
+
+def test_an_id_given_up_with_a_leave_group_is_not_left_behind() -> None:
+    log = _story("UNKNOWN_MEMBER_ID", "", leave=True, steering="error UNKNOWN_MEMBER_ID")
+    assert _judge(log) == ([], [])
+
+
+def test_another_members_join_is_not_the_next_join() -> None:
+    log = [_exchange(0, "Heartbeat", "m-1", "ILLEGAL_GENERATION"),
+           _exchange(1, "JoinGroup", "", client="c2", ms=10),
+           _exchange(2, "JoinGroup", "m-1", ms=20)]
+    assert _judge(log) == ([], [])
+
+
+def test_an_error_on_a_request_without_a_member_id_judges_nothing() -> None:
+    assert member_id_after_error(ErrorResponse("c1", "", "JoinGroup", "UNKNOWN_MEMBER_ID"),
+                                 NextJoin("m-9"), JAVA) == []
+
+
+def test_the_model_judges_a_views_rejoins_by_the_members_profile() -> None:
+    steered = ErrorResponse("c1", "m-1", "Heartbeat", "ILLEGAL_GENERATION", steered=True)
+    model = ReferenceModel()
+    out = model.observe(GroupView(0, "Stable", None, {}, {}, True,
+                                  rejoins=((steered, NextJoin("", waited_ms=1800)),)))
+    assert out == ["I16: c1 gave its member id m-1 up after ILLEGAL_GENERATION on Heartbeat; "
+                   "its profile (kip) keeps it"]
+    assert model.reported == [("group", "c1 left its member id m-1 behind after "
+                               "ILLEGAL_GENERATION on Heartbeat (no LeaveGroup; the coordinator "
+                               "still held it): it kept the group waiting 1800 ms of its next "
+                               "join")]
