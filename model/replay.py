@@ -24,6 +24,7 @@ from .event_registry import EventRecord
 from .events import DomainEvent, EventFormatError, apply_event, read_events, write_events
 from .promises import Promises
 from .spec import ReferenceModel
+from .stats import Stats
 
 __all__ = ["Outcome", "ReplayFile", "ReplayNotes", "load", "replay_events", "replay_file",
            "save"]
@@ -86,12 +87,14 @@ def ownership_line(view: GroupView) -> str:
 
 def replay_events(target: GroupTarget, events: list[DomainEvent],
                   promises: Promises | None = None, generations: bool = True,
-                  on_event: Callable[[int, GroupView | None], None] | None = None) -> Outcome:
+                  on_event: Callable[[int, GroupView | None], None] | None = None,
+                  stats: Stats | None = None) -> Outcome:
     """Run ``events`` on ``target``, judged under what its assignors promise (default:
     Kafka's rules) and whether its client sends generations; stop at the first event that
     shows a violation. ``on_event`` hears each event's number (from 1) and the view it left,
-    as soon as it has run (a caller that times them)."""
-    model = ReferenceModel(promises=promises or Promises(), generations=generations)
+    as soon as it has run (a caller that times them); ``stats`` counts the judgements."""
+    model = ReferenceModel(promises=promises or Promises(), generations=generations,
+                           stats=stats)
     story: list[str] = []
     views: list[GroupView | None] = []
     try:

@@ -38,7 +38,7 @@ def test_a_cell_says_holds_only_where_the_invariant_was_judged() -> None:
 
 def test_engines_run_cheap_first_and_the_searching_ones_take_the_slices() -> None:
     names = [e.name for e in ENGINE_LIST]
-    assert names == ["codec", "prove", "vectors", "scenarios", "fuzz", "scale"]
+    assert names == ["codec", "prove", "vectors", "scenarios", "fuzz", "scale", "faults"]
     assert [e.name for e in ENGINE_LIST if e.searching] == ["scenarios", "fuzz"]
 
 

@@ -28,7 +28,7 @@ __all__ = ["DEFAULT_SCOPE", "ENGINES", "INVARIANT_ROWS", "SMALL_SCOPE", "Axis", 
            "file_safe", "invariant_id", "note_profile", "record_profile", "save_json"]
 
 INVARIANT_ROWS = ROWS
-ENGINES = ("codec", "prove", "vectors", "scenario", "scenarios", "fuzz", "scale")
+ENGINES = ("codec", "prove", "vectors", "scenario", "scenarios", "fuzz", "scale", "faults")
 DEFAULT_SCOPE = "members=3,topics=2,partitions=1,generations=2,claims=2"
 SMALL_SCOPE = "members=2,topics=2,partitions=2,generations=2,claims=2"
 _ID = pattern()

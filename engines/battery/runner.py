@@ -1,8 +1,6 @@
-"""The whole battery against one target or several (one per assignor a target answers):
-used by ``groupcheck check``, ``zoo`` and the pytest plugin.
-
-Engines, each run only where the target has what it needs, in this order (cheap and
-high-yield first):
+"""The whole battery against one target or several (one per assignor a target answers),
+for ``check``, ``zoo`` and the pytest plugin. Engines, each run only where the target has
+what it needs, in this order (cheap and high-yield first):
 
 * ``codec`` — I10 over every writer/reader version pair for a fixed set of subscriptions,
   and I12 over the user data written after ``on_assignment`` (golden);
@@ -21,7 +19,9 @@ high-yield first):
 * ``scale`` — the target's assign timed on growing groups up to the shapes of Kafka's own
   scale tests, within ``SCALE_SHARE`` of the budget: how its cost grows, and I13 when one
   call at such a shape passes the 300 s rebalance timeout (scale). It runs with the
-  fixed engines, before the searching ones.
+  fixed engines, before the searching ones;
+* ``faults`` — on a wire target alone, every fault point of its scope in order (faults)
+  within ``FAULTS_SHARE`` of the budget, with its coverage line.
 
 Depth before breadth (depth, breadth): every engine first reaches its minimum depth on
 every assignor — the prover's depth scope within an equal part of the fixed engines' time,
@@ -45,11 +45,10 @@ so a defect in one assignor is found as early as in another. Every engine stops 
 first finding, and the run goes on to the next engine unless ``first``; each finding
 records when it was made. The zoo's ``scenario`` engine (fixed inputs) is not in the run.
 
-Every violation comes with a counterexample file: a replay file for ``fuzz``
+Every violation comes with a counterexample file: a replay file for ``fuzz`` and ``faults``
 (``groupcheck replay``), a request file for ``prove``, ``vectors`` and ``scenario``
-(``groupcheck assign``), a JSON record for ``codec``. Each engine reports its progress to
-the run's `ProgressFn` after each unit of work. The state machine's engine (and Hypothesis
-behind it) is imported only when it runs.
+(``groupcheck assign``), a JSON record for ``codec``. Each engine reports its progress to the
+run's `ProgressFn` after each unit of work; the state machine (Hypothesis) loads as it runs.
 """
 
 from __future__ import annotations
@@ -66,6 +65,7 @@ from ...targets.target import Target
 from ..progress import ProgressFn, silent
 from .breadth import breadth_order, deepen, depth_budget
 from .contract import watched
+from .faults import FAULTS_SHARE, run_faults
 from .golden import (
     answer,
     load_assign_vectors,
@@ -106,8 +106,7 @@ if TYPE_CHECKING:
     from .fuzz import machine_config, run_fuzz
 
 __all__ = ["DEFAULT_SCOPE", "ENGINES", "ENGINE_LIST", "INVARIANT_ROWS", "SMALL_SCOPE",
-           "BatteryResult", "Context", "Engine",
-           "EngineResult", "Finding", "answer", "figure_lines", "file_safe", "invariant_id",
+           "BatteryResult", "Context", "Engine", "EngineResult", "Finding", "answer", "figure_lines", "file_safe", "invariant_id",
            "load_assign_vectors", "machine_config", "partition_sets", "run_batteries",
            "run_battery", "run_codec", "run_fuzz", "run_prove", "run_scale", "run_scenarios",
            "run_stories", "run_vectors", "save_json", "vectors_dir"]
@@ -155,7 +154,6 @@ class Context:
     progress: ProgressFn = silent
     after: int = 0  # how many targets this engine runs on after this one
     minimum: bool = False  # the state machine stops at its minimum of examples
-
 
     def left(self) -> float:
         """Seconds to ``deadline``."""
@@ -311,6 +309,8 @@ ENGINE_LIST: tuple[Engine, ...] = (
            searching=True),
     Engine("fuzz", _fuzz, searching=True, assigns=False),
     Engine("scale", _scale),
+    Engine("faults", lambda t, c: run_faults(t, min(c.total * FAULTS_SHARE / c.targets, c.left()),
+                                             c.failures, progress=c.progress), assigns=False),
 )
 
 

@@ -112,21 +112,19 @@ class GroupcheckBackend:
         self.broker.delete_topic(topic)
 
     def inject_error(self, api: str, error: str, member: str | None = None) -> None:
-        """The named member's next ``api`` request fails with ``error`` (every member's, when
-        none is named, as on the mock)."""
-        if api not in API_NAMES or error not in ERROR_CODES:
-            raise ValueError(f"groupcheck broker: cannot inject {error} on {api}")
+        """The named member's next ``api`` request (the wire layer's name, or Kafka's) fails
+        with ``error``, one the broker's fault table lets that API answer (every member's,
+        when none is named, as on the mock)."""
         names = [member] if member is not None else sorted(self._member_names())
         for name in names:
-            self.broker.fail_next(name, API_NAMES[api], ERROR_CODES[error])
+            self.broker.fail_next(name, API_NAMES.get(api, api), error)
 
     def delay_answer(self, api: str, seconds: float, member: str | None = None) -> None:
-        """The named member's next ``api`` answer goes out ``seconds`` late."""
-        if api not in API_NAMES:
-            raise ValueError(f"groupcheck broker: cannot delay {api}")
+        """The named member's next ``api`` answer (the wire layer's name, or Kafka's) goes
+        out ``seconds`` late."""
         names = [member] if member is not None else sorted(self._member_names())
         for name in names:
-            self.broker.delay(name, API_NAMES[api], seconds)
+            self.broker.delay(name, API_NAMES.get(api, api), seconds)
 
     def order_sync_answers(self, member: str, leader_first: bool, members: list[str]) -> None:
         """The next rebalance's SyncGroup answers go out with the leader's before (or after)

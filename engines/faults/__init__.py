@@ -1,0 +1,1 @@
+"""Fault points and their stories (the battery's ``faults`` engine plays them)."""

@@ -1,0 +1,114 @@
+"""The fault points of a scope: which fault, aimed at which member's request, at which step
+of a group's life, under which rebalance protocol.
+
+What lives here: `FaultPoint` (one point), `STEPS`, `PROTOCOLS`, `KINDS` and `APIS` (the
+axes), `Scope` (a selection along them, `FULL` every point) and `fault_points` (the
+scope's points, in a fixed order).
+
+Theory of operation: an error point carries one of the errors the coordinator's fault table
+(broker/faults.py) lets the API answer at some version the broker serves; the other kinds
+are the connection closed before the answer, the answer delayed past the member's request
+timeout and the coordinator moved to another node. Each point is aimed at one member's next
+request of one API at one step: the group's first join, the rebalance a second member's
+join starts, the one after a member leaves, and the one after a member crashes. The
+enumeration is pure: no I/O, the same list every time.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Literal
+
+from ...broker.faults import FAULTS, refusal
+from ...broker.protocol import API_KEYS
+from ...broker.steering import api_key_of
+
+__all__ = ["APIS", "FULL", "KINDS", "PROTOCOLS", "STEPS", "FaultPoint", "Kind", "Protocol", "Scope",
+           "Step", "fault_points"]
+
+Step = Literal["first_join", "second_join", "leave", "crash"]
+Protocol = Literal["eager", "cooperative"]
+Kind = Literal["error", "close", "delay", "move"]
+
+STEPS: tuple[Step, ...] = ("first_join", "second_join", "leave", "crash")
+PROTOCOLS: tuple[Protocol, ...] = ("eager", "cooperative")
+KINDS: tuple[Kind, ...] = ("error", "close", "delay", "move")
+#: the coordinator's APIs, in the order a member first sends them
+APIS: tuple[str, ...] = ("FindCoordinator", "JoinGroup", "SyncGroup", "Heartbeat",
+                         "OffsetFetch", "OffsetCommit", "LeaveGroup")
+
+
+@dataclass(frozen=True)
+class FaultPoint:
+    """One fault (``kind``; ``error`` for an error point, else empty) on the target
+    member's next ``api`` request at ``step``, under ``protocol``."""
+
+    step: Step
+    protocol: Protocol
+    api: str
+    kind: Kind
+    error: str = ""
+
+    @property
+    def name(self) -> str:
+        """``first_join/eager/SyncGroup/REBALANCE_IN_PROGRESS``; ``.../JoinGroup/delay``."""
+        fault = self.error if self.kind == "error" else self.kind
+        return f"{self.step}/{self.protocol}/{self.api}/{fault}"
+
+
+@dataclass(frozen=True)
+class Scope:
+    """The axes' values a run plays (by default: all of each)."""
+
+    steps: tuple[Step, ...] = STEPS
+    protocols: tuple[Protocol, ...] = PROTOCOLS
+    apis: tuple[str, ...] = APIS
+    kinds: tuple[Kind, ...] = KINDS
+
+    def __post_init__(self) -> None:
+        for value, axis, name in ((self.steps, STEPS, "step"), (self.protocols, PROTOCOLS,
+                                  "protocol"), (self.apis, APIS, "API"),
+                                  (self.kinds, KINDS, "kind")):
+            unknown = sorted(set(value) - set(axis))
+            if unknown:
+                raise ValueError(f"unknown {name} {', '.join(unknown)}; one of "
+                                 f"{', '.join(axis)}")
+
+
+def _errors(api: str) -> list[str]:
+    """The API's errors a fail rule may carry at some version the broker serves, in table
+    order, each once."""
+    key = api_key_of(api)
+    out: list[str] = []
+    for fault in FAULTS:
+        if fault.api == api and fault.error not in out \
+                and refusal(key, fault.code, None) is None:
+            out.append(fault.error)
+    return out
+
+
+def _faults(api: str, kinds: Iterable[Kind]) -> list[tuple[Kind, str]]:
+    out: list[tuple[Kind, str]] = []
+    for kind in kinds:
+        if kind == "error":
+            out += [("error", error) for error in _errors(api)]
+        else:
+            out.append((kind, ""))
+    return out
+
+
+#: every point
+FULL = Scope()
+
+
+def fault_points(scope: Scope = FULL) -> list[FaultPoint]:
+    """The scope's points: by step, then protocol, then API (`APIS` order), then fault
+    (errors in table order, then the other kinds)."""
+    apis = [api for api in APIS if api in scope.apis and api in API_KEYS]
+    kinds = [kind for kind in KINDS if kind in scope.kinds]
+    return [FaultPoint(step, protocol, api, kind, error)
+            for step in (s for s in STEPS if s in scope.steps)
+            for protocol in (p for p in PROTOCOLS if p in scope.protocols)
+            for api in apis
+            for kind, error in _faults(api, kinds)]

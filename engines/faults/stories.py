@@ -1,0 +1,75 @@
+"""A fault point as a short story on a fresh group: the events that bring the group to the
+point's step, the fault aimed at one member, the step, then a settle.
+
+What lives here: `MEMBERS`, `TOPIC`, `protocol_assignor` (the assignor a point's members run
+under its rebalance protocol), `aimed_at` (the member a point's fault is aimed at) and
+`story` (the point's events, or why the wire group cannot play it).
+
+Theory of operation: the group forms on one topic of `PARTITIONS` partitions. The first
+join arms the fault on the first member as soon as its consumer starts (a fault event is
+aimed at a member of the group: the requests it sent in the meantime are not hit), and a
+second member follows; a second
+join arms it on the first member of a settled group, then the second joins; a leave and a
+crash arm it on the first of three settled members, then the third leaves or crashes (a
+LeaveGroup fault at a leave is aimed at the member leaving: no other sends one). An error
+point is `CoordinatorError`, a delayed answer is `Delay` by the member's request timeout
+(`targets.wire.timeouts`) and a margin; the group ends with `Settle`, judged as every wire
+story is.
+"""
+
+from __future__ import annotations
+
+from ...model.event_types import Crash, Join, Leave
+from ...model.events import DomainEvent
+from ...model.group_events import CoordinatorError, Delay, Partitions, Settle
+from ...targets.wire.round_records import COOPERATIVE_PROTOCOLS
+from ...targets.wire.timeouts import past_request_timeout
+from ...targets.wire.wire_group import CONFIG
+from .points import FaultPoint, Protocol
+
+__all__ = ["MEMBERS", "PARTITIONS", "TOPIC", "aimed_at", "protocol_assignor", "story"]
+
+MEMBERS = ("c1", "c2", "c3")
+TOPIC, PARTITIONS = "t0", 4
+#: the assignor a protocol's points run when the target's own is of the other protocol
+_DEFAULT = {"eager": "range", "cooperative": "cooperative-sticky"}
+
+
+def protocol_assignor(protocol: Protocol, assignor: str) -> str:
+    """The target's ``assignor`` when it rebalances under ``protocol``, else Kafka's usual
+    assignor of that protocol."""
+    cooperative = assignor in COOPERATIVE_PROTOCOLS
+    return assignor if cooperative == (protocol == "cooperative") else _DEFAULT[protocol]
+
+
+def aimed_at(point: FaultPoint) -> str:
+    return MEMBERS[2] if point.step == "leave" and point.api == "LeaveGroup" else MEMBERS[0]
+
+
+def _fault(point: FaultPoint, client: str) -> DomainEvent | str:
+    member = aimed_at(point)
+    if point.kind == "error":
+        return CoordinatorError(member, point.api, point.error)
+    if point.kind == "delay":
+        try:
+            seconds = past_request_timeout(client, CONFIG, point.api)
+        except ValueError as exc:
+            return str(exc)
+        return Delay(member, point.api, round(seconds * 1000))
+    return f"a wire group has no event that plays {point.kind} yet"
+
+
+def story(point: FaultPoint, client: str, assignor: str) -> list[DomainEvent] | str:
+    """The point's events for members of ``client`` run with ``assignor`` (the protocol's,
+    `protocol_assignor`); a string: why a wire group cannot play it."""
+    fault = _fault(point, client)
+    if isinstance(fault, str):
+        return fault
+    first, second, third = (Join(m, (TOPIC,), (assignor,)) for m in MEMBERS)
+    opening: list[DomainEvent] = [Partitions(TOPIC, PARTITIONS)]
+    if point.step == "first_join":
+        return [*opening, first, fault, second, Settle()]
+    if point.step == "second_join":
+        return [*opening, first, Settle(), fault, second, Settle()]
+    gone = Leave(MEMBERS[2]) if point.step == "leave" else Crash(MEMBERS[2])
+    return [*opening, first, second, third, Settle(), fault, gone, Settle()]

@@ -1,0 +1,44 @@
+"""The ``faults`` engine (`engines.faults.engine`) on real librdkafka consumers: a tiny scope
+is played point by point with its coverage line, a point the wire group cannot play counts
+as not applicable (never as played), and a target that is not a wire target is skipped."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("kio", reason="groupcheck's broker (the default wire backend) needs kio")
+
+from groupcheck.engines.battery.faults import play_scope, run_faults  # noqa: E402
+from groupcheck.engines.faults.points import Scope, fault_points  # noqa: E402
+from groupcheck.model.replay import load  # noqa: E402
+from groupcheck.targets.registry import resolve  # noqa: E402
+
+from helpers.environment import missing  # noqa: E402
+
+#: a delayed Heartbeat answer (played) and a moved coordinator (no wire event plays it)
+TINY = Scope(steps=("first_join",), apis=("Heartbeat",), kinds=("delay", "move"))
+
+
+@pytest.mark.wire
+def test_a_tiny_scope_is_played_on_librdkafka_and_its_coverage_counts_only_played_points(
+        tmp_path: Path) -> None:
+    if missing("librdkafka"):
+        pytest.skip(missing("librdkafka"))
+    result, tally = play_scope(resolve("wire:librdkafka:range"), 60, str(tmp_path),
+                               scope=TINY)
+    points = fault_points(TINY)
+    played = [p for p in points if p.kind == "delay"]
+    assert tally.played == played
+    assert sorted(tally.not_applicable) == sorted(p.name for p in points if p.kind == "move")
+    assert result.runs == len(played)
+    assert result.note == (f"{len(played)} of {len(points)} fault points played "
+                           f"({len(points) - len(played)} not applicable)")
+    for finding in result.findings.values():  # a finding is a replay file
+        assert finding.file is not None and load(finding.file)["events"]
+
+
+def test_a_target_that_is_not_a_wire_target_is_skipped_with_the_reason() -> None:
+    result = run_faults(resolve("builtin:range"), 10, "unused")
+    assert result.runs == 0 and "not a wire target" in result.skipped

@@ -1,0 +1,54 @@
+"""The fault points of a scope (`engines.faults.points`): every error the coordinator's table
+lets an API answer at a served version, once per step, protocol and API, the other kinds
+once each, no point twice, the same order every time."""
+
+from __future__ import annotations
+
+import pytest
+
+from groupcheck.broker.faults import FAULTS
+from groupcheck.broker.protocol import API_KEYS, SUPPORTED
+from groupcheck.engines.faults.points import (
+    APIS,
+    KINDS,
+    PROTOCOLS,
+    STEPS,
+    Scope,
+    fault_points,
+)
+
+
+def served_errors(api: str) -> set[str]:
+    """The API's errors carried from a version at or below the broker's highest."""
+    highest = SUPPORTED[API_KEYS[api]][2]
+    return {f.error for f in FAULTS if f.api == api and f.since <= highest}
+
+
+def test_the_full_scope_counts_every_served_error_and_each_other_kind_per_step_and_protocol(
+        ) -> None:
+    per_combination = sum(len(served_errors(api)) + len(KINDS) - 1 for api in APIS)
+    assert len(fault_points()) == len(STEPS) * len(PROTOCOLS) * per_combination
+
+
+def test_no_point_is_enumerated_twice_and_the_order_is_fixed() -> None:
+    points = fault_points()
+    assert len({p.name for p in points}) == len(points)
+    assert points == fault_points()
+    assert [p.step for p in points] == sorted((p.step for p in points), key=STEPS.index)
+
+
+def test_every_error_point_is_one_the_table_lets_its_api_answer() -> None:
+    for point in fault_points(Scope(kinds=("error",))):
+        assert point.error in served_errors(point.api)
+
+
+def test_a_narrow_scope_holds_exactly_its_axes_values() -> None:
+    scope = Scope(steps=("leave",), protocols=("eager",), apis=("Heartbeat",),
+                  kinds=("delay", "close"))
+    assert [p.name for p in fault_points(scope)] == [
+        "leave/eager/Heartbeat/close", "leave/eager/Heartbeat/delay"]
+
+
+def test_an_unknown_axis_value_is_refused() -> None:
+    with pytest.raises(ValueError, match="unknown API Produce"):
+        Scope(apis=("Produce",))
