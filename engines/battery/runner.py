@@ -106,10 +106,10 @@ if TYPE_CHECKING:
     from .fuzz import machine_config, run_fuzz
 
 __all__ = ["DEFAULT_SCOPE", "ENGINES", "ENGINE_LIST", "INVARIANT_ROWS", "SMALL_SCOPE",
-           "BatteryResult", "Context", "Engine", "EngineResult", "Finding", "answer", "figure_lines", "file_safe", "invariant_id",
-           "load_assign_vectors", "machine_config", "partition_sets", "run_batteries",
-           "run_battery", "run_codec", "run_fuzz", "run_prove", "run_scale", "run_scenarios",
-           "run_stories", "run_vectors", "save_json", "vectors_dir"]
+           "BatteryResult", "Context", "Engine", "EngineResult", "Finding", "answer",
+           "figure_lines", "file_safe", "invariant_id", "load_assign_vectors", "machine_config",
+           "partition_sets", "run_batteries", "run_battery", "run_codec", "run_fuzz", "run_prove",
+           "run_scale", "run_scenarios", "run_stories", "run_vectors", "save_json", "vectors_dir"]
 
 MIN_SEARCH_SHARE = 0.25  # of the budget, kept for the searching engines whatever came first
 #: the pytest plugin's split of an item's searching time (``check`` spends it in slices)
