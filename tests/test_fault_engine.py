@@ -11,14 +11,14 @@ import pytest
 pytest.importorskip("kio", reason="groupcheck's broker (the default wire backend) needs kio")
 
 from groupcheck.engines.battery.faults import play_scope, run_faults  # noqa: E402
-from groupcheck.engines.faults.points import Scope, fault_points  # noqa: E402
+from groupcheck.engines.faults.points import FaultScope, fault_points  # noqa: E402
 from groupcheck.model.replay import load  # noqa: E402
 from groupcheck.targets.registry import resolve  # noqa: E402
 
 from helpers.environment import missing  # noqa: E402
 
 #: a delayed Heartbeat answer (played) and a moved coordinator (no wire event plays it)
-TINY = Scope(steps=("first_join",), apis=("Heartbeat",), kinds=("delay", "move"))
+TINY = FaultScope(steps=("first_join",), apis=("Heartbeat",), kinds=("delay", "move"))
 
 
 @pytest.mark.wire

@@ -13,7 +13,7 @@ from groupcheck.engines.faults.points import (
     KINDS,
     PROTOCOLS,
     STEPS,
-    Scope,
+    FaultScope,
     fault_points,
 )
 
@@ -38,12 +38,12 @@ def test_no_point_is_enumerated_twice_and_the_order_is_fixed() -> None:
 
 
 def test_every_error_point_is_one_the_table_lets_its_api_answer() -> None:
-    for point in fault_points(Scope(kinds=("error",))):
+    for point in fault_points(FaultScope(kinds=("error",))):
         assert point.error in served_errors(point.api)
 
 
 def test_a_narrow_scope_holds_exactly_its_axes_values() -> None:
-    scope = Scope(steps=("leave",), protocols=("eager",), apis=("Heartbeat",),
+    scope = FaultScope(steps=("leave",), protocols=("eager",), apis=("Heartbeat",),
                   kinds=("delay", "close"))
     assert [p.name for p in fault_points(scope)] == [
         "leave/eager/Heartbeat/close", "leave/eager/Heartbeat/delay"]
@@ -51,4 +51,4 @@ def test_a_narrow_scope_holds_exactly_its_axes_values() -> None:
 
 def test_an_unknown_axis_value_is_refused() -> None:
     with pytest.raises(ValueError, match="unknown API Produce"):
-        Scope(apis=("Produce",))
+        FaultScope(apis=("Produce",))

@@ -30,7 +30,7 @@ from ...properties.harness import HarnessError
 from ...properties.invariants import judged_by
 from ...targets.target import Target
 from ...targets.wire.wire_group import WireGroup
-from ..faults.points import FULL, FaultPoint, Scope, fault_points
+from ..faults.points import FULL, FaultPoint, FaultScope, fault_points
 from ..faults.stories import MEMBERS, protocol_assignor, story
 from ..progress import Meter, ProgressFn, silent
 from .results import EngineResult, Finding, file_safe, invariant_id
@@ -110,13 +110,13 @@ def _found(target: Target, events: list[DomainEvent], outcome: Outcome, point: F
             for v in outcome.violations]
 
 
-def run_faults(target: Target, budget: float, failures: str, *, scope: Scope = FULL,
+def run_faults(target: Target, budget: float, failures: str, *, scope: FaultScope = FULL,
                progress: ProgressFn = silent) -> EngineResult:
     """`play_scope`'s result alone."""
     return play_scope(target, budget, failures, scope=scope, progress=progress)[0]
 
 
-def play_scope(target: Target, budget: float, failures: str, *, scope: Scope = FULL,
+def play_scope(target: Target, budget: float, failures: str, *, scope: FaultScope = FULL,
                progress: ProgressFn = silent) -> tuple[EngineResult, Tally]:
     """The scope's points in order on ``target`` within ``budget`` seconds (a point under
     way finishes), to the first finding; the result's note is the coverage line."""

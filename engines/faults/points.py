@@ -2,7 +2,7 @@
 of a group's life, under which rebalance protocol.
 
 What lives here: `FaultPoint` (one point), `STEPS`, `PROTOCOLS`, `KINDS` and `APIS` (the
-axes), `Scope` (a selection along them, `FULL` every point) and `fault_points` (the
+axes), `FaultScope` (a selection along them, `FULL` every point) and `fault_points` (the
 scope's points, in a fixed order).
 
 Theory of operation: an error point carries one of the errors the coordinator's fault table
@@ -24,8 +24,8 @@ from ...broker.faults import FAULTS, refusal
 from ...broker.protocol import API_KEYS
 from ...broker.steering import api_key_of
 
-__all__ = ["APIS", "FULL", "KINDS", "PROTOCOLS", "STEPS", "FaultPoint", "Kind", "Protocol", "Scope",
-           "Step", "fault_points"]
+__all__ = ["APIS", "FULL", "KINDS", "PROTOCOLS", "STEPS", "FaultPoint", "FaultScope", "Kind",
+           "Protocol", "Step", "fault_points"]
 
 Step = Literal["first_join", "second_join", "leave", "crash"]
 Protocol = Literal["eager", "cooperative"]
@@ -58,7 +58,7 @@ class FaultPoint:
 
 
 @dataclass(frozen=True)
-class Scope:
+class FaultScope:
     """The axes' values a run plays (by default: all of each)."""
 
     steps: tuple[Step, ...] = STEPS
@@ -99,10 +99,10 @@ def _faults(api: str, kinds: Iterable[Kind]) -> list[tuple[Kind, str]]:
 
 
 #: every point
-FULL = Scope()
+FULL = FaultScope()
 
 
-def fault_points(scope: Scope = FULL) -> list[FaultPoint]:
+def fault_points(scope: FaultScope = FULL) -> list[FaultPoint]:
     """The scope's points: by step, then protocol, then API (`APIS` order), then fault
     (errors in table order, then the other kinds)."""
     apis = [api for api in APIS if api in scope.apis and api in API_KEYS]
