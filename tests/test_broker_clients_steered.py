@@ -3,9 +3,6 @@ a group settles whichever SyncGroup answer (the leader's or the follower's) arri
 
 from __future__ import annotations
 
-import time
-from collections.abc import Callable
-
 import pytest
 
 pytest.importorskip("kio")
@@ -13,41 +10,25 @@ confluent_kafka = pytest.importorskip("confluent_kafka")
 
 from groupcheck.broker import Broker  # noqa: E402
 
+from helpers.polled_group import PolledGroup  # noqa: E402
+
 TOPIC, GROUP = "t", "g"
 ALL = [f"{TOPIC}-{p}" for p in range(4)]
 REBALANCE_IN_PROGRESS = 27
 pytestmark = pytest.mark.broker_config(topics={TOPIC: 4}, initial_rebalance_delay_ms=500)
 
 
-class Members:
+class Members(PolledGroup):
     """Two librdkafka consumers polled from the test's thread."""
 
     def __init__(self, bootstrap: str) -> None:
+        super().__init__(ALL)
         self.consumers = {n: confluent_kafka.Consumer({
             "bootstrap.servers": bootstrap, "group.id": GROUP, "client.id": n,
             "session.timeout.ms": 6000, "heartbeat.interval.ms": 300,
             "partition.assignment.strategy": "range"}) for n in ("a", "b")}
         for c in self.consumers.values():
             c.subscribe([TOPIC])
-
-    def poll_until(self, done: Callable[[], bool], timeout: float = 30.0) -> None:
-        deadline = time.monotonic() + timeout
-        while not done():
-            assert time.monotonic() < deadline, "the group did not get there in time"
-            for c in self.consumers.values():
-                c.poll(0.02)
-
-    def owned(self) -> dict[str, list[str]]:
-        return {n: sorted(f"{tp.topic}-{tp.partition}" for tp in c.assignment())
-                for n, c in self.consumers.items()}
-
-    def settled(self) -> bool:
-        owned = self.owned()
-        return all(owned.values()) and sorted(sum(owned.values(), [])) == ALL
-
-    def close(self) -> None:
-        for c in self.consumers.values():
-            c.close()
 
 
 def test_an_error_aimed_at_one_consumer_leaves_the_other_untouched(broker: Broker) -> None:

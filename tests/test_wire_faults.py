@@ -7,9 +7,6 @@ answered past its request timeout (that member, alone, times the request out).
 from __future__ import annotations
 
 import logging
-import time
-from collections.abc import Callable
-from typing import Any
 
 import pytest
 
@@ -18,6 +15,8 @@ confluent_kafka = pytest.importorskip("confluent_kafka")
 
 from groupcheck.broker import Broker  # noqa: E402
 from groupcheck.targets.wire.timeouts import past_request_timeout  # noqa: E402
+
+from helpers.polled_group import PolledGroup  # noqa: E402
 
 TOPIC, GROUP = "t", "g"
 ALL = [f"{TOPIC}-{p}" for p in range(4)]
@@ -39,12 +38,12 @@ class Logs(logging.Handler):
         self.lines.append(record.getMessage())
 
 
-class Members:
+class Members(PolledGroup):
     """Two librdkafka consumers, a and b, polled from the test's thread."""
 
     def __init__(self, bootstrap: str) -> None:
+        super().__init__(ALL)
         self.logs = {n: Logs() for n in ("a", "b")}
-        self.consumers: dict[str, Any] = {}
         for name, logs in self.logs.items():
             logger = logging.getLogger(f"{__name__}.{name}")
             logger.addHandler(logs)
@@ -55,25 +54,6 @@ class Members:
                 "socket.timeout.ms": SOCKET_TIMEOUT_MS,
                 "partition.assignment.strategy": "range"}, logger=logger)
             self.consumers[name].subscribe([TOPIC])
-
-    def poll_until(self, done: Callable[[], bool], timeout: float = 30.0) -> None:
-        deadline = time.monotonic() + timeout
-        while not done():
-            assert time.monotonic() < deadline, "the group did not get there in time"
-            for c in self.consumers.values():
-                c.poll(0.02)
-
-    def owned(self) -> dict[str, list[str]]:
-        return {n: sorted(f"{tp.topic}-{tp.partition}" for tp in c.assignment())
-                for n, c in self.consumers.items()}
-
-    def settled(self) -> bool:
-        owned = self.owned()
-        return all(owned.values()) and sorted(sum(owned.values(), [])) == ALL
-
-    def close(self) -> None:
-        for c in self.consumers.values():
-            c.close()
 
 
 def _heartbeat_after_steering(broker: Broker, member: str) -> bool:
