@@ -25,20 +25,14 @@ from groupcheck.engines.releases.matrix_report import matrix_text
 from groupcheck.properties.scope import Scope, prove
 from groupcheck.targets.registry import resolve
 
+from helpers.kafka_releases import fake_maven_repo
+
 MUTANT = "mutant:cooperative-trust-claims"
 BUILTIN = "builtin:cooperative-sticky"
 
 
-def _repo(root: Path, *versions: str) -> str:
-    for v in versions:
-        folder = root / "org" / "apache" / "kafka" / "kafka-clients" / v
-        folder.mkdir(parents=True)
-        (folder / f"kafka-clients-{v}.jar").write_bytes(b"")
-    return str(root)
-
-
 def test_versions_range_is_inclusive_and_ordered(tmp_path: Path) -> None:
-    repo = _repo(tmp_path, "2.8.0", "3.4.0", "3.10.0", "4.0.0-SNAPSHOT", "4.0.0")
+    repo = fake_maven_repo(tmp_path, "2.8.0", "3.4.0", "3.10.0", "4.0.0-SNAPSHOT", "4.0.0")
     assert parse_versions("3.4.0..4.0.0", repo) == [
         "java@3.4.0:", "java@3.10.0:", "java@4.0.0-SNAPSHOT:", "java@4.0.0:"]
     assert parse_versions("..3.4.0", repo) == ["java@2.8.0:", "java@3.4.0:"]
@@ -53,7 +47,7 @@ def test_versions_range_is_inclusive_and_ordered(tmp_path: Path) -> None:
 def test_bad_versions_exit_2_with_one_line(tmp_path: Path, versions: str,
                                            monkeypatch: pytest.MonkeyPatch,
                                            capsys: pytest.CaptureFixture[str]) -> None:
-    monkeypatch.setenv("GROUPCHECK_MAVEN_REPO", _repo(tmp_path / "m2", "2.8.0", "3.4.0"))
+    monkeypatch.setenv("GROUPCHECK_MAVEN_REPO", fake_maven_repo(tmp_path / "m2", "2.8.0", "3.4.0"))
     assert main(["matrix", "--versions", versions, "--out", str(tmp_path / "o")]) == 2
     err = capsys.readouterr().err
     assert len(err.strip().splitlines()) == 1 and "--versions" in err

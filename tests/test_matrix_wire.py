@@ -13,19 +13,11 @@ from groupcheck.cli import main
 from groupcheck.engines import named_and_released
 from groupcheck.targets.processes.maven_repo import release_order
 
-from helpers.kafka_releases import repo_releases
-
-
-def _repo(root: Path, *versions: str) -> str:
-    for v in versions:
-        folder = root / "org" / "apache" / "kafka" / "kafka-clients" / v
-        folder.mkdir(parents=True)
-        (folder / f"kafka-clients-{v}.jar").write_bytes(b"")
-    return str(root)
+from helpers.kafka_releases import fake_maven_repo, repo_releases
 
 
 def test_a_wire_template_is_put_at_each_release(tmp_path: Path) -> None:
-    repo = _repo(tmp_path, "2.8.0", "3.4.0", "3.5.1")
+    repo = fake_maven_repo(tmp_path, "2.8.0", "3.4.0", "3.5.1")
     assert named_and_released(["wire:java:range"], "3.4.0..3.5.1", repo) == [
         "wire:java@3.4.0:range", "wire:java@3.5.1:range"]
     assert named_and_released(["builtin:range", "wire:mixed:java+kafkajs:roundrobin",
@@ -36,7 +28,7 @@ def test_a_wire_template_is_put_at_each_release(tmp_path: Path) -> None:
 
 
 def test_without_a_wire_template_the_releases_follow_as_java_targets(tmp_path: Path) -> None:
-    repo = _repo(tmp_path, "2.8.0", "3.4.0")
+    repo = fake_maven_repo(tmp_path, "2.8.0", "3.4.0")
     assert named_and_released(["wire:java@2.8.0:range", "builtin:range"], "3.4.0", repo) == [
         "wire:java@2.8.0:range", "builtin:range", "java@3.4.0:"]
     assert named_and_released(["wire:kafka-python:range"], "3.4.0", repo) == [

@@ -2,7 +2,7 @@
 each a short story on a fresh group judged as every wire story is.
 
 What lives here: `run_faults` and `play_scope` (the engine), `coverage` (its line: how
-many of the scope's points it played) and `Tally` (what became of each point).
+many of the scope's points it played) and `FaultTally` (what became of each point).
 
 Theory of operation: the points come from `faults.points.fault_points`, each story from
 `faults.stories.story`. A point the target cannot play — its protocol's assignor is not among
@@ -35,7 +35,7 @@ from ..faults.stories import MEMBERS, protocol_assignor, story
 from ..progress import Meter, ProgressFn, silent
 from .results import EngineResult, Finding, file_safe, invariant_id
 
-__all__ = ["FAULTS_SHARE", "Tally", "coverage", "play_scope", "run_faults"]
+__all__ = ["FAULTS_SHARE", "FaultTally", "coverage", "play_scope", "run_faults"]
 
 #: of a ``check`` run's budget, for the fault engine on each wire target (the state
 #: machine's minimum and slices keep the rest)
@@ -43,7 +43,7 @@ FAULTS_SHARE = 0.3
 
 
 @dataclass
-class Tally:
+class FaultTally:
     """The scope's points: played, not applicable (with the reason), not reached."""
 
     total: int
@@ -51,7 +51,7 @@ class Tally:
     not_applicable: dict[str, str] = field(default_factory=dict)  # point name → why
 
 
-def coverage(tally: Tally) -> str:
+def coverage(tally: FaultTally) -> str:
     """``12 of 624 fault points played (40 not applicable)``."""
     return (f"{len(tally.played)} of {tally.total} fault points played "
             f"({len(tally.not_applicable)} not applicable)")
@@ -117,12 +117,12 @@ def run_faults(target: Target, budget: float, failures: str, *, scope: FaultScop
 
 
 def play_scope(target: Target, budget: float, failures: str, *, scope: FaultScope = FULL,
-               progress: ProgressFn = silent) -> tuple[EngineResult, Tally]:
+               progress: ProgressFn = silent) -> tuple[EngineResult, FaultTally]:
     """The scope's points in order on ``target`` within ``budget`` seconds (a point under
     way finishes), to the first finding; the result's note is the coverage line."""
     result, stats = EngineResult("faults", skipped=_reason(target)), Stats()
     points = fault_points(scope)
-    tally = Tally(len(points))
+    tally = FaultTally(len(points))
     if result.skipped:
         return result, tally
     result.checked = judged_by("wire", timed=False)

@@ -54,3 +54,13 @@ def stand_in_jar(path: Path, *members: str) -> Path:
         for member in members:
             jar.writestr(member, b"")
     return path
+
+
+def fake_maven_repo(root: Path, *versions: str) -> str:
+    """A Maven local repository under ``root`` holding an empty kafka-clients jar of each
+    version (enough for the release list; nothing runs from it)."""
+    for v in versions:
+        folder = root / "org" / "apache" / "kafka" / "kafka-clients" / v
+        folder.mkdir(parents=True)
+        (folder / f"kafka-clients-{v}.jar").write_bytes(b"")
+    return str(root)

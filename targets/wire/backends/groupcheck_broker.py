@@ -48,6 +48,7 @@ from .backend import BackendUnavailable, GroupRound
 
 if TYPE_CHECKING:  # the broker imports kio: loaded only when a backend is made
     from ....broker import Broker
+    from ....broker.steering import Exchange
 
 __all__ = ["API_NAMES", "ERROR_CODES", "ERROR_NAMES", "ORDER_LIMIT", "ORDER_WINDOW",
            "GroupcheckBackend", "SyncOrder"]
@@ -94,7 +95,7 @@ class GroupcheckBackend:
         self.failures = Failures()  # of the steering threads
         self.order_window = min(ORDER_WINDOW, session_timeout_ms / 2000)
         self._told_seq = -1  # the last exchange `told` read
-        self._joins_seq, self._joins = -1, dict[str, Any]()  # `last_joins`: read, kept
+        self._joins_seq, self._joins = -1, dict[str, "Exchange"]()  # `last_joins`: read
         self._rejoin_floor, self._rejoined = -1, set[int]()  # `rejoins`: below, all judged
         self._tags = itertools.count(1)
 
