@@ -34,6 +34,7 @@ from typing import Any, TypeVar, get_args
 
 from ..properties.harness import Failures, HarnessError, ThreadFailure
 from .checks import Verdict
+from .commit_log import CommitAnswer, answered_commits
 from .connections import Limits
 from .data_apis import ClusterState
 from .faults import error_code
@@ -230,6 +231,10 @@ class Broker:
     def partitions(self) -> dict[str, int]:
         return self._call(lambda core: core.cluster.topics.partition_counts())
 
+    def log_ends(self) -> dict[tuple[str, int], tuple[int, int]]:
+        """Each partition's log start offset and high watermark."""
+        return self._call(lambda core: core.cluster.topics.log_ends())
+
     # -- steering --------------------------------------------------------------------------
 
     def fail_next(self, member: str, api: str | int, error: int | str, count: int = 1) -> None:
@@ -337,6 +342,10 @@ class Broker:
 
     def exchanges(self) -> list[Exchange]:
         return self._call(lambda core: list(core.log))
+
+    def offset_commits(self, after: int = -1) -> tuple[list[CommitAnswer], int]:
+        """The OffsetCommits answered past exchange ``after`` (`commit_log`)."""
+        return self._call(lambda core: answered_commits(core.log.since(after), after))
 
     def steered(self, after: int = -1) -> list[Exchange]:
         """The exchanges steering answered, delayed or held, past sequence number ``after``."""

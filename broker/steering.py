@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import collections
 import itertools
+import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any, Literal
@@ -190,6 +191,7 @@ class Exchange:
     verdicts: tuple[Any, ...] = ()  # the broker-side verdicts this request led to
     raw_request: bytes | None = field(default=None, repr=False)  # with keep_frames only
     raw_response: bytes | None = field(default=None, repr=False)
+    received_ns: int = field(default_factory=time.monotonic_ns)  # CLOCK_MONOTONIC on arrival
 
     @property
     def api(self) -> str:
@@ -248,6 +250,11 @@ class ExchangeLog:
 
     def __iter__(self) -> Iterator[Exchange]:
         return iter(list(self._items))
+
+    def since(self, seq: int) -> list[Exchange]:
+        """The exchanges past sequence number ``seq``, in arrival order."""
+        start = max(0, seq + 1 - self._items[0].seq) if self._items else 0
+        return list(itertools.islice(self._items, start, None))
 
     def __len__(self) -> int:
         return len(self._items)

@@ -152,6 +152,11 @@ class Topics:
     def partition_counts(self) -> dict[str, int]:
         return {name: len(t.partitions) for name, t in self._topics.items()}
 
+    def log_ends(self) -> dict[tuple[str, int], tuple[int, int]]:
+        """Each partition's log start offset and high watermark."""
+        return {(name, i): (p.log_start, p.high_watermark)
+                for name, t in self._topics.items() for i, p in enumerate(t.partitions)}
+
     def create(self, name: str, partitions: int, now_ms: int = 0) -> Topic:
         if name in self._topics:
             raise StoreError(_TOPIC_ALREADY_EXISTS, f"topic {name!r} already exists")

@@ -2,15 +2,16 @@
 
 A backend gives a bootstrap address, creates, grows and deletes topics, injects errors and
 delays for an API and orders SyncGroup answers — aimed at one member where it can
-(`Backend.aims_errors_at_members`; the mock cannot, and cannot order) — and describes the
-group as its coordinator ran it: for every generation, the leader, the protocol, each member's
+(`Backend.aims_errors_at_members`; the mock cannot, and cannot order) — and describes the group
+as its coordinator ran it: for every generation, the leader, the protocol, each member's
 subscription bytes and the assignment bytes the leader sent, and whether every member got its
-SyncGroup answer (`GroupRound`). The wire layer (`group.WireGroup`) judges those bytes and uses
-them to tell when the group has settled; it never knows which backend it runs on. A
-backend's own threads (steering, a proxy's pumps) and its cluster may fail: `failure` says
-so, and the wire layer then ends the run as a harness error. Backends:
-``groupcheck`` (groupcheck's own broker, `groupcheck_broker`, the default: it also answers a
-real DescribeGroups, `describe`) and ``mock`` (librdkafka's mock cluster, `mock`).
+SyncGroup answer (`GroupRound`); where it can, also every OffsetCommit its coordinator answered
+(`commits`) and each partition's log start and high watermark (`log_ends`). The wire layer
+(`group.WireGroup`) judges those bytes and uses them to tell when the group has settled; it
+never knows which backend it runs on. A backend's own threads (steering, a proxy's pumps) and
+its cluster may fail: `failure` says so, and the wire layer then ends the run as a harness
+error. Backends: ``groupcheck`` (groupcheck's own broker, `groupcheck_broker`, the default:
+it also answers a real DescribeGroups, `describe`) and ``mock`` (librdkafka's mock cluster, `mock`).
 Everything a backend needs to work around stays inside it. This module is the interface
 only; `factory` makes a backend by its name.
 """
@@ -18,11 +19,14 @@ only; `factory` makes a backend by its name.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from ....properties.harness import ThreadFailure
 from ....properties.member_id_rules import ErrorResponse, NextJoin
 from ..refusals import LastJoin
+
+if TYPE_CHECKING:  # the broker imports kio: loaded only when a backend is made
+    from ....broker.commit_log import CommitAnswer
 
 __all__ = ["Backend", "BackendUnavailable", "GroupRound"]
 
@@ -82,6 +86,13 @@ class Backend(Protocol):
 
     #: error answers whose member's next JoinGroup was answered since (I16); none on the mock
     def rejoins(self) -> list[tuple[ErrorResponse, NextJoin]]: ...
+
+    #: every OffsetCommit of its group the coordinator answered so far, in arrival order
+    #: (none on the mock, which keeps no such log)
+    def commits(self) -> list[CommitAnswer]: ...
+
+    #: each partition's (log start offset, high watermark); empty where it cannot tell (mock)
+    def log_ends(self) -> dict[tuple[str, int], tuple[int, int]]: ...
 
     def forget(self, member: str) -> None: ...  # it left or crashed: disarm what aims at it
 

@@ -48,6 +48,7 @@ from .backend import BackendUnavailable, GroupRound
 
 if TYPE_CHECKING:  # the broker imports kio: loaded only when a backend is made
     from ....broker import Broker
+    from ....broker.commit_log import CommitAnswer
     from ....broker.steering import Exchange
 
 __all__ = ["API_NAMES", "ERROR_CODES", "ERROR_NAMES", "ORDER_LIMIT", "ORDER_WINDOW",
@@ -98,6 +99,7 @@ class GroupcheckBackend:
         self._joins_seq, self._joins = -1, dict[str, "Exchange"]()  # `last_joins`: read
         self._rejoin_floor, self._rejoined = -1, set[int]()  # `rejoins`: below, all judged
         self._tags = itertools.count(1)
+        self._commit_floor, self._commits = -1, dict[int, "CommitAnswer"]()  # `commits`: read
 
     @property
     def topics(self) -> dict[str, int]:
@@ -149,6 +151,18 @@ class GroupcheckBackend:
                 out.append((e.who.client_id, ERROR_NAMES[e.error_code],
                             -1 if generation is None else int(generation)))
         return out
+
+    def commits(self) -> list[CommitAnswer]:
+        """Every OffsetCommit of this backend's group answered so far (`broker.commit_log`);
+        each call reads only the exchanges logged since the last."""
+        answers, self._commit_floor = self.broker.offset_commits(self._commit_floor)
+        for answer in answers:
+            if self.group in (None, answer.group):
+                self._commits.setdefault(answer.seq, answer)
+        return sorted(self._commits.values(), key=lambda a: a.seq)
+
+    def log_ends(self) -> dict[tuple[str, int], tuple[int, int]]:
+        return self.broker.log_ends()
 
     def forget(self, member: str) -> None:
         """``member`` left or crashed: no rule aimed at it fires on whoever joins next

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import threading
 import time
+from typing import TYPE_CHECKING
 
 from ....properties.harness import ThreadFailure
 from ....properties.member_id_rules import ErrorResponse, NextJoin
@@ -27,6 +28,9 @@ from ..refusals import LastJoin
 from .backend import BackendUnavailable, GroupRound
 from .mock_binding import MockCluster, MockUnavailable
 from .mock_proxy import JOIN_GROUP, SYNC_GROUP, Proxy, Request
+
+if TYPE_CHECKING:  # the broker imports kio
+    from ....broker.commit_log import CommitAnswer
 
 __all__ = ["ALWAYS", "API_VERSIONS", "DEFECTS_BY_CLIENT", "INCONSISTENT_GROUP_PROTOCOL",
            "MOCK_API_VERSIONS_MAX", "MOCK_DEFECTS", "MOCK_PARSES", "SYNC_ORDER_GAP",
@@ -175,6 +179,14 @@ class MockBackend:
     def rejoins(self) -> list[tuple[ErrorResponse, NextJoin]]:
         """The mock keeps no exchange log to judge I16 on."""
         return []
+
+    def commits(self) -> list[CommitAnswer]:
+        """None: the proxy keeps no OffsetCommit log (the members' own events still tell)."""
+        return []
+
+    def log_ends(self) -> dict[tuple[str, int], tuple[int, int]]:
+        """None known: the mock does not say (the wire group counts what it produced)."""
+        return {}
 
     def forget(self, member: str) -> None:
         """Nothing here aims at a member: what was pushed is the group's next request's."""
