@@ -4,6 +4,7 @@ assignors), instead of waiting out STEP_WAIT; a refusal that may still pass is w
 
 from __future__ import annotations
 
+import collections
 import time
 from collections.abc import Iterator
 from types import SimpleNamespace
@@ -25,6 +26,7 @@ from groupcheck.targets.wire.refusals import (  # noqa: E402
     LastJoin,
     cannot_join,
 )
+from groupcheck.targets.wire.shown import Shown  # noqa: E402
 from groupcheck.targets.wire.wire_group import GROUP, STEP_WAIT, WireGroup  # noqa: E402
 
 from helpers.broker_wire import RawClient  # noqa: E402
@@ -55,7 +57,7 @@ def _join(bootstrap: str, name: str, protocol: str) -> tuple[RawClient, Any]:
 def _member() -> Any:
     driver = SimpleNamespace(alive=True, drained=lambda: True)
     return SimpleNamespace(polling=True, subscription=frozenset({"t0"}), owned=set(),
-                           driver=driver, source=1)
+                           marks=set(), read={}, driver=driver, source=1)
 
 
 def _group(backend: GroupcheckBackend, names: list[str]) -> WireGroup:
@@ -66,7 +68,7 @@ def _group(backend: GroupcheckBackend, names: list[str]) -> WireGroup:
     group.pool = SimpleNamespace(failure=lambda: None)  # type: ignore[assignment]
     group.log, group.applied = WireLog(lambda: True), 0
     group.shown_rounds = {r.generation for r in backend.rounds()}
-    group._said, group._pending = {}, {"errors": []}
+    group._said, group.shown, group.produced = {}, Shown(), collections.Counter()
     return group
 
 
@@ -83,7 +85,7 @@ def test_a_join_refused_inconsistent_group_protocol_ends_the_step_at_once_naming
     began = time.monotonic()
     assert group.step() is False
     assert time.monotonic() - began < STEP_WAIT / 10
-    [(who, why)] = group._pending["errors"]
+    [(who, why)] = group.shown.errors
     assert who == "group"
     assert "m2's JoinGroup with INCONSISTENT_GROUP_PROTOCOL" in why
     assert "[cooperative-sticky]" in why and "[range]" in why

@@ -10,6 +10,7 @@ Metadata request auto-created the topic with one partition and ``send`` waited, 
 
 from __future__ import annotations
 
+import collections
 import time
 from types import SimpleNamespace
 from typing import Any
@@ -35,7 +36,7 @@ def _group(topics: dict[str, int]) -> tuple[WireGroup, list[dict[str, Any]]]:
     group.backend = SimpleNamespace(topics=topics, bootstrap="127.0.0.1:1",  # type: ignore[assignment]
                                     failure=lambda: None)
     group.infos = {"java": SimpleNamespace(name="java")}  # type: ignore[dict-item]
-    group.order, group.classpaths = ["java"], {}
+    group.order, group.classpaths, group.produced = ["java"], {}, collections.Counter()
     group.pool = SimpleNamespace(produce=produce, failure=lambda: None)  # type: ignore[assignment]
     return group, calls
 
@@ -47,6 +48,7 @@ def test_produce_skips_a_partition_the_backend_does_not_have() -> None:
     assert calls == []
     group.produce("t0", 0)
     assert [(c["cmd"], c["topic"], c["partition"]) for c in calls] == [("produce", "t0", 0)]
+    assert group.produced == {("t0", 0): 1}  # what settles on a backend without watermarks
 
 
 def test_the_java_driver_bounds_the_producers_metadata_wait() -> None:

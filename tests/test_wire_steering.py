@@ -225,11 +225,12 @@ def test_a_members_repeated_error_is_shown_once_until_it_does_something_else() -
     from types import SimpleNamespace
 
     from groupcheck.targets.wire.log import Entry
+    from groupcheck.targets.wire.shown import Shown
     from groupcheck.targets.wire.wire_group import WireGroup
 
     group = WireGroup.__new__(WireGroup)
-    group.members = {"m1": SimpleNamespace(source=1, client=SimpleNamespace(name="java"))}  # type: ignore[dict-item]
-    group._said, group._pending = {}, {"errors": [], "records": [], "raised": []}
+    group.members = {"m1": SimpleNamespace(source=1, client=SimpleNamespace(name="java"), read={})}  # type: ignore[dict-item]
+    group._said, group.shown = {}, Shown()
 
     def entry(kind: str, text: str = "") -> Entry:
         return Entry(0, 0, "m1", 1, kind, (("t0", 0),), text=text)
@@ -238,5 +239,5 @@ def test_a_members_repeated_error_is_shown_once_until_it_does_something_else() -
                                        entry("record"), entry("error", "refused"),
                                        entry("error", "other"))]
     assert shown == [True, False, True, True, True]
-    assert [text for _, text in group._pending["errors"]] == [
+    assert [text for _, text in group.shown.errors] == [
         "java: refused", "java: refused", "java: other"]

@@ -24,7 +24,7 @@ from ...properties.membership import PROFILE_TABLE
 from . import release_envs
 from .driver_process import CommandFailed, DriverError, DriverProcess
 from .drivers import java_member, kafkajs_member
-from .drivers.messages import Ack
+from .drivers.messages import COMMIT_STYLES, DEFAULT_COMMIT_STYLE, Ack
 
 __all__ = ["BUILT", "DRIVER_ENV", "SHIPPED", "ClientInfo", "ClientUnavailable", "argv",
            "built_client", "hello", "missing"]
@@ -60,6 +60,8 @@ class ClientInfo:
     crash: str  # "command" | "kill"
     #: the client takes a group instance id (KIP-345); a driver that does not say has none
     static_membership: bool = False
+    #: the commit styles its driver offers (the contract's); a driver that does not say: none
+    commit_styles: tuple[str, ...] = (DEFAULT_COMMIT_STYLE,)
 
 
 def _built_missing(name: str, classpath: str) -> str:
@@ -159,6 +161,10 @@ def _info(name: str, answer: Ack) -> ClientInfo:
     if crash not in ("command", "kill"):
         raise ClientUnavailable(f"wire: {name} announces crash {crash!r}; expected command "
                                 "or kill")
+    styles = tuple(str(s) for s in answer.get("commit_styles") or (DEFAULT_COMMIT_STYLE,))
+    if not set(styles) <= set(COMMIT_STYLES):
+        raise ClientUnavailable(f"wire: {name} announces commit styles {list(styles)}; "
+                                f"expected some of {', '.join(COMMIT_STYLES)}")
     return ClientInfo(name, str(answer.get("client", name)), str(answer.get("version", "?")),
                       tuple(str(a) for a in answer.get("assignors") or ()), profile, crash,
-                      answer.get("static_membership") is True)
+                      answer.get("static_membership") is True, styles)

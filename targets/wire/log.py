@@ -46,9 +46,10 @@ CALLBACKS = ("assigned", "revoked", "lost")
 @dataclass(frozen=True)
 class Entry:
     """One logged happening. ``kind``: assigned / revoked / lost (``phase`` start or end),
-    record, error, pause, resume, subscribe, closed; ``started``: the global seq of a
-    callback's start (end entries only); ``before`` / ``after``: the client's assignment
-    around a subscribe."""
+    record (one per record: its partition, ``offset`` and the client's ``generation``),
+    commit (``style``, ``offsets``, the outcome in ``text``), error, pause, resume, subscribe,
+    closed; ``started``: the global seq of a callback's start (end entries only); ``before`` /
+    ``after``: the client's assignment around a subscribe."""
 
     seq: int
     ts: int
@@ -65,6 +66,9 @@ class Entry:
     after: tuple[TopicPartition, ...] = ()
     paused: tuple[TopicPartition, ...] | None = None  # the client's, after a callback
     raised_by: str = ""  # an error's: the client call that raised it to the application
+    offset: int = -1  # a record's
+    style: str = ""  # a commit's commit style
+    offsets: tuple[tuple[str, int, int], ...] = ()  # a commit's (topic, partition, next offset)
 
 
 @dataclass(order=True)
@@ -77,6 +81,11 @@ class _Incoming:
 
 def _tps(raw: Iterable[JsonPartition] | None) -> tuple[TopicPartition, ...]:
     return tuple(sorted((str(t), int(p)) for t, p, *_ in raw or ()))
+
+
+def _generation(message: DriverEvent) -> int:
+    generation = message.get("generation")
+    return -1 if generation is None else int(generation)
 
 
 class WireLog:
@@ -146,17 +155,25 @@ class WireLog:
                 self._starts[key] = seq
             else:
                 started = self._starts.pop(key, -1)
-            generation, paused = m.get("generation"), m.get("paused")
+            paused = m.get("paused")
             self.entries.append(replace(
                 common, kind=kind, partitions=_tps(m.get("partitions")),
                 phase="start" if name == "callback_start" else "end",
                 member_id=str(m.get("memberId") or ""),
-                generation=-1 if generation is None else int(generation), started=started,
+                generation=_generation(m), started=started,
                 paused=None if paused is None else _tps(paused)))
         elif name == "records":
-            for t, p, *_ in m.get("records") or ():
+            generation = _generation(m)
+            for t, p, *offset in m.get("records") or ():
                 self.entries.append(replace(common, seq=len(self.entries), kind="record",
-                                            partitions=((str(t), int(p)),)))
+                                            partitions=((str(t), int(p)),),
+                                            offset=int(offset[0]) if offset else -1,
+                                            generation=generation))
+        elif name == "commit":
+            self.entries.append(replace(
+                common, style=str(m.get("style", "")), text=str(m.get("outcome", "")),
+                offsets=tuple((str(t), int(p), int(o)) for t, p, o in m.get("offsets") or ()),
+                generation=_generation(m)))
         elif name == "subscribed":
             self.entries.append(replace(common, kind="subscribe",
                                         before=_tps(m.get("before")),

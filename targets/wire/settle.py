@@ -6,8 +6,11 @@ list exactly the polling members, a polling member has not rejoined with its cur
 subscription (all its topics that exist, at least: librdkafka leaves the others out) or does
 not own exactly what that generation assigned it, or the polling members do not own every
 partition of their topics exactly once (a cooperative group still owes its follow-up
-rebalance). `refused_for_good` names a member no wait will let in (`refusals`), `stalled`
-what is left unsettled after a wait in vain. Nothing here waits or sleeps: the caller polls it.
+rebalance). `unread` adds the members' reading: every polling member has been handed each
+partition it owns (and has not paused) up to the offset `read_to` gives — its high watermark,
+unless an accepted commit already reaches it (a new owner then has nothing to read).
+`refused_for_good` names a member no wait will let in (`refusals`), `stalled` what is left
+unsettled after a wait in vain. Nothing here waits or sleeps: the caller polls it.
 """
 
 from __future__ import annotations
@@ -21,7 +24,7 @@ from ...impl.errors import CodecError
 from .backends.backend import Backend, GroupRound
 from .refusals import cannot_join
 
-__all__ = ["TopicPartition", "refused_for_good", "stalled", "unsettled"]
+__all__ = ["TopicPartition", "read_to", "refused_for_good", "stalled", "unread", "unsettled"]
 
 TopicPartition = tuple[str, int]
 
@@ -50,17 +53,43 @@ def refused_for_good(backend: Backend, members: Mapping[str, Any]) -> str:
     return cannot_join(backend.last_joins(), members)
 
 
-def stalled(backend: Backend, members: Mapping[str, Any], shown: set[int], waited_s: float,
+def stalled(reason: str, backend: Backend, members: Mapping[str, Any], waited_s: float,
             session_timeout_ms: int) -> str:
-    """Why a group that did nothing for ``waited_s`` is not settled: `unsettled`'s reason,
-    and the members that sent their coordinator nothing for a session timeout since their
-    SyncGroup answer (`silence`: a join their client never completed)."""
+    """Why a group that did nothing for ``waited_s`` is not settled: ``reason`` (the
+    caller's `unsettled` or `unread`), and the members that sent their coordinator nothing for
+    a session timeout since their SyncGroup answer (`silence`: a join their client never
+    completed)."""
     silent = [f"{name} sent its coordinator nothing since its SyncGroup answer of generation "
               f"{generation} (its session, {session_timeout_ms} ms, ran out)"
               for name, generation in backend.silent(session_timeout_ms).items()
               if name in members]
-    return f"nothing happened for {waited_s:.0f}s; " + "; ".join(
-        [unsettled(backend, members, shown), *silent])
+    return f"nothing happened for {waited_s:.0f}s; " + "; ".join([reason, *silent])
+
+
+def read_to(backend: Backend, produced: Mapping[TopicPartition, int]) -> dict[TopicPartition, int]:
+    """The offset up to which each partition's owner is to be handed records: its high
+    watermark (the backend's; on one that cannot tell, the records ``produced``), except
+    where an accepted commit already reaches it."""
+    ends = {tp: end for tp, (_, end) in backend.log_ends().items()} or dict(produced)
+    committed: dict[TopicPartition, int] = {}
+    for answer in backend.commits():
+        for (topic, partition, offset), code in zip(answer.offsets, answer.errors, strict=True):
+            committed.update({(topic, partition): offset} if code == 0 else {})
+    return {tp: end for tp, end in ends.items() if committed.get(tp, -1) < end}
+
+
+def unread(members: Mapping[str, Any], ends: Mapping[TopicPartition, int]) -> str:
+    """The first polling member not handed a partition it owns and has not paused up to
+    ``ends`` ('' for none). ``members``: name → a member with ``polling``, ``subscription``,
+    ``owned``, ``marks`` and ``read`` (partition → the offset after the last it was handed)."""
+    for name, m in sorted(members.items()):
+        if not (m.polling and m.subscription):
+            continue
+        for topic, partition in sorted(set(m.owned) - set(m.marks)):
+            end = ends.get((topic, partition), 0)
+            if m.read.get((topic, partition), 0) < end:
+                return f"{name} has not read {topic}-{partition} to {end}"
+    return ""
 
 
 def unsettled(backend: Backend, members: Mapping[str, Any], shown: set[int]) -> str:

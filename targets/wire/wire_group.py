@@ -15,11 +15,13 @@ partition. Each generation the coordinator completes is shown too, decoded from 
 answers DescribeGroups (groupcheck's broker) the bytes judged are the ones the coordinator
 describes.
 
-The group is settled when nothing is waiting to be shown and `settle.unsettled` finds no reason
-left on either side; a step waits no longer once the coordinator refuses a member for good
-(`refusals`). Every call into the group first raises, as a `HarnessError`, whatever failed in a
-thread of the harness since (`check_harness`; a view checks again before it is handed over, a wait
-on every tick): what the group did after is not the client's doing.
+The group is settled when nothing is waiting to be shown, `settle.unsettled` finds no reason
+left on either side and every polling member has been handed each partition it owns up to its
+high watermark (`settle.unread`; the backend's, or what the group produced); a step waits no
+longer once the coordinator refuses a member for good (`refusals`). Every call into the group
+first raises, as a `HarnessError`, whatever failed in a thread of the harness since
+(`check_harness`; a view checks again before it is handed over, a wait on every tick): what the
+group did after is not the client's doing.
 
 The view's generation counts the generations the coordinator completed (the mock numbers freely,
 and a round nobody finished is no rebalance a member saw); each member keeps the generation its
@@ -27,10 +29,12 @@ client reports. A mixed group (``wire:mixed:java@2.8.0+kafka-python:<assignor>``
 the clients in turn, by the order of first joins; each is judged by its client's profile (no I6 on
 claims of a release that sends no generation). A join that names its client (``MemberSpec.client``,
 a rolling upgrade's) starts that one; each member configures its own assignor list and is
-COOPERATIVE only when every assignor in it is (KIP-429)."""
+COOPERATIVE only when every assignor in it is (KIP-429), and commits in its own style
+(``MemberSpec.commit_style``, one that every client's driver offers: `commit_styles`)."""
 
 from __future__ import annotations
 
+import collections
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import replace
@@ -41,7 +45,6 @@ from ...properties.group import (
     MemberSpec,
     MemberView,
     RebalanceRecord,
-    SubscribeCall,
     TopicPartition,
 )
 from ...properties.harness import checked
@@ -53,10 +56,10 @@ from .driver_pool import DriverPool, check_alive, close_members
 from .driver_process import CommandFailed, DriverProcess
 from .drivers.messages import DriverConfig, DriverEvent
 from .log import Entry, WireLog, owned_at
-from .members import WireMember, apply_callback, member_config
-from .raised import raised_error
+from .members import WireMember, member_config, offered_styles
 from .round_records import COOPERATIVE_PROTOCOLS, given_before, record
-from .settle import refused_for_good, stalled, unsettled
+from .settle import read_to, refused_for_good, stalled, unread, unsettled
+from .shown import Shown, show_entry
 from .timeouts import group_timeouts
 
 __all__ = ["CONFIG", "GROUP", "SLOW_REVOKE_MS", "STEP_WAIT", "TICK", "ClientSetup", "WireGroup"]
@@ -95,6 +98,7 @@ class WireGroup:
         self.infos = {c: hello(c, self.classpaths.get(c, "")) for c in clients}
         self.timeouts = group_timeouts({i.client for i in self.infos.values()}, CONFIG)  # I11
         self.static_membership = all(i.static_membership for i in self.infos.values())
+        self.commit_styles = offered_styles(self.infos.values())  # every client's driver offers
         self.own_backend, self.own_pool = backend is None, pool is None
         self.backend = backend or make_backend(
             broker, frozenset(i.client for i in self.infos.values()), SESSION_MS, trace)
@@ -107,8 +111,8 @@ class WireGroup:
         self.applied, self._incarnations = 0, 0  # entries shown, joins so far
         self._said: dict[str, str] = {}  # member → the error it showed last ('' since)
         self.described, self.shown_rounds = 0, set[int]()  # rounds judged on DescribeGroups
-        self._pending: dict[str, list[Any]] = {k: [] for k in (
-            "callbacks", "records", "errors", "subscribes", "pauses", "rebalances", "raised")}
+        self.shown = Shown()  # for the next view
+        self.produced = collections.Counter[TopicPartition]()  # records acked, per partition
 
     # --- drivers --------------------------------------------------------------------------
 
@@ -131,6 +135,7 @@ class WireGroup:
             self.generationless |= {client} if generationless else set()
             self.infos[client] = hello(client, classpath)
             self.static_membership &= self.infos[client].static_membership  # KIP-345
+            self.commit_styles = offered_styles(self.infos.values())
             self.timeouts = group_timeouts({i.client for i in self.infos.values()}, CONFIG)
         return self.infos[client]
 
@@ -159,7 +164,7 @@ class WireGroup:
 
     def _failed(self, member: str, exc: CommandFailed) -> None:
         with self.log.cond:
-            self._pending["errors"].append((member, f"{self.client_of(member).name}: {exc}"))
+            self.shown.errors.append((member, f"{self.client_of(member).name}: {exc}"))
 
     def _command(self, member: str, cmd: str, **fields: Any) -> None:
         """One client call; one the client refused is shown as the member's error (as the
@@ -256,6 +261,8 @@ class WireGroup:
     @checked
     def delete_topic(self, topic: str) -> None:
         self.backend.delete_topic(topic)
+        for tp in [tp for tp in self.produced if tp[0] == topic]:
+            del self.produced[tp]
 
     @checked
     def produce(self, topic: str, partition: int) -> None:
@@ -265,6 +272,7 @@ class WireGroup:
             client = self.infos[self.order[0]].name
             self.pool.produce(client, self.classpaths.get(client, ""), self.backend.bootstrap,
                               topic, partition)
+            self.produced[(topic, partition)] += 1
 
     # --- showing the log, one entry at a time ---------------------------------------------
 
@@ -300,8 +308,8 @@ class WireGroup:
                     return True
                 refused = "" if waiting else refused_for_good(self.backend, self.members)
                 if refused or time.monotonic() > deadline:  # a refusal no wait can end
-                    self._pending["errors"].append(("group", refused or stalled(
-                        self.backend, self.members, self.shown_rounds, STEP_WAIT, SESSION_MS)))
+                    self.shown.errors.append(("group", refused or stalled(
+                        self._unsettled(), self.backend, self.members, STEP_WAIT, SESSION_MS)))
                     return False
                 self.log.cond.wait(TICK)
 
@@ -311,36 +319,19 @@ class WireGroup:
         m = self.members.get(e.member)
         if m is None or m.source != e.source:
             return True  # a member that left or crashed: its interval ended then
-        if e.kind == "error" and self._said.get(e.member) == e.text:
-            return False
-        self._said[e.member] = e.text if e.kind == "error" else ""
-        if e.kind in ("assigned", "revoked", "lost") and e.phase == "end":
-            self._pending["callbacks"].append(apply_callback(m, e))
-        elif e.kind == "record":
-            self._pending["records"].append((e.member, e.partitions[0]))
-        elif e.kind == "error":
-            self._pending["errors"].append((e.member, f"{m.client.name}: {e.text}"))
-            self._pending["raised"] += [raised_error(e.member, e.text)] if e.raised_by else []
-        elif e.kind in ("pause", "resume"):
-            m.marks = m.marks | set(e.partitions) if e.kind == "pause" \
-                else m.marks - set(e.partitions)
-            self._pending["pauses"].append((e.member, e.kind, e.partitions))
-        elif e.kind == "subscribe":
-            self._pending["subscribes"].append(
-                SubscribeCall(e.member, frozenset(e.before), frozenset(e.after)))
-        return True
+        return show_entry(self.shown, self._said, m, e)
 
     def _show_round(self, round_: GroupRound) -> None:
         self.shown_rounds.add(round_.generation)
         round_, described = as_described(
             self.backend, self.group, round_,
-            lambda text: self._pending["errors"].append(("group", text)))
+            lambda text: self.shown.errors.append(("group", text)))
         self.described += described
         given = given_before(self.backend.rounds(), round_)
         owned = owned_at(self.log.entries[:self.applied],
                          {n: m.source for n, m in self.members.items()}, round_.at_ns)
         rebalance: RebalanceRecord = record(round_, owned, given)
-        self._pending["rebalances"].append(replace(rebalance, generationless=frozenset(
+        self.shown.rebalances.append(replace(rebalance, generationless=frozenset(
             n for n, c in self.turns.items() if c in self.generationless)))
 
     # --- observation ----------------------------------------------------------------------
@@ -349,7 +340,8 @@ class WireGroup:
         """Why the group is not settled ('' when it is); called with the log's lock held."""
         if len(self.log.entries) > self.applied or self.log.incoming:
             return "entries to show"
-        return unsettled(self.backend, self.members, self.shown_rounds)
+        return unsettled(self.backend, self.members, self.shown_rounds) or unread(
+            self.members, read_to(self.backend, self.produced))
 
     @checked
     def view(self) -> GroupView:
@@ -364,16 +356,15 @@ class WireGroup:
                               n in listed, m.polling, 0, m.assigns, m.joined_owned)
                 for n, m in self.members.items()}
             leader = latest.names.get(latest.leader) if latest else None
-            p = self._pending
+            p = self.shown
             rounds = sum(1 for r in self.backend.rounds() if r.complete)
             view = GroupView(rounds, "Stable" if settled else "Rebalancing", leader,
                              dict(self.backend.topics), members, settled,
-                             tuple(p["callbacks"]), tuple(p["rebalances"]), tuple(p["records"]),
-                             tuple(p["errors"]), subscribe_calls=tuple(p["subscribes"]),
-                             pause_calls=tuple(p["pauses"]), told=tuple(self.backend.told()),
-                             raised=tuple(p["raised"]), rejoins=tuple(self.backend.rejoins()))
-            for kept in p.values():
-                kept.clear()
+                             tuple(p.callbacks), tuple(p.rebalances), tuple(p.records),
+                             tuple(p.errors), subscribe_calls=tuple(p.subscribes),
+                             pause_calls=tuple(p.pauses), told=tuple(self.backend.told()),
+                             raised=tuple(p.raised), rejoins=tuple(self.backend.rejoins()))
+            p.clear()
         self.check_harness()  # nothing it shows is judged if the harness failed meanwhile
         return view
 
@@ -398,3 +389,4 @@ class WireGroup:
             self.backend.close()
         if not failed_before:
             self.check_harness()
+

@@ -1,0 +1,145 @@
+"""A wire member's commit style: the settings its driver is sent, the refusal of a style its
+client's driver does not offer, the styles a group of several clients offers; the merged log
+keeps each record's offset and generation and each commit a driver reports; and a group is
+settled only once every polling member has been handed what it owns up to the high watermark
+(unless an accepted commit already reaches it)."""
+
+from __future__ import annotations
+
+import time
+from dataclasses import replace
+from types import SimpleNamespace
+from typing import Any
+
+import pytest
+
+from groupcheck.properties.group import GroupView, MemberSpec
+from groupcheck.targets.wire.clients import ClientInfo
+from groupcheck.targets.wire.log import WireLog
+from groupcheck.targets.wire.members import (
+    AUTO_COMMIT_INTERVAL_MS,
+    CommitStyleRefused,
+    member_config,
+    offered_styles,
+)
+from groupcheck.targets.wire.settle import read_to, unread
+from groupcheck.targets.wire.wire_group import WireGroup
+
+from helpers.environment import missing
+
+CLIENT = ClientInfo("librdkafka", "librdkafka", "2.3.0", ("range",), "librdkafka", "kill",
+                    commit_styles=("none", "auto", "sync", "async", "revoke"))
+SPEC = MemberSpec(topics=("t0",), assignors=("range",))
+
+
+def test_auto_alone_turns_auto_commit_on_with_its_interval() -> None:
+    auto = member_config({}, CLIENT, "c1", replace(SPEC, commit_style="auto"))
+    assert auto == {"client_id": "c1", "commit_style": "auto", "enable_auto_commit": True,
+                    "auto_commit_interval_ms": AUTO_COMMIT_INTERVAL_MS}
+    for style in ("sync", "async", "revoke"):
+        config = member_config({}, CLIENT, "c1", replace(SPEC, commit_style=style))
+        assert config == {"client_id": "c1", "commit_style": style,
+                          "enable_auto_commit": False}
+    assert member_config({}, CLIENT, "c1", SPEC) == {"client_id": "c1"}  # none: as before
+
+
+def test_a_style_the_driver_does_not_offer_is_refused_before_the_member_starts() -> None:
+    plain = replace(CLIENT, commit_styles=("none", "sync"))
+    with pytest.raises(CommitStyleRefused, match="'revoke'.*offers none, sync"):
+        member_config({}, plain, "c1", replace(SPEC, commit_style="revoke"))
+    assert member_config({}, replace(CLIENT, commit_styles=("none",)), "c1", SPEC) == {
+        "client_id": "c1"}
+
+
+def test_a_group_of_several_clients_offers_the_styles_every_one_offers() -> None:
+    kafkajs = replace(CLIENT, name="kafkajs", commit_styles=("sync", "none", "auto"))
+    silent = ClientInfo("cmd", "cmd", "?", ("range",), "kip", "command")
+    assert offered_styles([CLIENT, kafkajs]) == ("none", "auto", "sync")
+    assert offered_styles([CLIENT, kafkajs, silent]) == ("none",)
+
+
+def test_the_log_keeps_each_records_offset_and_generation_and_each_commit() -> None:
+    log = WireLog(lambda: True)
+    log.receive(1, {"event": "records", "member": "c1", "seq": 0, "ts": 10,
+                    "records": [["t0", 1, 4], ["t0", 1, 5]], "generation": 3})
+    log.receive(1, {"event": "commit", "member": "c1", "seq": 1, "ts": 20, "style": "sync",
+                    "offsets": [["t0", 1, 6]], "outcome": "ok", "generation": None})
+    log.release()
+    [first, second, commit] = log.entries
+    assert [(e.kind, e.partitions, e.offset, e.generation) for e in (first, second)] == [
+        ("record", (("t0", 1),), 4, 3), ("record", (("t0", 1),), 5, 3)]
+    assert (commit.kind, commit.style, commit.offsets, commit.text, commit.generation) == (
+        "commit", "sync", (("t0", 1, 6),), "ok", -1)
+
+
+def _member(owned: set[tuple[str, int]], read: dict[tuple[str, int], int], **kw: Any) -> Any:
+    return SimpleNamespace(polling=True, subscription=frozenset({"t0"}), owned=owned,
+                           marks=kw.get("marks", set()), read=read)
+
+
+def _backend(ends: dict[tuple[str, int], tuple[int, int]], commits: list[Any]) -> Any:
+    return SimpleNamespace(log_ends=lambda: ends, commits=lambda: commits)
+
+
+def test_settled_waits_until_each_owner_was_handed_its_partition_to_the_high_watermark() -> None:
+    ends = read_to(_backend({("t0", 0): (0, 5), ("t0", 1): (0, 2)}, []), {})
+    assert ends == {("t0", 0): 5, ("t0", 1): 2}
+    members = {"c1": _member({("t0", 0)}, {("t0", 0): 4}),
+               "c2": _member({("t0", 1)}, {("t0", 1): 2})}
+    assert unread(members, ends) == "c1 has not read t0-0 to 5"
+    members["c1"].read[("t0", 0)] = 5
+    assert unread(members, ends) == ""
+
+
+def test_a_paused_or_stalled_owner_or_a_partition_committed_to_its_end_is_not_waited_for(
+        ) -> None:
+    accepted = SimpleNamespace(offsets=(("t0", 0, 5), ("t0", 1, 1)), errors=(0, 0))
+    refused = SimpleNamespace(offsets=(("t0", 1, 2),), errors=(22,))
+    ends = read_to(_backend({("t0", 0): (0, 5), ("t0", 1): (0, 2)}, [accepted, refused]), {})
+    assert ends == {("t0", 1): 2}
+    paused = _member({("t0", 1)}, {}, marks={("t0", 1)})
+    assert unread({"c1": paused}, ends) == ""
+    stalled = _member({("t0", 1)}, {})
+    stalled.polling = False
+    assert unread({"c1": stalled}, ends) == ""
+    assert unread({"c1": _member({("t0", 1)}, {})}, ends) == "c1 has not read t0-1 to 2"
+
+
+def test_a_backend_that_cannot_tell_its_high_watermarks_counts_what_the_group_produced(
+        ) -> None:
+    assert read_to(_backend({}, []), {("t0", 0): 3}) == {("t0", 0): 3}
+
+
+@pytest.mark.wire
+def test_a_settled_group_was_handed_every_record_up_to_the_high_watermarks() -> None:
+    pytest.importorskip("kio", reason="groupcheck's broker (the wire backend) needs kio")
+    if missing("librdkafka"):
+        pytest.skip(missing("librdkafka"))
+    group = WireGroup("wire:librdkafka:range", ("librdkafka",), "range")
+    try:
+        group.set_partitions("t0", 2)
+        for member in ("c1", "c2"):
+            group.join(member, SPEC)
+        for partition in (0, 1, 1):
+            group.produce("t0", partition)
+        views = settle(group)
+        ends = group.backend.log_ends()
+        assert ends == {("t0", 0): (0, 1), ("t0", 1): (0, 2)}
+        owners = {tp: m for m in group.members.values() for tp in m.owned}
+        assert {tp: owners[tp].read.get(tp, 0) for tp in ends} == {("t0", 0): 1, ("t0", 1): 2}
+        handed = [r for v in views for r in v.records]
+        assert sorted(tp for _, tp in handed) == [("t0", 0), ("t0", 1), ("t0", 1)]
+    finally:
+        group.close()
+
+
+def settle(group: WireGroup, seconds: float = 90.0) -> list[GroupView]:
+    """Step until the group is settled; every view on the way."""
+    views: list[GroupView] = []
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        group.step()
+        views.append(group.view())
+        if views[-1].settled:
+            return views
+    raise AssertionError(f"not settled in {seconds:.0f}s: {group._unsettled()}")
