@@ -23,8 +23,7 @@ from .delivery_log import (
 )
 
 __all__ = ["RULES", "Commit", "DeliveryLog", "DeliveryVerdict", "DeliveryViolation",
-           "DuplicateWindow", "Handed", "Tenure", "TopicPartition", "delivery_violations",
-           "judge_delivery"]
+           "DuplicateWindow", "Handed", "Tenure", "TopicPartition", "judge_delivery"]
 
 
 def judge_delivery(log: DeliveryLog) -> DeliveryVerdict:
@@ -38,10 +37,3 @@ def judge_delivery(log: DeliveryLog) -> DeliveryVerdict:
              + R.commit_backwards(index) + R.auto_commit_revoke(log, index))
     ordered = sorted(found, key=lambda v: RULES.index(v.rule))
     return DeliveryVerdict(tuple(ordered), tuple(windows))
-
-
-def delivery_violations(log: DeliveryLog | None) -> list[str]:
-    """I17's sentences for a view's log (none when the target keeps no log)."""
-    if log is None:
-        return []
-    return [v.sentence for v in judge_delivery(log).violations]

@@ -107,6 +107,13 @@ class DeliveryViolation:
     message: str
 
     @property
+    def key(self) -> tuple[str, str, str, int, int]:
+        """What stays the same while a cumulative log grows: the rule, member, partition
+        and first offset (to report a breach once)."""
+        return (self.rule, self.member, self.topic, self.partition,
+                self.offsets[0] if self.offsets else -1)
+
+    @property
     def sentence(self) -> str:
         """The violation as the reference model reports it."""
         return f"I17: {self.message} ({self.rule})"

@@ -24,7 +24,8 @@ from .delivery_log import (
 )
 
 __all__ = ["LogIndex", "auto_commit_revoke", "commit_backwards", "commit_unowned",
-           "duplicate_violations", "duplicates", "index_log", "lost", "skipped", "span", "starts"]
+           "duplicate_violations", "duplicates", "index_log", "lost", "runs", "skipped",
+           "span", "starts"]
 
 
 @dataclass(frozen=True)
@@ -57,15 +58,20 @@ def index_log(log: DeliveryLog) -> LogIndex:
     return LogIndex(dict(by_partition), handed_in, accepted)
 
 
+def runs(offsets: Iterable[int]) -> list[list[int]]:
+    """Offsets in runs of consecutive ones, ascending."""
+    out: list[list[int]] = []
+    for offset in sorted(set(offsets)):
+        if out and offset == out[-1][-1] + 1:
+            out[-1].append(offset)
+        else:
+            out.append([offset])
+    return out
+
+
 def span(offsets: Iterable[int]) -> str:
     """Offsets as runs: ``3–5, 8``."""
-    runs: list[list[int]] = []
-    for offset in sorted(set(offsets)):
-        if runs and offset == runs[-1][1] + 1:
-            runs[-1][1] = offset
-        else:
-            runs.append([offset, offset])
-    return ", ".join(str(a) if a == b else f"{a}–{b}" for a, b in runs)
+    return ", ".join(str(r[0]) if len(r) == 1 else f"{r[0]}–{r[-1]}" for r in runs(offsets))
 
 
 def _name(tp: TopicPartition) -> str:
@@ -104,11 +110,11 @@ def lost(log: DeliveryLog, index: LogIndex) -> list[DeliveryViolation]:
         watermark = log.high_watermarks.get(tp)
         if watermark is None:
             continue
+        owner = _owner(index.by_partition[tp])
         missing = [o for o in range(log.start_of(tp), watermark) if o not in handed[tp]]
-        if missing:
-            owner = _owner(index.by_partition[tp])
-            out.append(_violation("lost", owner, tp, missing, (
-                f"{_name(tp)} (owned by {owner}) has offsets {span(missing)} below its "
+        for gap in runs(missing):
+            out.append(_violation("lost", owner, tp, gap, (
+                f"{_name(tp)} (owned by {owner}) has offsets {span(gap)} below its "
                 f"high watermark {watermark} that no member was ever handed")))
     return out
 
@@ -121,18 +127,17 @@ def _owner(tenures: Sequence[Tenure]) -> str:
 
 def skipped(index: LogIndex) -> list[DeliveryViolation]:
     """Within one tenure a member's offsets run without a gap from the first it was
-    handed."""
+    handed (a violation per gap)."""
     out = []
     for tenure, records in index.handed_in.items():
         if not records:
             continue
         offsets = {r.offset for r in records}
         first = records[0].offset
-        missing = sorted(set(range(first, max(offsets) + 1)) - offsets)
-        if missing:
-            out.append(_violation("skipped", tenure.member, tenure.tp, missing, (
-                f"{tenure.member} was handed {_name(tenure.tp)} from {first} to "
-                f"{max(offsets)} in one tenure but never {span(missing)}")))
+        for gap in runs(set(range(first, max(offsets) + 1)) - offsets):
+            out.append(_violation("skipped", tenure.member, tenure.tp, gap, (
+                f"{tenure.member} was handed {_name(tenure.tp)} {gap[-1] + 1} after "
+                f"{gap[0] - 1} in one tenure, never {span(gap)}")))
     return out
 
 
