@@ -56,7 +56,9 @@ class Commit:
 
 @dataclass(frozen=True)
 class Tenure:
-    """One ownership interval ``[start, end)`` of one partition by one member."""
+    """One ownership interval ``[start, end)`` of one partition by one member; ``revoked``
+    is False when it ended without the member giving the partition up (its client reported
+    it lost, or the member crashed): no commit could be made then."""
 
     member: str
     topic: str
@@ -64,6 +66,7 @@ class Tenure:
     start: int
     end: int | None
     generation: int | None = None
+    revoked: bool = True
 
     @property
     def tp(self) -> TopicPartition:

@@ -259,10 +259,11 @@ def commit_backwards(index: LogIndex) -> list[DeliveryViolation]:
 
 def auto_commit_revoke(log: DeliveryLog, index: LogIndex) -> list[DeliveryViolation]:
     """A member with auto-commit on has committed everything it was handed in a tenure by
-    the time that tenure ends."""
+    the time it gives the partition up (a tenure lost or ended by a crash is not judged)."""
     out = []
     for tenure, records in index.handed_in.items():
-        if tenure.end is None or not records or log.styles.get(tenure.member) != "auto":
+        if (tenure.end is None or not tenure.revoked or not records
+                or log.styles.get(tenure.member) != "auto"):
             continue
         handed = max(r.offset for r in records)
         committed = _committed(index, tenure.tp, tenure.end, tenure.member)

@@ -5,6 +5,8 @@ windows exactly the ranges handed again."""
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -151,6 +153,13 @@ def test_a_commit_of_a_partition_the_member_does_not_own_is_judged_commit_unowne
     assert _rules(judge_delivery(log)) == [("commit-unowned", "c2", (2,))]
 
 
+def test_a_commit_of_an_owned_and_an_unowned_partition_is_judged_for_the_unowned_one() -> None:
+    commit = Commit(5, "c1", 1, (("t", 0, 2), ("t", 1, 7)), None, "revoke")
+    log = _log(_handed("c1", 1, [0, 1]), [_tenure("c1", 0, None)], (commit,))
+    assert [(v.rule, v.partition, v.offsets) for v in judge_delivery(log).violations] == [
+        ("commit-unowned", 1, (7,))]
+
+
 def test_a_commit_answered_as_the_tenure_ends_is_the_owners() -> None:
     log = _log(_handed("c1", 1, [0, 1]), [_tenure("c1", 0, 10)], (_commit(10, "c1", 2),))
     assert judge_delivery(log).violations == ()
@@ -192,6 +201,12 @@ def test_an_auto_commit_member_that_gives_up_uncommitted_records_is_judged() -> 
 
 def test_an_auto_commit_member_that_committed_everything_before_the_revoke_holds() -> None:
     assert judge_delivery(_auto_handover(5)).violations == ()
+
+
+def test_an_auto_commit_member_that_lost_its_partition_is_not_held_to_a_commit() -> None:
+    log = _auto_handover(4)
+    lost = replace(log, tenures=(replace(log.tenures[0], revoked=False), log.tenures[1]))
+    assert judge_delivery(lost).violations == ()
 
 
 # --- the verdict and the model's sentences -------------------------------------------------
