@@ -6,14 +6,13 @@ settled only once every polling member has been handed what it owns up to the hi
 
 from __future__ import annotations
 
-import time
 from dataclasses import replace
 from types import SimpleNamespace
 from typing import Any
 
 import pytest
 
-from groupcheck.properties.group import GroupView, MemberSpec
+from groupcheck.properties.group import MemberSpec
 from groupcheck.targets.wire.clients import ClientInfo
 from groupcheck.targets.wire.log import WireLog
 from groupcheck.targets.wire.members import (
@@ -25,6 +24,7 @@ from groupcheck.targets.wire.members import (
 from groupcheck.targets.wire.settle import read_to, unread
 from groupcheck.targets.wire.wire_group import WireGroup
 
+from helpers.delivery_wire import settle
 from helpers.environment import missing
 
 CLIENT = ClientInfo("librdkafka", "librdkafka", "2.3.0", ("range",), "librdkafka", "kill",
@@ -132,14 +132,3 @@ def test_a_settled_group_was_handed_every_record_up_to_the_high_watermarks() -> 
     finally:
         group.close()
 
-
-def settle(group: WireGroup, seconds: float = 90.0) -> list[GroupView]:
-    """Step until the group is settled; every view on the way."""
-    views: list[GroupView] = []
-    deadline = time.monotonic() + seconds
-    while time.monotonic() < deadline:
-        group.step()
-        views.append(group.view())
-        if views[-1].settled:
-            return views
-    raise AssertionError(f"not settled in {seconds:.0f}s: {group._unsettled()}")

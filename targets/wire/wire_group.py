@@ -51,6 +51,7 @@ from ...properties.harness import checked
 from .backends.backend import Backend, GroupRound
 from .backends.factory import make_backend
 from .clients import ClientInfo, hello
+from .deliveries import Deliveries
 from .described import as_described, latest_round
 from .driver_pool import DriverPool, check_alive, close_members
 from .driver_process import CommandFailed, DriverProcess
@@ -113,6 +114,7 @@ class WireGroup:
         self.described, self.shown_rounds = 0, set[int]()  # rounds judged on DescribeGroups
         self.shown = Shown()  # for the next view
         self.produced = collections.Counter[TopicPartition]()  # records acked, per partition
+        self.deliveries = Deliveries()  # each view's cumulative `DeliveryLog` (I17)
 
     # --- drivers --------------------------------------------------------------------------
 
@@ -149,6 +151,7 @@ class WireGroup:
                                  self._on_event)
         self._incarnations += 1
         self.sources[(id(driver), member)] = self._incarnations
+        self.deliveries.styles[member] = spec.commit_style
         assignors = list(spec.assignors) or [self.assignor]
         self.members[member] = WireMember(
             info, driver, self._incarnations, spec, frozenset(spec.topics),
@@ -180,6 +183,7 @@ class WireGroup:
     def leave(self, member: str) -> None:
         self._command(member, "close")
         if (m := self.members.pop(member, None)) is not None:
+            self.deliveries.end(m.source, time.monotonic_ns(), revoked=True)
             self.pool.release(m.driver, member)
             self.backend.forget(member)
 
@@ -196,6 +200,7 @@ class WireGroup:
             m.driver.call("crash", member=member)
             self.pool.forget(m.driver, member)
         del self.members[member]
+        self.deliveries.end(m.source, time.monotonic_ns(), revoked=False)
         self.backend.forget(member)
 
     @checked
@@ -357,13 +362,15 @@ class WireGroup:
                 for n, m in self.members.items()}
             leader = latest.names.get(latest.leader) if latest else None
             p = self.shown
+            self.deliveries.take(self.log.entries)
             rounds = sum(1 for r in self.backend.rounds() if r.complete)
             view = GroupView(rounds, "Stable" if settled else "Rebalancing", leader,
                              dict(self.backend.topics), members, settled,
                              tuple(p.callbacks), tuple(p.rebalances), tuple(p.records),
                              tuple(p.errors), subscribe_calls=tuple(p.subscribes),
                              pause_calls=tuple(p.pauses), told=tuple(self.backend.told()),
-                             raised=tuple(p.raised), rejoins=tuple(self.backend.rejoins()))
+                             raised=tuple(p.raised), rejoins=tuple(self.backend.rejoins()),
+                             delivery=self.deliveries.log(self.backend, self.produced, settled))
             p.clear()
         self.check_harness()  # nothing it shows is judged if the harness failed meanwhile
         return view
