@@ -132,3 +132,13 @@ def test_a_settled_group_was_handed_every_record_up_to_the_high_watermarks() -> 
     finally:
         group.close()
 
+
+
+def test_a_paused_or_stalled_owner_behind_its_high_watermark_has_not_caught_up() -> None:
+    ends = {("t0", 0): 2}
+    paused = _member({("t0", 0)}, {}, marks={("t0", 0)})
+    assert unread({"c1": paused}, ends) == ""  # settled: no wait would change it
+    assert unread({"c1": paused}, ends, every=True) == "c1 has not read t0-0 to 2"
+    stalled = _member({("t0", 0)}, {("t0", 0): 1})
+    stalled.polling = False
+    assert unread({"c1": stalled}, ends, every=True) == "c1 has not read t0-0 to 2"

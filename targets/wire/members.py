@@ -12,14 +12,14 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
-from ...properties.group import CallbackRecord, MemberSpec, TopicPartition
+from ...properties.group import CallbackRecord, MemberSpec, MemberView, TopicPartition
 from .clients import ClientInfo
 from .driver_process import DriverProcess
 from .drivers.messages import COMMIT_STYLES, DEFAULT_COMMIT_STYLE, DriverConfig
 from .log import Entry
 
 __all__ = ["AUTO_COMMIT_INTERVAL_MS", "CommitStyleRefused", "StaticMembershipRefused",
-           "WireMember", "apply_callback", "member_config", "offered_styles"]
+           "WireMember", "apply_callback", "member_config", "member_view", "offered_styles"]
 
 AUTO_COMMIT_INTERVAL_MS = 500  # a member in commit style "auto"
 
@@ -105,3 +105,11 @@ def apply_callback(m: WireMember, e: Entry) -> CallbackRecord:
         m.marks = set(e.paused)
     return CallbackRecord(e.seq, e.member, e.kind, e.partitions, before, e.generation,
                           e.member_id, started=e.started)
+
+
+def member_view(name: str, m: WireMember, listed: bool) -> MemberView:
+    """The member as a view shows it (``listed``: in the coordinator's latest generation)."""
+    return MemberView(name, m.member_id, m.generation, frozenset(m.owned),
+                      frozenset(m.marks & m.owned), m.subscription,
+                      "COOPERATIVE" if m.cooperative else "EAGER", m.client.profile, listed,
+                      m.polling, 0, m.assigns, m.joined_owned)

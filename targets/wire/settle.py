@@ -78,14 +78,17 @@ def read_to(backend: Backend, produced: Mapping[TopicPartition, int]) -> dict[To
     return {tp: end for tp, end in ends.items() if committed.get(tp, -1) < end}
 
 
-def unread(members: Mapping[str, Any], ends: Mapping[TopicPartition, int]) -> str:
+def unread(members: Mapping[str, Any], ends: Mapping[TopicPartition, int],
+           every: bool = False) -> str:
     """The first polling member not handed a partition it owns and has not paused up to
-    ``ends`` ('' for none). ``members``: name → a member with ``polling``, ``subscription``,
-    ``owned``, ``marks`` and ``read`` (partition → the offset after the last it was handed)."""
+    ``ends`` ('' for none); with ``every``, any member and any partition it owns, paused or
+    not (what no wait can bring: whether the group has caught up). ``members``: name → a
+    member with ``polling``, ``subscription``, ``owned``, ``marks`` and ``read`` (partition →
+    the offset after the last it was handed)."""
     for name, m in sorted(members.items()):
-        if not (m.polling and m.subscription):
+        if not (every or m.polling and m.subscription):
             continue
-        for topic, partition in sorted(set(m.owned) - set(m.marks)):
+        for topic, partition in sorted(set(m.owned) - (set() if every else set(m.marks))):
             end = ends.get((topic, partition), 0)
             if m.read.get((topic, partition), 0) < end:
                 return f"{name} has not read {topic}-{partition} to {end}"

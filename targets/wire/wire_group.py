@@ -43,7 +43,6 @@ from typing import Any
 from ...properties.group import (
     GroupView,
     MemberSpec,
-    MemberView,
     RebalanceRecord,
     TopicPartition,
 )
@@ -57,7 +56,7 @@ from .driver_pool import DriverPool, check_alive, close_members
 from .driver_process import CommandFailed, DriverProcess
 from .drivers.messages import DriverConfig, DriverEvent
 from .log import Entry, WireLog, owned_at
-from .members import WireMember, member_config, offered_styles
+from .members import WireMember, member_config, member_view, offered_styles
 from .round_records import COOPERATIVE_PROTOCOLS, given_before, record
 from .settle import read_to, refused_for_good, stalled, unread, unsettled
 from .shown import Shown, show_entry
@@ -345,8 +344,12 @@ class WireGroup:
         """Why the group is not settled ('' when it is); called with the log's lock held."""
         if len(self.log.entries) > self.applied or self.log.incoming:
             return "entries to show"
-        return unsettled(self.backend, self.members, self.shown_rounds) or unread(
-            self.members, read_to(self.backend, self.produced))
+        return unsettled(self.backend, self.members, self.shown_rounds) or self._unread()
+
+    def _unread(self, every: bool = False) -> str:
+        """`settle.unread`: ``every`` member and partition, paused or stalled, for
+        ``caught_up`` (I17 judges what is lost only once each owner could read it all)."""
+        return unread(self.members, read_to(self.backend, self.produced), every)
 
     @checked
     def view(self) -> GroupView:
@@ -354,12 +357,7 @@ class WireGroup:
             settled = not self._unsettled()
             latest = latest_round(self.backend)
             listed = set(latest.names.values()) if latest else set()
-            members = {
-                n: MemberView(n, m.member_id, m.generation, frozenset(m.owned),
-                              frozenset(m.marks & m.owned), m.subscription,
-                              "COOPERATIVE" if m.cooperative else "EAGER", m.client.profile,
-                              n in listed, m.polling, 0, m.assigns, m.joined_owned)
-                for n, m in self.members.items()}
+            members = {n: member_view(n, m, n in listed) for n, m in self.members.items()}
             leader = latest.names.get(latest.leader) if latest else None
             p = self.shown
             self.deliveries.take(self.log.entries)
@@ -370,7 +368,8 @@ class WireGroup:
                              tuple(p.errors), subscribe_calls=tuple(p.subscribes),
                              pause_calls=tuple(p.pauses), told=tuple(self.backend.told()),
                              raised=tuple(p.raised), rejoins=tuple(self.backend.rejoins()),
-                             delivery=self.deliveries.log(self.backend, self.produced, settled))
+                             delivery=self.deliveries.log(self.backend, self.produced, settled
+                                                          and not self._unread(every=True)))
             p.clear()
         self.check_harness()  # nothing it shows is judged if the harness failed meanwhile
         return view
