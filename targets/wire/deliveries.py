@@ -10,9 +10,11 @@ settled views, when every entry has been shown. An incarnation that left or cras
 that moment (`end`): its tenures still open end there (revoked when it left, not when it
 crashed), and nothing it logs later is the application's. A coordinator's commit takes its
 style from the driver's ``commit`` event with the same member and offsets; without one (an
-auto-commit the client has no hook for) from the member's style, unless that is ``none``.
-The mock backend keeps no OffsetCommit log and tells no high watermarks: commits are then
-empty, and the high watermarks are what the group produced.
+auto-commit the client has no hook for) from the member's style, unless that is ``none``. High
+watermarks are given for the partitions some member owns now: the records of one that nobody
+owns wait for its next owner, and none of them is lost yet (the next owner's start is judged
+then). The mock backend keeps no OffsetCommit log and tells no high watermarks: commits are
+then empty, and the high watermarks are what the group produced.
 """
 
 from __future__ import annotations
@@ -88,10 +90,12 @@ class Deliveries:
             gone = self.ended.get(source)
             tenures.append(tenure if gone is None else _closed(tenure, gone.ts, gone.revoked))
         ends = backend.log_ends()
+        owned = {t.tp for t in tenures if t.end is None}
+        high = {tp: end for tp, (_, end) in ends.items()} or dict(produced)
         return DeliveryLog(
             tuple(self.handed), tuple(self._commits(backend)),
             tuple(sorted(tenures, key=lambda t: (t.start, t.member, t.topic, t.partition))),
-            {tp: end for tp, (_, end) in ends.items()} or dict(produced), dict(self.styles),
+            {tp: end for tp, end in high.items() if tp in owned}, dict(self.styles),
             caught_up, {tp: start for tp, (start, _) in ends.items()})
 
     def _commits(self, backend: Backend) -> list[Commit]:
