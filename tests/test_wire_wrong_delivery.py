@@ -46,14 +46,18 @@ def _rules(delivery: DeliveryLog | None) -> set[str]:
 
 
 def _skip_story(fault: str) -> DeliveryLog | None:
-    """c1 alone reads three records of each partition; c2 joins (everyone reads again from
-    the start: nothing was committed)."""
+    """c1 alone reads three records of each partition; c2 joins, c1 leaves: c2 reads every
+    partition from the start (nothing was committed); one more record each."""
     group = _group(fault, "c1")
     try:
         group.join("c1", SPEC)
         _produce(group, 3)
         settle(group)
         group.join("c2", SPEC)
+        settle(group)
+        group.leave("c1")
+        settle(group)
+        _produce(group, 1)
         return settle(group)[-1].delivery
     finally:
         group.close()
@@ -77,7 +81,8 @@ def _revoke_story(fault: str) -> DeliveryLog | None:
 
 def _seek_story(fault: str) -> DeliveryLog | None:
     """c1 alone reads three records of each partition, committing after each poll; c2 joins
-    and takes a partition over; three more records each; c2 leaves and c1 reads on."""
+    and takes a partition over; three more records each; c2 leaves and c1 reads on; one more
+    record each."""
     group = _group(fault, "c2")
     try:
         group.join("c1", replace(SPEC, commit_style="sync"))
@@ -88,6 +93,8 @@ def _seek_story(fault: str) -> DeliveryLog | None:
         _produce(group, 3)
         settle(group)
         group.leave("c2")
+        settle(group)
+        _produce(group, 1)
         return settle(group)[-1].delivery
     finally:
         group.close()

@@ -7,8 +7,9 @@ subscription (all its topics that exist, at least: librdkafka leaves the others 
 not own exactly what that generation assigned it, or the polling members do not own every
 partition of their topics exactly once (a cooperative group still owes its follow-up
 rebalance). `unread` adds the members' reading: every polling member has been handed each
-partition it owns (and has not paused) up to the offset `read_to` gives — its high watermark,
-unless an accepted commit already reaches it (a new owner then has nothing to read).
+partition it owns (and has not paused) up to its high watermark (`read_to`), unless another
+member's accepted commit already reaches it (a new owner then has nothing to read; an owner's
+own commit does not excuse it: its client handed those records before it committed them).
 `refused_for_good` names a member no wait will let in (`refusals`), `stalled` what is left
 unsettled after a wait in vain. Nothing here waits or sleeps: the caller polls it.
 """
@@ -66,31 +67,34 @@ def stalled(reason: str, backend: Backend, members: Mapping[str, Any], waited_s:
     return f"nothing happened for {waited_s:.0f}s; " + "; ".join([reason, *silent])
 
 
-def read_to(backend: Backend, produced: Mapping[TopicPartition, int]) -> dict[TopicPartition, int]:
+def read_to(backend: Backend, produced: Mapping[TopicPartition, int]
+            ) -> dict[TopicPartition, tuple[int, str]]:
     """The offset up to which each partition's owner is to be handed records: its high
-    watermark (the backend's; on one that cannot tell, the records ``produced``), except
-    where an accepted commit already reaches it."""
+    watermark (the backend's; on one that cannot tell, the records ``produced``); and the
+    member whose accepted commit already reaches it ('' for none)."""
     ends = {tp: end for tp, (_, end) in backend.log_ends().items()} or dict(produced)
-    committed: dict[TopicPartition, int] = {}
+    committed: dict[TopicPartition, tuple[int, str]] = {}
     for answer in backend.commits():
         for (topic, partition, offset), code in zip(answer.offsets, answer.errors, strict=True):
-            committed.update({(topic, partition): offset} if code == 0 else {})
-    return {tp: end for tp, end in ends.items() if committed.get(tp, -1) < end}
+            committed.update({(topic, partition): (offset, answer.client_id)} if code == 0
+                             else {})
+    return {tp: (end, who if offset >= end else "")
+            for tp, end in ends.items() for offset, who in [committed.get(tp, (-1, ""))]}
 
 
-def unread(members: Mapping[str, Any], ends: Mapping[TopicPartition, int],
+def unread(members: Mapping[str, Any], ends: Mapping[TopicPartition, tuple[int, str]],
            every: bool = False) -> str:
-    """The first polling member not handed a partition it owns and has not paused up to
-    ``ends`` ('' for none); with ``every``, any member and any partition it owns, paused or
-    not (what no wait can bring: whether the group has caught up). ``members``: name → a
-    member with ``polling``, ``subscription``, ``owned``, ``marks`` and ``read`` (partition →
-    the offset after the last it was handed)."""
+    """The first polling member not handed a partition it owns and has not paused up to ``ends`` (''
+    for none), unless another member's commit reaches it; with ``every``, any member and any
+    partition it owns, paused or not (what no wait can bring: whether the group has caught up).
+    ``members``: name → a member with ``polling``, ``subscription``, ``owned``, ``marks`` and
+    ``read`` (partition → the offset after the last it was handed)."""
     for name, m in sorted(members.items()):
         if not (every or m.polling and m.subscription):
             continue
         for topic, partition in sorted(set(m.owned) - (set() if every else set(m.marks))):
-            end = ends.get((topic, partition), 0)
-            if m.read.get((topic, partition), 0) < end:
+            end, committer = ends.get((topic, partition), (0, ""))
+            if m.read.get((topic, partition), 0) < end and committer in ("", name):
                 return f"{name} has not read {topic}-{partition} to {end}"
     return ""
 

@@ -2,27 +2,31 @@
 tests/helpers/wrong_member.py <fault> <member>`` (a ``wire:cmd=…`` client).
 
 It is the librdkafka driver (`LibrdkafkaClient`, eager assignors only) with commit styles
-``none``, ``sync`` (a synchronous commit of the current positions after each poll that
-returned records) and ``revoke`` (a synchronous commit of the revoked partitions' positions
-in the revoke callback, before it gives them up), and one fault for ``<member>`` alone:
+``none``, ``sync`` (a synchronous commit of the current positions after each poll that returned
+records, made at the next poll: once the driver has written the records) and ``revoke`` (a
+synchronous commit of the revoked partitions' positions in the revoke callback, before it gives
+them up), and one fault for ``<member>`` alone:
 
 * ``skip``: drops the first record at offset 1 that member's poll returns — it never
   reaches the application (``skipped``);
 * ``late-commit``: commits the revoked partitions' positions after the revoke callback
   returned, once its next assignment is applied (``commit-unowned``);
-* ``seek-past``: on assign, starts each partition one past its committed offset
-  (``start-later``);
+* ``seek-past``: on its first assignment of partitions with a committed offset, starts
+  each of them one past it (``start-later``);
 * ``correct``: no fault (the same story then holds I17).
 """
 
 from __future__ import annotations
 
 import sys
+from pathlib import Path
 from typing import Any
 
-from groupcheck.targets.wire.drivers.host import Listener, Record, ThreadedHost, serve
-from groupcheck.targets.wire.drivers.librdkafka_member import LibrdkafkaClient, _tps
-from groupcheck.targets.wire.drivers.messages import Command, Hello
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # this checkout's groupcheck
+
+from groupcheck.targets.wire.drivers.host import Listener, ThreadedHost, serve  # noqa: E402
+from groupcheck.targets.wire.drivers.librdkafka_member import LibrdkafkaClient  # noqa: E402
+from groupcheck.targets.wire.drivers.messages import Command, Hello  # noqa: E402
 
 FAULTS = ("skip", "late-commit", "seek-past", "correct")
 
@@ -36,7 +40,8 @@ class WrongClient(LibrdkafkaClient):
         self.styles: dict[int, str] = {}
         self.faulty: dict[int, bool] = {}
         self.pending: dict[int, list[Any]] = {}  # late-commit: positions taken at a revoke
-        self.dropped = False
+        self.uncommitted: set[int] = set()  # sync: consumers whose last poll returned records
+        self.dropped = False  # the fault happened (skip, seek-past: once)
 
     def hello(self) -> Hello:
         return {**super().hello(), "commit_styles": ["none", "sync", "revoke"]}
@@ -67,11 +72,16 @@ class WrongClient(LibrdkafkaClient):
         return self.faulty[id(consumer)] and self.fault == fault
 
     def _starts(self, consumer: Any, ps: list[Any]) -> list[Any]:
-        if not (self._wrong(consumer, "seek-past") and ps):
+        if not (self._wrong(consumer, "seek-past") and ps) or self.dropped:
             return ps
-        return [_past(p) for p in consumer.committed(ps, timeout=10)]
+        committed = consumer.committed(ps, timeout=10)
+        self.dropped = any(p.offset >= 0 for p in committed)  # once
+        return [_past(p) for p in committed] if self.dropped else ps
 
-    def poll(self, consumer: Any) -> list[Record]:
+    def poll(self, consumer: Any) -> list[Any]:
+        if id(consumer) in self.uncommitted and consumer.assignment():
+            self.uncommitted.discard(id(consumer))
+            consumer.commit(asynchronous=False)
         records = super().poll(consumer)
         if self.pending.get(id(consumer)) and consumer.assignment():
             consumer.commit(offsets=self.pending.pop(id(consumer)), asynchronous=False)
@@ -80,8 +90,12 @@ class WrongClient(LibrdkafkaClient):
             self.dropped = True
             return []
         if records and self.styles[id(consumer)] == "sync":
-            consumer.commit(asynchronous=False)
+            self.uncommitted.add(id(consumer))
         return records
+
+
+def _tps(parts: list[Any]) -> list[tuple[str, int]]:
+    return sorted((p.topic, p.partition) for p in parts)
 
 
 def _past(partition: Any) -> Any:
