@@ -13,6 +13,14 @@ ships; what it does differently is a finding. Crash: ``"kill"`` (its close alway
 A ``create``'s ``assignors`` become its ``partition_assignment_strategy`` list of classes;
 ``hello`` lists the assignors whose class this release has (older ones have no cooperative
 module).
+
+Commits (every style): ``sync`` and ``revoke`` call ``commit()``, ``async`` calls
+``commit_async(callback=...)``; the ``default_offset_commit_callback`` reports the
+auto-commits the client sends between polls (its commit before a rebalance and at close
+goes out without a callback: the coordinator still sees it). What a commit of the current
+positions commits is the subscription's consumed offsets, which ``commit()`` itself reads
+(no public accessor). The generation of a ``records`` or ``commit`` event is the public
+``group_metadata()``'s (None in the releases without it).
 """
 
 from __future__ import annotations
@@ -21,9 +29,9 @@ from typing import Any
 
 from ...client_assignors import KAFKA_PYTHON as ASSIGNORS
 from ...client_assignors import load_class
+from .commits import Commits, Record, auto_commit, failure, offered
 from .host import (
     Listener,
-    Record,
     ThreadedHost,
     TopicPartition,
     assignors_of,
@@ -33,8 +41,8 @@ from .host import (
 )
 from .messages import Command, Hello
 
-__all__ = ["POLL_MS", "KafkaPythonClient", "assignor_class", "main", "rebalance_listener",
-           "static_membership"]
+__all__ = ["POLL_MS", "KafkaPythonClient", "assignor_class", "commit_reporter", "main",
+           "rebalance_listener", "static_membership"]
 
 POLL_MS = 50
 
@@ -53,6 +61,22 @@ def static_membership() -> bool:
 
 def _tps(partitions: Any) -> list[TopicPartition]:
     return sorted((tp.topic, tp.partition) for tp in partitions)
+
+
+def _offsets(offsets: Any) -> list[Record]:
+    """A ``{TopicPartition: OffsetAndMetadata}`` map as committed offsets."""
+    return sorted((tp.topic, tp.partition, int(meta.offset)) for tp, meta in offsets.items())
+
+
+def commit_reporter(commits: Commits) -> Any:
+    """A commit callback (``callback(offsets, response or exception)``) reporting to
+    ``commits``."""
+
+    def on_commit(offsets: Any, response: Any) -> None:
+        commits.report(_offsets(offsets),
+                       failure(response) if isinstance(response, Exception) else "ok")
+
+    return on_commit
 
 
 def rebalance_listener(listener: Listener) -> Any:
@@ -82,12 +106,19 @@ class KafkaPythonClient:
 
         return {"client": "kafka-python", "version": kafka.__version__,
                 "assignors": loadable(ASSIGNORS, assignor_class), "profile": "java",
-                "crash": "kill", "static_membership": static_membership()}
+                "crash": "kill", "static_membership": static_membership(),
+                "commit_styles": self.commit_styles()}
+
+    def commit_styles(self) -> list[str]:
+        from kafka import KafkaConsumer
+
+        return offered(hasattr(KafkaConsumer, "commit_async"))
 
     def create(self, command: Command, listener: Listener) -> Any:
         from kafka import KafkaConsumer
 
         config = command.get("config") or {}
+        auto, interval = auto_commit(config)
         consumer = KafkaConsumer(
             bootstrap_servers=command["bootstrap"], group_id=command["group"],
             client_id=config.get("client_id", command["member"]),
@@ -97,7 +128,10 @@ class KafkaPythonClient:
             max_poll_interval_ms=config.get("max_poll_interval_ms", 6000),
             metadata_max_age_ms=config.get("metadata_max_age_ms", 300000),
             auto_offset_reset=config.get("auto_offset_reset", "earliest"),
-            enable_auto_commit=bool(config.get("enable_auto_commit", False)),
+            enable_auto_commit=auto,
+            **({"auto_commit_interval_ms": interval} if interval is not None else {}),
+            **({"default_offset_commit_callback": commit_reporter(listener.commits)}
+               if listener.commits.style == "auto" else {}),
             **({"request_timeout_ms": config["request_timeout_ms"]}
                if "request_timeout_ms" in config else {}),
             **static_settings(command, "group_instance_id"))
@@ -140,6 +174,21 @@ class KafkaPythonClient:
         if generation is None:
             return None, None
         return int(generation.generation_id), str(generation.member_id or "") or None
+
+    def generation(self, consumer: Any) -> int | None:
+        metadata = getattr(consumer, "group_metadata", None)  # absent in older releases
+        generation = getattr(metadata(), "generation_id", None) if metadata else None
+        return int(generation) if generation is not None and generation >= 0 else None
+
+    def positions(self, consumer: Any) -> list[Record]:
+        return _offsets(consumer._subscription.all_consumed_offsets())
+
+    def commit(self, consumer: Any) -> list[Record] | None:
+        consumer.commit()
+        return None
+
+    def commit_async(self, consumer: Any, commits: Commits) -> None:
+        consumer.commit_async(callback=commit_reporter(commits))
 
     def paused(self, consumer: Any) -> list[TopicPartition] | None:
         return _tps(consumer.paused())

@@ -34,6 +34,8 @@ class DriverConfig(TypedDict, total=False):
     enable_auto_commit: bool
     group_instance_id: str  # a static member's id (KIP-345); absent: a dynamic member
     request_timeout_ms: int  # absent: the client's own default
+    commit_style: str  # "none" (absent), "auto", "sync", "async" or "revoke"
+    auto_commit_interval_ms: int  # sent with "auto": the client's auto-commit interval
 
 
 class CommandHead(TypedDict):
@@ -69,6 +71,7 @@ class Hello(TypedDict, total=False):
     profile: str
     crash: str
     static_membership: bool  # the client takes a group instance id (KIP-345)
+    commit_styles: list[str]  # the commit styles the driver offers (absent: ["none"])
 
 
 class AckHead(TypedDict):
@@ -118,6 +121,9 @@ class EventFields(TypedDict, total=False):
     topics: list[str]
     before: list[JsonPartition]
     after: list[JsonPartition]
+    style: str  # a ``commit``'s commit style
+    offsets: list[JsonRecord]  # a ``commit``'s offsets: [topic, partition, next offset]
+    outcome: str  # a ``commit``'s outcome: "ok" or the client's error text
 
 
 class DriverEvent(EventHead, EventFields):
