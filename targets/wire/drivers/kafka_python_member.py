@@ -16,11 +16,12 @@ module).
 
 Commits (every style): ``sync`` and ``revoke`` call ``commit()``, ``async`` calls
 ``commit_async(callback=...)``; the ``default_offset_commit_callback`` reports the
-auto-commits the client sends between polls (its commit before a rebalance and at close
-goes out without a callback: the coordinator still sees it). What a commit of the current
-positions commits is the subscription's consumed offsets, which ``commit()`` itself reads
-(no public accessor). The generation of a ``records`` or ``commit`` event is the public
-``group_metadata()``'s (None in the releases without it).
+auto-commits made between polls, in the releases that call it for them (3.x; 2.0.2 does
+not: no event), never the one before a rebalance or at close. kafka-python 3 runs the
+listener on its IO thread, where ``commit()`` raises rather than block: a ``revoke`` commit
+reports that error. What ``commit()`` commits is the subscription's consumed offsets, read
+where it reads them (no public accessor). The generation of a ``records`` or ``commit``
+event is the public ``group_metadata()``'s (None in the releases without it).
 """
 
 from __future__ import annotations
