@@ -191,7 +191,7 @@ class ThreadedClient(Protocol):
         """The synchronous commit of the positions: what it committed (None: unsaid)."""
 
     def commit_async(self, consumer: Any, commits: Commits) -> None:
-        """The asynchronous commit, its completion reported to ``commits``."""
+        """The asynchronous commit; its outcome (or its refusal) goes to ``commits``."""
 
     def paused(self, consumer: Any) -> list[TopicPartition] | None: ...
 

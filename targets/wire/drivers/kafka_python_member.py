@@ -189,7 +189,11 @@ class KafkaPythonClient:
         return None
 
     def commit_async(self, consumer: Any, commits: Commits) -> None:
-        consumer.commit_async(callback=commit_reporter(commits))
+        before = self.positions(consumer)
+        try:
+            consumer.commit_async(callback=commit_reporter(commits))
+        except Exception as exc:  # noqa: BLE001 - refused at once: no callback will run
+            commits.report(before, failure(exc))
 
     def paused(self, consumer: Any) -> list[TopicPartition] | None:
         return _tps(consumer.paused())

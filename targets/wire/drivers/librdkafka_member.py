@@ -238,11 +238,9 @@ class LibrdkafkaClient:
             raise
 
     def commit_async(self, consumer: Any, commits: Commits) -> None:
-        from confluent_kafka import KafkaException
-
         try:
             consumer.commit(asynchronous=True)
-        except KafkaException as exc:  # refused at once: on_commit will not run
+        except Exception as exc:  # noqa: BLE001 - refused at once: on_commit will not run
             if not _nothing_to_commit(exc.args[0] if exc.args else None):
                 commits.report(self.positions(consumer), failure(exc))
 
