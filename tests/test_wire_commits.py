@@ -4,8 +4,7 @@ the records produced, its ``records`` events carry the generation, its ``commit`
 the commits its style makes (after each batch, in the async completion callback, in the
 auto-commit hook, in the revoke callback), each committing last handed + 1, and the broker's
 committed offsets are the last ones reported committed. A style a driver does not offer is
-refused in the create's ack. Finding: kafka-python 3's revoke callback runs on its IO thread,
-where its synchronous ``commit()`` refuses to block.
+refused in the create's ack.
 """
 
 from __future__ import annotations
@@ -175,7 +174,7 @@ def test_auto_commit_is_reported_where_the_client_has_a_hook(
     _records_carry_the_generation(started, client)
 
 
-@pytest.mark.parametrize("started", clients("librdkafka", "aiokafka"), indirect=True)
+@pytest.mark.parametrize("started", clients(*MODULES), indirect=True)
 def test_a_revoke_callback_commit_lands_before_the_partitions_go(
         started: Driver, broker: Broker) -> None:
     _consume(started, "revoke")
@@ -188,23 +187,9 @@ def test_a_revoke_callback_commit_lands_before_the_partitions_go(
     assert ends and commit["seq"] < ends[0]["seq"], started.events  # inside the callback
     _commits_follow_the_records(started, "revoke", exact=True)
     assert commit.get("outcome") == "ok" and broker_committed(broker) == started.committed()
-
-
-@pytest.mark.parametrize("started", clients("kafka-python"), indirect=True)
-def test_finding_kafka_python_3_cannot_commit_synchronously_in_its_revoke_callback(
-        started: Driver, broker: Broker) -> None:
-    version = str(started.process.call("hello").get("version", "0"))
-    _consume(started, "revoke")
-    started.create("b", "revoke")
-    started.wait(lambda: bool(started.of("commit")), "revoke commit")
-    commit = started.of("commit")[0]
-    _commits_follow_the_records(started, "revoke", exact=True)
-    if int(version.split(".")[0]) >= 3:  # the listener runs on the IO thread it would block
-        assert "IO thread" in str(commit.get("outcome")), commit
-        assert broker_committed(broker) == {}
-    else:
-        assert commit.get("outcome") == "ok"
-        assert broker_committed(broker) == started.committed()
+    callback = [e for e in started.of("callback_start") if e["seq"] < commit["seq"]][-1]
+    expected = callback.get("generation") if started.process.label != "aiokafka" else None
+    assert commit.get("generation") == expected, (commit, callback)
 
 
 @pytest.mark.parametrize(("client", "style"), [("librdkafka", "sometimes"),

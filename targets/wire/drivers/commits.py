@@ -75,11 +75,15 @@ class Commits:
 
     def report(self, offsets: Iterable[Record], outcome: str) -> None:
         """One commit's outcome; nothing when it committed no offset."""
+        self.report_at(offsets, outcome, self.generation())
+
+    def report_at(self, offsets: Iterable[Record], outcome: str, generation: int | None) -> None:
+        """`report`, with the generation the caller read (where the client cannot be asked)."""
         committed = sorted(offsets)
         if committed:
             self.out.event("commit", self.member, style=self.style,
                            offsets=[list(r) for r in committed], outcome=outcome,
-                           generation=self.generation())
+                           generation=generation)
 
     def sync(self, positions: Callable[[], list[Record]],
              commit: Callable[[], list[Record] | None]) -> None:

@@ -1,18 +1,17 @@
 """The driver side of the member-driver contract, for the drivers written in Python.
 
-A driver process reads commands from stdin and writes acks and events to stdout
+A driver reads commands from stdin and writes acks and events to stdout
 (``docs/reference/member-driver-contract.md``, "Driving your own client"). `DriverOutput`
 numbers and stamps every event (``seq`` per process, ``ts`` = ``time.monotonic_ns()``,
 CLOCK_MONOTONIC) and writes whole lines under a lock, so threads of several consumers never
-interleave.
-`ThreadedHost` runs each consumer of a blocking client (confluent-kafka, kafka-python) on a
-thread of its own: the thread creates the consumer, then loops — a command from its queue if
-there is one, else one ``poll`` — so the client is only ever called from the thread that owns
-it, as an application would, and every command is acked from that thread once the client call
-has returned. Callbacks go through `Listener.callback`, which logs their start, runs the
-client's own change (where the client wants the application to apply it), and logs their end.
-A revoke or lost callback that hands the partitions back itself (librdkafka's ``unassign``)
-logs its end just before that call: the client may rejoin before the call returns
+interleave. `ThreadedHost` runs each consumer of a blocking client (confluent-kafka,
+kafka-python) on a thread of its own: the thread creates the consumer, then loops — a command
+from its queue if there is one, else one ``poll`` — so the client is only ever called from the
+thread that owns it, as an application would, and every command is acked from that thread once
+the client call has returned. Callbacks go through `Listener.callback`, which logs their start,
+runs the client's own change (where the client wants the application to apply it), and logs
+their end. A revoke or lost callback that hands the partitions back itself (librdkafka's
+``unassign``) logs its end just before that call: the client may rejoin before the call returns
 (librdkafka's JoinGroup goes out from its own thread while the call is served), and another
 member's assignment must not reach the harness before the line that ends this ownership; an
 assign logs its end once its call returned. A member's commit style (`commits`): ``sync`` and
@@ -131,6 +130,13 @@ class Listener:
 
     def callback(self, kind: str, partitions: list[TopicPartition],
                  apply: Callable[[], None] | None = None) -> None:
+        fields = self.begin(kind, partitions)
+        if kind == "revoked" and partitions and self.revoke_commit is not None:
+            self.revoke_commit()
+        self.finish(fields, apply)
+
+    def begin(self, kind: str, partitions: list[TopicPartition]) -> CallbackFields:
+        """A callback's start (and a slow revoke's wait); `finish` ends it."""
         generation, member_id = self.membership()
         fields: CallbackFields = {"kind": kind, "partitions": parts(partitions),
                                   "generation": generation, "memberId": member_id}
@@ -138,20 +144,17 @@ class Listener:
         if kind == "revoked" and partitions and self.slow_ms:
             slow, self.slow_ms = self.slow_ms, 0
             time.sleep(slow / 1000.0)
-        if kind == "revoked" and partitions and self.revoke_commit is not None:
-            self.revoke_commit()
-        if apply is not None and kind != "assigned":  # the end first: see the module doc
-            self._end(fields)
-            apply()
-            return
-        if apply is not None:
-            apply()
-        self._end(fields)
+        return fields
 
-    def _end(self, fields: CallbackFields) -> None:
+    def finish(self, fields: CallbackFields, apply: Callable[[], None] | None = None) -> None:
+        """A callback's end: after an assign's change, before a revoke's (see the module doc)."""
+        if apply is not None and fields["kind"] == "assigned":
+            apply()
         now_paused = self.paused()
         self.out.event("callback_end", self.member, **fields,
                        paused=None if now_paused is None else parts(now_paused))
+        if apply is not None and fields["kind"] != "assigned":
+            apply()
 
 
 class ThreadedClient(Protocol):
@@ -181,17 +184,13 @@ class ThreadedClient(Protocol):
 
     def membership(self, consumer: Any) -> tuple[int | None, str | None]: ...
 
-    def generation(self, consumer: Any) -> int | None:
-        """The generation as the client's public API reports it (None: it does not)."""
+    def generation(self, consumer: Any) -> int | None: ...  # the public API's, else None
 
-    def positions(self, consumer: Any) -> list[Record]:
-        """What a commit of the current positions commits: ``(topic, partition, next)``."""
+    def positions(self, consumer: Any) -> list[Record]: ...  # what a commit of them commits
 
-    def commit(self, consumer: Any) -> list[Record] | None:
-        """The synchronous commit of the positions: what it committed (None: unsaid)."""
+    def commit(self, consumer: Any) -> list[Record] | None: ...  # sync; what it committed
 
-    def commit_async(self, consumer: Any, commits: Commits) -> None:
-        """The asynchronous commit; its outcome (or its refusal) goes to ``commits``."""
+    def commit_async(self, consumer: Any, commits: Commits) -> None: ...  # outcome: commits
 
     def paused(self, consumer: Any) -> list[TopicPartition] | None: ...
 
@@ -215,8 +214,7 @@ class MemberThread(threading.Thread):
             self.listener.revoke_commit = self._commit_sync
 
     def _membership(self) -> tuple[int | None, str | None]:
-        return self.client.membership(self.consumer) if self.consumer is not None \
-            else (None, None)
+        return (None, None) if self.consumer is None else self.client.membership(self.consumer)
 
     def _generation(self) -> int | None:
         return self.client.generation(self.consumer) if self.consumer is not None else None

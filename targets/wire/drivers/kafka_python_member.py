@@ -14,14 +14,16 @@ A ``create``'s ``assignors`` become its ``partition_assignment_strategy`` list o
 ``hello`` lists the assignors whose class this release has (older ones have no cooperative
 module).
 
-Commits (every style): ``sync`` and ``revoke`` call ``commit()``, ``async`` calls
-``commit_async(callback=...)``; the ``default_offset_commit_callback`` reports the
-auto-commits made between polls, in the releases that call it for them (3.x; 2.0.2 does
-not: no event), never the one before a rebalance or at close. kafka-python 3 runs the
-listener on its IO thread, where ``commit()`` raises rather than block: a ``revoke`` commit
-reports that error. What ``commit()`` commits is the subscription's consumed offsets, read
-where it reads them (no public accessor). The generation of a ``records`` or ``commit``
-event is the public ``group_metadata()``'s (None in the releases without it).
+Commits (every style): ``sync`` calls ``commit()``, ``async`` ``commit_async(callback=...)``;
+the ``default_offset_commit_callback`` reports the auto-commits made between polls, in the
+releases that call it for them (3.x; 2.0.2 does not: no event), never the one before a
+rebalance or at close. ``revoke`` calls ``commit()`` in the listener where the listener runs in
+``poll`` (2.x); kafka-python 3 runs it on its IO thread, where ``commit()`` raises rather than
+block, and asks a listener that does IO to be async: there the driver's listener is an
+``AsyncConsumerRebalanceListener`` that awaits ``commit_async()``. What a commit commits is the
+subscription's consumed offsets, read where ``commit()`` reads them (no public accessor). The
+generation of a ``records`` or ``commit`` event is the public ``group_metadata()``'s (None in
+the releases without it), but for a commit on the IO thread: the callback's own.
 """
 
 from __future__ import annotations
@@ -30,7 +32,7 @@ from typing import Any
 
 from ...client_assignors import KAFKA_PYTHON as ASSIGNORS
 from ...client_assignors import load_class
-from .commits import Commits, Record, auto_commit, failure, offered
+from .commits import OK, Commits, Record, auto_commit, failure, offered
 from .host import (
     Listener,
     ThreadedHost,
@@ -80,7 +82,13 @@ def commit_reporter(commits: Commits) -> Any:
     return on_commit
 
 
-def rebalance_listener(listener: Listener) -> Any:
+def rebalance_listener(listener: Listener, consumer: Any) -> Any:
+    """The listener that reports to ``listener``; for style ``revoke`` on a kafka-python that
+    runs listeners on its IO thread, the one that commits there (`committing_listener`)."""
+    import kafka
+
+    if listener.revoke_commit is not None and hasattr(kafka, "AsyncConsumerRebalanceListener"):
+        return committing_listener(listener, consumer)
     from kafka import ConsumerRebalanceListener
 
     class KafkaPythonReporter(ConsumerRebalanceListener):  # type: ignore[misc]  # untyped base (Any)
@@ -94,6 +102,43 @@ def rebalance_listener(listener: Listener) -> Any:
             listener.callback("lost", _tps(lost))
 
     return KafkaPythonReporter()
+
+
+def committing_listener(listener: Listener, consumer: Any) -> Any:
+    """Style ``revoke`` on kafka-python 3, whose listener runs on its IO thread, where a
+    blocking ``commit()`` raises: the listener kafka-python asks for when a callback does IO
+    (async), awaiting ``commit_async()`` inside ``on_partitions_revoked``."""
+    from kafka import AsyncConsumerRebalanceListener
+
+    class KafkaPythonCommitter(AsyncConsumerRebalanceListener):  # type: ignore[misc]  # untyped base (Any)
+        async def on_partitions_revoked(self, revoked: Any) -> None:
+            fields = listener.begin("revoked", _tps(revoked))
+            if revoked:
+                await _awaited_commit(consumer, listener.commits, fields["generation"])
+            listener.finish(fields)
+
+        async def on_partitions_assigned(self, assigned: Any) -> None:
+            listener.callback("assigned", _tps(assigned))
+
+        async def on_partitions_lost(self, lost: Any) -> None:
+            listener.callback("lost", _tps(lost))
+
+    return KafkaPythonCommitter()
+
+
+async def _awaited_commit(consumer: Any, commits: Commits, generation: int | None) -> None:
+    """``await commit_async()`` of the current positions, reported with the callback's
+    generation (``group_metadata()`` takes a lock the polling thread may hold)."""
+    before = _offsets(consumer._subscription.all_consumed_offsets())
+    if not before:
+        return
+    generation = generation if generation is not None and generation >= 0 else None
+    try:
+        await consumer.commit_async()
+    except Exception as exc:  # noqa: BLE001 - the client's error is the outcome
+        commits.report_at(before, failure(exc), generation)
+    else:
+        commits.report_at(before, OK, generation)
 
 
 class KafkaPythonClient:
@@ -140,7 +185,7 @@ class KafkaPythonClient:
         return consumer
 
     def subscribe(self, consumer: Any, topics: list[str], listener: Listener) -> None:
-        consumer.subscribe(topics, listener=rebalance_listener(listener))
+        consumer.subscribe(topics, listener=rebalance_listener(listener, consumer))
 
     def unsubscribe(self, consumer: Any) -> None:
         consumer.unsubscribe()
