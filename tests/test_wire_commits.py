@@ -59,8 +59,10 @@ class Driver:
         with self.changed:
             assert self.changed.wait_for(done, WAIT), f"no {what} in {WAIT:.0f}s: {self.events}"
 
-    def create(self, member: str, style: str) -> None:
-        config = {"commit_style": style, "enable_auto_commit": style == "auto",
+    def create(self, member: str, style: str | None) -> None:
+        """A consumer in ``style`` (None: a config without the key, as before styles)."""
+        config = {"enable_auto_commit": style == "auto",
+                  **({"commit_style": style} if style is not None else {}),
                   **({"auto_commit_interval_ms": 200} if style == "auto" else {})}
         self.process.call("create", member=member, bootstrap=self.broker.bootstrap, group=GROUP,
                           assignor="range", topics=["t"], config=config)
@@ -107,7 +109,7 @@ def started(request: pytest.FixtureRequest, broker: Broker) -> Iterator[Driver]:
         driver.process.close()
 
 
-def _consume(driver: Driver, style: str) -> None:
+def _consume(driver: Driver, style: str | None) -> None:
     """Member a in ``style`` reads every record produced."""
     driver.create("a", style)
     everything = {("t", 0): RECORDS, ("t", 1): RECORDS}
@@ -154,6 +156,18 @@ def test_a_member_committing_after_each_batch_reports_each_commit_the_broker_kee
     _records_carry_the_generation(started, client)
     _commits_follow_the_records(started, style, exact=style == "sync")
     assert broker_committed(broker) == started.committed()
+
+
+@pytest.mark.parametrize("started", clients(*MODULES), indirect=True)
+@pytest.mark.parametrize("style", [None, "none"])
+def test_a_member_without_a_commit_style_or_in_style_none_never_commits(
+        started: Driver, style: str | None, broker: Broker) -> None:
+    _consume(started, style)
+    started.create("b", style)  # a revoke, where the revoke style would commit
+    started.wait(lambda: any(e.get("kind") == "revoked" and e.get("partitions")
+                             for e in started.of("callback_end")), "a's revoke")
+    _records_carry_the_generation(started, started.process.label)
+    assert started.of("commit") == [] and broker_committed(broker) == {}
 
 
 @pytest.mark.parametrize("started", clients(*MODULES), indirect=True)
