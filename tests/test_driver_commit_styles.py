@@ -7,7 +7,8 @@ partitions: each member is handed every record once, its ``records`` and ``commi
 name the generation the broker gave its group (KafkaJS: records null, it does not tell the
 application), its ``commit`` events carry its style, and what it last committed is what the
 broker answers an OffsetFetch with: the high watermark (none: nothing committed). The Java
-driver runs on the oldest and newest Kafka release it supports (it is compiled for each).
+driver runs on the oldest and newest Kafka release it supports (it is compiled for each), the
+KafkaJS driver on the lockfile's release and on 1.16.0.
 Each test skips only when its runtime is missing.
 """
 
@@ -173,11 +174,13 @@ def test_java_driver_commits_in_each_style_what_it_was_handed(release: str) -> N
             check_member(run, style, generations[style], generations[style])
 
 
-def test_kafkajs_driver_commits_auto_and_sync_and_hands_records_without_a_generation() -> None:
-    reason = missing("kafkajs")
+@pytest.mark.parametrize("client", ("kafkajs", "kafkajs@1.16.0"))
+def test_kafkajs_driver_commits_auto_and_sync_and_hands_records_without_a_generation(
+        client: str) -> None:
+    reason = missing(client)
     if reason:
         pytest.skip(reason)
-    with run_styles(argv("kafkajs"), KAFKAJS_STYLES) as (run, generations):
+    with run_styles(argv(client), KAFKAJS_STYLES) as (run, generations):
         for style in KAFKAJS_STYLES:
             check_member(run, style, generations[style], None)
 
