@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
@@ -67,11 +67,11 @@ class Member:
 
 
 class Run:
-    """One driver with one member per style, each in group ``g-<style>``."""
+    """One driver on one broker, its members by name (each with its commit style)."""
 
-    def __init__(self, command: list[str], broker: Broker, styles: tuple[str, ...]) -> None:
+    def __init__(self, command: list[str], broker: Broker, styles: dict[str, str]) -> None:
         self.broker = broker
-        self.members = {style: Member(style) for style in styles}
+        self.members = {name: Member(style) for name, style in styles.items()}
         self.lock = threading.Lock()
         self.driver = DriverProcess(command, "commits", self.on_event, DRIVER_ENV)
 
@@ -86,22 +86,29 @@ class Run:
             elif line["event"] == "commit":
                 member.commits.append(dict(line))
 
-    def create(self, style: str) -> None:
+    def produce(self, first: int, count: int) -> None:
+        """Values ``v<first>`` … to every partition."""
+        for partition in range(PARTITIONS):
+            for i in range(first, first + count):
+                self.driver.call("produce", bootstrap=self.broker.bootstrap, topic=TOPIC,
+                                 partition=partition, value=f"v{i}")
+
+    def create(self, name: str, group: str, assignor: str = "roundrobin") -> None:
+        style = self.members[name].style
         config: dict[str, Any] = {"commit_style": style, "enable_auto_commit": style == "auto"}
         if style == "auto":
             config["auto_commit_interval_ms"] = 500
-        self.driver.call("create", member=style, bootstrap=self.broker.bootstrap,
-                         group=f"g-{style}", assignor="roundrobin", topics=[TOPIC],
-                         config=config)
+        self.driver.call("create", member=name, bootstrap=self.broker.bootstrap, group=group,
+                         assignor=assignor, topics=[TOPIC], config=config)
 
-    def wait_done(self) -> None:
+    def wait(self, what: str, done: Callable[[], bool]) -> None:
         deadline = time.monotonic() + DEADLINE
         while time.monotonic() < deadline:
             with self.lock:
-                if all(m.done() for m in self.members.values()):
+                if done():
                     return
             time.sleep(0.1)
-        pytest.fail(f"not every member read and committed: {self.members}")
+        pytest.fail(f"{what}: {self.members}")
 
 
 def committed(bootstrap: str, group: str) -> dict[tuple[str, int], int]:
@@ -120,15 +127,13 @@ def run_styles(command: list[str], styles: tuple[str, ...]) -> Iterator[tuple[Ru
     """Produce, create a member per style, wait until each read (and committed), note each
     group's generation, close every member; gives the run and the generations."""
     with Broker(BrokerConfig(topics={TOPIC: PARTITIONS})) as broker:
-        run = Run(command, broker, styles)
+        run = Run(command, broker, {style: style for style in styles})
         try:
-            for partition in range(PARTITIONS):
-                for i in range(PER_PARTITION):
-                    run.driver.call("produce", bootstrap=broker.bootstrap, topic=TOPIC,
-                                    partition=partition, value=f"v{i}")
+            run.produce(0, PER_PARTITION)
             for style in styles:
-                run.create(style)
-            run.wait_done()
+                run.create(style, f"g-{style}")
+            run.wait("not every member read and committed",
+                     lambda: all(m.done() for m in run.members.values()))
             generations = {}
             for style in styles:
                 description = broker.describe_group(f"g-{style}")
@@ -202,3 +207,39 @@ def test_driver_lists_its_commit_styles_and_refuses_another(
                         config={"commit_style": refused})
     finally:
         driver.close()
+
+
+def test_java_revoke_style_commits_before_a_rebalance_so_the_new_owner_reads_nothing_again(
+        ) -> None:
+    """Member a reads every record; b joins (range: eager, a gives up both partitions). a
+    commits what it read inside onPartitionsRevoked, in the generation it read them in, so
+    each owner starts at that commit: records produced afterwards are read once, nothing
+    before them again. At close each commits what it read of its partition."""
+    reason = missing("java")
+    if reason:
+        pytest.skip(reason)
+    with Broker(BrokerConfig(topics={TOPIC: PARTITIONS})) as broker:
+        run = Run(argv("java", SETTINGS.kafka_classpath), broker, {"a": "revoke", "b": "revoke"})
+        a, b = run.members["a"], run.members["b"]
+        try:
+            run.produce(0, PER_PARTITION)
+            run.create("a", "g", "range")
+            run.wait("a read every record", lambda: len(a.handed) == PARTITIONS * PER_PARTITION)
+            before = broker.describe_group("g")
+            assert before is not None
+            run.create("b", "g", "range")
+            run.wait("a committed on revoke", lambda: bool(a.commits))
+            run.produce(PER_PARTITION, 1)
+            run.wait("the new records were read",
+                     lambda: len(a.handed) + len(b.handed) == PARTITIONS * (PER_PARTITION + 1))
+            for name in ("a", "b"):
+                run.driver.call("close", member=name)
+        finally:
+            run.driver.close()
+        first = a.commits[0]
+        assert (first["style"], first["outcome"], first["generation"]) == (
+            "revoke", "ok", before.generation)
+        assert {(t, p): o for t, p, o in first["offsets"]} == HIGH_WATERMARK
+        every = [(TOPIC, p, o) for p in range(PARTITIONS) for o in range(PER_PARTITION + 1)]
+        assert sorted(a.handed + b.handed) == every
+        assert committed(broker.bootstrap, "g") == {tp: PER_PARTITION + 1 for tp in HIGH_WATERMARK}
