@@ -132,7 +132,6 @@ async def _awaited_commit(consumer: Any, commits: Commits, generation: int | Non
     before = _offsets(consumer._subscription.all_consumed_offsets())
     if not before:
         return
-    generation = generation if generation is not None and generation >= 0 else None
     try:
         await consumer.commit_async()
     except Exception as exc:  # noqa: BLE001 - the client's error is the outcome
@@ -224,7 +223,7 @@ class KafkaPythonClient:
     def generation(self, consumer: Any) -> int | None:
         metadata = getattr(consumer, "group_metadata", None)  # absent in older releases
         generation = getattr(metadata(), "generation_id", None) if metadata else None
-        return int(generation) if generation is not None and generation >= 0 else None
+        return None if generation is None else int(generation)
 
     def positions(self, consumer: Any) -> list[Record]:
         return _offsets(consumer._subscription.all_consumed_offsets())

@@ -221,8 +221,7 @@ class LibrdkafkaClient:
         return group_metadata(consumer)
 
     def generation(self, consumer: Any) -> int | None:
-        generation, _ = group_metadata(consumer)
-        return generation if generation is not None and generation >= 0 else None
+        return group_metadata(consumer)[0]
 
     def positions(self, consumer: Any) -> list[Record]:
         return _offsets(consumer.position(consumer.assignment()))
