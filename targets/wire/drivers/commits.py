@@ -15,29 +15,28 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Protocol
 
-from .messages import Command, DriverConfig, EventFields
+from .messages import COMMIT_STYLES, DEFAULT_COMMIT_STYLE, Command, DriverConfig, EventFields
 
 if TYPE_CHECKING:  # Unpack is Python 3.11's; the drivers run on 3.9
     from typing import Unpack
 
-__all__ = ["OK", "STYLES", "Commits", "EventWriter", "Record", "auto_commit", "failure",
+__all__ = ["OK", "Commits", "EventWriter", "Record", "auto_commit", "failure",
            "offered", "refusal", "style_of"]
 
 Record = tuple[str, int, int]  # a record handed, or an offset committed: topic, partition, offset
 
-STYLES = ("none", "auto", "sync", "async", "revoke")
 OK = "ok"
 
 
-def offered(asynchronous: bool, revoke: bool = True) -> list[str]:
-    """The styles of a client: every one, less ``async`` without a distinct asynchronous
-    commit and ``revoke`` without a revoke callback."""
-    return [s for s in STYLES if (asynchronous or s != "async") and (revoke or s != "revoke")]
+def offered(asynchronous: bool) -> list[str]:
+    """The styles of a client with a revoke callback: every one, less ``async`` without a
+    distinct asynchronous commit."""
+    return [s for s in COMMIT_STYLES if asynchronous or s != "async"]
 
 
 def style_of(command: Command) -> str:
     """A ``create``'s commit style (absent: ``none``)."""
-    return str((command.get("config") or {}).get("commit_style") or "none")
+    return str((command.get("config") or {}).get("commit_style") or DEFAULT_COMMIT_STYLE)
 
 
 def refusal(command: Command, styles: list[str]) -> str | None:
