@@ -25,7 +25,7 @@ from groupcheck.targets.registry import group_target_factory, resolve
 from groupcheck.targets.target import MachineHints, Target
 
 Drawn = list[tuple[str, str]]
-#: the fault-heavy machine of these tests: one topic set, no metadata changes or pauses
+#: the in-process runs whose injected errors are counted (60 examples draw every API)
 EXAMPLES, SEED = 60, 3
 
 
