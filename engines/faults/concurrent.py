@@ -1,0 +1,191 @@
+"""Fault points played side by side: up to ``workers`` at once, each on a group of its own on
+one groupcheck broker, every group's members placed by one driver pool.
+
+What lives here: `SharedRun` (the broker, the pool and what each point's wire group is made
+of), `PointRun` (one point's story, its outcome and when each event ended) and
+`play_points` (the points on a `SharedRun`, side by side), `PointGroup` (a point's group).
+
+Theory of operation: a point's story runs on a fresh group as it would alone — its own group
+id (``groupcheck-<number>``), members and topic named apart (`stories.Names.of`: the broker
+aims a fault at a client id, so no two points share one) — but on a broker and a driver pool that
+outlive it: no broker and no driver of a client that crashes by other means than a kill (a
+JVM) starts per point. A member of a client that crashes by kill still gets a driver process
+of its own (the pool is not ``shared``), so that its crash ends it alone. Each worker takes
+the next point, asks ``start`` whether it may (the budget, a finding so far), plays it and
+hands its `PointRun` to ``done``; what a worker raises (a `HarnessError`: the broker or a
+driver failed) stops every worker from starting another point and is raised once all have
+stopped. The group is judged as every wire story is (`model.replay.replay_events`), so a
+point's verdict does not depend on the points beside it. Once its story is over and judged,
+a point's members are crashed, not closed: a client a fault left failed (librdkafka after
+FENCED_INSTANCE_ID) can take the driver's whole command timeout to close.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+from ...model.events import DomainEvent
+from ...model.group_events import Delay
+from ...model.machine_config import wire_config
+from ...model.replay import Outcome, replay_events
+from ...model.stats import Stats
+from ...properties.harness import HarnessError
+from ...targets.target import Target
+from ...targets.wire.backends.backend import BackendUnavailable
+from ...targets.wire.backends.groupcheck_broker import GroupcheckBackend
+from ...targets.wire.driver_pool import DriverPool
+from ...targets.wire.wire_group import CONFIG, WireGroup
+from .points import FULL, FaultPoint, fault_points
+from .stories import Names, protocol_assignor, story
+
+if TYPE_CHECKING:  # the broker imports kio: loaded only when a run starts one
+    from ...broker import Broker
+
+__all__ = ["LOG_LIMIT", "PointGroup", "PointRun", "SharedRun", "delayed", "play_points"]
+
+#: exchanges the shared broker keeps: far more than the points under way at once exchange
+#: (a wire group reads the log on every tick of a wait, so a longer one costs CPU)
+LOG_LIMIT = 20_000
+
+
+@dataclass
+class PointRun:
+    """A point played (``outcome``), not applicable (why), or not reached (None)."""
+
+    point: FaultPoint
+    events: list[DomainEvent] = field(default_factory=list)
+    outcome: Outcome | str | None = None
+    began: float = 0.0  # time.perf_counter() when its group was made
+    ends: list[float] = field(default_factory=list)  # when each event ended
+    closed: float = 0.0  # when its group was closed
+    stats: Stats = field(default_factory=Stats)
+
+
+def _start_broker() -> Broker:
+    try:
+        from ...broker import Broker, BrokerConfig  # needs kio, an optional dependency
+    except ImportError as exc:
+        raise BackendUnavailable(f"groupcheck broker: {exc} (pip install "
+                                 "'groupcheck[broker]')") from None
+    return Broker(BrokerConfig(min_session_timeout_ms=1, log_limit=LOG_LIMIT)).start()
+
+
+class PointGroup(WireGroup):
+    """A point's wire group, ended as a crash ends its members: the story is over and judged,
+    so no member's client is asked to leave (a client a fault left failed can take its whole
+    command timeout to close)."""
+
+    def close(self) -> None:
+        try:
+            for member in list(self.members):
+                self.crash(member)
+        finally:
+            super().close()
+
+
+class SharedRun:
+    """One broker and one driver pool for every point of a wire target's run."""
+
+    def __init__(self, target: Target) -> None:
+        assert target.group is not None
+        model = target.group()  # what each point's group is made of (its target's)
+        model.close()
+        if not isinstance(model, WireGroup):
+            raise ValueError(f"{target.name}: not a wire group")
+        self.target, self.model = target, model
+        self.numbers = {p: n for n, p in enumerate(fault_points(FULL))}
+        self.broker = _start_broker()
+        self.pool = DriverPool()
+
+    def group(self, point: FaultPoint) -> WireGroup:
+        """A fresh group for ``point`` on the shared broker and pool (`PointGroup`)."""
+        m, group_id = self.model, f"groupcheck-{self.numbers[point]}"
+        clients = tuple(m.order)
+        backend = GroupcheckBackend(frozenset(i.client for i in m.infos.values()),
+                                    int(CONFIG["session_timeout_ms"]), self.broker, group_id)
+        return PointGroup(m.name, clients, m.assignor, classpaths=m.classpaths,
+                         generationless=frozenset(m.generationless), setup=m.setup,
+                         group=group_id, backend=backend, pool=self.pool)
+
+    def names(self, point: FaultPoint) -> Names:
+        """The point's members and topic, apart from every other point's."""
+        return Names.of(self.numbers[point])
+
+    def play(self, point: FaultPoint, fits: Callable[[float], bool]) -> PointRun:
+        """``point`` on a fresh group (`PointRun`); not reached when its late answers do not
+        ``fit`` the time left."""
+        run = PointRun(point, began=time.perf_counter())
+        group, target = self.group(point), self.target
+        assert target.hints is not None and target.assignor
+        names = self.names(point)
+        info = group.client_of(names.members[0])
+        assignor = protocol_assignor(point.protocol, target.assignor)
+        if assignor not in info.assignors:
+            group.close()
+            run.outcome = f"{info.name} has no {assignor} assignor ({point.protocol} rebalances)"
+            return run
+        events = story(point, info.name, assignor, names)
+        if isinstance(events, str) or not fits(delayed(events)):
+            group.close()
+            run.outcome = events if isinstance(events, str) else None
+            return run
+        run.events = events
+        config = wire_config(target.hints.assignor, steering=True,
+                             profiles=target.hints.profiles)
+        try:
+            run.outcome = replay_events(group, events, config.promises,
+                                        target.hints.generations, stats=run.stats,
+                                        on_event=lambda _i, _v: run.ends.append(
+                                            time.perf_counter()))
+        except (ValueError, HarnessError) as exc:  # the broker refused the fault at the
+            if "refused" not in str(exc):          # version the member speaks
+                raise
+            run.outcome = str(exc).splitlines()[0]
+        run.closed = time.perf_counter()
+        return run
+
+    def close(self) -> None:
+        self.pool.close()
+        self.broker.close()
+
+
+def delayed(events: list[DomainEvent]) -> float:
+    """Seconds the story's late answers add."""
+    return sum(e.ms for e in events if isinstance(e, Delay)) / 1000
+
+
+def play_points(run: SharedRun, points: list[FaultPoint], workers: int,
+                start: Callable[[FaultPoint], bool], fits: Callable[[float], bool],
+                done: Callable[[PointRun], None]) -> None:
+    """Each point that ``start`` lets begin, up to ``workers`` at once, each handed to
+    ``done`` (under a lock) as it ends; a worker's failure is raised when all have stopped."""
+    queue: Iterator[FaultPoint] = iter(points)
+    lock, failed = threading.Lock(), list[BaseException]()
+
+    def work() -> None:
+        while True:
+            with lock:
+                point = next(queue, None)
+                if point is None or failed or not start(point):
+                    return
+            try:
+                played = run.play(point, fits)
+            except BaseException as exc:  # raised in the caller's thread below
+                with lock:
+                    failed.append(exc)
+                return
+            with lock:
+                done(played)
+
+    threads = [threading.Thread(target=work, name=f"fault-point-{i}", daemon=True)
+               for i in range(max(1, workers))]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    if failed:
+        raise failed[0]
