@@ -11,8 +11,10 @@ and where they went (medians): ``join`` (the topic, the joins and the first sett
 the fault), ``fault`` (the fault and the step's own event: a join, a leave, a crash),
 ``settle`` (the last settle) and ``close``. ``projected`` is the sample's wall time scaled
 to the full scope (a point not applicable costs next to nothing, so the sample's share of
-them stands for the scope's). Every point must get a verdict: ``findings`` counts the
-points that found something (each a real finding of the engine, not a failure here).
+them stands for the scope's). The last two columns: CPU seconds per played point of the
+harness's process (with the broker) and of the member drivers. Every point must get a
+verdict: ``found`` counts the points that found something (each a real finding of the
+engine, not a failure here).
 
     python bench/faults.py [--clients librdkafka,java@3.8.0,kafka-python] [--assignor range]
                            [--sample 24] [--workers 0,1,4]
@@ -23,6 +25,7 @@ from __future__ import annotations
 import argparse
 import os
 import random
+import resource
 import statistics
 import sys
 import time
@@ -73,9 +76,20 @@ class FreshRun(SharedRun):
 
 def _tell(run: PointRun) -> None:
     """One line on stderr per point as it ends."""
-    verdict = run.outcome.violations[:1] if isinstance(run.outcome, Outcome) else run.outcome
-    print(f"  {run.point.name} {run.closed - run.began:.1f}s {verdict or 'holds'}",
-          file=sys.stderr, flush=True)
+    if not isinstance(run.outcome, Outcome):
+        print(f"  {run.point.name} not applicable: {run.outcome}", file=sys.stderr, flush=True)
+        return
+    verdict = run.outcome.violations[:1] or "holds"
+    print(f"  {run.point.name} {run.closed - run.began:.1f}s {verdict}", file=sys.stderr,
+          flush=True)
+
+
+def _cpu() -> tuple[float, float]:
+    """CPU seconds so far of this process (the harness, the broker) and of its children
+    that ended (the member drivers)."""
+    me, children = (resource.getrusage(w) for w in (resource.RUSAGE_SELF,
+                                                     resource.RUSAGE_CHILDREN))
+    return me.ru_utime + me.ru_stime, children.ru_utime + children.ru_stime
 
 
 def bench(target_name: str, settings: Settings, sample: int, workers: int) -> str:
@@ -84,7 +98,7 @@ def bench(target_name: str, settings: Settings, sample: int, workers: int) -> st
     scope = fault_points()
     picked = sorted(random.Random(0).sample(scope, min(sample, len(scope))), key=scope.index)
     runs: list[PointRun] = []
-    started = time.perf_counter()
+    started, cpu = time.perf_counter(), _cpu()
     shared = (FreshRun if workers == 0 else SharedRun)(target)
     try:
         play_points(shared, picked, max(1, workers), lambda _p: True, lambda _s: True,
@@ -92,6 +106,7 @@ def bench(target_name: str, settings: Settings, sample: int, workers: int) -> st
     finally:
         shared.close()
     wall = time.perf_counter() - started
+    harness, drivers = (b - a for a, b in zip(cpu, _cpu(), strict=True))
     played = [r for r in runs if isinstance(r.outcome, Outcome)]
     seconds = [r.closed - r.began for r in played] or [0.0]
     split = [phases(r) for r in played]
@@ -100,7 +115,8 @@ def bench(target_name: str, settings: Settings, sample: int, workers: int) -> st
                      for p in PHASES)
     return (f"{target_name:<28}{workers:>4}{len(played):>4}/{len(picked):<4}"
             f"{statistics.median(seconds):>8.2f}{p90(seconds):>7.2f}{wall:>8.1f}"
-            f"{wall * len(scope) / len(picked):>11.0f} {parts}{found:>6}")
+            f"{wall * len(scope) / len(picked):>11.0f} {parts}{found:>6}"
+            f"{harness / max(1, len(played)):>9.2f}{drivers / max(1, len(played)):>9.2f}")
 
 
 def main() -> None:
@@ -114,7 +130,8 @@ def main() -> None:
     print(f"{os.cpu_count()} cores, load average "
           f"{' '.join(f'{x:.2f}' for x in os.getloadavg())}")
     print(f"{'target':<28}{'K':>4}{'played':>9}{'median':>8}{'p90':>7}{'wall s':>8}"
-          f"{'projected':>11} " + " ".join(f"{p:>7}" for p in PHASES) + "  found", flush=True)
+          f"{'projected':>11} " + " ".join(f"{p:>7}" for p in PHASES)
+          + "  found  cpu/pt: harness, drivers", flush=True)
     for client in args.clients.split(","):
         if missing(client.partition("@")[0], settings.kafka_classpath):
             print(f"{client:<28}skipped: {missing(client, settings.kafka_classpath)}")

@@ -9,15 +9,19 @@ Theory of operation: a point's story runs on a fresh group as it would alone —
 id (``groupcheck-<number>``), members and topic named apart (`stories.Names.of`: the broker
 aims a fault at a client id, so no two points share one) — but on a broker and a driver pool that
 outlive it: no broker and no driver of a client that crashes by other means than a kill (a
-JVM) starts per point. A member of a client that crashes by kill still gets a driver process
-of its own (the pool is not ``shared``), so that its crash ends it alone. Each worker takes
+JVM) starts per point. A target whose clients all crash by kill (librdkafka, kafka-python)
+gets a pool per point instead (`PointPool`): one driver hosts the point's members, but the
+member its story crashes has one of its own, so that its crash ends it alone; once the point
+is judged, its drivers are killed. Otherwise a member of a client that crashes by kill gets a
+driver of its own in the shared pool. Each worker takes
 the next point, asks ``start`` whether it may (the budget, a finding so far), plays it and
 hands its `PointRun` to ``done``; what a worker raises (a `HarnessError`: the broker or a
 driver failed) stops every worker from starting another point and is raised once all have
 stopped. The group is judged as every wire story is (`model.replay.replay_events`), so a
 point's verdict does not depend on the points beside it. Once its story is over and judged,
-a point's members are crashed, not closed: a client a fault left failed (librdkafka after
-FENCED_INSTANCE_ID) can take the driver's whole command timeout to close.
+a point's members are crashed (or their drivers killed), not closed: a client a fault left
+failed (librdkafka after FENCED_INSTANCE_ID) can take the driver's whole command timeout
+to close.
 """
 
 from __future__ import annotations
@@ -25,7 +29,7 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
 from ...model.events import DomainEvent
@@ -37,15 +41,18 @@ from ...properties.harness import HarnessError
 from ...targets.target import Target
 from ...targets.wire.backends.backend import BackendUnavailable
 from ...targets.wire.backends.groupcheck_broker import GroupcheckBackend
-from ...targets.wire.driver_pool import DriverPool
+from ...targets.wire.clients import ClientInfo
+from ...targets.wire.driver_pool import DriverPool, EventSink
+from ...targets.wire.driver_process import DriverProcess
 from ...targets.wire.wire_group import CONFIG, WireGroup
 from .points import FULL, FaultPoint, fault_points
-from .stories import Names, protocol_assignor, story
+from .stories import Names, crashed, protocol_assignor, story
 
 if TYPE_CHECKING:  # the broker imports kio: loaded only when a run starts one
     from ...broker import Broker
 
-__all__ = ["LOG_LIMIT", "PointGroup", "PointRun", "SharedRun", "delayed", "play_points"]
+__all__ = ["LOG_LIMIT", "PointGroup", "PointPool", "PointRun", "SharedRun", "delayed",
+           "play_points"]
 
 #: exchanges the shared broker keeps: far more than the points under way at once exchange
 #: (a wire group reads the log on every tick of a wait, so a longer one costs CPU)
@@ -74,6 +81,26 @@ def _start_broker() -> Broker:
     return Broker(BrokerConfig(min_session_timeout_ms=1, log_limit=LOG_LIMIT)).start()
 
 
+class PointPool(DriverPool):
+    """The drivers of one point whose clients all crash by kill: the members of a client on
+    one driver, but a member the story crashes on one of its own."""
+
+    def __init__(self, crashing: frozenset[str]) -> None:
+        super().__init__()
+        self.crashing = crashing
+
+    def place(self, info: ClientInfo, classpath: str, member: str,
+              sink: EventSink) -> DriverProcess:
+        shares = member not in self.crashing
+        return super().place(replace(info, crash="command") if shares else info, classpath,
+                             member, sink)
+
+    def kill(self) -> None:
+        """SIGKILL every driver: its members vanish without a word."""
+        for driver in list(self.drivers):
+            driver.kill()
+
+
 class PointGroup(WireGroup):
     """A point's wire group, ended as a crash ends its members: the story is over and judged,
     so no member's client is asked to leave (a client a fault left failed can take its whole
@@ -81,10 +108,15 @@ class PointGroup(WireGroup):
 
     def close(self) -> None:
         try:
-            for member in list(self.members):
-                self.crash(member)
+            if isinstance(self.pool, PointPool):
+                self.pool.kill()
+            else:
+                for member in list(self.members):
+                    self.crash(member)
         finally:
             super().close()
+            if isinstance(self.pool, PointPool):
+                self.pool.close()
 
 
 class SharedRun:
@@ -100,16 +132,19 @@ class SharedRun:
         self.numbers = {p: n for n, p in enumerate(fault_points(FULL))}
         self.broker = _start_broker()
         self.pool = DriverPool()
+        #: every client crashes by kill: each point gets a pool of its own (`PointPool`)
+        self.kills = all(i.crash == "kill" for i in model.infos.values())
 
     def group(self, point: FaultPoint) -> WireGroup:
         """A fresh group for ``point`` on the shared broker and pool (`PointGroup`)."""
         m, group_id = self.model, f"groupcheck-{self.numbers[point]}"
         clients = tuple(m.order)
+        pool = PointPool(crashed(point, self.names(point))) if self.kills else self.pool
         backend = GroupcheckBackend(frozenset(i.client for i in m.infos.values()),
                                     int(CONFIG["session_timeout_ms"]), self.broker, group_id)
         return PointGroup(m.name, clients, m.assignor, classpaths=m.classpaths,
                          generationless=frozenset(m.generationless), setup=m.setup,
-                         group=group_id, backend=backend, pool=self.pool)
+                         group=group_id, backend=backend, pool=pool)
 
     def names(self, point: FaultPoint) -> Names:
         """The point's members and topic, apart from every other point's."""

@@ -3,7 +3,8 @@ point's step, the fault aimed at one member, the step, then a settle.
 
 What lives here: `MEMBERS`, `TOPIC`, `Names` (a point's members and topic, apart from every
 other point's: `Names.of`), `protocol_assignor` (the assignor a point's members run under its
-rebalance protocol), `aimed_at` (the member a point's fault is aimed at) and `story` (the
+rebalance protocol), `aimed_at` (the member a point's fault is aimed at), `crashed` (the members its
+story crashes) and `story` (the
 point's events, or why the wire group cannot play it).
 
 Theory of operation: the group forms on one topic of `PARTITIONS` partitions. The first
@@ -33,7 +34,8 @@ from ...targets.wire.timeouts import past_request_timeout
 from ...targets.wire.wire_group import CONFIG
 from .points import FaultPoint, Protocol
 
-__all__ = ["MEMBERS", "PARTITIONS", "TOPIC", "Names", "aimed_at", "protocol_assignor", "story"]
+__all__ = ["MEMBERS", "PARTITIONS", "TOPIC", "Names", "aimed_at", "crashed", "protocol_assignor",
+           "story"]
 
 MEMBERS = ("c1", "c2", "c3")
 TOPIC, PARTITIONS = "t0", 4
@@ -66,6 +68,11 @@ def aimed_at(point: FaultPoint, names: Names = Names()) -> str:
     return members[2] if point.step == "leave" and point.api == "LeaveGroup" else members[0]
 
 
+def crashed(point: FaultPoint, names: Names = Names()) -> frozenset[str]:
+    """The members the point's story crashes."""
+    return frozenset(names.members[2:]) if point.step == "crash" else frozenset()
+
+
 def _fault(point: FaultPoint, client: str, member: str) -> DomainEvent | str:
     if point.kind == "error":
         return CoordinatorError(member, point.api, point.error)
@@ -92,5 +99,5 @@ def story(point: FaultPoint, client: str, assignor: str,
         return [*opening, first, fault, second, Settle()]
     if point.step == "second_join":
         return [*opening, first, Settle(), fault, second, Settle()]
-    gone = Leave(members[2]) if point.step == "leave" else Crash(members[2])
+    gone = Crash(members[2]) if crashed(point, names) else Leave(members[2])
     return [*opening, first, second, third, Settle(), fault, gone, Settle()]
