@@ -16,8 +16,12 @@ harness's process (with the broker) and of the member drivers. Every point must 
 verdict: ``found`` counts the points that found something (each a real finding of the
 engine, not a failure here).
 
+With ``--full OUT`` the full scope is played instead, to its end, on each client (at the
+first ``--workers`` value; ``java@lines``: the newest release of each of Kafka's major
+lines the Maven repository holds), every finding saved as a replay file in OUT.
+
     python bench/faults.py [--clients librdkafka,java@3.8.0,kafka-python] [--assignor range]
-                           [--sample 24] [--workers 0,1,4]
+                           [--sample 24] [--workers 0,1,4] [--full OUT]
 """
 
 from __future__ import annotations
@@ -30,17 +34,20 @@ import statistics
 import sys
 import time
 
+from groupcheck.engines.battery.faults import play_scope
 from groupcheck.engines.faults.concurrent import PointRun, SharedRun, play_points
 from groupcheck.engines.faults.points import FaultPoint, fault_points
 from groupcheck.engines.faults.stories import Names
 from groupcheck.model.group_events import CoordinatorError, Delay
 from groupcheck.model.replay import Outcome
+from groupcheck.targets.processes.maven_repo import releases
 from groupcheck.targets.registry import resolve
 from groupcheck.targets.settings import Settings
 from groupcheck.targets.wire.clients import missing
 from groupcheck.targets.wire.wire_group import WireGroup
 
 PHASES = ("join", "fault", "settle", "close")
+FULL_BUDGET = 6 * 3600.0  # seconds: the full scope is played to its end
 
 
 def phases(run: PointRun) -> dict[str, float]:
@@ -119,20 +126,51 @@ def bench(target_name: str, settings: Settings, sample: int, workers: int) -> st
             f"{harness / max(1, len(played)):>9.2f}{drivers / max(1, len(played)):>9.2f}")
 
 
+def full(target_name: str, settings: Settings, workers: int, out: str) -> str:
+    """The full scope played to its end on one target, every finding a replay file in
+    ``out``: the coverage line, the findings and the wall time."""
+    started = time.perf_counter()
+    result, _ = play_scope(resolve(target_name, settings=settings), FULL_BUDGET, out,
+                           workers=workers, every_finding=True)
+    files = sorted({f.file for f in result.findings.values() if f.file})
+    return "\n".join([f"{target_name:<28}{time.perf_counter() - started:>8.0f} s  "
+                      f"{result.note}; {len(files)} replay files", *(f"  {f}" for f in files)])
+
+
+def targets(clients: str, settings: Settings) -> list[str]:
+    """The clients asked for; ``java@lines``: the newest release of each of Kafka's major
+    release lines the Maven repository holds."""
+    out: list[str] = []
+    for client in clients.split(","):
+        if client != "java@lines":
+            out.append(client)
+            continue
+        newest = {v.split(".")[0]: v for v in releases(settings.maven_repo)}  # oldest first
+        out += [f"java@{v}" for v in newest.values()]
+    return out
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     parser.add_argument("--clients", default="librdkafka,java@3.8.0,kafka-python")
     parser.add_argument("--assignor", default="range")
     parser.add_argument("--sample", type=int, default=24)
     parser.add_argument("--workers", default="0,1,4")
+    parser.add_argument("--full", metavar="OUT", help="play the full scope on each client "
+                        "(at the first --workers value), replay files of findings in OUT")
     args = parser.parse_args()
     settings = Settings.from_environ(os.environ)  # this script's edge
     print(f"{os.cpu_count()} cores, load average "
           f"{' '.join(f'{x:.2f}' for x in os.getloadavg())}")
+    if args.full:
+        for client in targets(args.clients, settings):
+            print(full(f"wire:{client}:{args.assignor}", settings,
+                       int(args.workers.split(",")[0]), args.full), flush=True)
+        return
     print(f"{'target':<28}{'K':>4}{'played':>9}{'median':>8}{'p90':>7}{'wall s':>8}"
           f"{'projected':>11} " + " ".join(f"{p:>7}" for p in PHASES)
           + "  found  cpu/pt: harness, drivers", flush=True)
-    for client in args.clients.split(","):
+    for client in targets(args.clients, settings):
         if missing(client.partition("@")[0], settings.kafka_classpath):
             print(f"{client:<28}skipped: {missing(client, settings.kafka_classpath)}")
             continue

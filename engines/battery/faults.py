@@ -10,7 +10,8 @@ the client's, the client's request timeouts are not modelled, no event plays its
 the broker refuses its error at the version the member speaks — is counted as not
 applicable, never as played. The engine plays a point only when the slowest point so far
 and the point's late answers fit what is left of its budget (a point under way finishes),
-to its first finding (or, asked, to the scope's end), saved as a replay file
+to its first finding (or, asked, to the scope's end: then the points with the longest late
+answers first, so that the last ones under way are short), saved as a replay file
 (`groupcheck replay`). ``workers`` points are under way at once, each on a group of its own
 of one broker, every member placed by one driver pool (`faults.concurrent`); the tally
 lists the points in the scope's order whatever order they ended in. A target
@@ -38,7 +39,7 @@ __all__ = ["FAULTS_SHARE", "WORKERS", "FaultTally", "coverage", "play_scope", "r
 #: machine's minimum and slices keep the rest)
 FAULTS_SHARE = 0.3
 #: points played at once, each on its own group of one broker (`faults.concurrent`)
-WORKERS = 4
+WORKERS = 8
 
 
 @dataclass
@@ -120,7 +121,8 @@ def play_scope(target: Target, budget: float, failures: str, *, scope: FaultScop
 
     shared = SharedRun(target)
     try:
-        play_points(shared, points, workers, start, fits, done)
+        play_points(shared, sorted(points, key=shared.late, reverse=True) if every_finding
+                    else points, workers, start, fits, done)
     finally:
         shared.close()
     _count(runs, points, tally, stats)

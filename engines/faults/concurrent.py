@@ -1,27 +1,27 @@
 """Fault points played side by side: up to ``workers`` at once, each on a group of its own on
-one groupcheck broker, every group's members placed by one driver pool.
+one groupcheck broker.
 
-What lives here: `SharedRun` (the broker, the pool and what each point's wire group is made
-of), `PointRun` (one point's story, its outcome and when each event ended) and
-`play_points` (the points on a `SharedRun`, side by side), `PointGroup` (a point's group).
+What lives here: `SharedRun` (the broker, the driver pool and what each point's wire group is
+made of), `PointPool` (one point's drivers), `PointGroup` (a point's group), `PointRun` (one
+point's story, its outcome and when each event ended) and `play_points` (the points on a
+`SharedRun`, side by side).
 
 Theory of operation: a point's story runs on a fresh group as it would alone — its own group
 id (``groupcheck-<number>``), members and topic named apart (`stories.Names.of`: the broker
-aims a fault at a client id, so no two points share one) — but on a broker and a driver pool that
-outlive it: no broker and no driver of a client that crashes by other means than a kill (a
-JVM) starts per point. A target whose clients all crash by kill (librdkafka, kafka-python)
-gets a pool per point instead (`PointPool`): one driver hosts the point's members, but the
-member its story crashes has one of its own, so that its crash ends it alone; once the point
-is judged, its drivers are killed. Otherwise a member of a client that crashes by kill gets a
-driver of its own in the shared pool. Each worker takes
-the next point, asks ``start`` whether it may (the budget, a finding so far), plays it and
-hands its `PointRun` to ``done``; what a worker raises (a `HarnessError`: the broker or a
-driver failed) stops every worker from starting another point and is raised once all have
-stopped. The group is judged as every wire story is (`model.replay.replay_events`), so a
-point's verdict does not depend on the points beside it. Once its story is over and judged,
-a point's members are crashed (or their drivers killed), not closed: a client a fault left
-failed (librdkafka after FENCED_INSTANCE_ID) can take the driver's whole command timeout
-to close.
+aims a fault at a client id, so no two points share one) — but on a broker that outlives it.
+A target with a client that crashes by other means than a kill (Java) places every member on
+one pool for the whole run (one JVM), where a member of a kill-crash client still gets a
+driver of its own. A target whose clients all crash by kill (librdkafka, kafka-python) gets a
+pool per point (`PointPool`): one driver hosts the point's librdkafka members
+(`SHARE_A_DRIVER`), the member its story crashes has one of its own, so that its crash ends it
+alone. Each worker takes the next point, asks ``start`` whether it may (the budget, a finding
+so far), plays it and hands its `PointRun` to ``done``; what a worker raises (a
+`HarnessError`: the broker or a driver failed) stops every worker from starting another point
+and is raised once all have stopped. The group is judged as every wire story is
+(`model.replay.replay_events`), so a point's verdict does not depend on the points beside it.
+Once its story is over and judged, a point's members are crashed (or their drivers killed),
+not closed: a client a fault left failed (librdkafka after FENCED_INSTANCE_ID) can take the
+driver's whole command timeout to close.
 """
 
 from __future__ import annotations
@@ -51,12 +51,17 @@ from .stories import Names, crashed, protocol_assignor, story
 if TYPE_CHECKING:  # the broker imports kio: loaded only when a run starts one
     from ...broker import Broker
 
-__all__ = ["LOG_LIMIT", "PointGroup", "PointPool", "PointRun", "SharedRun", "delayed",
-           "play_points"]
+__all__ = ["LOG_LIMIT", "SHARE_A_DRIVER", "PointGroup", "PointPool", "PointRun", "SharedRun",
+           "delayed", "play_points"]
 
 #: exchanges the shared broker keeps: far more than the points under way at once exchange
 #: (a wire group reads the log on every tick of a wait, so a longer one costs CPU)
 LOG_LIMIT = 20_000
+#: the clients whose members of one point share a driver: librdkafka runs the protocol in
+#: threads of its own, outside the interpreter's lock; kafka-python's members sharing one
+#: interpreter rejoin at other moments (a cooperative group's I6 went unseen), so each keeps
+#: a driver of its own
+SHARE_A_DRIVER = frozenset({"librdkafka"})
 
 
 @dataclass
@@ -82,8 +87,8 @@ def _start_broker() -> Broker:
 
 
 class PointPool(DriverPool):
-    """The drivers of one point whose clients all crash by kill: the members of a client on
-    one driver, but a member the story crashes on one of its own."""
+    """The drivers of one point whose clients all crash by kill: the members of a client of
+    `SHARE_A_DRIVER` on one driver, but a member the story crashes on one of its own."""
 
     def __init__(self, crashing: frozenset[str]) -> None:
         super().__init__()
@@ -91,7 +96,7 @@ class PointPool(DriverPool):
 
     def place(self, info: ClientInfo, classpath: str, member: str,
               sink: EventSink) -> DriverProcess:
-        shares = member not in self.crashing
+        shares = member not in self.crashing and info.client in SHARE_A_DRIVER
         return super().place(replace(info, crash="command") if shares else info, classpath,
                              member, sink)
 
@@ -145,6 +150,13 @@ class SharedRun:
         return PointGroup(m.name, clients, m.assignor, classpaths=m.classpaths,
                          generationless=frozenset(m.generationless), setup=m.setup,
                          group=group_id, backend=backend, pool=pool)
+
+    def late(self, point: FaultPoint) -> float:
+        """Seconds the point's late answers add (0 for a point no story plays)."""
+        assert self.target.assignor
+        client = self.model.infos[self.model.order[0]].name
+        events = story(point, client, protocol_assignor(point.protocol, self.target.assignor))
+        return 0.0 if isinstance(events, str) else delayed(events)
 
     def names(self, point: FaultPoint) -> Names:
         """The point's members and topic, apart from every other point's."""
