@@ -33,6 +33,7 @@ import resource
 import statistics
 import sys
 import time
+from pathlib import Path
 
 from groupcheck.engines.battery.faults import play_scope
 from groupcheck.engines.faults.concurrent import PointRun, SharedRun, play_points
@@ -130,11 +131,13 @@ def full(target_name: str, settings: Settings, workers: int, out: str) -> str:
     """The full scope played to its end on one target, every finding a replay file in
     ``out``: the coverage line, the findings and the wall time."""
     started = time.perf_counter()
+    before = set(Path(out).glob("*.json"))
     result, _ = play_scope(resolve(target_name, settings=settings), FULL_BUDGET, out,
                            workers=workers, every_finding=True)
-    files = sorted({f.file for f in result.findings.values() if f.file})
+    files = sorted(set(Path(out).glob("*.json")) - before)
     return "\n".join([f"{target_name:<28}{time.perf_counter() - started:>8.0f} s  "
-                      f"{result.note}; {len(files)} replay files", *(f"  {f}" for f in files)])
+                      f"{result.note}; {len(files)} replay files, by invariant "
+                      f"{', '.join(sorted(result.findings))}"])
 
 
 def targets(clients: str, settings: Settings) -> list[str]:

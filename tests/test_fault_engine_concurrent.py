@@ -63,6 +63,21 @@ def test_the_same_points_alone_and_side_by_side_get_the_same_verdicts() -> None:
     assert side_by_side == alone
 
 
+@pytest.mark.wire
+def test_a_fault_the_broker_refuses_makes_its_own_point_not_applicable_and_no_other(
+        tmp_path: Path) -> None:
+    if missing("librdkafka"):
+        pytest.skip(missing("librdkafka"))
+    refused = "first_join/eager/SyncGroup/INCONSISTENT_GROUP_PROTOCOL"  # from v5 on
+    scope = FaultScope(steps=("first_join",), protocols=("eager",), apis=("SyncGroup",),
+                       kinds=("error",))
+    _, tally = play_scope(resolve("wire:librdkafka:range"), 60, str(tmp_path), scope=scope,
+                          workers=4, every_finding=True)
+    assert list(tally.not_applicable) == [refused]
+    assert "refused" in tally.not_applicable[refused]
+    assert len(tally.played) == len(fault_points(scope)) - 1
+
+
 def _slice(target: str, tmp_path: Path) -> None:
     result, tally = play_scope(resolve(target), 60, str(tmp_path), scope=SLICE,
                                workers=len(fault_points(SLICE)), every_finding=True)

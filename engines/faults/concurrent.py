@@ -4,7 +4,7 @@ one groupcheck broker.
 What lives here: `SharedRun` (the broker, the driver pool and what each point's wire group is
 made of), `PointPool` (one point's drivers), `PointGroup` (a point's group), `PointRun` (one
 point's story, its outcome and when each event ended) and `play_points` (the points on a
-`SharedRun`, side by side).
+`SharedRun`, side by side), `PointBackend` (a point's part of the broker).
 
 Theory of operation: a point's story runs on a fresh group as it would alone — its own group
 id (``groupcheck-<number>``), members and topic named apart (`stories.Names.of`: the broker
@@ -14,11 +14,13 @@ one pool for the whole run (one JVM), where a member of a kill-crash client stil
 driver of its own. A target whose clients all crash by kill (librdkafka, kafka-python) gets a
 pool per point (`PointPool`): one driver hosts the point's librdkafka members
 (`SHARE_A_DRIVER`), the member its story crashes has one of its own, so that its crash ends it
-alone. Each worker takes the next point, asks ``start`` whether it may (the budget, a finding
-so far), plays it and hands its `PointRun` to ``done``; what a worker raises (a
-`HarnessError`: the broker or a driver failed) stops every worker from starting another point
-and is raised once all have stopped. The group is judged as every wire story is
-(`model.replay.replay_events`), so a point's verdict does not depend on the points beside it.
+alone. A steering rule the broker refuses (an error the member's version cannot carry) makes
+its own point not applicable, not the points beside it (`PointBackend`). Each worker takes
+the next point, asks ``start`` whether it may (the budget, a finding so far), plays it and
+hands its `PointRun` to ``done``; what a worker raises (a `HarnessError`: the broker or a
+driver failed) stops every worker from starting another point and is raised once all have
+stopped. The group is judged as every wire story is (`model.replay.replay_events`), so a
+point's verdict does not depend on the points beside it.
 Once its story is over and judged, a point's members are crashed (or their drivers killed),
 not closed: a client a fault left failed (librdkafka after FENCED_INSTANCE_ID) can take the
 driver's whole command timeout to close.
@@ -37,7 +39,7 @@ from ...model.group_events import Delay
 from ...model.machine_config import wire_config
 from ...model.replay import Outcome, replay_events
 from ...model.stats import Stats
-from ...properties.harness import HarnessError
+from ...properties.harness import HarnessError, ThreadFailure
 from ...targets.target import Target
 from ...targets.wire.backends.backend import BackendUnavailable
 from ...targets.wire.backends.groupcheck_broker import GroupcheckBackend
@@ -51,8 +53,8 @@ from .stories import Names, crashed, protocol_assignor, story
 if TYPE_CHECKING:  # the broker imports kio: loaded only when a run starts one
     from ...broker import Broker
 
-__all__ = ["LOG_LIMIT", "SHARE_A_DRIVER", "PointGroup", "PointPool", "PointRun", "SharedRun",
-           "delayed", "play_points"]
+__all__ = ["LOG_LIMIT", "REFUSALS", "SHARE_A_DRIVER", "PointBackend", "PointGroup", "PointPool",
+           "PointRun", "SharedRun", "delayed", "play_points"]
 
 #: exchanges the shared broker keeps: far more than the points under way at once exchange
 #: (a wire group reads the log on every tick of a wait, so a longer one costs CPU)
@@ -62,6 +64,8 @@ LOG_LIMIT = 20_000
 #: interpreter rejoin at other moments (a cooperative group's I6 went unseen), so each keeps
 #: a driver of its own
 SHARE_A_DRIVER = frozenset({"librdkafka"})
+#: where the broker records a steering rule it refused (`broker.connections.Notes.refused`)
+REFUSALS = "groupcheck-broker (steering)"
 
 
 @dataclass
@@ -106,6 +110,25 @@ class PointPool(DriverPool):
             driver.kill()
 
 
+class PointBackend(GroupcheckBackend):
+    """A point's part of the shared broker, whose failures are its own: a steering rule the
+    broker refused names its member, so it is the failure of that member's point alone (the
+    point is not applicable), never of the points beside it."""
+
+    def __init__(self, clients: frozenset[str], broker: Broker, group: str,
+                 members: tuple[str, ...]) -> None:
+        super().__init__(clients, int(CONFIG["session_timeout_ms"]), broker, group)
+        self.members = frozenset(f"{m!r}" for m in members)
+
+    def failure(self) -> ThreadFailure | None:
+        return self.failures.first or next(
+            (f for f in self.broker.failures.all() if not self._anothers(f)), None)
+
+    def _anothers(self, failure: ThreadFailure) -> bool:
+        return failure.thread == REFUSALS and not any(m in failure.message
+                                                     for m in self.members)
+
+
 class PointGroup(WireGroup):
     """A point's wire group, ended as a crash ends its members: the story is over and judged,
     so no member's client is asked to leave (a client a fault left failed can take its whole
@@ -145,8 +168,8 @@ class SharedRun:
         m, group_id = self.model, f"groupcheck-{self.numbers[point]}"
         clients = tuple(m.order)
         pool = PointPool(crashed(point, self.names(point))) if self.kills else self.pool
-        backend = GroupcheckBackend(frozenset(i.client for i in m.infos.values()),
-                                    int(CONFIG["session_timeout_ms"]), self.broker, group_id)
+        backend = PointBackend(frozenset(i.client for i in m.infos.values()), self.broker,
+                               group_id, self.names(point).members)
         return PointGroup(m.name, clients, m.assignor, classpaths=m.classpaths,
                          generationless=frozenset(m.generationless), setup=m.setup,
                          group=group_id, backend=backend, pool=pool)
