@@ -17,8 +17,9 @@ verdict: ``found`` counts the points that found something (each a real finding o
 engine, not a failure here).
 
 With ``--full OUT`` the full scope is played instead, to its end, on each client (at the
-first ``--workers`` value; ``java@lines``: the newest release of each of Kafka's major
-lines the Maven repository holds), every finding saved as a replay file in OUT.
+first ``--workers`` value, 0 for the engine's own choice; ``java@lines``: the newest release
+of each of Kafka's major lines the Maven repository holds), every finding saved as a replay
+file in OUT.
 
     python bench/faults.py [--clients librdkafka,java@3.8.0,kafka-python] [--assignor range]
                            [--sample 24] [--workers 0,1,4] [--full OUT]
@@ -127,7 +128,7 @@ def bench(target_name: str, settings: Settings, sample: int, workers: int) -> st
             f"{harness / max(1, len(played)):>9.2f}{drivers / max(1, len(played)):>9.2f}")
 
 
-def full(target_name: str, settings: Settings, workers: int, out: str) -> str:
+def full(target_name: str, settings: Settings, workers: int | None, out: str) -> str:
     """The full scope played to its end on one target, every finding a replay file in
     ``out``: the coverage line, the findings and the wall time."""
     started = time.perf_counter()
@@ -160,7 +161,8 @@ def main() -> None:
     parser.add_argument("--sample", type=int, default=24)
     parser.add_argument("--workers", default="0,1,4")
     parser.add_argument("--full", metavar="OUT", help="play the full scope on each client "
-                        "(at the first --workers value), replay files of findings in OUT")
+                        "(at the first --workers value, 0: the engine's choice), replay files "
+                        "of findings in OUT")
     args = parser.parse_args()
     settings = Settings.from_environ(os.environ)  # this script's edge
     print(f"{os.cpu_count()} cores, load average "
@@ -168,7 +170,7 @@ def main() -> None:
     if args.full:
         for client in targets(args.clients, settings):
             print(full(f"wire:{client}:{args.assignor}", settings,
-                       int(args.workers.split(",")[0]), args.full), flush=True)
+                       int(args.workers.split(",")[0]) or None, args.full), flush=True)
         return
     print(f"{'target':<28}{'K':>4}{'played':>9}{'median':>8}{'p90':>7}{'wall s':>8}"
           f"{'projected':>11} " + " ".join(f"{p:>7}" for p in PHASES)

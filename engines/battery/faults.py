@@ -33,13 +33,18 @@ from ..faults.points import FULL, FaultPoint, FaultScope, fault_points
 from ..progress import Meter, ProgressFn, silent
 from .results import EngineResult, Finding, file_safe, invariant_id
 
-__all__ = ["FAULTS_SHARE", "WORKERS", "FaultTally", "coverage", "play_scope", "run_faults"]
+__all__ = ["FAULTS_SHARE", "SHARED_DRIVER_WORKERS", "WORKERS", "FaultTally", "coverage",
+           "play_scope", "run_faults"]
 
 #: of a ``check`` run's budget, for the fault engine on each wire target (the state
 #: machine's minimum and slices keep the rest)
 FAULTS_SHARE = 0.3
-#: points played at once, each on its own group of one broker (`faults.concurrent`)
+#: points played at once, each on its own group of one broker (`faults.concurrent`), when
+#: each point has drivers of its own (librdkafka, kafka-python); a target whose members all
+#: share one JVM plays one point at a time (`SHARED_DRIVER_WORKERS`): eight points' Java
+#: consumers in one starved JVM lost partitions that the same points alone kept
 WORKERS = 8
+SHARED_DRIVER_WORKERS = 1
 
 
 @dataclass
@@ -81,18 +86,19 @@ def _found(target: Target, run: PointRun, failures: str) -> list[Finding]:
 
 
 def run_faults(target: Target, budget: float, failures: str, *, scope: FaultScope = FULL,
-               progress: ProgressFn = silent, workers: int = WORKERS) -> EngineResult:
+               progress: ProgressFn = silent, workers: int | None = None) -> EngineResult:
     """`play_scope`'s result alone."""
     return play_scope(target, budget, failures, scope=scope, progress=progress,
                       workers=workers)[0]
 
 
 def play_scope(target: Target, budget: float, failures: str, *, scope: FaultScope = FULL,
-               progress: ProgressFn = silent, workers: int = WORKERS,
+               progress: ProgressFn = silent, workers: int | None = None,
                every_finding: bool = False) -> tuple[EngineResult, FaultTally]:
-    """The scope's points on ``target``, up to ``workers`` at once, within ``budget`` seconds
-    (a point under way finishes), to the first finding (``every_finding``: to the scope's
-    end); the result's note is the coverage line."""
+    """The scope's points on ``target``, up to ``workers`` at once (None: `WORKERS`, or
+    `SHARED_DRIVER_WORKERS` when the target's members share a driver pool), within
+    ``budget`` seconds (a point under way finishes), to the first finding
+    (``every_finding``: to the scope's end); the result's note is the coverage line."""
     result, stats = EngineResult("faults", skipped=_reason(target)), Stats()
     points = fault_points(scope)
     tally = FaultTally(len(points))
@@ -120,9 +126,10 @@ def play_scope(target: Target, budget: float, failures: str, *, scope: FaultScop
             meter.tick(result.runs, len(result.findings), run.point.name)
 
     shared = SharedRun(target)
+    at_once = workers or (WORKERS if shared.kills else SHARED_DRIVER_WORKERS)
     try:
         play_points(shared, sorted(points, key=shared.late, reverse=True) if every_finding
-                    else points, workers, start, fits, done)
+                    else points, at_once, start, fits, done)
     finally:
         shared.close()
     _count(runs, points, tally, stats)
