@@ -47,6 +47,10 @@ class MachineConfig:
     #: on a target that runs static members (KIP-345), joins may carry an instance id and
     #: static members restart and are started twice
     statics: bool = False
+    #: the commit styles a joining member's application may take (the member-driver
+    #: contract's: ``none``, ``auto``, ``sync``, ``async``, ``revoke``), those the target's
+    #: clients all offer; with one style nothing is drawn
+    commit_styles: tuple[str, ...] = ("none",)
 
 
 #: assignor lists a member may move between in a rolling upgrade (KIP-429): first to

@@ -56,7 +56,7 @@ def machine_config(target: Target) -> Any:
     if hints.wire:
         return replace(wire_config(hints.assignor, adversarial=hints.adversarial,
                                    steering=hints.steering, profiles=hints.profiles),
-                       generations=hints.generations)
+                       generations=hints.generations, commit_styles=hints.commit_styles)
     # members on the KIP-429 upgrade path also run Kafka's builtins, held to Kafka's rules
     promises = Promises(balance=((target.assignor, target.balance),),
                         sticky=STICKY_FAMILY | ({target.assignor} if target.sticky else set()))
