@@ -15,9 +15,11 @@ shows another says so, and one that shows none says ``not reproduced``.
 from __future__ import annotations
 
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import cast
 
+from ...audit.delivery_picture import delivery_svg
 from ...audit.picture import events_timeline, html_page, svg
 from ...model.event_shrink import invariant_of, minimize
 from ...model.events import write_events
@@ -26,6 +28,7 @@ from ...model.reproduced import reproduces
 from ...model.saved_files import SavedFile, SavedFileError
 from ...model.saved_files import classify as classify_saved
 from ...model.saved_files import read as read_saved
+from ...properties.group import GroupView
 from ...properties.jsonl_shapes import AssignRequest, JSONObject
 from ...targets.registry import NO_SETTINGS
 from ...targets.settings import Settings
@@ -105,9 +108,17 @@ def replay_events_file(saved: SavedFile, *, target: str | None, assignor: str | 
         timeline = events_timeline(f"{saved.path} on {name}",
                                    saved.events[:len(outcome.views)], outcome.views,
                                    outcome.violations)
-        out.page = html_page(f"groupcheck replay {saved.path}", [svg(timeline)],
+        out.page = html_page(f"groupcheck replay {saved.path}",
+                             [svg(timeline), *delivery_pictures(outcome.views)],
                              "\n".join(outcome.story))
     return out
+
+
+def delivery_pictures(views: Sequence[GroupView | None]) -> list[str]:
+    """The delivery drawing of the last view's delivery log, when the target keeps one."""
+    logs = [getattr(v, "delivery", None) for v in views]
+    last = next((log for log in reversed(logs) if log is not None), None)
+    return [delivery_svg(last)] if last is not None else []
 
 
 def shrink_events_file(saved: SavedFile, *, target: str | None, assignor: str | None,
