@@ -51,6 +51,8 @@ __all__ = ["COORDINATED", "FAILABLE", "GROUP_KEYS", "GroupHub", "describe", "err
 
 _JOIN, _HEARTBEAT, _LEAVE, _SYNC, _DESCRIBE, _LIST = 11, 12, 13, 14, 15, 16
 GROUP_KEYS = frozenset({_JOIN, _HEARTBEAT, _LEAVE, _SYNC})
+#: the LeaveGroup errors that concern one leaving member: UNKNOWN_MEMBER_ID, FENCED_INSTANCE_ID
+_MEMBER_LEAVE_ERRORS = frozenset({25, 82})
 #: APIs a fail rule may answer with an error (`failed_data` builds their answers): the
 #: group APIs, FindCoordinator, OffsetCommit and OffsetFetch
 FAILABLE = GROUP_KEYS | {8, 9, 10}
@@ -188,11 +190,16 @@ def from_impl(api_key: int, version: int, response: Response,
 
 
 def error_data(api_key: int, version: int, body: Any, code: int) -> GroupData:
-    """A group API's answer carrying only ``code`` (for steering)."""
+    """A group API's answer carrying only ``code`` (for steering). A LeaveGroup from v3
+    (KIP-345) answers a member's own error per member under a top-level NONE, and an error of
+    the group or its coordinator at top level with no member listed, as Kafka's coordinator
+    does."""
     if api_key == _LEAVE and version >= 3:
-        return {"throttle_time": 0, "error_code": code, "members": [
-            {"member_id": m.member_id, "group_instance_id": m.group_instance_id,
-             "error_code": code} for m in body.members]}
+        if code in _MEMBER_LEAVE_ERRORS:
+            return {"throttle_time": 0, "error_code": 0, "members": [
+                {"member_id": m.member_id, "group_instance_id": m.group_instance_id,
+                 "error_code": code} for m in body.members]}
+        return {"throttle_time": 0, "error_code": code, "members": []}
     return {"throttle_time": 0, "error_code": code, "generation_id": -1, "protocol_name": None
             if version >= 7 else "", "leader": "", "member_id": getattr(body, "member_id", ""),
             "members": [], "assignment": b""}

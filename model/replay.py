@@ -30,6 +30,8 @@ __all__ = ["Outcome", "ReplayFile", "ReplayNotes", "load", "replay_events", "rep
            "save"]
 
 FORMAT = "groupcheck-replay/1"
+#: how often a replay seeking a saved violation resumes a settle another one cut short
+_RESUMES = 3
 
 
 class ReplayNotes(TypedDict, total=False):
@@ -88,18 +90,30 @@ def ownership_line(view: GroupView) -> str:
 def replay_events(target: GroupTarget, events: list[DomainEvent],
                   promises: Promises | None = None, generations: bool = True,
                   on_event: Callable[[int, GroupView | None], None] | None = None,
-                  stats: Stats | None = None) -> Outcome:
+                  stats: Stats | None = None,
+                  wanted: Callable[[list[str]], bool] | None = None) -> Outcome:
     """Run ``events`` on ``target``, judged under what its assignors promise (default:
     Kafka's rules) and whether its client sends generations; stop at the first event that
-    shows a violation. ``on_event`` hears each event's number (from 1) and the view it left,
-    as soon as it has run (a caller that times them); ``stats`` counts the judgements."""
+    shows a violation — with ``wanted``, the first whose violations it accepts (a replay
+    looking for the one a file saved plays on past others, which then stand in the
+    outcome when it never comes). ``on_event`` hears each event's number (from 1) and the
+    view it left, as soon as it has run (a caller that times them); ``stats`` counts the
+    judgements."""
     model = ReferenceModel(promises=promises or Promises(), generations=generations,
                            stats=stats)
     story: list[str] = []
     views: list[GroupView | None] = []
+    passed: list[str] = []  # violations played past, none of them ``wanted``
     try:
         for i, event in enumerate(events, 1):
             violations = apply_event(event, target, model)
+            past: list[str] = []
+            for _ in range(_RESUMES):  # a settle cut short by a violation not wanted
+                if (wanted is None or not violations or wanted(violations)
+                        or event.op != "settle" or _settled(model)):
+                    break
+                past += violations
+                violations = apply_event(event, target, model)
             views.append(model.last_view)
             if on_event is not None:
                 on_event(i, model.last_view)
@@ -108,12 +122,20 @@ def replay_events(target: GroupTarget, events: list[DomainEvent],
                 story.append(f"     {ownership_line(model.last_view)}")
                 story += [f"     ! {who}: {text}" for who, text in model.reported]
             model.reported.clear()
+            story += [f"     ✗ {v} (not the one sought: the group plays on)" for v in past]
+            passed += [v for v in past if v not in passed]
             if violations:
                 story += [f"     ✗ {v}" for v in violations]
-                return Outcome(violations, story, i, views)
-        return Outcome([], story, len(events), views)
+                if wanted is None or wanted(violations):
+                    return Outcome(violations, story, i, views)
+                passed += [v for v in violations if v not in passed]
+        return Outcome(passed, story, len(events), views)
     finally:
         target.close()
+
+
+def _settled(model: ReferenceModel) -> bool:
+    return model.last_view is not None and model.last_view.settled
 
 
 def save(directory: str | os.PathLike[str], target_name: str, events: list[DomainEvent],

@@ -14,9 +14,10 @@ Safety invariants (I1, I5, I6, I7, I8 for records) hold at every step — for a 
 logs when each callback starts and ends (the wire), I5 is also judged on the recorded
 ownership intervals: a partition's next owner starts its assign callback only after the
 previous owner's revoke or lost callback has ended; state invariants
-(I2, I3 under the assignor's balance contract) are judged only when the target reports the
-group settled; each leader run is judged on I4a (when its premise holds) and I12; pause
-marks (I8) are judged when a member completes a rebalance (its generation changes).
+(I2, I3 under the assignor's balance contract, I17 on a wire target's cumulative delivery
+log) are judged only when the target reports the group settled; each leader run is judged
+on I4a (when its premise holds) and I12; pause marks (I8) are judged when a member completes
+a rebalance (its generation changes).
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ from ..properties import assignment as A
 from ..properties import generations as G
 from ..properties import membership as M
 from ..properties.balance import imbalance, judge_balance
+from ..properties.delivery import judge_delivery
 from ..properties.group import (
     CallbackRecord,
     GroupView,
@@ -89,6 +91,9 @@ class ReferenceModel:
     #: the members' client sends generations (`MachineConfig.generations`); when it does
     #: not, a claim without one is what that release sends, not an I6 breach
     generations: bool = True
+    #: I17 breaches already reported (`DeliveryViolation.key`): the delivery log is
+    #: cumulative, each breach is reported once
+    delivered: set[tuple[str, str, str, int, int]] = field(default_factory=set)
 
     # --- events the harness applied -------------------------------------------------------
 
@@ -195,8 +200,19 @@ class ReferenceModel:
         for name, mv in view.members.items():
             out += [f"{name}: {v}" for v in self._pauses(name, mv)]
         if view.settled:
-            out += self._settled(view)
+            out += self._settled(view) + self._delivery(view)
         return out
+
+    def _delivery(self, view: GroupView) -> list[str]:
+        """I17 on a settled view's cumulative delivery log (targets that keep one); a
+        breach is reported once, at the first view that shows it."""
+        if view.delivery is None:
+            return []
+        self.judge("I17")
+        found = [v for v in judge_delivery(view.delivery).violations
+                 if v.key not in self.delivered]
+        self.delivered.update(v.key for v in found)
+        return [v.sentence for v in found]
 
     def _rejoins(self, view: GroupView) -> list[str]:
         """I16 for each error answer and the member's next JoinGroup; a member id left

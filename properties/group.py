@@ -11,6 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Protocol
 
+from .delivery import DeliveryLog
 from .member_id_rules import ErrorResponse, NextJoin
 
 __all__ = ["CallbackRecord", "Claim", "GroupTarget", "GroupView", "MemberSpec", "MemberView",
@@ -165,6 +166,9 @@ class GroupView:
     #: coordinator error answers and the member's next JoinGroup, for targets whose broker
     #: keeps an exchange log (I16)
     rejoins: tuple[tuple[ErrorResponse, NextJoin], ...] = ()
+    #: what polls handed the application, the commits answered and ownership tenures,
+    #: cumulative from the start of the run, for targets that collect them (I17)
+    delivery: DeliveryLog | None = None
 
 
 class GroupTarget(Protocol):

@@ -4,7 +4,7 @@ holds, and the engines that judge it (`INVARIANTS`, in report order).
 Every list of invariants in the code derives from it (the rows of ``check``'s table, an
 engine's repertoire, the audit's columns), and so do the summary tables of
 ``docs/reference/invariants.md``, which the documentation build regenerates and checks.
-Besides the sixteen protocol invariants (``I1``–``I16``, `NUMBERED`) the table holds the
+Besides the seventeen protocol invariants (``I1``–``I17``, `NUMBERED`) the table holds the
 three outcomes every engine may report: ``PARITY``, ``ERROR`` and ``TIMEOUT``.
 """
 
@@ -108,6 +108,9 @@ INVARIANTS: tuple[Invariant, ...] = (
               "RetriableException)", ("wire",)),
     Invariant("I16", "member-id hygiene", "after a coordinator error a member rejoins with "
               "its member id or without it as its client's profile says", ("wire",)),
+    Invariant("I17", "delivery", "across rebalances no record is skipped or lost, a new "
+              "owner starts at the committed offset, records come again only from the last "
+              "commit; commits name owned partitions and never go back", ("wire",)),
     Invariant("PARITY", "parity", "the same partitions per member as Kafka's recorded "
               "answer, in its order", ("vectors",)),
     Invariant("ERROR", "error", "the implementation answers every input a correct client "

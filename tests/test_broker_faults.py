@@ -139,3 +139,30 @@ def test_the_versions_heard_are_bounded_the_oldest_forgotten_first() -> None:
     spoken.saw(Who("a", "", None), 12, 4)  # a heard again: b is now the oldest
     spoken.saw(Who("c", "", None), 12, 1)
     assert [spoken.of(n, 12) for n in ("a", "b", "c")] == [4, None, 1]
+
+
+_LEAVE_V3 = {"group_id": GROUP, "members": [{"member_id": "m", "group_instance_id": "i-1"}]}
+
+
+@pytest.mark.parametrize("error", ["UNKNOWN_MEMBER_ID", "FENCED_INSTANCE_ID"])
+def test_a_leave_error_of_one_member_is_answered_for_that_member_from_v3(
+        broker: Broker, error: str) -> None:
+    """KIP-345's LeaveGroup lists its members: a member's own error is per member, under a
+    top-level NONE, as Kafka's coordinator answers it."""
+    broker.fail_next("b", "LeaveGroup", error)
+    with RawClient(broker.bootstrap, "b") as b:
+        answer = b.call(API_KEYS["LeaveGroup"], 3, _LEAVE_V3)
+    assert int(answer.error_code) == 0
+    assert [(m.member_id, int(m.error_code)) for m in answer.members] == [
+        ("m", ERROR_CODES[error])]
+
+
+def test_a_leave_error_of_the_coordinator_is_top_level_with_no_member_from_v3(
+        broker: Broker) -> None:
+    """An error of the coordinator (not of a member) answers a KIP-345 LeaveGroup at top
+    level with an empty member list."""
+    broker.fail_next("b", "LeaveGroup", "NOT_COORDINATOR")
+    with RawClient(broker.bootstrap, "b") as b:
+        answer = b.call(API_KEYS["LeaveGroup"], 3, _LEAVE_V3)
+    assert int(answer.error_code) == ERROR_CODES["NOT_COORDINATOR"]
+    assert list(answer.members) == []

@@ -49,10 +49,10 @@ def test_a_wrong_cell_on_the_invariants_page_is_stale_and_regenerating_fixes_it(
 
 
 def test_miscounts_catch_an_old_count_or_range_and_let_a_part_or_other_numbers_be() -> None:
-    assert len(NUMBERED) == 16
-    assert reference.miscounts("the fifteen invariants; I1–I15 and I1 to I17") == [
-        "fifteen invariants", "I1–I15", "I1 to I17"]
-    assert reference.miscounts("sixteen in all, I1–I16; I1–I6 in one rebalance; I1 to "
+    assert len(NUMBERED) == 17
+    assert reference.miscounts("the sixteen invariants; I1–I16 and I1 to I18") == [
+        "sixteen invariants", "I1–I16", "I1 to I18"]
+    assert reference.miscounts("seventeen in all, I1–I17; I1–I6 in one rebalance; I1 to "
                                "I11 on the wire; Twelve partitions over four members") == []
 
 

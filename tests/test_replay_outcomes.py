@@ -15,6 +15,8 @@ import pytest
 
 from groupcheck.cli import main
 from groupcheck.engines.saved.requests import replay_request
+from groupcheck.model import replay as replay_module
+from groupcheck.model.group_events import Settle
 from groupcheck.model.reproduced import Names, reproduces, subject_of
 from groupcheck.model.saved_files import read as read_saved
 from groupcheck.targets.registry import resolve
@@ -122,3 +124,29 @@ def test_a_story_has_three_outcomes(tmp_path: Path,
     bare.write_text(json.dumps(_story(20)), encoding="utf-8")
     assert _replay(bare, capsys, "--target", CROWD) == (
         0, "not reproduced: every invariant held")
+
+
+class _Closes:
+    closed = False
+
+    def close(self) -> None:
+        self.closed = True
+
+
+def test_a_replay_seeking_a_saved_violation_resumes_a_settle_another_one_cut_short(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """A settle stops at its first violation; a replay looking for the one its file saved
+    resumes it past another (a newer invariant judged first), and reports the saved one
+    with the other still in the story; without a sought violation it stops at once."""
+    def scripted() -> Any:
+        shown = iter([["I16: c1 gave its member id up"], ["c1: I6: revoked [t0-0] fenced"]])
+        return lambda event, target, model: next(shown, [])
+
+    monkeypatch.setattr(replay_module, "apply_event", scripted())
+    sought = replay_module.replay_events(
+        _Closes(), [Settle()], wanted=lambda seen: any("I6" in v for v in seen))  # type: ignore[arg-type]
+    assert sought.violations == ["c1: I6: revoked [t0-0] fenced"]
+    assert any("I16" in line and "plays on" in line for line in sought.story)
+    monkeypatch.setattr(replay_module, "apply_event", scripted())
+    first = replay_module.replay_events(_Closes(), [Settle()])  # type: ignore[arg-type]
+    assert first.violations == ["I16: c1 gave its member id up"]

@@ -193,7 +193,8 @@ def _replay_events(made: Target, saved: SavedFile, invariant: str | None) -> Ver
         return VersionVerdict(made.name, NA, "not a group target")
     promises = machine_config(made).promises if made.hints is not None else None
     result = replay_events(made.group(), saved.events, promises,
-                           made.hints is None or made.hints.generations)
+                           made.hints is None or made.hints.generations,
+                           wanted=lambda seen: _shows(seen, invariant) is not None)
     return _outcome(made.name, result.violations, invariant)
 
 

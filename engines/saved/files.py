@@ -15,7 +15,7 @@ shows another says so, and one that shows none says ``not reproduced``.
 from __future__ import annotations
 
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import cast
 
@@ -96,7 +96,8 @@ def replay_events_file(saved: SavedFile, *, target: str | None, assignor: str | 
                                 generations=resolved_target.hints is None
                                 or resolved_target.hints.generations,
                                 on_event=lambda i, _: meter.tick(
-                                    i, note=f"of {len(saved.events)} events"))
+                                    i, note=f"of {len(saved.events)} events"),
+                                wanted=_saved_one(saved))
     finally:
         resolved_target.close()
     lines = [f"replaying {saved.path} ({len(saved.events)} events) on {name}"]
@@ -119,6 +120,13 @@ def delivery_pictures(views: Sequence[GroupView | None]) -> list[str]:
     logs = [getattr(v, "delivery", None) for v in views]
     last = next((log for log in reversed(logs) if log is not None), None)
     return [delivery_svg(last)] if last is not None else []
+
+
+def _saved_one(saved: SavedFile) -> Callable[[list[str]], bool] | None:
+    """What a replay of ``saved`` plays on to: the violation it recorded (any, when none)."""
+    if not saved.recorded_violations:
+        return None
+    return lambda seen: reproduces(saved.recorded_violations, seen, saved.names) is not None
 
 
 def shrink_events_file(saved: SavedFile, *, target: str | None, assignor: str | None,
