@@ -75,6 +75,8 @@ class MachineState(RuleBasedStateMachine):
     def teardown(self) -> None:
         with carried():
             self.target.close()
+        if self.stats is not None and self.model.last_view is not None:
+            self.stats.delivered(self.model.last_view.delivery)
 
     def run(self, event: DomainEvent) -> None:
         """Apply one event and keep what the model objected to (`GroupMachine.run`)."""

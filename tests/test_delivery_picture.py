@@ -4,50 +4,29 @@ the member it was handed to, a duplicate and a gap marked, a tenure's first reco
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import replace
 
 from groupcheck.audit.delivery_picture import MAX_OFFSETS, delivery_rows, delivery_svg
 from groupcheck.engines.saved.files import delivery_pictures
+from groupcheck.model.replay import Outcome
+from groupcheck.properties.delivery import DeliveryLog, Handed, Tenure
 from groupcheck.properties.group import GroupView
 
 
-@dataclass(frozen=True)
-class Handed:
-    ts: int
-    member: str
-    topic: str
-    partition: int
-    offset: int
-    generation: int | None = None
-
-
-@dataclass(frozen=True)
-class Tenure:
-    member: str
-    topic: str
-    partition: int
-    start: int
-    end: int | None
-
-
-@dataclass(frozen=True)
-class Log:
-    handed: tuple[Handed, ...]
-    tenures: tuple[Tenure, ...]
-    high_watermarks: Mapping[tuple[str, int], int]
-    log_start: Mapping[tuple[str, int], int] = field(default_factory=dict)
-
-
-def _rebalanced_log() -> Log:
+def _rebalanced_log() -> DeliveryLog:
     """t0-0: c1 reads 0..3, the partition moves to c2, which reads 3..5 again from 3 (one
     duplicate); t0-1: c1 reads 0 and 2 (offset 1 never handed); t1-0: nothing produced."""
-    handed = [Handed(10 + o, "c1", "t0", 0, o) for o in range(4)]
-    handed += [Handed(50 + o, "c2", "t0", 0, o) for o in range(3, 6)]
-    handed += [Handed(20, "c1", "t0", 1, 0), Handed(21, "c1", "t0", 1, 2)]
+    handed = [Handed(10 + o, "c1", "t0", 0, o, 1) for o in range(4)]
+    handed += [Handed(50 + o, "c2", "t0", 0, o, 2) for o in range(3, 6)]
+    handed += [Handed(20, "c1", "t0", 1, 0, 1), Handed(21, "c1", "t0", 1, 2, 1)]
     tenures = (Tenure("c1", "t0", 0, 0, 40), Tenure("c2", "t0", 0, 40, None),
                Tenure("c1", "t0", 1, 0, None))
-    return Log(tuple(handed), tenures, {("t0", 0): 6, ("t0", 1): 3, ("t1", 0): 0})
+    return _log(handed, tenures, {("t0", 0): 6, ("t0", 1): 3, ("t1", 0): 0})
+
+
+def _log(handed: list[Handed], tenures: tuple[Tenure, ...],
+         watermarks: dict[tuple[str, int], int]) -> DeliveryLog:
+    return DeliveryLog(tuple(handed), (), tenures, watermarks, {}, caught_up=False)
 
 
 def test_each_partition_is_one_row_with_the_members_each_offset_was_handed_to() -> None:
@@ -74,22 +53,16 @@ def test_the_drawing_marks_the_duplicate_and_the_gap_once_each_beside_a_legend()
 
 
 def test_a_long_partition_is_cut_at_the_widest_row_drawn_and_says_how_many_more() -> None:
-    handed = tuple(Handed(o, "c1", "t0", 0, o) for o in range(MAX_OFFSETS + 7))
-    log = Log(handed, (Tenure("c1", "t0", 0, 0, None),), {("t0", 0): MAX_OFFSETS + 7})
+    handed = [Handed(o, "c1", "t0", 0, o, 1) for o in range(MAX_OFFSETS + 7)]
+    log = _log(handed, (Tenure("c1", "t0", 0, 0, None),), {("t0", 0): MAX_OFFSETS + 7})
     (row,) = delivery_rows(log)
     assert row.end - row.first == MAX_OFFSETS and row.hidden == 7
     assert "… 7 more" in delivery_svg(log)
 
 
 def test_a_replay_draws_the_last_delivery_log_and_nothing_for_a_target_without_one() -> None:
-    view = GroupView(1, "Stable", None, {"t0": 1}, {}, True)
-    assert delivery_pictures([view, None]) == []
-    logged = _Viewed(_rebalanced_log())
-    assert delivery_pictures([None, logged, None]) == [delivery_svg(_rebalanced_log())]
-
-
-@dataclass(frozen=True)
-class _Viewed:
-    """A view as the replay hands it over, with a delivery log (a wire target's)."""
-
-    delivery: Log
+    bare = GroupView(1, "Stable", None, {"t0": 1}, {}, True)
+    assert delivery_pictures(Outcome([], views=[bare, None])) == []
+    logged = replace(bare, delivery=_rebalanced_log())
+    assert delivery_pictures(Outcome([], views=[None, logged, bare])) == [
+        delivery_svg(_rebalanced_log())]

@@ -111,6 +111,8 @@ def gap_figures(stats: Any, seconds: float) -> tuple[dict[int, int], str]:
 
 def _fill(result: EngineResult, stats: Any, gap_seconds: float) -> None:
     result.judged.update(stats.judged)
+    result.delivery += stats.delivery
+    result.commit_styles.update(stats.commit_styles)
     result.figures["imbalance"] = dict(stats.imbalance)
     result.figures["moves"] = dict(stats.moves)
     result.figures["equal_groups"] = dict(stats.equal_groups)

@@ -15,7 +15,7 @@ shows another says so, and one that shows none says ``not reproduced``.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import cast
 
@@ -23,12 +23,11 @@ from ...audit.delivery_picture import delivery_svg
 from ...audit.picture import events_timeline, html_page, svg
 from ...model.event_shrink import invariant_of, minimize
 from ...model.events import write_events
-from ...model.replay import ReplayFile, replay_events
+from ...model.replay import Outcome, ReplayFile, replay_events
 from ...model.reproduced import reproduces
 from ...model.saved_files import SavedFile, SavedFileError
 from ...model.saved_files import classify as classify_saved
 from ...model.saved_files import read as read_saved
-from ...properties.group import GroupView
 from ...properties.jsonl_shapes import AssignRequest, JSONObject
 from ...targets.registry import NO_SETTINGS
 from ...targets.settings import Settings
@@ -110,16 +109,14 @@ def replay_events_file(saved: SavedFile, *, target: str | None, assignor: str | 
                                    saved.events[:len(outcome.views)], outcome.views,
                                    outcome.violations)
         out.page = html_page(f"groupcheck replay {saved.path}",
-                             [svg(timeline), *delivery_pictures(outcome.views)],
+                             [svg(timeline), *delivery_pictures(outcome)],
                              "\n".join(outcome.story))
     return out
 
 
-def delivery_pictures(views: Sequence[GroupView | None]) -> list[str]:
-    """The delivery drawing of the last view's delivery log, when the target keeps one."""
-    logs = [getattr(v, "delivery", None) for v in views]
-    last = next((log for log in reversed(logs) if log is not None), None)
-    return [delivery_svg(last)] if last is not None else []
+def delivery_pictures(outcome: Outcome) -> list[str]:
+    """The delivery drawing of the story's last delivery log, when the target keeps one."""
+    return [delivery_svg(outcome.delivery)] if outcome.delivery is not None else []
 
 
 def _saved_one(saved: SavedFile) -> Callable[[list[str]], bool] | None:
