@@ -8,68 +8,24 @@ went to, in order, and framed (a duplicate); an offset below the high watermark 
 was handed is hatched and framed red (a gap). A small triangle marks the first record of each
 tenure (a member's new ownership of the partition), so the owners' turns show along the row.
 
-The drawing reads the log's plain attributes (`properties.delivery`'s `DeliveryLog`, or
-anything with the same fields), so it can be drawn from a log built by hand.
+The drawing reads a `properties.delivery.DeliveryLog`, the cumulative log of a story's last
+view.
 """
 
 from __future__ import annotations
 
 import html
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from typing import Protocol
 
+from ..properties.delivery import DeliveryLog, Handed, Tenure, TopicPartition
 from .picture import PALETTE
 
 __all__ = ["MAX_OFFSETS", "DeliveryRow", "delivery_rows", "delivery_svg"]
 
-TopicPartition = tuple[str, int]
 MAX_OFFSETS = 120
 _CELL_W, _CELL_H, _LABEL_W, _HEAD_H = 24, 18, 56, 22
 _GAP, _DUPLICATE, _TENURE = "#d62728", "#222", "#000"
-
-
-class HandedRecord(Protocol):
-    """What the drawing reads of one record handed to the application."""
-
-    @property
-    def ts(self) -> int: ...
-    @property
-    def member(self) -> str: ...
-    @property
-    def topic(self) -> str: ...
-    @property
-    def partition(self) -> int: ...
-    @property
-    def offset(self) -> int: ...
-
-
-class TenureRecord(Protocol):
-    """What the drawing reads of one ownership interval."""
-
-    @property
-    def member(self) -> str: ...
-    @property
-    def topic(self) -> str: ...
-    @property
-    def partition(self) -> int: ...
-    @property
-    def start(self) -> int: ...
-    @property
-    def end(self) -> int | None: ...
-
-
-class DrawnLog(Protocol):
-    """What the drawing reads of a delivery log."""
-
-    @property
-    def handed(self) -> Sequence[HandedRecord]: ...
-    @property
-    def tenures(self) -> Sequence[TenureRecord]: ...
-    @property
-    def high_watermarks(self) -> Mapping[TopicPartition, int]: ...
-    @property
-    def log_start(self) -> Mapping[TopicPartition, int]: ...
 
 
 @dataclass(frozen=True)
@@ -96,9 +52,9 @@ class DeliveryRow:
         return sorted(o for o, who in self.handed_to.items() if len(who) > 1)
 
 
-def delivery_rows(log: DrawnLog) -> list[DeliveryRow]:
+def delivery_rows(log: DeliveryLog) -> list[DeliveryRow]:
     """The rows of the picture, partitions in name order."""
-    handed: dict[TopicPartition, list[HandedRecord]] = {}
+    handed: dict[TopicPartition, list[Handed]] = {}
     for h in sorted(log.handed, key=lambda h: h.ts):
         handed.setdefault((h.topic, h.partition), []).append(h)
     parts = set(handed) | set(log.high_watermarks) | {(t.topic, t.partition)
@@ -106,11 +62,11 @@ def delivery_rows(log: DrawnLog) -> list[DeliveryRow]:
     return [_row(tp, handed.get(tp, []), log) for tp in sorted(parts)]
 
 
-def _row(tp: TopicPartition, handed: list[HandedRecord], log: DrawnLog) -> DeliveryRow:
+def _row(tp: TopicPartition, handed: list[Handed], log: DeliveryLog) -> DeliveryRow:
     to: dict[int, tuple[str, ...]] = {}
     for h in handed:
         to[h.offset] = (*to.get(h.offset, ()), h.member)
-    first = log.log_start.get(tp, 0)
+    first = log.start_of(tp)
     watermark = log.high_watermarks.get(tp)
     end = max([watermark or first, *(o + 1 for o in to)])
     shown = min(end, first + MAX_OFFSETS)
@@ -118,14 +74,13 @@ def _row(tp: TopicPartition, handed: list[HandedRecord], log: DrawnLog) -> Deliv
     return DeliveryRow(tp, first, shown, watermark, to, starts, hidden=end - shown)
 
 
-def _tenure_starts(tp: TopicPartition, handed: list[HandedRecord],
-                   tenures: Iterable[TenureRecord]) -> Iterable[int]:
+def _tenure_starts(tp: TopicPartition, handed: list[Handed],
+                   tenures: Iterable[Tenure]) -> Iterable[int]:
     """The offset of each tenure's first record (``handed`` is in time order)."""
     for t in tenures:
         if (t.topic, t.partition) != tp:
             continue
-        first = next((h for h in handed if h.member == t.member and t.start <= h.ts
-                      and (t.end is None or h.ts < t.end)), None)
+        first = next((h for h in handed if h.member == t.member and t.covers(h.ts)), None)
         if first is not None:
             yield first.offset
 
@@ -202,7 +157,7 @@ def _legend(members: list[str], colour: Mapping[str, str], y: int) -> list[str]:
     return out
 
 
-def delivery_svg(log: DrawnLog, title: str = "delivery: each record by the member it was "
+def delivery_svg(log: DeliveryLog, title: str = "delivery: each record by the member it was "
                  "handed to") -> str:
     """The log's partitions as one self-contained ``<svg>`` element."""
     rows = delivery_rows(log)

@@ -8,7 +8,8 @@ width is how many records it re-delivered. A style seen with no window reads 0.
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from typing import Protocol
+
+from ..properties.delivery import DeliveryVerdict
 
 __all__ = ["delivery_line"]
 
@@ -16,34 +17,7 @@ __all__ = ["delivery_line"]
 UNKNOWN_STYLE = "style unknown"
 
 
-class Window(Protocol):
-    """What the line reads of a duplicate window."""
-
-    @property
-    def style(self) -> str | None: ...
-    @property
-    def first(self) -> int: ...
-    @property
-    def last(self) -> int: ...
-
-
-class Breach(Protocol):
-    """What the line reads of a violation."""
-
-    @property
-    def rule(self) -> str: ...
-
-
-class Verdict(Protocol):
-    """What the line reads of one story's delivery verdict."""
-
-    @property
-    def violations(self) -> Sequence[Breach]: ...
-    @property
-    def duplicates(self) -> Sequence[Window]: ...
-
-
-def delivery_line(verdicts: Sequence[Verdict], styles: Iterable[str] = ()) -> str | None:
+def delivery_line(verdicts: Sequence[DeliveryVerdict], styles: Iterable[str] = ()) -> str | None:
     """``delivery: held; duplicate window ≤ 3 records (auto), 0 (sync)``; None when no story
     was judged for delivery. ``styles``: the commit styles the stories' members took (a
     style without a window still shows, at 0)."""
@@ -53,14 +27,14 @@ def delivery_line(verdicts: Sequence[Verdict], styles: Iterable[str] = ()) -> st
     for verdict in verdicts:
         for w in verdict.duplicates:
             style = w.style or UNKNOWN_STYLE
-            widest[style] = max(widest.get(style, 0), w.last - w.first + 1)
+            widest[style] = max(widest.get(style, 0), w.length)
     windows = ", ".join(f"{n} ({s})" for s, n in widest.items())
     said = _verdict(verdicts)
     return (f"delivery: {said}; duplicate window ≤ {windows.replace(' (', ' records (', 1)}"
             if windows else f"delivery: {said}")
 
 
-def _verdict(verdicts: Sequence[Verdict]) -> str:
+def _verdict(verdicts: Sequence[DeliveryVerdict]) -> str:
     """``held in N stories``, or how many broke and the rules they broke."""
     broken = [v for v in verdicts if v.violations]
     if not broken:

@@ -3,36 +3,16 @@ judged for delivery and the widest duplicate window of each commit style."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from groupcheck.engines.delivery_line import delivery_line
+from groupcheck.properties.delivery import DeliveryVerdict, DeliveryViolation, DuplicateWindow
 
 
-@dataclass(frozen=True)
-class Window:
-    previous: str
-    member: str
-    topic: str
-    partition: int
-    first: int
-    last: int
-    style: str | None
-    allowed: bool = True
+def _window(style: str | None, first: int, last: int) -> DuplicateWindow:
+    return DuplicateWindow("c1", "c2", "t0", 0, first, last, style, allowed=True)
 
 
-@dataclass(frozen=True)
-class Breach:
-    rule: str
-
-
-@dataclass(frozen=True)
-class Verdict:
-    violations: tuple[Breach, ...]
-    duplicates: tuple[Window, ...]
-
-
-def _window(style: str | None, first: int, last: int) -> Window:
-    return Window("c1", "c2", "t0", 0, first, last, style)
+def _breach(rule: str) -> DeliveryViolation:
+    return DeliveryViolation(rule, "c2", "t0", 0, (1,), f"broke {rule}")
 
 
 def test_no_story_judged_for_delivery_prints_no_line() -> None:
@@ -41,20 +21,20 @@ def test_no_story_judged_for_delivery_prints_no_line() -> None:
 
 def test_the_widest_window_of_each_style_across_stories_and_zero_for_a_style_without_one(
         ) -> None:
-    verdicts = [Verdict((), (_window("auto", 4, 5), _window("auto", 10, 12))),
-                Verdict((), (_window("auto", 0, 1),))]
+    verdicts = [DeliveryVerdict((), (_window("auto", 4, 5), _window("auto", 10, 12))),
+                DeliveryVerdict((), (_window("auto", 0, 1),))]
     assert delivery_line(verdicts, styles=("auto", "sync")) == (
         "delivery: held in 2 stories; duplicate window ≤ 3 records (auto), 0 (sync)")
 
 
 def test_a_window_of_a_style_not_listed_or_not_known_still_shows() -> None:
-    verdicts = [Verdict((), (_window(None, 7, 7), _window("revoke", 2, 3)))]
+    verdicts = [DeliveryVerdict((), (_window(None, 7, 7), _window("revoke", 2, 3)))]
     assert delivery_line(verdicts) == (
         "delivery: held in 1 story; duplicate window ≤ 1 records (style unknown), 2 (revoke)")
 
 
 def test_a_broken_story_says_how_many_broke_and_the_rules_they_broke() -> None:
-    verdicts = [Verdict((Breach("lost"), Breach("duplicate"), Breach("lost")), ()),
-                Verdict((), ()), Verdict((Breach("commit-unowned"),), ())]
+    verdicts = [DeliveryVerdict((_breach("lost"), _breach("duplicate"), _breach("lost")), ()),
+                DeliveryVerdict((), ()), DeliveryVerdict((_breach("commit-unowned"),), ())]
     assert delivery_line(verdicts) == (
         "delivery: broken in 2 of 3 stories (lost ×2, duplicate ×1, commit-unowned ×1)")
