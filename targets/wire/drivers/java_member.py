@@ -1,7 +1,8 @@
 """The ``java`` member driver's command line: Kafka's own ``KafkaConsumer`` (classic protocol).
 
 The driver's Java source lives beside this module (``java_member_src/*.java``: `JavaDriver`
-reads the commands, one `Member` thread per consumer); its JSON reader and writer is the
+reads the commands, one `Member` thread per consumer, its `Commits` doing the
+commit style the ``create`` names); its JSON reader and writer is the
 ``java:`` target's ``Json``, compiled in with it. It runs on the ``java:`` target's Kafka
 classpath and is compiled and cached the way that target's driver is: everything about finding
 Kafka's jars, a JDK and compiling is `java_runtime`'s (the caller's classpath, which the command

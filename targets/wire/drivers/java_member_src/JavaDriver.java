@@ -103,6 +103,7 @@ public final class JavaDriver {
         fields.put("profile", "java");
         fields.put("crash", "kill");
         fields.put("static_membership", staticMembership());
+        fields.put("commit_styles", Commits.STYLES);
         return fields;
     }
 

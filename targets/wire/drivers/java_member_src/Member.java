@@ -25,7 +25,9 @@ import org.apache.kafka.common.TopicPartition;
  * listener logs each callback's start and end with the generation and member id the
  * consumer reports from inside the callback. A create's "assignors" (else its one "assignor")
  * become partition.assignment.strategy's list of classes, in that order; what KafkaConsumer
- * refuses is its own exception, the create's error.
+ * refuses is its own exception, the create's error. Its config's commit_style decides how
+ * the application commits (Commits); every "records" event carries the generation the
+ * consumer reports right after the poll.
  */
 final class Member extends Thread implements ConsumerRebalanceListener {
     static final Duration POLL = Duration.ofMillis(50);
@@ -40,6 +42,7 @@ final class Member extends Thread implements ConsumerRebalanceListener {
     private final String name;
     final BlockingQueue<Map<String, Object>> commands = new LinkedBlockingQueue<>();
     private KafkaConsumer<byte[], byte[]> consumer;
+    private Commits commits;
     private boolean polling = true;
     private long slowRevokeMs;
 
@@ -51,9 +54,13 @@ final class Member extends Thread implements ConsumerRebalanceListener {
         this.name = String.valueOf(create.get("member"));
     }
 
-    static Properties config(Map<String, Object> create) {
-        @SuppressWarnings("unchecked")
-        Map<String, Object> given = (Map<String, Object>) create.getOrDefault("config", Map.of());
+    @SuppressWarnings("unchecked")
+    static Map<String, Object> given(Map<String, Object> create) {
+        return (Map<String, Object>) create.getOrDefault("config", Map.of());
+    }
+
+    static Properties config(Map<String, Object> create, Commits commits) {
+        Map<String, Object> given = given(create);
         List<String> classes = new ArrayList<>();
         for (String assignor : assignors(create)) {
             if (!ASSIGNORS.containsKey(assignor)) {
@@ -75,7 +82,15 @@ final class Member extends Thread implements ConsumerRebalanceListener {
         p.put("metadata.max.age.ms",
               String.valueOf(given.getOrDefault("metadata_max_age_ms", 300000)));
         p.put("auto.offset.reset", String.valueOf(given.getOrDefault("auto_offset_reset", "earliest")));
-        p.put("enable.auto.commit", String.valueOf(given.getOrDefault("enable_auto_commit", false)));
+        boolean auto = commits.style.equals("auto");
+        p.put("enable.auto.commit", String.valueOf(given.getOrDefault("enable_auto_commit", auto)));
+        if (given.get("auto_commit_interval_ms") != null) {
+            p.put("auto.commit.interval.ms", String.valueOf(given.get("auto_commit_interval_ms")));
+        }
+        if (auto) {  // the application observes its auto-commits through an interceptor
+            p.put("interceptor.classes", CommitReporter.class.getName());
+            p.put(CommitReporter.KEY, commits);
+        }
         if (given.get("group_instance_id") != null) {  // a static member (KIP-345)
             p.put("group.instance.id", String.valueOf(given.get("group_instance_id")));
         }
@@ -101,7 +116,8 @@ final class Member extends Thread implements ConsumerRebalanceListener {
     @Override
     public void run() {
         try {
-            consumer = new KafkaConsumer<>(config(create));
+            commits = new Commits(out, name, given(create));
+            consumer = new KafkaConsumer<>(config(create, commits));
             consumer.subscribe(topics(create.get("topics")), this);
         } catch (RuntimeException e) {
             out.ack(create.get("id"), Out.describe(e), Map.of());
@@ -140,7 +156,17 @@ final class Member extends Thread implements ConsumerRebalanceListener {
         for (ConsumerRecord<byte[], byte[]> r : records) {
             rows.add(List.of(r.topic(), r.partition(), r.offset()));
         }
-        out.event("records", name, Map.of("records", rows));
+        int generation = consumer.groupMetadata().generationId();
+        commits.handed(records, generation);
+        Map<String, Object> fields = new LinkedHashMap<>();
+        fields.put("records", rows);
+        fields.put("generation", generation);
+        out.event("records", name, fields);
+        try {
+            commits.afterPoll(consumer);
+        } catch (RuntimeException e) {
+            out.event("error", name, Map.of("message", "commit: " + Out.describe(e)));
+        }
     }
 
     /** Runs one command and acks it; true when the consumer is gone. */
@@ -241,6 +267,12 @@ final class Member extends Thread implements ConsumerRebalanceListener {
         fields.put("generation", meta.generationId());
         fields.put("memberId", meta.memberId());
         out.event("callback_start", name, fields);
+        commits.generation = meta.generationId();
+        if (revoke) {
+            commits.revoking(consumer, partitions, meta.generationId());
+        } else if (kind.equals("lost")) {
+            commits.lost(partitions);
+        }
         if (revoke && !partitions.isEmpty() && slowRevokeMs > 0) {
             long ms = slowRevokeMs;
             slowRevokeMs = 0;

@@ -20,6 +20,15 @@
  * in that order. The driver runs on whichever KafkaJS release NODE_PATH leads to: the lockfile's
  * (2.x) or a release's own install (kafkajs@1.16.0), so it keeps to what both have (a topic
  * subscribed one at a time: 1.x has no `topics` list).
+ *
+ * A create's `commit_style` (COMMIT_STYLES; default none) is how the application commits:
+ * auto is KafkaJS's autoCommit with `autoCommitInterval`, each commit it made reported from
+ * its COMMIT_OFFSETS instrumentation event (it emits none for a commit that failed); sync
+ * awaits consumer.commitOffsets (the next offset of the batch's partition) after every batch
+ * with records, autoCommit off. KafkaJS has no asynchronous commit of its own and no revoke
+ * callback: it offers neither async nor revoke. Its records carry generation null (neither
+ * GROUP_JOIN nor a batch tells the application its generation); a commit carries the
+ * generation its COMMIT_OFFSETS payload names.
  */
 
 const readline = require('readline')
@@ -27,6 +36,7 @@ const { Kafka, logLevel, PartitionAssigners } = require('kafkajs')
 const version = require('kafkajs/package.json').version
 
 const ASSIGNERS = { roundrobin: PartitionAssigners.roundRobin }
+const COMMIT_STYLES = ['none', 'auto', 'sync']
 let seq = 0
 
 function write(message, ts) {
@@ -74,12 +84,42 @@ class Member {
     this.owned = []  // the last assignment GROUP_JOIN reported
     this.stalled = null  // while polling is stopped: { promise, release }
     this.queue = Promise.resolve()  // one command at a time per consumer
+    this.style = String((command.config || {}).commit_style || 'none')
+    this.committed = null  // the last COMMIT_OFFSETS payload
+  }
+
+  commit(style, topics, outcome, generation) {
+    const offsets = []
+    for (const { topic, partitions } of topics) {
+      for (const { partition, offset } of partitions) offsets.push([topic, partition, Number(offset)])
+    }
+    offsets.sort((a, b) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : a[1] - b[1]))
+    event('commit', this.name, { style, offsets, outcome, generation })
+  }
+
+  /** sync: the application awaits its commit of the batch's next offset. */
+  async commitBatch(batch) {
+    const next = String(Number(batch.messages[batch.messages.length - 1].offset) + 1)
+    const topics = [{ topic: batch.topic, partitions: [{ partition: batch.partition, offset: next }] }]
+    this.committed = null
+    try {
+      await this.consumer.commitOffsets([{ topic: batch.topic, partition: batch.partition, offset: next }])
+    } catch (e) {
+      this.commit('sync', topics, describe(e), null)
+      return
+    }
+    const done = this.committed
+    this.commit('sync', topics, done ? 'ok' : 'KafkaJS did not commit (the consumer is not running)',
+      done ? done.groupGenerationId : null)
   }
 
   async start() {
     const c = this.create
     const config = c.config || {}
     const names = (c.assignors && c.assignors.length) ? c.assignors : [c.assignor]
+    if (!COMMIT_STYLES.includes(this.style)) {
+      throw new Error(`the kafkajs driver offers commit styles ${COMMIT_STYLES.join(', ')}, not ${this.style}`)
+    }
     const assigners = names.map(name => {
       if (!ASSIGNERS[name]) throw new Error(`KafkaJS has no assignor ${name}`)
       return ASSIGNERS[name]
@@ -99,7 +139,11 @@ class Member {
       metadataMaxAge: config.metadata_max_age_ms || 300000,
       allowAutoTopicCreation: false,
     })
-    const { GROUP_JOIN, CRASH } = this.consumer.events
+    const { GROUP_JOIN, CRASH, COMMIT_OFFSETS } = this.consumer.events
+    this.consumer.on(COMMIT_OFFSETS, ({ payload }) => {
+      this.committed = payload
+      if (this.style === 'auto') this.commit('auto', payload.topics, 'ok', payload.groupGenerationId)
+    })
     this.consumer.on(GROUP_JOIN, ({ payload }) => {
       this.owned = parts(payload.memberAssignment)
       const fields = { kind: 'assigned', partitions: this.owned, generation: null,
@@ -114,14 +158,18 @@ class Member {
     for (const topic of c.topics.map(String)) {
       await this.consumer.subscribe({ topic, fromBeginning })
     }
+    const auto = config.enable_auto_commit === undefined ? this.style === 'auto'
+      : Boolean(config.enable_auto_commit)
     await this.consumer.run({
-      autoCommit: Boolean(config.enable_auto_commit),
+      autoCommit: auto,
+      ...(config.auto_commit_interval_ms ? { autoCommitInterval: config.auto_commit_interval_ms } : {}),
       eachBatchAutoResolve: true,
       eachBatch: async ({ batch }) => {
         if (this.stalled) await this.stalled.promise
         if (!batch.messages.length) return
         event('records', this.name, { records: batch.messages.map(
-          m => [batch.topic, batch.partition, Number(m.offset)]) })
+          m => [batch.topic, batch.partition, Number(m.offset)]), generation: null })
+        if (this.style === 'sync') await this.commitBatch(batch)
       },
     })
   }
@@ -224,7 +272,7 @@ async function handle(command) {
   switch (command.cmd) {
     case 'hello':
       ack(id, null, { client: 'kafkajs', version, assignors: Object.keys(ASSIGNERS),
-        profile: 'kip', crash: 'kill', static_membership: false })  // KafkaJS has no group.instance.id
+        profile: 'kip', crash: 'kill', static_membership: false, commit_styles: COMMIT_STYLES })  // KafkaJS has no group.instance.id
       return true
     case 'create': {
       const member = new Member(command)
