@@ -4,11 +4,19 @@ the KIP-429 upgrade path) and on the wire (real clients: fewer, slower rules).""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from .promises import Promises
 
-__all__ = ["UPGRADE_PATH", "MachineConfig", "config_for", "wire_config"]
+__all__ = ["ERRORS", "UPGRADE_PATH", "MachineConfig", "config_for", "wire_config"]
+
+#: the errors an injected answer carries, per API, unless the engine hands the machine a
+#: target's own table (`MachineConfig.fault_table`): the ones every target plays and the
+#: model predicts (a fenced member, a rebalance to rejoin)
+ERRORS: Mapping[str, tuple[str, ...]] = {
+    "sync": ("ILLEGAL_GENERATION", "UNKNOWN_MEMBER_ID", "REBALANCE_IN_PROGRESS"),
+    "heartbeat": ("ILLEGAL_GENERATION", "UNKNOWN_MEMBER_ID", "REBALANCE_IN_PROGRESS")}
 
 
 @dataclass(frozen=True)
@@ -47,6 +55,9 @@ class MachineConfig:
     #: on a target that runs static members (KIP-345), joins may carry an instance id and
     #: static members restart and are started twice
     statics: bool = False
+    #: with faults: the errors the coordinator may answer each API with (an API the target
+    #: names, an error it can play); a table with no API injects none
+    fault_table: Mapping[str, tuple[str, ...]] = field(default_factory=lambda: dict(ERRORS))
     #: the commit styles a joining member's application may take (the member-driver
     #: contract's: ``none``, ``auto``, ``sync``, ``async``, ``revoke``), those the target's
     #: clients all offer; with one style nothing is drawn

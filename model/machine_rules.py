@@ -33,13 +33,12 @@ from .group_events import (
     Settle,
     SyncAnswerOrder,
 )
+from .machine_config import ERRORS
 from .machine_state import MachineState
 from .static_events import StaticDuplicate, StaticRestart
 
-__all__ = ["GroupRules"]
+__all__ = ["ERRORS", "GroupRules"]
 
-ERRORS = {"sync": ("ILLEGAL_GENERATION", "UNKNOWN_MEMBER_ID", "REBALANCE_IN_PROGRESS"),
-          "heartbeat": ("ILLEGAL_GENERATION", "UNKNOWN_MEMBER_ID", "REBALANCE_IN_PROGRESS")}
 #: answers the coordinator may send late, and how late (ms): below the wire targets'
 #: session timeout, so a late answer is a slow coordinator, not a lost member
 DELAYS = {"join": (300, 1500), "sync": (300, 1500), "heartbeat": (300, 1500)}
@@ -208,12 +207,16 @@ class GroupRules(MachineState):
         partition = data.draw(st.integers(0, self.model.partitions[topic] - 1))
         self.run(Produce(topic, partition))
 
-    @precondition(lambda self: self.config.faults and bool(self.present()))
+    @precondition(lambda self: self.config.faults and bool(self.config.fault_table)
+                  and bool(self.present()))
     @rule(data=st.data())
     def coordinator_answers_with_error(self, data: st.DataObject) -> None:
+        """The coordinator answers one member's next request of one API with one of the
+        errors the config's table lets that API carry."""
+        table = self.config.fault_table
         member = data.draw(st.sampled_from(self.present()), label="member")
-        api = data.draw(st.sampled_from(sorted(ERRORS)), label="api")
-        error = data.draw(st.sampled_from(ERRORS[api]), label="error")
+        api = data.draw(st.sampled_from(sorted(table)), label="api")
+        error = data.draw(st.sampled_from(table[api]), label="error")
         self.run(CoordinatorError(member, api, error))
 
     @precondition(lambda self: self.config.faults and self.config.delays

@@ -184,7 +184,9 @@ def load(path: str | os.PathLike[str]) -> ReplayFile:
 def replay_file(path: str | os.PathLike[str],
                 make_target: Callable[[str], GroupTarget],
                 target_name: str | None = None,
-                promises: Promises | None = None) -> tuple[ReplayFile, Outcome]:
+                promises: Promises | None = None,
+                wanted: Callable[[list[str]], bool] | None = None) -> tuple[ReplayFile, Outcome]:
+    """``path``'s events on a fresh target (`replay_events`, ``wanted`` as there)."""
     data = load(path)
     target = make_target(target_name or data["target"])
-    return data, replay_events(target, read_events(data["events"]), promises)
+    return data, replay_events(target, read_events(data["events"]), promises, wanted=wanted)

@@ -40,3 +40,18 @@ def test_a_release_finding_shows_on_exactly_its_releases(path: Path) -> None:
     assert result.invariant == notes["invariant"]
     assert result.present_in == [f"java@{v}:" for v in releases if v in notes["present"]]
     assert result.absent_in == [f"java@{v}:" for v in releases if v in notes["absent"]]
+
+
+@pytest.mark.versions
+@pytest.mark.wire
+@pytest.mark.slow
+def test_the_java_wire_finding_shows_on_every_release() -> None:
+    """F-W1 (a member stalled past max.poll.interval.ms overlaps, documented) plays on real
+    Java consumers of every release the Maven repository holds, and shows on each."""
+    path = FINDINGS[0].parent / "wire-java-range-adversarial-stall-I1.json"
+    releases = repo_releases()
+    targets = [f"wire:java@{v}:range:adversarial" for v in releases]
+    result = bisect_file(str(path), targets, settings=SETTINGS)
+    assert not result.error, result.error
+    assert result.invariant == "I1"
+    assert result.present_in == targets

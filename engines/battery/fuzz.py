@@ -34,6 +34,7 @@ from ...properties.harness import HarnessError
 from ...properties.invariants import judged_by
 from ...properties.optimal import MovesOracle
 from ...targets.target import Target
+from ..faults.table import fault_table
 from ..progress import Meter, ProgressFn, silent
 from .depth import MIN_EXAMPLES
 from .results import EngineResult, Finding, file_safe, invariant_id, save_json
@@ -50,20 +51,21 @@ SHRINK_SECONDS = 10.0  # in process: the delta-debugging pass alone, within this
 
 def machine_config(target: Target) -> Any:
     """The state machine's configuration for a target (its hints, its wire versions, what
-    its assignor promises)."""
+    its assignor promises, the errors it can be answered with)."""
     hints = target.hints
     assert hints is not None and target.assignor is not None
     if hints.wire:
         return replace(wire_config(hints.assignor, adversarial=hints.adversarial,
                                    steering=hints.steering, profiles=hints.profiles),
-                       generations=hints.generations, commit_styles=hints.commit_styles)
+                       generations=hints.generations, fault_table=fault_table(target),
+                       commit_styles=hints.commit_styles)
     # members on the KIP-429 upgrade path also run Kafka's builtins, held to Kafka's rules
     promises = Promises(balance=((target.assignor, target.balance),),
                         sticky=STICKY_FAMILY | ({target.assignor} if target.sticky else set()))
     config = config_for(hints.assignor, profiles=hints.profiles,
                         user_data_versions=hints.user_data_versions, promises=promises)
     config = replace(config, subscription_versions=hints.subscription_versions,
-                     generations=hints.generations)
+                     generations=hints.generations, fault_table=fault_table(target))
     if not hints.upgrades:
         config = replace(config, strategies=((hints.assignor,),), upgrades=())
     return config

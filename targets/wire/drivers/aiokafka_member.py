@@ -16,6 +16,12 @@ reports nothing more of that member. aiokafka speaks the eager protocol only and
 same guarantees), so it is held to what Java ships; what it does differently is a finding.
 A ``create``'s ``assignors`` become its ``partition_assignment_strategy`` tuple of classes;
 ``hello`` lists the assignors whose class this release has.
+
+Commits: ``sync`` and ``revoke`` await ``commit()`` (in the poll task after a batch, in the
+revoke callback); aiokafka has no asynchronous commit of its own (no ``async``) and no hook
+on its auto-commits (``auto`` writes no ``commit`` event). What ``commit()`` commits is the
+assignment's consumed offsets, read where ``commit()`` reads them (no public accessor); no
+public accessor gives the generation either, so a ``records`` or ``commit`` event has none.
 """
 
 from __future__ import annotations
@@ -28,6 +34,7 @@ from typing import TYPE_CHECKING, Any
 
 from ...client_assignors import AIOKAFKA as ASSIGNORS
 from ...client_assignors import load_class
+from .commits import OK, Commits, Record, auto_commit, failure, offered, refusal, style_of
 from .host import (
     DriverOutput,
     assignors_of,
@@ -66,8 +73,9 @@ def _tps(partitions: Any) -> list[tuple[str, int]]:
 class AiokafkaMember:
     """One AIOKafkaConsumer, its listener and its poll task."""
 
-    def __init__(self, out: DriverOutput, name: str) -> None:
-        self.out, self.name = out, name
+    def __init__(self, out: DriverOutput, name: str, style: str = "none") -> None:
+        self.out, self.name, self.style = out, name, style
+        self.commits = Commits(out, name, style, lambda: None)
         self.consumer: Any = None
         self.lock = asyncio.Lock()
         self.polling = asyncio.Event()
@@ -94,7 +102,28 @@ class AiokafkaMember:
         if kind == "revoked" and partitions and self.slow_ms:
             slow, self.slow_ms = self.slow_ms, 0
             await asyncio.sleep(slow / 1000.0)
+        if kind == "revoked" and partitions and self.style == "revoke":
+            await self.commit()
         self.event("callback_end", **fields, paused=parts(_tps(self.consumer.paused())))
+
+    def positions(self) -> list[Record]:
+        """What ``commit()`` commits: the assignment's consumed offsets."""
+        subscription = self.consumer._subscription.subscription
+        assignment = getattr(subscription, "assignment", None)
+        offsets = assignment.all_consumed_offsets() if assignment is not None else {}
+        return sorted((tp.topic, tp.partition, int(m.offset)) for tp, m in offsets.items())
+
+    async def commit(self) -> None:
+        """The synchronous commit of the current positions, reported when it returned."""
+        before = self.positions()
+        if not before:
+            return
+        try:
+            await self.consumer.commit()
+        except Exception as exc:  # noqa: BLE001 - the client's error is the outcome
+            self.commits.report(before, failure(exc))
+        else:
+            self.commits.report(before, OK)
 
     def listener(self) -> Any:
         from aiokafka.abc import ConsumerRebalanceListener
@@ -124,7 +153,9 @@ class AiokafkaMember:
             records = [[tp.topic, tp.partition, r.offset]
                        for tp, rs in batches.items() for r in rs]
             if records:
-                self.event("records", records=records)
+                self.event("records", records=records, generation=None)
+            if records and self.style == "sync":
+                await self.commit()
 
 
 class AiokafkaHost:
@@ -141,7 +172,13 @@ class AiokafkaHost:
 
         return {"client": "aiokafka", "version": aiokafka.__version__,
                 "assignors": loadable(ASSIGNORS, assignor_class), "profile": "java",
-                "crash": "command", "static_membership": static_membership()}
+                "crash": "command", "static_membership": static_membership(),
+                "commit_styles": self.commit_styles()}
+
+    def commit_styles(self) -> list[str]:
+        from aiokafka import AIOKafkaConsumer
+
+        return offered(hasattr(AIOKafkaConsumer, "commit_async"))
 
     async def handle(self, command: Command) -> None:
         cmd, number = command.get("cmd"), int(command.get("id", -1))
@@ -153,7 +190,12 @@ class AiokafkaHost:
             return
         member = self.members.get(str(command.get("member", "")))
         if cmd == "create":
-            member = self.members[command["member"]] = AiokafkaMember(self.out, command["member"])
+            refused = refusal(command, self.commit_styles())
+            if refused:
+                self.out.ack(number, refused)
+                return
+            member = self.members[command["member"]] = AiokafkaMember(
+                self.out, command["member"], style_of(command))
         try:
             if member is not None:
                 async with member.lock:
@@ -169,6 +211,7 @@ class AiokafkaHost:
         from aiokafka import AIOKafkaConsumer
 
         config = command.get("config") or {}
+        auto, interval = auto_commit(config)
         m.consumer = AIOKafkaConsumer(
             bootstrap_servers=command["bootstrap"], group_id=command["group"],
             client_id=config.get("client_id", command["member"]),
@@ -180,7 +223,8 @@ class AiokafkaHost:
             rebalance_timeout_ms=config.get("max_poll_interval_ms", 6000),
             metadata_max_age_ms=config.get("metadata_max_age_ms", 300000),
             auto_offset_reset=config.get("auto_offset_reset", "earliest"),
-            enable_auto_commit=bool(config.get("enable_auto_commit", False)),
+            enable_auto_commit=auto,
+            **({"auto_commit_interval_ms": interval} if interval is not None else {}),
             **static_settings(command, "group_instance_id"))
         m.consumer.subscribe(list(command["topics"]), listener=m.listener())
         await m.consumer.start()

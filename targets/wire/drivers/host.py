@@ -1,25 +1,25 @@
 """The driver side of the member-driver contract, for the drivers written in Python.
 
-A driver process reads commands from stdin and writes acks and events to stdout
+A driver reads commands from stdin and writes acks and events to stdout
 (``docs/reference/member-driver-contract.md``, "Driving your own client"). `DriverOutput`
 numbers and stamps every event (``seq`` per process, ``ts`` = ``time.monotonic_ns()``,
 CLOCK_MONOTONIC) and writes whole lines under a lock, so threads of several consumers never
-interleave.
-`ThreadedHost` runs each consumer of a blocking client (confluent-kafka, kafka-python) on a
-thread of its own: the thread creates the consumer, then loops — a command from its queue if
-there is one, else one ``poll`` — so the client is only ever called from the thread that owns
-it, as an application would, and every command is acked from that thread once the client call
-has returned. Callbacks go through `Listener.callback`, which logs their start, runs the
-client's own change (where the client wants the application to apply it), and logs their end.
-A revoke or lost callback that hands the partitions back itself (librdkafka's ``unassign``)
-logs its end just before that call: the client may rejoin before the call returns
+interleave. `ThreadedHost` runs each consumer of a blocking client (confluent-kafka,
+kafka-python) on a thread of its own: the thread creates the consumer, then loops — a command
+from its queue if there is one, else one ``poll`` — so the client is only ever called from the
+thread that owns it, as an application would, and every command is acked from that thread once
+the client call has returned. Callbacks go through `Listener.callback`, which logs their start,
+runs the client's own change (where the client wants the application to apply it), and logs
+their end. A revoke or lost callback that hands the partitions back itself (librdkafka's
+``unassign``) logs its end just before that call: the client may rejoin before the call returns
 (librdkafka's JoinGroup goes out from its own thread while the call is served), and another
 member's assignment must not reach the harness before the line that ends this ownership; an
-assign logs its end once its call returned.
+assign logs its end once its call returned. A member's commit style (`commits`): ``sync`` and
+``async`` commit after each poll that returned records, ``revoke`` inside the revoke callback.
 `serve` is the stdin loop. This module and the drivers built on it import only the standard
-library, `messages` (the lines' shapes) and `client_assignors` (the client's own library
-lazily): a client's release runs them on its own interpreter (``release_envs``' driver bundle),
-Python 3.9 or newer.
+library, `messages` (the lines' shapes), `commits` and `client_assignors` (the client's own
+library lazily): a client's release runs them on its own interpreter (``release_envs``' driver
+bundle), Python 3.9 or newer.
 """
 
 from __future__ import annotations
@@ -32,6 +32,7 @@ import time
 from collections.abc import Callable, Iterable
 from typing import IO, TYPE_CHECKING, Any, Protocol, cast
 
+from .commits import Commits, Record, refusal, style_of
 from .messages import (
     Ack,
     AckError,
@@ -51,7 +52,6 @@ __all__ = ["IDLE_SECONDS", "Listener", "MemberThread", "DriverOutput", "Record",
            "parts", "serve", "static_settings"]
 
 TopicPartition = tuple[str, int]
-Record = tuple[str, int, int]
 IDLE_SECONDS = 0.2  # how long a stalled member's thread blocks on its queue per turn
 
 
@@ -115,16 +115,28 @@ def pair(partition: JsonPartition) -> TopicPartition:
 
 
 class Listener:
-    """What every client's rebalance callback reports, whatever the client."""
+    """What every client's rebalance callback reports, whatever the client; ``commits``
+    reports the member's commits, ``revoke_commit`` is its commit inside a revoke callback
+    (style ``revoke``: before the callback ends, so before the client's own change)."""
 
     def __init__(self, out: DriverOutput, member: str,
                  membership: Callable[[], tuple[int | None, str | None]],
-                 paused: Callable[[], list[TopicPartition] | None]) -> None:
+                 paused: Callable[[], list[TopicPartition] | None],
+                 commits: Commits | None = None) -> None:
         self.out, self.member, self.membership, self.paused = out, member, membership, paused
         self.slow_ms = 0
+        self.commits = commits or Commits(out, member, "none", lambda: None)
+        self.revoke_commit: Callable[[], None] | None = None
 
     def callback(self, kind: str, partitions: list[TopicPartition],
                  apply: Callable[[], None] | None = None) -> None:
+        fields = self.begin(kind, partitions)
+        if kind == "revoked" and partitions and self.revoke_commit is not None:
+            self.revoke_commit()
+        self.finish(fields, apply)
+
+    def begin(self, kind: str, partitions: list[TopicPartition]) -> CallbackFields:
+        """A callback's start (and a slow revoke's wait); `finish` ends it."""
         generation, member_id = self.membership()
         fields: CallbackFields = {"kind": kind, "partitions": parts(partitions),
                                   "generation": generation, "memberId": member_id}
@@ -132,24 +144,25 @@ class Listener:
         if kind == "revoked" and partitions and self.slow_ms:
             slow, self.slow_ms = self.slow_ms, 0
             time.sleep(slow / 1000.0)
-        if apply is not None and kind != "assigned":  # the end first: see the module doc
-            self._end(fields)
-            apply()
-            return
-        if apply is not None:
-            apply()
-        self._end(fields)
+        return fields
 
-    def _end(self, fields: CallbackFields) -> None:
+    def finish(self, fields: CallbackFields, apply: Callable[[], None] | None = None) -> None:
+        """A callback's end: after an assign's change, before a revoke's (see the module doc)."""
+        if apply is not None and fields["kind"] == "assigned":
+            apply()
         now_paused = self.paused()
         self.out.event("callback_end", self.member, **fields,
                        paused=None if now_paused is None else parts(now_paused))
+        if apply is not None and fields["kind"] != "assigned":
+            apply()
 
 
 class ThreadedClient(Protocol):
     """One blocking client library, as `ThreadedHost` drives it."""
 
     def hello(self) -> Hello: ...
+
+    def commit_styles(self) -> list[str]: ...
 
     def create(self, command: Command, listener: Listener) -> Any: ...
 
@@ -171,6 +184,14 @@ class ThreadedClient(Protocol):
 
     def membership(self, consumer: Any) -> tuple[int | None, str | None]: ...
 
+    def generation(self, consumer: Any) -> int | None: ...  # the public API's, else None
+
+    def positions(self, consumer: Any) -> list[Record]: ...  # what a commit of them commits
+
+    def commit(self, consumer: Any) -> list[Record] | None: ...  # sync; what it committed
+
+    def commit_async(self, consumer: Any, commits: Commits) -> None: ...  # outcome: commits
+
     def paused(self, consumer: Any) -> list[TopicPartition] | None: ...
 
     def produce(self, bootstrap: str, topic: str, partition: int, value: str) -> None: ...
@@ -186,11 +207,21 @@ class MemberThread(threading.Thread):
         self.commands: queue.Queue[Command] = queue.Queue()
         self.polling = True
         self.consumer: Any = None
-        self.listener = Listener(out, self.member, self._membership, self._paused)
+        self.style = style_of(create)
+        self.listener = Listener(out, self.member, self._membership, self._paused,
+                                 Commits(out, self.member, self.style, self._generation))
+        if self.style == "revoke":
+            self.listener.revoke_commit = self._commit_sync
 
     def _membership(self) -> tuple[int | None, str | None]:
-        return self.client.membership(self.consumer) if self.consumer is not None \
-            else (None, None)
+        return (None, None) if self.consumer is None else self.client.membership(self.consumer)
+
+    def _generation(self) -> int | None:
+        return self.client.generation(self.consumer) if self.consumer is not None else None
+
+    def _commit_sync(self) -> None:
+        self.listener.commits.sync(lambda: self.client.positions(self.consumer),
+                                   lambda: self.client.commit(self.consumer))
 
     def _paused(self) -> list[TopicPartition] | None:
         return self.client.paused(self.consumer) if self.consumer is not None else None
@@ -220,8 +251,14 @@ class MemberThread(threading.Thread):
             self.out.event("error", self.member, message=f"{type(exc).__name__}: {exc}",
                            raised_by="poll")
             return
-        if records:
-            self.out.event("records", self.member, records=[list(r) for r in records])
+        if not records:
+            return
+        self.out.event("records", self.member, records=[list(r) for r in records],
+                       generation=self._generation())
+        if self.style == "sync":
+            self._commit_sync()
+        elif self.style == "async":
+            self.client.commit_async(self.consumer, self.listener.commits)
 
     def _run(self, command: Command) -> bool:
         """Run one command and ack it; True when the consumer is gone."""
@@ -292,9 +329,7 @@ class ThreadedHost:
             except Exception as exc:  # noqa: BLE001 - a release that cannot load says so
                 self.out.ack(number, f"{type(exc).__name__}: {exc}")
         elif cmd == "create":
-            thread = MemberThread(self.client, self.out, command)
-            self.members[thread.member] = thread
-            thread.start()
+            self._create(command)
         elif cmd == "produce":
             self._answer(number, lambda: self.client.produce(
                 command["bootstrap"], command["topic"], int(command["partition"]),
@@ -308,6 +343,16 @@ class ThreadedHost:
         else:
             self.out.ack(number, f"unknown command or member: {json.dumps(command)[:200]}")
         return True
+
+    def _create(self, command: Command) -> None:
+        """A consumer on a thread of its own; a commit style the client lacks is refused."""
+        refused = refusal(command, self.client.commit_styles())
+        if refused:
+            self.out.ack(command["id"], refused)
+            return
+        thread = MemberThread(self.client, self.out, command)
+        self.members[thread.member] = thread
+        thread.start()
 
     def _answer(self, number: int, call: Callable[[], None]) -> None:
         try:

@@ -13,6 +13,17 @@ ships; what it does differently is a finding. Crash: ``"kill"`` (its close alway
 A ``create``'s ``assignors`` become its ``partition_assignment_strategy`` list of classes;
 ``hello`` lists the assignors whose class this release has (older ones have no cooperative
 module).
+
+Commits (every style): ``sync`` calls ``commit()``, ``async`` ``commit_async(callback=...)``;
+the ``default_offset_commit_callback`` reports the auto-commits made between polls, in the
+releases that call it for them (3.x; 2.0.2 does not: no event), never the one before a
+rebalance or at close. ``revoke`` calls ``commit()`` in the listener where the listener runs in
+``poll`` (2.x); kafka-python 3 runs it on its IO thread, where ``commit()`` raises rather than
+block, and asks a listener that does IO to be async: there the driver's listener is an
+``AsyncConsumerRebalanceListener`` that awaits ``commit_async()``. What a commit commits is the
+subscription's consumed offsets, read where ``commit()`` reads them (no public accessor). The
+generation of a ``records`` or ``commit`` event is the public ``group_metadata()``'s (None in
+the releases without it), but for a commit on the IO thread: the callback's own.
 """
 
 from __future__ import annotations
@@ -21,9 +32,9 @@ from typing import Any
 
 from ...client_assignors import KAFKA_PYTHON as ASSIGNORS
 from ...client_assignors import load_class
+from .commits import OK, Commits, Record, auto_commit, failure, offered
 from .host import (
     Listener,
-    Record,
     ThreadedHost,
     TopicPartition,
     assignors_of,
@@ -33,8 +44,8 @@ from .host import (
 )
 from .messages import Command, Hello
 
-__all__ = ["POLL_MS", "KafkaPythonClient", "assignor_class", "main", "rebalance_listener",
-           "static_membership"]
+__all__ = ["POLL_MS", "KafkaPythonClient", "assignor_class", "commit_reporter", "main",
+           "rebalance_listener", "static_membership"]
 
 POLL_MS = 50
 
@@ -55,7 +66,29 @@ def _tps(partitions: Any) -> list[TopicPartition]:
     return sorted((tp.topic, tp.partition) for tp in partitions)
 
 
-def rebalance_listener(listener: Listener) -> Any:
+def _offsets(offsets: Any) -> list[Record]:
+    """A ``{TopicPartition: OffsetAndMetadata}`` map as committed offsets."""
+    return sorted((tp.topic, tp.partition, int(meta.offset)) for tp, meta in offsets.items())
+
+
+def commit_reporter(commits: Commits) -> Any:
+    """A commit callback (``callback(offsets, response or exception)``) reporting to
+    ``commits``."""
+
+    def on_commit(offsets: Any, response: Any) -> None:
+        commits.report(_offsets(offsets),
+                       failure(response) if isinstance(response, Exception) else "ok")
+
+    return on_commit
+
+
+def rebalance_listener(listener: Listener, consumer: Any) -> Any:
+    """The listener that reports to ``listener``; for style ``revoke`` on a kafka-python that
+    runs listeners on its IO thread, the one that commits there (`committing_listener`)."""
+    import kafka
+
+    if listener.revoke_commit is not None and hasattr(kafka, "AsyncConsumerRebalanceListener"):
+        return committing_listener(listener, consumer)
     from kafka import ConsumerRebalanceListener
 
     class KafkaPythonReporter(ConsumerRebalanceListener):  # type: ignore[misc]  # untyped base (Any)
@@ -71,6 +104,42 @@ def rebalance_listener(listener: Listener) -> Any:
     return KafkaPythonReporter()
 
 
+def committing_listener(listener: Listener, consumer: Any) -> Any:
+    """Style ``revoke`` on kafka-python 3, whose listener runs on its IO thread, where a
+    blocking ``commit()`` raises: the listener kafka-python asks for when a callback does IO
+    (async), awaiting ``commit_async()`` inside ``on_partitions_revoked``."""
+    from kafka import AsyncConsumerRebalanceListener
+
+    class KafkaPythonCommitter(AsyncConsumerRebalanceListener):  # type: ignore[misc]  # untyped base (Any)
+        async def on_partitions_revoked(self, revoked: Any) -> None:
+            fields = listener.begin("revoked", _tps(revoked))
+            if revoked:
+                await _awaited_commit(consumer, listener.commits, fields["generation"])
+            listener.finish(fields)
+
+        async def on_partitions_assigned(self, assigned: Any) -> None:
+            listener.callback("assigned", _tps(assigned))
+
+        async def on_partitions_lost(self, lost: Any) -> None:
+            listener.callback("lost", _tps(lost))
+
+    return KafkaPythonCommitter()
+
+
+async def _awaited_commit(consumer: Any, commits: Commits, generation: int | None) -> None:
+    """``await commit_async()`` of the current positions, reported with the callback's
+    generation (``group_metadata()`` takes a lock the polling thread may hold)."""
+    before = _offsets(consumer._subscription.all_consumed_offsets())
+    if not before:
+        return
+    try:
+        await consumer.commit_async()
+    except Exception as exc:  # noqa: BLE001 - the client's error is the outcome
+        commits.report_at(before, failure(exc), generation)
+    else:
+        commits.report_at(before, OK, generation)
+
+
 class KafkaPythonClient:
     """kafka-python behind `host.ThreadedClient`."""
 
@@ -82,12 +151,19 @@ class KafkaPythonClient:
 
         return {"client": "kafka-python", "version": kafka.__version__,
                 "assignors": loadable(ASSIGNORS, assignor_class), "profile": "java",
-                "crash": "kill", "static_membership": static_membership()}
+                "crash": "kill", "static_membership": static_membership(),
+                "commit_styles": self.commit_styles()}
+
+    def commit_styles(self) -> list[str]:
+        from kafka import KafkaConsumer
+
+        return offered(hasattr(KafkaConsumer, "commit_async"))
 
     def create(self, command: Command, listener: Listener) -> Any:
         from kafka import KafkaConsumer
 
         config = command.get("config") or {}
+        auto, interval = auto_commit(config)
         consumer = KafkaConsumer(
             bootstrap_servers=command["bootstrap"], group_id=command["group"],
             client_id=config.get("client_id", command["member"]),
@@ -97,7 +173,10 @@ class KafkaPythonClient:
             max_poll_interval_ms=config.get("max_poll_interval_ms", 6000),
             metadata_max_age_ms=config.get("metadata_max_age_ms", 300000),
             auto_offset_reset=config.get("auto_offset_reset", "earliest"),
-            enable_auto_commit=bool(config.get("enable_auto_commit", False)),
+            enable_auto_commit=auto,
+            **({"auto_commit_interval_ms": interval} if interval is not None else {}),
+            **({"default_offset_commit_callback": commit_reporter(listener.commits)}
+               if listener.commits.style == "auto" else {}),
             **({"request_timeout_ms": config["request_timeout_ms"]}
                if "request_timeout_ms" in config else {}),
             **static_settings(command, "group_instance_id"))
@@ -105,7 +184,7 @@ class KafkaPythonClient:
         return consumer
 
     def subscribe(self, consumer: Any, topics: list[str], listener: Listener) -> None:
-        consumer.subscribe(topics, listener=rebalance_listener(listener))
+        consumer.subscribe(topics, listener=rebalance_listener(listener, consumer))
 
     def unsubscribe(self, consumer: Any) -> None:
         consumer.unsubscribe()
@@ -140,6 +219,25 @@ class KafkaPythonClient:
         if generation is None:
             return None, None
         return int(generation.generation_id), str(generation.member_id or "") or None
+
+    def generation(self, consumer: Any) -> int | None:
+        metadata = getattr(consumer, "group_metadata", None)  # absent in older releases
+        generation = getattr(metadata(), "generation_id", None) if metadata else None
+        return None if generation is None else int(generation)
+
+    def positions(self, consumer: Any) -> list[Record]:
+        return _offsets(consumer._subscription.all_consumed_offsets())
+
+    def commit(self, consumer: Any) -> list[Record] | None:
+        consumer.commit()
+        return None
+
+    def commit_async(self, consumer: Any, commits: Commits) -> None:
+        before = self.positions(consumer)
+        try:
+            consumer.commit_async(callback=commit_reporter(commits))
+        except Exception as exc:  # noqa: BLE001 - refused at once: no callback will run
+            commits.report(before, failure(exc))
 
     def paused(self, consumer: Any) -> list[TopicPartition] | None:
         return _tps(consumer.paused())

@@ -18,6 +18,13 @@ which librdkafka's group speaks the cooperative protocol (confluent-kafka expose
 accessor for the protocol). ``hello`` lists the assignors this release has: each of Kafka's
 names is tried as the strategy of a consumer that is created and closed again without ever
 contacting a broker.
+
+Commits (every style): ``sync`` and ``revoke`` call ``commit(asynchronous=False)``, which
+returns what it committed; ``async`` calls ``commit(asynchronous=True)``; the ``on_commit``
+callback (served by ``poll``) reports the async commits and the auto-commits, librdkafka's
+commit on revoke included. librdkafka's ``_NO_OFFSET`` (nothing new to commit: no request
+sent) is no commit. The generation of a ``records`` or ``commit`` event is the group
+metadata's, as for the callbacks.
 """
 
 from __future__ import annotations
@@ -25,9 +32,9 @@ from __future__ import annotations
 import sys
 from typing import Any
 
+from .commits import Commits, Record, auto_commit, failure, offered
 from .host import (
     Listener,
-    Record,
     ThreadedHost,
     TopicPartition,
     assignors_of,
@@ -37,7 +44,8 @@ from .host import (
 from .messages import Command, Hello
 
 __all__ = ["ASSIGNORS", "COOPERATIVE", "POLL_SECONDS", "LibrdkafkaClient",
-           "available_assignors", "group_metadata", "main", "static_membership"]
+           "available_assignors", "commit_reporter", "group_metadata", "main",
+           "static_membership"]
 
 #: Kafka's assignor names, in the order ``hello`` lists the ones this release has
 ASSIGNORS = ("range", "roundrobin", "sticky", "cooperative-sticky")
@@ -91,6 +99,31 @@ def _tps(parts: list[Any]) -> list[TopicPartition]:
     return sorted((p.topic, p.partition) for p in parts)
 
 
+def _offsets(parts: list[Any]) -> list[Record]:
+    """The valid offsets of a list of ``TopicPartition`` (librdkafka's -1001 is none)."""
+    return sorted((p.topic, p.partition, p.offset) for p in parts or [] if p.offset >= 0)
+
+
+def _nothing_to_commit(error: Any) -> bool:
+    from confluent_kafka import KafkaError
+
+    code = getattr(error, "code", None)
+    return code is not None and code() == KafkaError._NO_OFFSET
+
+
+def commit_reporter(commits: Commits) -> Any:
+    """The ``on_commit`` callback: each async or auto commit's outcome, per ``commits``."""
+
+    def on_commit(error: Any, partitions: list[Any]) -> None:
+        if _nothing_to_commit(error):
+            return
+        failed = [p.error for p in partitions or [] if p.error is not None]
+        first = error if error is not None else (failed[0] if failed else None)
+        commits.report(_offsets(partitions), "ok" if first is None else str(first.str()))
+
+    return on_commit
+
+
 class LibrdkafkaClient:
     """confluent-kafka behind `host.ThreadedClient`."""
 
@@ -103,13 +136,20 @@ class LibrdkafkaClient:
 
         return {"client": "librdkafka", "version": confluent_kafka.libversion()[0],
                 "assignors": available_assignors(), "profile": "librdkafka", "crash": "kill",
-                "static_membership": static_membership()}
+                "static_membership": static_membership(), "commit_styles": self.commit_styles()}
+
+    def commit_styles(self) -> list[str]:
+        from confluent_kafka import Consumer
+
+        return offered("asynchronous" in (Consumer.commit.__doc__ or ""))
 
     def create(self, command: Command, listener: Listener) -> Any:
         from confluent_kafka import Consumer
 
         config = command.get("config") or {}
         assignors = assignors_of(command)
+        auto, interval = auto_commit(config)
+        style = listener.commits.style
         consumer = Consumer({
             "bootstrap.servers": command["bootstrap"], "group.id": command["group"],
             "client.id": config.get("client_id", command["member"]),
@@ -119,7 +159,10 @@ class LibrdkafkaClient:
             "max.poll.interval.ms": config.get("max_poll_interval_ms", 6000),
             "topic.metadata.refresh.interval.ms": config.get("metadata_max_age_ms", 300000),
             "auto.offset.reset": config.get("auto_offset_reset", "earliest"),
-            "enable.auto.commit": bool(config.get("enable_auto_commit", False)),
+            "enable.auto.commit": auto,
+            **({"auto.commit.interval.ms": interval} if interval is not None else {}),
+            **({"on_commit": commit_reporter(listener.commits)}
+               if style in ("auto", "async") else {}),
             "log_level": 3, **static_settings(command, "group.instance.id"),
             **({"socket.timeout.ms": config["request_timeout_ms"]}
                if "request_timeout_ms" in config else {})})
@@ -176,6 +219,29 @@ class LibrdkafkaClient:
 
     def membership(self, consumer: Any) -> tuple[int | None, str | None]:
         return group_metadata(consumer)
+
+    def generation(self, consumer: Any) -> int | None:
+        return group_metadata(consumer)[0]
+
+    def positions(self, consumer: Any) -> list[Record]:
+        return _offsets(consumer.position(consumer.assignment()))
+
+    def commit(self, consumer: Any) -> list[Record] | None:
+        from confluent_kafka import KafkaException
+
+        try:
+            return _offsets(consumer.commit(asynchronous=False))
+        except KafkaException as exc:
+            if _nothing_to_commit(exc.args[0] if exc.args else None):
+                return []
+            raise
+
+    def commit_async(self, consumer: Any, commits: Commits) -> None:
+        try:
+            consumer.commit(asynchronous=True)
+        except Exception as exc:  # noqa: BLE001 - refused at once: on_commit will not run
+            if not _nothing_to_commit(exc.args[0] if exc.args else None):
+                commits.report(self.positions(consumer), failure(exc))
 
     def paused(self, consumer: Any) -> list[TopicPartition] | None:
         return None  # confluent-kafka cannot tell which partitions are paused

@@ -13,13 +13,21 @@ from __future__ import annotations
 
 from typing import TypedDict, Union
 
-__all__ = ["Ack", "AckError", "AckHead", "CallbackFields", "Command", "CommandHead", "DriverConfig",
+__all__ = ["COMMIT_STYLES", "DEFAULT_COMMIT_STYLE", "Ack", "AckError", "AckHead",
+           "CallbackFields", "Command", "CommandHead", "DriverConfig",
            "DriverEvent", "EventFields", "EventHead", "Hello", "JsonPartition", "JsonRecord"]
 
 #: a partition as a line holds it: ``[topic, partition]`` (and a record:
 #: ``[topic, partition, offset]``); the aliases are evaluated at import, hence the old spelling
 JsonPartition = list[Union[str, int]]  # noqa: UP007 - runs on Python 3.9
 JsonRecord = list[Union[str, int]]  # noqa: UP007 - runs on Python 3.9
+
+#: how the application commits: never, the client's auto-commit, a synchronous or an
+#: asynchronous commit after each poll that returned records, or a synchronous commit inside
+#: the revoke callback
+COMMIT_STYLES = ("none", "auto", "sync", "async", "revoke")
+#: the style of a ``create`` without ``commit_style`` and of a ``hello`` without ``commit_styles``
+DEFAULT_COMMIT_STYLE = "none"
 
 
 class DriverConfig(TypedDict, total=False):
@@ -34,6 +42,8 @@ class DriverConfig(TypedDict, total=False):
     enable_auto_commit: bool
     group_instance_id: str  # a static member's id (KIP-345); absent: a dynamic member
     request_timeout_ms: int  # absent: the client's own default
+    commit_style: str  # one of COMMIT_STYLES; absent: "none"
+    auto_commit_interval_ms: int  # sent with commit_style "auto"
 
 
 class CommandHead(TypedDict):
@@ -69,6 +79,7 @@ class Hello(TypedDict, total=False):
     profile: str
     crash: str
     static_membership: bool  # the client takes a group instance id (KIP-345)
+    commit_styles: list[str]  # the commit styles the driver offers; absent: ["none"]
 
 
 class AckHead(TypedDict):
@@ -118,6 +129,9 @@ class EventFields(TypedDict, total=False):
     topics: list[str]
     before: list[JsonPartition]
     after: list[JsonPartition]
+    style: str  # a ``commit``'s commit style: "sync", "async", "auto" or "revoke"
+    offsets: list[JsonRecord]  # a ``commit``'s [topic, partition, next offset] triples
+    outcome: str  # a ``commit``'s result: "ok" or the client's error text
 
 
 class DriverEvent(EventHead, EventFields):
