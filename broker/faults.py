@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from .protocol import API_KEYS, SUPPORTED
 
 __all__ = ["ERROR_CODES", "FAULTS", "RETRIABLE", "Fault", "carried", "error_code", "error_name",
-           "faults_of", "refusal"]
+           "faults_of", "implausible", "refusal"]
 
 ERROR_CODES: dict[str, int] = {
     "UNKNOWN_TOPIC_OR_PARTITION": 3, "OFFSET_METADATA_TOO_LARGE": 12,
@@ -153,6 +153,18 @@ def error_name(code: int) -> str:
 def carried(api_key: int, code: int, version: int) -> bool:
     """Whether the API's response at ``version`` can carry error ``code``."""
     return any(f.api_key == api_key and f.code == code and version >= f.since for f in FAULTS)
+
+
+def implausible(api_key: int, code: int, member_id: str, instance_id: str | None) -> str | None:
+    """Why Kafka's coordinator never answers this member's request with ``code``, or None:
+    FENCED_INSTANCE_ID goes only to a request naming a group instance id (KIP-345), and
+    MEMBER_ID_REQUIRED only to a JoinGroup without a member id (KIP-394)."""
+    if code == ERROR_CODES["FENCED_INSTANCE_ID"] and instance_id is None:
+        return "FENCED_INSTANCE_ID goes only to a static member; this request names none"
+    if (code == ERROR_CODES["MEMBER_ID_REQUIRED"] and api_key == API_KEYS["JoinGroup"]
+            and member_id):
+        return f"MEMBER_ID_REQUIRED goes only to a JoinGroup without a member id ({member_id})"
+    return None
 
 
 def refusal(api_key: int, code: int, version: int | None = None) -> str | None:

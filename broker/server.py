@@ -54,6 +54,7 @@ from . import data_apis, group_apis
 from .checks import GroupChecks, is_leader_sync
 from .connections import Closed, Doorway, Limits, Notes
 from .data_apis import ClusterState
+from .faults import implausible
 from .group_apis import FAILABLE
 from .holds import Holds
 from .messages import FetchData, GroupData, MetadataData, ResponseData
@@ -242,6 +243,11 @@ class BrokerCore:
         then served, by a node that no longer coordinates it); None: serve the request."""
         key, version, body = frame.api_key, frame.api_version, frame.body
         refused = rule.refusal(version)
+        if refused is None and rule.action == "fail":
+            named = [exchange.who.instance_id, *(getattr(m, "group_instance_id", None)
+                                                 for m in getattr(body, "members", ()))]
+            refused = implausible(key, rule.error, exchange.who.member_id,
+                                  next((i for i in named if i), None))
         if refused is not None:
             self.notes.refused(f"conn {conn}: {refused}; served unsteered")
             return None

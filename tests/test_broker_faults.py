@@ -166,3 +166,16 @@ def test_a_leave_error_of_the_coordinator_is_top_level_with_no_member_from_v3(
         answer = b.call(API_KEYS["LeaveGroup"], 3, _LEAVE_V3)
     assert int(answer.error_code) == ERROR_CODES["NOT_COORDINATOR"]
     assert list(answer.members) == []
+
+
+def test_an_error_kafka_never_sends_to_that_request_is_served_unsteered_and_recorded(
+        broker: Broker) -> None:
+    """FENCED_INSTANCE_ID goes only to a static member (KIP-345): a fail rule that would
+    send it to a dynamic member's Heartbeat is a harness failure, and the coordinator
+    answers the request."""
+    broker.fail_next("b", "Heartbeat", "FENCED_INSTANCE_ID")
+    with RawClient(broker.bootstrap, "b") as b:
+        answer = _heartbeat(b, 4)
+    assert int(answer.error_code) == ERROR_CODES["UNKNOWN_MEMBER_ID"]  # the coordinator's
+    failure = broker.failure()
+    assert failure is not None and "goes only to a static member" in failure.message

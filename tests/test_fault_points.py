@@ -15,6 +15,7 @@ from groupcheck.engines.faults.points import (
     STEPS,
     FaultScope,
     fault_points,
+    plausible,
 )
 
 
@@ -24,10 +25,20 @@ def served_errors(api: str) -> set[str]:
     return {f.error for f in FAULTS if f.api == api and f.since <= highest}
 
 
-def test_the_full_scope_counts_every_served_error_and_each_other_kind_per_step_and_protocol(
+def test_the_full_scope_counts_every_plausible_served_error_and_each_other_kind(
         ) -> None:
-    per_combination = sum(len(served_errors(api)) + len(KINDS) - 1 for api in APIS)
-    assert len(fault_points()) == len(STEPS) * len(PROTOCOLS) * per_combination
+    per_step = {step: sum(len([e for e in served_errors(api) if plausible(step, api, e)])
+                          + len(KINDS) - 1 for api in APIS) for step in STEPS}
+    assert len(fault_points()) == len(PROTOCOLS) * sum(per_step.values())
+
+
+def test_no_point_asks_for_an_error_kafka_never_sends_to_that_request() -> None:
+    """No step's members are static (no FENCED_INSTANCE_ID); only the first join's
+    JoinGroup goes out without a member id (the one MEMBER_ID_REQUIRED may answer)."""
+    points = fault_points(FaultScope(kinds=("error",)))
+    assert not [p for p in points if p.error == "FENCED_INSTANCE_ID"]
+    assert {(p.step, p.api) for p in points if p.error == "MEMBER_ID_REQUIRED"} == {
+        ("first_join", "JoinGroup")}
 
 
 def test_no_point_is_enumerated_twice_and_the_order_is_fixed() -> None:

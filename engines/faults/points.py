@@ -10,8 +10,9 @@ Theory of operation: an error point carries one of the errors the coordinator's 
 are the connection closed before the answer, the answer delayed past the member's request
 timeout and the coordinator moved to another node. Each point is aimed at one member's next
 request of one API at one step: the group's first join, the rebalance a second member's
-join starts, the one after a member leaves, and the one after a member crashes. The
-enumeration is pure: no I/O, the same list every time.
+join starts, the one after a member leaves, and the one after a member crashes; an error the
+coordinator never sends to that request (`plausible`) is no point. The enumeration is pure:
+no I/O, the same list every time.
 """
 
 from __future__ import annotations
@@ -25,7 +26,7 @@ from ...broker.protocol import API_KEYS
 from ...broker.steering import api_key_of
 
 __all__ = ["APIS", "FULL", "KINDS", "PROTOCOLS", "STEPS", "FaultPoint", "FaultScope", "Kind",
-           "Protocol", "Step", "fault_points"]
+           "Protocol", "Step", "fault_points", "plausible"]
 
 Step = Literal["first_join", "second_join", "leave", "crash"]
 Protocol = Literal["eager", "cooperative"]
@@ -88,11 +89,21 @@ def _errors(api: str) -> list[str]:
     return out
 
 
-def _faults(api: str, kinds: Iterable[Kind]) -> list[tuple[Kind, str]]:
+def plausible(step: Step, api: str, error: str) -> bool:
+    """Whether Kafka's coordinator could answer the aimed member's request at ``step`` with
+    ``error`` (`broker.faults.implausible`): no step's members are static, so never
+    FENCED_INSTANCE_ID; MEMBER_ID_REQUIRED only to the first join's JoinGroup, the one
+    request sent without a member id."""
+    if error == "FENCED_INSTANCE_ID":
+        return False
+    return error != "MEMBER_ID_REQUIRED" or (step == "first_join" and api == "JoinGroup")
+
+
+def _faults(step: Step, api: str, kinds: Iterable[Kind]) -> list[tuple[Kind, str]]:
     out: list[tuple[Kind, str]] = []
     for kind in kinds:
         if kind == "error":
-            out += [("error", error) for error in _errors(api)]
+            out += [("error", error) for error in _errors(api) if plausible(step, api, error)]
         else:
             out.append((kind, ""))
     return out
@@ -111,4 +122,4 @@ def fault_points(scope: FaultScope = FULL) -> list[FaultPoint]:
             for step in (s for s in STEPS if s in scope.steps)
             for protocol in (p for p in PROTOCOLS if p in scope.protocols)
             for api in apis
-            for kind, error in _faults(api, kinds)]
+            for kind, error in _faults(step, api, kinds)]
