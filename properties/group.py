@@ -30,7 +30,9 @@ class MemberSpec:
     ``user_data_version``: sticky user data version it writes (1 = KIP-341, 0 = older);
     ``cooperative_user_data``: a cooperative-sticky member sends its generation in user data
     (Kafka's client does; without it only a v2+ subscription carries one, KIP-792);
-    ``client``: on a target of several clients (a rolling upgrade's), the one this member runs.
+    ``client``: on a target of several clients (a rolling upgrade's), the one this member runs;
+    ``commit_style``: how its application commits (``none``, ``auto``, ``sync``, ``async``,
+    ``revoke``: the member-driver contract's commit styles).
     """
 
     topics: tuple[str, ...]
@@ -41,6 +43,7 @@ class MemberSpec:
     group_instance_id: str | None = None
     cooperative_user_data: bool = True
     client: str | None = None
+    commit_style: str = "none"
 
 
 @dataclass(frozen=True)

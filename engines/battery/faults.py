@@ -134,6 +134,8 @@ def play_scope(target: Target, budget: float, failures: str, *, scope: FaultScop
         shared.close()
     _count(runs, points, tally, stats)
     result.judged.update(stats.judged)
+    result.delivery += stats.delivery
+    result.commit_styles.update(stats.commit_styles)
     result.seconds = time.perf_counter() - meter.started
     result.note = coverage(tally)
     return result, tally
