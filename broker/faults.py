@@ -20,6 +20,7 @@ UNKNOWN_SERVER_ERROR are no coordinator's condition and are not listed.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 from .protocol import API_KEYS, SUPPORTED
 
@@ -155,11 +156,15 @@ def carried(api_key: int, code: int, version: int) -> bool:
     return any(f.api_key == api_key and f.code == code and version >= f.since for f in FAULTS)
 
 
-def implausible(api_key: int, code: int, member_id: str, instance_id: str | None) -> str | None:
-    """Why Kafka's coordinator never answers this member's request with ``code``, or None:
-    FENCED_INSTANCE_ID goes only to a request naming a group instance id (KIP-345), and
-    MEMBER_ID_REQUIRED only to a JoinGroup without a member id (KIP-394)."""
-    if code == ERROR_CODES["FENCED_INSTANCE_ID"] and instance_id is None:
+def implausible(api_key: int, code: int, member_id: str, instance_id: str | None,
+                body: Any) -> str | None:
+    """Why Kafka's coordinator never answers this request (``body``: a LeaveGroup from v3
+    names its members' instance ids) with ``code``, or None: FENCED_INSTANCE_ID goes only to
+    a request naming a group instance id (KIP-345), and MEMBER_ID_REQUIRED only to a
+    JoinGroup without a member id (KIP-394)."""
+    static = instance_id or any(getattr(m, "group_instance_id", None)
+                                    for m in getattr(body, "members", ()))
+    if code == ERROR_CODES["FENCED_INSTANCE_ID"] and not static:
         return "FENCED_INSTANCE_ID goes only to a static member; this request names none"
     if (code == ERROR_CODES["MEMBER_ID_REQUIRED"] and api_key == API_KEYS["JoinGroup"]
             and member_id):

@@ -244,10 +244,8 @@ class BrokerCore:
         key, version, body = frame.api_key, frame.api_version, frame.body
         refused = rule.refusal(version)
         if refused is None and rule.action == "fail":
-            named = [exchange.who.instance_id, *(getattr(m, "group_instance_id", None)
-                                                 for m in getattr(body, "members", ()))]
-            refused = implausible(key, rule.error, exchange.who.member_id,
-                                  next((i for i in named if i), None))
+            who = exchange.who
+            refused = implausible(key, rule.error, who.member_id, who.instance_id, body)
         if refused is not None:
             self.notes.refused(f"conn {conn}: {refused}; served unsteered")
             return None

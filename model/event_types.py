@@ -84,8 +84,8 @@ class MemberEvent(DomainEvent):
 class Join(MemberEvent):
     """A consumer starts and joins. Fields left None take the defaults of `MemberSpec`
     (profile ``kip``, subscription v3, user data v1, cooperative user data sent, no static
-    id, the target's own client); ``rolling``: a rolling upgrade restarts the member, which
-    may mix assignor lists the group shares nothing with."""
+    id, the target's own client, commit style ``none``); ``rolling``: a rolling upgrade
+    restarts the member, which may mix assignor lists the group shares nothing with."""
 
     op: ClassVar[str] = "join"
     topics: tuple[str, ...]
@@ -97,6 +97,7 @@ class Join(MemberEvent):
     group_instance_id: str | None = None
     client: str | None = None
     rolling: bool | None = None
+    commit_style: str | None = None
 
     def spec(self) -> MemberSpec:
         """The member's configuration, defaults filled in."""
@@ -110,7 +111,7 @@ class Join(MemberEvent):
             group_instance_id=self.group_instance_id,
             cooperative_user_data=_given(self.cooperative_user_data,
                                          default.cooperative_user_data),
-            client=self.client)
+            client=self.client, commit_style=_given(self.commit_style, default.commit_style))
 
     def happens(self, model: ReferenceModel) -> bool:
         """A join needs a free name and one assignor in common with every member; the
@@ -135,11 +136,12 @@ class Join(MemberEvent):
     def describe(self) -> str:
         spec = self.spec()
         no_ud = "" if spec.cooperative_user_data else ", no cooperative user data"
+        commits = "" if spec.commit_style == "none" else f", commits {spec.commit_style}"
         runs = f" on {self.client}" if self.client else ""
         return (f"{self.member} joins{runs}, subscribed to {', '.join(self.topics)} with "
                 f"[{', '.join(self.assignors)}] ({spec.profile} profile, "
                 f"subscription v{spec.subscription_version}, user data "
-                f"v{spec.user_data_version}{no_ud})")
+                f"v{spec.user_data_version}{no_ud}{commits})")
 
 
 def _given(value: T | None, default: T) -> T:

@@ -58,6 +58,10 @@ class MachineConfig:
     #: with faults: the errors the coordinator may answer each API with (an API the target
     #: names, an error it can play); a table with no API injects none
     fault_table: Mapping[str, tuple[str, ...]] = field(default_factory=lambda: dict(ERRORS))
+    #: the commit styles a joining member's application may take (the member-driver
+    #: contract's: ``none``, ``auto``, ``sync``, ``async``, ``revoke``), those the target's
+    #: clients all offer; with one style nothing is drawn
+    commit_styles: tuple[str, ...] = ("none",)
 
 
 #: assignor lists a member may move between in a rolling upgrade (KIP-429): first to

@@ -140,7 +140,8 @@ class GroupRules(MachineState):
                       tuple(data.draw(st.sampled_from(choices), label="as")),
                       profile=spec.profile,
                       subscription_version=spec.subscription_version,
-                      user_data_version=spec.user_data_version))
+                      user_data_version=spec.user_data_version,
+                      commit_style=None if spec.commit_style == "none" else spec.commit_style))
 
     @precondition(lambda self: self.config.subscriptions and bool(self.present()))
     @rule(data=st.data())

@@ -75,6 +75,8 @@ class MachineState(RuleBasedStateMachine):
     def teardown(self) -> None:
         with carried():
             self.target.close()
+        if self.stats is not None and self.model.last_view is not None:
+            self.stats.delivered(self.model.last_view.delivery)
 
     def run(self, event: DomainEvent) -> None:
         """Apply one event and keep what the model objected to (`GroupMachine.run`)."""
@@ -110,7 +112,16 @@ class MachineState(RuleBasedStateMachine):
                         st.sampled_from(config.subscription_versions), label="sv"),
                     user_data_version=data.draw(
                         st.sampled_from(config.user_data_versions), label="uv"),
-                    group_instance_id=f"i-{member}-{self.static_joins}" if static else None)
+                    group_instance_id=f"i-{member}-{self.static_joins}" if static else None,
+                    commit_style=self.draw_commit_style(data))
+
+    def draw_commit_style(self, data: st.DataObject) -> str | None:
+        """A joining member's commit style, None for ``none`` (a story file leaves it out);
+        with one style to take nothing is drawn, so seeds replay as before styles existed."""
+        styles = self.config.commit_styles
+        style = styles[0] if len(styles) == 1 else data.draw(st.sampled_from(styles),
+                                                             label="commit style")
+        return None if style == "none" else style
 
     def static_membership(self) -> bool:
         """Whether the machine may make static members (KIP-345): its config allows them and

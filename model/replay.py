@@ -11,11 +11,12 @@ from __future__ import annotations
 import json
 import os
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Required, TypedDict
 
+from ..properties.delivery import DeliveryLog
 from ..properties.group import GroupTarget, GroupView
 from ..properties.jsonl_shapes import JSONObject, ProfileJson
 from ..properties.saved_json import file_stem, save_as
@@ -26,8 +27,8 @@ from .promises import Promises
 from .spec import ReferenceModel
 from .stats import Stats
 
-__all__ = ["Outcome", "ReplayFile", "ReplayNotes", "load", "replay_events", "replay_file",
-           "save"]
+__all__ = ["Outcome", "ReplayFile", "ReplayNotes", "last_delivery", "load", "replay_events",
+           "replay_file", "save"]
 
 FORMAT = "groupcheck-replay/1"
 #: how often a replay seeking a saved violation resumes a settle another one cut short
@@ -73,6 +74,17 @@ class Outcome:
     #: the group's view after each event run (None where the event showed none)
     views: list[GroupView | None] = field(default_factory=list)
 
+    @property
+    def delivery(self) -> DeliveryLog | None:
+        """The last delivery log the views showed (None: the target keeps none)."""
+        return last_delivery(self.views)
+
+
+def last_delivery(views: Sequence[GroupView | None]) -> DeliveryLog | None:
+    """The last delivery log ``views`` showed (None: the target keeps none)."""
+    return next((v.delivery for v in reversed(views)
+                 if v is not None and v.delivery is not None), None)
+
 
 def ownership_line(view: GroupView) -> str:
     """``gen 3 Stable | c1: t0-0 t0-1 | c2 (out): t0-2``."""
@@ -98,7 +110,7 @@ def replay_events(target: GroupTarget, events: list[DomainEvent],
     looking for the one a file saved plays on past others, which then stand in the
     outcome when it never comes). ``on_event`` hears each event's number (from 1) and the
     view it left, as soon as it has run (a caller that times them); ``stats`` counts the
-    judgements."""
+    judgements and keeps the story's delivery verdict."""
     model = ReferenceModel(promises=promises or Promises(), generations=generations,
                            stats=stats)
     story: list[str] = []
@@ -132,6 +144,8 @@ def replay_events(target: GroupTarget, events: list[DomainEvent],
         return Outcome(passed, story, len(events), views)
     finally:
         target.close()
+        if stats is not None:
+            stats.delivered(last_delivery(views))
 
 
 def _settled(model: ReferenceModel) -> bool:

@@ -1,7 +1,9 @@
 """What the reference model counts while it judges, beyond pass or fail: how often each
 invariant was judged (a verdict "holds" needs at least one judgement), violations labelled
 as Kafka's own behaviour, and figures — imbalance and moves at every settled generation,
-the sizes of the groups that settled, and small inputs for the I4b gap to Z3's optimum.
+the sizes of the groups that settled, and small inputs for the I4b gap to Z3's optimum;
+and, for targets that keep a delivery log, each story's delivery verdict (I17) and the
+commit styles its members took.
 
 One `Stats` collects over every example of a run (the state machine hands the same object
 to each example's model); replays made to shrink a failure do not count.
@@ -12,6 +14,8 @@ from __future__ import annotations
 import time
 from collections import Counter
 from dataclasses import dataclass, field
+
+from ..properties.delivery import DeliveryLog, DeliveryVerdict, judge_delivery
 
 __all__ = ["Stats"]
 
@@ -38,10 +42,20 @@ class Stats:
     gap_inputs: dict[GapInput, int] = field(default_factory=dict)
     #: time.perf_counter() when a violation was first seen (before any shrinking)
     first_violation_at: float | None = None
+    #: the delivery verdict of each story's last delivery log, in the order they ended
+    delivery: list[DeliveryVerdict] = field(default_factory=list)
+    #: the commit styles the members of those stories took, in the order first seen
+    commit_styles: dict[str, None] = field(default_factory=dict)
 
     def violation_seen(self) -> None:
         if self.first_violation_at is None:
             self.first_violation_at = time.perf_counter()
+
+    def delivered(self, log: DeliveryLog | None) -> None:
+        """A story ended with ``log`` as its delivery log (None: the target keeps none)."""
+        if log is not None:
+            self.delivery.append(judge_delivery(log))
+            self.commit_styles.update(dict.fromkeys(log.styles.values()))
 
     def judge(self, invariant: str, times: int = 1) -> None:
         self.judged[invariant] += times

@@ -84,6 +84,11 @@ class Failures:
         with self._lock:
             return len(self._items)
 
+    def all(self) -> list[ThreadFailure]:
+        """Every failure so far, in the order they came."""
+        with self._lock:
+            return list(self._items)
+
     def check(self) -> None:
         """Raise the first failure as a `HarnessError` (nothing when there is none)."""
         first = self.first

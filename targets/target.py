@@ -56,6 +56,9 @@ class MachineHints:
         #: the members send a generation (KIP-792, or in cooperative user data): their
         #: claims can be told fresh from stale (I6)
         self.generations = True
+        #: the commit styles every client of the target offers (the member-driver contract's;
+        #: ``none`` alone where no client commits)
+        self.commit_styles: tuple[str, ...] = ("none",)
 
 
 @dataclass

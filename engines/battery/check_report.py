@@ -138,6 +138,9 @@ def check_text(text: str, offers: list[Offer], results: list[BatteryResult],
         if shallow:
             verdict += f"; not judged at depth: {', '.join(shallow)}"
         summary.append(f"  {offer.label:<20} {verdict}")
+        delivered = r.delivery_line()
+        if delivered is not None:
+            summary.append(f"  {'':<20} {delivered}")
     short = shortfall(results, _asked(results, budget))
     if short is not None:
         summary.append(short.line())

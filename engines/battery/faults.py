@@ -1,5 +1,5 @@
-"""The ``faults`` engine: every fault point of a scope played, in order, on a wire target,
-each a short story on a fresh group judged as every wire story is.
+"""The ``faults`` engine: every fault point of a scope played on a wire target, several at
+once in the scope's order, each a short story on a fresh group judged as every wire story is.
 
 What lives here: `run_faults` and `play_scope` (the engine), `coverage` (its line: how
 many of the scope's points it played) and `FaultTally` (what became of each point).
@@ -10,7 +10,11 @@ the client's, the client's request timeouts are not modelled, no event plays its
 the broker refuses its error at the version the member speaks — is counted as not
 applicable, never as played. The engine plays a point only when the slowest point so far
 and the point's late answers fit what is left of its budget (a point under way finishes),
-to its first finding, saved as a replay file (`groupcheck replay`). A target
+to its first finding (or, asked, to the scope's end: then the points with the longest late
+answers first, so that the last ones under way are short), saved as a replay file
+(`groupcheck replay`). ``workers`` points are under way at once, each on a group of its own
+of one broker, every member placed by one driver pool (`faults.concurrent`); the tally
+lists the points in the scope's order whatever order they ended in. A target
 whose backend cannot aim a fault at one member (the mock) is skipped, as is any target
 that is not a wire target.
 """
@@ -18,28 +22,29 @@ that is not a wire target.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from ...model.events import DomainEvent
-from ...model.group_events import Delay
-from ...model.machine_config import wire_config
-from ...model.replay import Outcome, replay_events, save
+from ...model.replay import Outcome, save
 from ...model.stats import Stats
-from ...properties.harness import HarnessError
 from ...properties.invariants import judged_by
 from ...targets.target import Target
-from ...targets.wire.wire_group import WireGroup
+from ..faults.concurrent import PointRun, SharedRun, delayed, play_points
 from ..faults.points import FULL, FaultPoint, FaultScope, fault_points
-from ..faults.stories import MEMBERS, protocol_assignor, story
 from ..progress import Meter, ProgressFn, silent
 from .results import EngineResult, Finding, file_safe, invariant_id
 
-__all__ = ["FAULTS_SHARE", "FaultTally", "coverage", "play_scope", "run_faults"]
+__all__ = ["FAULTS_SHARE", "SHARED_DRIVER_WORKERS", "WORKERS", "FaultTally", "coverage",
+           "play_scope", "run_faults"]
 
 #: of a ``check`` run's budget, for the fault engine on each wire target (the state
 #: machine's minimum and slices keep the rest)
 FAULTS_SHARE = 0.3
+#: points played at once, each on its own group of one broker (`faults.concurrent`), when
+#: each point has drivers of its own (librdkafka, kafka-python); a target whose members all
+#: share one JVM plays one point at a time (`SHARED_DRIVER_WORKERS`): eight points' Java
+#: consumers in one starved JVM lost partitions that the same points alone kept
+WORKERS = 8
+SHARED_DRIVER_WORKERS = 1
 
 
 @dataclass
@@ -66,42 +71,12 @@ def _reason(target: Target) -> str:
     return ""
 
 
-def _delayed(events: list[DomainEvent]) -> float:
-    """Seconds the story's late answers add."""
-    return sum(e.ms for e in events if isinstance(e, Delay)) / 1000
-
-
-def _play(target: Target, point: FaultPoint, stats: Stats, fits: Callable[[float], bool]
-          ) -> tuple[list[DomainEvent], Outcome | str | None]:
-    """The point's story and its outcome on a fresh group, why it is not applicable, or
-    None: its late answers do not ``fit`` the time left (not reached)."""
-    assert target.group is not None and target.hints is not None and target.assignor
-    group = target.group()
-    if not isinstance(group, WireGroup):
-        group.close()
-        return [], "not a wire group"
-    info = group.client_of(MEMBERS[0])
-    assignor = protocol_assignor(point.protocol, target.assignor)
-    if assignor not in info.assignors:
-        group.close()
-        return [], f"{info.name} has no {assignor} assignor ({point.protocol} rebalances)"
-    events = story(point, info.name, assignor)
-    if isinstance(events, str) or not fits(_delayed(events)):
-        group.close()
-        return [], events if isinstance(events, str) else None
-    config = wire_config(target.hints.assignor, steering=True, profiles=target.hints.profiles)
-    try:
-        return events, replay_events(group, events, config.promises,
-                                     target.hints.generations, stats=stats)
-    except (ValueError, HarnessError) as exc:  # the broker refused the fault at the
-        if "refused" not in str(exc):          # version the member speaks
-            raise
-        return events, str(exc).splitlines()[0]
-
-
-def _found(target: Target, events: list[DomainEvent], outcome: Outcome, point: FaultPoint,
-           failures: str) -> list[Finding]:
+def _found(target: Target, run: PointRun, failures: str) -> list[Finding]:
     """The point's violations, saved as a replay file."""
+    assert isinstance(run.outcome, Outcome)
+    outcome, events, point = run.outcome, run.events, run.point
+    if not outcome.violations:
+        return []
     path = save(failures, file_safe(target.name), events, outcome.violations, None,
                 extra={"target": target.name, "assignor": target.assignor,
                        "story": outcome.story})
@@ -111,43 +86,68 @@ def _found(target: Target, events: list[DomainEvent], outcome: Outcome, point: F
 
 
 def run_faults(target: Target, budget: float, failures: str, *, scope: FaultScope = FULL,
-               progress: ProgressFn = silent) -> EngineResult:
+               progress: ProgressFn = silent, workers: int | None = None) -> EngineResult:
     """`play_scope`'s result alone."""
-    return play_scope(target, budget, failures, scope=scope, progress=progress)[0]
+    return play_scope(target, budget, failures, scope=scope, progress=progress,
+                      workers=workers)[0]
 
 
 def play_scope(target: Target, budget: float, failures: str, *, scope: FaultScope = FULL,
-               progress: ProgressFn = silent) -> tuple[EngineResult, FaultTally]:
-    """The scope's points in order on ``target`` within ``budget`` seconds (a point under
-    way finishes), to the first finding; the result's note is the coverage line."""
+               progress: ProgressFn = silent, workers: int | None = None,
+               every_finding: bool = False) -> tuple[EngineResult, FaultTally]:
+    """The scope's points on ``target``, up to ``workers`` at once (None: `WORKERS`, or
+    `SHARED_DRIVER_WORKERS` when the target's members share a driver pool), within
+    ``budget`` seconds (a point under way finishes), to the first finding
+    (``every_finding``: to the scope's end); the result's note is the coverage line."""
     result, stats = EngineResult("faults", skipped=_reason(target)), Stats()
     points = fault_points(scope)
     tally = FaultTally(len(points))
     if result.skipped:
         return result, tally
     result.checked = judged_by("wire", timed=False)
-    meter, slowest = Meter(progress, "faults", target.name, budget), 0.0
+    meter, slowest = Meter(progress, "faults", target.name, budget), [0.0]
+    runs: list[PointRun] = []
 
-    def fits(delayed: float) -> bool:  # the slowest point so far, and the late answers
-        return time.perf_counter() + slowest + delayed <= meter.started + budget
-    for point in points:
-        if not fits(0.0) or result.failed:
-            break
-        began = time.perf_counter()
-        events, outcome = _play(target, point, stats, fits)
-        if outcome is None:
-            continue
-        slowest = max(slowest, time.perf_counter() - began - _delayed(events))
-        if isinstance(outcome, str):
-            tally.not_applicable[point.name] = outcome
-            continue
-        tally.played.append(point)
-        result.runs += 1
-        if outcome.violations:
-            for finding in _found(target, events, outcome, point, failures):
+    def fits(late: float) -> bool:  # the slowest point so far, and the late answers
+        return time.perf_counter() + slowest[0] + late <= meter.started + budget
+
+    def start(_point: FaultPoint) -> bool:
+        return fits(0.0) and (every_finding or not result.failed)
+
+    def done(run: PointRun) -> None:
+        if run.outcome is None:
+            return
+        runs.append(run)
+        slowest[0] = max(slowest[0], run.closed - run.began - delayed(run.events))
+        if isinstance(run.outcome, Outcome):
+            result.runs += 1
+            for finding in _found(target, run, failures):
                 result.add(finding)
-        meter.tick(result.runs, len(result.findings), point.name)
+            meter.tick(result.runs, len(result.findings), run.point.name)
+
+    shared = SharedRun(target)
+    at_once = workers or (WORKERS if shared.kills else SHARED_DRIVER_WORKERS)
+    try:
+        play_points(shared, sorted(points, key=shared.late, reverse=True) if every_finding
+                    else points, at_once, start, fits, done)
+    finally:
+        shared.close()
+    _count(runs, points, tally, stats)
     result.judged.update(stats.judged)
+    result.delivery += stats.delivery
+    result.commit_styles.update(stats.commit_styles)
     result.seconds = time.perf_counter() - meter.started
     result.note = coverage(tally)
     return result, tally
+
+
+def _count(runs: list[PointRun], points: list[FaultPoint], tally: FaultTally,
+           stats: Stats) -> None:
+    """The tally, in the scope's order, and the judgements, of the points that ended."""
+    order = {p: i for i, p in enumerate(points)}
+    for run in sorted(runs, key=lambda r: order[r.point]):
+        if isinstance(run.outcome, str):
+            tally.not_applicable[run.point.name] = run.outcome
+        else:
+            tally.played.append(run.point)
+            stats.judged.update(run.stats.judged)

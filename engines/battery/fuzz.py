@@ -57,7 +57,8 @@ def machine_config(target: Target) -> Any:
     if hints.wire:
         return replace(wire_config(hints.assignor, adversarial=hints.adversarial,
                                    steering=hints.steering, profiles=hints.profiles),
-                       generations=hints.generations, fault_table=fault_table(target))
+                       generations=hints.generations, fault_table=fault_table(target),
+                       commit_styles=hints.commit_styles)
     # members on the KIP-429 upgrade path also run Kafka's builtins, held to Kafka's rules
     promises = Promises(balance=((target.assignor, target.balance),),
                         sticky=STICKY_FAMILY | ({target.assignor} if target.sticky else set()))
@@ -112,6 +113,8 @@ def gap_figures(stats: Any, seconds: float) -> tuple[dict[int, int], str]:
 
 def _fill(result: EngineResult, stats: Any, gap_seconds: float) -> None:
     result.judged.update(stats.judged)
+    result.delivery += stats.delivery
+    result.commit_styles.update(stats.commit_styles)
     result.figures["imbalance"] = dict(stats.imbalance)
     result.figures["moves"] = dict(stats.moves)
     result.figures["equal_groups"] = dict(stats.equal_groups)

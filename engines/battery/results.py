@@ -14,17 +14,20 @@ import os
 import re
 import time
 from collections import Counter
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal, Required, TypedDict
 
+from ...properties.delivery import DeliveryVerdict
 from ...properties.invariants import ROWS, pattern
 from ...properties.jsonl_shapes import ProfileJson
 from ...properties.saved_json import save_as, steady_text
+from ..delivery_line import delivery_line
 
 __all__ = ["DEFAULT_SCOPE", "ENGINES", "INVARIANT_ROWS", "SMALL_SCOPE", "Axis", "BatteryResult",
-           "CostFigures", "EngineResult", "Figures", "Finding", "LadderFigures", "figure_lines",
+           "CostFigures", "EngineResult", "Figures", "Finding", "LadderFigures",
+           "batteries_delivery", "figure_lines",
            "file_safe", "invariant_id", "note_profile", "record_profile", "save_json"]
 
 INVARIANT_ROWS = ROWS
@@ -135,6 +138,10 @@ class EngineResult:
     #: distinct shapes it turned up beyond its histograms (the state machine's small settled
     #: states, the scenarios engine's story outcomes): what the breadth slices count as new
     shapes: set[str] = field(default_factory=set)
+    #: the delivery verdict of each story judged for delivery (I17), and the commit styles
+    #: the members of those stories took
+    delivery: list[DeliveryVerdict] = field(default_factory=list)
+    commit_styles: dict[str, None] = field(default_factory=dict)
 
     def add(self, finding: Finding) -> None:
         first = self.findings.setdefault(finding.invariant, finding)
@@ -174,6 +181,14 @@ class EngineResult:
             else "the engine ran nothing")
 
 
+def batteries_delivery(results: Sequence[BatteryResult]) -> str | None:
+    """The delivery line over every story of every engine of ``results`` (None: no story
+    was judged for delivery)."""
+    engines = [e for r in results for e in r.engines]
+    return delivery_line([v for e in engines for v in e.delivery],
+                         [s for e in engines for s in e.commit_styles])
+
+
 @dataclass
 class BatteryResult:
     target: str
@@ -206,6 +221,10 @@ class BatteryResult:
             return None
         _, engine, finding = min(found, key=lambda x: x[0])
         return engine, finding
+
+    def delivery_line(self) -> str | None:
+        """The delivery verdict over every engine's stories (None: none judged)."""
+        return batteries_delivery([self])
 
     def after(self, finding: Finding) -> float:
         """Seconds from the start of the run to ``finding``."""

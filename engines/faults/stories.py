@@ -1,9 +1,11 @@
 """A fault point as a short story on a fresh group: the events that bring the group to the
 point's step, the fault aimed at one member, the step, then a settle.
 
-What lives here: `MEMBERS`, `TOPIC`, `protocol_assignor` (the assignor a point's members run
-under its rebalance protocol), `aimed_at` (the member a point's fault is aimed at) and
-`story` (the point's events, or why the wire group cannot play it).
+What lives here: `MEMBERS`, `TOPIC`, `Names` (a point's members and topic, apart from every
+other point's: `Names.of`), `protocol_assignor` (the assignor a point's members run under its
+rebalance protocol), `aimed_at` (the member a point's fault is aimed at), `crashed` (the members its
+story crashes) and `story` (the
+point's events, or why the wire group cannot play it).
 
 Theory of operation: the group forms on one topic of `PARTITIONS` partitions. The first
 join arms the fault on the first member as soon as its consumer starts (a fault event is
@@ -14,10 +16,15 @@ crash arm it on the first of three settled members, then the third leaves or cra
 LeaveGroup fault at a leave is aimed at the member leaving: no other sends one). An error
 point is `CoordinatorError`, a delayed answer is `Delay` by the member's request timeout
 (`targets.wire.timeouts`) and a margin; the group ends with `Settle`, judged as every wire
-story is.
+story is. Points played side by side on one broker are told apart by their members' names
+(the broker aims a fault at a client id) and topics: `Names.of` suffixes `MEMBERS` and
+`TOPIC` with the point's number, the same whether the point is played alone or beside
+others.
 """
 
 from __future__ import annotations
+
+from dataclasses import dataclass
 
 from ...model.event_types import Crash, Join, Leave
 from ...model.events import DomainEvent
@@ -27,7 +34,8 @@ from ...targets.wire.timeouts import past_request_timeout
 from ...targets.wire.wire_group import CONFIG
 from .points import FaultPoint, Protocol
 
-__all__ = ["MEMBERS", "PARTITIONS", "TOPIC", "aimed_at", "protocol_assignor", "story"]
+__all__ = ["MEMBERS", "PARTITIONS", "TOPIC", "Names", "aimed_at", "crashed", "protocol_assignor",
+           "story"]
 
 MEMBERS = ("c1", "c2", "c3")
 TOPIC, PARTITIONS = "t0", 4
@@ -42,12 +50,30 @@ def protocol_assignor(protocol: Protocol, assignor: str) -> str:
     return assignor if cooperative == (protocol == "cooperative") else _DEFAULT[protocol]
 
 
-def aimed_at(point: FaultPoint) -> str:
-    return MEMBERS[2] if point.step == "leave" and point.api == "LeaveGroup" else MEMBERS[0]
+@dataclass(frozen=True)
+class Names:
+    """A story's three members and its topic."""
+
+    members: tuple[str, ...] = MEMBERS
+    topic: str = TOPIC
+
+    @classmethod
+    def of(cls, number: int) -> Names:
+        """The names of the point numbered ``number``: ``c1-7``, ``c2-7``, ``c3-7``, ``t0-7``."""
+        return cls(tuple(f"{m}-{number}" for m in MEMBERS), f"{TOPIC}-{number}")
 
 
-def _fault(point: FaultPoint, client: str) -> DomainEvent | str:
-    member = aimed_at(point)
+def aimed_at(point: FaultPoint, names: Names = Names()) -> str:
+    members = names.members
+    return members[2] if point.step == "leave" and point.api == "LeaveGroup" else members[0]
+
+
+def crashed(point: FaultPoint, names: Names = Names()) -> frozenset[str]:
+    """The members the point's story crashes."""
+    return frozenset(names.members[2:]) if point.step == "crash" else frozenset()
+
+
+def _fault(point: FaultPoint, client: str, member: str) -> DomainEvent | str:
     if point.kind == "error":
         return CoordinatorError(member, point.api, point.error)
     if point.kind == "delay":
@@ -59,17 +85,19 @@ def _fault(point: FaultPoint, client: str) -> DomainEvent | str:
     return f"a wire group has no event that plays {point.kind} yet"
 
 
-def story(point: FaultPoint, client: str, assignor: str) -> list[DomainEvent] | str:
+def story(point: FaultPoint, client: str, assignor: str,
+          names: Names = Names()) -> list[DomainEvent] | str:
     """The point's events for members of ``client`` run with ``assignor`` (the protocol's,
-    `protocol_assignor`); a string: why a wire group cannot play it."""
-    fault = _fault(point, client)
+    `protocol_assignor`), under ``names``; a string: why a wire group cannot play it."""
+    fault = _fault(point, client, aimed_at(point, names))
     if isinstance(fault, str):
         return fault
-    first, second, third = (Join(m, (TOPIC,), (assignor,)) for m in MEMBERS)
-    opening: list[DomainEvent] = [Partitions(TOPIC, PARTITIONS)]
+    members = names.members
+    first, second, third = (Join(m, (names.topic,), (assignor,)) for m in members)
+    opening: list[DomainEvent] = [Partitions(names.topic, PARTITIONS)]
     if point.step == "first_join":
         return [*opening, first, fault, second, Settle()]
     if point.step == "second_join":
         return [*opening, first, Settle(), fault, second, Settle()]
-    gone = Leave(MEMBERS[2]) if point.step == "leave" else Crash(MEMBERS[2])
+    gone = Crash(members[2]) if crashed(point, names) else Leave(members[2])
     return [*opening, first, second, third, Settle(), fault, gone, Settle()]

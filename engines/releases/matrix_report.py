@@ -20,7 +20,7 @@ from ...audit.picture import chain_timeline, svg
 from ...audit.report_html import CSS
 from ...properties.jsonl_shapes import Answered, AssignRequest
 from ...properties.saved_json import steady_text, without_times
-from ..battery.results import INVARIANT_ROWS, Finding
+from ..battery.results import INVARIANT_ROWS, Finding, batteries_delivery
 from .behaviours import (
     Behaviour,
     BehaviourJson,
@@ -92,6 +92,9 @@ def matrix_text(run: MatrixRun) -> str:
     found = _finding_lines(run)
     if found:
         lines += ["", "counterexamples (bisected over the targets of their assignor):", *found]
+    delivered = batteries_delivery([c.result for c in cells if c.result is not None])
+    if delivered is not None:
+        lines += ["", delivered]
     held = sum(1 for c in cells if c.result is not None and not c.failed)
     bad = sum(1 for c in cells if c.failed)
     lines += ["", f"{len(cells)} cell(s) in {run.seconds:.1f}s (budget {run.budget:g}s a "

@@ -19,10 +19,11 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import cast
 
+from ...audit.delivery_picture import delivery_svg
 from ...audit.picture import events_timeline, html_page, svg
 from ...model.event_shrink import invariant_of, minimize
 from ...model.events import write_events
-from ...model.replay import ReplayFile, replay_events
+from ...model.replay import Outcome, ReplayFile, replay_events
 from ...model.reproduced import reproduces
 from ...model.saved_files import SavedFile, SavedFileError
 from ...model.saved_files import classify as classify_saved
@@ -107,9 +108,15 @@ def replay_events_file(saved: SavedFile, *, target: str | None, assignor: str | 
         timeline = events_timeline(f"{saved.path} on {name}",
                                    saved.events[:len(outcome.views)], outcome.views,
                                    outcome.violations)
-        out.page = html_page(f"groupcheck replay {saved.path}", [svg(timeline)],
+        out.page = html_page(f"groupcheck replay {saved.path}",
+                             [svg(timeline), *delivery_pictures(outcome)],
                              "\n".join(outcome.story))
     return out
+
+
+def delivery_pictures(outcome: Outcome) -> list[str]:
+    """The delivery drawing of the story's last delivery log, when the target keeps one."""
+    return [delivery_svg(outcome.delivery)] if outcome.delivery is not None else []
 
 
 def _saved_one(saved: SavedFile) -> Callable[[list[str]], bool] | None:

@@ -29,6 +29,8 @@ from ...model.event_types import DomainEvent, Join
 from ...model.events import write_events
 from ...model.group_events import Settle
 from ...model.replay import FORMAT, replay_events
+from ...model.stats import Stats
+from ...properties.delivery import DeliveryVerdict
 from ...properties.group import GroupView
 from ...properties.saved_json import save_as
 from ...targets.registry import client_setup, resolve
@@ -112,6 +114,10 @@ class UpgradeOutcome:
     broke_at: BrokeAt | None = None
     replay: str | None = None
     seconds: float = 0.0
+    #: the story's delivery verdict (I17; none where the target keeps no delivery log) and
+    #: the commit styles its members took
+    delivery: list[DeliveryVerdict] = field(default_factory=list)
+    commit_styles: dict[str, None] = field(default_factory=dict)
 
     def to_json(self) -> UpgradeRow:
         p = self.plan
@@ -225,9 +231,11 @@ def play(plan: Plan, settings: Settings, *, members: int = 4, seed: int = 0,
         clock(number, view)
         meter.tick(number, note=f"of {len(events)} events, {members} members, seed {seed}")
 
-    outcome = replay_events(_group(target), events, on_event=played)
+    stats = Stats()
+    outcome = replay_events(_group(target), events, on_event=played, stats=stats)
     result = UpgradeOutcome(plan, "certified", "", members, clock.bounces(events, plan),
-                            clients, outcome.violations, outcome.story)
+                            clients, outcome.violations, outcome.story,
+                            delivery=stats.delivery, commit_styles=stats.commit_styles)
     if outcome.violations:
         result.verdict = "fails"
         broke_at = result.broke_at = _where(events, outcome.events_run, plan)

@@ -22,6 +22,7 @@ from typing import Any, TypedDict
 from ...audit.report_html import CSS
 from ...properties.saved_json import steady_text, without_times
 from ...targets.settings import Settings
+from ..delivery_line import delivery_line
 from ..errors import EngineInputError
 from ..progress import ProgressFn, silent
 from .plan import Plan, Side, parse_side, plans_for
@@ -140,6 +141,10 @@ def table_text(table: UpgradeTable) -> str:
             lines.append(f"{o.plan.source.target} → {o.plan.dest.target} ({o.plan.path}): "
                          f"{o.verdict}: {o.reason}")
     lines += clients_lines(table)
+    delivered = delivery_line([v for o in table.outcomes for v in o.delivery],
+                              [s for o in table.outcomes for s in o.commit_styles])
+    if delivered is not None:
+        lines.append(delivered)
     counts = {v: sum(1 for o in table.outcomes if o.verdict == v) for v in
               dict.fromkeys(o.verdict for o in table.outcomes)}
     lines.append(f"{len(table.outcomes)} path(s) in {table.seconds:.0f}s: " +

@@ -1,0 +1,261 @@
+"""Fault points played side by side: up to ``workers`` at once, each on a group of its own on
+one groupcheck broker.
+
+What lives here: `SharedRun` (the broker, the driver pool and what each point's wire group is
+made of), `PointPool` (one point's drivers), `PointGroup` (a point's group), `PointRun` (one
+point's story, its outcome and when each event ended) and `play_points` (the points on a
+`SharedRun`, side by side), `PointBackend` (a point's part of the broker).
+
+Theory of operation: a point's story runs on a fresh group as it would alone — its own group
+id (``groupcheck-<number>``), members and topic named apart (`stories.Names.of`: the broker
+aims a fault at a client id, so no two points share one) — but on a broker that outlives it.
+A target with a client that crashes by other means than a kill (Java) places every member on
+one pool for the whole run (one JVM), where a member of a kill-crash client still gets a
+driver of its own. A target whose clients all crash by kill (librdkafka, kafka-python) gets a
+pool per point (`PointPool`): one driver hosts the point's librdkafka members
+(`SHARE_A_DRIVER`), the member its story crashes has one of its own, so that its crash ends it
+alone. A steering rule the broker refuses (an error the member's version cannot carry) makes
+its own point not applicable, not the points beside it (`PointBackend`). Each worker takes
+the next point, asks ``start`` whether it may (the budget, a finding so far), plays it and
+hands its `PointRun` to ``done``; what a worker raises (a `HarnessError`: the broker or a
+driver failed) stops every worker from starting another point and is raised once all have
+stopped. The group is judged as every wire story is (`model.replay.replay_events`), so a
+point's verdict does not depend on the points beside it.
+Once its story is over and judged, a point's members are crashed (or their drivers killed),
+not closed: a client a fault left failed (librdkafka after FENCED_INSTANCE_ID) can take the
+driver's whole command timeout to close.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING
+
+from ...model.events import DomainEvent
+from ...model.group_events import Delay
+from ...model.machine_config import wire_config
+from ...model.replay import Outcome, replay_events
+from ...model.stats import Stats
+from ...properties.harness import HarnessError, ThreadFailure
+from ...targets.target import Target
+from ...targets.wire.backends.backend import BackendUnavailable
+from ...targets.wire.backends.groupcheck_broker import GroupcheckBackend
+from ...targets.wire.clients import ClientInfo
+from ...targets.wire.driver_pool import DriverPool, EventSink
+from ...targets.wire.driver_process import DriverProcess
+from ...targets.wire.wire_group import CONFIG, WireGroup
+from .points import FULL, FaultPoint, fault_points
+from .stories import Names, crashed, protocol_assignor, story
+
+if TYPE_CHECKING:  # the broker imports kio: loaded only when a run starts one
+    from ...broker import Broker
+
+__all__ = ["LOG_LIMIT", "REFUSALS", "SHARE_A_DRIVER", "PointBackend", "PointGroup", "PointPool",
+           "PointRun", "SharedRun", "delayed", "play_points"]
+
+#: exchanges the shared broker keeps: far more than the points under way at once exchange
+#: (a wire group reads the log on every tick of a wait, so a longer one costs CPU)
+LOG_LIMIT = 20_000
+#: the clients whose members of one point share a driver: librdkafka runs the protocol in
+#: threads of its own, outside the interpreter's lock; kafka-python's members sharing one
+#: interpreter rejoin at other moments (a cooperative group's I6 went unseen), so each keeps
+#: a driver of its own
+SHARE_A_DRIVER = frozenset({"librdkafka"})
+#: where the broker records a steering rule it refused (`broker.connections.Notes.refused`)
+REFUSALS = "groupcheck-broker (steering)"
+
+
+@dataclass
+class PointRun:
+    """A point played (``outcome``), not applicable (why), or not reached (None)."""
+
+    point: FaultPoint
+    events: list[DomainEvent] = field(default_factory=list)
+    outcome: Outcome | str | None = None
+    began: float = 0.0  # time.perf_counter() when its group was made
+    ends: list[float] = field(default_factory=list)  # when each event ended
+    closed: float = 0.0  # when its group was closed
+    stats: Stats = field(default_factory=Stats)
+
+
+def _start_broker() -> Broker:
+    try:
+        from ...broker import Broker, BrokerConfig  # needs kio, an optional dependency
+    except ImportError as exc:
+        raise BackendUnavailable(f"groupcheck broker: {exc} (pip install "
+                                 "'groupcheck[broker]')") from None
+    return Broker(BrokerConfig(min_session_timeout_ms=1, log_limit=LOG_LIMIT)).start()
+
+
+class PointPool(DriverPool):
+    """The drivers of one point whose clients all crash by kill: the members of a client of
+    `SHARE_A_DRIVER` on one driver, but a member the story crashes on one of its own."""
+
+    def __init__(self, crashing: frozenset[str]) -> None:
+        super().__init__()
+        self.crashing = crashing
+
+    def place(self, info: ClientInfo, classpath: str, member: str,
+              sink: EventSink) -> DriverProcess:
+        shares = member not in self.crashing and info.client in SHARE_A_DRIVER
+        return super().place(replace(info, crash="command") if shares else info, classpath,
+                             member, sink)
+
+    def kill(self) -> None:
+        """SIGKILL every driver: its members vanish without a word."""
+        for driver in list(self.drivers):
+            driver.kill()
+
+
+class PointBackend(GroupcheckBackend):
+    """A point's part of the shared broker, whose failures are its own: a steering rule the
+    broker refused names its member, so it is the failure of that member's point alone (the
+    point is not applicable), never of the points beside it."""
+
+    def __init__(self, clients: frozenset[str], broker: Broker, group: str,
+                 members: tuple[str, ...]) -> None:
+        super().__init__(clients, int(CONFIG["session_timeout_ms"]), broker, group)
+        self.members = frozenset(f"{m!r}" for m in members)
+
+    def failure(self) -> ThreadFailure | None:
+        return self.failures.first or next(
+            (f for f in self.broker.failures.all() if not self._anothers(f)), None)
+
+    def _anothers(self, failure: ThreadFailure) -> bool:
+        return failure.thread == REFUSALS and not any(m in failure.message
+                                                     for m in self.members)
+
+
+class PointGroup(WireGroup):
+    """A point's wire group, ended as a crash ends its members: the story is over and judged,
+    so no member's client is asked to leave (a client a fault left failed can take its whole
+    command timeout to close)."""
+
+    def close(self) -> None:
+        try:
+            if isinstance(self.pool, PointPool):
+                self.pool.kill()
+            else:
+                for member in list(self.members):
+                    self.crash(member)
+        finally:
+            super().close()
+            if isinstance(self.pool, PointPool):
+                self.pool.close()
+
+
+class SharedRun:
+    """One broker and one driver pool for every point of a wire target's run."""
+
+    def __init__(self, target: Target) -> None:
+        assert target.group is not None
+        model = target.group()  # what each point's group is made of (its target's)
+        model.close()
+        if not isinstance(model, WireGroup):
+            raise ValueError(f"{target.name}: not a wire group")
+        self.target, self.model = target, model
+        self.numbers = {p: n for n, p in enumerate(fault_points(FULL))}
+        self.broker = _start_broker()
+        self.pool = DriverPool()
+        #: every client crashes by kill: each point gets a pool of its own (`PointPool`)
+        self.kills = all(i.crash == "kill" for i in model.infos.values())
+
+    def group(self, point: FaultPoint) -> WireGroup:
+        """A fresh group for ``point`` on the shared broker and pool (`PointGroup`)."""
+        m, group_id = self.model, f"groupcheck-{self.numbers[point]}"
+        clients = tuple(m.order)
+        pool = PointPool(crashed(point, self.names(point))) if self.kills else self.pool
+        backend = PointBackend(frozenset(i.client for i in m.infos.values()), self.broker,
+                               group_id, self.names(point).members)
+        return PointGroup(m.name, clients, m.assignor, classpaths=m.classpaths,
+                         generationless=frozenset(m.generationless), setup=m.setup,
+                         group=group_id, backend=backend, pool=pool)
+
+    def late(self, point: FaultPoint) -> float:
+        """Seconds the point's late answers add (0 for a point no story plays)."""
+        assert self.target.assignor
+        client = self.model.infos[self.model.order[0]].name
+        events = story(point, client, protocol_assignor(point.protocol, self.target.assignor))
+        return 0.0 if isinstance(events, str) else delayed(events)
+
+    def names(self, point: FaultPoint) -> Names:
+        """The point's members and topic, apart from every other point's."""
+        return Names.of(self.numbers[point])
+
+    def play(self, point: FaultPoint, fits: Callable[[float], bool]) -> PointRun:
+        """``point`` on a fresh group (`PointRun`); not reached when its late answers do not
+        ``fit`` the time left."""
+        run = PointRun(point, began=time.perf_counter())
+        group, target = self.group(point), self.target
+        assert target.hints is not None and target.assignor
+        names = self.names(point)
+        info = group.client_of(names.members[0])
+        assignor = protocol_assignor(point.protocol, target.assignor)
+        if assignor not in info.assignors:
+            group.close()
+            run.outcome = f"{info.name} has no {assignor} assignor ({point.protocol} rebalances)"
+            return run
+        events = story(point, info.name, assignor, names)
+        if isinstance(events, str) or not fits(delayed(events)):
+            group.close()
+            run.outcome = events if isinstance(events, str) else None
+            return run
+        run.events = events
+        config = wire_config(target.hints.assignor, steering=True,
+                             profiles=target.hints.profiles)
+        try:
+            run.outcome = replay_events(group, events, config.promises,
+                                        target.hints.generations, stats=run.stats,
+                                        on_event=lambda _i, _v: run.ends.append(
+                                            time.perf_counter()))
+        except (ValueError, HarnessError) as exc:  # the broker refused the fault at the
+            if "refused" not in str(exc):          # version the member speaks
+                raise
+            run.outcome = str(exc).splitlines()[0]
+        run.closed = time.perf_counter()
+        return run
+
+    def close(self) -> None:
+        self.pool.close()
+        self.broker.close()
+
+
+def delayed(events: list[DomainEvent]) -> float:
+    """Seconds the story's late answers add."""
+    return sum(e.ms for e in events if isinstance(e, Delay)) / 1000
+
+
+def play_points(run: SharedRun, points: list[FaultPoint], workers: int,
+                start: Callable[[FaultPoint], bool], fits: Callable[[float], bool],
+                done: Callable[[PointRun], None]) -> None:
+    """Each point that ``start`` lets begin, up to ``workers`` at once, each handed to
+    ``done`` (under a lock) as it ends; a worker's failure is raised when all have stopped."""
+    queue: Iterator[FaultPoint] = iter(points)
+    lock, failed = threading.Lock(), list[BaseException]()
+
+    def work() -> None:
+        while True:
+            with lock:
+                point = next(queue, None)
+                if point is None or failed or not start(point):
+                    return
+            try:
+                played = run.play(point, fits)
+            except BaseException as exc:  # raised in the caller's thread below
+                with lock:
+                    failed.append(exc)
+                return
+            with lock:
+                done(played)
+
+    threads = [threading.Thread(target=work, name=f"fault-point-{i}", daemon=True)
+               for i in range(max(1, workers))]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    if failed:
+        raise failed[0]

@@ -1,0 +1,108 @@
+"""The fault engine's points side by side (`engines.faults.concurrent`): on one broker and one
+driver pool, each point on a group of its own, a point's verdict is the one it gets alone;
+a short slice of the scope, played several at once on librdkafka and on one Java release,
+gives every point a verdict and counts them in the coverage line."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("kio", reason="groupcheck's broker (the default wire backend) needs kio")
+
+from groupcheck.engines.battery.faults import play_scope  # noqa: E402
+from groupcheck.engines.battery.results import invariant_id  # noqa: E402
+from groupcheck.engines.faults.concurrent import PointRun, SharedRun, play_points  # noqa: E402
+from groupcheck.engines.faults.points import FaultScope, fault_points  # noqa: E402
+from groupcheck.engines.faults.stories import Names  # noqa: E402
+from groupcheck.model.replay import Outcome  # noqa: E402
+
+from helpers.environment import missing, resolve  # noqa: E402
+from helpers.kafka_releases import repo_releases  # noqa: E402
+
+#: six points of every step and both protocols, errors that make a member rejoin
+MIXED = ("first_join/eager/SyncGroup/REBALANCE_IN_PROGRESS",
+         "second_join/eager/Heartbeat/REBALANCE_IN_PROGRESS",
+         "leave/eager/JoinGroup/UNKNOWN_MEMBER_ID",
+         "crash/eager/Heartbeat/UNKNOWN_MEMBER_ID",
+         "second_join/cooperative/SyncGroup/ILLEGAL_GENERATION",
+         "leave/cooperative/LeaveGroup/UNKNOWN_MEMBER_ID")
+#: the default run's slice: six points, a FindCoordinator error at three steps
+SLICE = FaultScope(steps=("second_join", "leave", "crash"), protocols=("eager",),
+                   apis=("FindCoordinator",), kinds=("error",))
+
+
+def _verdicts(target: str, workers: int) -> dict[str, tuple[str, ...] | str]:
+    """Each MIXED point's verdict (its violations' invariants, or why not applicable)."""
+    points = [p for p in fault_points() if p.name in MIXED]
+    runs: list[PointRun] = []
+    shared = SharedRun(resolve(target))
+    try:
+        play_points(shared, points, workers, lambda _p: True, lambda _s: True, runs.append)
+    finally:
+        shared.close()
+    return {r.point.name: tuple(sorted({invariant_id(v) for v in r.outcome.violations}))
+            if isinstance(r.outcome, Outcome) else str(r.outcome) for r in runs}
+
+
+def test_each_point_is_named_apart_from_every_other_point() -> None:
+    names = [Names.of(n) for n in range(len(fault_points()))]
+    members = [m for n in names for m in n.members]
+    assert len(set(members)) == len(members) == 3 * len(names)
+    assert len({n.topic for n in names}) == len(names)
+
+
+@pytest.mark.wire
+def test_the_same_points_alone_and_side_by_side_get_the_same_verdicts() -> None:
+    if missing("librdkafka"):
+        pytest.skip(missing("librdkafka"))
+    alone = _verdicts("wire:librdkafka:range", 1)
+    side_by_side = _verdicts("wire:librdkafka:range", len(MIXED))
+    assert sorted(alone) == sorted(MIXED)
+    assert side_by_side == alone
+
+
+@pytest.mark.wire
+def test_a_fault_the_broker_refuses_makes_its_own_point_not_applicable_and_no_other(
+        tmp_path: Path) -> None:
+    if missing("librdkafka"):
+        pytest.skip(missing("librdkafka"))
+    refused = "first_join/eager/SyncGroup/INCONSISTENT_GROUP_PROTOCOL"  # from v5 on
+    scope = FaultScope(steps=("first_join",), protocols=("eager",), apis=("SyncGroup",),
+                       kinds=("error",))
+    _, tally = play_scope(resolve("wire:librdkafka:range"), 60, str(tmp_path), scope=scope,
+                          workers=4, every_finding=True)
+    assert list(tally.not_applicable) == [refused]
+    assert "refused" in tally.not_applicable[refused]
+    assert len(tally.played) == len(fault_points(scope)) - 1
+
+
+def _slice(target: str, tmp_path: Path) -> None:
+    result, tally = play_scope(resolve(target), 60, str(tmp_path), scope=SLICE,
+                               workers=len(fault_points(SLICE)), every_finding=True)
+    points = fault_points(SLICE)
+    assert tally.played == [p for p in points if p.name not in tally.not_applicable], \
+        "a point of the slice got no verdict, or the tally left the scope's order"
+    assert len(tally.played) + len(tally.not_applicable) == len(points) == 6
+    assert result.runs == len(tally.played)
+    assert result.note == (f"{len(tally.played)} of {len(points)} fault points played "
+                           f"({len(tally.not_applicable)} not applicable)")
+    assert result.seconds <= 40
+
+
+@pytest.mark.wire
+def test_a_slice_played_side_by_side_on_librdkafka_gives_every_point_a_verdict(
+        tmp_path: Path) -> None:
+    if missing("librdkafka"):
+        pytest.skip(missing("librdkafka"))
+    _slice("wire:librdkafka:range", tmp_path)
+
+
+@pytest.mark.wire
+def test_a_slice_played_side_by_side_on_a_java_release_gives_every_point_a_verdict(
+        tmp_path: Path) -> None:
+    release = repo_releases()[-1]
+    if missing("java"):
+        pytest.skip(missing("java"))
+    _slice(f"wire:java@{release}:range", tmp_path)
