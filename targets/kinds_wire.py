@@ -14,7 +14,8 @@ from .registry import wire_clients
 from .settings import Settings
 from .target import MachineHints, Target, TargetError
 from .wire.backends.factory import BACKENDS, backend_missing
-from .wire.clients import ClientInfo, ClientUnavailable, built_client, hello
+from .wire.clients import ClientUnavailable, built_client, hello
+from .wire.members import offered_styles
 from .wire.wire_group import WireGroup
 
 __all__ = ["client_setup", "librdkafka_target", "wire_target"]
@@ -59,7 +60,7 @@ def wire_target(spec: str, *, settings: Settings, **_: Any) -> Target:
     profiles = tuple(dict.fromkeys(i.profile for i in infos))
     hints = MachineHints(assignor, profiles=profiles, upgrades=False, wire=True,
                          adversarial=adversarial, steering=broker != "mock")
-    hints.commit_styles = _commit_styles(infos)
+    hints.commit_styles = offered_styles(infos)
     releases = {c: _release_profile(c, classpaths[c], settings)
                 for c in dict.fromkeys(clients) if built_client(c) == "java" and "@" in c}
     generationless = frozenset(c for c, p in releases.items() if not p.has("generation"))
@@ -70,12 +71,6 @@ def wire_target(spec: str, *, settings: Settings, **_: Any) -> Target:
                   hints=hints, fork_safe=False,
                   profile=next(iter(releases.values())) if len(releases) == 1 else None
                   ).promise()
-
-
-def _commit_styles(infos: list[ClientInfo]) -> tuple[str, ...]:
-    """The commit styles every client's driver offers (its hello), in the first's order."""
-    offered = [tuple(getattr(i, "commit_styles", ("none",))) for i in infos]
-    return tuple(s for s in offered[0] if all(s in o for o in offered[1:]))
 
 
 def client_setup(client: str, settings: Settings) -> tuple[str, bool]:
