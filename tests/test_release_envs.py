@@ -166,7 +166,8 @@ def test_driver_bundle_imports_on_an_older_interpreter(
     folder = release_envs.bundle()
     assert release_envs.bundle() == folder
     names = sorted(str(p.relative_to(folder)) for p in folder.rglob("*.py"))
-    assert "groupcheck/targets/wire/drivers/commits.py" in names and len(names) == 11
+    assert "groupcheck/targets/wire/drivers/commits.py" in names and len(names) == 12
+    assert "groupcheck/targets/wire/drivers/fatal.py" in names
     modules = ", ".join(f"groupcheck.targets.wire.drivers.{m}"
                         for _, m, _ in release_envs.PACKAGES.values())
     ran = subprocess.run([older[-1], "-s", "-c", f"import {modules}; print('ok')"],

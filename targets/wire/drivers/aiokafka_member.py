@@ -35,6 +35,7 @@ from typing import TYPE_CHECKING, Any
 from ...client_assignors import AIOKAFKA as ASSIGNORS
 from ...client_assignors import load_class
 from .commits import OK, Commits, Record, auto_commit, failure, offered, refusal, style_of
+from .fatal import fatal
 from .host import (
     DriverOutput,
     assignors_of,
@@ -148,6 +149,8 @@ class AiokafkaMember:
                 raise
             except Exception as exc:  # noqa: BLE001 - an exception from poll is an event
                 self.event("error", message=f"{type(exc).__name__}: {exc}", raised_by="poll")
+                if fatal(exc):
+                    self.polling.clear()
                 await asyncio.sleep(POLL_MS / 1000.0)
                 continue
             records = [[tp.topic, tp.partition, r.offset]

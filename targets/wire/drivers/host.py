@@ -33,6 +33,7 @@ from collections.abc import Callable, Iterable
 from typing import IO, TYPE_CHECKING, Any, Protocol, cast
 
 from .commits import Commits, Record, refusal, style_of
+from .fatal import fatal
 from .messages import (
     Ack,
     AckError,
@@ -250,6 +251,7 @@ class MemberThread(threading.Thread):
         except Exception as exc:  # noqa: BLE001 - an exception from poll is an event
             self.out.event("error", self.member, message=f"{type(exc).__name__}: {exc}",
                            raised_by="poll")
+            self.polling = self.polling and not fatal(exc)
             return
         if not records:
             return
