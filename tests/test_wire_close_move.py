@@ -1,9 +1,9 @@
 """A connection closed before its answer and a coordinator moved to another node, as events:
 groupcheck's broker backend aims each at the member it names (a move needs a broker of two
-nodes, an opt-in), a target that cannot play them refuses them before anything happens, a
-replay file holds them, and a fault point's short story of each kind plays on real librdkafka
-consumers, who reconnect or find the new coordinator while the group settles and every
-invariant holds.
+nodes, an opt-in), a target or backend that cannot play them (the mock) refuses them before
+anything happens, a replay file holds them, and a fault point's short story of each kind plays
+on real librdkafka consumers, who reconnect or find the new coordinator while the group settles
+and every invariant holds.
 """
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ from groupcheck.targets.wire.backends.groupcheck_broker import GroupcheckBackend
 from groupcheck.targets.wire.wire_group import SESSION_MS, WireGroup  # noqa: E402
 
 from helpers.broker_wire import RawClient  # noqa: E402
-from helpers.environment import missing  # noqa: E402
+from helpers.environment import missing, on_broker, resolve  # noqa: E402
 
 GROUP = "g"
 NOT_COORDINATOR, UNKNOWN_MEMBER_ID = 16, 25
@@ -83,6 +83,22 @@ def test_a_replay_file_holds_the_event_and_a_target_that_cannot_play_it_refuses(
     target = group_target_factory("builtin:range")()
     with pytest.raises(ValueError, match="builtin:range cannot"):
         event.apply(target, ReferenceModel())
+
+
+@pytest.mark.parametrize("event", [ConnectionClosed("c1", "Heartbeat"),
+                                   CoordinatorMoved("c1", "Heartbeat")])
+def test_a_wire_group_on_the_mock_refuses_the_event_as_the_mock_cannot(
+        event: ConnectionClosed | CoordinatorMoved) -> None:
+    if missing("librdkafka"):
+        pytest.skip(missing("librdkafka"))
+    target = resolve("librdkafka:range", settings=on_broker("mock"))
+    assert target.group is not None
+    group = target.group()
+    try:
+        with pytest.raises(ValueError, match="mock: the mock cannot"):
+            event.apply(group, ReferenceModel())
+    finally:
+        group.close()
 
 
 @pytest.mark.wire
