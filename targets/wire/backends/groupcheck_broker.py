@@ -188,10 +188,11 @@ class GroupcheckBackend:
         return self.failures.first or self.broker.failure()
 
     def describe(self, group: str) -> Any:
-        """The group as its coordinator holds it, by DescribeGroups over the wire."""
+        """The group as its coordinator holds it, by DescribeGroups over the wire to the node
+        that coordinates it now (a move may have taken it off the bootstrap node)."""
         from ....broker.client import describe_group
 
-        return describe_group(self.bootstrap, group)
+        return describe_group(self.broker.address(self.broker.coordinator_of(group)), group)
 
     def groups(self) -> list[str]:
         """The groups this backend answers for: its own, or every group of its broker."""
