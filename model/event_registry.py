@@ -32,7 +32,9 @@ from .event_types import (
     Wake,
 )
 from .group_events import (
+    ConnectionClosed,
     CoordinatorError,
+    CoordinatorMoved,
     Delay,
     DeleteTopic,
     Idle,
@@ -51,7 +53,7 @@ __all__ = ["EVENT_TYPES", "EventFormatError", "EventRecord", "read_event", "read
 EVENT_TYPES: dict[str, type[DomainEvent]] = {kind.op: kind for kind in (
     Join, Leave, Crash, Stall, Wake, Subscribe, Unsubscribe, Pause, Resume, Rejoin, SlowRevoke,
     Partitions, DeleteTopic, Produce, CoordinatorError, Delay, SyncAnswerOrder, Idle, Poll, Settle,
-    StaticRestart, StaticDuplicate)}
+    StaticRestart, StaticDuplicate, ConnectionClosed, CoordinatorMoved)}
 #: the notes an upgrade plan adds to any event, written after the kind's own fields
 NOTES = ("bounce", "fault")
 

@@ -1,5 +1,6 @@
 """The domain events of a group as a whole and of its coordinator: topic metadata, records,
-error and late answers, the order of SyncGroup answers, and time passing (idle wall-clock
+error and late answers, a connection closed before its answer, the coordinator moved to
+another node, the order of SyncGroup answers, and time passing (idle wall-clock
 time, protocol steps, a settle judged by I11). The members' own events, and the `DomainEvent`
 they all share, are in model/event_types.py.
 """
@@ -14,8 +15,8 @@ from .event_steps import after, settle, steps
 from .event_types import DomainEvent, MemberEvent
 from .spec import ReferenceModel
 
-__all__ = ["CoordinatorError", "DeleteTopic", "Delay", "Idle", "Partitions", "Poll", "Produce",
-           "Settle", "SyncAnswerOrder"]
+__all__ = ["ConnectionClosed", "CoordinatorError", "CoordinatorMoved", "DeleteTopic", "Delay",
+           "Idle", "Partitions", "Poll", "Produce", "Settle", "SyncAnswerOrder"]
 
 
 @dataclass(frozen=True)
@@ -112,6 +113,52 @@ class Delay(MemberEvent):
 
     def describe(self) -> str:
         return f"the coordinator answers {self.member}'s next {self.api} {self.ms} ms late"
+
+
+@dataclass(frozen=True)
+class ConnectionClosed(MemberEvent):
+    """The coordinator takes the member's next ``api`` request and closes the connection
+    instead of answering it (only a wire target's backend can). The client reconnects and
+    asks again, which may cost the group a rebalance; a lost JoinGroup answer may leave a
+    member id behind, which the coordinator waits out."""
+
+    op: ClassVar[str] = "close"
+    api: str
+
+    def apply(self, target: GroupTarget, model: ReferenceModel) -> list[str]:
+        close = getattr(target, "close_before_answer", None)
+        if close is None:
+            raise ValueError(f"{target.name} cannot close a member's connection")
+        close(self.member, self.api)
+        model.injected_errors += 1
+        model.abandoned += self.api == "JoinGroup"
+        return after(model, target)
+
+    def describe(self) -> str:
+        return (f"the coordinator closes {self.member}'s connection instead of answering its "
+                f"next {self.api}")
+
+
+@dataclass(frozen=True)
+class CoordinatorMoved(MemberEvent):
+    """The group's coordinator moves to another broker when the member's next ``api``
+    request arrives: the old one answers it NOT_COORDINATOR and every member finds the new
+    one with FindCoordinator (only a wire target's backend of two nodes or more can)."""
+
+    op: ClassVar[str] = "move"
+    api: str
+
+    def apply(self, target: GroupTarget, model: ReferenceModel) -> list[str]:
+        move = getattr(target, "move_coordinator", None)
+        if move is None:
+            raise ValueError(f"{target.name} cannot move the group's coordinator")
+        move(self.member, self.api)
+        model.error_answered({self.member}, "NOT_COORDINATOR")
+        return after(model, target)
+
+    def describe(self) -> str:
+        return (f"the group's coordinator moves to another broker on {self.member}'s next "
+                f"{self.api}, which the old one answers NOT_COORDINATOR")
 
 
 @dataclass(frozen=True)

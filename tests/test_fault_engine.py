@@ -1,6 +1,7 @@
 """The ``faults`` engine (`engines.faults.engine`) on real librdkafka consumers: a tiny scope
-is played point by point with its coverage line, a point the wire group cannot play counts
-as not applicable (never as played), and a target that is not a wire target is skipped."""
+is played point by point with its coverage line — a late answer, a connection closed before
+its answer and a moved coordinator each played, none not applicable — and a target that is
+not a wire target is skipped."""
 
 from __future__ import annotations
 
@@ -17,24 +18,22 @@ from groupcheck.targets.registry import resolve  # noqa: E402
 
 from helpers.environment import missing  # noqa: E402
 
-#: a delayed Heartbeat answer (played) and a moved coordinator (no wire event plays it)
-TINY = FaultScope(steps=("first_join",), apis=("Heartbeat",), kinds=("delay", "move"))
+#: a delayed Heartbeat answer, a connection closed before it and the coordinator moved on it
+TINY = FaultScope(steps=("first_join",), apis=("Heartbeat",), kinds=("delay", "close", "move"))
 
 
 @pytest.mark.wire
-def test_a_tiny_scope_is_played_on_librdkafka_and_its_coverage_counts_only_played_points(
+def test_a_tiny_scope_of_every_wire_kind_is_played_on_librdkafka_with_its_coverage_line(
         tmp_path: Path) -> None:
     if missing("librdkafka"):
         pytest.skip(missing("librdkafka"))
     result, tally = play_scope(resolve("wire:librdkafka:range"), 60, str(tmp_path),
                                scope=TINY)
     points = fault_points(TINY)
-    played = [p for p in points if p.kind == "delay"]
-    assert tally.played == played
-    assert sorted(tally.not_applicable) == sorted(p.name for p in points if p.kind == "move")
-    assert result.runs == len(played)
-    assert result.note == (f"{len(played)} of {len(points)} fault points played "
-                           f"({len(points) - len(played)} not applicable)")
+    assert {p.kind for p in points} == {"delay", "close", "move"}
+    assert tally.played == points and tally.not_applicable == {}
+    assert result.runs == len(points)
+    assert result.note == f"{len(points)} of {len(points)} fault points played (0 not applicable)"
     for finding in result.findings.values():  # a finding is a replay file
         assert finding.file is not None and load(finding.file)["events"]
 

@@ -6,18 +6,16 @@ many of the scope's points it played) and `FaultTally` (what became of each poin
 
 Theory of operation: the points come from `faults.points.fault_points`, each story from
 `faults.stories.story`. A point the target cannot play — its protocol's assignor is not among
-the client's, the client's request timeouts are not modelled, no event plays its kind, or
-the broker refuses its error at the version the member speaks — is counted as not
-applicable, never as played. The engine plays a point only when the slowest point so far
-and the point's late answers fit what is left of its budget (a point under way finishes),
-to its first finding (or, asked, to the scope's end: then the points with the longest late
-answers first, so that the last ones under way are short), saved as a replay file
-(`groupcheck replay`). ``workers`` points are under way at once, each on a group of its own
-of one broker, every member placed by one driver pool (`faults.concurrent`); the tally
-lists the points in the scope's order whatever order they ended in. A target
-whose backend cannot aim a fault at one member (the mock) is skipped, as is any target
-that is not a wire target.
-"""
+the client's, the client's request timeouts are not modelled, or the broker refuses its error at
+the version the member speaks — is counted as not applicable, never as played. The engine plays
+a point only when the slowest point so far and the point's late answers fit what is left of its
+budget (a point under way finishes), to its first finding (or, asked, to the scope's end: then
+the points with the longest late answers first, so that the last ones under way are short),
+saved as a replay file (`groupcheck replay`). ``workers`` points are under way at once, each on
+a group of its own of one broker, every member placed by one driver pool (`faults.concurrent`);
+the tally lists the points in the scope's order whatever order they ended in. A target whose
+backend cannot aim a fault at one member (the mock) is skipped, as is any target that is not a
+wire target. """
 
 from __future__ import annotations
 

@@ -8,7 +8,8 @@ point's story, its outcome and when each event ended) and `play_points` (the poi
 
 Theory of operation: a point's story runs on a fresh group as it would alone — its own group
 id (``groupcheck-<number>``), members and topic named apart (`stories.Names.of`: the broker
-aims a fault at a client id, so no two points share one) — but on a broker that outlives it.
+aims a fault at a client id, so no two points share one) — but on a broker that outlives it,
+of `NODES` nodes (a move point moves its own group's coordinator, no other's).
 A target with a client that crashes by other means than a kill (Java) places every member on
 one pool for the whole run (one JVM), where a member of a kill-crash client still gets a
 driver of its own. A target whose clients all crash by kill (librdkafka, kafka-python) gets a
@@ -53,8 +54,8 @@ from .stories import Names, crashed, protocol_assignor, story
 if TYPE_CHECKING:  # the broker imports kio: loaded only when a run starts one
     from ...broker import Broker
 
-__all__ = ["LOG_LIMIT", "REFUSALS", "SHARE_A_DRIVER", "PointBackend", "PointGroup", "PointPool",
-           "PointRun", "SharedRun", "delayed", "play_points"]
+__all__ = ["LOG_LIMIT", "NODES", "REFUSALS", "SHARE_A_DRIVER", "PointBackend", "PointGroup",
+           "PointPool", "PointRun", "SharedRun", "delayed", "play_points"]
 
 #: exchanges the shared broker keeps: far more than the points under way at once exchange
 #: (a wire group reads the log on every tick of a wait, so a longer one costs CPU)
@@ -64,6 +65,9 @@ LOG_LIMIT = 20_000
 #: interpreter rejoin at other moments (a cooperative group's I6 went unseen), so each keeps
 #: a driver of its own
 SHARE_A_DRIVER = frozenset({"librdkafka"})
+#: the nodes of the shared broker: two, so that a move point's coordinator has a node to move to
+#: (each move moves its own point's group only)
+NODES = 2
 #: where the broker records a steering rule it refused (`broker.connections.Notes.refused`)
 REFUSALS = "groupcheck-broker (steering)"
 
@@ -87,7 +91,8 @@ def _start_broker() -> Broker:
     except ImportError as exc:
         raise BackendUnavailable(f"groupcheck broker: {exc} (pip install "
                                  "'groupcheck[broker]')") from None
-    return Broker(BrokerConfig(min_session_timeout_ms=1, log_limit=LOG_LIMIT)).start()
+    return Broker(BrokerConfig(min_session_timeout_ms=1, log_limit=LOG_LIMIT,
+                               nodes=NODES)).start()
 
 
 class PointPool(DriverPool):

@@ -3,23 +3,22 @@ point's step, the fault aimed at one member, the step, then a settle.
 
 What lives here: `MEMBERS`, `TOPIC`, `Names` (a point's members and topic, apart from every
 other point's: `Names.of`), `protocol_assignor` (the assignor a point's members run under its
-rebalance protocol), `aimed_at` (the member a point's fault is aimed at), `crashed` (the members its
-story crashes) and `story` (the
-point's events, or why the wire group cannot play it).
+rebalance protocol), `aimed_at` (the member a point's fault is aimed at), `crashed` (the members
+its story crashes) and `story` (the point's events, or why the wire group cannot play it).
 
-Theory of operation: the group forms on one topic of `PARTITIONS` partitions. The first
-join arms the fault on the first member as soon as its consumer starts (a fault event is
-aimed at a member of the group: the requests it sent in the meantime are not hit), and a
-second member follows; a second
-join arms it on the first member of a settled group, then the second joins; a leave and a
-crash arm it on the first of three settled members, then the third leaves or crashes (a
-LeaveGroup fault at a leave is aimed at the member leaving: no other sends one). An error
+Theory of operation: the group forms on one topic of `PARTITIONS` partitions. The first join
+arms the fault on the first member as soon as its consumer starts (a fault event is aimed at a
+member of the group: the requests it sent in the meantime are not hit), and a second member
+follows; a second join arms it on the first member of a settled group, then the second joins; a
+leave and a crash arm it on the first of three settled members, then the third leaves or crashes
+(a LeaveGroup fault at a leave is aimed at the member leaving: no other sends one). An error
 point is `CoordinatorError`, a delayed answer is `Delay` by the member's request timeout
-(`targets.wire.timeouts`) and a margin; the group ends with `Settle`, judged as every wire
-story is. Points played side by side on one broker are told apart by their members' names
-(the broker aims a fault at a client id) and topics: `Names.of` suffixes `MEMBERS` and
-`TOPIC` with the point's number, the same whether the point is played alone or beside
-others.
+(`targets.wire.timeouts`) and a margin, a closed connection is `ConnectionClosed` and a moved
+coordinator `CoordinatorMoved` (the broker the points run on has two nodes, `concurrent`), each
+aimed at the member's next request of the point's API; the group ends with `Settle`, judged as
+every wire story is. Points played side by side on one broker are told apart by their members'
+names (the broker aims a fault at a client id) and topics: `Names.of` suffixes `MEMBERS` and
+`TOPIC` with the point's number, the same whether the point is played alone or beside others.
 """
 
 from __future__ import annotations
@@ -28,7 +27,14 @@ from dataclasses import dataclass
 
 from ...model.event_types import Crash, Join, Leave
 from ...model.events import DomainEvent
-from ...model.group_events import CoordinatorError, Delay, Partitions, Settle
+from ...model.group_events import (
+    ConnectionClosed,
+    CoordinatorError,
+    CoordinatorMoved,
+    Delay,
+    Partitions,
+    Settle,
+)
 from ...targets.wire.round_records import COOPERATIVE_PROTOCOLS
 from ...targets.wire.timeouts import past_request_timeout
 from ...targets.wire.wire_group import CONFIG
@@ -82,7 +88,9 @@ def _fault(point: FaultPoint, client: str, member: str) -> DomainEvent | str:
         except ValueError as exc:
             return str(exc)
         return Delay(member, point.api, round(seconds * 1000))
-    return f"a wire group has no event that plays {point.kind} yet"
+    if point.kind == "close":
+        return ConnectionClosed(member, point.api)
+    return CoordinatorMoved(member, point.api)
 
 
 def story(point: FaultPoint, client: str, assignor: str,

@@ -3,8 +3,9 @@ target that plays one at a Kafka release.
 
 A *wire story* is a state-machine replay file recorded on a wire target (its ``target`` is
 ``wire:…``, or ``librdkafka:…``, the old spelling of ``wire:librdkafka:…``) or holding an
-event only a wire group performs (a late answer, an ordered SyncGroup answer, a slow revoke
-callback, idle wall-clock time). An assignor-level target (``java@3.0.0:``, ``builtin:…``)
+event only a wire group performs (a late answer, a connection closed before its answer, a
+moved coordinator, an ordered SyncGroup answer, a slow revoke callback, idle wall-clock
+time). An assignor-level target (``java@3.0.0:``, ``builtin:…``)
 plays a story's member events on its simulated coordinator and none of what happened on
 the wire, so its verdict on a wire story would be a false ``absent``: the bisection says
 ``n/a`` instead (`cannot_play`). Over ``--versions``, each release ``java@V:`` becomes
@@ -20,7 +21,7 @@ from __future__ import annotations
 from collections.abc import Collection, Sequence
 
 from ...model.event_types import SlowRevoke
-from ...model.group_events import Delay, Idle, SyncAnswerOrder
+from ...model.group_events import ConnectionClosed, CoordinatorMoved, Delay, Idle, SyncAnswerOrder
 from ...model.saved_files import SavedFile
 from ...targets.registry import ADVERSARIAL, wire_clients
 from ...targets.target import Target, TargetError
@@ -29,7 +30,8 @@ __all__ = ["WIRE_OPS", "at_release", "cannot_play", "is_wire_story", "is_wire_te
            "on_wire", "recorded_wire", "story_targets"]
 
 #: the events only a wire group performs
-WIRE_OPS = frozenset({Delay.op, SyncAnswerOrder.op, SlowRevoke.op, Idle.op})
+WIRE_OPS = frozenset({Delay.op, ConnectionClosed.op, CoordinatorMoved.op, SyncAnswerOrder.op,
+                      SlowRevoke.op, Idle.op})
 #: the wire target an old target kind names (``librdkafka:…`` is ``wire:librdkafka:…``)
 OLD_WIRE_KINDS = {"librdkafka:": "wire:librdkafka:"}
 

@@ -6,7 +6,8 @@ contract: ``docs/reference/member-driver-contract.md``), placed by a `driver_poo
 client that crashes by kill alone in one, unless the pool shares); the engines' events become
 driver commands — join is ``create``, leave ``close``, crash ``crash`` (or SIGKILL), stall and wake
 ``stop_polling`` / ``start_polling``, pause / resume / subscribe the client's calls — and metadata,
-injected errors, delayed answers and SyncGroup orders go to the backend (`backends.backend`). Every
+injected errors, delayed answers, closed connections, coordinator moves and SyncGroup orders go
+to the backend (`backends.backend`, `steered`). Every
 driver event lands in one `WireLog`, merged by CLOCK_MONOTONIC; `step()` shows the next entry
 (waiting, with a deadline, when there is none yet), so ownership is exactly the recorded intervals,
 from the end of an assign callback to the end of the revoke or lost callback that releases the
@@ -60,6 +61,7 @@ from .members import WireMember, member_config, member_view, offered_styles
 from .round_records import COOPERATIVE_PROTOCOLS, given_before, record
 from .settle import read_to, refused_for_good, stalled, unread, unsettled
 from .shown import Shown, show_entry
+from .steered import Steered
 from .timeouts import group_timeouts
 
 __all__ = ["CONFIG", "GROUP", "SLOW_REVOKE_MS", "STEP_WAIT", "TICK", "ClientSetup", "WireGroup"]
@@ -78,8 +80,9 @@ SLOW_REVOKE_MS = 2 * int(CONFIG["max_poll_interval_ms"])  # slower than any reba
 ClientSetup = Callable[[str], tuple[str, bool]]
 
 
-class WireGroup:
-    """A `GroupTarget` of real consumers of one or more clients on a fresh backend."""
+class WireGroup(Steered):
+    """A `GroupTarget` of real consumers of one or more clients on a fresh backend (what it
+    asks of the coordinator: `steered.Steered`)."""
 
     shows_pause_calls = True  # pause / resume reach the model when their entry is shown
 
@@ -239,21 +242,6 @@ class WireGroup:
     @checked
     def resume(self, member: str, partitions: tuple[TopicPartition, ...]) -> None:
         self._command(member, "resume", partitions=[list(tp) for tp in partitions])
-
-    @checked
-    def inject_error(self, member: str, api: str, error: str) -> set[str]:
-        """Who the error may reach: the member, or on a backend that cannot aim (the mock)
-        whichever member sends that request next."""
-        self.backend.inject_error(api, error, member)
-        return {member} if self.backend.aims_errors_at_members else set(self.members)
-
-    @checked
-    def delay_answer(self, member: str, api: str, ms: int) -> None:
-        self.backend.delay_answer(api, ms / 1000.0, member)
-
-    @checked
-    def order_sync_answers(self, member: str, leader_first: bool) -> None:
-        self.backend.order_sync_answers(member, leader_first, sorted(self.members))
 
     # --- metadata and records -------------------------------------------------------------
 

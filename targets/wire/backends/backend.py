@@ -1,9 +1,10 @@
 """The cluster the wire members talk to, behind one small interface (`Backend`).
 
 A backend gives a bootstrap address, creates, grows and deletes topics, injects errors and
-delays for an API and orders SyncGroup answers — aimed at one member where it can
-(`Backend.aims_errors_at_members`; the mock cannot, and cannot order) — and describes the group
-as its coordinator ran it: for every generation, the leader, the protocol, each member's
+delays for an API, closes a member's connection before an answer, moves the coordinator and
+orders SyncGroup answers — aimed at one member where it can (`Backend.aims_errors_at_members`;
+the mock cannot, and cannot order, close or move) — and describes the group as its
+coordinator ran it: for every generation, the leader, the protocol, each member's
 subscription bytes and the assignment bytes the leader sent, and whether every member got its
 SyncGroup answer (`GroupRound`); where it can, also every OffsetCommit its coordinator answered
 (`commits`) and each partition's log start and high watermark (`log_ends`). The wire layer
@@ -68,6 +69,13 @@ class Backend(Protocol):
     def inject_error(self, api: str, error: str, member: str | None = None) -> None: ...
 
     def delay_answer(self, api: str, seconds: float, member: str | None = None) -> None: ...
+
+    #: the member's connection is closed instead of its next ``api`` answer (not on the mock)
+    def close_before_answer(self, api: str, member: str) -> None: ...
+
+    #: the coordinator moves to another node on the member's next ``api`` request (not on
+    #: the mock, nor on a broker of one node)
+    def move_coordinator(self, api: str, member: str) -> None: ...
 
     def order_sync_answers(self, member: str, leader_first: bool,
                            members: list[str]) -> None: ...

@@ -2,18 +2,19 @@
 wire layer's cluster backend.
 
 Everything the wire layer asks of a backend the broker already does in process: topics are
-created, grown and deleted in its metadata; an injected error, a delayed answer and the
-order of SyncGroup answers are aimed at the members they name (a member's client id is its
-name), so `aims_errors_at_members` is true; the rounds are the coordinator's own
-(`Broker.rounds`), with the time the leader's assignment reached it; `describe` asks the
-broker for the group with a real DescribeGroups over the wire (`broker.client`), as an
-admin client does. A topic a client's Metadata request names is created with one partition,
-as Kafka's ``auto.create.topics.enable`` and ``num.partitions`` defaults do. The broker
-accepts the harness's short session timeouts (its minimum is lowered to 1 ms), and its joins
-complete as soon as every known member has rejoined, so no round waits out a session
-timeout. It has no defects to work around: nothing of `mock` is used here. Several wire groups
-can share one broker the caller runs: each then gets a backend scoped to its group id (its
-rounds, its joins in flight), and closing it leaves the broker running.
+created, grown and deleted in its metadata; an injected error, a delayed answer, a connection
+closed before its answer, a coordinator move and the order of SyncGroup answers are aimed at the
+members they name (a member's client id is its name), so `aims_errors_at_members` is true (a
+move needs a broker of two nodes or more, ``nodes``); the rounds are the coordinator's own
+(`Broker.rounds`), with the time the leader's assignment reached it; `describe` asks the broker
+for the group with a real DescribeGroups over the wire (`broker.client`), as an admin client
+does. A topic a client's Metadata request names is created with one partition, as Kafka's
+``auto.create.topics.enable`` and ``num.partitions`` defaults do. The broker accepts the
+harness's short session timeouts (its minimum is lowered to 1 ms), and its joins complete as
+soon as every known member has rejoined, so no round waits out a session timeout. It has no
+defects to work around: nothing of `mock` is used here. Several wire groups can share one broker
+the caller runs: each then gets a backend scoped to its group id (its rounds, its joins in
+flight), and closing it leaves the broker running.
 
 Ordering (`order_sync_answers`): every current member's next SyncGroup answer is held; once
 the first is held, the others of that generation that can still come (not answered yet,
@@ -78,17 +79,18 @@ class GroupcheckBackend:
     aims_errors_at_members = True
 
     def __init__(self, clients: frozenset[str], session_timeout_ms: int,
-                 broker: Broker | None = None, group: str | None = None) -> None:
-        """A broker of its own; or, given ``broker`` (a running `broker.Broker` the caller
-        owns and closes) and ``group``, that group's part of it, for several wire groups
-        at once on one broker."""
+                 broker: Broker | None = None, group: str | None = None,
+                 nodes: int = 1) -> None:
+        """A broker of its own, of ``nodes`` nodes (two or more: its coordinator can move);
+        or, given ``broker`` (a running `broker.Broker` the caller owns and closes) and
+        ``group``, that group's part of it, for several wire groups at once on one broker."""
         if broker is None:
             try:
                 from ....broker import Broker, BrokerConfig
             except ImportError as exc:
                 raise BackendUnavailable(f"groupcheck broker: {exc} (pip install "
                                          "'groupcheck[broker]')") from None
-            broker = Broker(BrokerConfig(min_session_timeout_ms=1)).start()
+            broker = Broker(BrokerConfig(min_session_timeout_ms=1, nodes=nodes)).start()
         self.broker, self.group, self.own_broker = broker, group, group is None
         self.bootstrap = self.broker.bootstrap
         self.stopping = threading.Event()
@@ -128,6 +130,18 @@ class GroupcheckBackend:
         names = [member] if member is not None else sorted(self._member_names())
         for name in names:
             self.broker.delay(name, API_NAMES.get(api, api), seconds)
+
+    def close_before_answer(self, api: str, member: str) -> None:
+        """The named member's connection is closed instead of its next ``api`` answer (the
+        wire layer's name, or Kafka's): the coordinator took the request, the answer is
+        lost."""
+        self.broker.close_before_answer(member, API_NAMES.get(api, api))
+
+    def move_coordinator(self, api: str, member: str) -> None:
+        """The group's coordinator moves to the broker's next node when the named member's
+        next ``api`` request arrives, which the old node answers NOT_COORDINATOR; a broker
+        of one node refuses (ValueError)."""
+        self.broker.move_coordinator(member, API_NAMES.get(api, api))
 
     def order_sync_answers(self, member: str, leader_first: bool, members: list[str]) -> None:
         """The next rebalance's SyncGroup answers go out with the leader's before (or after)
@@ -174,10 +188,11 @@ class GroupcheckBackend:
         return self.failures.first or self.broker.failure()
 
     def describe(self, group: str) -> Any:
-        """The group as its coordinator holds it, by DescribeGroups over the wire."""
+        """The group as its coordinator holds it, by DescribeGroups over the wire to the node
+        that coordinates it now (a move may have taken it off the bootstrap node)."""
         from ....broker.client import describe_group
 
-        return describe_group(self.bootstrap, group)
+        return describe_group(self.broker.address(self.broker.coordinator_of(group)), group)
 
     def groups(self) -> list[str]:
         """The groups this backend answers for: its own, or every group of its broker."""

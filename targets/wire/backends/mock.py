@@ -141,6 +141,14 @@ class MockBackend:
         """The group's next ``api`` answer goes out ``seconds`` late, whoever asked."""
         self.cluster.push_delay(api, int(seconds * 1000))
 
+    def close_before_answer(self, api: str, member: str) -> None:
+        raise ValueError("mock: the mock cannot close a member's connection before its "
+                         "answer; run on --broker groupcheck")
+
+    def move_coordinator(self, api: str, member: str) -> None:
+        raise ValueError("mock: the mock cannot move the group's coordinator; run on "
+                         "--broker groupcheck")
+
     def order_sync_answers(self, member: str, leader_first: bool, members: list[str]) -> None:
         raise ValueError("mock: the mock cannot order SyncGroup answers (the leader's "
                          "SyncGroup is held until the followers sent theirs: its sync-order "
