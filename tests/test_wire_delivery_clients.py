@@ -5,8 +5,10 @@ reads alone; the others join (a rebalance) and read on; the first leaves and the
 its partitions over. I17 is judged on the story's delivery log (not left unjudged) and holds:
 no record lost or skipped, every new owner starts at the committed offset, every record
 handed twice is within its duplicate window. Each test skips only when its client's runtime
-is missing. librdkafka's auto-commit on revoke lands after its revoke callback returned
-(findings/wire-librdkafka-range-delivery-auto-commit-revoke-I17.json): tested as what it does.
+is missing. What two clients do is tested as what they do: KafkaJS hands a partition to
+two members at once (findings/wire-kafkajs-roundrobin-delivery-duplicate-I17.json), and
+librdkafka's auto-commit on revoke lands after its revoke callback returned
+(findings/wire-librdkafka-range-delivery-auto-commit-revoke-I17.json).
 """
 
 from __future__ import annotations
@@ -22,7 +24,7 @@ from groupcheck.model.events import DomainEvent  # noqa: E402
 from groupcheck.model.group_events import Partitions, Produce, Settle  # noqa: E402
 from groupcheck.model.replay import Outcome, replay_events  # noqa: E402
 from groupcheck.properties.delivery import judge_delivery  # noqa: E402
-from groupcheck.targets.wire.clients import BUILT, SHIPPED, ClientInfo, hello  # noqa: E402
+from groupcheck.targets.wire.clients import SHIPPED, ClientInfo, hello  # noqa: E402
 
 from helpers.environment import CLASSPATH, make_group_target, missing  # noqa: E402
 
@@ -32,11 +34,6 @@ TOPIC, PARTITIONS = "t0", 6
 #: the rules of what the application is handed; the others judge when commits land
 HANDED_RULES = ("lost", "skipped", "start-later", "start-earlier", "duplicate",
                 "commit-backwards")
-#: KafkaJS logs no revoke callback: its tenures stay open when its partitions move, and the
-#: delivery log misreads its handovers (the harness's gap, not the client's)
-KAFKAJS_OPEN_TENURES = pytest.mark.xfail(
-    reason="tenures of a client without a revoke callback are not ended at its next "
-           "assignment yet", strict=True)
 
 
 def _story(info: ClientInfo, assignor: str) -> list[DomainEvent]:
@@ -77,9 +74,7 @@ def _judged(client: str) -> list[tuple[str, str]]:
     return [(v.member, v.rule) for v in judge_delivery(delivery).violations]
 
 
-@pytest.mark.parametrize("client", [
-    *SHIPPED, *(pytest.param(c, marks=KAFKAJS_OPEN_TENURES) if c == "kafkajs" else c
-                for c in BUILT)])
+@pytest.mark.parametrize("client", [*SHIPPED, "java"])
 def test_no_client_loses_skips_or_rehands_out_of_window_in_any_commit_style(
         client: str) -> None:
     assert [v for v in _judged(client) if v[1] in HANDED_RULES] == []
@@ -100,3 +95,13 @@ def test_librdkafka_auto_commit_on_revoke_lands_after_the_revoke_callback() -> N
     assert {("m-auto", "commit-unowned"), ("m-auto", "auto-commit-revoke")} <= found
     assert found - {("m-auto", "commit-unowned"), ("m-auto", "auto-commit-revoke"),
                     ("m-async", "commit-unowned")} == set()
+
+
+def test_kafkajs_hands_a_moved_partition_to_its_old_owner_too_and_rehands_its_records() -> None:
+    """KafkaJS's first member is told of no new assignment when the others join and reads
+    on (its I1 finding): the partition's records are handed to two members at once, judged
+    as duplicates out of window, and as nothing else."""
+    outcome, _ = _play("kafkajs")
+    assert any(v.startswith("I1:") for v in outcome.violations)
+    assert outcome.delivery is not None
+    assert {v.rule for v in judge_delivery(outcome.delivery).violations} == {"duplicate"}
