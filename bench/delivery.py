@@ -3,13 +3,14 @@ the application twice (the duplicate window), and whether I17 (delivery) holds.
 
 For each client installed and each commit style it offers, one story on groupcheck's broker
 (range, or the client's first assignor when it has none), played through the model's events
-as the engines play them so the group's delivery log is judged: a topic of 4 partitions; c1
-joins; records on every partition; settle; c2 joins (a rebalance); more records; settle; c1
-leaves (or, with ``--crash``, crashes); more records; settle. Both members commit in the
-style of the row. Each cell is played ``--runs`` times; the table gives the records produced
-and handed and the re-deliveries of the run with the widest window, the windows over every
-run (count, widest, how many out of window), I17's verdict over every run, and the median
-seconds a story took.
+as the engines play them, to its end whatever breaks, so the group's delivery log is judged:
+a topic of 4 partitions; c1 joins; records on every partition; settle; c2 joins (a
+rebalance); more records; settle; c1 leaves (or, with ``--crash``, crashes); more records;
+settle. Both members commit in the style of the row. Each cell is played ``--runs`` times;
+the table gives the records produced and handed and the re-deliveries of the run with the
+widest window, the windows over every run (count, widest, how many out of window), I17's
+verdict over every run, and the median seconds a story took; other invariants broken show
+after ``also``.
 
     python bench/delivery.py [--runs N] [--clients a,b,...] [--crash] [--per-partition N]
 """
@@ -19,6 +20,7 @@ from __future__ import annotations
 import argparse
 import os
 import platform
+import re
 import statistics
 import time
 from collections import Counter
@@ -98,7 +100,8 @@ def i17(runs: list[Run]) -> str:
     else:
         rules = Counter(v.rule for r in runs if r.verdict for v in r.verdict.violations)
         said = ", ".join(f"{rule} ×{n}" for rule, n in rules.items()) or "held"
-    others = sorted({p.split(":", 1)[0] for r in runs for p in r.problems})
+    others = sorted({m.group(0) for r in runs for p in r.problems
+                     if (m := re.search(r"\bI\d+a?\b", p))})
     return said + (f"; also {', '.join(others)}" if others else "")
 
 
