@@ -18,8 +18,9 @@ engine, not a failure here).
 
 With ``--full OUT`` the full scope is played instead, to its end, on each client (at the
 first ``--workers`` value, 0 for the engine's own choice; ``java@lines``: the newest release
-of each of Kafka's major lines the Maven repository holds), every finding saved as a replay
-file in OUT.
+of each of Kafka's major lines the Maven repository holds, ``java@all`` every release it
+holds; ``--budget`` seconds per client, the scope's end by default), every finding saved as a
+replay file in OUT.
 
     python bench/faults.py [--clients librdkafka,java@3.8.0,kafka-python] [--assignor range]
                            [--sample 24] [--workers 0,1,4] [--full OUT]
@@ -128,12 +129,13 @@ def bench(target_name: str, settings: Settings, sample: int, workers: int) -> st
             f"{harness / max(1, len(played)):>9.2f}{drivers / max(1, len(played)):>9.2f}")
 
 
-def full(target_name: str, settings: Settings, workers: int | None, out: str) -> str:
-    """The full scope played to its end on one target, every finding a replay file in
-    ``out``: the coverage line, the findings and the wall time."""
+def full(target_name: str, settings: Settings, workers: int | None, out: str,
+         budget: float = FULL_BUDGET) -> str:
+    """The full scope played to its end (or for ``budget`` seconds) on one target, every
+    finding a replay file in ``out``: the coverage line, the findings and the wall time."""
     started = time.perf_counter()
     before = set(Path(out).glob("*.json"))
-    result, _ = play_scope(resolve(target_name, settings=settings), FULL_BUDGET, out,
+    result, _ = play_scope(resolve(target_name, settings=settings), budget, out,
                            workers=workers, every_finding=True)
     files = sorted(set(Path(out).glob("*.json")) - before)
     return "\n".join([f"{target_name:<28}{time.perf_counter() - started:>8.0f} s  "
@@ -143,14 +145,16 @@ def full(target_name: str, settings: Settings, workers: int | None, out: str) ->
 
 def targets(clients: str, settings: Settings) -> list[str]:
     """The clients asked for; ``java@lines``: the newest release of each of Kafka's major
-    release lines the Maven repository holds."""
+    release lines the Maven repository holds; ``java@all``: every release it holds."""
     out: list[str] = []
     for client in clients.split(","):
-        if client != "java@lines":
+        if client not in ("java@lines", "java@all"):
             out.append(client)
             continue
-        newest = {v.split(".")[0]: v for v in releases(settings.maven_repo)}  # oldest first
-        out += [f"java@{v}" for v in newest.values()]
+        held = releases(settings.maven_repo)  # oldest first
+        chosen = held if client == "java@all" else list({v.split(".")[0]: v
+                                                          for v in held}.values())
+        out += [f"java@{v}" for v in chosen]
     return out
 
 
@@ -163,14 +167,20 @@ def main() -> None:
     parser.add_argument("--full", metavar="OUT", help="play the full scope on each client "
                         "(at the first --workers value, 0: the engine's choice), replay files "
                         "of findings in OUT")
+    parser.add_argument("--budget", type=float, default=FULL_BUDGET,
+                        help="with --full: seconds per client (default: to the scope's end)")
     args = parser.parse_args()
     settings = Settings.from_environ(os.environ)  # this script's edge
     print(f"{os.cpu_count()} cores, load average "
           f"{' '.join(f'{x:.2f}' for x in os.getloadavg())}")
     if args.full:
         for client in targets(args.clients, settings):
+            if missing(client.partition("@")[0], settings.kafka_classpath):
+                print(f"{client:<28}skipped: {missing(client, settings.kafka_classpath)}")
+                continue
             print(full(f"wire:{client}:{args.assignor}", settings,
-                       int(args.workers.split(",")[0]) or None, args.full), flush=True)
+                       int(args.workers.split(",")[0]) or None, args.full, args.budget),
+                  flush=True)
         return
     print(f"{'target':<28}{'K':>4}{'played':>9}{'median':>8}{'p90':>7}{'wall s':>8}"
           f"{'projected':>11} " + " ".join(f"{p:>7}" for p in PHASES)

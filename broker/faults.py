@@ -159,16 +159,17 @@ def carried(api_key: int, code: int, version: int) -> bool:
 def implausible(api_key: int, code: int, member_id: str, instance_id: str | None,
                 body: Any) -> str | None:
     """Why Kafka's coordinator never answers this request (``body``: a LeaveGroup from v3
-    names its members' instance ids) with ``code``, or None: FENCED_INSTANCE_ID goes only to
-    a request naming a group instance id (KIP-345), and MEMBER_ID_REQUIRED only to a
-    JoinGroup without a member id (KIP-394)."""
+    names its members' instance ids) with ``code`` as a fault, or None: FENCED_INSTANCE_ID
+    goes only to a request naming a group instance id (KIP-345); MEMBER_ID_REQUIRED is the
+    coordinator's own answer to every JoinGroup without a member id (KIP-394) and carries the
+    id it hands out, so one made up by steering would name an id the coordinator never gave."""
     static = instance_id or any(getattr(m, "group_instance_id", None)
-                                    for m in getattr(body, "members", ()))
+                                for m in getattr(body, "members", ()))
     if code == ERROR_CODES["FENCED_INSTANCE_ID"] and not static:
         return "FENCED_INSTANCE_ID goes only to a static member; this request names none"
-    if (code == ERROR_CODES["MEMBER_ID_REQUIRED"] and api_key == API_KEYS["JoinGroup"]
-            and member_id):
-        return f"MEMBER_ID_REQUIRED goes only to a JoinGroup without a member id ({member_id})"
+    if code == ERROR_CODES["MEMBER_ID_REQUIRED"]:
+        return (f"MEMBER_ID_REQUIRED is the coordinator's own answer to a JoinGroup without "
+                f"a member id ({api_key}, member {member_id or 'none'})")
     return None
 
 

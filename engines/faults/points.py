@@ -91,12 +91,10 @@ def _errors(api: str) -> list[str]:
 
 def plausible(step: Step, api: str, error: str) -> bool:
     """Whether Kafka's coordinator could answer the aimed member's request at ``step`` with
-    ``error`` (`broker.faults.implausible`): no step's members are static, so never
-    FENCED_INSTANCE_ID; MEMBER_ID_REQUIRED only to the first join's JoinGroup, the one
-    request sent without a member id."""
-    if error == "FENCED_INSTANCE_ID":
-        return False
-    return error != "MEMBER_ID_REQUIRED" or (step == "first_join" and api == "JoinGroup")
+    ``error`` as a fault (`broker.faults.implausible`): no step's members are static, so
+    never FENCED_INSTANCE_ID; never MEMBER_ID_REQUIRED, the coordinator's own answer to every
+    first JoinGroup (KIP-394), which every first join already gets."""
+    return error not in ("FENCED_INSTANCE_ID", "MEMBER_ID_REQUIRED")
 
 
 def _faults(step: Step, api: str, kinds: Iterable[Kind]) -> list[tuple[Kind, str]]:

@@ -23,7 +23,7 @@ from collections.abc import Callable, Mapping
 from ...properties.harness import Failures, ThreadFailure
 from .clients import DRIVER_ENV, ClientInfo, argv
 from .driver_process import (
-    COMMAND_TIMEOUT,
+    CLOSE_TIMEOUT,
     SHUTDOWN_TIMEOUT,
     CommandFailed,
     DriverError,
@@ -37,7 +37,7 @@ __all__ = ["CLOSE_BOUND", "DriverPool", "EventSink", "SharedCrash", "check_alive
 EventSink = Callable[[DriverProcess, DriverEvent], None]
 #: seconds one member's close may take: its ``close`` command, then a driver it had alone
 #: shut down (`DriverProcess.close`: shutdown, exit, kill, its reader threads)
-CLOSE_BOUND = COMMAND_TIMEOUT + 5 * SHUTDOWN_TIMEOUT
+CLOSE_BOUND = CLOSE_TIMEOUT + 5 * SHUTDOWN_TIMEOUT
 
 
 class SharedCrash(ValueError):

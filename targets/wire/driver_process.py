@@ -6,7 +6,7 @@ deadline, for their acks; every unsolicited event line goes to the callback the 
 the reader thread, in the order the driver wrote them. Theory of operation: one reader thread
 per driver parses stdout (an ack wakes the caller waiting on that id; anything else is an
 event), one more keeps the last lines of stderr for error messages. A driver that exits, writes
-a line that is not a JSON object, or does not answer within `COMMAND_TIMEOUT` makes the waiting
+a line that is not a JSON object, or does not answer within its command's `bound` makes the waiting
 call raise `DriverError` naming the driver and its last stderr lines — never a hang. Both
 are harness errors (`properties.harness`): a driver that breaks the contract, and a reader
 thread of ours that raises (kept in `failures`, the driver then counts as broken). Nothing
@@ -31,15 +31,24 @@ from typing import Any, cast
 from ...properties.harness import Failures, HarnessError
 from .drivers.messages import Ack, DriverEvent
 
-__all__ = ["COMMAND_TIMEOUT", "SHUTDOWN_TIMEOUT", "STDERR_LINES", "CommandFailed", "DriverError",
-           "DriverProcess"]
+__all__ = ["CLOSE_TIMEOUT", "COMMAND_TIMEOUT", "SHUTDOWN_TIMEOUT", "STDERR_LINES",
+           "CommandFailed", "DriverError", "DriverProcess", "bound"]
 
 COMMAND_TIMEOUT = 60.0  # seconds a command may take before the driver counts as hung
+#: a ``close`` may take what the client documents for it: Java's close bounds itself by 30 s,
+#: but a revoke callback it runs may commit with commitSync, bounded by default.api.timeout.ms
+#: (60 s) — so close's bound is their sum, with the usual margin of a command on top
+CLOSE_TIMEOUT = 30.0 + 60.0 + 15.0
 SHUTDOWN_TIMEOUT = 15.0
 EXIT_WAIT = 1.0  # seconds a driver whose stdout reached EOF has to be seen exiting
 READ_SIZE = 65536
 MAX_LINE = 16 * 1024 * 1024  # a longer line breaks the contract (memory stays bounded)
 STDERR_LINES = 40
+
+def bound(cmd: str) -> float:
+    """Seconds the harness waits for ``cmd``'s ack before the driver counts as hung."""
+    return CLOSE_TIMEOUT if cmd == "close" else COMMAND_TIMEOUT
+
 
 class DriverError(HarnessError):
     """The driver failed the contract: it exited, hung, or wrote something unreadable (the
@@ -208,8 +217,9 @@ class DriverProcess:
             raise CommandFailed(f"{cmd}: {ack['error']}")
         return ack
 
-    def call(self, cmd: str, timeout: float = COMMAND_TIMEOUT, **fields: Any) -> Ack:
-        return self.wait(self.send(cmd, **fields), cmd, timeout)
+    def call(self, cmd: str, timeout: float | None = None, **fields: Any) -> Ack:
+        """Send and wait; the bound is ``timeout``, else the command's own (`bound`)."""
+        return self.wait(self.send(cmd, **fields), cmd, bound(cmd) if timeout is None else timeout)
 
     @property
     def alive(self) -> bool:

@@ -17,6 +17,7 @@ import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.ConsumerRecords;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
 import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.errors.FencedInstanceIdException;
 
 /**
  * One KafkaConsumer on a thread of its own (the client is single-threaded): the thread
@@ -27,7 +28,9 @@ import org.apache.kafka.common.TopicPartition;
  * become partition.assignment.strategy's list of classes, in that order; what KafkaConsumer
  * refuses is its own exception, the create's error. Its config's commit_style decides how
  * the application commits (Commits); every "records" event carries the generation the
- * consumer reports right after the poll.
+ * consumer reports right after the poll. A poll that raises FencedInstanceIdException (the
+ * instance id was taken by another consumer: fatal to this one) ends its polling, as an
+ * application's does; a later close still runs its callbacks.
  */
 final class Member extends Thread implements ConsumerRebalanceListener {
     static final Duration POLL = Duration.ofMillis(50);
@@ -145,6 +148,10 @@ final class Member extends Thread implements ConsumerRebalanceListener {
         ConsumerRecords<byte[], byte[]> records;
         try {
             records = consumer.poll(POLL);
+        } catch (FencedInstanceIdException e) {  // fatal (KIP-345): the application stops
+            polling = false;                     // consuming and is closed, it never rejoins
+            out.event("error", name, Map.of("message", Out.describe(e)));
+            return;
         } catch (RuntimeException e) {
             out.event("error", name, Map.of("message", Out.describe(e)));
             return;
