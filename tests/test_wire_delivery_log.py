@@ -84,6 +84,33 @@ def test_nothing_an_incarnation_logs_after_it_crashed_is_the_applications() -> N
     assert delivery.handed[0].generation is None
 
 
+
+def _assignments(deliveries: Deliveries) -> tuple[Tenure, ...]:
+    """c1 is assigned t0-0 and t0-1, then t0-1 alone, with no revoke between."""
+    log = WireLog(lambda: True)
+    for ts, partitions in ((10, [["t0", 0], ["t0", 1]]), (30, [["t0", 1]])):
+        _event(log, 1, ts, "callback_end", kind="assigned", partitions=partitions,
+               generation=ts // 10, memberId="m-1")
+    log.release()
+    deliveries.take(log.entries)
+    return deliveries.log(_backend([]), {}, caught_up=True).tenures
+
+
+def test_an_assignment_of_a_client_without_revoke_callback_ends_the_partitions_it_leaves_out(
+        ) -> None:
+    deliveries = Deliveries()
+    deliveries.revokes("c1", logged=False)
+    assert _assignments(deliveries) == (Tenure("c1", "t0", 0, 10, 30, 1),
+                                        Tenure("c1", "t0", 1, 10, None, 1))
+
+
+def test_an_assignment_of_a_client_with_revoke_callback_ends_no_tenure() -> None:
+    deliveries = Deliveries()
+    deliveries.revokes("c1", logged=True)
+    assert _assignments(deliveries) == (Tenure("c1", "t0", 0, 10, None, 1),
+                                        Tenure("c1", "t0", 1, 10, None, 1))
+
+
 @pytest.mark.wire
 def test_a_story_on_the_wire_yields_every_record_tenure_and_watermark_and_holds_i17() -> None:
     pytest.importorskip("kio", reason="groupcheck's broker (the wire backend) needs kio")

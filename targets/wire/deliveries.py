@@ -14,7 +14,9 @@ auto-commit the client has no hook for) from the member's style, unless that is 
 watermarks are given for the partitions some member owns now: the records of one that nobody
 owns wait for its next owner, and none of them is lost yet (the next owner's start is judged
 then). The mock backend keeps no OffsetCommit log and tells no high watermarks: commits are
-then empty, and the high watermarks are what the group produced.
+then empty, and the high watermarks are what the group produced. A client with no revoke
+callback (it offers no ``revoke`` commit style: KafkaJS) tells each whole new assignment
+instead: a partition missing from it ends its tenure there.
 """
 
 from __future__ import annotations
@@ -50,6 +52,15 @@ class Deliveries:
         self.reported: dict[tuple[str, frozenset[tuple[str, int, int]]], collections.deque[
             Entry]] = collections.defaultdict(collections.deque)  # drivers' commit events
         self.read = 0  # entries read
+        self.unrevoked: set[str] = set()  # members whose client logs no revoke callback
+
+    def revokes(self, member: str, logged: bool) -> None:
+        """Whether ``member``'s client logs a revoke callback (else each assignment it logs
+        is whole, and ends the tenures of the partitions it leaves out)."""
+        if logged:
+            self.unrevoked.discard(member)
+        else:
+            self.unrevoked.add(member)
 
     def end(self, source: int, ts: int, revoked: bool) -> None:
         """Incarnation ``source`` left (``revoked``) or crashed at ``ts``."""
@@ -71,6 +82,8 @@ class Deliveries:
         elif e.kind == "commit":
             self.reported[(e.member, frozenset(e.offsets))].append(e)
         elif e.kind == "assigned" and e.phase == "end":
+            if e.member in self.unrevoked:
+                self._moved(e)
             for tp in e.partitions:
                 key = (e.source, e.member, tp)
                 if key not in self.open:
@@ -80,6 +93,12 @@ class Deliveries:
                 tenure = self.open.pop((e.source, e.member, tp), None)
                 if tenure is not None:
                     self.tenures.append(_closed(tenure, e.ts, e.kind == "revoked"))
+
+    def _moved(self, e: Entry) -> None:
+        """End, at a whole new assignment, the tenures of the partitions it leaves out."""
+        for key in [k for k in self.open if k[:2] == (e.source, e.member)
+                    and k[2] not in e.partitions]:
+            self.tenures.append(_closed(self.open.pop(key), e.ts, True))
 
     def log(self, backend: Backend, produced: Mapping[TopicPartition, int],
             caught_up: bool) -> DeliveryLog:

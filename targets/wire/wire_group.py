@@ -154,6 +154,7 @@ class WireGroup(Steered):
         self._incarnations += 1
         self.sources[(id(driver), member)] = self._incarnations
         self.deliveries.styles[member] = spec.commit_style
+        self.deliveries.revokes(member, "revoke" in info.commit_styles)
         assignors = list(spec.assignors) or [self.assignor]
         self.members[member] = WireMember(
             info, driver, self._incarnations, spec, frozenset(spec.topics),

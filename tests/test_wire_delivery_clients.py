@@ -1,0 +1,107 @@
+"""Every real client holds I17 (delivery) in every commit style it offers, all at once: one
+short story per client on groupcheck's broker, played through the model's events as the
+engines play them, whose group has one member per style the client offers. The first member
+reads alone; the others join (a rebalance) and read on; the first leaves and the others take
+its partitions over. I17 is judged on the story's delivery log (not left unjudged) and holds:
+no record lost or skipped, every new owner starts at the committed offset, every record
+handed twice is within its duplicate window. Each test skips only when its client's runtime
+is missing. What two clients do is tested as what they do: KafkaJS hands a partition to
+two members at once (findings/wire-kafkajs-roundrobin-delivery-duplicate-I17.json), and
+librdkafka's auto-commit on revoke lands after its revoke callback returned
+(findings/wire-librdkafka-range-delivery-auto-commit-revoke-I17.json).
+"""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+
+pytest.importorskip("kio", reason="groupcheck's broker (the wire backend) needs kio")
+
+from groupcheck.model.event_types import Join, Leave  # noqa: E402
+from groupcheck.model.events import DomainEvent  # noqa: E402
+from groupcheck.model.group_events import Partitions, Produce, Settle  # noqa: E402
+from groupcheck.model.replay import Outcome, replay_events  # noqa: E402
+from groupcheck.properties.delivery import judge_delivery  # noqa: E402
+from groupcheck.targets.wire.clients import SHIPPED, ClientInfo, hello  # noqa: E402
+
+from helpers.environment import CLASSPATH, make_group_target, missing  # noqa: E402
+
+pytestmark = pytest.mark.wire
+
+TOPIC, PARTITIONS = "t0", 6
+#: the rules of what the application is handed; the others judge when commits land
+HANDED_RULES = ("lost", "skipped", "start-later", "start-earlier", "duplicate",
+                "commit-backwards")
+
+
+def _story(info: ClientInfo, assignor: str) -> list[DomainEvent]:
+    """One member per style (named after it); the first reads alone, the others join, the
+    first leaves; two records per partition before each settle."""
+    joins = [Join(f"m-{style}", (TOPIC,), (assignor,), commit_style=style)
+             for style in info.commit_styles]
+    records: list[DomainEvent] = [Produce(TOPIC, p) for _ in range(2) for p in range(PARTITIONS)]
+    return [Partitions(TOPIC, PARTITIONS), joins[0], *records, Settle(), *joins[1:], *records,
+            Settle(), Leave(joins[0].member), *records, Settle()]
+
+
+def _play(client: str) -> tuple[Outcome, float]:
+    """The client's story on a fresh group, played to its end past any violation; its
+    outcome and how long it took."""
+    if missing(client):
+        pytest.skip(missing(client))
+    info = hello(client, CLASSPATH)
+    assignor = "range" if "range" in info.assignors else info.assignors[0]
+    target = make_group_target(f"wire:{client}:{assignor}")
+    started = time.monotonic()
+    try:
+        outcome = replay_events(target, _story(info, assignor), wanted=lambda _: False)
+    finally:
+        target.close()
+    return outcome, time.monotonic() - started
+
+
+def _judged(client: str) -> list[tuple[str, str]]:
+    """The client's story judged for I17: (member, rule) of each violation."""
+    outcome, seconds = _play(client)
+    assert [v for v in outcome.violations if not v.startswith("I17")] == []
+    delivery = outcome.delivery
+    assert delivery is not None and delivery.caught_up, "I17 left unjudged"
+    assert set(delivery.styles.values()) == set(hello(client, CLASSPATH).commit_styles)
+    assert delivery.handed, "no record was handed"
+    print(f"{client}: {seconds:.1f}s")
+    return [(v.member, v.rule) for v in judge_delivery(delivery).violations]
+
+
+@pytest.mark.parametrize("client", [*SHIPPED, "java"])
+def test_no_client_loses_skips_or_rehands_out_of_window_in_any_commit_style(
+        client: str) -> None:
+    assert [v for v in _judged(client) if v[1] in HANDED_RULES] == []
+
+
+@pytest.mark.parametrize("client", ["aiokafka", "java"])
+def test_every_commit_of_a_client_lands_while_its_member_owns_the_partition(
+        client: str) -> None:
+    assert _judged(client) == []
+
+
+def test_librdkafka_auto_commit_on_revoke_lands_after_the_revoke_callback() -> None:
+    """The auto-commit member commits what it read once its revoke callback has returned
+    (librdkafka commits at unassign, before rejoining): the next owner starts there, but
+    the commit lands outside the member's tenure, and I17 says so. The async member's
+    commit in flight at a revoke may land after it too; no other member's does."""
+    found = set(_judged("librdkafka"))
+    assert {("m-auto", "commit-unowned"), ("m-auto", "auto-commit-revoke")} <= found
+    assert found - {("m-auto", "commit-unowned"), ("m-auto", "auto-commit-revoke"),
+                    ("m-async", "commit-unowned")} == set()
+
+
+def test_kafkajs_hands_a_moved_partition_to_its_old_owner_too_and_rehands_its_records() -> None:
+    """KafkaJS's first member is told of no new assignment when the others join and reads
+    on (its I1 finding): the partition's records are handed to two members at once, judged
+    as duplicates out of window, and as nothing else."""
+    outcome, _ = _play("kafkajs")
+    assert any(v.startswith("I1:") for v in outcome.violations)
+    assert outcome.delivery is not None
+    assert {v.rule for v in judge_delivery(outcome.delivery).violations} == {"duplicate"}
