@@ -38,6 +38,10 @@ class LogIndex:
     accepted: list[Commit]
 
 
+#: a time past every entry of a log (monotonic nanoseconds)
+_LATEST = 2**63
+
+
 def index_log(log: DeliveryLog) -> LogIndex:
     """Place each record in its tenure and sort tenures and accepted commits."""
     by_partition: dict[TopicPartition, list[Tenure]] = defaultdict(list)
@@ -220,7 +224,10 @@ def duplicate_violations(windows: Iterable[DuplicateWindow]) -> list[DeliveryVio
 
 
 def commit_unowned(log: DeliveryLog) -> list[DeliveryViolation]:
-    """An accepted commit names only partitions its member owned when it was answered."""
+    """An accepted commit names only partitions its member owned at the generation it sent:
+    a tenure covering the commit, or one of that generation (the coordinator accepts a
+    generation's commit only while it is current, so before any later owner starts; a
+    client that commits at unassign, or early in its assign callback, is within it)."""
     out = []
     for commit in sorted(log.commits, key=lambda c: c.ts):
         if not commit.accepted:
@@ -236,9 +243,12 @@ def commit_unowned(log: DeliveryLog) -> list[DeliveryViolation]:
 
 
 def _holds(tenure: Tenure, commit: Commit, tp: TopicPartition) -> bool:
-    """``tenure`` is the committer's of ``tp`` and covers the commit (or ends just then)."""
+    """``tenure`` is the committer's of ``tp`` and covers the commit (or ends just then),
+    or is of the generation the commit was sent at."""
     return (tenure.member == commit.member and tenure.tp == tp
-            and (tenure.covers(commit.ts) or tenure.end == commit.ts))
+            and (tenure.covers(commit.ts) or tenure.end == commit.ts
+                 or (tenure.generation is not None
+                     and tenure.generation == commit.generation)))
 
 
 def commit_backwards(index: LogIndex) -> list[DeliveryViolation]:
@@ -257,16 +267,29 @@ def commit_backwards(index: LogIndex) -> list[DeliveryViolation]:
     return out
 
 
+def _next_owner_start(index: LogIndex, tenure: Tenure) -> int | None:
+    """When another member's tenure of the partition begins after ``tenure`` ends."""
+    assert tenure.end is not None
+    later = [t.start for t in index.by_partition.get(tenure.tp, ())
+             if t.member != tenure.member and t.start >= tenure.end]
+    return min(later) if later else None
+
+
 def auto_commit_revoke(log: DeliveryLog, index: LogIndex) -> list[DeliveryViolation]:
     """A member with auto-commit on has committed everything it was handed in a tenure by
-    the time it gives the partition up (a tenure lost or ended by a crash is not judged)."""
+    the time the partition's next owner starts (the clients commit as they revoke: Java and
+    kafka-python before the callback, librdkafka at the unassign after it; the next owner
+    starts from it). A tenure lost or ended by a crash is not judged; one nobody took over
+    is judged at the end of the log."""
     out = []
     for tenure, records in index.handed_in.items():
         if (tenure.end is None or not tenure.revoked or not records
                 or log.styles.get(tenure.member) != "auto"):
             continue
         handed = max(r.offset for r in records)
-        committed = _committed(index, tenure.tp, tenure.end, tenure.member)
+        deadline = _next_owner_start(index, tenure)
+        committed = _committed(index, tenure.tp,
+                               deadline if deadline is not None else _LATEST, tenure.member)
         if committed is None or committed <= handed:
             since = max(records[0].offset, -1 if committed is None else committed)
             out.append(_violation("auto-commit-revoke", tenure.member, tenure.tp,
