@@ -40,7 +40,7 @@ from pathlib import Path
 from groupcheck.engines.battery.faults import play_scope
 from groupcheck.engines.faults.concurrent import PointRun, SharedRun, play_points
 from groupcheck.engines.faults.points import FaultPoint, fault_points
-from groupcheck.engines.faults.stories import Names
+from groupcheck.engines.faults.stories import PointNames
 from groupcheck.model.group_events import CoordinatorError, Delay
 from groupcheck.model.replay import Outcome
 from groupcheck.targets.processes.maven_repo import releases
@@ -80,8 +80,8 @@ class FreshRun(SharedRun):
         assert isinstance(group, WireGroup)
         return group
 
-    def names(self, point: FaultPoint) -> Names:
-        return Names()
+    def names(self, point: FaultPoint) -> PointNames:
+        return PointNames()
 
 
 def _tell(run: PointRun) -> None:

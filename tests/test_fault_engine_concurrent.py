@@ -15,7 +15,7 @@ from groupcheck.engines.battery.faults import play_scope  # noqa: E402
 from groupcheck.engines.battery.results import invariant_id  # noqa: E402
 from groupcheck.engines.faults.concurrent import PointRun, SharedRun, play_points  # noqa: E402
 from groupcheck.engines.faults.points import FaultScope, fault_points  # noqa: E402
-from groupcheck.engines.faults.stories import Names  # noqa: E402
+from groupcheck.engines.faults.stories import PointNames  # noqa: E402
 from groupcheck.model.replay import Outcome  # noqa: E402
 
 from helpers.environment import missing, resolve  # noqa: E402
@@ -47,7 +47,7 @@ def _verdicts(target: str, workers: int) -> dict[str, tuple[str, ...] | str]:
 
 
 def test_each_point_is_named_apart_from_every_other_point() -> None:
-    names = [Names.of(n) for n in range(len(fault_points()))]
+    names = [PointNames.of(n) for n in range(len(fault_points()))]
     members = [m for n in names for m in n.members]
     assert len(set(members)) == len(members) == 3 * len(names)
     assert len({n.topic for n in names}) == len(names)

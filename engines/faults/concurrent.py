@@ -7,7 +7,7 @@ point's story, its outcome and when each event ended) and `play_points` (the poi
 `SharedRun`, side by side), `PointBackend` (a point's part of the broker).
 
 Theory of operation: a point's story runs on a fresh group as it would alone — its own group
-id (``groupcheck-<number>``), members and topic named apart (`stories.Names.of`: the broker
+id (``groupcheck-<number>``), members and topic named apart (`stories.PointNames.of`: the broker
 aims a fault at a client id, so no two points share one) — but on a broker that outlives it,
 of `NODES` nodes (a move point moves its own group's coordinator, no other's).
 A target with a client that crashes by other means than a kill (Java) places every member on
@@ -49,7 +49,7 @@ from ...targets.wire.driver_pool import DriverPool, EventSink
 from ...targets.wire.driver_process import DriverProcess
 from ...targets.wire.wire_group import CONFIG, WireGroup
 from .points import FULL, FaultPoint, fault_points
-from .stories import Names, crashed, protocol_assignor, story
+from .stories import PointNames, crashed, protocol_assignor, story
 
 if TYPE_CHECKING:  # the broker imports kio: loaded only when a run starts one
     from ...broker import Broker
@@ -186,9 +186,9 @@ class SharedRun:
         events = story(point, client, protocol_assignor(point.protocol, self.target.assignor))
         return 0.0 if isinstance(events, str) else delayed(events)
 
-    def names(self, point: FaultPoint) -> Names:
+    def names(self, point: FaultPoint) -> PointNames:
         """The point's members and topic, apart from every other point's."""
-        return Names.of(self.numbers[point])
+        return PointNames.of(self.numbers[point])
 
     def play(self, point: FaultPoint, fits: Callable[[float], bool]) -> PointRun:
         """``point`` on a fresh group (`PointRun`); not reached when its late answers do not

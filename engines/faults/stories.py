@@ -1,8 +1,8 @@
 """A fault point as a short story on a fresh group: the events that bring the group to the
 point's step, the fault aimed at one member, the step, then a settle.
 
-What lives here: `MEMBERS`, `TOPIC`, `Names` (a point's members and topic, apart from every
-other point's: `Names.of`), `protocol_assignor` (the assignor a point's members run under its
+What lives here: `MEMBERS`, `TOPIC`, `PointNames` (a point's members and topic, apart from every
+other point's: `PointNames.of`), `protocol_assignor` (the assignor a point's members run under its
 rebalance protocol), `aimed_at` (the member a point's fault is aimed at), `crashed` (the members
 its story crashes) and `story` (the point's events, or why the wire group cannot play it).
 
@@ -17,7 +17,7 @@ point is `CoordinatorError`, a delayed answer is `Delay` by the member's request
 coordinator `CoordinatorMoved` (the broker the points run on has two nodes, `concurrent`), each
 aimed at the member's next request of the point's API; the group ends with `Settle`, judged as
 every wire story is. Points played side by side on one broker are told apart by their members'
-names (the broker aims a fault at a client id) and topics: `Names.of` suffixes `MEMBERS` and
+names (the broker aims a fault at a client id) and topics: `PointNames.of` suffixes `MEMBERS` and
 `TOPIC` with the point's number, the same whether the point is played alone or beside others.
 """
 
@@ -40,8 +40,8 @@ from ...targets.wire.timeouts import past_request_timeout
 from ...targets.wire.wire_group import CONFIG
 from .points import FaultPoint, Protocol
 
-__all__ = ["MEMBERS", "PARTITIONS", "TOPIC", "Names", "aimed_at", "crashed", "protocol_assignor",
-           "story"]
+__all__ = ["MEMBERS", "PARTITIONS", "TOPIC", "PointNames", "aimed_at", "crashed",
+           "protocol_assignor", "story"]
 
 MEMBERS = ("c1", "c2", "c3")
 TOPIC, PARTITIONS = "t0", 4
@@ -57,24 +57,24 @@ def protocol_assignor(protocol: Protocol, assignor: str) -> str:
 
 
 @dataclass(frozen=True)
-class Names:
+class PointNames:
     """A story's three members and its topic."""
 
     members: tuple[str, ...] = MEMBERS
     topic: str = TOPIC
 
     @classmethod
-    def of(cls, number: int) -> Names:
+    def of(cls, number: int) -> PointNames:
         """The names of the point numbered ``number``: ``c1-7``, ``c2-7``, ``c3-7``, ``t0-7``."""
         return cls(tuple(f"{m}-{number}" for m in MEMBERS), f"{TOPIC}-{number}")
 
 
-def aimed_at(point: FaultPoint, names: Names = Names()) -> str:
+def aimed_at(point: FaultPoint, names: PointNames = PointNames()) -> str:
     members = names.members
     return members[2] if point.step == "leave" and point.api == "LeaveGroup" else members[0]
 
 
-def crashed(point: FaultPoint, names: Names = Names()) -> frozenset[str]:
+def crashed(point: FaultPoint, names: PointNames = PointNames()) -> frozenset[str]:
     """The members the point's story crashes."""
     return frozenset(names.members[2:]) if point.step == "crash" else frozenset()
 
@@ -94,7 +94,7 @@ def _fault(point: FaultPoint, client: str, member: str) -> DomainEvent | str:
 
 
 def story(point: FaultPoint, client: str, assignor: str,
-          names: Names = Names()) -> list[DomainEvent] | str:
+          names: PointNames = PointNames()) -> list[DomainEvent] | str:
     """The point's events for members of ``client`` run with ``assignor`` (the protocol's,
     `protocol_assignor`), under ``names``; a string: why a wire group cannot play it."""
     fault = _fault(point, client, aimed_at(point, names))
