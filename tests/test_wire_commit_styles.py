@@ -22,10 +22,8 @@ from groupcheck.targets.wire.members import (
     offered_styles,
 )
 from groupcheck.targets.wire.settle import read_to, unread
-from groupcheck.targets.wire.wire_group import WireGroup
 
-from helpers.delivery_wire import settle
-from helpers.environment import missing
+from helpers.delivery_wire import librdkafka_group, settle
 
 CLIENT = ClientInfo("librdkafka", "librdkafka", "2.3.0", ("range",), "librdkafka", "kill",
                     commit_styles=("none", "auto", "sync", "async", "revoke"))
@@ -115,10 +113,7 @@ def test_a_backend_that_cannot_tell_its_high_watermarks_counts_what_the_group_pr
 
 @pytest.mark.wire
 def test_a_settled_group_was_handed_every_record_up_to_the_high_watermarks() -> None:
-    pytest.importorskip("kio", reason="groupcheck's broker (the wire backend) needs kio")
-    if missing("librdkafka"):
-        pytest.skip(missing("librdkafka"))
-    group = WireGroup("wire:librdkafka:range", ("librdkafka",), "range")
+    group = librdkafka_group()
     try:
         group.set_partitions("t0", 2)
         for member in ("c1", "c2"):

@@ -14,10 +14,8 @@ from groupcheck.properties.delivery import Commit, Handed, Tenure, judge_deliver
 from groupcheck.properties.group import MemberSpec
 from groupcheck.targets.wire.deliveries import Deliveries
 from groupcheck.targets.wire.log import WireLog
-from groupcheck.targets.wire.wire_group import WireGroup
 
-from helpers.delivery_wire import settle
-from helpers.environment import missing
+from helpers.delivery_wire import librdkafka_group, settle
 
 SPEC = MemberSpec(topics=("t0",), assignors=("range",))
 
@@ -113,10 +111,7 @@ def test_an_assignment_of_a_client_with_revoke_callback_ends_no_tenure() -> None
 
 @pytest.mark.wire
 def test_a_story_on_the_wire_yields_every_record_tenure_and_watermark_and_holds_i17() -> None:
-    pytest.importorskip("kio", reason="groupcheck's broker (the wire backend) needs kio")
-    if missing("librdkafka"):
-        pytest.skip(missing("librdkafka"))
-    group = WireGroup("wire:librdkafka:range", ("librdkafka",), "range")
+    group = librdkafka_group()
     try:
         group.set_partitions("t0", 2)
         group.join("c1", SPEC)
