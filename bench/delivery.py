@@ -53,7 +53,7 @@ def story(assignor: str, style: str, per_partition: int, crash: bool) -> list[Do
 
 
 @dataclass(frozen=True)
-class Run:
+class DeliveryRun:
     """One story played: its delivery log and verdict, the other invariants it broke, and
     how long it took."""
 
@@ -69,7 +69,7 @@ class Run:
 
 
 def play(client: str, assignor: str, style: str, settings: Settings, per_partition: int,
-         crash: bool) -> Run:
+         crash: bool) -> DeliveryRun:
     """One story on a fresh group of ``client``, judged."""
     target = make_group_target(f"wire:{client}:{assignor}", settings)
     started = time.perf_counter()
@@ -79,7 +79,7 @@ def play(client: str, assignor: str, style: str, settings: Settings, per_partiti
     finally:
         target.close()
     log = outcome.delivery
-    return Run(log, judge_delivery(log) if log is not None else None,
+    return DeliveryRun(log, judge_delivery(log) if log is not None else None,
                tuple(v for v in outcome.violations if not v.startswith("I17")),
                time.perf_counter() - started)
 
@@ -92,7 +92,7 @@ def redelivered(log: DeliveryLog | None) -> int:
     return sum(n - 1 for n in seen.values())
 
 
-def i17(runs: list[Run]) -> str:
+def i17(runs: list[DeliveryRun]) -> str:
     """``held``, ``unjudged`` (a run showed no delivery log), or the rules broken and how
     often; then the other invariants any run broke."""
     if any(r.verdict is None for r in runs):
@@ -105,7 +105,7 @@ def i17(runs: list[Run]) -> str:
     return said + (f"; also {', '.join(others)}" if others else "")
 
 
-def row(label: str, style: str, runs: list[Run]) -> str:
+def row(label: str, style: str, runs: list[DeliveryRun]) -> str:
     """One line of the table (the counts are those of the run with the widest window)."""
     worst = max(runs, key=lambda r: r.widest)
     windows = [w for r in runs if r.verdict for w in r.verdict.duplicates]

@@ -66,7 +66,7 @@ class Member:
                          or self.last_committed() == HIGH_WATERMARK)
 
 
-class Run:
+class StyleRun:
     """One driver on one broker, its members by name (each with its commit style)."""
 
     def __init__(self, command: list[str], broker: Broker, styles: dict[str, str]) -> None:
@@ -122,12 +122,12 @@ def committed(bootstrap: str, group: str) -> dict[tuple[str, int], int]:
 
 
 @contextmanager
-def run_styles(command: list[str], styles: tuple[str, ...]) -> Iterator[tuple[Run, dict[
+def run_styles(command: list[str], styles: tuple[str, ...]) -> Iterator[tuple[StyleRun, dict[
         str, int]]]:
     """Produce, create a member per style, wait until each read (and committed), note each
     group's generation, close every member; gives the run and the generations."""
     with Broker(BrokerConfig(topics={TOPIC: PARTITIONS})) as broker:
-        run = Run(command, broker, {style: style for style in styles})
+        run = StyleRun(command, broker, {style: style for style in styles})
         try:
             run.produce(0, PER_PARTITION)
             for style in styles:
@@ -146,7 +146,8 @@ def run_styles(command: list[str], styles: tuple[str, ...]) -> Iterator[tuple[Ru
             run.driver.close()
 
 
-def check_member(run: Run, style: str, generation: int, records_generation: int | None) -> None:
+def check_member(run: StyleRun, style: str, generation: int,
+                 records_generation: int | None) -> None:
     member = run.members[style]
     every = sorted((TOPIC, p, o) for p in range(PARTITIONS) for o in range(PER_PARTITION))
     assert sorted(member.handed) == every
@@ -219,7 +220,8 @@ def test_java_revoke_style_commits_before_a_rebalance_so_the_new_owner_reads_not
     if reason:
         pytest.skip(reason)
     with Broker(BrokerConfig(topics={TOPIC: PARTITIONS})) as broker:
-        run = Run(argv("java", SETTINGS.kafka_classpath), broker, {"a": "revoke", "b": "revoke"})
+        run = StyleRun(argv("java", SETTINGS.kafka_classpath), broker,
+                       {"a": "revoke", "b": "revoke"})
         a, b = run.members["a"], run.members["b"]
         try:
             run.produce(0, PER_PARTITION)
