@@ -12,6 +12,7 @@ import pytest
 
 from groupcheck.cli import main
 from groupcheck.engines.battery import runner
+from groupcheck.engines.battery.breadth import FUZZ_FLOOR, search_reserve
 from groupcheck.engines.battery.results import BatteryResult, EngineResult, Finding
 from groupcheck.engines.battery.runner import (
     ENGINE_LIST,
@@ -71,6 +72,15 @@ def test_findings_are_dated_and_the_first_one_is_the_earliest(tmp_path: Path) ->
     assert 0 <= result.after(finding) < result.seconds
     skipped = {e.engine: e.skipped for e in result.engines if e.skipped}
     assert skipped["fuzz"] == "the run stopped at its first finding (--first)"
+
+
+@pytest.mark.parametrize(("budget", "targets"), [(6.0, 2), (10.0, 4), (120.0, 3)])
+def test_the_fixed_engines_leave_the_state_machine_its_floor_on_every_assignor(
+        budget: float, targets: int) -> None:
+    reserve = search_reserve(budget, targets, fuzz=True)
+    assert reserve >= budget / 4 and reserve <= budget / 2
+    assert reserve >= min(2 * FUZZ_FLOOR * targets, budget / 2)
+    assert search_reserve(budget, targets, fuzz=False) == budget / 4
 
 
 def test_every_assignor_gets_every_engine_before_the_next_engine_starts(tmp_path: Path) -> None:

@@ -1,5 +1,5 @@
-"""What lives here: the battery's depth before its breadth — the prover's part for its depth
-scope, the scale engine run again where it left I13 unjudged, and which provers are worth
+"""What lives here: the battery's depth before its breadth — the searching engines' reserve
+(`search_reserve`), the prover's part for its depth scope, the scale engine run again where it left I13 unjudged, and which provers are worth
 widening.
 
 Depth first: each assignor's prover is given an equal part of the fixed engines' time for
@@ -18,7 +18,20 @@ from collections.abc import Callable, Sequence
 
 from .results import EngineResult
 
-__all__ = ["breadth_order", "deepen", "depth_budget"]
+__all__ = ["FUZZ_FLOOR", "MIN_SEARCH_SHARE", "breadth_order", "deepen", "depth_budget",
+           "search_reserve"]
+
+MIN_SEARCH_SHARE = 0.25  # of the budget, kept for the searching engines whatever came first
+#: seconds the state machine needs at least: Hypothesis loads, one example plays
+FUZZ_FLOOR = 1.0
+
+
+def search_reserve(budget: float, targets: int, *, fuzz: bool) -> float:
+    """Seconds the fixed engines leave to the searching ones: a quarter of the budget and,
+    when the state machine runs, twice its floor on every assignor (up to half the budget),
+    so a short budget over several assignors still plays the state machine on each."""
+    floor = 2 * FUZZ_FLOOR * targets if fuzz else 0.0
+    return max(budget * MIN_SEARCH_SHARE, min(budget / 2, floor))
 
 
 def depth_budget(left: float, reserved: float, targets_left: int) -> float:

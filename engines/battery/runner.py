@@ -36,7 +36,8 @@ pair that found a violation takes no more.
 `ENGINE_LIST` holds them: a ``searching`` engine searches for as long as it is given (its
 slices), one without runs to completion or to its own share. The budget is a ceiling: the
 run ends by ``started + budget``; the fixed engines stop where they would eat into the
-quarter of it kept for the minimums and the slices (`MIN_SEARCH_SHARE`), and every engine
+quarter of it kept for the minimums and the slices (`search_reserve`: more when the
+state machine's floor on every target needs it), and every engine
 watches the clock between its units of work (a unit under way finishes, an assign call
 within its timeout). An engine that needs an assign function the target lacks says so first.
 An engine whose turn comes with too little time left to do anything useful says so in its
@@ -63,7 +64,7 @@ from typing import TYPE_CHECKING, Any
 from ...properties.invariants import judged_by
 from ...targets.target import Target
 from ..progress import ProgressFn, silent
-from .breadth import breadth_order, deepen, depth_budget
+from .breadth import FUZZ_FLOOR, breadth_order, deepen, depth_budget, search_reserve
 from .contract import watched
 from .faults import FAULTS_SHARE, run_faults
 from .golden import (
@@ -111,12 +112,9 @@ __all__ = ["DEFAULT_SCOPE", "ENGINES", "ENGINE_LIST", "INVARIANT_ROWS", "SMALL_S
            "partition_sets", "run_batteries", "run_battery", "run_codec", "run_fuzz", "run_prove",
            "run_scale", "run_scenarios", "run_stories", "run_vectors", "save_json", "vectors_dir"]
 
-MIN_SEARCH_SHARE = 0.25  # of the budget, kept for the searching engines whatever came first
 #: the pytest plugin's split of an item's searching time (``check`` spends it in slices)
 SCENARIOS_SHARE = 0.3
 SCALE_SHARE = 0.1  # of the budget, for the scale engine's ladders
-#: seconds the state machine needs at least: Hypothesis loads, one example plays
-FUZZ_FLOOR = 1.0
 #: a prover's next scope starts when this many times its time at the rate measured fits
 SCOPE_MARGIN = 1.25
 
@@ -335,7 +333,8 @@ def run_batteries(targets: Sequence[Target], *, budget: float = 120.0, parity: b
                              profile=t.profile.summary() if t.profile else "")
                for t in targets]
     searching = any(e.searching for e in chosen)
-    reserve = budget * MIN_SEARCH_SHARE if searching else 0.0
+    reserve = (search_reserve(budget, len(targets), fuzz=any(e.name == "fuzz" for e in chosen))
+               if searching else 0.0)
     base = Context(budget, budget, failures, seed, scope, workers, strict, parity, len(targets),
                    vectors=vectors, deadline=end - reserve, progress=progress)
     stopped = False
