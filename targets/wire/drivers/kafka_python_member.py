@@ -17,7 +17,7 @@ module).
 Commits (every style): ``sync`` calls ``commit()``, ``async`` ``commit_async(callback=...)``;
 the ``default_offset_commit_callback`` reports the auto-commits made between polls, in the
 releases that call it for them (3.x; 2.0.2 does not: no event), never the one before a
-rebalance or at close. ``revoke`` calls ``commit()`` in the listener where the listener runs in
+rebalance or at ``close()`` (called with its defaults, as applications call it). ``revoke`` calls ``commit()`` in the listener where the listener runs in
 ``poll`` (2.x); kafka-python 3 runs it on its IO thread, where ``commit()`` raises rather than
 block, and asks a listener that does IO to be async: there the driver's listener is an
 ``AsyncConsumerRebalanceListener`` that awaits ``commit_async()``. What a commit commits is the
@@ -207,7 +207,7 @@ class KafkaPythonClient:
         return [(tp.topic, tp.partition, r.offset) for tp, rs in batches.items() for r in rs]
 
     def close(self, consumer: Any) -> None:
-        consumer.close(autocommit=False)
+        consumer.close()  # as applications close it: auto-commit (when on) commits first
 
     def crash(self, consumer: Any) -> None:
         raise RuntimeError("kafka-python crashes by kill; the harness kills the driver")
