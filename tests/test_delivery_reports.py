@@ -1,16 +1,17 @@
 """Delivery in the reports: each story's last delivery log is judged once when it ends, and
-``check``, ``upgrade`` and ``matrix`` print the delivery line when a story was judged."""
+``check``, ``upgrade`` and ``matrix`` print the delivery line when a story was judged, and
+carry it as data in their ``--json``."""
 
 from __future__ import annotations
 
 from collections import Counter
 from dataclasses import replace
 
-from groupcheck.engines.battery.check_report import check_text
+from groupcheck.engines.battery.check_report import check_json, check_text
 from groupcheck.engines.battery.results import BatteryResult, EngineResult
-from groupcheck.engines.delivery_line import delivery_line
+from groupcheck.engines.delivery_line import delivery_json, delivery_line
 from groupcheck.engines.releases.matrix import Cell, MatrixRun
-from groupcheck.engines.releases.matrix_report import matrix_text
+from groupcheck.engines.releases.matrix_report import matrix_json, matrix_text
 from groupcheck.engines.upgrades.plan import parse_side, plans_for
 from groupcheck.engines.upgrades.play import UpgradeOutcome
 from groupcheck.engines.upgrades.table import UpgradeTable, table_text
@@ -128,3 +129,41 @@ def test_upgrade_prints_the_delivery_line_over_its_paths() -> None:
     assert table_text(table).splitlines()[-2] == delivery_line(stats.delivery,
                                                                stats.commit_styles)
     assert "delivery" not in table_text(UpgradeTable([UpgradeOutcome(one, "certified")]))
+
+
+def test_the_json_reports_carry_the_delivery_verdict_beside_the_line() -> None:
+    stats = _judged()
+    line = delivery_line(stats.delivery, stats.commit_styles)
+    expected = {"stories": 1, "broken": 0, "rules": {}, "windows": {"sync": 2, "auto": 0},
+                "line": line}
+    assert delivery_json(stats.delivery, stats.commit_styles) == expected
+    offers = [Offer("range", Target(TARGET, "range")), Offer("sticky", Target(TARGET, "sticky"))]
+    results = [BatteryResult(TARGET, [_engine(True)], assignor="range"),
+               BatteryResult(TARGET, [_engine(False)], assignor="sticky")]
+    body = check_json(TARGET, offers, results)
+    assert body["delivery"] == expected
+    assert body["assignors"]["range"].get("delivery") == expected
+    assert body["assignors"]["sticky"].get("delivery") is None
+    two, one = plans_for(parse_side("wire:librdkafka@2.3.0:range"),
+                         parse_side("wire:librdkafka@2.16.1:cooperative-sticky"))
+    rows = [UpgradeOutcome(two, "certified", delivery=stats.delivery,
+                           commit_styles=stats.commit_styles).to_json(),
+            UpgradeOutcome(one, "certified").to_json()]
+    assert [r["delivery"] for r in rows] == [expected, None]
+    cells = [Cell(TARGET, a, 1.0, BatteryResult(TARGET, [_engine(a == "range")], assignor=a))
+             for a in ("range", "sticky")]
+    assert matrix_json(MatrixRun(cells, budget=1.0, seed=0, jobs=1),
+                       [TARGET])["delivery"] == expected
+
+
+def test_a_broken_story_counts_its_rules_in_the_json() -> None:
+    log = _moved_log()
+    skipped = replace(log, handed=tuple(h for h in log.handed if (h.member, h.offset)
+                                        != ("c2", 4)))
+    stats = Stats()
+    stats.delivered(skipped)
+    body = delivery_json(stats.delivery, stats.commit_styles)
+    # c2 skips offset 4, which no one else was handed either: skipped, and lost
+    assert body is not None and body["broken"] == 1
+    assert body["rules"] == {"lost": 1, "skipped": 1}
+    assert body["line"].startswith("delivery: broken in 1 of 1 story (lost ×1, skipped ×1)")

@@ -1,6 +1,6 @@
 """What lives here: the battery's depth before its breadth — the searching engines' reserve
-(`search_reserve`), the prover's part for its depth scope, the scale engine run again where it left I13 unjudged, and which provers are worth
-widening.
+(`search_reserve`), the prover's part for its depth scope, the scale engine run again where
+it left I13 unjudged, and which provers are worth widening.
 
 Depth first: each assignor's prover is given an equal part of the fixed engines' time for
 the depth scope alone (`depth_budget`), after which the scale engine judges I13 on every

@@ -7,8 +7,16 @@ import math
 from typing import Literal, TypedDict, final
 
 from ...targets.offers import Offer
+from ..delivery_line import DeliveryJson
 from .depth import shortfall
-from .results import INVARIANT_ROWS, BatteryResult, CostFigures, EngineResult, Figures
+from .results import (
+    INVARIANT_ROWS,
+    BatteryResult,
+    CostFigures,
+    EngineResult,
+    Figures,
+    batteries_delivery_json,
+)
 
 __all__ = ["AssignorJson", "BatteryJson", "CheckJson", "EngineJson", "FiguresJson", "ShortfallJson",
            "battery_json", "check_json", "check_text", "engine_json", "figures_json"]
@@ -80,6 +88,7 @@ class BatteryJson(TypedDict):
     profile: str | None
     seconds: float
     engines: dict[str, EngineJson]
+    delivery: DeliveryJson | None
 
 
 @final
@@ -114,6 +123,7 @@ class CheckJson(TypedDict):
     ok: bool
     seconds: float
     assignors: dict[str, AssignorJson]
+    delivery: DeliveryJson | None
     notJudgedAtDepth: ShortfallJson | None
 
 
@@ -159,7 +169,8 @@ def battery_json(result: BatteryResult) -> BatteryJson:
     return {"target": result.target, "assignor": result.assignor, "ok": not result.failed,
             "balance": result.balance, "profile": result.profile or None,
             "seconds": round(result.seconds, 3),
-            "engines": {e.engine: engine_json(result, e) for e in result.engines}}
+            "engines": {e.engine: engine_json(result, e) for e in result.engines},
+            "delivery": batteries_delivery_json([result])}
 
 
 def engine_json(result: BatteryResult, e: EngineResult) -> EngineJson:
@@ -212,7 +223,7 @@ def check_json(text: str, offers: list[Offer], results: list[BatteryResult],
     short = shortfall(results, _asked(results, budget))
     return {"target": text, "ok": not any(r.failed for r in results),
             "seconds": round(max((r.seconds for r in results), default=0.0), 3),
-            "assignors": assignors,
+            "assignors": assignors, "delivery": batteries_delivery_json(results),
             "notJudgedAtDepth": None if short is None else {
                 "invariants": list(short.invariants), "budget": short.budget,
                 "reaching": None if math.isinf(short.reaching) else short.reaching,

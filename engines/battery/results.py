@@ -23,11 +23,11 @@ from ...properties.delivery import DeliveryVerdict
 from ...properties.invariants import ROWS, pattern
 from ...properties.jsonl_shapes import ProfileJson
 from ...properties.saved_json import save_as, steady_text
-from ..delivery_line import delivery_line
+from ..delivery_line import DeliveryJson, delivery_json, delivery_line
 
 __all__ = ["DEFAULT_SCOPE", "ENGINES", "INVARIANT_ROWS", "SMALL_SCOPE", "Axis", "BatteryResult",
            "CostFigures", "EngineResult", "Figures", "Finding", "LadderFigures",
-           "batteries_delivery", "figure_lines",
+           "batteries_delivery", "batteries_delivery_json", "figure_lines",
            "file_safe", "invariant_id", "note_profile", "record_profile", "save_json"]
 
 INVARIANT_ROWS = ROWS
@@ -186,6 +186,13 @@ def batteries_delivery(results: Sequence[BatteryResult]) -> str | None:
     was judged for delivery)."""
     engines = [e for r in results for e in r.engines]
     return delivery_line([v for e in engines for v in e.delivery],
+                         [s for e in engines for s in e.commit_styles])
+
+
+def batteries_delivery_json(results: Sequence[BatteryResult]) -> DeliveryJson | None:
+    """`batteries_delivery` as data."""
+    engines = [e for r in results for e in r.engines]
+    return delivery_json([v for e in engines for v in e.delivery],
                          [s for e in engines for s in e.commit_styles])
 
 

@@ -20,7 +20,13 @@ from ...audit.picture import chain_timeline, svg
 from ...audit.report_html import CSS
 from ...properties.jsonl_shapes import Answered, AssignRequest
 from ...properties.saved_json import steady_text, without_times
-from ..battery.results import INVARIANT_ROWS, Finding, batteries_delivery
+from ..battery.results import (
+    INVARIANT_ROWS,
+    Finding,
+    batteries_delivery,
+    batteries_delivery_json,
+)
+from ..delivery_line import DeliveryJson
 from .behaviours import (
     Behaviour,
     BehaviourJson,
@@ -148,6 +154,7 @@ class MatrixJson(TypedDict):
     releases: list[str]
     behaviours: list[BehaviourJson]
     bisections: list[BisectionJson]
+    delivery: DeliveryJson | None
 
 
 class PictureRecord(TypedDict, total=False):
@@ -175,7 +182,9 @@ def matrix_json(run: MatrixRun, targets: list[str]) -> MatrixJson:
         "cells": [c.to_json() for c in run.cells],
         "releases": release_columns(list(run.bisections.values())),
         "behaviours": [b.to_json() for b in behaviours(list(run.bisections.values()))],
-        "bisections": [b.to_json() for b in run.bisections.values()]}))
+        "bisections": [b.to_json() for b in run.bisections.values()],
+        "delivery": batteries_delivery_json([c.result for c in run.cells
+                                             if c.result is not None])}))
 
 
 def _anchor(cell: Cell) -> str:

@@ -37,6 +37,7 @@ from ...targets.registry import client_setup, resolve
 from ...targets.settings import Settings
 from ...targets.target import Target, TargetError
 from ...targets.wire.clients import ClientInfo, ClientUnavailable, hello
+from ..delivery_line import DeliveryJson, delivery_json
 from ..progress import Meter, ProgressFn, silent
 from .plan import Plan, Side, story
 from .shrink import cause_of, shrink_upgrade
@@ -96,7 +97,7 @@ UpgradeRow = TypedDict("UpgradeRow", {
     "client": str, "from": str, "to": str, "path": str, "primary": bool, "verdict": str,
     "reason": str, "members": int, "clients": dict[str, ReleaseSaid],
     "bounces": list[BounceJson], "violations": list[str], "broke_at": BrokeAt | None,
-    "replay": str | None, "seconds": float})
+    "replay": str | None, "seconds": float, "delivery": DeliveryJson | None})
 
 
 @dataclass
@@ -128,7 +129,8 @@ class UpgradeOutcome:
                 "bounces": [_bounce_json(b) for b in self.bounces],
                 "violations": self.violations,
                 "broke_at": self.broke_at, "replay": self.replay,
-                "seconds": round(self.seconds, 1)}
+                "seconds": round(self.seconds, 1),
+                "delivery": delivery_json(self.delivery, self.commit_styles)}
 
 
 def _bounce_json(b: BounceStats) -> BounceJson:

@@ -97,8 +97,8 @@ def register(sub: Any) -> None:
     add_jobs_option(p, "the prover's processes (default: up to 2, one per CPU)", None)
     add_failures_option(p)
     add_json_option(p, help='print the report as one JSON object: {"target", "ok", "seconds", '
-                    '"assignors": {name: {"supported", "engines", ...}}, '
-                    '"notJudgedAtDepth"}')
+                    '"assignors": {name: {"supported", "engines", "delivery", ...}}, '
+                    '"delivery", "notJudgedAtDepth"}')
     p.add_argument("--first", action="store_true",
                    help="stop at the first finding (the rest of the budget is not spent)")
     add_reference_option(p, "a target (java: for Kafka's client) asked the requests of the "

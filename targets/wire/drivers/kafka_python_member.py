@@ -17,13 +17,14 @@ module).
 Commits (every style): ``sync`` calls ``commit()``, ``async`` ``commit_async(callback=...)``;
 the ``default_offset_commit_callback`` reports the auto-commits made between polls, in the
 releases that call it for them (3.x; 2.0.2 does not: no event), never the one before a
-rebalance or at ``close()`` (called with its defaults, as applications call it). ``revoke`` calls ``commit()`` in the listener where the listener runs in
-``poll`` (2.x); kafka-python 3 runs it on its IO thread, where ``commit()`` raises rather than
-block, and asks a listener that does IO to be async: there the driver's listener is an
-``AsyncConsumerRebalanceListener`` that awaits ``commit_async()``. What a commit commits is the
-subscription's consumed offsets, read where ``commit()`` reads them (no public accessor). The
-generation of a ``records`` or ``commit`` event is the public ``group_metadata()``'s (None in
-the releases without it), but for a commit on the IO thread: the callback's own.
+rebalance or at ``close()`` (called with its defaults, as applications call it). ``revoke``
+calls ``commit()`` in the listener where the listener runs in ``poll`` (2.x); kafka-python 3
+runs it on its IO thread, where ``commit()`` raises rather than block, and asks a listener that
+does IO to be async: there the driver's listener is an ``AsyncConsumerRebalanceListener`` that
+awaits ``commit_async()``. What a commit commits is the subscription's consumed offsets, read
+where ``commit()`` reads them (no public accessor). The generation of a ``records`` or
+``commit`` event is the public ``group_metadata()``'s (None in the releases without it), but
+for a commit on the IO thread: the callback's own.
 """
 
 from __future__ import annotations
