@@ -149,3 +149,5 @@ def _count(runs: list[PointRun], points: list[FaultPoint], tally: FaultTally,
         else:
             tally.played.append(run.point)
             stats.judged.update(run.stats.judged)
+            stats.delivery += run.stats.delivery
+            stats.commit_styles.update(run.stats.commit_styles)

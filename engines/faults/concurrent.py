@@ -203,7 +203,7 @@ class SharedRun:
             group.close()
             run.outcome = f"{info.name} has no {assignor} assignor ({point.protocol} rebalances)"
             return run
-        events = story(point, info.name, assignor, names)
+        events = story(point, info.name, assignor, names, info.commit_styles)
         if isinstance(events, str) or not fits(delayed(events)):
             group.close()
             run.outcome = events if isinstance(events, str) else None

@@ -4,21 +4,25 @@ point's step, the fault aimed at one member, the step, then a settle.
 What lives here: `MEMBERS`, `TOPIC`, `PointNames` (a point's members and topic, apart from every
 other point's: `PointNames.of`), `protocol_assignor` (the assignor a point's members run under its
 rebalance protocol), `aimed_at` (the member a point's fault is aimed at), `crashed` (the members
-its story crashes) and `story` (the point's events, or why the wire group cannot play it).
+its story crashes), `member_styles` (how each member commits) and `story` (the point's events,
+or why the wire group cannot play it).
 
-Theory of operation: the group forms on one topic of `PARTITIONS` partitions. The first join
-arms the fault on the first member as soon as its consumer starts (a fault event is aimed at a
-member of the group: the requests it sent in the meantime are not hit), and a second member
-follows; a second join arms it on the first member of a settled group, then the second joins; a
-leave and a crash arm it on the first of three settled members, then the third leaves or crashes
-(a LeaveGroup fault at a leave is aimed at the member leaving: no other sends one). An error
-point is `CoordinatorError`, a delayed answer is `Delay` by the member's request timeout
-(`targets.wire.timeouts`) and a margin, a closed connection is `ConnectionClosed` and a moved
-coordinator `CoordinatorMoved` (the broker the points run on has two nodes, `concurrent`), each
-aimed at the member's next request of the point's API; the group ends with `Settle`, judged as
-every wire story is. Points played side by side on one broker are told apart by their members'
-names (the broker aims a fault at a client id) and topics: `PointNames.of` suffixes `MEMBERS` and
-`TOPIC` with the point's number, the same whether the point is played alone or beside others.
+Theory of operation: the group forms on one topic of `PARTITIONS` partitions. The first join arms
+the fault on the first member as soon as its consumer starts (a fault event is aimed at a member of
+the group: the requests it sent in the meantime are not hit), and a second member follows; a second
+join arms it on the first member of a settled group, then the second joins; a leave and a crash arm
+it on the first of three settled members, then the third leaves or crashes (a LeaveGroup fault at a
+leave is aimed at the member leaving: no other sends one). An error point is `CoordinatorError`, a
+delayed answer is `Delay` by the member's request timeout (`targets.wire.timeouts`) and a margin, a
+closed connection is `ConnectionClosed` and a moved coordinator `CoordinatorMoved` (the broker the
+points run on has two nodes, `concurrent`), each aimed at the member's next request of the point's
+API; the group ends with `Settle`, judged as every wire story is. Records arrive on every partition
+before the fault and after it, and each member commits in a style of `STYLES` its client offers
+(else none), so every point is judged for delivery (I17) too: the member the faults aim at commits
+after every poll, so an OffsetCommit fault meets a commit, and the next owners start from what was
+committed. Points played side by side on one broker are told apart by their members' names (the
+broker aims a fault at a client id) and topics: `PointNames.of` suffixes `MEMBERS` and `TOPIC` with
+the point's number, the same whether the point is played alone or beside others.
 """
 
 from __future__ import annotations
@@ -33,6 +37,7 @@ from ...model.group_events import (
     CoordinatorMoved,
     Delay,
     Partitions,
+    Produce,
     Settle,
 )
 from ...targets.wire.round_records import COOPERATIVE_PROTOCOLS
@@ -40,11 +45,13 @@ from ...targets.wire.timeouts import past_request_timeout
 from ...targets.wire.wire_group import CONFIG
 from .points import FaultPoint, Protocol
 
-__all__ = ["MEMBERS", "PARTITIONS", "TOPIC", "PointNames", "aimed_at", "crashed",
-           "protocol_assignor", "story"]
+__all__ = ["MEMBERS", "PARTITIONS", "STYLES", "TOPIC", "PointNames", "aimed_at", "crashed",
+           "member_styles", "protocol_assignor", "story"]
 
 MEMBERS = ("c1", "c2", "c3")
 TOPIC, PARTITIONS = "t0", 4
+#: each member's commit style, where its client offers it (issue: delivery through faults)
+STYLES = ("sync", "auto", "revoke")
 #: the assignor a protocol's points run when the target's own is of the other protocol
 _DEFAULT = {"eager": "range", "cooperative": "cooperative-sticky"}
 
@@ -93,19 +100,29 @@ def _fault(point: FaultPoint, client: str, member: str) -> DomainEvent | str:
     return CoordinatorMoved(member, point.api)
 
 
-def story(point: FaultPoint, client: str, assignor: str,
-          names: PointNames = PointNames()) -> list[DomainEvent] | str:
+def member_styles(offered: tuple[str, ...]) -> tuple[str, ...]:
+    """The commit style of each of `MEMBERS`: its `STYLES` entry where ``offered``, else
+    ``none``."""
+    return tuple(style if style in offered else "none" for style in STYLES)
+
+
+def story(point: FaultPoint, client: str, assignor: str, names: PointNames = PointNames(),
+          styles: tuple[str, ...] = ("none",)) -> list[DomainEvent] | str:
     """The point's events for members of ``client`` run with ``assignor`` (the protocol's,
-    `protocol_assignor`), under ``names``; a string: why a wire group cannot play it."""
+    `protocol_assignor`), under ``names``, committing in the `STYLES` among ``styles`` (the
+    client's offer); a string: why a wire group cannot play it."""
     fault = _fault(point, client, aimed_at(point, names))
     if isinstance(fault, str):
         return fault
     members = names.members
-    first, second, third = (Join(m, (names.topic,), (assignor,)) for m in members)
+    first, second, third = (Join(m, (names.topic,), (assignor,), commit_style=style)
+                            for m, style in zip(members, member_styles(styles), strict=True))
+    records: list[DomainEvent] = [Produce(names.topic, p) for p in range(PARTITIONS)]
     opening: list[DomainEvent] = [Partitions(names.topic, PARTITIONS)]
     if point.step == "first_join":
-        return [*opening, first, fault, second, Settle()]
+        return [*opening, first, *records, fault, second, *records, Settle()]
     if point.step == "second_join":
-        return [*opening, first, Settle(), fault, second, Settle()]
+        return [*opening, first, *records, Settle(), fault, second, *records, Settle()]
     gone = Crash(members[2]) if crashed(point, names) else Leave(members[2])
-    return [*opening, first, second, third, Settle(), fault, gone, Settle()]
+    return [*opening, first, second, third, *records, Settle(), fault, gone, *records,
+            Settle()]
