@@ -5,6 +5,7 @@ for delivery, and a target that is not a wire target is skipped."""
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -61,9 +62,13 @@ def test_every_point_is_judged_for_delivery_with_its_members_committing(tmp_path
     for story_events in (story(p, "librdkafka", "range", styles=("sync", "auto"))
                          for p in tally.played):
         assert not isinstance(story_events, str)
-        assert [e.commit_style for e in story_events if isinstance(e, Join)] == [
-            "sync", "auto", "none"]
+        assert [e.commit_style for e in story_events if isinstance(e, Join)] == ["sync", "auto"]
         assert sum(isinstance(e, Produce) for e in story_events) == 2 * PARTITIONS
+    leave = replace(tally.played[0], step="leave")  # three members: a style not offered → none
+    leave_events = story(leave, "librdkafka", "range", styles=("sync", "auto"))
+    assert not isinstance(leave_events, str)
+    assert [e.commit_style for e in leave_events if isinstance(e, Join)] == [
+        "sync", "auto", "none"]
 
 
 def test_a_target_that_is_not_a_wire_target_is_skipped_with_the_reason() -> None:
