@@ -21,7 +21,7 @@ from groupcheck.targets.wire.members import (
     member_config,
     offered_styles,
 )
-from groupcheck.targets.wire.settle import read_to, unread
+from groupcheck.targets.wire.settle import NOBODY, read_to, unread
 
 from helpers.delivery_wire import librdkafka_group, settle
 
@@ -72,7 +72,8 @@ def test_the_log_keeps_each_records_offset_and_generation_and_each_commit() -> N
 
 def _member(owned: set[tuple[str, int]], read: dict[tuple[str, int], int], **kw: Any) -> Any:
     return SimpleNamespace(polling=True, subscription=frozenset({"t0"}), owned=owned,
-                           marks=kw.get("marks", set()), read=read)
+                           marks=kw.get("marks", set()), read=read,
+                           member_id=kw.get("member_id", "id-1"))
 
 
 def _backend(ends: dict[tuple[str, int], tuple[int, int]], commits: list[Any]) -> Any:
@@ -81,7 +82,7 @@ def _backend(ends: dict[tuple[str, int], tuple[int, int]], commits: list[Any]) -
 
 def test_settled_waits_until_each_owner_was_handed_its_partition_to_the_high_watermark() -> None:
     ends = read_to(_backend({("t0", 0): (0, 5), ("t0", 1): (0, 2)}, []), {})
-    assert ends == {("t0", 0): (5, ""), ("t0", 1): (2, "")}
+    assert ends == {("t0", 0): (5, NOBODY), ("t0", 1): (2, NOBODY)}
     members = {"c1": _member({("t0", 0)}, {("t0", 0): 4}),
                "c2": _member({("t0", 1)}, {("t0", 1): 2})}
     assert unread(members, ends) == "c1 has not read t0-0 to 5"
@@ -92,12 +93,15 @@ def test_settled_waits_until_each_owner_was_handed_its_partition_to_the_high_wat
 def test_a_paused_or_stalled_owner_or_a_partition_another_member_committed_is_not_waited_for(
         ) -> None:
     accepted = SimpleNamespace(offsets=(("t0", 0, 5), ("t0", 1, 1)), errors=(0, 0),
-                               client_id="c9")
-    refused = SimpleNamespace(offsets=(("t0", 1, 2),), errors=(22,), client_id="c9")
+                               client_id="c9", member_id="id-1")
+    refused = SimpleNamespace(offsets=(("t0", 1, 2),), errors=(22,), client_id="c9",
+                              member_id="id-1")
     ends = read_to(_backend({("t0", 0): (0, 5), ("t0", 1): (0, 2)}, [accepted, refused]), {})
-    assert ends == {("t0", 0): (5, "c9"), ("t0", 1): (2, "")}
+    assert ends == {("t0", 0): (5, ("c9", "id-1")), ("t0", 1): (2, NOBODY)}
     assert unread({"c1": _member({("t0", 0)}, {})}, ends) == ""  # c9 committed it all
     assert unread({"c9": _member({("t0", 0)}, {})}, ends) == "c9 has not read t0-0 to 5"
+    # c9 restarted: its earlier incarnation (another member id) committed it all
+    assert unread({"c9": _member({("t0", 0)}, {}, member_id="id-2")}, ends) == ""
     paused = _member({("t0", 1)}, {}, marks={("t0", 1)})
     assert unread({"c1": paused}, ends) == ""
     stalled = _member({("t0", 1)}, {})
@@ -108,7 +112,7 @@ def test_a_paused_or_stalled_owner_or_a_partition_another_member_committed_is_no
 
 def test_a_backend_that_cannot_tell_its_high_watermarks_counts_what_the_group_produced(
         ) -> None:
-    assert read_to(_backend({}, []), {("t0", 0): 3}) == {("t0", 0): (3, "")}
+    assert read_to(_backend({}, []), {("t0", 0): 3}) == {("t0", 0): (3, NOBODY)}
 
 
 @pytest.mark.wire
@@ -134,7 +138,7 @@ def test_a_settled_group_was_handed_every_record_up_to_the_high_watermarks() -> 
 
 
 def test_a_paused_or_stalled_owner_behind_its_high_watermark_has_not_caught_up() -> None:
-    ends = {("t0", 0): (2, "")}
+    ends = {("t0", 0): (2, NOBODY)}
     paused = _member({("t0", 0)}, {}, marks={("t0", 0)})
     assert unread({"c1": paused}, ends) == ""  # settled: no wait would change it
     assert unread({"c1": paused}, ends, every=True) == "c1 has not read t0-0 to 2"

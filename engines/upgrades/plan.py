@@ -16,8 +16,9 @@ The path follows KIP-429:
 A list is COOPERATIVE when every assignor in it is (Kafka's consumer falls back to EAGER as
 soon as one assignor does not support COOPERATIVE, KIP-429). `story` draws, from a seed, the
 events of one play: the group forms and consumes, then each member in turn leaves or crashes
-and starts again on the bounce's release and list, and between restarts the state machine's
-faults may come — an error or a late answer aimed at one member, a stall, a topic that grows.
+and starts again on the bounce's release and list (its members commit in turn by `STYLES`,
+each keeping its style across restarts), and between restarts the state machine's faults may
+come — an error or a late answer aimed at one member, a stall, a topic that grows.
 A stall here is shorter than ``max.poll.interval.ms`` (the member wakes before the group
 expels it): past it every client's stalled member owns its partitions until it polls again,
 which is what ``wire:…:adversarial`` targets judge, not an upgrade.
@@ -111,9 +112,15 @@ def plans_for(source: Side, dest: Side) -> list[Plan]:
             Plan(source, dest, "one-bounce", (dest,))]
 
 
-def _join(member: str, side: Side, topics: tuple[str, ...], bounce: int) -> DomainEvent:
+#: the commit styles members take in turn: every client offers both, and ``auto`` is every
+#: client's default, so an upgrade is judged for delivery as fleets run (issue: delivery)
+STYLES = ("auto", "sync")
+
+
+def _join(member: str, side: Side, topics: tuple[str, ...], bounce: int,
+          style: str) -> DomainEvent:
     return Join(member, topics, side.assignors, client=side.client, rolling=True,
-                bounce=bounce)
+                bounce=bounce, commit_style=style)
 
 
 def _error(rng: random.Random, member: str, _partitions: dict[str, int]) -> list[DomainEvent]:
@@ -166,13 +173,15 @@ def story(plan: Plan, members: int = 4, seed: int = 0, faults: float = 0.3) -> l
     partitions = {"t0": members, "t1": members}
     topics = tuple(sorted(partitions))
     events: list[DomainEvent] = [Partitions(t, n, bounce=0) for t, n in partitions.items()]
-    events += [_join(m, plan.source, topics, 0) for m in names]
+    styles = {m: STYLES[i % len(STYLES)] for i, m in enumerate(names)}
+    events += [_join(m, plan.source, topics, 0, styles[m]) for m in names]
     events += [Settle(bounce=0), _record(rng, partitions, 0)]
     for bounce, side in enumerate(plan.bounces, 1):
         for member in names:
             exit_op = rng.choice(("leave", "crash"))
             events += [EXITS[exit_op](member, bounce=bounce),
-                       _join(member, side, topics, bounce), Settle(bounce=bounce),
+                       _join(member, side, topics, bounce, styles[member]),
+                       Settle(bounce=bounce),
                        _record(rng, partitions, bounce)]
             if rng.random() < faults:
                 events += _fault(rng, names, partitions, bounce)

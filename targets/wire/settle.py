@@ -8,8 +8,9 @@ not own exactly what that generation assigned it, or the polling members do not 
 partition of their topics exactly once (a cooperative group still owes its follow-up
 rebalance). `unread` adds the members' reading: every polling member has been handed each
 partition it owns (and has not paused) up to its high watermark (`read_to`), unless another
-member's accepted commit already reaches it (a new owner then has nothing to read; an owner's
-own commit does not excuse it: its client handed those records before it committed them).
+member's accepted commit already reaches it (a new owner then has nothing to read), a restarted
+member's earlier incarnation's too (another member id under the same name); an owner's own
+commit does not excuse it: its client handed those records before it committed them.
 `refused_for_good` names a member no wait will let in (`refusals`), `stalled` what is left
 unsettled after a wait in vain. Nothing here waits or sleeps: the caller polls it.
 """
@@ -25,9 +26,13 @@ from ...impl.errors import CodecError
 from .backends.backend import Backend, GroupRound
 from .refusals import cannot_join
 
-__all__ = ["TopicPartition", "read_to", "refused_for_good", "stalled", "unread", "unsettled"]
+__all__ = ["NOBODY", "Committer", "TopicPartition", "read_to", "refused_for_good", "stalled",
+           "unread", "unsettled"]
 
 TopicPartition = tuple[str, int]
+#: who made a commit: the client id (the member's name) and the member id it was sent with
+Committer = tuple[str, str]
+NOBODY: Committer = ("", "")
 
 
 def _fmt(parts: Any) -> str:
@@ -68,33 +73,35 @@ def stalled(reason: str, backend: Backend, members: Mapping[str, Any], waited_s:
 
 
 def read_to(backend: Backend, produced: Mapping[TopicPartition, int]
-            ) -> dict[TopicPartition, tuple[int, str]]:
+            ) -> dict[TopicPartition, tuple[int, Committer]]:
     """The offset up to which each partition's owner is to be handed records: its high
-    watermark (the backend's; on one that cannot tell, the records ``produced``); and the
-    member whose accepted commit already reaches it ('' for none)."""
+    watermark (the backend's; on one that cannot tell, the records ``produced``); and who
+    made the accepted commit that already reaches it (`NOBODY` for none)."""
     ends = {tp: end for tp, (_, end) in backend.log_ends().items()} or dict(produced)
-    committed: dict[TopicPartition, tuple[int, str]] = {}
+    committed: dict[TopicPartition, tuple[int, Committer]] = {}
     for answer in backend.commits():
         for (topic, partition, offset), code in zip(answer.offsets, answer.errors, strict=True):
-            committed.update({(topic, partition): (offset, answer.client_id)} if code == 0
-                             else {})
-    return {tp: (end, who if offset >= end else "")
-            for tp, end in ends.items() for offset, who in [committed.get(tp, (-1, ""))]}
+            committed.update({(topic, partition): (offset, (answer.client_id,
+                                                            answer.member_id))}
+                             if code == 0 else {})
+    return {tp: (end, who if offset >= end else NOBODY)
+            for tp, end in ends.items() for offset, who in [committed.get(tp, (-1, NOBODY))]}
 
 
-def unread(members: Mapping[str, Any], ends: Mapping[TopicPartition, tuple[int, str]],
+def unread(members: Mapping[str, Any], ends: Mapping[TopicPartition, tuple[int, Committer]],
            every: bool = False) -> str:
     """The first polling member not handed a partition it owns and has not paused up to ``ends`` (''
     for none), unless another member's commit reaches it; with ``every``, any member and any
     partition it owns, paused or not (what no wait can bring: whether the group has caught up).
-    ``members``: name → a member with ``polling``, ``subscription``, ``owned``, ``marks`` and
-    ``read`` (partition → the offset after the last it was handed)."""
+    ``members``: name → a member with ``polling``, ``subscription``, ``owned``, ``marks``,
+    ``member_id`` and ``read`` (partition → the offset after the last it was handed)."""
     for name, m in sorted(members.items()):
         if not (every or m.polling and m.subscription):
             continue
         for topic, partition in sorted(set(m.owned) - (set() if every else set(m.marks))):
-            end, committer = ends.get((topic, partition), (0, ""))
-            if m.read.get((topic, partition), 0) < end and committer in ("", name):
+            end, committer = ends.get((topic, partition), (0, NOBODY))
+            if m.read.get((topic, partition), 0) < end and committer in (NOBODY,
+                                                                          (name, m.member_id)):
                 return f"{name} has not read {topic}-{partition} to {end}"
     return ""
 
