@@ -98,6 +98,7 @@ def test_finding_files_name_their_targets_and_events() -> None:
         assert data["invariant"] in name
 
 
+@pytest.mark.slow  # three minutes of three clients' state machine: tox -e wire
 def test_state_machine_runs_a_mixed_group_of_java_librdkafka_and_kafka_python() -> None:
     """Kafka's Java consumer, librdkafka and kafka-python in one range group under the state
     machine on groupcheck's broker, with errors, late answers and SyncGroup orders aimed at

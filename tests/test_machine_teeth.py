@@ -40,7 +40,8 @@ def _members(events: list[DomainEvent]) -> set[str]:
     pytest.param("sticky-user-data-v0", "I1", marks=pytest.mark.heavy),
     # caught, shrunk and replayed through the command line below
     pytest.param("cooperative-no-withhold", "I5", marks=pytest.mark.heavy),
-    ("pause-dropper", "I8"),
+    # two minutes to catch and shrink: the default run's teeth are the command line's below
+    pytest.param("pause-dropper", "I8", marks=pytest.mark.heavy),
 ])
 def test_mutant_is_caught_and_shrunk(mutant: str, invariant: str) -> None:
     """Each mutant is caught on its invariant within the ci settings' examples, shrunk to

@@ -146,9 +146,11 @@ COOPERATIVE_MUTANTS = sorted(m for m in ASSIGNOR_MUTANTS if m.startswith("cooper
 
 
 @pytest.mark.parametrize("target,mode,text", [
-    *[(t, m, text) for t, m in [("builtin:range", "all"), ("builtin:roundrobin", "all"),
-                                ("mutant:roundrobin-topic-cursor", "all"),
-                                ("builtin:cooperative-sticky", "unsubscribed")]
+    *[pytest.param(t, m, text, marks=[pytest.mark.heavy] if (t, text) == (
+        "builtin:cooperative-sticky", SCOPES[0]) else [])  # half a minute: its mutant's below
+      for t, m in [("builtin:range", "all"), ("builtin:roundrobin", "all"),
+                   ("mutant:roundrobin-topic-cursor", "all"),
+                   ("builtin:cooperative-sticky", "unsubscribed")]
       for text in SCOPES[:2]],
     ("builtin:sticky", None, "members=2,topics=2,partitions=1"),
     # an eager leader that sees no claim, but is held to I4a: only unsubscribed claims hide
