@@ -41,7 +41,12 @@ from groupcheck.engines.battery.faults import play_scope
 from groupcheck.engines.faults.concurrent import PointRun, SharedRun, play_points
 from groupcheck.engines.faults.points import FaultPoint, fault_points
 from groupcheck.engines.faults.stories import PointNames
-from groupcheck.model.group_events import CoordinatorError, Delay
+from groupcheck.model.group_events import (
+    ConnectionClosed,
+    CoordinatorError,
+    CoordinatorMoved,
+    Delay,
+)
 from groupcheck.model.replay import Outcome
 from groupcheck.targets.processes.maven_repo import releases
 from groupcheck.targets.registry import resolve
@@ -50,12 +55,14 @@ from groupcheck.targets.wire.clients import missing
 from groupcheck.targets.wire.wire_group import WireGroup
 
 PHASES = ("join", "fault", "settle", "close")
+#: the events a point's fault is one of
+FAULT_EVENTS = (CoordinatorError, Delay, ConnectionClosed, CoordinatorMoved)
 FULL_BUDGET = 6 * 3600.0  # seconds: the full scope is played to its end
 
 
 def phases(run: PointRun) -> dict[str, float]:
     """Where a played point's seconds went (a story cut short by a finding: what it ran)."""
-    at = next(i for i, e in enumerate(run.events) if isinstance(e, (CoordinatorError, Delay)))
+    at = next(i for i, e in enumerate(run.events) if isinstance(e, FAULT_EVENTS))
     ends = [run.began, *run.ends]  # ends[i]: when event i (from 1) ended
     last = len(ends) - 1
 
