@@ -62,6 +62,9 @@ class MachineConfig:
     #: contract's: ``none``, ``auto``, ``sync``, ``async``, ``revoke``), those the target's
     #: clients all offer; with one style nothing is drawn
     commit_styles: tuple[str, ...] = ("none",)
+    #: with faults: the coordinator may close a member's connection instead of answering
+    #: (a backend that can: groupcheck's broker); binds `ConnectionRules`
+    closes: bool = False
 
 
 #: assignor lists a member may move between in a rolling upgrade (KIP-429): first to

@@ -1,7 +1,8 @@
 """The state machine's injected errors come from its config's fault table: the default draws
 the errors every target plays (SyncGroup and Heartbeat), the full table (broker/faults.py,
 handed over by the engines to groupcheck's broker) every API a consumer sends; the engines
-hand each target only the table it can play."""
+hand each target only the table it can play. A config with ``closes`` also draws closed
+connections, a rule bound only there."""
 
 from __future__ import annotations
 
@@ -18,7 +19,7 @@ from groupcheck.engines.battery.fuzz import machine_config
 from groupcheck.engines.faults.points import APIS
 from groupcheck.engines.faults.table import FULL_TABLE, fault_table
 from groupcheck.model.fuzz import fuzz
-from groupcheck.model.machine import MachineConfig
+from groupcheck.model.machine import MachineConfig, make_machine
 from groupcheck.model.machine_config import ERRORS
 from groupcheck.properties.group import GroupTarget
 from groupcheck.targets.registry import group_target_factory, resolve
@@ -99,3 +100,36 @@ def test_each_target_is_handed_only_the_table_it_can_play(wire: bool, steering: 
 
 def test_the_fuzz_engine_hands_an_in_process_target_the_default_table() -> None:
     assert machine_config(resolve("builtin:cooperative-sticky")).fault_table == ERRORS
+
+
+class _Closing:
+    """An in-process group that notes each connection the coordinator is asked to close
+    (groupcheck's broker closes it; the group in process has no connection to drop)."""
+
+    def __init__(self, target: GroupTarget, closed: list[str]) -> None:
+        self._target, self._closed = target, closed
+
+    def close_before_answer(self, member: str, api: str) -> None:
+        self._closed.append(api)
+
+    def __getattr__(self, name: str) -> object:
+        return getattr(self._target, name)
+
+
+def test_a_config_with_closes_draws_closed_connections_on_the_tables_apis() -> None:
+    config = MachineConfig(strategies=(("range",),), metadata=False, pauses=False,
+                           subscriptions=False, unsubscribes=False,
+                           fault_table=dict(FULL_TABLE), closes=True)
+    make, closed = group_target_factory("builtin:range"), list[str]()
+    fuzz(lambda: _Closing(make(), closed), config,  # type: ignore[arg-type, return-value]
+         max_examples=EXAMPLES, seed_value=SEED)
+    assert closed and set(closed) <= set(FULL_TABLE)
+
+
+def test_the_close_rule_is_bound_only_where_the_config_asks_so_other_seeds_keep_their_draws(
+        ) -> None:
+    make = group_target_factory("builtin:range")
+    config = MachineConfig(strategies=(("range",),))
+    assert not hasattr(make_machine(make, config), "coordinator_closes_connection")
+    assert hasattr(make_machine(make, replace(config, closes=True)),
+                   "coordinator_closes_connection")

@@ -56,7 +56,7 @@ def test_injected_join_commit_and_find_coordinator_errors_reach_librdkafka_and_h
     assert config.fault_table == FULL_TABLE
     config = replace(config, fault_table={api: FULL_TABLE[api] for api in APIS},
                      crashes=False, statics=False, pauses=False, subscriptions=False,
-                     delays=False, sync_orders=False, commit_styles=("none",))
+                     delays=False, sync_orders=False, commit_styles=("none",), closes=False)
     answered: list[tuple[str, str]] = []
     result = fuzz(_answering(target.group, answered), config, profile="wire",
                   max_examples=EXAMPLES, seed_value=SEED, shrink_seconds=0)

@@ -1,0 +1,34 @@
+"""The state machine's connection rules: the coordinator closes a member's connection
+instead of answering its next request of one API (`ConnectionClosed`).
+
+What lives here: `ConnectionRules`, a mixin `machine.make_machine` binds only for a config
+with ``closes`` (a backend that can drop one member's connection: groupcheck's broker).
+Hypothesis orders a machine's rules by name, so a rule added to every machine would change
+the examples of every seed; bound only where the config asks, the machines without it keep
+their draws. The APIs are those of the config's fault table (every API a consumer sends, on
+groupcheck's broker).
+"""
+
+from __future__ import annotations
+
+from hypothesis import strategies as st
+from hypothesis.stateful import precondition, rule
+
+from .group_events import ConnectionClosed
+from .machine_state import MachineState
+
+__all__ = ["ConnectionRules"]
+
+
+class ConnectionRules(MachineState):
+    """Rules for a coordinator whose connections can drop (issue: the consumer's side)."""
+
+    @precondition(lambda self: self.config.faults and self.config.closes
+                  and bool(self.config.fault_table) and bool(self.present()))
+    @rule(data=st.data())
+    def coordinator_closes_connection(self, data: st.DataObject) -> None:
+        """The coordinator takes one member's next request of one API and closes the
+        connection instead of answering: the client reconnects and asks again."""
+        member = data.draw(st.sampled_from(self.present()), label="member")
+        api = data.draw(st.sampled_from(sorted(self.config.fault_table)), label="api")
+        self.run(ConnectionClosed(member, api))
