@@ -219,6 +219,7 @@ def _tie_file(folder: Path, name: str, generation_of_a: int, general: bool = Tru
     (folder / name).write_text(json.dumps({"requests": [request]}))
 
 
+@pytest.mark.heavy  # two audits of a minute: the quick start's audit reports Kafka's behaviour
 def test_kafka_behaviour_is_reported_and_fails_the_run_only_with_strict(
         spark: Any, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     corpus = tmp_path / "corpus"
