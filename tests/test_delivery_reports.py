@@ -20,10 +20,12 @@ from groupcheck.model.machine import config_for
 from groupcheck.model.replay import Outcome
 from groupcheck.model.stats import Stats
 from groupcheck.properties.delivery import Commit, DeliveryLog, Handed, Tenure
-from groupcheck.properties.group import GroupTarget, GroupView
+from groupcheck.properties.group import GroupView
 from groupcheck.targets.offers import Offer
 from groupcheck.targets.registry import group_target_factory
 from groupcheck.targets.target import Target
+
+from helpers.logged_group import LoggedGroup
 
 TARGET = "builtin:range"
 
@@ -63,22 +65,9 @@ def test_a_replay_outcome_hands_over_the_last_delivery_log_its_views_showed() ->
     assert Outcome([], views=[_view(None), None]).delivery is None
 
 
-class LoggedGroup:
-    """An in-process group whose views carry a delivery log, as a wire group's do."""
-
-    def __init__(self, target: GroupTarget) -> None:
-        self._target = target
-
-    def view(self) -> GroupView:
-        return replace(self._target.view(), delivery=_moved_log())
-
-    def __getattr__(self, name: str) -> object:
-        return getattr(self._target, name)
-
-
 def test_the_state_machine_judges_each_examples_last_delivery_log() -> None:
     make = group_target_factory(TARGET)
-    result = fuzz(lambda: LoggedGroup(make()), config_for("range"),  # type: ignore[arg-type]
+    result = fuzz(lambda: LoggedGroup(make(), _moved_log), config_for("range"),  # type: ignore[arg-type]
                   max_examples=4, seed_value=1)
     assert result.stats.delivery == [_judged().delivery[0]] * result.examples
 

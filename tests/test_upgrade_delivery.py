@@ -4,18 +4,16 @@ other invariant, with the delivery verdict on its row."""
 
 from __future__ import annotations
 
-from dataclasses import replace
-from typing import Any
-
 import pytest
 
 from groupcheck.engines.upgrades import play as play_module
 from groupcheck.engines.upgrades.plan import STYLES, parse_side, plans_for, story
 from groupcheck.model.event_types import Join
 from groupcheck.properties.delivery import DeliveryLog, Handed, Tenure
-from groupcheck.properties.group import GroupTarget, GroupView
 from groupcheck.targets.registry import resolve
 from groupcheck.targets.settings import Settings
+
+from helpers.logged_group import LoggedGroup
 
 SOURCE, DEST = "wire:librdkafka@2.3.0:range", "wire:librdkafka@2.16.1:range"
 
@@ -37,19 +35,6 @@ def _skipping_log() -> DeliveryLog:
                        {"m1": "auto"}, caught_up=True)
 
 
-class SkippingGroup:
-    """An in-process group whose settled views carry a delivery log that skips a record."""
-
-    def __init__(self, target: GroupTarget) -> None:
-        self._target = target
-
-    def view(self) -> GroupView:
-        return replace(self._target.view(), delivery=_skipping_log())
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self._target, name)
-
-
 def test_an_upgrade_that_loses_a_record_fails_certification(
         monkeypatch: pytest.MonkeyPatch) -> None:
     [plan] = plans_for(parse_side(SOURCE), parse_side(DEST))
@@ -57,7 +42,8 @@ def test_an_upgrade_that_loses_a_record_fails_certification(
     assert builtin.group is not None
     monkeypatch.setattr(play_module, "_checked", lambda _plan, _settings: ({}, ""))
     monkeypatch.setattr(play_module, "resolve", lambda _text, settings: builtin)
-    monkeypatch.setattr(play_module, "_group", lambda target: SkippingGroup(target.group()))
+    monkeypatch.setattr(play_module, "_group", lambda target: LoggedGroup(target.group(),
+                                                                       _skipping_log))
     outcome = play_module.play(plan, Settings(), members=2, seed=0, faults=0.0,
                                shrink_seconds=0.0)
     assert outcome.verdict == "fails"
