@@ -100,6 +100,7 @@ def test_a_slice_played_side_by_side_on_librdkafka_gives_every_point_a_verdict(
 
 
 @pytest.mark.wire
+@pytest.mark.slow  # a JVM's slice, forty seconds: tox -e wire (librdkafka's runs by default)
 def test_a_slice_played_side_by_side_on_a_java_release_gives_every_point_a_verdict(
         tmp_path: Path) -> None:
     release = repo_releases()[-1]

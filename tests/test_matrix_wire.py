@@ -36,6 +36,7 @@ def test_without_a_wire_template_the_releases_follow_as_java_targets(tmp_path: P
 
 
 @pytest.mark.wire
+@pytest.mark.slow  # two Java releases' cells, a minute or more: tox -e wire
 def test_a_matrix_of_a_wire_template_runs_a_cell_per_release_on_real_clients(
         tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     held = sorted(repo_releases(), key=release_order)
