@@ -19,12 +19,13 @@ from __future__ import annotations
 
 import argparse
 import os
-import platform
 import re
 import statistics
 import time
 from collections import Counter
 from dataclasses import dataclass
+
+from bench_machine import machine_line, runnable
 
 from groupcheck.model.event_types import Crash, Join, Leave
 from groupcheck.model.events import DomainEvent
@@ -33,7 +34,7 @@ from groupcheck.model.replay import replay_events
 from groupcheck.properties.delivery import DeliveryLog, DeliveryVerdict, judge_delivery
 from groupcheck.targets.registry import make_group_target
 from groupcheck.targets.settings import Settings
-from groupcheck.targets.wire.clients import BUILT, SHIPPED, ClientInfo, hello, missing
+from groupcheck.targets.wire.clients import BUILT, SHIPPED, ClientInfo, hello
 
 TOPIC, PARTITIONS = "t0", 4
 
@@ -131,15 +132,11 @@ def main() -> None:
     parser.add_argument("--per-partition", type=int, default=3)
     args = parser.parse_args()
     settings = Settings.from_environ(os.environ)  # this script's edge
-    print(f"{platform.processor() or platform.machine()}, {os.cpu_count()} cores, "
-          f"load average {' '.join(f'{x:.2f}' for x in os.getloadavg())}; "
-          f"{args.runs} runs a cell; c1 {'crashes' if args.crash else 'leaves'}")
+    print(f"{machine_line()}; {args.runs} runs a cell; "
+          f"c1 {'crashes' if args.crash else 'leaves'}")
     print(f"{'client':<24}{'style':<8}{'produced':>9}{'handed':>8}{'again':>7}"
           f"{'windows':>9}{'widest':>8}{'out':>6}{'med s':>9}  I17", flush=True)
-    for client in args.clients.split(","):
-        if missing(client, settings.kafka_classpath):
-            print(f"{client:<24}skipped: {missing(client, settings.kafka_classpath)}")
-            continue
+    for client in runnable(args.clients, settings.kafka_classpath, 24):
         info = hello(client, settings.kafka_classpath)
         wanted = args.styles.split(",") if args.styles else info.commit_styles
         for style in (s for s in info.commit_styles if s in wanted):

@@ -20,9 +20,10 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import os
-import platform
 import statistics
 import time
+
+from bench_machine import machine_line, runnable
 
 from groupcheck.engines.battery.runner import machine_config
 from groupcheck.model.event_types import Join
@@ -33,7 +34,7 @@ from groupcheck.model.spec import ReferenceModel
 from groupcheck.targets.registry import make_group_target, resolve
 from groupcheck.targets.settings import Settings
 from groupcheck.targets.wire.backends.factory import BACKENDS
-from groupcheck.targets.wire.clients import BUILT, SHIPPED, hello, missing
+from groupcheck.targets.wire.clients import BUILT, SHIPPED, hello
 
 
 def five_members(assignor: str) -> list[DomainEvent]:
@@ -83,14 +84,10 @@ def main() -> None:
     parser.add_argument("--brokers", default=",".join(BACKENDS))
     args = parser.parse_args()
     environment = Settings.from_environ(os.environ)  # this script's edge
-    print(f"{platform.processor() or platform.machine()}, {os.cpu_count()} cores, "
-          f"load average {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
+    print(machine_line())
     print(f"{'client':<28}{'backend':<12}{'five settle, med / max s':>26}"
           f"{'machine events/s':>18}{'events':>8}  verdict", flush=True)
-    for client in args.clients.split(","):
-        if missing(client, environment.kafka_classpath):
-            print(f"{client:<28}skipped: {missing(client, environment.kafka_classpath)}")
-            continue
+    for client in runnable(args.clients, environment.kafka_classpath, 28):
         label = f"{client} {hello(client, environment.kafka_classpath).version}"
         for broker in args.brokers.split(","):
             settings = dataclasses.replace(environment, broker=broker)
