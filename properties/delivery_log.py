@@ -58,7 +58,9 @@ class Commit:
 class Tenure:
     """One ownership interval ``[start, end)`` of one partition by one member; ``revoked``
     is False when it ended without the member giving the partition up (its client reported
-    it lost, or the member crashed): no commit could be made then."""
+    it lost, or the member crashed): no commit could be made then. ``generation`` is the one
+    its assignment came with; ``last_generation`` the one its revoke came in (None: not
+    known, or the same)."""
 
     member: str
     topic: str
@@ -67,6 +69,7 @@ class Tenure:
     end: int | None
     generation: int | None = None
     revoked: bool = True
+    last_generation: int | None = None
 
     @property
     def tp(self) -> TopicPartition:

@@ -225,9 +225,10 @@ def duplicate_violations(windows: Iterable[DuplicateWindow]) -> list[DeliveryVio
 
 def commit_unowned(log: DeliveryLog) -> list[DeliveryViolation]:
     """An accepted commit names only partitions its member owned at the generation it sent:
-    a tenure covering the commit, or one of that generation (the coordinator accepts a
-    generation's commit only while it is current, so before any later owner starts; a
-    client that commits at unassign, or early in its assign callback, is within it)."""
+    a tenure covering the commit, or one from the generation it was assigned in to the one
+    it was revoked in (the coordinator accepts a generation's commit only while it is
+    current, so before any later owner starts: a client that commits early in its assign
+    callback, or at its unassign after its revoke callback returned, is within it)."""
     out = []
     for commit in sorted(log.commits, key=lambda c: c.ts):
         if not commit.accepted:
@@ -244,11 +245,19 @@ def commit_unowned(log: DeliveryLog) -> list[DeliveryViolation]:
 
 def _holds(tenure: Tenure, commit: Commit, tp: TopicPartition) -> bool:
     """``tenure`` is the committer's of ``tp`` and covers the commit (or ends just then),
-    or is of the generation the commit was sent at."""
+    or spans the generation the commit was sent at."""
     return (tenure.member == commit.member and tenure.tp == tp
             and (tenure.covers(commit.ts) or tenure.end == commit.ts
-                 or (tenure.generation is not None
-                     and tenure.generation == commit.generation)))
+                 or _spans(tenure, commit.generation)))
+
+
+def _spans(tenure: Tenure, generation: int) -> bool:
+    """``generation`` is from the one ``tenure`` was assigned in to the one it was revoked
+    in (a revoke in a later generation: cooperative's, KIP-429)."""
+    if tenure.generation is None:
+        return False
+    last = tenure.generation if tenure.last_generation is None else tenure.last_generation
+    return tenure.generation <= generation <= last
 
 
 def commit_backwards(index: LogIndex) -> list[DeliveryViolation]:

@@ -165,6 +165,24 @@ def test_a_commit_answered_as_the_tenure_ends_is_the_owners() -> None:
     assert judge_delivery(log).violations == ()
 
 
+def _at(generation: int, ts: int, offset: int) -> Commit:
+    return Commit(ts, "c1", generation, (("t", 0, offset),), None, "auto")
+
+
+def test_a_commit_at_the_generation_a_cooperative_revoke_came_in_is_the_owners() -> None:
+    # assigned at generation 1, revoked in generation 2 (KIP-429): the client's commit at its
+    # unassign, answered after the revoke callback returned, is still of generation 2
+    revoked = Tenure("c1", "t", 0, 0, 10, 1, True, 2)
+    log = _log(_handed("c1", 1, [0, 1]), [revoked], (_at(2, 12, 2),))
+    assert judge_delivery(log).violations == ()
+
+
+def test_a_commit_a_generation_after_the_revoke_is_judged_commit_unowned() -> None:
+    revoked = Tenure("c1", "t", 0, 0, 10, 1, True, 2)
+    log = _log(_handed("c1", 1, [0, 1]), [revoked], (_at(3, 12, 2),))
+    assert _rules(judge_delivery(log)) == [("commit-unowned", "c1", (2,))]
+
+
 def test_a_rejected_commit_of_an_unowned_partition_is_no_violation() -> None:
     log = _log(_handed("c1", 1, [0, 1]), [_tenure("c1", 0, None)],
                (_commit(5, "c2", 2, "ILLEGAL_GENERATION"),))

@@ -54,7 +54,7 @@ def test_records_tenures_and_commits_are_read_from_the_log_and_the_coordinator()
         _answer(55, "c2", (("t0", 0, 2), ("t0", 1, 0)), ("ILLEGAL_GENERATION", None))]), {},
         caught_up=True)
     assert delivery.handed == (Handed(20, "c1", "t0", 0, 0, 1), Handed(20, "c1", "t0", 0, 1, 1))
-    assert delivery.tenures == (Tenure("c1", "t0", 0, 10, 40, 1),
+    assert delivery.tenures == (Tenure("c1", "t0", 0, 10, 40, 1, last_generation=1),
                                 Tenure("c2", "t0", 0, 50, 60, 2, revoked=False))
     assert delivery.commits == (
         Commit(25, "c1", 2, (("t0", 0, 2),), None, "revoke"),

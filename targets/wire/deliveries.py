@@ -92,7 +92,8 @@ class Deliveries:
             for tp in e.partitions:
                 tenure = self.open.pop((e.source, e.member, tp), None)
                 if tenure is not None:
-                    self.tenures.append(_closed(tenure, e.ts, e.kind == "revoked"))
+                    self.tenures.append(_closed(tenure, e.ts, e.kind == "revoked",
+                                                generation))
 
     def _moved(self, e: Entry) -> None:
         """End, at a whole new assignment, the tenures of the partitions it leaves out."""
@@ -141,6 +142,7 @@ class Deliveries:
         return None if style in (None, "none") else style
 
 
-def _closed(tenure: Tenure, ts: int, revoked: bool) -> Tenure:
+def _closed(tenure: Tenure, ts: int, revoked: bool, generation: int | None = None) -> Tenure:
+    """``tenure`` ended at ``ts``; ``generation``: the one its revoke came in, if known."""
     return Tenure(tenure.member, tenure.topic, tenure.partition, tenure.start, ts,
-                  tenure.generation, revoked)
+                  tenure.generation, revoked, generation)
