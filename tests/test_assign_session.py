@@ -58,7 +58,8 @@ def test_a_session_rejects_bad_requests_like_run_assign() -> None:
     assert session(good)["assignment"] == {"a": [["t", 0]]}
 
 
-@pytest.mark.parametrize("assignor", ["sticky", "cooperative-sticky"])
+@pytest.mark.parametrize("assignor", [pytest.param("sticky", marks=pytest.mark.heavy),
+                                      "cooperative-sticky"])
 @pytest.mark.parametrize("limit", [3, pytest.param(50, marks=pytest.mark.heavy)])
 def test_keyed_answers_survive_the_caches_being_cleared(assignor: str, limit: int) -> None:
     """``assign_keyed`` (the prover's path) answers each configuration as run_assign does,
@@ -80,7 +81,7 @@ def test_keyed_answers_survive_the_caches_being_cleared(assignor: str, limit: in
 @pytest.mark.parametrize("scope_text", [
     pytest.param("generations=3", marks=pytest.mark.heavy),
     pytest.param("members=2,topics=2,partitions=2,generations=3", marks=pytest.mark.heavy),
-    "members=2,topics=1,partitions=2,racks=2",
+    pytest.param("members=2,topics=1,partitions=2,racks=2", marks=pytest.mark.heavy),
     "members=3,topics=1,partitions=2,claims=3,generations=3",
 ])
 def test_sticky_requests_resolved_alike_share_one_correct_answer(scope_text: str) -> None:

@@ -254,7 +254,8 @@ def test_a_real_violation_fails_the_run_beside_an_inherited_one(
     _tie_file(corpus, "b-stale.json", 2, general=False)
     target = f"pyfn:{BROKEN}:first_claimant_keeps"
     out = tmp_path / "mixed"
-    assert audit_main(["--target", target, "--corpus", str(corpus), "--out", str(out)]) == 1
+    assert audit_main(["--target", target, "--corpus", str(corpus), "--out", str(out),
+                       "--shrink-seconds", "0"]) == 1
     printed = capsys.readouterr().out
     assert f"VIOLATION {target} I6" in printed and "INHERITED FROM KAFKA" in printed
     summary = json.loads((out / "summary.json").read_text())

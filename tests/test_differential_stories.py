@@ -51,7 +51,14 @@ def _unexplained(result: StoriesResult, saved: list[str]) -> str:
     return "\n".join(lines)
 
 
-@pytest.mark.parametrize("assignor", ASSIGNORS)
+#: the default run's: the two whose answers hang on owned partitions and user data (range's
+#: and roundrobin's, which the golden vectors also pin, are tox -e heavy's)
+DEFAULT_ASSIGNORS = ("sticky", "cooperative-sticky")
+
+
+@pytest.mark.parametrize("assignor", [
+    pytest.param(a, marks=[] if a in DEFAULT_ASSIGNORS else [pytest.mark.heavy])
+    for a in ASSIGNORS])
 def test_builtin_answers_every_story_request_as_kafkas_client_does(
         kafka: str, assignor: str, tmp_path: Path) -> None:
     """Equal answers list for list on every request of every chain, or a difference one of

@@ -180,7 +180,8 @@ def test_java_driver_commits_in_each_style_what_it_was_handed(release: str) -> N
             check_member(run, style, generations[style], generations[style])
 
 
-@pytest.mark.parametrize("client", ("kafkajs", "kafkajs@1.16.0"))
+@pytest.mark.parametrize("client", (
+    "kafkajs", pytest.param("kafkajs@1.16.0", marks=pytest.mark.heavy)))
 def test_kafkajs_driver_commits_auto_and_sync_and_hands_records_without_a_generation(
         client: str) -> None:
     reason = missing(client)

@@ -64,7 +64,8 @@ def test_kafkajs_driver_says_it_has_round_robin_only_and_no_listener_semantics()
     assert (info.profile, info.crash) == ("kip", "kill")
 
 
-@pytest.mark.parametrize("assignor", ["range", "cooperative-sticky"])
+@pytest.mark.parametrize("assignor", [pytest.param("range", marks=pytest.mark.heavy),
+                                      "cooperative-sticky"])
 def test_wire_java_smoke_holds_every_invariant_under_the_java_profile(assignor: str) -> None:
     """Joins, a pause across a rebalance, a subscription change, records, a leave."""
     need("java")

@@ -85,7 +85,7 @@ def _mutant_request_file(tmp_path: Path) -> str:
     target = resolve(MUTANT)
     assert target.assign is not None and target.assignor is not None
     report = prove(target.assign, target.assignor,
-                   Scope.parse("members=2,topics=2,partitions=2,generations=2,claims=2"),
+                   Scope.parse("members=2,topics=1,partitions=3,generations=2,claims=2"),
                    workers=1, failures=tmp_path, target=MUTANT)
     path = report.counterexamples["I1"].file
     assert path is not None

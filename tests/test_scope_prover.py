@@ -118,7 +118,7 @@ def test_a_partition_given_twice_is_caught_as_i1_with_the_smallest_case(tmp_path
     claims; it is saved as a file whose top level is the request (replayable with
     ``groupcheck assign``). Runs on two worker processes."""
     report = prove(_every_subscriber_gets_everything, "range",
-                   Scope.parse("members=3,topics=2,partitions=2,generations=1,claims=1"),
+                   Scope.parse("members=3,topics=2,partitions=1,generations=1,claims=1"),
                    target="python:broken", workers=2, failures=tmp_path)
     assert not report.ok and report.violations["I1"] > 0
     cex = report.counterexamples["I1"]

@@ -43,8 +43,9 @@ def test_the_scope_holds_up_to_stale_claims_beyond_the_leaders_metadata(stale: i
                for m in c.members for _, p in m[3])
 
 
-@pytest.mark.parametrize("target", ["builtin:sticky", "builtin:cooperative-sticky",
-                                    "builtin:range", "builtin:roundrobin"])
+@pytest.mark.parametrize("target", [pytest.param("builtin:sticky", marks=pytest.mark.heavy),
+                                    "builtin:cooperative-sticky", "builtin:range",
+                                    pytest.param("builtin:roundrobin", marks=pytest.mark.heavy)])
 def test_the_builtins_keep_i1_and_i2_when_claims_outside_the_metadata_are_in_scope(
         target: str) -> None:
     """Deviation D1 at work: with stale claims in every corner of a small scope, no builtin

@@ -69,7 +69,8 @@ def _class_key(config: Config, scope: Scope, level: int, orders: int = 0) -> Any
     "members=3,topics=1,partitions=2,generations=2,claims=3",
     "members=2,topics=1,partitions=2,generations=3,claims=2",
 ])
-@pytest.mark.parametrize(("level", "orders"), [(1, 0), (2, 0), (2, 1), (3, 0), (3, 1)])
+@pytest.mark.parametrize(("level", "orders"), [
+    (1, 0), (2, 0), (2, 1), *(pytest.param(3, o, marks=pytest.mark.heavy) for o in (0, 1))])
 def test_each_class_has_one_representative_whose_weight_is_its_size(text: str, level: int,
                                                                      orders: int) -> None:
     """Brute force over the unreduced scope: the reduced enumeration yields exactly one
@@ -87,7 +88,8 @@ def test_each_class_has_one_representative_whose_weight_is_its_size(text: str, l
     assert set(reps) == set(sizes)
 
 
-@pytest.mark.parametrize("text", ["members=3,topics=1,partitions=3",
+@pytest.mark.parametrize("text", [pytest.param("members=3,topics=1,partitions=3",
+                                               marks=pytest.mark.heavy),
                                   "members=2,topics=2,partitions=2,generations=1",
                                   "racks=2,partitions=2,members=2,topics=1"])
 def test_weights_add_up_to_the_unreduced_scope_at_every_level(text: str) -> None:
@@ -122,19 +124,21 @@ def _reports(target: str, text: str, *reductions: str) -> list[Any]:
             for reduction in reductions]
 
 
-#: the mutants the default run proves the reduction on: one per kind of defect (user data,
-#: withholding, generations, balance, topic order, the round robin cursor); every other
-#: mutant of the zoo, several seconds each, is tox -e heavy's
-DEFAULT_MUTANTS = {"sticky-user-data-v0", "cooperative-no-withhold",
-                   "cooperative-inverted-generation", "sticky-isbalanced-consumer-count",
-                   "range-topic-name-order", "roundrobin-topic-cursor"}
+#: the mutants the default run proves the reduction on: one for a member's user data, one
+#: for generations, one for the order of members and topics; every other mutant of the zoo,
+#: several seconds each, is tox -e heavy's
+DEFAULT_MUTANTS = {"sticky-user-data-v0", "cooperative-inverted-generation",
+                   "roundrobin-topic-cursor"}
+#: the builtins the default run proves it on: one eager, one cooperative
+DEFAULT_BUILTINS = {"builtin:range", "builtin:cooperative-sticky"}
 
 
 @pytest.mark.parametrize("text", [SCOPES[0], *(pytest.param(t, marks=pytest.mark.heavy)
                                                  for t in SCOPES[1:])])
 @pytest.mark.parametrize("target", [
     pytest.param(f"mutant:{m}", marks=[] if m in DEFAULT_MUTANTS else [pytest.mark.heavy])
-    for m in MUTANTS] + BUILTINS)
+    for m in MUTANTS] + [pytest.param(b, marks=[] if b in DEFAULT_BUILTINS else [pytest.mark.heavy])
+                         for b in BUILTINS])
 def test_default_reduction_finds_exactly_what_the_unreduced_scope_finds(
         target: str, text: str) -> None:
     """The default reduction (symmetry=1, generation values up to their order) is a proof:

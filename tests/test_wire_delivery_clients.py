@@ -13,6 +13,7 @@ owned the partition at, before the next owner starts: within I17.
 
 from __future__ import annotations
 
+import functools
 import time
 
 import pytest
@@ -62,8 +63,10 @@ def _play(client: str) -> tuple[Outcome, float]:
     return outcome, time.monotonic() - started
 
 
+@functools.cache
 def _judged(client: str) -> list[tuple[str, str]]:
-    """The client's story judged for I17: (member, rule) of each violation."""
+    """The client's story judged for I17: (member, rule) of each violation (played once per
+    client: both tests below judge the same story, on the one worker of the real clients)."""
     outcome, seconds = _play(client)
     assert [v for v in outcome.violations if not v.startswith("I17")] == []
     delivery = outcome.delivery

@@ -48,7 +48,7 @@ def test_the_close_bound_covers_the_java_close_and_a_callback_commit() -> None:
 
 
 @pytest.mark.wire
-@pytest.mark.parametrize("style", ["none", "revoke"])
+@pytest.mark.parametrize("style", [pytest.param("none", marks=pytest.mark.heavy), "revoke"])
 def test_a_fenced_java_static_member_stops_polling_and_closes_within_its_bound(
         style: str) -> None:
     pytest.importorskip("kio", reason="groupcheck's broker (the wire backend) needs kio")

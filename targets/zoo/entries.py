@@ -225,7 +225,7 @@ ZOO: tuple[ZooEntry, ...] = (
              "mutant:codec-unsorted", "builtin:codec", "codec", "I10", 30),
     ZooEntry("22", "librdkafka #3306", "sticky isBalanced compares with the consumer count",
              "mutant:sticky-isbalanced-consumer-count", "builtin:sticky", "prove", "I3", 90,
-             scope="members=2,topics=2,partitions=3,generations=1,claims=1"),
+             scope="members=2,topics=2,partitions=3,generations=1,claims=1,stale=0"),
     ZooEntry("24", "librdkafka #3159", "roundrobin cursor wraps per topic (asymmetric)",
              "mutant:roundrobin-topic-cursor", "builtin:roundrobin", "prove", "ERROR", 60,
              scope="members=2,topics=2,partitions=1,generations=1,claims=1,symmetry=0"),

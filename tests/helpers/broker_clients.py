@@ -28,7 +28,7 @@ from helpers.environment import CLASSPATH
 
 CLIENTS = ROOT / "tests" / "clients"
 SESSION_TIMEOUT = 6.0  # every consumer's session.timeout.ms
-DEADLINE = 60.0
+DEADLINE = 30.0  # a healthy group of two settles in seconds, after an eviction too
 Heartbeated = Callable[[], bool]  # has every member had a Heartbeat answered?
 
 
