@@ -21,7 +21,9 @@ def _without_timing(response: dict[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in response.items() if k != "ms"}
 
 
-@pytest.mark.parametrize("assignor", ["range", "roundrobin", "sticky", "cooperative-sticky"])
+@pytest.mark.parametrize("assignor", [*(pytest.param(a, marks=pytest.mark.heavy)
+                                        for a in ("range", "roundrobin")),
+                                      "sticky", "cooperative-sticky"])
 def test_a_session_answers_every_request_as_run_assign_does(assignor: str) -> None:
     """Over a whole scope (stale and conflicting claims, racks absent), one session's
     answers equal run_assign's field for field (user data included), in the same key order;

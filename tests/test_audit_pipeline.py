@@ -30,8 +30,10 @@ pytestmark = pytest.mark.audit
 PASSING = ["builtin:range", "builtin:roundrobin", "builtin:sticky"]
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def spark(tmp_path_factory: pytest.TempPathFactory) -> Any:
+    """One Spark session for the worker's whole run (a module scope would start another
+    whenever a worker interleaves this module's tests with others)."""
     from groupcheck.audit.session import spark_session
 
     session = spark_session("local[2]", tmp_path_factory.mktemp("pkg"))

@@ -329,7 +329,8 @@ def test_the_default_classpath_reads_java_colon_in_every_message(
         assert "java::" not in text, text
 
 
-@pytest.mark.parametrize("scenario", [20579, 31727, 74829])
+@pytest.mark.parametrize("scenario", [pytest.param(20579, marks=pytest.mark.heavy), 31727,
+                                      pytest.param(74829, marks=pytest.mark.heavy)])
 def test_kafkas_client_plays_the_slow_and_cycling_rack_aware_chains_as_groupcheck_does(
         scenario: int) -> None:
     """The default audit's rack-aware cooperative-sticky stories that settle late (K3: the

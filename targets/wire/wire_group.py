@@ -69,7 +69,8 @@ __all__ = ["CONFIG", "GROUP", "SLOW_REVOKE_MS", "STEP_WAIT", "TICK", "ClientSetu
 CONFIG: DriverConfig = {
     "session_timeout_ms": 2000, "heartbeat_interval_ms": 300, "max_poll_interval_ms": 3000,
     "auto_offset_reset": "earliest", "enable_auto_commit": False,
-    "metadata_max_age_ms": 1000}  # a topic that grows is seen within a settle
+    "metadata_max_age_ms": 1000,  # a topic that grows is seen within a settle
+    "request_timeout_ms": 10_000}  # a late answer is given up in seconds, not a minute
 SESSION_MS = int(CONFIG["session_timeout_ms"])
 GROUP = "groupcheck"
 STEP_WAIT = 60.0  # seconds a step waits for the group to do anything at all
