@@ -3,8 +3,8 @@
 A terminal's Ctrl-C sends SIGINT to every process of the foreground group: the command and
 each of its workers. Only the command should answer it (exit 130, one line). So a worker
 made here ignores SIGINT, and when the command is interrupted while its pool runs, the
-pool's queued work is cancelled and its workers are terminated at once instead of being
-waited for.
+pool's workers are terminated at once instead of being waited for, its queued work is
+cancelled, and its manager thread is waited for (it ends as soon as it sees its workers gone).
 """
 
 from __future__ import annotations
@@ -32,9 +32,12 @@ def worker_pool(workers: int, method: str) -> Iterator[ProcessPoolExecutor]:
     try:
         yield pool
     except KeyboardInterrupt:
-        pool.shutdown(wait=False, cancel_futures=True)
         for child in multiprocessing.active_children():
             child.terminate()
+        # the pool's manager thread sees its workers gone and ends; waiting for it here
+        # keeps it from closing its wake-up pipe while the interpreter's exit hook writes
+        # to it (an "Exception ignored" traceback on Python 3.11)
+        pool.shutdown(wait=True, cancel_futures=True)
         raise
     finally:
         pool.shutdown(wait=True)
