@@ -87,6 +87,7 @@ def test_sticky_group_passes_deep_settings() -> None:
     assert not result.failed, result.violations
 
 
+@pytest.mark.heavy  # half a minute of shrinking; check's own replay files are tested by default
 def test_cli_saves_a_replay_file_that_reproduces(tmp_path: Path) -> None:
     """`groupcheck fuzz` exits 1 and saves a replay file of a story shrunk to ≤ 4 members and
     ≤ 10 events; `groupcheck replay` reproduces it (exit 1) on the mutant and not on the real
