@@ -26,7 +26,7 @@ from .event_types import DomainEvent
 from .events import apply_event
 from .group_events import Partitions, Settle
 from .machine_config import UPGRADE_PATH, MachineConfig, config_for, wire_config
-from .machine_connections import ConnectionRules
+from .machine_connections import ConnectionRules, MoveRules
 from .machine_rules import GroupRules
 from .machine_state import HarnessAbort, carried
 from .stats import Stats
@@ -151,7 +151,8 @@ def make_machine(target_factory: Callable[[], GroupTarget], config: MachineConfi
     of the first example where Kafka's own behaviour broke it; ``met`` gets every failure an
     example met, in order. Each call binds a fresh subclass."""
     start = SettledStart if config.initial_members else EmptyStart
-    bases: tuple[type, ...] = (ConnectionRules, start) if config.closes else (start,)
+    bases: tuple[type, ...] = (*((ConnectionRules,) if config.closes else ()),
+                               *((MoveRules,) if config.moves else ()), start)
     return cast(type[GroupMachine], type("GroupMachine", bases, {
         "target_factory": staticmethod(target_factory), "config": config,
         "on_event": None if on_event is None else staticmethod(on_event), "stats": stats,

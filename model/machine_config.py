@@ -65,6 +65,9 @@ class MachineConfig:
     #: with faults: the coordinator may close a member's connection instead of answering
     #: (a backend that can: groupcheck's broker); binds `ConnectionRules`
     closes: bool = False
+    #: with faults: the group's coordinator may move to another broker (a backend of two
+    #: nodes or more: groupcheck's broker); binds `MoveRules`
+    moves: bool = False
 
 
 #: assignor lists a member may move between in a rolling upgrade (KIP-429): first to

@@ -133,3 +133,35 @@ def test_the_close_rule_is_bound_only_where_the_config_asks_so_other_seeds_keep_
     assert not hasattr(make_machine(make, config), "coordinator_closes_connection")
     assert hasattr(make_machine(make, replace(config, closes=True)),
                    "coordinator_closes_connection")
+
+
+class _Moving:
+    """An in-process group that notes each coordinator move it is asked for (groupcheck's
+    broker of two nodes moves it; the group in process has one coordinator)."""
+
+    def __init__(self, target: GroupTarget, moved: list[str]) -> None:
+        self._target, self._moved = target, moved
+
+    def move_coordinator(self, member: str, api: str) -> None:
+        self._moved.append(api)
+
+    def __getattr__(self, name: str) -> object:
+        return getattr(self._target, name)
+
+
+def test_a_config_with_moves_draws_coordinator_moves_on_the_tables_apis() -> None:
+    config = MachineConfig(strategies=(("range",),), metadata=False, pauses=False,
+                           subscriptions=False, unsubscribes=False,
+                           fault_table=dict(FULL_TABLE), moves=True)
+    make, moved = group_target_factory("builtin:range"), list[str]()
+    fuzz(lambda: _Moving(make(), moved), config,  # type: ignore[arg-type, return-value]
+         max_examples=EXAMPLES, seed_value=SEED)
+    assert moved and set(moved) <= set(FULL_TABLE)
+
+
+def test_the_move_rule_is_bound_only_where_the_config_asks() -> None:
+    make = group_target_factory("builtin:range")
+    config = MachineConfig(strategies=(("range",),))
+    assert not hasattr(make_machine(make, config), "coordinator_moves")
+    assert not hasattr(make_machine(make, replace(config, closes=True)), "coordinator_moves")
+    assert hasattr(make_machine(make, replace(config, moves=True)), "coordinator_moves")

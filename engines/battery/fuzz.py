@@ -58,7 +58,8 @@ def machine_config(target: Target) -> Any:
         return replace(wire_config(hints.assignor, adversarial=hints.adversarial,
                                    steering=hints.steering, profiles=hints.profiles),
                        generations=hints.generations, fault_table=fault_table(target),
-                       commit_styles=hints.commit_styles, closes=hints.steering)
+                       commit_styles=hints.commit_styles, closes=hints.steering,
+                       moves=hints.steering)
     # members on the KIP-429 upgrade path also run Kafka's builtins, held to Kafka's rules
     promises = Promises(balance=((target.assignor, target.balance),),
                         sticky=STICKY_FAMILY | ({target.assignor} if target.sticky else set()))

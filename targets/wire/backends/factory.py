@@ -12,12 +12,15 @@ import importlib.util
 
 from .backend import Backend, BackendUnavailable
 
-__all__ = ["BACKENDS", "DEFAULT_BACKEND", "backend_missing", "make_backend"]
+__all__ = ["BACKENDS", "BROKER_NODES", "DEFAULT_BACKEND", "backend_missing", "make_backend"]
 
 #: the backends a wire target can run on (``--broker``, ``$GROUPCHECK_BROKER``), the default
 #: first
 BACKENDS = ("groupcheck", "mock")
 DEFAULT_BACKEND = BACKENDS[0]
+#: groupcheck's broker presents itself as this many nodes, so that the state machine can move
+#: a group's coordinator (`CoordinatorMoved`)
+BROKER_NODES = 2
 
 
 def backend_missing(name: str) -> str:
@@ -42,5 +45,5 @@ def make_backend(name: str, clients: frozenset[str], session_timeout_ms: int,
     if name == "groupcheck":
         from .groupcheck_broker import GroupcheckBackend  # imports the broker, which needs kio
 
-        return GroupcheckBackend(clients, session_timeout_ms)
+        return GroupcheckBackend(clients, session_timeout_ms, nodes=BROKER_NODES)
     raise BackendUnavailable(f"unknown broker {name!r}; expected one of {', '.join(BACKENDS)}")
