@@ -34,6 +34,7 @@ from ...properties.harness import HarnessError
 from ...properties.invariants import judged_by
 from ...properties.optimal import MovesOracle
 from ...targets.target import Target
+from ...targets.wire.backends.factory import BROKER_NODES
 from ..faults.table import fault_table
 from ..progress import Meter, ProgressFn, silent
 from .depth import MIN_EXAMPLES
@@ -59,7 +60,7 @@ def machine_config(target: Target) -> Any:
                                    steering=hints.steering, profiles=hints.profiles),
                        generations=hints.generations, fault_table=fault_table(target),
                        commit_styles=hints.commit_styles, closes=hints.steering,
-                       moves=hints.steering)
+                       moves=hints.steering and BROKER_NODES > 1)
     # members on the KIP-429 upgrade path also run Kafka's builtins, held to Kafka's rules
     promises = Promises(balance=((target.assignor, target.balance),),
                         sticky=STICKY_FAMILY | ({target.assignor} if target.sticky else set()))
