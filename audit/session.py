@@ -44,8 +44,17 @@ def spark_session(master: str | None, package_dir: str | os.PathLike[str],
     zip_path = package_zip(package_dir)
     shipped = spark.sparkContext.getConf().get("spark.submit.pyFiles", "") or ""
     if zip_path is not None and str(zip_path) not in shipped:
-        spark.sparkContext.addPyFile(str(zip_path))
+        _ship(spark, str(zip_path))
     return spark
+
+
+def _ship(spark: Any, zip_path: str) -> None:
+    """Ship the zip to the executors only. ``addPyFile`` also puts it on this process's
+    path, ahead of the installed package: a process spawned from here later (a worker
+    pool) would import the executors' copy, which leaves out what they never run."""
+    before = set(sys.path)
+    spark.sparkContext.addPyFile(zip_path)
+    sys.path[:] = [entry for entry in sys.path if entry in before]
 
 
 def spark_schema(arrow_schema: Any) -> Any:

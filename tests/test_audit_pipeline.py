@@ -20,6 +20,7 @@ pytest.importorskip("pyarrow")
 from groupcheck.audit.pipeline import AuditConfig, AuditError, run_audit  # noqa: E402
 from groupcheck.cli.audit_command import main as audit_main  # noqa: E402
 from groupcheck.engines.resolving import resolve_audit_target  # noqa: E402
+from groupcheck.engines.worker_pools import worker_pool  # noqa: E402
 
 from helpers import TARGETS  # noqa: E402
 
@@ -39,6 +40,21 @@ def spark(tmp_path_factory: pytest.TempPathFactory) -> Any:
     session = spark_session("local[2]", tmp_path_factory.mktemp("pkg"))
     yield session
     session.stop()
+
+
+def _imports_every_engine() -> str:
+    import groupcheck.engines.differential
+    import groupcheck.engines.releases
+
+    return groupcheck.engines.releases.__name__ + groupcheck.engines.differential.__name__
+
+
+def test_a_process_spawned_after_the_session_imports_the_whole_package(spark: Any) -> None:
+    """The zip shipped to the executors holds only what they run; this process's own path
+    keeps the installed package first, so a worker pool spawned later imports all of it."""
+    assert not any(os.path.basename(entry).startswith("groupcheck-") for entry in sys.path)
+    with worker_pool(1, "spawn") as pool:
+        assert pool.submit(_imports_every_engine).result(timeout=120)
 
 
 def _audit(spark: Any, out: Path, **kw: Any) -> Any:
