@@ -102,27 +102,33 @@ def test_the_fuzz_engine_hands_an_in_process_target_the_default_table() -> None:
     assert machine_config(resolve("builtin:cooperative-sticky")).fault_table == ERRORS
 
 
-class _Closing:
-    """An in-process group that notes each connection the coordinator is asked to close
-    (groupcheck's broker closes it; the group in process has no connection to drop)."""
+class _Steered:
+    """An in-process group that notes the API of each steering call ``method`` it gets
+    (``close_before_answer``, ``move_coordinator``: groupcheck's broker plays them; the
+    group in process has no connection to drop and one coordinator)."""
 
-    def __init__(self, target: GroupTarget, closed: list[str]) -> None:
-        self._target, self._closed = target, closed
-
-    def close_before_answer(self, member: str, api: str) -> None:
-        self._closed.append(api)
+    def __init__(self, target: GroupTarget, method: str, noted: list[str]) -> None:
+        self._target, self._method, self._noted = target, method, noted
 
     def __getattr__(self, name: str) -> object:
+        if name == self._method:
+            return lambda member, api: self._noted.append(api)
         return getattr(self._target, name)
 
 
-def test_a_config_with_closes_draws_closed_connections_on_the_tables_apis() -> None:
+def _steered_apis(method: str, **asked: bool) -> list[str]:
+    """The APIs a short seeded run of a machine whose config has ``asked`` steers."""
     config = MachineConfig(strategies=(("range",),), metadata=False, pauses=False,
                            subscriptions=False, unsubscribes=False,
-                           fault_table=dict(FULL_TABLE), closes=True)
-    make, closed = group_target_factory("builtin:range"), list[str]()
-    fuzz(lambda: _Closing(make(), closed), config,  # type: ignore[arg-type, return-value]
+                           fault_table=dict(FULL_TABLE), **asked)
+    make, noted = group_target_factory("builtin:range"), list[str]()
+    fuzz(lambda: _Steered(make(), method, noted), config,  # type: ignore[arg-type, return-value]
          max_examples=EXAMPLES, seed_value=SEED)
+    return noted
+
+
+def test_a_config_with_closes_draws_closed_connections_on_the_tables_apis() -> None:
+    closed = _steered_apis("close_before_answer", closes=True)
     assert closed and set(closed) <= set(FULL_TABLE)
 
 
@@ -135,27 +141,8 @@ def test_the_close_rule_is_bound_only_where_the_config_asks_so_other_seeds_keep_
                    "coordinator_closes_connection")
 
 
-class _Moving:
-    """An in-process group that notes each coordinator move it is asked for (groupcheck's
-    broker of two nodes moves it; the group in process has one coordinator)."""
-
-    def __init__(self, target: GroupTarget, moved: list[str]) -> None:
-        self._target, self._moved = target, moved
-
-    def move_coordinator(self, member: str, api: str) -> None:
-        self._moved.append(api)
-
-    def __getattr__(self, name: str) -> object:
-        return getattr(self._target, name)
-
-
 def test_a_config_with_moves_draws_coordinator_moves_on_the_tables_apis() -> None:
-    config = MachineConfig(strategies=(("range",),), metadata=False, pauses=False,
-                           subscriptions=False, unsubscribes=False,
-                           fault_table=dict(FULL_TABLE), moves=True)
-    make, moved = group_target_factory("builtin:range"), list[str]()
-    fuzz(lambda: _Moving(make(), moved), config,  # type: ignore[arg-type, return-value]
-         max_examples=EXAMPLES, seed_value=SEED)
+    moved = _steered_apis("move_coordinator", moves=True)
     assert moved and set(moved) <= set(FULL_TABLE)
 
 
