@@ -110,6 +110,25 @@ def test_a_paused_or_stalled_owner_or_a_partition_another_member_committed_is_no
     assert unread({"c1": _member({("t0", 1)}, {})}, ends) == "c1 has not read t0-1 to 2"
 
 
+def test_a_new_owner_that_commits_the_offset_it_started_at_is_not_waited_for() -> None:
+    """Java's commitSync() commits every position: a restarted member (new member id) that
+    fetched t0-0's committed 5 commits 5 again; the commit that set 5 stays the old one's, so
+    the new owner, handed nothing, has nothing to read. A commit that moves the offset back
+    and up again is the owner's own: it waits for what it re-reads."""
+    old = SimpleNamespace(offsets=(("t0", 0, 5),), errors=(0,), client_id="c1",
+                          member_id="id-1")
+    again = SimpleNamespace(offsets=(("t0", 0, 5),), errors=(0,), client_id="c1",
+                            member_id="id-2")
+    ends = read_to(_backend({("t0", 0): (0, 5)}, [old, again]), {})
+    assert ends == {("t0", 0): (5, ("c1", "id-1"))}
+    assert unread({"c1": _member({("t0", 0)}, {}, member_id="id-2")}, ends) == ""
+    back = SimpleNamespace(offsets=(("t0", 0, 2),), errors=(0,), client_id="c1",
+                           member_id="id-2")
+    ends = read_to(_backend({("t0", 0): (0, 5)}, [old, back, again]), {})
+    assert unread({"c1": _member({("t0", 0)}, {("t0", 0): 2}, member_id="id-2")},
+                  ends) == "c1 has not read t0-0 to 5"
+
+
 def test_a_backend_that_cannot_tell_its_high_watermarks_counts_what_the_group_produced(
         ) -> None:
     assert read_to(_backend({}, []), {("t0", 0): 3}) == {("t0", 0): (3, NOBODY)}

@@ -10,7 +10,8 @@ rebalance). `unread` adds the members' reading: every polling member has been ha
 partition it owns (and has not paused) up to its high watermark (`read_to`), unless another
 member's accepted commit already reaches it (a new owner then has nothing to read), a restarted
 member's earlier incarnation's too (another member id under the same name); an owner's own
-commit does not excuse it: its client handed those records before it committed them.
+commit does not excuse it (its client handed those records before it committed them), and a
+commit that repeats the committed offset is not anyone's new commit.
 `refused_for_good` names a member no wait will let in (`refusals`), `stalled` what is left
 unsettled after a wait in vain. Nothing here waits or sleeps: the caller polls it.
 """
@@ -76,14 +77,16 @@ def read_to(backend: Backend, produced: Mapping[TopicPartition, int]
             ) -> dict[TopicPartition, tuple[int, Committer]]:
     """The offset up to which each partition's owner is to be handed records: its high
     watermark (the backend's; on one that cannot tell, the records ``produced``); and who
-    made the accepted commit that already reaches it (`NOBODY` for none)."""
+    made the accepted commit that already reaches it (`NOBODY` for none): the one that set
+    the committed offset to its value. A commit that repeats the committed offset takes
+    nothing over: a new owner's commit of every position (Java's ``commitSync()``) names
+    the offset it fetched and started at, records it was never handed."""
     ends = {tp: end for tp, (_, end) in backend.log_ends().items()} or dict(produced)
     committed: dict[TopicPartition, tuple[int, Committer]] = {}
     for answer in backend.commits():
         for (topic, partition, offset), code in zip(answer.offsets, answer.errors, strict=True):
-            committed.update({(topic, partition): (offset, (answer.client_id,
-                                                            answer.member_id))}
-                             if code == 0 else {})
+            if code == 0 and committed.get((topic, partition), (-1, NOBODY))[0] != offset:
+                committed[(topic, partition)] = (offset, (answer.client_id, answer.member_id))
     return {tp: (end, who if offset >= end else NOBODY)
             for tp, end in ends.items() for offset, who in [committed.get(tp, (-1, NOBODY))]}
 
