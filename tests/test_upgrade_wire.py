@@ -26,7 +26,7 @@ def test_a_release_upgrade_on_the_same_protocol_is_certified(tmp_path) -> None: 
     table = run_upgrade(parse_side("wire:java@2.8.0:range"), parse_side("wire:java@3.4.0:range"),
                         SETTINGS, members=2, seed=0, faults=0.5, failures=tmp_path)
     [outcome] = table.outcomes
-    assert outcome.verdict == "certified", outcome.story[-12:]
+    assert outcome.verdict == "certified", (outcome.reason, outcome.story[-20:])
     assert outcome.clients["java@2.8.0"]["version"] == "2.8.0"
     assert [b.bounce for b in outcome.bounces] == [0, 1]
     assert outcome.bounces[1].rebalances >= 2  # each of the two restarts is a rebalance
@@ -39,7 +39,7 @@ def test_eager_to_cooperative_over_two_bounces_is_certified(tmp_path) -> None:  
     assert two.path == "two-bounce"
     outcome = play(two, SETTINGS, members=2, seed=0, faults=0.0, shrink_seconds=0,
                    failures=tmp_path)
-    assert outcome.verdict == "certified", outcome.story[-12:]
+    assert outcome.verdict == "certified", (outcome.reason, outcome.story[-20:])
     assert [b.bounce for b in outcome.bounces] == [0, 1, 2]
 
 
