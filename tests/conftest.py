@@ -49,13 +49,13 @@ REAL_CLIENTS = ("wire", "upgrades", "versions")
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     """Run in parallel (tox: pytest-xdist's ``-n 2 --dist loadgroup``), the tests on real
-    clients share one worker, one at a time: their clients' timings then meet the load of
-    one other test, never of another group of real clients."""
+    clients share one worker, one at a time, with the audit's (one Spark session, not one per
+    worker): real clients' timings then meet the load of one other single-threaded test,
+    never another group of real clients nor Spark's executors on every core (a Java member
+    restarted beside an audit test overran its settle bound)."""
     for item in items:
-        if any(item.get_closest_marker(name) for name in REAL_CLIENTS):
+        if any(item.get_closest_marker(name) for name in (*REAL_CLIENTS, "audit")):
             item.add_marker(pytest.mark.xdist_group("real-clients"))
-        elif item.get_closest_marker("audit"):  # one Spark session, not one per worker
-            item.add_marker(pytest.mark.xdist_group("spark"))
 
 
 @pytest.fixture
