@@ -96,6 +96,7 @@ def _readme_commands(start: str) -> list[Command]:
             if isinstance(s, Command) and s.line.startswith(start)]
 
 
+@pytest.mark.heavy  # half a minute of commands; the README's examples run by default
 def test_the_tutorial_runs_as_shown_from_an_empty_folder(tmp_path: Path) -> None:
     env = _environment(tmp_path)
     ran = 0

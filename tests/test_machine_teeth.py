@@ -40,7 +40,7 @@ def _members(events: list[DomainEvent]) -> set[str]:
     pytest.param("sticky-user-data-v0", "I1", marks=pytest.mark.heavy),
     # caught, shrunk and replayed through the command line below
     pytest.param("cooperative-no-withhold", "I5", marks=pytest.mark.heavy),
-    # two minutes to catch and shrink: the default run's teeth are the command line's below
+    # two minutes to catch and shrink (by default `check` catches it: tests/test_stable_names.py)
     pytest.param("pause-dropper", "I8", marks=pytest.mark.heavy),
 ])
 def test_mutant_is_caught_and_shrunk(mutant: str, invariant: str) -> None:
