@@ -92,8 +92,13 @@ def test_every_commit_of_a_client_lands_while_its_member_owns_the_partition(
 def test_kafkajs_hands_a_moved_partition_to_its_old_owner_too_and_rehands_its_records() -> None:
     """KafkaJS's first member is told of no new assignment when the others join and reads
     on (its I1 finding): the partition's records are handed to two members at once, judged
-    as duplicates out of window, and as nothing else."""
+    as duplicates out of window. When a member of the shared partitions rejoins and takes up
+    another's commit (how often depends on the machine's timing: about one run in eight with
+    two busy cores), the same double ownership also shows as a gap in a tenure its
+    application was never told had ended, and as commits of partitions the coordinator gave
+    to another member; nothing else."""
     outcome, _ = _play("kafkajs")
     assert any(v.startswith("I1:") for v in outcome.violations)
     assert outcome.delivery is not None
-    assert {v.rule for v in judge_delivery(outcome.delivery).violations} == {"duplicate"}
+    rules = {v.rule for v in judge_delivery(outcome.delivery).violations}
+    assert "duplicate" in rules and rules <= {"duplicate", "skipped", "commit-unowned"}, rules
