@@ -256,13 +256,30 @@ def failed_data(api_key: int, version: int, body: Any, code: int) -> ResponseDat
                                              "error_code": code} for p in t.partitions]}
             for t in body.topics]}
     if api_key == 9:
-        groups = body.groups if version >= 8 else ()
-        topics = body.topics if version < 2 else ()  # v0-1 carry errors per partition only
-        return {"throttle_time": 0, "error_code": code, "topics": [
-            {"name": t.name, "partitions": [
-                {"partition_index": i, "committed_offset": -1, "committed_leader_epoch": -1,
-                 "metadata": None, "error_code": code} for i in t.partition_indexes]}
-            for t in topics],
-                "groups": [{"group_id": g.group_id, "topics": [], "error_code": code}
-                           for g in groups]}
+        return _offset_fetch_failed(version, body, code)
     raise ValueError(f"steering cannot fail API key {api_key}")
+
+
+#: OffsetFetch errors Kafka answers per partition, the group's error left at none: a topic the
+#: principal may not describe, a partition with a pending transactional commit (KIP-447)
+_PER_PARTITION = frozenset({29, 88})  # TOPIC_AUTHORIZATION_FAILED, UNSTABLE_OFFSET_COMMIT
+
+
+def _offset_fetch_failed(version: int, body: Any, code: int) -> ResponseData:
+    """OffsetFetch failed with ``code``: a group's error at the top (v2-v7) or on each group
+    (v8+); a partition's error on every partition asked for, as v0-1 carry every error."""
+    per_partition = code in _PER_PARTITION or version < 2
+    group_code = 0 if per_partition else code
+
+    def topics(asked: Any) -> list[dict[str, Any]]:
+        return [{"name": t.name, "partitions": [
+            {"partition_index": i, "committed_offset": -1, "committed_leader_epoch": -1,
+             "metadata": None, "error_code": code} for i in t.partition_indexes]}
+            for t in (asked or ())] if per_partition else []
+
+    if version >= 8:
+        return {"throttle_time": 0, "error_code": 0, "topics": [], "groups": [
+            {"group_id": g.group_id, "topics": topics(g.topics), "error_code": group_code}
+            for g in body.groups]}
+    return {"throttle_time": 0, "error_code": group_code, "topics": topics(body.topics),
+            "groups": []}

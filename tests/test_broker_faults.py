@@ -132,6 +132,35 @@ def test_a_coordinator_error_reaches_the_member_named_and_no_other(
     assert [(e.who.client_id, e.api) for e in broker.steered()] == [("b", api)]
 
 
+_FETCH_V7 = {"group_id": GROUP, "require_stable": True,
+             "topics": [{"name": TOPIC, "partition_indexes": [0]}]}
+_FETCH_V8 = {"require_stable": True, "groups": [
+    {"group_id": GROUP, "topics": [{"name": TOPIC, "partition_indexes": [0]}]}]}
+
+
+@pytest.mark.parametrize("version", [7, 8])
+@pytest.mark.parametrize(("error", "per_partition"), [
+    ("UNSTABLE_OFFSET_COMMIT", True), ("TOPIC_AUTHORIZATION_FAILED", True),
+    ("NOT_COORDINATOR", False), ("GROUP_AUTHORIZATION_FAILED", False)])
+def test_an_offset_fetch_error_is_answered_where_kafka_puts_it(
+        broker: Broker, version: int, error: str, per_partition: bool) -> None:
+    """A pending transactional commit (KIP-447) and a topic the principal may not describe
+    are a partition's errors, the group's left at none; a coordinator's or the group's own
+    error is the group's (at the top before v8), with no partition listed."""
+    broker.fail_next("a", "OffsetFetch", error)
+    with RawClient(broker.bootstrap, "a") as a:
+        answer = a.call(API_KEYS["OffsetFetch"], version,
+                        _FETCH_V8 if version >= 8 else _FETCH_V7)
+    group = answer.groups[0] if version >= 8 else answer
+    partitions = [(t.name, p.partition_index, int(p.error_code), p.committed_offset)
+                  for t in group.topics for p in t.partitions]
+    if per_partition:
+        assert int(group.error_code) == 0
+        assert partitions == [(TOPIC, 0, ERROR_CODES[error], -1)]
+    else:
+        assert int(group.error_code) == ERROR_CODES[error] and partitions == []
+
+
 def test_the_versions_heard_are_bounded_the_oldest_forgotten_first() -> None:
     spoken = Spoken(limit=2)
     spoken.saw(Who("a", "", None), 12, 2)
