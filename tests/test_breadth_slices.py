@@ -7,6 +7,8 @@ from __future__ import annotations
 import math
 from pathlib import Path
 
+import pytest
+
 from groupcheck.engines.battery.depth import MIN_EXAMPLES
 from groupcheck.engines.battery.prove import PORTFOLIO
 from groupcheck.engines.battery.results import EngineResult, Finding
@@ -154,6 +156,7 @@ def test_the_prover_widens_by_scope_and_stops_at_the_portfolios_end() -> None:
     assert depth.depth == f"{n} of {n} scopes" and not pair.able
 
 
+@pytest.mark.heavy  # a 24 s budget by design; the depth notes' rules run by default
 def test_every_state_machine_plays_its_minimum_before_any_slice(tmp_path: Path) -> None:
     ticks: list[Tick] = []
     targets = [resolve("builtin:range"), resolve("builtin:cooperative-sticky")]

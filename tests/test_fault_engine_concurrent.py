@@ -53,6 +53,7 @@ def test_each_point_is_named_apart_from_every_other_point() -> None:
     assert len({n.topic for n in names}) == len(names)
 
 
+@pytest.mark.heavy  # twelve points played twice; a slice side by side runs by default
 @pytest.mark.wire
 def test_the_same_points_alone_and_side_by_side_get_the_same_verdicts() -> None:
     if missing("librdkafka"):

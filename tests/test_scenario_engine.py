@@ -89,6 +89,7 @@ def test_a_defect_of_large_groups_only_is_found(tmp_path: Path) -> None:
     assert "owned by nobody" in result.findings["I2"].violation
 
 
+@pytest.mark.heavy  # the hanging JSON-lines process below is the default run's TIMEOUT
 def test_a_hanging_assign_call_is_a_timeout(tmp_path: Path) -> None:
     target = resolve("python:story_assignors:HangsAtFive")
     result = run_scenarios_engine(target, 60.0, str(tmp_path), seed=0, count=100,

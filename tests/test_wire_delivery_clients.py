@@ -89,6 +89,7 @@ def test_every_commit_of_a_client_lands_while_its_member_owns_the_partition(
     assert _judged(client) == []
 
 
+@pytest.mark.heavy  # a finding's story (tox -e wire); KafkaJS's own delivery test runs by default
 def test_kafkajs_hands_a_moved_partition_to_its_old_owner_too_and_rehands_its_records() -> None:
     """KafkaJS's first member is told of no new assignment when the others join and reads
     on (its I1 finding): the partition's records are handed to two members at once, judged

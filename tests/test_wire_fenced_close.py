@@ -28,6 +28,7 @@ for line in sys.stdin:
 """
 
 
+@pytest.mark.heavy  # the fenced Java member's close within its bound runs by default
 def test_a_close_is_waited_for_by_its_own_bound_and_other_commands_by_theirs(
         monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(driver_process, "COMMAND_TIMEOUT", 0.2)
