@@ -42,6 +42,7 @@ from .messages import (
     ListedGroup,
     ListGroupsData,
     ResponseData,
+    TopicFetchedOffsets,
 )
 from .protocol import millis
 
@@ -271,7 +272,7 @@ def _offset_fetch_failed(version: int, body: Any, code: int) -> ResponseData:
     per_partition = code in _PER_PARTITION or version < 2
     group_code = 0 if per_partition else code
 
-    def topics(asked: Any) -> list[dict[str, Any]]:
+    def topics(asked: Any) -> list[TopicFetchedOffsets]:
         return [{"name": t.name, "partitions": [
             {"partition_index": i, "committed_offset": -1, "committed_leader_epoch": -1,
              "metadata": None, "error_code": code} for i in t.partition_indexes]}
