@@ -21,6 +21,13 @@ from .machine_state import MachineState
 __all__ = ["ConnectionRules", "MoveRules"]
 
 
+def _member_and_api(state: MachineState, data: st.DataObject) -> tuple[str, str]:
+    """A present member and an API of the config's fault table: whose next request of
+    which API the coordinator steers."""
+    member = data.draw(st.sampled_from(state.present()), label="member")
+    return member, data.draw(st.sampled_from(sorted(state.config.fault_table)), label="api")
+
+
 class ConnectionRules(MachineState):
     """Rules for a coordinator whose connections can drop (issue: the consumer's side)."""
 
@@ -30,9 +37,7 @@ class ConnectionRules(MachineState):
     def coordinator_closes_connection(self, data: st.DataObject) -> None:
         """The coordinator takes one member's next request of one API and closes the
         connection instead of answering: the client reconnects and asks again."""
-        member = data.draw(st.sampled_from(self.present()), label="member")
-        api = data.draw(st.sampled_from(sorted(self.config.fault_table)), label="api")
-        self.run(ConnectionClosed(member, api))
+        self.run(ConnectionClosed(*_member_and_api(self, data)))
 
 
 class MoveRules(MachineState):
@@ -45,6 +50,4 @@ class MoveRules(MachineState):
         """The group's coordinator moves to another broker as one member's next request of
         one API arrives: the old one answers it NOT_COORDINATOR, and every member finds the
         new one with FindCoordinator."""
-        member = data.draw(st.sampled_from(self.present()), label="member")
-        api = data.draw(st.sampled_from(sorted(self.config.fault_table)), label="api")
-        self.run(CoordinatorMoved(member, api))
+        self.run(CoordinatorMoved(*_member_and_api(self, data)))

@@ -67,4 +67,3 @@ def test_injected_join_commit_and_find_coordinator_errors_reach_librdkafka_and_h
     assert result.violations == [], result.violations
     assert {"I1", "I2", "I11"} <= set(result.stats.judged)
     assert any(api in APIS for api, _ in answered), answered
-
