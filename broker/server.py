@@ -8,15 +8,15 @@ Theory of operation
 -------------------
 asyncio, one loop, one thread: the coordinator is a sans-I/O state machine that must be
 driven by one caller at a time, and a loop gives that for free (no locks) while serving
-every connection, long-polling Fetch and timers (session and rebalance timeouts on the real
-clock) without a thread each. Like Kafka's network layer, a connection is served one
-request at a time: the next request is read only once the previous response is written,
-so a client always gets its responses in order — and a parked JoinGroup or a held
-SyncGroup holds back what that connection sent after it, as on a real broker. Reading
-frames within Kafka's limits (size, idle, stalled frames, open connections) is
-`connections.Doorway`'s; a request that cannot be read or is not served is one line in
-`notes` and a closed connection, and an exception while answering is one ``internal error``
-line and a closed connection, never the event loop's traceback.
+every connection, long-polling Fetch and timers (session and rebalance timeouts, on
+`loop_clock`'s clock, which leaves the broker's own stalls out) without a thread each. Like
+Kafka's network layer, a connection is served one request at a time: the next request is
+read only once the previous response is written, so a client always gets its responses in
+order — and a parked JoinGroup or a held SyncGroup holds back what that connection sent
+after it, as on a real broker. Reading frames within Kafka's limits (size, idle, stalled
+frames, open connections) is `connections.Doorway`'s; a request that cannot be read or is
+not served is one line in `notes` and a closed connection, and an exception while answering
+is one ``internal error`` line and a closed connection, never the event loop's traceback.
 
 A group request goes to its group's coordinator as an envelope (client = connection
 number, request id = correlation id); the coordinator answers at once or later, from
@@ -57,6 +57,7 @@ from .data_apis import ClusterState
 from .faults import implausible
 from .group_apis import FAILABLE
 from .holds import Holds
+from .loop_clock import LoopClock
 from .messages import FetchData, GroupData, MetadataData, ResponseData
 from .protocol import (
     INVALID_REQUEST,
@@ -98,10 +99,9 @@ class BrokerCore:
         self.keep_frames = keep_frames
         self.notes = Notes(failures=failures)  # connections closed, and why
         self._loop = asyncio.get_running_loop()
-        self._t0 = self._loop.time()
+        self.clock = LoopClock(self._loop)
         self._waiting: dict[tuple[str, int], tuple[asyncio.Future[Response], Request]] = {}
         self.rounds = RoundLedger()
-        self._timers: dict[str, asyncio.TimerHandle] = {}
         self.holds = Holds(self._loop)
         self.doorway = Doorway(limits or Limits(), self.notes, self._serve, self._gone)
         self._members: dict[int, str] = {}
@@ -110,7 +110,7 @@ class BrokerCore:
         cluster.clock = self.now_ms
 
     def now_ms(self) -> int:
-        return int((self._loop.time() - self._t0) * 1000)
+        return self.clock.now_ms()
 
     async def listen(self, nodes: int = 1) -> int:
         """Listen as ``nodes`` nodes, node 0 on the configured port, the others on any free
@@ -128,8 +128,7 @@ class BrokerCore:
         return self.cluster.port
 
     async def close(self) -> None:
-        for timer in self._timers.values():
-            timer.cancel()
+        self.clock.close()
         self.holds.close()
         for server in self._servers:
             server.close()
@@ -353,14 +352,9 @@ class BrokerCore:
                 future.set_result(answer)
 
     def _arm(self, group_id: str) -> None:
-        old = self._timers.pop(group_id, None)
-        if old is not None:
-            old.cancel()
         coordinator = self.cluster.groups.get(group_id)
         deadline = coordinator.next_deadline() if coordinator is not None else None
-        if deadline is not None:
-            self._timers[group_id] = self._loop.call_at(
-                self._t0 + deadline / 1000, self._tick, group_id, deadline)
+        self.clock.arm(group_id, deadline, functools.partial(self._tick, group_id))
 
     def _tick(self, group_id: str, deadline: int) -> None:
         coordinator = self.cluster.groups.get(group_id)

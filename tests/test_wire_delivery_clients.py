@@ -68,7 +68,8 @@ def _judged(client: str) -> list[tuple[str, str]]:
     """The client's story judged for I17: (member, rule) of each violation (played once per
     client: both tests below judge the same story, on the one worker of the real clients)."""
     outcome, seconds = _play(client)
-    assert [v for v in outcome.violations if not v.startswith("I17")] == [], outcome.story
+    story = "\n".join(outcome.story)
+    assert [v for v in outcome.violations if not v.startswith("I17")] == [], story
     delivery = outcome.delivery
     assert delivery is not None and delivery.caught_up, "I17 left unjudged"
     assert set(delivery.styles.values()) == set(hello(client, CLASSPATH).commit_styles)
