@@ -112,6 +112,7 @@ def test_upgrade_json_has_a_row_per_path(monkeypatch: pytest.MonkeyPatch,
     assert data["result"] == {"members": 4, "seed": 0, "rows": []}
 
 
+@pytest.mark.audit  # Spark: on the worker of the audit's other tests, never beside them
 def test_audit_json_is_its_summary(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     pytest.importorskip("pyspark")
     out = tmp_path / "audit"
