@@ -134,6 +134,12 @@ def test_a_close_aimed_at_one_member_drops_its_connection_instead_of_the_answer(
      6000),
     ("librdkafka", {"session_timeout_ms": 2000}, "SyncGroup", 5000),
     ("librdkafka", {"session_timeout_ms": 2000}, "Heartbeat", 2000),
+    ("java", {}, "Heartbeat", 30_000),
+    ("java@3.4.0", {"request_timeout_ms": 4000}, "OffsetCommit", 4000),
+    ("java@2.8.0", {"request_timeout_ms": 4000, "max_poll_interval_ms": 3000}, "JoinGroup",
+     8000),
+    ("java", {"request_timeout_ms": 10_000, "max_poll_interval_ms": 3000}, "JoinGroup",
+     10_000),
 ])
 def test_a_members_request_timeout_comes_from_its_driver_config(
         client: str, config: dict[str, int], api: str, expected_ms: int) -> None:
@@ -142,7 +148,7 @@ def test_a_members_request_timeout_comes_from_its_driver_config(
 
 
 def test_an_unmodelled_clients_request_timeout_is_refused() -> None:
-    for client in ("java", "kafka-python@2.0.2"):
+    for client in ("kafkajs", "kafka-python@2.0.2"):
         with pytest.raises(ValueError, match=f"{client!r} are not modelled"):
             request_timeout_ms(client, {}, "Heartbeat")
 

@@ -72,7 +72,7 @@ def test_a_wire_group_takes_its_longest_client_request_timeouts() -> None:
 
 
 def test_a_wire_group_with_an_unmodelled_client_has_no_request_timeouts() -> None:
-    timeouts = group_timeouts({"kafka-python", "java"}, {})
+    timeouts = group_timeouts({"kafka-python", "kafkajs"}, {})
     assert timeouts.join_request_timeout_ms is None and timeouts.sync_request_timeout_ms is None
 
 

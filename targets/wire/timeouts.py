@@ -10,8 +10,9 @@ it (kafka-python's ``request_timeout_ms``, librdkafka's ``socket.timeout.ms``) a
 client's default otherwise. Group requests have timeouts of their own. librdkafka gives
 JoinGroup ``max.poll.interval.ms`` plus a 3 s grace (the coordinator may park a join that
 long), SyncGroup ``session.timeout.ms`` plus the grace, Heartbeat ``session.timeout.ms`` and
-LeaveGroup 5 s; kafka-python (3.x, the harness's own) gives JoinGroup the larger of its
-request timeout and ``max_poll_interval_ms`` plus 5 s, as Kafka's Java client does. A client
+LeaveGroup 5 s; Kafka's Java client (``request.timeout.ms``, every release from 2.8.0 on)
+gives JoinGroup the larger of its request timeout and ``max.poll.interval.ms`` plus
+AbstractCoordinator's 5 s lapse, and kafka-python (3.x, the harness's own) does the same. A client
 (or a release of one) whose timeouts are not modelled here is refused rather than guessed.
 """
 
@@ -25,7 +26,7 @@ __all__ = ["DEFAULT_REQUEST_TIMEOUT_MS", "SETTLE_MARGIN_MS", "group_timeouts",
            "past_request_timeout", "request_timeout_ms"]
 
 #: each modelled client's own request timeout, when its driver sets none
-DEFAULT_REQUEST_TIMEOUT_MS = {"kafka-python": 30_000, "librdkafka": 60_000}
+DEFAULT_REQUEST_TIMEOUT_MS = {"java": 30_000, "kafka-python": 30_000, "librdkafka": 60_000}
 #: the drivers' settings when the config names none
 _DRIVER_DEFAULTS = {"session_timeout_ms": 6000, "max_poll_interval_ms": 6000,
                     "heartbeat_interval_ms": 500}
@@ -37,13 +38,15 @@ SETTLE_MARGIN_MS = 15_000
 
 def request_timeout_ms(client: str, config: Mapping[str, object], api: str) -> int:
     """How long a member of ``client`` run with driver ``config`` waits for an ``api``
-    answer before it gives the request up."""
+    answer before it gives the request up (every release of the Java client, ``java@V``,
+    runs the same timeouts)."""
+    client = "java" if client.partition("@")[0] == "java" else client
     if client not in DEFAULT_REQUEST_TIMEOUT_MS:
         raise ValueError(f"the request timeouts of {client!r} are not modelled; one of "
                          f"{', '.join(sorted(DEFAULT_REQUEST_TIMEOUT_MS))}")
     request = _setting(config, "request_timeout_ms", DEFAULT_REQUEST_TIMEOUT_MS[client])
     max_poll = _setting(config, "max_poll_interval_ms", _DRIVER_DEFAULTS["max_poll_interval_ms"])
-    if client == "kafka-python":
+    if client in ("java", "kafka-python"):
         return max(request, max_poll + _JOIN_MARGIN_MS) if api == "JoinGroup" else request
     session = _setting(config, "session_timeout_ms", _DRIVER_DEFAULTS["session_timeout_ms"])
     return {"JoinGroup": max_poll + _RDKAFKA_GRACE_MS, "SyncGroup": session + _RDKAFKA_GRACE_MS,

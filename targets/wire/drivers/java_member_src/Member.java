@@ -85,6 +85,9 @@ final class Member extends Thread implements ConsumerRebalanceListener {
         p.put("metadata.max.age.ms",
               String.valueOf(given.getOrDefault("metadata_max_age_ms", 300000)));
         p.put("auto.offset.reset", String.valueOf(given.getOrDefault("auto_offset_reset", "earliest")));
+        if (given.get("request_timeout_ms") != null) {  // else the client's own default
+            p.put("request.timeout.ms", String.valueOf(given.get("request_timeout_ms")));
+        }
         boolean auto = commits.style.equals("auto");
         p.put("enable.auto.commit", String.valueOf(given.getOrDefault("enable_auto_commit", auto)));
         if (given.get("auto_commit_interval_ms") != null) {
