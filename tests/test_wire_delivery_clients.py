@@ -64,9 +64,11 @@ def _play(client: str) -> tuple[Outcome, float]:
 
 
 @functools.cache
-def _judged(client: str) -> list[tuple[str, str]]:
-    """The client's story judged for I17: (member, rule) of each violation (played once per
-    client: both tests below judge the same story, on the one worker of the real clients)."""
+def _judged(client: str) -> tuple[list[tuple[str, str]], str]:
+    """The client's story judged for I17: (member, rule) of each violation, and what to
+    show when a test fails: the story, each violation's sentence and the delivery log
+    (played once per client: both tests below judge the same story, on the one worker of
+    the real clients)."""
     outcome, seconds = _play(client)
     story = "\n".join(outcome.story)
     assert [v for v in outcome.violations if not v.startswith("I17")] == [], story
@@ -75,19 +77,24 @@ def _judged(client: str) -> list[tuple[str, str]]:
     assert set(delivery.styles.values()) == set(hello(client, CLASSPATH).commit_styles)
     assert delivery.handed, "no record was handed"
     print(f"{client}: {seconds:.1f}s")
-    return [(v.member, v.rule) for v in judge_delivery(delivery).violations]
+    violations = judge_delivery(delivery).violations
+    shown = [story, *(v.sentence for v in violations),
+             *map(str, (*delivery.tenures, *delivery.commits, *delivery.handed))]
+    return [(v.member, v.rule) for v in violations], "\n".join(shown)
 
 
 @pytest.mark.parametrize("client", [*SHIPPED, "java"])
 def test_no_client_loses_skips_or_rehands_out_of_window_in_any_commit_style(
         client: str) -> None:
-    assert [v for v in _judged(client) if v[1] in HANDED_RULES] == []
+    found, shown = _judged(client)
+    assert [v for v in found if v[1] in HANDED_RULES] == [], shown
 
 
 @pytest.mark.parametrize("client", ["librdkafka", "aiokafka", "java"])
 def test_every_commit_of_a_client_lands_while_its_member_owns_the_partition(
         client: str) -> None:
-    assert _judged(client) == []
+    found, shown = _judged(client)
+    assert found == [], shown
 
 
 @pytest.mark.heavy  # a finding's story (tox -e wire); KafkaJS's own delivery test runs by default
