@@ -9,6 +9,11 @@ only the generation is old: rejoining with it spares the group a wait for the ol
 after REBALANCE_IN_PROGRESS (it only rejoins). Older releases gave the id up after
 ILLEGAL_GENERATION too; a profile says which rule its client follows.
 
+An answer the broker was steered to hold back for the member's whole session timeout or
+longer settles nothing either way: the session lapsed while the member waited (the
+coordinator expires an id whose heartbeats stop, and librdkafka's own session timer gives
+its id up and rejoins), so keeping the id and giving it up are both right.
+
 A member id given up without a LeaveGroup while the coordinator still holds it (an answer
 the broker was steered to give) is a member left behind (`left_behind`): the coordinator
 waits for it in the next join phase until its session ends; the report names how long that
@@ -35,6 +40,14 @@ class ErrorResponse:
     api: str
     error: str
     steered: bool = False
+    waited_ms: int | None = None  # from the request's arrival to its answer
+    session_ms: int | None = None  # the member's session timeout (its last JoinGroup's)
+
+    @property
+    def session_lapsed(self) -> bool:
+        """The answer was held back for the member's whole session timeout or longer."""
+        return self.steered and self.waited_ms is not None and self.session_ms is not None \
+            and self.waited_ms >= self.session_ms
 
 
 @dataclass(frozen=True)
@@ -51,8 +64,8 @@ class NextJoin:
 def member_id_after_error(answer: ErrorResponse, join: NextJoin,
                           profile: ClientProfile) -> list[str]:
     """I16 for one error answer and the member's next JoinGroup."""
-    if not answer.member_id:
-        return []  # nothing to keep: the request had no member id
+    if not answer.member_id or answer.session_lapsed:
+        return []  # nothing to keep: the request had no member id, or its session lapsed
     keeps = answer.error in profile.keeps_member_id_after
     kept = join.member_id == answer.member_id
     said = f"after {answer.error} on {answer.api}"

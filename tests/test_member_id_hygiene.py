@@ -23,6 +23,7 @@ OLD = replace(JAVA, name="old", keeps_member_id_after=frozenset({"REBALANCE_IN_P
 @dataclass(frozen=True)
 class _Request:
     member_id: str
+    session_timeout: int = 2000  # a JoinGroup's, in ms
 
 
 @dataclass(frozen=True)
@@ -86,6 +87,22 @@ def test_an_id_dropped_while_the_coordinator_held_it_is_a_member_left_behind() -
 def test_an_id_given_up_with_a_leave_group_is_not_left_behind() -> None:
     log = _story("UNKNOWN_MEMBER_ID", "", leave=True, steering="error UNKNOWN_MEMBER_ID")
     assert _judge(log) == ([], [])
+
+
+def test_an_answer_held_back_past_the_session_timeout_lets_the_member_drop_its_id() -> None:
+    """librdkafka's own session timer gives the id up when no answer came for a session
+    timeout; the coordinator expires the id too, so dropping it is right whatever the error."""
+    def story(held_ms: int) -> list[Exchange]:
+        return [_exchange(0, "JoinGroup", "m-1"),
+                _exchange(1, "Heartbeat", "m-1", "REBALANCE_IN_PROGRESS", ms=100,
+                          took=held_ms, steering="delay"),
+                _exchange(2, "JoinGroup", "", ms=100 + held_ms + 10)]
+
+    assert _judge(story(3000))[0] == []
+    assert _judge(story(2000))[0] == []
+    assert _judge(story(1500))[0] == ["I16: c1 gave its member id m-1 up after "
+                                      "REBALANCE_IN_PROGRESS on Heartbeat; its profile (java) "
+                                      "keeps it"]
 
 
 def test_another_members_join_is_not_the_next_join() -> None:

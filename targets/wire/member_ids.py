@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator, Sequence
 
 from ...broker.faults import error_name
+from ...broker.protocol import millis
 from ...broker.steering import Exchange
 from ...properties.member_id_rules import (
     ErrorResponse,
@@ -52,13 +53,18 @@ Rejoin = tuple[int, ErrorResponse, NextJoin | None]
 def error_answers(exchanges: Sequence[Exchange]) -> Iterator[Rejoin]:
     """Each judged error answer in the log, with the member's next JoinGroup (None: it
     sent none yet, or never, as a member that closed or was fenced for good)."""
+    sessions: dict[str, int] = {}  # client id → the session timeout its last join asked
     for i, e in enumerate(exchanges):
+        if e.api == "JoinGroup":
+            sessions[e.who.client_id] = millis(e.request.session_timeout)
         if e.api not in _GROUP_APIS or not e.error_code:
             continue
         error = error_name(e.error_code)
         if error in JUDGED_ERRORS:
+            waited = None if e.answered_ms is None else e.answered_ms - e.received_ms
             answer = ErrorResponse(e.who.client_id, _carried(e), e.api, error,
-                                 steered=e.steering is not None)
+                                   steered=e.steering is not None, waited_ms=waited,
+                                   session_ms=sessions.get(e.who.client_id))
             yield e.seq, answer, _next_join(exchanges[i + 1:], e.who.client_id,
                                             answer.member_id)
 
