@@ -10,8 +10,7 @@ thread and returns once the port is bound (a port per node: one node, or
 method hands a function to that loop and waits for its result (`_call`), so the harness's
 thread never touches broker state directly and each steering action takes effect between two
 requests, never inside one. Steering is per member and per API, the member named by client
-id, member id or group instance id (see `steering`). Use it as a context manager, or call
-`close`.
+id, member id or group instance id (see `steering`). Use it as a context manager.
 
 What fails inside the broker is kept in `failures` (`failure` gives the first): an exception
 of its thread or of a timer on its loop, and every ``internal error`` (a request the broker
@@ -27,7 +26,7 @@ import dataclasses
 import logging
 import threading
 import time
-from collections.abc import Callable, Coroutine, Mapping
+from collections.abc import Callable, Collection, Coroutine, Mapping
 from dataclasses import dataclass, field
 from types import TracebackType
 from typing import Any, TypeVar, get_args
@@ -231,9 +230,10 @@ class Broker:
     def partitions(self) -> dict[str, int]:
         return self._call(lambda core: core.cluster.topics.partition_counts())
 
-    def log_ends(self) -> dict[tuple[str, int], tuple[int, int]]:
-        """Each partition's log start offset and high watermark."""
-        return self._call(lambda core: core.cluster.topics.log_ends())
+    def log_ends(self, topics: Collection[str] | None = None
+                 ) -> dict[tuple[str, int], tuple[int, int]]:
+        """Each partition's log start offset and high watermark (``topics``: only theirs)."""
+        return self._call(lambda core: core.cluster.topics.log_ends(topics))
 
     # -- steering --------------------------------------------------------------------------
 
@@ -340,16 +340,18 @@ class Broker:
 
     # -- what the broker saw -----------------------------------------------------------------
 
-    def exchanges(self) -> list[Exchange]:
-        return self._call(lambda core: list(core.log))
+    def exchanges(self, after: int = -1) -> list[Exchange]:
+        """The exchanges kept, past sequence number ``after``, in arrival order."""
+        return self._call(lambda core: core.log.since(after))
 
-    def offset_commits(self, after: int = -1) -> tuple[list[CommitAnswer], int]:
-        """The OffsetCommits answered past exchange ``after`` (`commit_log`)."""
-        return self._call(lambda core: answered_commits(core.log.since(after), after))
+    def offset_commits(self, after: int = -1, group: str | None = None
+                       ) -> tuple[list[CommitAnswer], int]:
+        """`commit_log.answered_commits` past exchange ``after``."""
+        return self._call(lambda core: answered_commits(core.log.since(after), after, group))
 
     def steered(self, after: int = -1) -> list[Exchange]:
         """The exchanges steering answered, delayed or held, past sequence number ``after``."""
-        return self._call(lambda core: [e for e in core.log if e.seq > after and e.steering])
+        return self._call(lambda core: [e for e in core.log.since(after) if e.steering])
 
     def verdicts(self) -> list[Verdict]:
         return self._call(lambda core: list(core.checks.verdicts))

@@ -55,14 +55,16 @@ def _answer(e: Exchange) -> CommitAnswer:
         tuple(codes.get((t, p), top) for t, p, _ in offsets))
 
 
-def answered_commits(log: Iterable[Exchange], after: int = -1
+def answered_commits(log: Iterable[Exchange], after: int = -1, group: str | None = None
                      ) -> tuple[list[CommitAnswer], int]:
-    """The OffsetCommits answered past exchange ``after``, and the exchange to read past
-    next time: just below the first OffsetCommit still being served, else the last one."""
+    """The OffsetCommits (of ``group``, else of every group) answered past exchange
+    ``after``, and the exchange to read past next time: just below the first of those
+    OffsetCommits still being served, else the last one."""
     out: list[CommitAnswer] = []
     floor, pending = after, False
     for e in log:
-        if e.seq <= after:
+        if e.seq <= after or e.api_key == OFFSET_COMMIT and \
+                group not in (None, getattr(e.request, "group_id", None)):
             continue
         if e.api_key == OFFSET_COMMIT and e.response is None:
             pending = True

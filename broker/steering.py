@@ -252,9 +252,11 @@ class ExchangeLog:
         return iter(list(self._items))
 
     def since(self, seq: int) -> list[Exchange]:
-        """The exchanges past sequence number ``seq``, in arrival order."""
-        start = max(0, seq + 1 - self._items[0].seq) if self._items else 0
-        return list(itertools.islice(self._items, start, None))
+        """The exchanges past sequence number ``seq``, in arrival order (read from the
+        newest back: a deque's slice from the front costs the whole log)."""
+        out = list(itertools.takewhile(lambda e: e.seq > seq, reversed(self._items)))
+        out.reverse()
+        return out
 
     def __len__(self) -> int:
         return len(self._items)

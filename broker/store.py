@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import uuid
 import zlib
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from kio.records.readers import read_batch
@@ -152,10 +153,14 @@ class Topics:
     def partition_counts(self) -> dict[str, int]:
         return {name: len(t.partitions) for name, t in self._topics.items()}
 
-    def log_ends(self) -> dict[tuple[str, int], tuple[int, int]]:
-        """Each partition's log start offset and high watermark."""
+    def log_ends(self, names: Iterable[str] | None = None
+                 ) -> dict[tuple[str, int], tuple[int, int]]:
+        """Each partition's log start offset and high watermark (of the topics ``names``
+        that exist, else of every topic)."""
+        topics = self._topics if names is None else \
+            {n: self._topics[n] for n in names if n in self._topics}
         return {(name, i): (p.log_start, p.high_watermark)
-                for name, t in self._topics.items() for i, p in enumerate(t.partitions)}
+                for name, t in topics.items() for i, p in enumerate(t.partitions)}
 
     def create(self, name: str, partitions: int, now_ms: int = 0) -> Topic:
         if name in self._topics:

@@ -77,7 +77,7 @@ def _member(owned: set[tuple[str, int]], read: dict[tuple[str, int], int], **kw:
 
 
 def _backend(ends: dict[tuple[str, int], tuple[int, int]], commits: list[Any]) -> Any:
-    return SimpleNamespace(log_ends=lambda: ends, commits=lambda: commits)
+    return SimpleNamespace(log_ends=lambda _topics=None: ends, commits=lambda: commits)
 
 
 def test_settled_waits_until_each_owner_was_handed_its_partition_to_the_high_watermark() -> None:

@@ -109,7 +109,7 @@ class Deliveries:
         for (source, _, _), tenure in self.open.items():
             gone = self.ended.get(source)
             tenures.append(tenure if gone is None else _closed(tenure, gone.ts, gone.revoked))
-        ends = backend.log_ends()
+        ends = backend.log_ends({t.topic for t in tenures} | {t for t, _ in produced})
         owned = {t.tp for t in tenures if t.end is None}
         high = {tp: end for tp, (_, end) in ends.items()} or dict(produced)
         return DeliveryLog(

@@ -81,7 +81,8 @@ def read_to(backend: Backend, produced: Mapping[TopicPartition, int]
     the committed offset to its value. A commit that repeats the committed offset takes
     nothing over: a new owner's commit of every position (Java's ``commitSync()``) names
     the offset it fetched and started at, records it was never handed."""
-    ends = {tp: end for tp, (_, end) in backend.log_ends().items()} or dict(produced)
+    ends = {tp: end for tp, (_, end) in backend.log_ends({t for t, _ in produced}).items()} \
+        or dict(produced)
     committed: dict[TopicPartition, tuple[int, Committer]] = {}
     for answer in backend.commits():
         for (topic, partition, offset), code in zip(answer.offsets, answer.errors, strict=True):

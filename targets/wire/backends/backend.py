@@ -19,6 +19,7 @@ only; `factory` makes a backend by its name.
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Protocol
 
@@ -99,8 +100,10 @@ class Backend(Protocol):
     #: (none on the mock, which keeps no such log)
     def commits(self) -> list[CommitAnswer]: ...
 
-    #: each partition's (log start offset, high watermark); empty where it cannot tell (mock)
-    def log_ends(self) -> dict[tuple[str, int], tuple[int, int]]: ...
+    #: each partition of ``topics`` (None: of every topic): its (log start offset, high
+    #: watermark); empty where it cannot tell (mock)
+    def log_ends(self, topics: Collection[str] | None = None
+                 ) -> dict[tuple[str, int], tuple[int, int]]: ...
 
     def forget(self, member: str) -> None: ...  # it left or crashed: disarm what aims at it
 

@@ -38,6 +38,7 @@ from __future__ import annotations
 import itertools
 import threading
 import time
+from collections.abc import Collection
 from typing import TYPE_CHECKING, Any
 
 from ....properties.harness import Failures, ThreadFailure
@@ -158,8 +159,7 @@ class GroupcheckBackend:
         out = []
         for e in self.broker.steered(self._told_seq):
             self._told_seq = max(self._told_seq, e.seq)
-            group = getattr(e.request, "group_id", None)
-            if (e.steering or "").startswith("fail") and self.group in (None, group) \
+            if (e.steering or "").startswith("fail") and self._ours(e) \
                     and e.error_code in ERROR_NAMES:
                 generation = getattr(e.request, "generation_id", None)
                 out.append((e.who.client_id, ERROR_NAMES[e.error_code],
@@ -169,14 +169,16 @@ class GroupcheckBackend:
     def commits(self) -> list[CommitAnswer]:
         """Every OffsetCommit of this backend's group answered so far (`broker.commit_log`);
         each call reads only the exchanges logged since the last."""
-        answers, self._commit_floor = self.broker.offset_commits(self._commit_floor)
+        answers, self._commit_floor = self.broker.offset_commits(self._commit_floor,
+                                                                 self.group)
         for answer in answers:
             if self.group in (None, answer.group):
                 self._commits.setdefault(answer.seq, answer)
         return sorted(self._commits.values(), key=lambda a: a.seq)
 
-    def log_ends(self) -> dict[tuple[str, int], tuple[int, int]]:
-        return self.broker.log_ends()
+    def log_ends(self, topics: Collection[str] | None = None
+                 ) -> dict[tuple[str, int], tuple[int, int]]:
+        return self.broker.log_ends(topics)
 
     def forget(self, member: str) -> None:
         """``member`` left or crashed: no rule aimed at it fires on whoever joins next
@@ -223,8 +225,7 @@ class GroupcheckBackend:
         answered since the last call; one still waiting (while its member is in the group),
         or an exchange not answered yet, keeps the scan's floor below it."""
         members = self._member_names()
-        exchanges = [e for e in self.broker.exchanges() if e.seq > self._rejoin_floor
-                     and self.group in (None, getattr(e.request, "group_id", None))]
+        exchanges = [e for e in self.broker.exchanges(self._rejoin_floor) if self._ours(e)]
         out, waiting = [], [e.seq for e in exchanges if e.answered_ms is None]
         for seq, answer, join in error_answers(exchanges):
             if join is None or join.waited_ms is None:
@@ -236,18 +237,22 @@ class GroupcheckBackend:
             self._rejoin_floor = min(waiting, default=exchanges[-1].seq + 1) - 1
         return out
 
+    def _ours(self, e: Exchange) -> bool:
+        """An exchange of this backend's group (any, for a backend of every group)."""
+        return self.group in (None, getattr(e.request, "group_id", None))
+
     def silent(self, quiet_ms: int) -> dict[str, int]:
         """Members silent since their SyncGroup answer (`silence.silent_after_sync`)."""
-        return silent_after_sync(self.broker.exchanges(), quiet_ms)
+        return silent_after_sync([e for e in self.broker.exchanges() if self._ours(e)],
+                                 quiet_ms)
 
     def last_joins(self) -> dict[str, LastJoin]:
         """Each member's latest JoinGroup of this backend's group and its answer
         (`refusals.last_joins`); each call reads only the exchanges logged since the last
         (a step asks on every tick of a wait), keeping each member's latest JoinGroup."""
-        log = self.broker.exchanges()
-        start = max(0, self._joins_seq + 1 - log[0].seq) if log else 0
-        for e in log[start:]:
-            if e.api == "JoinGroup" and self.group in (None, getattr(e.request, "group_id", None)):
+        log = self.broker.exchanges(self._joins_seq)
+        for e in log:
+            if e.api == "JoinGroup" and self._ours(e):
                 self._joins[e.who.client_id] = e
         self._joins_seq = log[-1].seq if log else self._joins_seq
         return last_joins(self._joins.values())

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import threading
 import time
+from collections.abc import Collection
 from typing import TYPE_CHECKING
 
 from ....properties.harness import ThreadFailure
@@ -192,7 +193,8 @@ class MockBackend:
         """None: the proxy keeps no OffsetCommit log (the members' own events still tell)."""
         return []
 
-    def log_ends(self) -> dict[tuple[str, int], tuple[int, int]]:
+    def log_ends(self, topics: Collection[str] | None = None
+                 ) -> dict[tuple[str, int], tuple[int, int]]:
         """None known: the mock does not say (the wire group counts what it produced)."""
         return {}
 
