@@ -13,7 +13,7 @@ from groupcheck.model.spec import ReferenceModel
 from groupcheck.properties.group import GroupView
 from groupcheck.properties.member_id_rules import ErrorResponse, NextJoin, member_id_after_error
 from groupcheck.properties.membership import PROFILE_TABLE, ClientProfile
-from groupcheck.targets.wire.member_ids import judge_member_ids
+from groupcheck.targets.wire.member_ids import error_answers, judge_member_ids
 
 JAVA = PROFILE_TABLE["java"]
 #: a release that gave its id up after ILLEGAL_GENERATION too (Kafka's client before 3.x)
@@ -89,20 +89,32 @@ def test_an_id_given_up_with_a_leave_group_is_not_left_behind() -> None:
     assert _judge(log) == ([], [])
 
 
+def _held(held_ms: int) -> list[Exchange]:
+    """A member (session 2 s) whose Heartbeat answer the broker held ``held_ms``, then its
+    join without its id."""
+    return [_exchange(0, "JoinGroup", "m-1"),
+            _exchange(1, "Heartbeat", "m-1", "REBALANCE_IN_PROGRESS", ms=100, took=held_ms,
+                      steering="delay"),
+            _exchange(2, "JoinGroup", "", ms=100 + held_ms + 10)]
+
+
 def test_an_answer_held_back_past_the_session_timeout_lets_the_member_drop_its_id() -> None:
     """librdkafka's own session timer gives the id up when no answer came for a session
     timeout; the coordinator expires the id too, so dropping it is right whatever the error."""
-    def story(held_ms: int) -> list[Exchange]:
-        return [_exchange(0, "JoinGroup", "m-1"),
-                _exchange(1, "Heartbeat", "m-1", "REBALANCE_IN_PROGRESS", ms=100,
-                          took=held_ms, steering="delay"),
-                _exchange(2, "JoinGroup", "", ms=100 + held_ms + 10)]
-
-    assert _judge(story(3000))[0] == []
-    assert _judge(story(2000))[0] == []
-    assert _judge(story(1500))[0] == ["I16: c1 gave its member id m-1 up after "
+    assert _judge(_held(3000))[0] == []
+    assert _judge(_held(2000))[0] == []
+    assert _judge(_held(1500))[0] == ["I16: c1 gave its member id m-1 up after "
                                       "REBALANCE_IN_PROGRESS on Heartbeat; its profile (java) "
                                       "keeps it"]
+
+
+def test_a_log_read_a_part_at_a_time_keeps_each_members_session_timeout() -> None:
+    sessions: dict[str, int] = {}
+    log = _held(3000)
+    assert list(error_answers(log[:1], sessions)) == []
+    [(_, answer, join)] = list(error_answers(log[1:], sessions))
+    assert answer.session_lapsed and join is not None
+    assert member_id_after_error(answer, join, JAVA) == []
 
 
 def test_another_members_join_is_not_the_next_join() -> None:

@@ -50,10 +50,13 @@ def _next_join(later: Sequence[Exchange], client: str, member_id: str) -> NextJo
 Rejoin = tuple[int, ErrorResponse, NextJoin | None]
 
 
-def error_answers(exchanges: Sequence[Exchange]) -> Iterator[Rejoin]:
+def error_answers(exchanges: Sequence[Exchange], sessions: dict[str, int] | None = None
+                  ) -> Iterator[Rejoin]:
     """Each judged error answer in the log, with the member's next JoinGroup (None: it
-    sent none yet, or never, as a member that closed or was fenced for good)."""
-    sessions: dict[str, int] = {}  # client id → the session timeout its last join asked
+    sent none yet, or never, as a member that closed or was fenced for good).
+    ``sessions``: client id → the session timeout its latest JoinGroup asked, kept up to
+    date here (a caller that reads the log a part at a time keeps it between calls)."""
+    sessions = {} if sessions is None else sessions
     for i, e in enumerate(exchanges):
         if e.api == "JoinGroup":
             sessions[e.who.client_id] = millis(e.request.session_timeout)
