@@ -10,8 +10,13 @@ pytest.importorskip("confluent_kafka")
 #: minutes of real clients: run by ``tox -e wire`` (``pytest -m wire``), not by default
 pytestmark = [pytest.mark.wire, pytest.mark.slow]
 
+from groupcheck.model.events import read_events  # noqa: E402
+from groupcheck.model.group_events import Settle  # noqa: E402
+from groupcheck.model.replay import load, replay_events  # noqa: E402
+
+from helpers.environment import group_target_factory  # noqa: E402
 from helpers.wire_cases import slow_revoke, smoke, with_profiles  # noqa: E402
-from test_drivers import need, replay, run  # noqa: E402
+from test_drivers import FINDINGS, need, replay, run  # noqa: E402
 
 
 @pytest.mark.parametrize("assignor", ["range", "roundrobin", "sticky", "cooperative-sticky"])
@@ -29,6 +34,27 @@ def test_finding_java_member_stalled_past_max_poll_interval_overlaps_until_its_n
     data, violations, story = replay("wire-java-range-adversarial-stall-I1.json")
     assert violations and all(v.startswith("I1:") and "while c2 still owned it" in v
                               for v in violations), story
+
+
+def test_finding_librdkafka_member_held_past_its_session_overlaps_until_its_own_timer(
+        ) -> None:
+    """findings/wire-librdkafka-range-held-answer-I1.json: the coordinator holds c1's
+    OffsetCommit answer 11 s; its heartbeats wait behind it on the connection, so the
+    coordinator expires c1 and gives its partitions to c2 while c1 still owns them (I1).
+    Played on, librdkafka's own session timer reports them lost (not revoked) and the next
+    generation shares them between both, with nothing else found."""
+    need("librdkafka")
+    data = load(FINDINGS / "wire-librdkafka-range-held-answer-I1.json")
+    target = group_target_factory(data["target"])()
+    outcome = replay_events(target, [*read_events(data["events"]), Settle()],
+                            wanted=lambda _: False)
+    story = "\n".join(outcome.story)
+    assert outcome.violations and all(v.startswith("I1:") and "while c1-61 still owned" in v
+                                      for v in outcome.violations), story
+    assert outcome.delivery is not None
+    first = [t for t in outcome.delivery.tenures if t.member == "c1-61" and t.generation == 1]
+    assert first and all(t.end is not None and not t.revoked for t in first), story
+    assert {t.member for t in outcome.delivery.tenures if t.end is None} == {"c1-61", "c2-61"}
 
 
 def test_wire_java_revoke_callback_slower_than_the_rebalance() -> None:
