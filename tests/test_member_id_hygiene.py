@@ -117,6 +117,27 @@ def test_a_log_read_a_part_at_a_time_keeps_each_members_session_timeout() -> Non
     assert member_id_after_error(answer, join, JAVA) == []
 
 
+def test_a_join_sent_before_the_error_answer_went_out_is_not_the_next_join() -> None:
+    """librdkafka's heartbeat with a member id it has just been given is answered
+    UNKNOWN_MEMBER_ID while its JoinGroup with that id is already on its way: that join
+    says nothing of what the client did with the answer; the one after it does."""
+    log = [_exchange(0, "Heartbeat", "m-2", "UNKNOWN_MEMBER_ID", ms=2323, took=0),
+           _exchange(1, "JoinGroup", "m-2", ms=2323, took=1400)]
+    assert _judge(log) == ([], [])
+    late = [*log, _exchange(2, "JoinGroup", "m-2", ms=4000)]
+    assert _judge(late)[0] == ["I16: c1 rejoined with its member id m-2 after "
+                               "UNKNOWN_MEMBER_ID on Heartbeat; its profile (java) gives it up"]
+
+
+def test_an_error_answered_before_the_next_join_supersedes_the_first() -> None:
+    """REBALANCE_IN_PROGRESS on a Heartbeat, then (the join under way) UNKNOWN_MEMBER_ID on
+    the JoinGroup: the member's next join, without its id, answers the second error."""
+    log = [_exchange(0, "Heartbeat", "m-1", "REBALANCE_IN_PROGRESS", ms=100, took=0),
+           _exchange(1, "JoinGroup", "m-1", "UNKNOWN_MEMBER_ID", ms=100, took=1),
+           _exchange(2, "JoinGroup", "", ms=500)]
+    assert _judge(log) == ([], [])
+
+
 def test_another_members_join_is_not_the_next_join() -> None:
     log = [_exchange(0, "Heartbeat", "m-1", "ILLEGAL_GENERATION"),
            _exchange(1, "JoinGroup", "", client="c2", ms=10),

@@ -10,6 +10,7 @@ falls back to the connection's last member id when the request carries none.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Sequence
+from typing import Literal
 
 from ...broker.faults import error_name
 from ...broker.protocol import millis
@@ -34,15 +35,28 @@ def _carried(exchange: Exchange) -> str:
     return str(getattr(exchange.request, "member_id", "") or "")
 
 
-def _next_join(later: Sequence[Exchange], client: str, member_id: str) -> NextJoin | None:
+def _judged(e: Exchange) -> str:
+    """The judged error ``e`` was answered with ('' for none)."""
+    error = error_name(e.error_code) if e.api in _GROUP_APIS and e.error_code else ""
+    return error if error in JUDGED_ERRORS else ""
+
+
+def _next_join(later: Sequence[Exchange], client: str, member_id: str,
+               answered_ms: int) -> NextJoin | None | Literal["superseded"]:
+    """The client's first JoinGroup that reached the broker after the error's answer went
+    out (strictly later, in the log's milliseconds): one sent before, as a join already under
+    way when the answer came, says nothing of what the client did with it. A judged error
+    answered to the client first supersedes this one: the join answers that one."""
     left = False
     for e in later:
         if e.who.client_id != client:
             continue
         left = left or (e.api == "LeaveGroup" and e.who.member_id == member_id)
-        if e.api == "JoinGroup":
+        if e.api == "JoinGroup" and e.received_ms > answered_ms:
             waited = None if e.answered_ms is None else e.answered_ms - e.received_ms
             return NextJoin(_carried(e), left, waited)
+        if _judged(e):
+            return "superseded"
     return None
 
 
@@ -52,24 +66,26 @@ Rejoin = tuple[int, ErrorResponse, NextJoin | None]
 
 def error_answers(exchanges: Sequence[Exchange], sessions: dict[str, int] | None = None
                   ) -> Iterator[Rejoin]:
-    """Each judged error answer in the log, with the member's next JoinGroup (None: it
-    sent none yet, or never, as a member that closed or was fenced for good).
+    """Each judged error answer in the log (but one a later error answer to its member
+    superseded), with the member's next JoinGroup (None: the
+    answer has not gone out, or the member sent none since, or never will, as a member that
+    closed or was fenced for good).
     ``sessions``: client id → the session timeout its latest JoinGroup asked, kept up to
     date here (a caller that reads the log a part at a time keeps it between calls)."""
     sessions = {} if sessions is None else sessions
     for i, e in enumerate(exchanges):
         if e.api == "JoinGroup":
             sessions[e.who.client_id] = millis(e.request.session_timeout)
-        if e.api not in _GROUP_APIS or not e.error_code:
-            continue
-        error = error_name(e.error_code)
-        if error in JUDGED_ERRORS:
+        error = _judged(e)
+        if error:
             waited = None if e.answered_ms is None else e.answered_ms - e.received_ms
             answer = ErrorResponse(e.who.client_id, _carried(e), e.api, error,
                                    steered=e.steering is not None, waited_ms=waited,
                                    session_ms=sessions.get(e.who.client_id))
-            yield e.seq, answer, _next_join(exchanges[i + 1:], e.who.client_id,
-                                            answer.member_id)
+            later = None if e.answered_ms is None else _next_join(
+                exchanges[i + 1:], e.who.client_id, answer.member_id, e.answered_ms)
+            if not isinstance(later, str):  # a superseded answer is not judged
+                yield e.seq, answer, later
 
 
 def judge_member_ids(exchanges: Sequence[Exchange],
