@@ -13,7 +13,7 @@ from groupcheck.model.spec import ReferenceModel
 from groupcheck.properties.group import GroupView
 from groupcheck.properties.member_id_rules import ErrorResponse, NextJoin, member_id_after_error
 from groupcheck.properties.membership import PROFILE_TABLE, ClientProfile
-from groupcheck.targets.wire.member_ids import error_answers, judge_member_ids
+from groupcheck.targets.wire.member_ids import Ledger, error_answers, judge_member_ids
 
 JAVA = PROFILE_TABLE["java"]
 #: a release that gave its id up after ILLEGAL_GENERATION too (Kafka's client before 3.x)
@@ -29,6 +29,7 @@ class _Request:
 @dataclass(frozen=True)
 class _Response:
     error_code: int
+    member_id: str = ""  # a JoinGroup's
 
 
 def _exchange(seq: int, api: str, member_id: str, error: str = "", *, client: str = "c1",
@@ -109,10 +110,10 @@ def test_an_answer_held_back_past_the_session_timeout_lets_the_member_drop_its_i
 
 
 def test_a_log_read_a_part_at_a_time_keeps_each_members_session_timeout() -> None:
-    sessions: dict[str, int] = {}
+    ledger = Ledger()
     log = _held(3000)
-    assert list(error_answers(log[:1], sessions)) == []
-    [(_, answer, join)] = list(error_answers(log[1:], sessions))
+    assert list(error_answers(log[:1], ledger)) == []
+    [(_, answer, join)] = list(error_answers(log[1:], ledger))
     assert answer.session_lapsed and join is not None
     assert member_id_after_error(answer, join, JAVA) == []
 
@@ -136,6 +137,21 @@ def test_an_error_answered_before_the_next_join_supersedes_the_first() -> None:
            _exchange(1, "JoinGroup", "m-1", "UNKNOWN_MEMBER_ID", ms=100, took=1),
            _exchange(2, "JoinGroup", "", ms=500)]
     assert _judge(log) == ([], [])
+
+
+def test_unknown_member_id_to_a_pending_id_is_not_judged() -> None:
+    """KIP-394: the id MEMBER_ID_REQUIRED handed out is pending until a join carries it;
+    Kafka's coordinator answers a heartbeat with it UNKNOWN_MEMBER_ID (librdkafka sends one
+    while its join is under way), and joining with it is right."""
+    handed = replace(_exchange(0, "JoinGroup", ""), response=_Response(79, "m-2"))
+    log = [handed, _exchange(1, "Heartbeat", "m-2", "UNKNOWN_MEMBER_ID", ms=10, took=0),
+           _exchange(2, "JoinGroup", "m-2", ms=20)]
+    assert _judge(log) == ([], [])
+    joined = [handed, _exchange(1, "JoinGroup", "m-2", ms=5, took=1),
+              _exchange(2, "Heartbeat", "m-2", "UNKNOWN_MEMBER_ID", ms=10, took=0),
+              _exchange(3, "JoinGroup", "m-2", ms=20)]
+    assert _judge(joined)[0] == ["I16: c1 rejoined with its member id m-2 after "
+                                 "UNKNOWN_MEMBER_ID on Heartbeat; its profile (java) gives it up"]
 
 
 def test_another_members_join_is_not_the_next_join() -> None:

@@ -10,6 +10,7 @@ falls back to the connection's last member id when the request carries none.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass, field
 from typing import Literal
 
 from ...broker.faults import error_name
@@ -23,16 +24,44 @@ from ...properties.member_id_rules import (
 )
 from ...properties.membership import ClientProfile
 
-__all__ = ["JUDGED_ERRORS", "Rejoin", "error_answers", "judge_member_ids"]
+__all__ = ["JUDGED_ERRORS", "Ledger", "Rejoin", "error_answers", "judge_member_ids"]
 
 #: the coordinator errors after which a member must rejoin, keeping its id or not
 JUDGED_ERRORS = frozenset({"UNKNOWN_MEMBER_ID", "FENCED_INSTANCE_ID", "ILLEGAL_GENERATION",
                            "REBALANCE_IN_PROGRESS"})
 _GROUP_APIS = frozenset({"JoinGroup", "SyncGroup", "Heartbeat", "OffsetCommit"})
+_MEMBER_ID_REQUIRED = 79
 
 
 def _carried(exchange: Exchange) -> str:
     return str(getattr(exchange.request, "member_id", "") or "")
+
+
+@dataclass
+class Ledger:
+    """What `error_answers` keeps of the log read so far (a caller that reads it a part at a
+    time keeps one between calls): each client's session timeout (its latest JoinGroup's),
+    and the member id KIP-394 handed it (MEMBER_ID_REQUIRED) that no answered JoinGroup has
+    carried yet: a pending id, which Kafka's coordinator does not count as a member, so it
+    answers the client's heartbeat with it UNKNOWN_MEMBER_ID while its join is under way."""
+
+    sessions: dict[str, int] = field(default_factory=dict)
+    pending: dict[str, str] = field(default_factory=dict)
+
+    def note(self, e: Exchange) -> None:
+        """Take in one exchange, in the log's order."""
+        if e.api != "JoinGroup":
+            return
+        client = e.who.client_id
+        self.sessions[client] = millis(e.request.session_timeout)
+        if e.error_code == _MEMBER_ID_REQUIRED:
+            self.pending[client] = str(getattr(e.response, "member_id", ""))
+        elif e.answered_ms is not None and self.pending.get(client) == _carried(e):
+            del self.pending[client]
+
+    def is_pending(self, e: Exchange) -> bool:
+        """``e`` carried its client's pending id."""
+        return bool(_carried(e)) and self.pending.get(e.who.client_id) == _carried(e)
 
 
 def _judged(e: Exchange) -> str:
@@ -64,24 +93,21 @@ def _next_join(later: Sequence[Exchange], client: str, member_id: str,
 Rejoin = tuple[int, ErrorResponse, NextJoin | None]
 
 
-def error_answers(exchanges: Sequence[Exchange], sessions: dict[str, int] | None = None
+def error_answers(exchanges: Sequence[Exchange], ledger: Ledger | None = None
                   ) -> Iterator[Rejoin]:
-    """Each judged error answer in the log (but one a later error answer to its member
-    superseded), with the member's next JoinGroup (None: the
+    """Each judged error answer in the log, with the member's next JoinGroup (None: the
     answer has not gone out, or the member sent none since, or never will, as a member that
-    closed or was fenced for good).
-    ``sessions``: client id → the session timeout its latest JoinGroup asked, kept up to
-    date here (a caller that reads the log a part at a time keeps it between calls)."""
-    sessions = {} if sessions is None else sessions
+    closed or was fenced for good). Not judged: an answer a later error answer to its member
+    superseded, and UNKNOWN_MEMBER_ID to a pending id (`Ledger`: the id is not unknown)."""
+    ledger = Ledger() if ledger is None else ledger
     for i, e in enumerate(exchanges):
-        if e.api == "JoinGroup":
-            sessions[e.who.client_id] = millis(e.request.session_timeout)
+        ledger.note(e)
         error = _judged(e)
-        if error:
+        if error and not (error == "UNKNOWN_MEMBER_ID" and ledger.is_pending(e)):
             waited = None if e.answered_ms is None else e.answered_ms - e.received_ms
             answer = ErrorResponse(e.who.client_id, _carried(e), e.api, error,
                                    steered=e.steering is not None, waited_ms=waited,
-                                   session_ms=sessions.get(e.who.client_id))
+                                   session_ms=ledger.sessions.get(e.who.client_id))
             later = None if e.answered_ms is None else _next_join(
                 exchanges[i + 1:], e.who.client_id, answer.member_id, e.answered_ms)
             if not isinstance(later, str):  # a superseded answer is not judged

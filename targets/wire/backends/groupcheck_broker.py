@@ -43,7 +43,7 @@ from typing import TYPE_CHECKING, Any
 
 from ....properties.harness import Failures, ThreadFailure
 from ....properties.member_id_rules import ErrorResponse, NextJoin
-from ..member_ids import error_answers
+from ..member_ids import Ledger, error_answers
 from ..refusals import LastJoin, last_joins
 from ..silence import silent_after_sync
 from .backend import BackendUnavailable, GroupRound
@@ -101,7 +101,7 @@ class GroupcheckBackend:
         self._told_seq = -1  # the last exchange `told` read
         self._joins_seq, self._joins = -1, dict[str, "Exchange"]()  # `last_joins`: read
         self._rejoin_floor, self._rejoined = -1, set[int]()  # `rejoins`: below, all judged
-        self._sessions: dict[str, int] = {}  # `rejoins`: each member's session timeout
+        self._ledger = Ledger()  # `rejoins`: what the log read so far says of each member
         self._tags = itertools.count(1)
         self._commit_floor, self._commits = -1, dict[int, "CommitAnswer"]()  # `commits`: read
 
@@ -228,7 +228,7 @@ class GroupcheckBackend:
         members = self._member_names()
         exchanges = [e for e in self.broker.exchanges(self._rejoin_floor) if self._ours(e)]
         out, waiting = [], [e.seq for e in exchanges if e.answered_ms is None]
-        for seq, answer, join in error_answers(exchanges, self._sessions):
+        for seq, answer, join in error_answers(exchanges, self._ledger):
             if join is None or join.waited_ms is None:
                 waiting += [seq] if answer.member in members else []
             elif seq not in self._rejoined:
