@@ -72,10 +72,11 @@ def _judged(e: Exchange) -> str:
 
 def _next_join(later: Sequence[Exchange], client: str, member_id: str,
                answered_ms: int) -> NextJoin | None | Literal["superseded"]:
-    """The client's first JoinGroup that reached the broker after the error's answer went
-    out (strictly later, in the log's milliseconds): one sent before, as a join already under
-    way when the answer came, says nothing of what the client did with it. A judged error
-    answered to the client first supersedes this one: the join answers that one."""
+    """The client's first JoinGroup the broker read after the millisecond the error's answer
+    went out: one read in that same millisecond was already on its way (the broker reads a
+    connection's next request as soon as it has written the answer), and says nothing of
+    what the client did with the answer. A judged error answered to the client first
+    supersedes this one: the join answers that one."""
     left = False
     for e in later:
         if e.who.client_id != client:
