@@ -32,7 +32,8 @@ def _answer(ts: int, member: str, offsets: tuple[tuple[str, int, int], ...],
 
 
 def _backend(commits: list[Any]) -> Any:
-    return SimpleNamespace(commits=lambda: commits, log_ends=lambda: {("t0", 0): (0, 3)})
+    return SimpleNamespace(commits=lambda: commits,
+                           log_ends=lambda _topics=None: {("t0", 0): (0, 3)})
 
 
 def test_records_tenures_and_commits_are_read_from_the_log_and_the_coordinator() -> None:
