@@ -8,7 +8,8 @@ handed twice is within its duplicate window. Each test skips only when its clien
 is missing. What KafkaJS does is tested as what it does: it hands a partition to two
 members at once (findings/wire-kafkajs-roundrobin-delivery-duplicate-I17.json). librdkafka's
 auto-commit lands at the unassign after its revoke callback, in the generation the member
-owned the partition at, before the next owner starts: within I17.
+owned the partition at, before the next owner starts: within I17. kafka-python now and then
+rewinds a partition that comes back to a member (`KNOWN`, its finding), and holds otherwise.
 """
 
 from __future__ import annotations
@@ -83,11 +84,19 @@ def _judged(client: str) -> tuple[list[tuple[str, str]], str]:
     return [(v.member, v.rule) for v in violations], "\n".join(shown)
 
 
+#: what each client is known to do wrong on this story (its finding), else nothing:
+#: kafka-python now and then hands a partition that comes back to a member the records it
+#: fetched in its earlier tenure, before the committed offset (a rewind, so a duplicate too:
+#: findings/wire-kafka-python-range-stale-prefetch-I17.json)
+KNOWN = {"kafka-python": {"start-earlier", "duplicate"}}
+
+
 @pytest.mark.parametrize("client", [*SHIPPED, "java"])
 def test_no_client_loses_skips_or_rehands_out_of_window_in_any_commit_style(
         client: str) -> None:
     found, shown = _judged(client)
-    assert [v for v in found if v[1] in HANDED_RULES] == [], shown
+    rules = {rule for _, rule in found if rule in HANDED_RULES}
+    assert rules in (set(), KNOWN.get(client, set())), shown
 
 
 @pytest.mark.parametrize("client", ["librdkafka", "aiokafka", "java"])
