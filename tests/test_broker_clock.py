@@ -45,7 +45,7 @@ def test_a_timer_due_in_a_stall_fires_once_the_clock_without_the_stall_reaches_i
 
 
 def test_an_unstalled_timer_fires_on_time_and_the_clock_never_goes_back() -> None:
-    async def run() -> tuple[list[int], list[int]]:
+    async def run() -> tuple[list[int], list[int], float]:
         clock = LoopClock(asyncio.get_running_loop())
         fired: list[int] = []
         clock.arm("g", 100, fired.append)
@@ -54,11 +54,12 @@ def test_an_unstalled_timer_fires_on_time_and_the_clock_never_goes_back() -> Non
             readings.append(clock.now_ms())
             await asyncio.sleep(0.03)
         clock.close()
-        return fired, readings
+        return fired, readings, clock.stalled_s
 
-    fired, readings = asyncio.run(run())
+    fired, readings, stalled = asyncio.run(run())
     assert fired == [100]
-    assert readings == sorted(readings) and readings[-1] >= 150
+    # five sleeps of 30 ms, less any stall a busy machine imposed (the clock leaves it out)
+    assert readings == sorted(readings) and readings[-1] + 1000 * stalled >= 150
 
 
 def _member(broker: Broker) -> tuple[RawClient, str]:
