@@ -87,13 +87,20 @@ def _late(bound: SettleBound, started_ms: int, now_ms: int) -> str:
             f"{bound.derivation}")
 
 
+def _left(bound: SettleBound | None, started_ms: int, now_ms: int) -> int | None:
+    """How long a step may wait for the group: what is left of the bound (a wait past it
+    could only end in I11)."""
+    return None if bound is None else max(bound.ms - (now_ms - started_ms), 0) + 1
+
+
 def settle(model: ReferenceModel, target: GroupTarget) -> list[str]:
     """I11: with no membership change the group settles within a bounded number of
     rebalances (``MAX_SETTLE_GENERATIONS``, one more for each error injected since the last
     settle; a group past them and still unsettled fails at once), and, on a target that
     states its timeouts, within the time `settle_bound` derives from them (logical time on
-    a target with a clock, ``SETTLE_STEP_CAP`` steps at most), else within
-    ``SETTLE_BUDGET`` protocol steps."""
+    a target with a clock, ``SETTLE_STEP_CAP`` steps at most; a target of real clients
+    waits for its group no longer than the bound leaves), else within ``SETTLE_BUDGET``
+    protocol steps."""
     allowed = MAX_SETTLE_GENERATIONS + model.injected_errors
     bound = _bound(model, target, allowed)
     start, _ = observe(model, target)
@@ -112,11 +119,13 @@ def settle(model: ReferenceModel, target: GroupTarget) -> list[str]:
         if bound is not None and _now_ms(target) - started > bound.ms:
             model.judge("I11")
             return out + [_late(bound, started, _now_ms(target))]
-        if not target.step():
+        if not target.step(_left(bound, started, _now_ms(target))):
             view, problems = observe(model, target)
             out += problems
             if not view.settled and not out:
-                out.append("I11: the group is idle but not settled")
+                out.append(_late(bound, started, _now_ms(target)) if bound is not None and
+                           _now_ms(target) - started > bound.ms else
+                           "I11: the group is idle but not settled")
             break
     else:
         model.judge("I11")

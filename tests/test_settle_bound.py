@@ -82,7 +82,7 @@ class _NeverSettles(BuiltinGroup):
 class _FrozenClock(_NeverSettles):
     """Busy for ever without moving its clock (a livelock): the step cap stops it."""
 
-    def step(self) -> bool:
+    def step(self, within_ms: int | None = None) -> bool:
         return True
 
 
@@ -95,6 +95,18 @@ class _Flapping(_NeverSettles):
         self.looks += 1
         view = super().view()
         return replace(view, generation=view.generation + self.looks)
+
+
+class _IdleUnsettled(_NeverSettles):
+    """A group of real clients gone quiet before it settled: a step waits as long as it is
+    let, then reports that nothing happened (the clock moves by the wait)."""
+
+    waits: list[int | None]
+
+    def step(self, within_ms: int | None = None) -> bool:
+        self.waits = [*getattr(self, "waits", []), within_ms]
+        self.now += 60_000 if within_ms is None else within_ms
+        return False
 
 
 def _settle_on(target: BuiltinGroup) -> list[str]:
@@ -116,6 +128,17 @@ def test_a_group_that_never_settles_fails_past_the_bound_its_timeouts_give() -> 
     assert bound.ms < waited <= target.clock_ms
     assert out[0].endswith(f"the bound is {bound.ms} ms = {bound.derivation}")
     assert "rebalance timeout 30000" in bound.derivation
+
+
+def test_an_idle_group_is_waited_for_only_what_is_left_of_the_bound() -> None:
+    """A step's wait is what the settle bound leaves (not a fixed minute): the settle of a
+    quiet, unsettled group ends just past the bound, judged against it."""
+    target = _IdleUnsettled("idle")
+    out = _settle_on(target)
+    bound = settle_bound(target.timeouts, Disturbances(E.MAX_SETTLE_GENERATIONS))
+    assert target.waits == [bound.ms + 1]
+    assert out == [f"I11: not settled after {bound.ms + 1} ms; the bound is {bound.ms} ms = "
+                   f"{bound.derivation}"]
 
 
 def test_a_group_whose_clock_never_moves_fails_at_the_step_cap() -> None:

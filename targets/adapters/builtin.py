@@ -312,7 +312,8 @@ class BuiltinGroup:
         self._idle.clear()
         return True
 
-    def step(self) -> bool:
+    def step(self, within_ms: int | None = None) -> bool:
+        """One step of the logical clock (``within_ms`` is for targets that wait)."""
         if self._deliver_next() or self._poll_one():
             return True
         if not any(not m.closed for m in self.members.values()) and \

@@ -281,10 +281,11 @@ class WireGroup(Steered):
                 if r.complete and r.generation not in self.shown_rounds]
 
     @checked
-    def step(self) -> bool:
-        """Show the next entry or completed generation; with none, wait (bounded) for one or
-        for the group to settle."""
-        deadline = time.monotonic() + STEP_WAIT
+    def step(self, within_ms: int | None = None) -> bool:
+        """Show the next entry or completed generation; with none, wait for one or for the
+        group to settle, at most ``within_ms`` (a settle's bound, I11), else `STEP_WAIT`."""
+        wait_s = STEP_WAIT if within_ms is None else max(within_ms, 0) / 1000
+        deadline = time.monotonic() + wait_s
         with self.log.cond:
             while True:
                 waiting = self.log.release()
@@ -303,7 +304,7 @@ class WireGroup(Steered):
                 refused = "" if waiting else refused_for_good(self.backend, self.members)
                 if refused or time.monotonic() > deadline:  # a refusal no wait can end
                     self.shown.errors.append(("group", refused or stalled(
-                        self._unsettled(), self.backend, self.members, STEP_WAIT, SESSION_MS)))
+                        self._unsettled(), self.backend, self.members, wait_s, SESSION_MS)))
                     return False
                 self.log.cond.wait(TICK)
 
