@@ -76,7 +76,9 @@ public final class JavaDriver {
                 try {
                     produce(command);
                     out.ack(id, null, Map.of());
-                } catch (Exception e) {
+                } catch (Exception | LinkageError e) {
+                    // LinkageError: a release whose producer cannot load here (3.8's loads
+                    // zstd-jni's native library as its config class starts) answers, not exits
                     out.ack(id, Out.describe(e), Map.of());
                 }
                 return true;
