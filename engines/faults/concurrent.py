@@ -60,11 +60,12 @@ __all__ = ["LOG_LIMIT", "NODES", "REFUSALS", "SHARE_A_DRIVER", "PointBackend", "
 #: exchanges the shared broker keeps: far more than the points under way at once exchange
 #: (a wire group reads the log on every tick of a wait, so a longer one costs CPU)
 LOG_LIMIT = 20_000
-#: the clients whose members of one point share a driver: librdkafka runs the protocol in
-#: threads of its own, outside the interpreter's lock; kafka-python's members sharing one
-#: interpreter rejoin at other moments (a cooperative group's I6 went unseen), so each keeps
-#: a driver of its own
-SHARE_A_DRIVER = frozenset({"librdkafka"})
+#: the clients whose members of one point share a driver: librdkafka and Kafka's Java client
+#: run the protocol in threads of their own (outside the interpreter's lock; a JVM hosts many
+#: consumers, as applications run them); kafka-python's members sharing one interpreter
+#: rejoin at other moments (a cooperative group's I6 went unseen), so each keeps a driver of
+#: its own
+SHARE_A_DRIVER = frozenset({"librdkafka", "java"})
 #: the nodes of the shared broker: two, so that a move point's coordinator has a node to move to
 #: (each move moves its own point's group only)
 NODES = 2
@@ -97,11 +98,16 @@ def _start_broker() -> Broker:
 
 class PointPool(DriverPool):
     """The drivers of one point whose clients all crash by kill: the members of a client of
-    `SHARE_A_DRIVER` on one driver, but a member the story crashes on one of its own."""
+    `SHARE_A_DRIVER` on one driver, but a member the story crashes on one of its own; its
+    records are written by the run's producer (``run``'s, started once for every point)."""
 
-    def __init__(self, crashing: frozenset[str]) -> None:
+    def __init__(self, crashing: frozenset[str], run: DriverPool) -> None:
         super().__init__()
-        self.crashing = crashing
+        self.crashing, self.run = crashing, run
+
+    def produce(self, client: str, classpath: str, bootstrap: str, topic: str,
+                partition: int) -> None:
+        self.run.produce(client, classpath, bootstrap, topic, partition)
 
     def place(self, info: ClientInfo, classpath: str, member: str,
               sink: EventSink) -> DriverProcess:
@@ -172,7 +178,7 @@ class SharedRun:
         """A fresh group for ``point`` on the shared broker and pool (`PointGroup`)."""
         m, group_id = self.model, f"groupcheck-{self.numbers[point]}"
         clients = tuple(m.order)
-        pool = PointPool(crashed(point, self.names(point))) if self.kills else self.pool
+        pool = PointPool(crashed(point, self.names(point)), self.pool) if self.kills else self.pool
         backend = PointBackend(frozenset(i.client for i in m.infos.values()), self.broker,
                                group_id, self.names(point).members)
         return PointGroup(m.name, clients, m.assignor, classpaths=m.classpaths,
