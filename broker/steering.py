@@ -199,7 +199,17 @@ class Exchange:
 
     @property
     def error_code(self) -> int | None:
+        """The answer's error (None: no answer yet, or one that carries none): its own
+        ``error_code``; OffsetFetch v8+'s group's; OffsetCommit's, which has one per
+        partition, when every partition carries the same (the coordinator refusing the
+        commit as a whole: a fencing error, REBALANCE_IN_PROGRESS, a moved coordinator)."""
         code = getattr(self.response, "error_code", None)
+        if code is None and self.api == "OffsetFetch":
+            groups = getattr(self.response, "groups", ())
+            code = groups[0].error_code if groups else None
+        elif code is None and self.api == "OffsetCommit" and self.response is not None:
+            codes = {int(p.error_code) for t in self.response.topics for p in t.partitions}
+            code = codes.pop() if len(codes) == 1 else None
         return None if code is None else int(code)
 
     def line(self) -> str:

@@ -13,9 +13,14 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 import pytest
+from kio.schema.heartbeat.v4.request import HeartbeatRequest
+from kio.schema.offset_commit.v9.request import OffsetCommitRequest
+from kio.schema.offset_fetch.v9.request import OffsetFetchRequest
+from kio.static.primitive import i32
 
 from groupcheck.model.spec import ReferenceModel
 from groupcheck.properties.group import CallbackRecord, GroupView, MemberSpec, MemberView
+from groupcheck.targets.wire.backends.groupcheck_broker import request_generation
 
 T0 = (("t0", 0), ("t0", 1))
 
@@ -96,3 +101,15 @@ def test_the_broker_backend_tells_each_injected_error_once_with_its_generation(
     assert p.a.heartbeat("g", p.a_id, 2).error_code == 0
     assert backend.told() == [("b", "ILLEGAL_GENERATION", 2)]
     assert backend.told() == []
+
+
+def test_an_error_told_on_an_offset_commit_carries_the_commits_generation() -> None:
+    """OffsetCommit names its generation ``generation_id_or_member_epoch``: a member told
+    ILLEGAL_GENERATION on its commit in generation 6 is told in generation 6 (it was read
+    as -1, so the member's next assignment of any generation ended the excuse)."""
+    commit = OffsetCommitRequest(group_id="g", generation_id_or_member_epoch=i32(6),
+                                 member_id="m", group_instance_id=None, topics=())
+    heartbeat = HeartbeatRequest(group_id="g", generation_id=i32(3), member_id="m",
+                                 group_instance_id=None)
+    fetch = OffsetFetchRequest(groups=(), require_stable=False)
+    assert [request_generation(r) for r in (commit, heartbeat, fetch)] == [6, 3, -1]

@@ -54,7 +54,7 @@ if TYPE_CHECKING:  # the broker imports kio: loaded only when a backend is made
     from ....broker.steering import Exchange
 
 __all__ = ["API_NAMES", "ERROR_CODES", "ERROR_NAMES", "ORDER_LIMIT", "ORDER_WINDOW",
-           "GroupcheckBackend", "SyncOrder"]
+           "GroupcheckBackend", "SyncOrder", "request_generation"]
 
 #: the wire layer's API names and error names, as Kafka's API keys and error codes
 API_NAMES = {"join": "JoinGroup", "heartbeat": "Heartbeat", "sync": "SyncGroup",
@@ -71,6 +71,17 @@ ERROR_NAMES = {code: name for name, code in ERROR_CODES.items()}
 ORDER_WINDOW = 3.0
 #: seconds an ordering waits for its rebalance to come at all before it disarms
 ORDER_LIMIT = 120.0
+
+
+def request_generation(request: Any) -> int:
+    """The generation a group request carries: SyncGroup's, Heartbeat's ``generation_id``,
+    OffsetCommit's ``generation_id_or_member_epoch`` (its name since KIP-848, every
+    version); -1 for a request without one (OffsetFetch, FindCoordinator, OffsetCommit v0)."""
+    for name in ("generation_id", "generation_id_or_member_epoch"):
+        value = getattr(request, name, None)
+        if value is not None:
+            return int(value)
+    return -1
 
 
 class GroupcheckBackend:
@@ -162,9 +173,8 @@ class GroupcheckBackend:
             self._told_seq = max(self._told_seq, e.seq)
             if (e.steering or "").startswith("fail") and self._ours(e) \
                     and e.error_code in ERROR_NAMES:
-                generation = getattr(e.request, "generation_id", None)
                 out.append((e.who.client_id, ERROR_NAMES[e.error_code],
-                            -1 if generation is None else int(generation)))
+                            request_generation(e.request)))
         return out
 
     def commits(self) -> list[CommitAnswer]:
