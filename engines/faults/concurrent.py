@@ -10,21 +10,23 @@ Theory of operation: a point's story runs on a fresh group as it would alone —
 id (``groupcheck-<number>``), members and topic named apart (`stories.PointNames.of`: the broker
 aims a fault at a client id, so no two points share one) — but on a broker that outlives it,
 of `NODES` nodes (a move point moves its own group's coordinator, no other's).
-A target with a client that crashes by other means than a kill (Java) places every member on
-one pool for the whole run (one JVM), where a member of a kill-crash client still gets a
-driver of its own. A target whose clients all crash by kill (librdkafka, kafka-python) gets a
-pool per point (`PointPool`): one driver hosts the point's librdkafka members
-(`SHARE_A_DRIVER`), the member its story crashes has one of its own, so that its crash ends it
-alone. A steering rule the broker refuses (an error the member's version cannot carry) makes
-its own point not applicable, not the points beside it (`PointBackend`). Each worker takes
+A target whose clients all crash by kill (librdkafka, kafka-python, Java) gets a pool per point
+(`PointPool`): the member its story crashes has a driver of its own, so that its crash ends
+it alone; the point's other members of a client of `SHARE_A_DRIVER` share one driver, the
+run's for a client of `RUN_DRIVER` (one JVM hosts every point's Java consumers, closed without
+a wait once their point is judged), the point's own otherwise (librdkafka); kafka-python's
+members have one each. Records are written by one producer for the whole run. A target with
+a client that crashes by command (aiokafka) places every member on the run's one pool.
+A steering rule the broker refuses (an error the member's version cannot carry) makes its
+own point not applicable, not the points beside it (`PointBackend`). Each worker takes
 the next point, asks ``start`` whether it may (the budget, a finding so far), plays it and
 hands its `PointRun` to ``done``; what a worker raises (a `HarnessError`: the broker or a
 driver failed) stops every worker from starting another point and is raised once all have
 stopped. The group is judged as every wire story is (`model.replay.replay_events`), so a
 point's verdict does not depend on the points beside it.
-Once its story is over and judged, a point's members are crashed (or their drivers killed),
-not closed: a client a fault left failed (librdkafka after FENCED_INSTANCE_ID) can take the
-driver's whole command timeout to close.
+Once its story is over and judged, a point's members are crashed (their drivers killed, or
+on the run's JVM closed without a wait), not closed: a client a fault left failed
+(librdkafka after FENCED_INSTANCE_ID) can take the driver's whole command timeout to close.
 """
 
 from __future__ import annotations
@@ -54,8 +56,8 @@ from .stories import PointNames, crashed, protocol_assignor, story
 if TYPE_CHECKING:  # the broker imports kio: loaded only when a run starts one
     from ...broker import Broker
 
-__all__ = ["LOG_LIMIT", "NODES", "REFUSALS", "SHARE_A_DRIVER", "PointBackend", "PointGroup",
-           "PointPool", "PointRun", "SharedRun", "delayed", "play_points"]
+__all__ = ["LOG_LIMIT", "NODES", "REFUSALS", "RUN_DRIVER", "SHARE_A_DRIVER", "PointBackend",
+           "PointGroup", "PointPool", "PointRun", "SharedRun", "delayed", "play_points"]
 
 #: exchanges the shared broker keeps: far more than the points under way at once exchange
 #: (a wire group reads the log on every tick of a wait, so a longer one costs CPU)
@@ -66,6 +68,11 @@ LOG_LIMIT = 20_000
 #: rejoin at other moments (a cooperative group's I6 went unseen), so each keeps a driver of
 #: its own
 SHARE_A_DRIVER = frozenset({"librdkafka", "java"})
+#: the clients whose members of every point share one driver for the whole run: a JVM hosts
+#: consumers side by side, and a judged point's are closed without a wait (Java's
+#: ``close(Duration.ZERO)``); librdkafka's close can take its command timeout (a member
+#: fenced by FENCED_INSTANCE_ID), so its drivers end with their point, killed
+RUN_DRIVER = frozenset({"java"})
 #: the nodes of the shared broker: two, so that a move point's coordinator has a node to move to
 #: (each move moves its own point's group only)
 NODES = 2
@@ -98,12 +105,14 @@ def _start_broker() -> Broker:
 
 class PointPool(DriverPool):
     """The drivers of one point whose clients all crash by kill: the members of a client of
-    `SHARE_A_DRIVER` on one driver, but a member the story crashes on one of its own; its
-    records are written by the run's producer (``run``'s, started once for every point)."""
+    `SHARE_A_DRIVER` on one driver (of `RUN_DRIVER`: the run's, ``run``'s, hosting every
+    point's), but a member the story crashes on one of its own; its records are written by
+    the run's producer (started once for every point)."""
 
     def __init__(self, crashing: frozenset[str], run: DriverPool) -> None:
         super().__init__()
         self.crashing, self.run = crashing, run
+        self.on_run: set[str] = set()  # the members placed on the run's driver
 
     def produce(self, client: str, classpath: str, bootstrap: str, topic: str,
                 partition: int) -> None:
@@ -112,13 +121,40 @@ class PointPool(DriverPool):
     def place(self, info: ClientInfo, classpath: str, member: str,
               sink: EventSink) -> DriverProcess:
         shares = member not in self.crashing and info.client in SHARE_A_DRIVER
-        return super().place(replace(info, crash="command") if shares else info, classpath,
-                             member, sink)
+        placed = replace(info, crash="command") if shares else info
+        if shares and info.client in RUN_DRIVER:
+            self.on_run.add(member)
+            return self.run.place(placed, classpath, member, sink)
+        return super().place(placed, classpath, member, sink)
 
-    def kill(self) -> None:
-        """SIGKILL every driver: its members vanish without a word."""
+    def forget(self, driver: DriverProcess, member: str) -> None:
+        if member in self.on_run:
+            self.run.forget(driver, member)
+        else:
+            super().forget(driver, member)
+
+    def release(self, driver: DriverProcess, member: str) -> None:
+        if member in self.on_run:
+            self.run.release(driver, member)
+        else:
+            super().release(driver, member)
+
+    def hosts_others(self, driver: DriverProcess, member: str) -> bool:
+        if member in self.on_run:
+            return self.run.hosts_others(driver, member)
+        return super().hosts_others(driver, member)
+
+    def end(self, hosted: dict[str, DriverProcess]) -> None:
+        """SIGKILL every driver of the point's own (its members vanish without a word), and
+        close each of ``hosted`` (member → driver) on the run's driver at once, unawaited
+        (`close` with ``timeout_ms`` 0: the story is judged, only the JVM's threads go)."""
         for driver in list(self.drivers):
             driver.kill()
+        for member, driver in hosted.items():
+            if member in self.on_run:
+                self.run.forget(driver, member)
+                if driver.alive:
+                    driver.tell("close", member=member, timeout_ms=0)
 
 
 class PointBackend(GroupcheckBackend):
@@ -148,7 +184,9 @@ class PointGroup(WireGroup):
     def close(self) -> None:
         try:
             if isinstance(self.pool, PointPool):
-                self.pool.kill()
+                self.pool.end({n: m.driver for n, m in self.members.items()})
+                self.members = {n: m for n, m in self.members.items()
+                                if n not in self.pool.on_run}
             else:
                 for member in list(self.members):
                     self.crash(member)

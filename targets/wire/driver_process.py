@@ -72,6 +72,7 @@ class DriverProcess:
             env={**os.environ, **(env or {})}, start_new_session=True)
         self.stderr: collections.deque[str] = collections.deque(maxlen=STDERR_LINES)
         self._acks: dict[int, Ack] = {}
+        self._unawaited: set[int] = set()  # commands `tell` sent: their acks are dropped
         self._cond = threading.Condition()
         self._next_id = 0
         self._broken = ""  # why the driver can no longer be talked to
@@ -152,8 +153,12 @@ class DriverProcess:
         # a JSON object: its reader converts (and checks) whatever it takes from it
         if "ack" in message and "event" not in message:
             with self._cond:
-                self._acks[int(message["ack"])] = cast(Ack, message)
-                self._cond.notify_all()
+                number = int(message["ack"])
+                if number in self._unawaited:
+                    self._unawaited.discard(number)
+                else:
+                    self._acks[number] = cast(Ack, message)
+                    self._cond.notify_all()
         else:
             self.on_event(self, cast(DriverEvent, message))
         return True
@@ -192,9 +197,15 @@ class DriverProcess:
 
     def send(self, cmd: str, **fields: Any) -> int:
         """Write one command; returns its id (see `wait`)."""
+        return self._send(cmd, fields, awaited=True)
+
+    def _send(self, cmd: str, fields: dict[str, Any], awaited: bool) -> int:
         with self._write_lock:
             self._next_id += 1
             number = self._next_id
+            if not awaited:  # noted before it is written: its ack cannot come first
+                with self._cond:
+                    self._unawaited.add(number)
             line = json.dumps({"id": number, "cmd": cmd, **fields}) + "\n"
             try:
                 assert self.proc.stdin is not None
@@ -203,6 +214,10 @@ class DriverProcess:
             except (BrokenPipeError, OSError) as exc:
                 self._break(f"cannot be written to ({exc})")
         return number
+
+    def tell(self, cmd: str, **fields: Any) -> None:
+        """Write one command whose answer nobody waits for (its ack is dropped)."""
+        self._send(cmd, fields, awaited=False)
 
     def wait(self, number: int, cmd: str, timeout: float = COMMAND_TIMEOUT) -> Ack:
         """The ack of command ``number``; raises `CommandFailed` on an error answer."""

@@ -240,10 +240,16 @@ final class Member extends Thread implements ConsumerRebalanceListener {
             case "slow_revoke":
                 slowRevokeMs = ((Number) command.get("ms")).longValue();
                 break;
-            case "close":
+            case "close": {                      // timeout_ms: close(Duration), else close()
                 slowRevokeMs = 0;
-                consumer.close();
+                Object ms = command.get("timeout_ms");
+                if (ms == null) {
+                    consumer.close();
+                } else {
+                    consumer.close(Duration.ofMillis(((Number) ms).longValue()));
+                }
                 break;
+            }
             case "crash":
                 throw new UnsupportedOperationException(
                     "KafkaConsumer cannot end without leaving the group; the harness kills the driver");
