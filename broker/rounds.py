@@ -7,7 +7,8 @@ and client id, the assignment bytes the leader sent, who got a SyncGroup answer)
 Theory of operation: a generation's round opens with the first successful JoinGroup answer
 of that generation (the coordinator's member list then holds every member's subscription
 for the selected protocol); the leader's SyncGroup adds the assignment and the monotonic
-time it reached the coordinator; each successful SyncGroup answer marks its member synced.
+time it reached the coordinator; each successful SyncGroup answer marks its member synced
+(and withheld, when steering closed the connection instead of sending it).
 A round is complete when every member of the generation got its answer. A static member
 that rejoins within its generation (KIP-345: a restart, or a second consumer with its instance
 id) takes the old member id's place in the round: its subscription, assignment and client id,
@@ -37,6 +38,8 @@ class Round:
     leader_sync_ns: int = 0
     synced: set[str] = field(default_factory=set)
     instances: dict[str, str] = field(default_factory=dict)  # static members' instance ids
+    #: synced members whose answer steering kept from them (the connection closed instead)
+    withheld: set[str] = field(default_factory=set)
 
     @property
     def complete(self) -> bool:
@@ -79,6 +82,12 @@ class RoundLedger:
         if round_ is not None:
             round_.synced.add(member_id)
 
+    def withheld(self, group: str, generation: int, member_id: str) -> None:
+        """The member's SyncGroup answer of ``generation`` never reached it."""
+        round_ = self._rounds.get(group, {}).get(generation)
+        if round_ is not None:
+            round_.withheld.add(member_id)
+
     def rounds(self, group: str) -> list[Round]:
         return [self._copy(r) for _, r in sorted(self._rounds.get(group, {}).items())]
 
@@ -86,7 +95,7 @@ class RoundLedger:
     def _copy(r: Round) -> Round:
         return Round(r.generation, r.protocol, r.leader, dict(r.subscriptions),
                      dict(r.client_ids), dict(r.assignments), r.leader_sync_ns, set(r.synced),
-                     dict(r.instances))
+                     dict(r.instances), set(r.withheld))
 
 
 def _replace_static(round_: Round, coordinator: GroupCoordinator,

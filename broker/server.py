@@ -268,6 +268,9 @@ class BrokerCore:
             await asyncio.sleep(rule.seconds)
             return None
         if rule.action == "close":
+            if exchange.api == "SyncGroup":
+                body = exchange.request
+                self.rounds.withheld(body.group_id, body.generation_id, body.member_id)
             raise Closed(f"steering: {exchange.api} answer to {rule.member!r} withheld")
         return await self.holds.keep(exchange, rule.tag)
 

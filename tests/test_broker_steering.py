@@ -237,6 +237,22 @@ def test_rounds_show_each_generation_as_the_coordinator_ran_it(broker: Broker) -
     assert second.leader_sync_ns > 0 and second.protocol == "range"
 
 
+def test_a_sync_answer_withheld_by_a_closed_connection_completes_the_round_but_is_not_got(
+        broker: Broker) -> None:
+    """The coordinator answered b's SyncGroup (the round is complete), but steering closed
+    b's connection instead: b never got generation 2's assignment, so it is withheld (a
+    claim b makes later comes from its generation 1, not from what 2 would have given)."""
+    p = form_pair(broker.bootstrap, GROUP, TOPIC)
+    broker.close_before_answer("b", "SyncGroup")
+    sync_both(p, GROUP, TOPIC)
+    assert p.a.receive().error_code == 0
+    with pytest.raises((ConnectionError, OSError)):
+        p.b.receive()
+    second = broker.rounds(GROUP)[-1]
+    assert second.complete and second.synced == {p.a_id, p.b_id}
+    assert second.withheld == {p.b_id}
+
+
 def test_joins_in_flight_counts_joins_the_coordinator_has_not_answered(broker: Broker) -> None:
     a, b = RawClient(broker.bootstrap, "a"), RawClient(broker.bootstrap, "b")
     joined = a.join(GROUP, [TOPIC])

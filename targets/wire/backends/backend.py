@@ -46,7 +46,7 @@ class GroupRound:
     names: dict[str, str]
     complete: bool  # every member of the generation got its SyncGroup answer
     at_ns: int = 0  # CLOCK_MONOTONIC when the leader's assignment reached the coordinator
-    synced: frozenset[str] = field(default_factory=frozenset)
+    synced: frozenset[str] = field(default_factory=frozenset)  # the members that got it
 
 
 class BackendUnavailable(RuntimeError):

@@ -221,7 +221,7 @@ class GroupcheckBackend:
             for r in self.broker.rounds(group):
                 out.append(GroupRound(r.generation, r.protocol, r.leader, dict(r.subscriptions),
                                       dict(r.assignments), dict(r.client_ids), r.complete,
-                                      r.leader_sync_ns, frozenset(r.synced)))
+                                      r.leader_sync_ns, frozenset(r.synced - r.withheld)))
         return out
 
     def joining(self) -> int:
