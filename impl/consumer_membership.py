@@ -12,8 +12,11 @@ while Stable rejoins, keeping the generation and partitions; ILLEGAL_GENERATION 
 or SyncGroup) resets the generation to -1 and keeps the member id (KAFKA-13419);
 UNKNOWN_MEMBER_ID or FENCED_INSTANCE_ID reset both; JoinGroup's MEMBER_ID_REQUIRED adopts
 the given id and rejoins; REBALANCE_IN_PROGRESS on JoinGroup or SyncGroup, and
-UNKNOWN_MEMBER_ID on JoinGroup, retry; INCONSISTENT_GROUP_PROTOCOL, INVALID_SESSION_TIMEOUT,
-GROUP_MAX_SIZE_REACHED and FENCED_INSTANCE_ID on JoinGroup or SyncGroup are fatal.
+UNKNOWN_MEMBER_ID on JoinGroup, retry; INCONSISTENT_GROUP_PROTOCOL, INVALID_SESSION_TIMEOUT and
+GROUP_MAX_SIZE_REACHED on JoinGroup or SyncGroup are raised from the poll and the next poll
+joins again (AbstractCoordinator's joinGroupIfNeeded rethrows them with the rejoin still
+needed: a refused member gets in once the group can take it); FENCED_INSTANCE_ID is fatal
+(KIP-345: another consumer holds the instance id).
 
 Theory of operation. The state only changes through `consumer_state.transition`. Each
 request in flight remembers the (generation, member id) it was sent with: an error that
@@ -47,9 +50,12 @@ from .group_messages import (
 )
 from .types import Assignment
 
-__all__ = ["Membership"]
+__all__ = ["RETRY_BACKOFF_MS", "Membership"]
 
-_FATAL_KAFKA_CLASS = {
+#: Kafka's ``retry.backoff.ms`` default (ms)
+RETRY_BACKOFF_MS = 100
+#: the exception Kafka's consumer raises for each refusal of a join (FENCED_INSTANCE_ID: fatal)
+_KAFKA_CLASS = {
     Errors.INCONSISTENT_GROUP_PROTOCOL: "InconsistentGroupProtocolException",
     Errors.INVALID_SESSION_TIMEOUT: "InvalidSessionTimeoutException",
     Errors.GROUP_MAX_SIZE_REACHED: "GroupMaxSizeReachedException",
@@ -120,7 +126,16 @@ class Membership(MemberRequests):
                                         self.group_instance_id))
 
     def _fail_on(self, error: Errors, api: str) -> None:
-        self._fail(f"{api} failed: {error.name}", error, _FATAL_KAFKA_CLASS[error])
+        self._fail(f"{api} failed: {error.name}", error, _KAFKA_CLASS[error])
+
+    def _refused(self, error: Errors, api: str) -> None:
+        """A refusal raised from the next poll; the member joins again after it, no sooner
+        than ``retry.backoff.ms`` on (a real client's next JoinGroup is a round trip away at
+        least; the logical clock has none, and a group that keeps refusing would hold it)."""
+        self._pending_error = ConsumerError(f"{api} failed: {error.name}", error=error,
+                                            kafka_class=_KAFKA_CLASS[error])
+        self._join_not_before_ms = self._now + RETRY_BACKOFF_MS
+        self._fire(Event.JOIN_RETRY if api == "JoinGroup" else Event.SYNC_RETRY)
 
     # -- responses ----------------------------------------------------------------------
 
@@ -148,8 +163,10 @@ class Membership(MemberRequests):
             self._fire(Event.JOIN_RETRY)
         elif e is Errors.UNKNOWN_MEMBER_ID and self._unchanged(sent):
             self._reset_generation(keep_member_id=False)
-        elif e in _FATAL_KAFKA_CLASS:
+        elif e is Errors.FENCED_INSTANCE_ID:
             self._fail_on(e, "JoinGroup")
+        elif e in _KAFKA_CLASS:
+            self._refused(e, "JoinGroup")
         else:
             if e not in _RETRIABLE and e is not Errors.UNKNOWN_MEMBER_ID:
                 self._pending_error = ConsumerError(
@@ -180,7 +197,7 @@ class Membership(MemberRequests):
         e = r.error
         if e is Errors.NONE:
             if r.protocol_name is not None and r.protocol_name != self._protocol_name:
-                self._fail_on(Errors.INCONSISTENT_GROUP_PROTOCOL, "SyncGroup")
+                self._refused(Errors.INCONSISTENT_GROUP_PROTOCOL, "SyncGroup")
                 return
             self._fire(Event.SYNC_OK)
             self._rejoin_needed = False

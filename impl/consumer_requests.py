@@ -91,6 +91,7 @@ class MemberRequests:
         self._now = 0
         self._last_poll_ms: int | None = None
         self._last_heartbeat_ms = 0
+        self._join_not_before_ms = 0  # a refused join is sent again no sooner (`RETRY_BACKOFF_MS`)
 
     # -- the state table ----------------------------------------------------------------
 
@@ -171,7 +172,8 @@ class MemberRequests:
 
     def _should_join(self) -> bool:
         """Kafka's ``rejoinNeededOrPending``, for a member free to send JoinGroup now."""
-        if not self._subs.subscription or self._rebalance_in_flight():
+        if not self._subs.subscription or self._rebalance_in_flight() or \
+                self._now < self._join_not_before_ms:
             return False
         if self._state is MemberState.PREPARING_REBALANCE:
             return True

@@ -9,6 +9,7 @@ import pytest
 
 from groupcheck.impl.consumer_fetch import Record
 from groupcheck.impl.consumer_listener import ConsumerError, ConsumerStateError, RebalanceListener
+from groupcheck.impl.consumer_membership import RETRY_BACKOFF_MS
 from groupcheck.impl.consumer_protocol import encode_assignment
 from groupcheck.impl.consumer_state import MemberState
 from groupcheck.impl.group_messages import (
@@ -118,22 +119,41 @@ def test_join_unknown_member_resets_and_reruns_prepare() -> None:
     assert names(c)[-1] == f"on_partitions_lost:{T0}"
 
 
-@pytest.mark.parametrize("error, kafka_class", [
-    (Errors.INCONSISTENT_GROUP_PROTOCOL, "InconsistentGroupProtocolException"),
-    (Errors.GROUP_MAX_SIZE_REACHED, "GroupMaxSizeReachedException"),
-    (Errors.FENCED_INSTANCE_ID, "FencedInstanceIdException"),
-])
-def test_fatal_join_errors_surface_from_every_poll(error: Errors, kafka_class: str) -> None:
+def test_a_fenced_instance_id_on_join_surfaces_from_every_poll() -> None:
+    """KIP-345: another consumer holds the instance id; this one never joins again."""
     c = make()
     c.poll(0)
-    reply(c, take(c, JoinGroupRequest), JoinGroupResponse(error))
+    reply(c, take(c, JoinGroupRequest), JoinGroupResponse(Errors.FENCED_INSTANCE_ID))
     for _ in range(2):
         with pytest.raises(ConsumerError) as info:
             c.poll(0)
-        assert (info.value.kafka_class, info.value.error) == (kafka_class, error)
+        assert (info.value.kafka_class, info.value.error) == (
+            "FencedInstanceIdException", Errors.FENCED_INSTANCE_ID)
     assert c.state is MemberState.FATAL
     c.close()
     assert c.state is MemberState.CLOSED
+
+
+@pytest.mark.parametrize("error, kafka_class", [
+    (Errors.INCONSISTENT_GROUP_PROTOCOL, "InconsistentGroupProtocolException"),
+    (Errors.GROUP_MAX_SIZE_REACHED, "GroupMaxSizeReachedException"),
+    (Errors.INVALID_SESSION_TIMEOUT, "InvalidSessionTimeoutException"),
+])
+def test_a_refused_join_is_raised_once_and_the_next_poll_joins_again(
+        error: Errors, kafka_class: str) -> None:
+    """AbstractCoordinator's joinGroupIfNeeded rethrows the refusal with the rejoin still
+    needed: a member refused while the group cannot take it gets in once it can."""
+    c = make()
+    c.poll(0)
+    reply(c, take(c, JoinGroupRequest), JoinGroupResponse(error))
+    with pytest.raises(ConsumerError) as info:
+        c.poll(0)
+    assert (info.value.kafka_class, info.value.error) == (kafka_class, error)
+    c.poll(RETRY_BACKOFF_MS - 1)  # a round trip away at least: retry.backoff.ms
+    assert not any(isinstance(e.message, JoinGroupRequest) for e in c.outbox())
+    c.poll(RETRY_BACKOFF_MS)
+    assert take(c, JoinGroupRequest) is not None
+    assert c.state is MemberState.PREPARING_REBALANCE
 
 
 def test_fenced_static_member_heartbeat_is_fatal_and_close_reports_lost() -> None:
