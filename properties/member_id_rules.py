@@ -9,6 +9,10 @@ only the generation is old: rejoining with it spares the group a wait for the ol
 after REBALANCE_IN_PROGRESS (it only rejoins). Older releases gave the id up after
 ILLEGAL_GENERATION too; a profile says which rule its client follows.
 
+Several errors answered to one member id before its next join (a request in flight when the
+first came back is answered too) are all answered by that join: it keeps the id only if the
+profile keeps it after every one of them.
+
 An answer the broker was steered to hold back for the member's whole session timeout or
 longer settles nothing either way: the session lapsed while the member waited (the
 coordinator expires an id whose heartbeats stop, and librdkafka's own session timer gives
@@ -42,6 +46,9 @@ class ErrorResponse:
     steered: bool = False
     waited_ms: int | None = None  # from the request's arrival to its answer
     session_ms: int | None = None  # the member's session timeout (its last JoinGroup's)
+    #: judged errors answered earlier to the same member id since the member's last join:
+    #: the next join answers them too (requests in flight when the first came back)
+    also: tuple[str, ...] = ()
 
     @property
     def session_lapsed(self) -> bool:
@@ -66,9 +73,10 @@ def member_id_after_error(answer: ErrorResponse, join: NextJoin,
     """I16 for one error answer and the member's next JoinGroup."""
     if not answer.member_id or answer.session_lapsed:
         return []  # nothing to keep: the request had no member id, or its session lapsed
-    keeps = answer.error in profile.keeps_member_id_after
+    keeps = all(e in profile.keeps_member_id_after for e in (answer.error, *answer.also))
     kept = join.member_id == answer.member_id
-    said = f"after {answer.error} on {answer.api}"
+    said = f"after {answer.error} on {answer.api}" + (
+        f" (and before it {', '.join(answer.also)})" if answer.also else "")
     if keeps and not kept:
         out = [f"I16: {answer.member} gave its member id {answer.member_id} up {said}; its "
                f"profile ({profile.name}) keeps it"]

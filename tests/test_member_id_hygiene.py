@@ -139,6 +139,22 @@ def test_an_error_answered_before_the_next_join_supersedes_the_first() -> None:
     assert _judge(log) == ([], [])
 
 
+def test_an_error_answered_after_one_that_gave_the_id_up_is_answered_by_the_same_join(
+        ) -> None:
+    """UNKNOWN_MEMBER_ID on a Heartbeat (Java gives its id up), then REBALANCE_IN_PROGRESS
+    to a request that was already on its way with the old id: the join without the id
+    answers both, and giving it up is right. Were the second error the only one, Java
+    would keep its id (its profile), and dropping it breaks I16."""
+    log = [_exchange(0, "Heartbeat", "m-1", "UNKNOWN_MEMBER_ID", ms=100, took=0),
+           _exchange(1, "OffsetCommit", "m-1", "REBALANCE_IN_PROGRESS", ms=101, took=0),
+           _exchange(2, "JoinGroup", "", ms=500)]
+    assert _judge(log) == ([], [])
+    alone = [log[1], replace(log[2], seq=2)]
+    assert _judge(alone)[0] == [
+        "I16: c1 gave its member id m-1 up after REBALANCE_IN_PROGRESS on OffsetCommit; its "
+        "profile (java) keeps it"]
+
+
 def test_unknown_member_id_to_a_pending_id_is_not_judged() -> None:
     """KIP-394: the id MEMBER_ID_REQUIRED handed out is pending until a join carries it;
     Kafka's coordinator answers a heartbeat with it UNKNOWN_MEMBER_ID (librdkafka sends one

@@ -47,12 +47,18 @@ class Ledger:
 
     sessions: dict[str, int] = field(default_factory=dict)
     pending: dict[str, str] = field(default_factory=dict)
+    #: client → the judged errors (member id, error) answered to it since its last JoinGroup
+    since_join: dict[str, list[tuple[str, str]]] = field(default_factory=dict)
 
     def note(self, e: Exchange) -> None:
         """Take in one exchange, in the log's order."""
-        if e.api != "JoinGroup":
-            return
         client = e.who.client_id
+        if e.api != "JoinGroup":
+            error = _judged(e)
+            if error and not (error == "UNKNOWN_MEMBER_ID" and self.is_pending(e)):
+                self.since_join.setdefault(client, []).append((_carried(e), error))
+            return
+        self.since_join.pop(client, None)
         self.sessions[client] = millis(e.request.session_timeout)
         if e.error_code == _MEMBER_ID_REQUIRED:
             self.pending[client] = str(getattr(e.response, "member_id", ""))
@@ -99,16 +105,21 @@ def error_answers(exchanges: Sequence[Exchange], ledger: Ledger | None = None
     """Each judged error answer in the log, with the member's next JoinGroup (None: the
     answer has not gone out, or the member sent none since, or never will, as a member that
     closed or was fenced for good). Not judged: an answer a later error answer to its member
-    superseded, and UNKNOWN_MEMBER_ID to a pending id (`Ledger`: the id is not unknown)."""
+    superseded, and UNKNOWN_MEMBER_ID to a pending id (`Ledger`: the id is not unknown). An
+    answer carries the judged errors answered to its member id before it since the member's
+    last join (``also``): the next join answers them all."""
     ledger = Ledger() if ledger is None else ledger
     for i, e in enumerate(exchanges):
+        before = [err for mid, err in ledger.since_join.get(e.who.client_id, [])
+                  if mid == _carried(e)]
         ledger.note(e)
         error = _judged(e)
         if error and not (error == "UNKNOWN_MEMBER_ID" and ledger.is_pending(e)):
             waited = None if e.answered_ms is None else e.answered_ms - e.received_ms
             answer = ErrorResponse(e.who.client_id, _carried(e), e.api, error,
                                    steered=e.steering is not None, waited_ms=waited,
-                                   session_ms=ledger.sessions.get(e.who.client_id))
+                                   session_ms=ledger.sessions.get(e.who.client_id),
+                                   also=tuple(before))
             later = None if e.answered_ms is None else _next_join(
                 exchanges[i + 1:], e.who.client_id, answer.member_id, e.answered_ms)
             if not isinstance(later, str):  # a superseded answer is not judged
