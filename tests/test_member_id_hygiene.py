@@ -155,6 +155,20 @@ def test_an_error_answered_after_one_that_gave_the_id_up_is_answered_by_the_same
         "profile (java) keeps it"]
 
 
+def test_a_join_by_the_consumer_that_replaced_a_closed_one_answers_none_of_its_errors(
+        ) -> None:
+    """A static member restarts: the old consumer, answered REBALANCE_IN_PROGRESS, is
+    closed (no LeaveGroup) and a new one joins under the same client id without a member
+    id. That join is not the old consumer giving its id up."""
+    answer = replace(_exchange(0, "Heartbeat", "m-1", "REBALANCE_IN_PROGRESS", ms=100),
+                     received_ns=1_000)
+    join = replace(_exchange(1, "JoinGroup", "", ms=500), received_ns=3_000)
+    ledger = Ledger()
+    assert [j for _, _, j in error_answers([answer, join], ledger)] == [NextJoin("", False, 5)]
+    ledger = Ledger(closed={"c1": [2_000]})
+    assert [j for _, _, j in error_answers([answer, join], ledger)] == [None]
+
+
 def test_unknown_member_id_to_a_pending_id_is_not_judged() -> None:
     """KIP-394: the id MEMBER_ID_REQUIRED handed out is pending until a join carries it;
     Kafka's coordinator answers a heartbeat with it UNKNOWN_MEMBER_ID (librdkafka sends one

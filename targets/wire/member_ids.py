@@ -49,6 +49,14 @@ class Ledger:
     pending: dict[str, str] = field(default_factory=dict)
     #: client → the judged errors (member id, error) answered to it since its last JoinGroup
     since_join: dict[str, list[tuple[str, str]]] = field(default_factory=dict)
+    #: client → when (CLOCK_MONOTONIC ns) the harness closed or crashed a consumer of that
+    #: name: a join read later is another consumer's (a static member's restart), not an
+    #: answer to the closed one's errors
+    closed: dict[str, list[int]] = field(default_factory=dict)
+
+    def closed_after(self, client: str, ns: int) -> int | None:
+        """When the first consumer of ``client`` closed after ``ns`` (None: none has)."""
+        return min((c for c in self.closed.get(client, ()) if c > ns), default=None)
 
     def note(self, e: Exchange) -> None:
         """Take in one exchange, in the log's order."""
@@ -76,17 +84,20 @@ def _judged(e: Exchange) -> str:
     return error if error in JUDGED_ERRORS else ""
 
 
-def _next_join(later: Sequence[Exchange], client: str, member_id: str,
-               answered_ms: int) -> NextJoin | None | Literal["superseded"]:
+def _next_join(later: Sequence[Exchange], client: str, member_id: str, answered_ms: int,
+               closed_ns: int | None = None) -> NextJoin | None | Literal["superseded"]:
     """The client's first JoinGroup the broker read after the millisecond the error's answer
     went out: one read in that same millisecond was already on its way (the broker reads a
     connection's next request as soon as it has written the answer), and says nothing of
     what the client did with the answer. A judged error answered to the client first
-    supersedes this one: the join answers that one."""
+    supersedes this one: the join answers that one. None once the consumer was closed
+    (``closed_ns``): a join after that is another consumer's."""
     left = False
     for e in later:
         if e.who.client_id != client:
             continue
+        if closed_ns is not None and e.received_ns > closed_ns:
+            return None
         left = left or (e.api == "LeaveGroup" and e.who.member_id == member_id)
         if e.api == "JoinGroup" and e.received_ms > answered_ms:
             waited = None if e.answered_ms is None else e.answered_ms - e.received_ms
@@ -121,7 +132,8 @@ def error_answers(exchanges: Sequence[Exchange], ledger: Ledger | None = None
                                    session_ms=ledger.sessions.get(e.who.client_id),
                                    also=tuple(before))
             later = None if e.answered_ms is None else _next_join(
-                exchanges[i + 1:], e.who.client_id, answer.member_id, e.answered_ms)
+                exchanges[i + 1:], e.who.client_id, answer.member_id, e.answered_ms,
+                ledger.closed_after(e.who.client_id, e.received_ns))
             if not isinstance(later, str):  # a superseded answer is not judged
                 yield e.seq, answer, later
 

@@ -193,8 +193,9 @@ class GroupcheckBackend:
 
     def forget(self, member: str) -> None:
         """``member`` left or crashed: no rule aimed at it fires on whoever joins next
-        under its name."""
+        under its name, and no join of whoever does answers its errors (I16)."""
         self.broker.forget(member)
+        self._ledger.closed.setdefault(member, []).append(time.monotonic_ns())
 
     def failure(self) -> ThreadFailure | None:
         """The first failure of a steering thread or inside the broker, or None."""
