@@ -18,12 +18,15 @@ the same way wherever it is found.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import replace
 
 from ..audit.call_timeout import CALL_TIMEOUT
 from ..audit.targets import ASSIGNOR_FAMILIES, AuditTarget, AuditTargetError, resolve_plugin
 from ..impl.assign_op import run_assign_assignment_only
 from ..impl.assignors import ASSIGNOR_NAMES
+from ..model.group_events import CoordinatorMoved
+from ..model.saved_files import SavedFile
 from ..properties.group import GroupTarget
 from ..properties.harness import HarnessError
 from ..properties.scope.space import Scope
@@ -41,11 +44,12 @@ from ..targets.profile import ProfileError
 from ..targets.registry import NO_SETTINGS, resolve
 from ..targets.settings import Settings
 from ..targets.target import Target, TargetError
+from ..targets.wire.backends.factory import MOVE_NODES
 from .errors import EngineInputError
 
 __all__ = ["References", "check_scope", "close_all", "expand_targets", "group_factory",
            "group_target", "offers_of", "parse_assignors", "resolve_audit_target", "resolved",
-           "must_start", "started", "warm"]
+           "must_start", "started", "story_settings", "warm"]
 
 
 def resolved(name: str, assignor: str | None = None, timeout: float | None = None,
@@ -227,3 +231,13 @@ def _per_assignor(spec: str) -> list[str]:
                                    f"assignor ({', '.join(ASSIGNOR_FAMILIES)}), not {rest!r}")
         return [f"{rest}@{kind}:"]
     return [f"{a}@{spec}" for a in ASSIGNOR_FAMILIES]
+
+
+def story_settings(settings: Settings, stories: Sequence[object]) -> Settings:
+    """The settings ``stories`` are replayed with: a wire group's broker of `MOVE_NODES`
+    when one of them moves its coordinator (the fault engine's broker has as many), so
+    that the move is made as it was recorded."""
+    moves = any(isinstance(s, SavedFile) and s.kind == "events" and
+                any(isinstance(e, CoordinatorMoved) for e in s.events) for s in stories)
+    return replace(settings, broker_nodes=MOVE_NODES) if moves and not settings.broker_nodes \
+        else settings

@@ -67,7 +67,8 @@ def wire_target(spec: str, *, settings: Settings, **_: Any) -> Target:
     return Target(target, assignor,
                   group=lambda: WireGroup(target, clients, assignor, broker, classpaths,
                                           settings.wire_trace, generationless,
-                                          lambda c: client_setup(c, settings)),
+                                          lambda c: client_setup(c, settings),
+                                          nodes=settings.broker_nodes),
                   hints=hints, fork_safe=False,
                   profile=next(iter(releases.values())) if len(releases) == 1 else None
                   ).promise()

@@ -46,6 +46,9 @@ class Settings:
     kafka_home: str = ""
     jsonl_timeout: float = DEFAULT_JSONL_TIMEOUT
     wire_trace: bool = False
+    #: the nodes groupcheck's broker presents itself as for a wire group (0: the wire
+    #: layer's default); a story that moves its coordinator is replayed on two
+    broker_nodes: int = 0
 
     @classmethod
     def from_environ(cls, environ: Mapping[str, str]) -> Settings:

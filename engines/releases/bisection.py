@@ -42,7 +42,7 @@ from ..battery.results import invariant_id
 from ..battery.scenarios import story_target
 from ..errors import EngineInputError
 from ..progress import Meter, ProgressFn, silent
-from ..resolving import resolved
+from ..resolving import resolved, story_settings
 from ..saved.requests import replay_request
 from ..saved.stories import failure_of
 from .windows import ABSENT, NA, PRESENT, ReleaseWindow, WindowJson, windows, windows_text
@@ -297,6 +297,7 @@ def bisect_many(files: Sequence[str], versions: Sequence[str], *,
             out.append(Bisection(path, None, error=f"cannot read it: {exc.strerror}"))
     meter = Meter(progress, "bisect", ", ".join(files) if len(files) == 1
                   else f"{len(files)} files")
+    settings = story_settings(settings, saved)
     for n, version in enumerate(versions, 1):
         _bisect_version(version, saved, out, assignor, timeout, settings)
         meter.tick(n, sum(version in b.present_in for b in out),

@@ -131,3 +131,4 @@ def story_targets(saved: object, targets: Sequence[str], named: Collection[str],
         return list(targets)
     out = [t if t in named else (on_wire(t, saved, assignor) or t) for t in targets]
     return list(dict.fromkeys(out))
+

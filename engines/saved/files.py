@@ -36,7 +36,7 @@ from ..battery.fuzz import machine_config
 from ..battery.results import invariant_id
 from ..errors import EngineInputError
 from ..progress import Meter, ProgressFn, silent
-from ..resolving import group_factory, group_target, resolved
+from ..resolving import group_factory, group_target, resolved, story_settings
 from .requests import answer_table, replay_request, smaller_requests
 
 __all__ = ["Replayed", "SavedFile", "SavedFileError", "classify_saved", "read_saved",
@@ -85,7 +85,8 @@ def replay_events_file(saved: SavedFile, *, target: str | None, assignor: str | 
     name = target or saved.target
     if not name:
         raise EngineInputError(f"cannot replay {saved.path}: it names no target; give --target")
-    resolved_target = group_target(name, assignor or saved.assignor, timeout, settings)
+    resolved_target = group_target(name, assignor or saved.assignor, timeout,
+                                   story_settings(settings, [saved]))
     assert resolved_target.group is not None
     promises = (machine_config(resolved_target).promises
                 if resolved_target.hints is not None and not drawn else None)

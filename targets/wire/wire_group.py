@@ -91,8 +91,10 @@ class WireGroup(Steered):
                  broker: str = "groupcheck", classpaths: Mapping[str, str] | None = None,
                  trace: bool = False, generationless: frozenset[str] = frozenset(),
                  setup: ClientSetup | None = None, *, group: str = GROUP,
-                 backend: Backend | None = None, pool: DriverPool | None = None) -> None:
-        """``group``, ``backend``, ``pool``: a caller's that runs several groups at once."""
+                 backend: Backend | None = None, pool: DriverPool | None = None,
+                 nodes: int = 0) -> None:
+        """``group``, ``backend``, ``pool``: a caller's that runs several groups at once;
+        ``nodes``: its own broker's (`factory.make_backend`)."""
         self.name, self.assignor, self.group = name, assignor, group
         #: Kafka's client for each java driver (``java``, ``java@3.4.0``), by client name;
         #: the clients whose release sends no generation; ``setup`` gives both for a client
@@ -105,7 +107,7 @@ class WireGroup(Steered):
         self.commit_styles = offered_styles(self.infos.values())  # every client's driver offers
         self.own_backend, self.own_pool = backend is None, pool is None
         self.backend = backend or make_backend(
-            broker, frozenset(i.client for i in self.infos.values()), SESSION_MS, trace)
+            broker, frozenset(i.client for i in self.infos.values()), SESSION_MS, trace, nodes)
         self.tells_errors = self.backend.aims_errors_at_members  # `GroupView.told`
         self.pool = pool or DriverPool()
         self.log = WireLog(lambda: all(m.driver.drained() for m in self.members.values()))

@@ -12,7 +12,8 @@ import importlib.util
 
 from .backend import Backend, BackendUnavailable
 
-__all__ = ["BACKENDS", "BROKER_NODES", "DEFAULT_BACKEND", "backend_missing", "make_backend"]
+__all__ = ["BACKENDS", "BROKER_NODES", "DEFAULT_BACKEND", "MOVE_NODES", "backend_missing",
+           "make_backend"]
 
 #: the backends a wire target can run on (``--broker``, ``$GROUPCHECK_BROKER``), the default
 #: first
@@ -23,6 +24,8 @@ DEFAULT_BACKEND = BACKENDS[0]
 #: KafkaJS's members were handed no record at one offset of every partition, which is not
 #: analysed yet (the broker's fault or KafkaJS's)
 BROKER_NODES = 1
+#: the nodes a story with a move is replayed on (the fault engine's broker has as many)
+MOVE_NODES = 2
 
 
 def backend_missing(name: str) -> str:
@@ -37,9 +40,10 @@ def backend_missing(name: str) -> str:
 
 
 def make_backend(name: str, clients: frozenset[str], session_timeout_ms: int,
-                 trace: bool = False) -> Backend:
+                 trace: bool = False, nodes: int = 0) -> Backend:
     """The backend ``name`` for a group of these clients (``trace``: the mock's proxy prints
-    every group request and answer on stderr)."""
+    every group request and answer on stderr; ``nodes``: groupcheck's broker's, 0 for
+    `BROKER_NODES`)."""
     if name == "mock":
         from .mock import MockBackend  # loaded only on a run that uses the mock
 
@@ -47,5 +51,5 @@ def make_backend(name: str, clients: frozenset[str], session_timeout_ms: int,
     if name == "groupcheck":
         from .groupcheck_broker import GroupcheckBackend  # imports the broker, which needs kio
 
-        return GroupcheckBackend(clients, session_timeout_ms, nodes=BROKER_NODES)
+        return GroupcheckBackend(clients, session_timeout_ms, nodes=nodes or BROKER_NODES)
     raise BackendUnavailable(f"unknown broker {name!r}; expected one of {', '.join(BACKENDS)}")
