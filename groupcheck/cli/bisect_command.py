@@ -5,6 +5,9 @@ one line per version (present, absent or n/a, and the violation), then
 its windows (the runs of versions where it is present, absent or n/a; a present run after an
 absence is a regression), where it was first seen and where it is gone.
 
+``--tries N`` replays up to N times on each version until one shows it: a story of real
+clients that shows only now and then is absent on a version only when every replay held.
+
 Exit codes: 1 when some version shows it, 0 when none does, 2 bad arguments.
 
 ``--json``: `output.JsonEnvelope` whose ``result`` is ``{"file", "invariant", "outcomes":
@@ -28,6 +31,7 @@ from .shared import (
     add_quiet_option,
     add_release_options,
     command_parser,
+    int_at_least,
     releases_of,
 )
 
@@ -42,7 +46,7 @@ def run(args: argparse.Namespace, env: Environment = NO_ENVIRONMENT) -> int:
     with shown(args.quiet) as progress:
         found = engines.bisect_file(args.file, targets, assignor=args.assignor,
                                     timeout=args.timeout, settings=env.settings,
-                                    progress=progress)
+                                    tries=args.tries, progress=progress)
     out = Output("bisect", args.json)
     width = max(len(t) for t in targets)
     out.line(f"bisecting {args.file} ({found.invariant or 'any invariant'}) over "
@@ -65,6 +69,10 @@ def register(sub: Any) -> None:
     p.add_argument("file", help="a request file or a state-machine replay file")
     add_release_options(p, "a target to replay on")
     add_assignor_option(p, "the assignor (default: the file's)", repeat=False)
+    p.add_argument("--tries", type=int_at_least(1), default=1, metavar="N",
+                   help="replay up to N times on each target until one shows it (default 1):"
+                        " a story of real clients that shows only now and then is absent "
+                        "only when every replay held")
     add_json_option(p, '{"file", "invariant", "summary", "outcomes": [{"target", "verdict", '
                        '"text"}], "windows": [{"verdict", "first", "last", "targets", '
                        '"regression"}], "regression", "firstSeenIn", "goneIn"}')
