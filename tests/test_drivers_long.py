@@ -10,11 +10,13 @@ pytest.importorskip("confluent_kafka")
 #: minutes of real clients: run by ``tox -e wire`` (``pytest -m wire``), not by default
 pytestmark = [pytest.mark.wire, pytest.mark.slow]
 
+from groupcheck.engines.saved.files import read_saved, replay_events_file  # noqa: E402
 from groupcheck.model.events import read_events  # noqa: E402
 from groupcheck.model.group_events import Settle  # noqa: E402
 from groupcheck.model.replay import load, replay_events  # noqa: E402
 
-from helpers.environment import group_target_factory  # noqa: E402
+from helpers.environment import SETTINGS, group_target_factory  # noqa: E402
+from helpers.kafka_releases import repo_releases  # noqa: E402
 from helpers.wire_cases import slow_revoke, smoke, with_profiles  # noqa: E402
 from test_drivers import FINDINGS, need, replay, run  # noqa: E402
 
@@ -55,6 +57,36 @@ def test_finding_librdkafka_member_held_past_its_session_overlaps_until_its_own_
     first = [t for t in outcome.delivery.tenures if t.member == "c1-61" and t.generation == 1]
     assert first and all(t.end is not None and not t.revoked for t in first), story
     assert {t.member for t in outcome.delivery.tenures if t.end is None} == {"c1-61", "c2-61"}
+
+
+def test_finding_java_member_whose_commit_answer_is_held_past_its_session_overlaps() -> None:
+    """findings/wire-java-range-held-answer-I1.json (java@3.8.0): c1's commitSync waits on
+    an OffsetCommit answer held 11 s; its heartbeat thread's requests wait behind it, the
+    coordinator expires c1 and gives its partitions to c2 while c1 still owns them (I1)."""
+    repo_releases("3.8.0")
+    data, violations, story = replay("wire-java-range-held-answer-I1.json")
+    assert data["target"] == "wire:java@3.8.0:range"
+    assert violations and all(v.startswith("I1:") and "while c1-61 still owned" in v
+                              for v in violations), story
+
+
+def test_finding_librdkafka_never_reads_a_partition_whose_offset_fetch_met_a_moved_coordinator(
+        ) -> None:
+    """findings/wire-librdkafka-range-offset-fetch-moved-I11.json, replayed as a user does
+    (on two nodes: the story moves its coordinator): librdkafka reports the OffsetFetch's
+    NOT_COORDINATOR with no partition and never reads t0-335-3 (I11). It shows about two
+    replays in three (a rebalance that follows resets the assignment): three tries."""
+    need("librdkafka")
+    saved = read_saved(str(FINDINGS / "wire-librdkafka-range-offset-fetch-moved-I11.json"))
+    for _ in range(3):
+        replayed = replay_events_file(saved, target=None, assignor=None, settings=SETTINGS)
+        text = "\n".join(replayed.lines)
+        assert "Failed to fetch committed offsets for 0 partition(s)" in text, text
+        if replayed.reproduced:
+            assert "has not read t0-335-3" in text, text
+            return
+        assert not replayed.different, text
+    pytest.fail("not reproduced in three replays")
 
 
 def test_wire_java_revoke_callback_slower_than_the_rebalance() -> None:
