@@ -14,7 +14,8 @@ first came back is answered too) are all answered by that join: it keeps the id 
 profile keeps it after every one of them.
 
 An answer the broker was steered to hold back for the member's whole session timeout or
-longer settles nothing either way: the session lapsed while the member waited (the
+longer, the error's own or another between the error and the next join, settles nothing
+either way: the session lapsed while the member waited (the
 coordinator expires an id whose heartbeats stop, and librdkafka's own session timer gives
 its id up and rejoins), so keeping the id and giving it up are both right.
 
@@ -60,18 +61,20 @@ class ErrorResponse:
 @dataclass(frozen=True)
 class NextJoin:
     """The member's next JoinGroup after that answer: the member id it carried ('' for
-    none), whether a LeaveGroup for the old id came first, and how long the broker took to
-    answer it (ms; None: never answered)."""
+    none), whether a LeaveGroup for the old id came first, how long the broker took to
+    answer it (ms; None: never answered), and whether an answer to the member was held back
+    for its whole session timeout in between (its session lapsed before it joined)."""
 
     member_id: str
     left_first: bool = False
     waited_ms: int | None = None
+    session_lapsed: bool = False
 
 
 def member_id_after_error(answer: ErrorResponse, join: NextJoin,
                           profile: ClientProfile) -> list[str]:
     """I16 for one error answer and the member's next JoinGroup."""
-    if not answer.member_id or answer.session_lapsed:
+    if not answer.member_id or answer.session_lapsed or join.session_lapsed:
         return []  # nothing to keep: the request had no member id, or its session lapsed
     keeps = all(e in profile.keeps_member_id_after for e in (answer.error, *answer.also))
     kept = join.member_id == answer.member_id

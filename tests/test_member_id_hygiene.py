@@ -109,6 +109,24 @@ def test_an_answer_held_back_past_the_session_timeout_lets_the_member_drop_its_i
                                       "keeps it"]
 
 
+def test_an_answer_held_past_the_session_between_the_error_and_the_join_lets_it_drop_its_id(
+        ) -> None:
+    """librdkafka rejoins at once after REBALANCE_IN_PROGRESS (a join the same millisecond:
+    not judged); its next heartbeat is held 3 s (session 2 s), its own session timer gives
+    the id up and it joins without one: that join answers the lapsed session, not the error.
+    Held only 1.5 s, the join without the id breaks I16."""
+    def story(held_ms: int) -> list[Exchange]:
+        return [_exchange(0, "JoinGroup", "m-1"),
+                _exchange(1, "Heartbeat", "m-1", "REBALANCE_IN_PROGRESS", ms=618, took=0),
+                _exchange(2, "JoinGroup", "m-1", ms=618, took=1),
+                _exchange(3, "Heartbeat", "m-1", ms=1054, took=held_ms, steering="delay"),
+                _exchange(4, "JoinGroup", "", ms=3625)]
+    assert _judge(story(3000))[0] == []
+    assert _judge(story(1500))[0] == ["I16: c1 gave its member id m-1 up after "
+                                      "REBALANCE_IN_PROGRESS on Heartbeat; its profile (java) "
+                                      "keeps it"]
+
+
 def test_a_log_read_a_part_at_a_time_keeps_each_members_session_timeout() -> None:
     ledger = Ledger()
     log = _held(3000)

@@ -84,15 +84,26 @@ def _judged(e: Exchange) -> str:
     return error if error in JUDGED_ERRORS else ""
 
 
+def _held_for(e: Exchange, now_ms: int, session_ms: int | None) -> bool:
+    """``e``'s answer was steered and held back a whole session timeout by ``now_ms``."""
+    held_to = now_ms if e.answered_ms is None else min(e.answered_ms, now_ms)
+    return e.steering is not None and session_ms is not None and \
+        held_to - e.received_ms >= session_ms
+
+
 def _next_join(later: Sequence[Exchange], client: str, member_id: str, answered_ms: int,
-               closed_ns: int | None = None) -> NextJoin | None | Literal["superseded"]:
+               closed_ns: int | None = None, session_ms: int | None = None
+               ) -> NextJoin | None | Literal["superseded"]:
     """The client's first JoinGroup the broker read after the millisecond the error's answer
     went out: one read in that same millisecond was already on its way (the broker reads a
     connection's next request as soon as it has written the answer), and says nothing of
     what the client did with the answer. A judged error answered to the client first
     supersedes this one: the join answers that one. None once the consumer was closed
-    (``closed_ns``): a join after that is another consumer's."""
+    (``closed_ns``): a join after that is another consumer's. An answer held back in
+    between for the member's whole session (``session_ms``) makes the join the session's
+    answer (`NextJoin.session_lapsed`)."""
     left = False
+    held: list[Exchange] = []
     for e in later:
         if e.who.client_id != client:
             continue
@@ -101,7 +112,9 @@ def _next_join(later: Sequence[Exchange], client: str, member_id: str, answered_
         left = left or (e.api == "LeaveGroup" and e.who.member_id == member_id)
         if e.api == "JoinGroup" and e.received_ms > answered_ms:
             waited = None if e.answered_ms is None else e.answered_ms - e.received_ms
-            return NextJoin(_carried(e), left, waited)
+            lapsed = any(_held_for(h, e.received_ms, session_ms) for h in held)
+            return NextJoin(_carried(e), left, waited, lapsed)
+        held += [e] if e.steering is not None else []
         if _judged(e):
             return "superseded"
     return None
@@ -133,7 +146,8 @@ def error_answers(exchanges: Sequence[Exchange], ledger: Ledger | None = None
                                    also=tuple(before))
             later = None if e.answered_ms is None else _next_join(
                 exchanges[i + 1:], e.who.client_id, answer.member_id, e.answered_ms,
-                ledger.closed_after(e.who.client_id, e.received_ns))
+                ledger.closed_after(e.who.client_id, e.received_ns),
+                ledger.sessions.get(e.who.client_id))
             if not isinstance(later, str):  # a superseded answer is not judged
                 yield e.seq, answer, later
 
