@@ -1,7 +1,8 @@
 """The fault engine's points side by side (`engines.faults.concurrent`): on one broker and one
 driver pool, each point on a group of its own, a point's verdict is the one it gets alone;
 a short slice of the scope, played several at once on librdkafka and on one Java release,
-gives every point a verdict and counts them in the coverage line."""
+gives every point a verdict and counts them in the coverage line; one JVM hosts every
+point's Java consumers for the run."""
 
 from __future__ import annotations
 
@@ -101,7 +102,27 @@ def test_a_slice_played_side_by_side_on_librdkafka_gives_every_point_a_verdict(
 
 
 @pytest.mark.wire
-@pytest.mark.slow  # a JVM's slice, forty seconds: tox -e wire (librdkafka's runs by default)
+def test_one_jvm_hosts_every_points_java_consumers_for_the_whole_run() -> None:
+    """Six points at once on a Java release: the run's pool starts two JVMs in all (every
+    point's members but a crashed one, and the producer); a crashed member's JVM is its
+    point's own (its crash is a kill), and each point gets a verdict."""
+    release = repo_releases()[-1]
+    if missing("java"):
+        pytest.skip(missing("java"))
+    points = [p for p in fault_points() if p.name in MIXED]
+    runs: list[PointRun] = []
+    shared = SharedRun(resolve(f"wire:java@{release}:range"))
+    try:
+        play_points(shared, points, len(points), lambda _p: True, lambda _s: True, runs.append)
+        started = list(shared.pool.drivers)
+    finally:
+        shared.close()
+    assert len(started) == 2 and all("java" in d.label for d in started)
+    assert sorted(r.point.name for r in runs) == sorted(MIXED)
+    assert all(isinstance(r.outcome, Outcome) for r in runs), [r.outcome for r in runs]
+
+
+@pytest.mark.wire
 def test_a_slice_played_side_by_side_on_a_java_release_gives_every_point_a_verdict(
         tmp_path: Path) -> None:
     release = repo_releases()[-1]

@@ -126,7 +126,7 @@ def test_a_short_check_off_a_terminal_prints_plain_progress_lines_to_stderr(
     code = main(["check", "--target", "builtin:range", "--budget", "7", "--json",
                  "--failures", str(tmp_path)])
     out, err = capsys.readouterr()
-    assert code == 0
+    assert code == 0, out
     assert json.loads(out)["ok"] is True  # stdout stays the result
     lines = err.splitlines()
     assert lines and all(line.startswith("groupcheck: ") for line in lines), err

@@ -38,9 +38,11 @@ __all__ = ["FAULTS_SHARE", "SHARED_DRIVER_WORKERS", "WORKERS", "FaultTally", "co
 #: machine's minimum and slices keep the rest)
 FAULTS_SHARE = 0.3
 #: points played at once, each on its own group of one broker (`faults.concurrent`), when
-#: each point has drivers of its own (librdkafka, kafka-python); a target whose members all
-#: share one JVM plays one point at a time (`SHARED_DRIVER_WORKERS`): eight points' Java
-#: consumers in one starved JVM lost partitions that the same points alone kept
+#: every client crashes by kill (librdkafka, kafka-python, Java: a crashed member's driver is
+#: its point's own; Java's other consumers live in the run's one JVM, eight points' side by
+#: side on a quiet machine, though at load 17–19 a starved JVM lost partitions the same
+#: points alone kept); a target of a client that crashes by command shares one pool of
+#: drivers across points and plays one point at a time (`SHARED_DRIVER_WORKERS`)
 WORKERS = 8
 SHARED_DRIVER_WORKERS = 1
 
