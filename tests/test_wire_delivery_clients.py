@@ -9,7 +9,9 @@ is missing. What KafkaJS does is tested as what it does: it hands a partition to
 members at once (findings/wire-kafkajs-roundrobin-delivery-duplicate-I17.json). librdkafka's
 auto-commit lands at the unassign after its revoke callback, in the generation the member
 owned the partition at, before the next owner starts: within I17. kafka-python now and then
-rewinds a partition that comes back to a member (`KNOWN`, its finding), and holds otherwise.
+rewinds a partition that comes back to a member (`KNOWN`, its finding), and holds otherwise;
+a story in which it never finishes a join it was answered (its recorded hang, which a loaded
+machine shows more often) is an expected failure that names that finding.
 """
 
 from __future__ import annotations
@@ -29,10 +31,14 @@ from groupcheck.properties.delivery import judge_delivery  # noqa: E402
 from groupcheck.targets.wire.clients import SHIPPED, ClientInfo, hello  # noqa: E402
 
 from helpers.environment import CLASSPATH, make_group_target, missing  # noqa: E402
+from helpers.wire_findings import expect_kafka_python_hang  # noqa: E402
 
 pytestmark = pytest.mark.wire
 
 TOPIC, PARTITIONS = "t0", 6
+#: what a wire group says of a member that never finished a join it was answered
+#: (`settle.stalled`): kafka-python's recorded hang
+HANG = "sent its coordinator nothing since its SyncGroup answer"
 #: the rules of what the application is handed; the others judge when commits land
 HANDED_RULES = ("lost", "skipped", "start-later", "start-earlier", "duplicate",
                 "commit-backwards")
@@ -72,7 +78,11 @@ def _judged(client: str) -> tuple[list[tuple[str, str]], str]:
     the real clients)."""
     outcome, seconds = _play(client)
     story = "\n".join(outcome.story)
-    assert [v for v in outcome.violations if not v.startswith("I17")] == [], story
+    others = [v for v in outcome.violations if not v.startswith("I17")]
+    hung = [line.strip() for line in outcome.story if HANG in line]
+    if others and all(v.startswith("I11:") for v in others):
+        expect_kafka_python_hang(hung, {client})  # its recorded finding, named
+    assert others == [], story
     delivery = outcome.delivery
     assert delivery is not None and delivery.caught_up, "I17 left unjudged"
     assert set(delivery.styles.values()) == set(hello(client, CLASSPATH).commit_styles)

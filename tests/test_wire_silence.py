@@ -13,7 +13,8 @@ from groupcheck.targets.wire.silence import rejoined_after_sync, silent_after_sy
 def _exchange(who: str, api: str, at: int, generation: int = 0, error: int = 0) -> Any:
     request = SimpleNamespace(generation_id=generation)
     return SimpleNamespace(who=SimpleNamespace(client_id=who), api=api, request=request,
-                           received_ms=at, answered_ms=at + 1, error_code=error)
+                           received_ms=at, answered_ms=at + 1, error_code=error,
+                           received_ns=at * 1_000_000)
 
 
 def test_a_member_silent_after_its_syncgroup_answer_is_named_with_its_generation() -> None:
@@ -29,6 +30,17 @@ def test_a_member_silent_after_its_syncgroup_answer_is_named_with_its_generation
     assert silent_after_sync(log, 6000) == {"b": 2}
     assert silent_after_sync(log, 9000) == {}
     assert silent_after_sync(log[:3], 6000) == {}  # nobody's clock has moved on yet
+
+
+def test_a_lone_member_silent_since_its_syncgroup_answer_is_named_when_asked_now() -> None:
+    """A lone member (nobody else's traffic moves the log's clock) whose last request was
+    its SyncGroup, answered, and a Metadata request: silent by now (``at_ns``, 9 s on),
+    not by the log's last request."""
+    log = [_exchange("a", "JoinGroup", 50, 2), _exchange("a", "SyncGroup", 100, 2),
+           _exchange("a", "Metadata", 150)]
+    assert silent_after_sync(log, 6000) == {}
+    assert silent_after_sync(log, 6000, at_ns=9_000 * 1_000_000) == {"a": 2}
+    assert silent_after_sync(log, 6000, at_ns=3_000 * 1_000_000) == {}
 
 
 def test_a_join_group_right_after_a_successful_syncgroup_is_counted_per_member() -> None:

@@ -51,12 +51,18 @@ def rejoined_after_sync(exchanges: Iterable[Any]) -> dict[str, int]:
     return counts
 
 
-def silent_after_sync(exchanges: Iterable[Any], quiet_ms: int) -> dict[str, int]:
+def silent_after_sync(exchanges: Iterable[Any], quiet_ms: int,
+                      at_ns: int | None = None) -> dict[str, int]:
     """Client id → generation, for each member that sent its coordinator nothing for at least
     ``quiet_ms`` after a SyncGroup answered without error: until its next request to the
-    coordinator (a LeaveGroup when it closes, say), or until the log's latest request (the
-    broker's clock: any member's later traffic)."""
+    coordinator (a LeaveGroup when it closes, say), or until now: ``at_ns``
+    (CLOCK_MONOTONIC) on the broker's clock, else the log's latest request (a lone member's
+    silence shows only with ``at_ns``: nobody else's traffic moves the log's clock)."""
+    exchanges = list(exchanges)
     by_member, now = _by_member(exchanges)
+    if at_ns is not None and exchanges:
+        last = max(exchanges, key=lambda e: e.received_ns)
+        now = max(now, last.received_ms + (at_ns - last.received_ns) // 1_000_000)
     silent: dict[str, int] = {}
     for who, requests in sorted(by_member.items()):
         for e, after in zip(requests, [*requests[1:], None], strict=True):

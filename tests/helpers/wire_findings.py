@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import re
+import time
 from typing import Any
 
 import pytest
@@ -52,9 +53,10 @@ def heartbeated(exchanges: Any) -> set[str]:
 
 
 def silent_story(exchanges: Any, quiet_ms: int) -> list[str]:
-    """The members of a broker's log silent since their SyncGroup answer, in words."""
+    """The members of a broker's log silent since their SyncGroup answer until now, in
+    words."""
     return [f"{who} sent nothing since its SyncGroup answer of generation {g}"
-            for who, g in silent_after_sync(exchanges, quiet_ms).items()]
+            for who, g in silent_after_sync(exchanges, quiet_ms, time.monotonic_ns()).items()]
 
 
 def kafka_python_hang(silent: list[str], clients: set[str]) -> str | None:

@@ -256,7 +256,7 @@ class GroupcheckBackend:
     def silent(self, quiet_ms: int) -> dict[str, int]:
         """Members silent since their SyncGroup answer (`silence.silent_after_sync`)."""
         return silent_after_sync([e for e in self.broker.exchanges() if self._ours(e)],
-                                 quiet_ms)
+                                 quiet_ms, time.monotonic_ns())
 
     def last_joins(self) -> dict[str, LastJoin]:
         """Each member's latest JoinGroup of this backend's group and its answer
