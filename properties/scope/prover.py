@@ -322,7 +322,7 @@ def prove(assign: AssignFn, assignor: str, scope: Scope | None = None, *,
     mode, claims_note = claim_mode(scope, assignor, gaps or not aggregate, session, sticky)
     done = 0  # units of work
 
-    def collect(parts: Iterator[_Partial]) -> None:
+    def collect(parts: Iterator[_Partial], drain: bool = False) -> None:  # `_until`
         nonlocal done
         for part in parts:
             total.merge(part)
@@ -330,7 +330,7 @@ def prove(assign: AssignFn, assignor: str, scope: Scope | None = None, *,
             if progress is not None:
                 progress(total.configs, time.perf_counter() - started,
                          sum(total.counts.values()))
-            if time.perf_counter() >= (deadline or float("inf")):
+            if not drain and time.perf_counter() >= (deadline or float("inf")):
                 return
 
     args = (assign, session, assignor, scope, sticky, exact, reference, gaps, mode, deadline,
@@ -340,11 +340,11 @@ def prove(assign: AssignFn, assignor: str, scope: Scope | None = None, *,
         if deadline is None or time.perf_counter() < deadline:
             collect(_run_task(t) for t in tasks)
         z3_ok = _WORKER[0].optimiser is not None and bool(_WORKER[0].optimiser.available)
-    else:  # leaving the pool stops its workers, mid-unit when the deadline came first
+    else:  # its workers stop mid-unit when the deadline came first; the rest is drained
         ctx = multiprocessing.get_context("fork")
         with ctx.Pool(workers, initializer=_init_forked_worker, initargs=args) as pool:
-            collect(pool.imap_unordered(_run_task, tasks,
-                                        chunksize=4 if deadline is None else 1))
+            collect(pool.imap_unordered(_run_task, _until(tasks, deadline),
+                                        chunksize=4 if deadline is None else 1), drain=True)
         z3_ok = gaps and Optimiser(exact).available
     seconds = time.perf_counter() - started
     counterexamples = {inv: cex for inv, (_, cex) in total.smallest.items()}
@@ -377,6 +377,17 @@ def _ordered(tasks: list[tuple[Task, int]], deadline: float | None
     counterexample it finds, are then the same from run to run; else the biggest first,
     which keeps the workers busy together."""
     return tasks[::-1] if deadline is not None else tasks
+
+
+def _until(tasks: list[tuple[Task, int]], deadline: float | None
+           ) -> Iterator[tuple[Task, int]]:
+    """The tasks a pool is fed: none once the deadline has come; the queued ones are then
+    drained (they answer at once, cut). A pool left with tasks still queued can hang in its
+    terminate, its task feeder blocked on a pipe no worker reads."""
+    for task in tasks:
+        if deadline is not None and time.perf_counter() >= deadline:
+            return
+        yield task
 
 
 def _same(a: Counterexample, b: Counterexample) -> bool:
