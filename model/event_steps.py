@@ -87,6 +87,11 @@ def _late(bound: SettleBound, started_ms: int, now_ms: int) -> str:
             f"{bound.derivation}")
 
 
+def _past(bound: SettleBound, started_ms: int, now_ms: int) -> bool:
+    """The settle has taken longer than its time bound."""
+    return now_ms - started_ms > bound.ms
+
+
 def _left(bound: SettleBound | None, started_ms: int, now_ms: int) -> int | None:
     """How long a step may wait for the group: what is left of the bound (a wait past it
     could only end in I11)."""
@@ -116,16 +121,16 @@ def settle(model: ReferenceModel, target: GroupTarget) -> list[str]:
             model.judge("I11")
             return out + [f"I11: not settled after {view.generation - start.generation} "
                           f"rebalances (at most {allowed} allowed)"]
-        if bound is not None and _now_ms(target) - started > bound.ms:
+        if bound is not None and _past(bound, started, _now_ms(target)):
             model.judge("I11")
             return out + [_late(bound, started, _now_ms(target))]
         if not target.step(_left(bound, started, _now_ms(target))):
             view, problems = observe(model, target)
             out += problems
             if not view.settled and not out:
-                out.append(_late(bound, started, _now_ms(target)) if bound is not None and
-                           _now_ms(target) - started > bound.ms else
-                           "I11: the group is idle but not settled")
+                out.append(_late(bound, started, _now_ms(target))
+                           if bound is not None and _past(bound, started, _now_ms(target))
+                           else "I11: the group is idle but not settled")
             break
     else:
         model.judge("I11")
@@ -135,7 +140,7 @@ def settle(model: ReferenceModel, target: GroupTarget) -> list[str]:
     if end.settled and end.generation - start.generation > allowed:
         out.append(f"I11: settling took {end.generation - start.generation} rebalances "
                    f"(at most {allowed} allowed)")
-    elif end.settled and bound is not None and _now_ms(target) - started > bound.ms:
+    elif end.settled and bound is not None and _past(bound, started, _now_ms(target)):
         out.append(_late(bound, started, _now_ms(target)).replace("not settled", "settled only"))
     return out
 

@@ -18,6 +18,9 @@ from groupcheck.engines.faults.concurrent import PointRun, SharedRun, play_point
 from groupcheck.engines.faults.points import FaultScope, fault_points  # noqa: E402
 from groupcheck.engines.faults.stories import PointNames  # noqa: E402
 from groupcheck.model.replay import Outcome  # noqa: E402
+from groupcheck.targets.wire.clients import ClientInfo  # noqa: E402
+from groupcheck.targets.wire.driver_pool import EventSink  # noqa: E402
+from groupcheck.targets.wire.driver_process import DriverProcess  # noqa: E402
 
 from helpers.environment import missing, resolve  # noqa: E402
 from helpers.kafka_releases import repo_releases  # noqa: E402
@@ -102,22 +105,31 @@ def test_a_slice_played_side_by_side_on_librdkafka_gives_every_point_a_verdict(
 
 
 @pytest.mark.wire
-def test_one_jvm_hosts_every_points_java_consumers_for_the_whole_run() -> None:
-    """Six points at once on a Java release: the run's pool starts two JVMs in all (every
-    point's members but a crashed one, and the producer); a crashed member's JVM is its
-    point's own (its crash is a kill), and each point gets a verdict."""
+def test_one_jvm_hosts_every_points_java_consumers_for_the_whole_run(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """Six points at once on a Java release: every point's members but a crashed one are
+    placed on the run's one JVM (a crashed member's JVM is its point's own: its crash is a
+    kill), and each point gets a verdict."""
     release = repo_releases()[-1]
     if missing("java"):
         pytest.skip(missing("java"))
     points = [p for p in fault_points() if p.name in MIXED]
     runs: list[PointRun] = []
     shared = SharedRun(resolve(f"wire:java@{release}:range"))
+    hosts: list[tuple[str, DriverProcess]] = []
+    place = shared.pool.place
+
+    def placed(info: ClientInfo, classpath: str, member: str, sink: EventSink
+               ) -> DriverProcess:
+        hosts.append((member, place(info, classpath, member, sink)))
+        return hosts[-1][1]
+    monkeypatch.setattr(shared.pool, "place", placed)
     try:
         play_points(shared, points, len(points), lambda _p: True, lambda _s: True, runs.append)
-        started = list(shared.pool.drivers)
     finally:
         shared.close()
-    assert len(started) == 2 and all("java" in d.label for d in started)
+    assert len(hosts) >= 2 * len(points) and len({id(d) for _, d in hosts}) == 1
+    assert "java" in hosts[0][1].label
     assert sorted(r.point.name for r in runs) == sorted(MIXED)
     assert all(isinstance(r.outcome, Outcome) for r in runs), [r.outcome for r in runs]
 

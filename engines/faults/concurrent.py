@@ -45,6 +45,7 @@ from ...model.stats import Stats
 from ...properties.harness import HarnessError, ThreadFailure
 from ...targets.target import Target
 from ...targets.wire.backends.backend import BackendUnavailable
+from ...targets.wire.backends.factory import MOVE_NODES
 from ...targets.wire.backends.groupcheck_broker import GroupcheckBackend
 from ...targets.wire.clients import ClientInfo
 from ...targets.wire.driver_pool import DriverPool, EventSink
@@ -74,8 +75,8 @@ SHARE_A_DRIVER = frozenset({"librdkafka", "java"})
 #: fenced by FENCED_INSTANCE_ID), so its drivers end with their point, killed
 RUN_DRIVER = frozenset({"java"})
 #: the nodes of the shared broker: two, so that a move point's coordinator has a node to move to
-#: (each move moves its own point's group only)
-NODES = 2
+#: (each move moves its own point's group only); a replay of such a story gets as many
+NODES = MOVE_NODES
 #: where the broker records a steering rule it refused (`broker.connections.Notes.refused`)
 REFUSALS = "groupcheck-broker (steering)"
 
@@ -127,22 +128,16 @@ class PointPool(DriverPool):
             return self.run.place(placed, classpath, member, sink)
         return super().place(placed, classpath, member, sink)
 
+    # a member on the run's driver is the run pool's to forget, release and count
     def forget(self, driver: DriverProcess, member: str) -> None:
-        if member in self.on_run:
-            self.run.forget(driver, member)
-        else:
-            super().forget(driver, member)
+        (self.run.forget if member in self.on_run else super().forget)(driver, member)
 
     def release(self, driver: DriverProcess, member: str) -> None:
-        if member in self.on_run:
-            self.run.release(driver, member)
-        else:
-            super().release(driver, member)
+        (self.run.release if member in self.on_run else super().release)(driver, member)
 
     def hosts_others(self, driver: DriverProcess, member: str) -> bool:
-        if member in self.on_run:
-            return self.run.hosts_others(driver, member)
-        return super().hosts_others(driver, member)
+        return (self.run.hosts_others if member in self.on_run
+                else super().hosts_others)(driver, member)
 
     def end(self, hosted: dict[str, DriverProcess]) -> None:
         """SIGKILL every driver of the point's own (its members vanish without a word), and

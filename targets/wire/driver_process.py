@@ -197,9 +197,9 @@ class DriverProcess:
 
     def send(self, cmd: str, **fields: Any) -> int:
         """Write one command; returns its id (see `wait`)."""
-        return self._send(cmd, fields, awaited=True)
+        return self._send(cmd, True, **fields)
 
-    def _send(self, cmd: str, fields: dict[str, Any], awaited: bool) -> int:
+    def _send(self, cmd: str, awaited: bool, **fields: Any) -> int:
         with self._write_lock:
             self._next_id += 1
             number = self._next_id
@@ -217,7 +217,7 @@ class DriverProcess:
 
     def tell(self, cmd: str, **fields: Any) -> None:
         """Write one command whose answer nobody waits for (its ack is dropped)."""
-        self._send(cmd, fields, awaited=False)
+        self._send(cmd, False, **fields)
 
     def wait(self, number: int, cmd: str, timeout: float = COMMAND_TIMEOUT) -> Ack:
         """The ack of command ``number``; raises `CommandFailed` on an error answer."""

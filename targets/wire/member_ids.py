@@ -62,8 +62,7 @@ class Ledger:
         """Take in one exchange, in the log's order."""
         client = e.who.client_id
         if e.api != "JoinGroup":
-            error = _judged(e)
-            if error and not (error == "UNKNOWN_MEMBER_ID" and self.is_pending(e)):
+            if error := self.judged(e):
                 self.since_join.setdefault(client, []).append((_carried(e), error))
             return
         self.since_join.pop(client, None)
@@ -76,6 +75,12 @@ class Ledger:
     def is_pending(self, e: Exchange) -> bool:
         """``e`` carried its client's pending id."""
         return bool(_carried(e)) and self.pending.get(e.who.client_id) == _carried(e)
+
+    def judged(self, e: Exchange) -> str:
+        """The judged error ``e`` was answered with ('' for none, and for UNKNOWN_MEMBER_ID
+        to a pending id: the id is not unknown)."""
+        error = _judged(e)
+        return "" if error == "UNKNOWN_MEMBER_ID" and self.is_pending(e) else error
 
 
 def _judged(e: Exchange) -> str:
@@ -137,8 +142,7 @@ def error_answers(exchanges: Sequence[Exchange], ledger: Ledger | None = None
         before = [err for mid, err in ledger.since_join.get(e.who.client_id, [])
                   if mid == _carried(e)]
         ledger.note(e)
-        error = _judged(e)
-        if error and not (error == "UNKNOWN_MEMBER_ID" and ledger.is_pending(e)):
+        if error := ledger.judged(e):
             waited = None if e.answered_ms is None else e.answered_ms - e.received_ms
             answer = ErrorResponse(e.who.client_id, _carried(e), e.api, error,
                                    steered=e.steering is not None, waited_ms=waited,
