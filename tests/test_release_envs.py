@@ -165,10 +165,11 @@ def test_driver_bundle_imports_on_an_older_interpreter(
     folder = release_envs.bundle()
     assert release_envs.bundle() == folder
     names = sorted(str(p.relative_to(folder)) for p in folder.rglob("*.py"))
-    assert "groupcheck/targets/wire/drivers/commits.py" in names and len(names) == 12
+    assert "groupcheck/targets/wire/drivers/commits.py" in names and len(names) == 13
     assert "groupcheck/targets/wire/drivers/fatal.py" in names
     modules = ", ".join(f"groupcheck.targets.wire.drivers.{m}"
-                        for _, m, _ in release_envs.PACKAGES.values())
+                        for m in (*(m for _, m, _ in release_envs.PACKAGES.values()),
+                                  "forkserver"))
     ran = subprocess.run([older[-1], "-s", "-c", f"import {modules}; print('ok')"],
                          capture_output=True, text=True, timeout=60,
                          env={"PATH": os.environ["PATH"], "PYTHONPATH": str(folder)})

@@ -30,6 +30,7 @@ from typing import Any, cast
 
 from ...properties.harness import Failures, HarnessError
 from .drivers.messages import Ack, DriverEvent
+from .forked import launch
 
 __all__ = ["CLOSE_TIMEOUT", "COMMAND_TIMEOUT", "SHUTDOWN_TIMEOUT", "STDERR_LINES",
            "CommandFailed", "DriverError", "DriverProcess", "bound"]
@@ -67,9 +68,7 @@ class DriverProcess:
                  env: dict[str, str] | None = None) -> None:
         self.label = label
         self.on_event = on_event
-        self.proc = subprocess.Popen(
-            list(argv), stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-            env={**os.environ, **(env or {})}, start_new_session=True)
+        self.proc = launch(argv, {**os.environ, **(env or {})})
         self.stderr: collections.deque[str] = collections.deque(maxlen=STDERR_LINES)
         self._acks: dict[int, Ack] = {}
         self._unawaited: set[int] = set()  # commands `tell` sent: their acks are dropped

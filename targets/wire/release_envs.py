@@ -60,7 +60,7 @@ _VERSION = re.compile(r"[0-9A-Za-z][0-9A-Za-z.+!_-]*")
 _NOTHING = ("(from versions: none)", "connection error", "newconnectionerror",
             "failed to establish", "network is unreachable", "name resolution", "proxyerror")
 _DRIVER_FILES = ("client_assignors.py", "wire/drivers/host.py", "wire/drivers/messages.py",
-                 "wire/drivers/commits.py", "wire/drivers/fatal.py",
+                 "wire/drivers/commits.py", "wire/drivers/fatal.py", "wire/drivers/forkserver.py",
                  *(f"wire/drivers/{module}.py" for _, module, _ in PACKAGES.values()))
 _PROBE = ("import importlib.metadata as m, json, sys; print(json.dumps({'python': "
           "'%d.%d.%d' % sys.version_info[:3], 'package': sys.argv[1], "

@@ -331,6 +331,11 @@ async def amain() -> None:
     await asyncio.wait(list(pending), timeout=15)  # the shutdown's own ack goes out
 
 
+def warm() -> None:
+    """Import the client library ahead of any consumer (the fork server does, once)."""
+    import aiokafka  # noqa: F401
+
+
 def main() -> None:
     asyncio.run(amain())
 

@@ -251,6 +251,11 @@ class KafkaPythonClient:
         self._producer.send(topic, value.encode(), partition=partition).get(timeout=15)
 
 
+def warm() -> None:
+    """Import the client library ahead of any consumer (the fork server does, once)."""
+    import kafka  # noqa: F401
+
+
 def main() -> None:
     serve(ThreadedHost(KafkaPythonClient()).handle)
 

@@ -256,6 +256,11 @@ class LibrdkafkaClient:
             raise TimeoutError(f"a record to {topic}-{partition} was not delivered in 15s")
 
 
+def warm() -> None:
+    """Import the client library ahead of any consumer (the fork server does, once)."""
+    import confluent_kafka  # noqa: F401
+
+
 def main() -> None:
     serve(ThreadedHost(LibrdkafkaClient()).handle)
 
