@@ -159,24 +159,35 @@ class DriverPool:
     def produce(self, client: str, classpath: str, bootstrap: str, topic: str,
                 partition: int) -> None:
         """One record written by a driver of ``client`` that hosts no member; a producer
-        whose metadata predates a topic's growth is replaced by a fresh one."""
+        that fails (its metadata predates a topic's growth, say) is replaced by a fresh one
+        for the next record, and left running until the pool closes: other threads may be
+        writing through it still (closing it under them failed a whole fault run)."""
         for attempt in (1, 2):
             with self._lock:
                 producer = self._producers.get(client)
             if producer is None or not producer.alive:
-                producer = self.start(client, classpath)
-                with self._lock:
-                    self._producers[client] = producer
+                producer = self._fresh_producer(client, classpath, producer)
             try:
                 producer.call("produce", bootstrap=bootstrap, topic=topic,
                               partition=partition, value="groupcheck")
                 return
-            except CommandFailed:
+            except (CommandFailed, DriverError):
                 with self._lock:
-                    self._producers.pop(client, None)
-                producer.close()
+                    if self._producers.get(client) is producer:
+                        del self._producers[client]
                 if attempt == 2:
                     raise
+
+    def _fresh_producer(self, client: str, classpath: str,
+                        stale: DriverProcess | None) -> DriverProcess:
+        """The client's producer: a new one, unless another thread replaced ``stale``
+        first."""
+        with self._lock:
+            current = self._producers.get(client)
+            if current is not None and current is not stale and current.alive:
+                return current
+            producer = self._producers[client] = self._start(client, classpath)
+            return producer
 
     def _route(self, driver: DriverProcess, message: DriverEvent) -> None:
         with self._lock:

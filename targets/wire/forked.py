@@ -165,8 +165,8 @@ class ForkServer:
     def launch(self, env: dict[str, str]) -> ForkedProcess:
         """Fork one driver run with ``env`` (sent as its difference from the server's);
         `OSError` when the server cannot."""
-        difference = json.dumps({"set": {k: v for k, v in env.items() if self.env.get(k) != v},
-                              "unset": sorted(set(self.env) - set(env))})
+        changed = {k: v for k, v in env.items() if self.env.get(k) != v}
+        difference = json.dumps({"set": changed, "unset": sorted(set(self.env) - set(env))})
         pipes = [os.pipe() for _ in range(3)]
         theirs = [pipes[0][0], pipes[1][1], pipes[2][1]]
         ours = (os.fdopen(pipes[0][1], "wb"), os.fdopen(pipes[1][0], "rb"),
