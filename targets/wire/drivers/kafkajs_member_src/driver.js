@@ -246,16 +246,18 @@ class Member {
 }
 
 const members = new Map()
-let producer = null
+let producer = null  // a promise of the connected producer: records sent at once share one
 
 async function produce(command) {
   if (!producer) {
     const kafka = new Kafka({ clientId: 'groupcheck-producer',
       brokers: String(command.bootstrap).split(','), logLevel: logLevel.ERROR, logCreator })
-    producer = kafka.producer({ allowAutoTopicCreation: false })
-    await producer.connect()
+    const created = kafka.producer({ allowAutoTopicCreation: false })
+    const ready = created.connect().then(() => created)
+    producer = ready
+    ready.catch(() => { if (producer === ready) producer = null })  // the next one retries
   }
-  await producer.send({ topic: String(command.topic), acks: -1, timeout: 15000,
+  await (await producer).send({ topic: String(command.topic), acks: -1, timeout: 15000,
     messages: [{ partition: Number(command.partition), value: String(command.value || '') }] })
 }
 
@@ -264,7 +266,7 @@ async function shutdown() {
     if (m.stalled) m.stalled.release()
     return m.consumer ? m.consumer.disconnect().catch(() => {}) : null
   }))
-  if (producer) await producer.disconnect().catch(() => {})
+  if (producer) await producer.then(p => p.disconnect()).catch(() => {})
 }
 
 async function handle(command) {
