@@ -13,7 +13,7 @@ pytestmark = [pytest.mark.wire, pytest.mark.slow]
 from groupcheck.engines.saved.files import read_saved, replay_events_file  # noqa: E402
 from groupcheck.model.events import read_events  # noqa: E402
 from groupcheck.model.group_events import Settle  # noqa: E402
-from groupcheck.model.replay import load, replay_events  # noqa: E402
+from groupcheck.model.replay import load, replay_events, replay_file  # noqa: E402
 
 from helpers.environment import SETTINGS, group_target_factory  # noqa: E402
 from helpers.kafka_releases import repo_releases  # noqa: E402
@@ -87,6 +87,49 @@ def test_finding_librdkafka_never_reads_a_partition_whose_offset_fetch_met_a_mov
             return
         assert not replayed.different, text
     pytest.fail("not reproduced in three replays")
+
+
+def _replayed_on(name: str, target: str) -> tuple[list[str], str]:
+    """A finding's replay file played on ``target`` instead of its own: violations, story."""
+    _, outcome = replay_file(FINDINGS / name, lambda _t: group_target_factory(target)())
+    return outcome.violations, "\n".join(outcome.story)
+
+
+def test_finding_aiokafka_reads_an_offset_fetch_error_as_nothing_committed_from_0_13(
+        ) -> None:
+    """findings/wire-aiokafka-range-offset-fetch-error-I17.json: c1's OffsetFetch is
+    answered NOT_COORDINATOR. From 0.13.0 aiokafka asks OffsetFetch v2 or later, where the
+    error comes at the top of the answer with no partitions; it reads only the partitions,
+    finds no committed offset and starts from auto.offset.reset: records handed again. 0.12.0
+    asked v1, where the error sits on each partition, and retried."""
+    need("aiokafka@0.12.0", "aiokafka@0.13.0")
+    name = "wire-aiokafka-range-offset-fetch-error-I17.json"
+    newer, story = _replayed_on(name, "wire:aiokafka@0.13.0:range")
+    assert any(v.startswith("I17:") and "(start-earlier)" in v for v in newer), story
+    older, story = _replayed_on(name, "wire:aiokafka@0.12.0:range")
+    assert older == [], story
+
+
+def test_finding_aiokafka_never_heartbeats_again_after_a_fatal_heartbeat_error() -> None:
+    """findings/wire-aiokafka-range-heartbeat-fatal-I1.json: c1's Heartbeat is answered
+    INVALID_GROUP_ID. The error reaches the application once; the heartbeat task has ended
+    and is never started again, so the coordinator expires c1 and gives its partitions to c2
+    while c1 goes on owning them (I1)."""
+    need("aiokafka")
+    data, violations, story = replay("wire-aiokafka-range-heartbeat-fatal-I1.json")
+    assert violations and all(v.startswith("I1:") and "while c1-30 still owned" in v
+                              for v in violations), story
+    assert "Unexpected exception in heartbeat task: InvalidGroupIdError" in "\n".join(story)
+
+
+def test_finding_aiokafka_gives_its_member_id_up_after_illegal_generation() -> None:
+    """findings/wire-aiokafka-range-illegal-generation-member-id-I16.json: after a Heartbeat
+    answered ILLEGAL_GENERATION aiokafka rejoins with no member id (Java keeps it and resets
+    only the generation), leaving the old id in the group until its session ends."""
+    need("aiokafka")
+    data, violations, story = replay("wire-aiokafka-range-illegal-generation-member-id-I16.json")
+    assert violations and violations[0].startswith("I16: c1-177 gave its member id"), story
+    assert "after ILLEGAL_GENERATION on Heartbeat" in violations[0]
 
 
 def test_wire_java_revoke_callback_slower_than_the_rebalance() -> None:
