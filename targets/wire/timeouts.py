@@ -6,14 +6,17 @@ What lives here: `request_timeout_ms` (from a driver's config, or the client's d
 `group_timeouts` (what I11's settle bound derives from for a group of these clients).
 
 Theory of operation: the drivers pass ``request_timeout_ms`` through when the harness sets
-it (kafka-python's ``request_timeout_ms``, librdkafka's ``socket.timeout.ms``) and leave the
-client's default otherwise. Group requests have timeouts of their own. librdkafka gives
-JoinGroup ``max.poll.interval.ms`` plus a 3 s grace (the coordinator may park a join that
-long), SyncGroup ``session.timeout.ms`` plus the grace, Heartbeat ``session.timeout.ms`` and
-LeaveGroup 5 s; Kafka's Java client (``request.timeout.ms``, every release from 2.8.0 on)
-gives JoinGroup the larger of its request timeout and ``max.poll.interval.ms`` plus
-AbstractCoordinator's 5 s lapse, and kafka-python (3.x, the harness's own) does the same. A client
-(or a release of one) whose timeouts are not modelled here is refused rather than guessed.
+it (kafka-python's and aiokafka's ``request_timeout_ms``, librdkafka's
+``socket.timeout.ms``) and leave the client's default otherwise. Group requests have
+timeouts of their own. librdkafka gives JoinGroup ``max.poll.interval.ms`` plus a 3 s grace
+(the coordinator may park a join that long), SyncGroup ``session.timeout.ms`` plus the
+grace, Heartbeat ``session.timeout.ms`` and LeaveGroup 5 s; Kafka's Java client
+(``request.timeout.ms``, every release from 2.8.0 on) gives JoinGroup the larger of its
+request timeout and ``max.poll.interval.ms`` plus AbstractCoordinator's 5 s lapse, and
+kafka-python (3.x, the harness's own) does the same. aiokafka waits the one request timeout
+for every answer, a JoinGroup's too (its connection's ``wait_for``; 40 s by default). A
+client (or a release of one) whose timeouts are not modelled here is refused rather than
+guessed.
 """
 
 from __future__ import annotations
@@ -26,7 +29,8 @@ __all__ = ["DEFAULT_REQUEST_TIMEOUT_MS", "SETTLE_MARGIN_MS", "group_timeouts",
            "past_request_timeout", "request_timeout_ms"]
 
 #: each modelled client's own request timeout, when its driver sets none
-DEFAULT_REQUEST_TIMEOUT_MS = {"java": 30_000, "kafka-python": 30_000, "librdkafka": 60_000}
+DEFAULT_REQUEST_TIMEOUT_MS = {"java": 30_000, "kafka-python": 30_000, "librdkafka": 60_000,
+                              "aiokafka": 40_000}
 #: the drivers' settings when the config names none
 _DRIVER_DEFAULTS = {"session_timeout_ms": 6000, "max_poll_interval_ms": 6000,
                     "heartbeat_interval_ms": 500}
@@ -45,6 +49,8 @@ def request_timeout_ms(client: str, config: Mapping[str, object], api: str) -> i
         raise ValueError(f"the request timeouts of {client!r} are not modelled; one of "
                          f"{', '.join(sorted(DEFAULT_REQUEST_TIMEOUT_MS))}")
     request = _setting(config, "request_timeout_ms", DEFAULT_REQUEST_TIMEOUT_MS[client])
+    if client == "aiokafka":
+        return request
     max_poll = _setting(config, "max_poll_interval_ms", _DRIVER_DEFAULTS["max_poll_interval_ms"])
     if client in ("java", "kafka-python"):
         return max(request, max_poll + _JOIN_MARGIN_MS) if api == "JoinGroup" else request

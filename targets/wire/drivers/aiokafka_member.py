@@ -228,6 +228,8 @@ class AiokafkaHost:
             auto_offset_reset=config.get("auto_offset_reset", "earliest"),
             enable_auto_commit=auto,
             **({"auto_commit_interval_ms": interval} if interval is not None else {}),
+            **({"request_timeout_ms": config["request_timeout_ms"]}
+               if "request_timeout_ms" in config else {}),
             **static_settings(command, "group_instance_id"))
         m.consumer.subscribe(list(command["topics"]), listener=m.listener())
         await m.consumer.start()
