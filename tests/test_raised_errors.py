@@ -42,7 +42,7 @@ def test_the_retriable_errors_are_the_tables_retriable_exceptions() -> None:
 
 
 def _logged(*messages: DriverEvent) -> WireLog:
-    log = WireLog(lambda: True)
+    log = WireLog(lambda _horizon: True)
     for message in messages:
         log.receive(1, message)
     with log.cond:

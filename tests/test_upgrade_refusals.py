@@ -66,7 +66,7 @@ def _group(backend: GroupcheckBackend, names: list[str]) -> WireGroup:
     group = WireGroup.__new__(WireGroup)
     group.backend, group.members = backend, {n: _member() for n in names}
     group.pool = SimpleNamespace(failure=lambda: None)  # type: ignore[assignment]
-    group.log, group.applied = WireLog(lambda: True), 0
+    group.log, group.applied = WireLog(lambda _horizon: True), 0
     group.shown_rounds = {r.generation for r in backend.rounds()}
     group._said, group.shown, group.produced = {}, Shown(), collections.Counter()
     return group

@@ -57,7 +57,7 @@ def test_a_group_of_several_clients_offers_the_styles_every_one_offers() -> None
 
 
 def test_the_log_keeps_each_records_offset_and_generation_and_each_commit() -> None:
-    log = WireLog(lambda: True)
+    log = WireLog(lambda _horizon: True)
     log.receive(1, {"event": "records", "member": "c1", "seq": 0, "ts": 10,
                     "records": [["t0", 1, 4], ["t0", 1, 5]], "generation": 3})
     log.receive(1, {"event": "commit", "member": "c1", "seq": 1, "ts": 20, "style": "sync",

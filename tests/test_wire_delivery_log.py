@@ -37,7 +37,7 @@ def _backend(commits: list[Any]) -> Any:
 
 
 def test_records_tenures_and_commits_are_read_from_the_log_and_the_coordinator() -> None:
-    log, deliveries = WireLog(lambda: True), Deliveries()
+    log, deliveries = WireLog(lambda _horizon: True), Deliveries()
     deliveries.styles.update({"c1": "revoke", "c2": "none"})
     assigned = {"kind": "assigned", "partitions": [["t0", 0]], "generation": 1,
                 "memberId": "m-1"}
@@ -67,7 +67,7 @@ def test_records_tenures_and_commits_are_read_from_the_log_and_the_coordinator()
 
 
 def test_nothing_an_incarnation_logs_after_it_crashed_is_the_applications() -> None:
-    log, deliveries = WireLog(lambda: True), Deliveries()
+    log, deliveries = WireLog(lambda _horizon: True), Deliveries()
     deliveries.end(1, 15, revoked=False)
     _event(log, 1, 10, "records", records=[["t0", 0, 0]], generation=None)
     _event(log, 1, 20, "records", records=[["t0", 0, 1]], generation=None)
@@ -86,7 +86,7 @@ def test_nothing_an_incarnation_logs_after_it_crashed_is_the_applications() -> N
 
 def _assignments(deliveries: Deliveries) -> tuple[Tenure, ...]:
     """c1 is assigned t0-0 and t0-1, then t0-1 alone, with no revoke between."""
-    log = WireLog(lambda: True)
+    log = WireLog(lambda _horizon: True)
     for ts, partitions in ((10, [["t0", 0], ["t0", 1]]), (30, [["t0", 1]])):
         _event(log, 1, ts, "callback_end", kind="assigned", partitions=partitions,
                generation=ts // 10, memberId="m-1")

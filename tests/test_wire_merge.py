@@ -47,9 +47,45 @@ def test_a_line_read_but_not_handed_on_keeps_the_driver_undrained() -> None:
     assert driver.drained()
 
 
+def test_a_driver_that_never_stops_writing_holds_back_no_line_stamped_before_the_horizon(
+        ) -> None:
+    """One JVM hosts every fault point's consumers: its pipe is never empty, and a group
+    waiting for it to empty waited out its settle bound (Java 3.2.0's full fault scope). A
+    line stamped after the horizon, handed on, shows every line stamped before it is out,
+    while a line stamped before the horizon still being handed on holds it back."""
+    arrived, go = threading.Event(), threading.Event()
+
+    def slow_first(_driver: DriverProcess, message: dict[str, Any]) -> None:
+        if message.get("seq") == 0:
+            arrived.set()
+            go.wait(10)
+
+    chatter = ("import json, sys, time\n"
+               "seq = 0\n"
+               "while True:\n"
+               "    print(json.dumps({'event': 'closed', 'member': 'c1', 'seq': seq,"
+               " 'ts': time.monotonic_ns()}), flush=True)\n"
+               "    seq += 1\n"
+               "    time.sleep(0.001)\n")
+    driver = DriverProcess([sys.executable, "-c", chatter], "chatter", slow_first)
+    try:
+        assert arrived.wait(10)
+        horizon = time.monotonic_ns()
+        assert not driver.drained(horizon)  # its first line is still being handed on
+        go.set()
+        deadline = time.monotonic() + 10
+        while not driver.drained(horizon) and time.monotonic() < deadline:
+            time.sleep(0.01)
+        assert driver.drained(horizon)
+    finally:
+        go.set()
+        driver.kill()  # it reads no command: a shutdown would wait out its bound
+        driver.close()
+
+
 def test_events_wait_for_undrained_pipes_and_go_at_once_when_they_are_drained() -> None:
     drained = [False]
-    log = WireLog(lambda: drained[0])
+    log = WireLog(lambda _horizon: drained[0])
     stamp = time.monotonic_ns()
     log.receive(1, _event("c1", "revoked", stamp))
     log.receive(2, _event("c2", "assigned", stamp + 1))
@@ -67,7 +103,7 @@ def test_with_nothing_received_yet_an_undrained_pipe_still_counts_as_an_event_on
     end still in a pipe (its reader thread not scheduled yet) must count, or the generation
     it preceded is judged with the partitions still owned (a false I5)."""
     drained = [False]
-    log = WireLog(lambda: drained[0])
+    log = WireLog(lambda _horizon: drained[0])
     with log.cond:
         assert log.release() == 1
     drained[0] = True
@@ -78,7 +114,7 @@ def test_with_nothing_received_yet_an_undrained_pipe_still_counts_as_an_event_on
 def test_an_undrained_pipe_holds_back_even_old_events() -> None:
     """A reader thread of a starved harness can wait its turn for seconds: age alone never
     lets an event past a pipe that still holds a line."""
-    log = WireLog(lambda: False)
+    log = WireLog(lambda _horizon: False)
     log.receive(1, _event("c1", "revoked", time.monotonic_ns() - 10 * MAX_GRACE_NS))
     log.receive(2, _event("c2", "assigned", time.monotonic_ns() - 5 * MAX_GRACE_NS))
     with log.cond:

@@ -78,6 +78,7 @@ class DriverProcess:
         self._write_lock = threading.Lock()
         self._read_lock = threading.Lock()
         self._partial = self._undelivered = 0  # bytes of a line begun, lines not handed on
+        self._handed_ts = -1  # the latest stamp of an event handed on (`drained`)
         self.failures = Failures()  # of its reader threads (the events' sink included)
         self._threads = [
             threading.Thread(target=self._guarded("stdout", self._read_stdout), daemon=True,
@@ -160,13 +161,21 @@ class DriverProcess:
                     self._cond.notify_all()
         else:
             self.on_event(self, cast(DriverEvent, message))
+            stamp = message.get("ts")
+            if isinstance(stamp, int) and stamp > self._handed_ts:
+                self._handed_ts = stamp  # after it was handed on: `drained` may count on it
         return True
 
-    def drained(self) -> bool:
+    def drained(self, horizon: int | None = None) -> bool:
         """Whether every line the driver has written so far has been handed on: nothing
-        in its pipe, nothing read and not yet passed to ``on_event``. A line a driver writes
-        before it acts (a callback's end before its client rejoins) is thus handed on before
-        anything that act caused can be."""
+        in its pipe, nothing read and not yet passed to ``on_event``; or, given a
+        ``horizon`` (CLOCK_MONOTONIC ns), whether every line it stamped before then has:
+        an event stamped at or after it has been handed on (a driver stamps and writes in
+        one order, so a driver that never stops writing is not waited for). A line a driver
+        writes before it acts (a callback's end before its client rejoins) is thus handed on
+        before anything that act caused can be."""
+        if horizon is not None and self._handed_ts >= horizon:
+            return True
         with self._read_lock:
             if self._undelivered or self._partial:
                 return False

@@ -4,11 +4,14 @@ Theory of operation: every driver stamps its events with CLOCK_MONOTONIC nanosec
 the harness reads too, so events of several processes can be put in one order. Events arrive on
 each driver's reader thread (`receive`); they wait in ``incoming`` until no earlier event can
 still be on its way, then `release` moves them, sorted by time, into ``entries`` and gives each
-the next global sequence number. The owner's ``drained`` (every driver's pipe read and handed
-on) is asked: a driver writes a line before it acts on what the line says (a revoke callback's
-end before its client rejoins), so once the pipes are drained, every event stamped before the
-moment of asking that anything received depends on has been received, and all those stamped
-before it go out; while a pipe still holds data, nothing goes out (the readers are threads of
+the next global sequence number. The owner's ``drained`` is asked, with the moment of asking:
+has every driver handed on every line it stamped before then (its pipe read to the end, or a
+line stamped at or after that moment handed on already: a driver stamps and writes its lines
+in one order, so a busy driver shared by many groups, whose pipe is never empty, holds no
+group back)? A driver writes a line before it acts on what the line says (a revoke callback's
+end before its client rejoins), so once that holds, every event stamped before the moment of
+asking that anything received depends on has been received, and all those stamped before it
+go out; until it holds, nothing goes out (the readers are threads of
 the harness's own process: on two cores at load 12 one can wait its turn for over a second; a
 driver stuck in the middle of a line is the step's `STEP_WAIT`). This matters on a busy machine
 (fifty consumers, the broker in the harness's process, two cores), where a reader thread can
@@ -91,7 +94,7 @@ def _generation(message: DriverEvent) -> int:
 class WireLog:
     """Entries in true order; ``cond`` wakes whoever waits for one."""
 
-    def __init__(self, drained: Callable[[], bool] | None = None) -> None:
+    def __init__(self, drained: Callable[[int], bool] | None = None) -> None:
         self.cond = threading.Condition()
         self.drained = drained
         self.entries: list[Entry] = []
@@ -123,7 +126,7 @@ class WireLog:
         held. Returns how many events are still waiting."""
         horizon = time.monotonic_ns()  # taken before the pipes are asked
         if self.drained is not None:
-            if not self.drained():  # nothing goes out past a line still on its way, and
+            if not self.drained(horizon):  # nothing goes out past a line on its way, and
                 return max(1, len(self.incoming))  # the caller learns one is coming
         elif len(self.sources) > 1:
             horizon -= self.grace()

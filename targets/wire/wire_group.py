@@ -110,7 +110,8 @@ class WireGroup(Steered):
             broker, frozenset(i.client for i in self.infos.values()), SESSION_MS, trace, nodes)
         self.tells_errors = self.backend.aims_errors_at_members  # `GroupView.told`
         self.pool = pool or DriverPool()
-        self.log = WireLog(lambda: all(m.driver.drained() for m in self.members.values()))
+        self.log = WireLog(lambda horizon: all(m.driver.drained(horizon)
+                                               for m in self.members.values()))
         self.members: dict[str, WireMember] = {}
         self.turns: dict[str, str] = {}  # member name → client, fixed at its first join
         self.sources: dict[tuple[int, str], int] = {}  # (driver, member) → incarnation
