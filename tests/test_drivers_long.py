@@ -132,6 +132,21 @@ def test_finding_aiokafka_gives_its_member_id_up_after_illegal_generation() -> N
     assert "after ILLEGAL_GENERATION on Heartbeat" in violations[0]
 
 
+def test_finding_java_3_2_0_commits_in_a_loop_instead_of_rejoining_a_cooperative_rebalance(
+        ) -> None:
+    """findings/wire-java-cooperative-sticky-commit-loop-3.2-I11.json: on 3.2.0 an
+    auto-committing cooperative member that owns every partition when two members join
+    sends OffsetCommit after OffsetCommit instead of its JoinGroup, and the group never
+    settles (I11); 3.3.1 plays the same story and holds."""
+    repo_releases("3.2.0")
+    repo_releases("3.3.1")
+    name = "wire-java-cooperative-sticky-commit-loop-3.2-I11.json"
+    found, story = _replayed_on(name, "wire:java@3.2.0:cooperative-sticky")
+    assert found and found[0].startswith("I11: not settled"), story
+    fixed, story = _replayed_on(name, "wire:java@3.3.1:cooperative-sticky")
+    assert fixed == [], story
+
+
 def test_wire_java_revoke_callback_slower_than_the_rebalance() -> None:
     need("java")
     violations = run("wire:java:range:adversarial", with_profiles(slow_revoke("range"), "java"))
