@@ -9,6 +9,7 @@ from __future__ import annotations
 import sys
 import threading
 import time
+from collections.abc import Callable
 from typing import Any
 
 from groupcheck.targets.wire.driver_process import DriverProcess
@@ -21,14 +22,23 @@ def _event(member: str, kind: str, ts: int, phase: str = "callback_end") -> dict
             "partitions": [["t0", 0]]}
 
 
-def test_a_line_read_but_not_handed_on_keeps_the_driver_undrained() -> None:
-    """While the reader thread is still handing a line on, the driver is not drained."""
+def _holding(seq: int | None = None) -> tuple[
+        threading.Event, threading.Event, Callable[[DriverProcess, dict[str, Any]], None]]:
+    """A sink that holds the reader thread on the line numbered ``seq`` (on any line: None)
+    until ``go`` is set; ``arrived`` says it got there."""
     arrived, go = threading.Event(), threading.Event()
 
-    def slow(_driver: DriverProcess, _message: dict[str, Any]) -> None:
-        arrived.set()
-        go.wait(10)
+    def hold(_driver: DriverProcess, message: dict[str, Any]) -> None:
+        if seq is None or message.get("seq") == seq:
+            arrived.set()
+            go.wait(10)
 
+    return arrived, go, hold
+
+
+def test_a_line_read_but_not_handed_on_keeps_the_driver_undrained() -> None:
+    """While the reader thread is still handing a line on, the driver is not drained."""
+    arrived, go, slow = _holding()
     talk = ("import json, sys\n"
             "print(json.dumps({'event': 'closed', 'member': 'c1', 'seq': 0, 'ts': 1}),"
             " flush=True)\n"
@@ -53,13 +63,7 @@ def test_a_driver_that_never_stops_writing_holds_back_no_line_stamped_before_the
     waiting for it to empty waited out its settle bound (Java 3.2.0's full fault scope). A
     line stamped after the horizon, handed on, shows every line stamped before it is out,
     while a line stamped before the horizon still being handed on holds it back."""
-    arrived, go = threading.Event(), threading.Event()
-
-    def slow_first(_driver: DriverProcess, message: dict[str, Any]) -> None:
-        if message.get("seq") == 0:
-            arrived.set()
-            go.wait(10)
-
+    arrived, go, slow_first = _holding(seq=0)
     chatter = ("import json, sys, time\n"
                "seq = 0\n"
                "while True:\n"
