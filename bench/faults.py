@@ -22,7 +22,8 @@ of each of Kafka's major lines the Maven repository holds, ``java@all`` every re
 holds; ``--budget`` seconds per client, the scope's end by default), every finding saved as a
 replay file in OUT.
 
-    python bench/faults.py [--clients librdkafka,java@3.8.0,kafka-python] [--assignor range]
+    python bench/faults.py [--clients librdkafka,java@3.8.0,kafka-python,kafkajs:roundrobin]
+                           [--assignor range]
                            [--sample 24] [--workers 0,1,4] [--full OUT]
 """
 
@@ -150,6 +151,12 @@ def full(target_name: str, settings: Settings, workers: int | None, out: str,
                       f"{', '.join(sorted(result.findings))}"])
 
 
+def target_name(client: str, assignor: str) -> str:
+    """``wire:<client>:<assignor>``; a client given as ``<client>:<assignor>`` (KafkaJS has
+    round robin only: ``kafkajs:roundrobin``) keeps its own assignor."""
+    return f"wire:{client}" if ":" in client else f"wire:{client}:{assignor}"
+
+
 def targets(clients: str, settings: Settings) -> list[str]:
     """The clients asked for; ``java@lines``: the newest release of each of Kafka's major
     release lines the Maven repository holds; ``java@all``: every release it holds."""
@@ -182,10 +189,10 @@ def main() -> None:
           f"{' '.join(f'{x:.2f}' for x in os.getloadavg())}")
     if args.full:
         for client in targets(args.clients, settings):
-            if missing(client.partition("@")[0], settings.kafka_classpath):
+            if missing(client.partition("@")[0].partition(":")[0], settings.kafka_classpath):
                 print(f"{client:<28}skipped: {missing(client, settings.kafka_classpath)}")
                 continue
-            print(full(f"wire:{client}:{args.assignor}", settings,
+            print(full(target_name(client, args.assignor), settings,
                        int(args.workers.split(",")[0]) or None, args.full, args.budget),
                   flush=True)
         return
@@ -193,11 +200,11 @@ def main() -> None:
           f"{'projected':>11} " + " ".join(f"{p:>7}" for p in PHASES)
           + "  found  cpu/pt: harness, drivers", flush=True)
     for client in targets(args.clients, settings):
-        if missing(client.partition("@")[0], settings.kafka_classpath):
+        if missing(client.partition("@")[0].partition(":")[0], settings.kafka_classpath):
             print(f"{client:<28}skipped: {missing(client, settings.kafka_classpath)}")
             continue
         for workers in (int(w) for w in args.workers.split(",")):
-            print(bench(f"wire:{client}:{args.assignor}", settings, args.sample, workers),
+            print(bench(target_name(client, args.assignor), settings, args.sample, workers),
                   flush=True)
     print(f"load average after: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
 
