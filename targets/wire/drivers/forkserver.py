@@ -104,5 +104,6 @@ def serve(module_name: str, fd: int) -> None:
             elif not _launch(channel, watched, module):
                 return
 
+
 if __name__ == "__main__":
     serve(sys.argv[1], int(sys.argv[2]))
