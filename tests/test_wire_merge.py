@@ -14,6 +14,7 @@ from typing import Any
 
 from groupcheck.targets.wire.driver_process import DriverProcess
 from groupcheck.targets.wire.drivers.host import DriverOutput, Listener
+from groupcheck.targets.wire.drivers.messages import DriverEvent
 from groupcheck.targets.wire.log import MAX_GRACE_NS, MERGE_GRACE_NS, WireLog
 
 
@@ -23,12 +24,12 @@ def _event(member: str, kind: str, ts: int, phase: str = "callback_end") -> dict
 
 
 def _holding(seq: int | None = None) -> tuple[
-        threading.Event, threading.Event, Callable[[DriverProcess, dict[str, Any]], None]]:
+        threading.Event, threading.Event, Callable[[DriverProcess, DriverEvent], None]]:
     """A sink that holds the reader thread on the line numbered ``seq`` (on any line: None)
     until ``go`` is set; ``arrived`` says it got there."""
     arrived, go = threading.Event(), threading.Event()
 
-    def hold(_driver: DriverProcess, message: dict[str, Any]) -> None:
+    def hold(_driver: DriverProcess, message: DriverEvent) -> None:
         if seq is None or message.get("seq") == seq:
             arrived.set()
             go.wait(10)

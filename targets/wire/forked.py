@@ -27,7 +27,9 @@ import subprocess
 import threading
 import time
 from collections.abc import Sequence
-from typing import IO, Any, Protocol, cast
+from typing import IO, Protocol, cast
+
+from .drivers.forkserver import EnvDifference, Exited, Launch, Launched, ServerMessage
 
 __all__ = ["ChildProcess", "ForkServer", "ForkedProcess", "launch"]
 
@@ -148,14 +150,16 @@ class ForkServer:
                     self.lost = True
                     self._answered.notify_all()
                     return
-                self._note(json.loads(data))
+                self._note(cast(ServerMessage, json.loads(data)))
 
-    def _note(self, message: dict[str, Any]) -> None:
+    def _note(self, message: ServerMessage) -> None:
         if "launched" in message:
-            self._launched[int(message["launched"])] = int(message["pid"])
+            launched = cast(Launched, message)
+            self._launched[launched["launched"]] = launched["pid"]
             self._answered.notify_all()
         elif "exited" in message:
-            pid, code = int(message["exited"]), int(message["code"])
+            exited = cast(Exited, message)
+            pid, code = exited["exited"], exited["code"]
             child = self._children.pop(pid, None)
             if child is None:
                 self._early[pid] = code
@@ -165,8 +169,9 @@ class ForkServer:
     def launch(self, env: dict[str, str]) -> ForkedProcess:
         """Fork one driver run with ``env`` (sent as its difference from the server's);
         `OSError` when the server cannot."""
-        changed = {k: v for k, v in env.items() if self.env.get(k) != v}
-        difference = json.dumps({"set": changed, "unset": sorted(set(self.env) - set(env))})
+        difference: EnvDifference = {
+            "set": {k: v for k, v in env.items() if self.env.get(k) != v},
+            "unset": sorted(set(self.env) - set(env))}
         pipes = [os.pipe() for _ in range(3)]
         theirs = [pipes[0][0], pipes[1][1], pipes[2][1]]
         ours = (os.fdopen(pipes[0][1], "wb"), os.fdopen(pipes[1][0], "rb"),
@@ -177,7 +182,8 @@ class ForkServer:
                 token = self._tokens
                 if self.lost:
                     raise OSError("the fork server is gone")
-                message = f'{{"launch": {token}, "env": {difference}}}'.encode()
+                request: Launch = {"launch": token, "env": difference}
+                message = json.dumps(request).encode()
                 if len(message) > MESSAGE:
                     raise OSError("the environment's difference is too long to send")
                 socket.send_fds(self._channel, [message], theirs)

@@ -27,20 +27,52 @@ import os
 import select
 import socket
 import sys
-from typing import Any, NoReturn
+from typing import Any, NoReturn, TypedDict, Union, cast
 
-__all__ = ["serve"]
+__all__ = ["EnvDifference", "Exited", "Launch", "Launched", "Ready", "ServerMessage", "serve"]
 
 MESSAGE = 65536  # the longest message either side sends
 FDS = 3  # stdin, stdout, stderr
 
 
-def _say(channel: socket.socket, message: dict[str, Any]) -> None:
+class EnvDifference(TypedDict):
+    """A driver's environment as it differs from its server's."""
+
+    set: dict[str, str]
+    unset: list[str]
+
+
+class Launch(TypedDict):
+    """The harness's one request (with the driver's three descriptors beside it)."""
+
+    launch: int  # the harness's token, echoed in `Launched`
+    env: EnvDifference
+
+
+class Ready(TypedDict):
+    ready: int  # the server's pid, once its client is imported
+
+
+class Launched(TypedDict):
+    launched: int  # the launch's token
+    pid: int
+
+
+class Exited(TypedDict):
+    exited: int  # the pid of a driver the server reaped
+    code: int  # its exit code; a signal's negative, as `subprocess` reports it
+
+
+#: what the server says
+ServerMessage = Union[Ready, Launched, Exited]  # noqa: UP007 - runs on Python 3.9
+
+
+def _say(channel: socket.socket, message: ServerMessage) -> None:
     channel.send(json.dumps(message).encode())  # the harness gone: BrokenPipeError ends us
 
 
 def _child(channel: socket.socket, watched: dict[int, int], fds: list[int],
-           settled: int, env: dict[str, Any], module: Any) -> NoReturn:
+           settled: int, env: EnvDifference, module: Any) -> NoReturn:
     """In the forked child: become the driver, then exit the interpreter (never returns to
     the server's loop). Its session comes first, and closing ``settled`` says it is made."""
     os.setsid()
@@ -51,9 +83,9 @@ def _child(channel: socket.socket, watched: dict[int, int], fds: list[int],
     for target, fd in enumerate(fds):
         os.dup2(fd, target)
         os.close(fd)
-    for name in env.get("unset", []):
+    for name in env["unset"]:
         os.environ.pop(name, None)
-    os.environ.update(env.get("set", {}))
+    os.environ.update(env["set"])
     module.main()
     raise SystemExit(0)
 
@@ -63,13 +95,13 @@ def _launch(channel: socket.socket, watched: dict[int, int], module: Any) -> boo
     data, fds, _flags, _addr = socket.recv_fds(channel, MESSAGE, FDS)
     if not data:
         return False
-    request = json.loads(data)
+    request = cast(Launch, json.loads(data))
     sys.stdout.flush()
     wait_end, settled = os.pipe()
     pid = os.fork()
     if pid == 0:
         os.close(wait_end)
-        _child(channel, watched, fds, settled, request.get("env", {}), module)
+        _child(channel, watched, fds, settled, request["env"], module)
     os.close(settled)
     os.read(wait_end, 1)  # EOF once the child has its session: a killpg now reaches it
     os.close(wait_end)
