@@ -87,6 +87,19 @@ def test_a_linear_user_assignor_holds_the_same_bound(tmp_path: Path) -> None:
     assert out.figures["cost"]["members"]["kafka_measured"]
 
 
+def test_a_step_far_slower_than_predicted_is_timed_again_and_the_ladder_goes_on(
+        tmp_path: Path) -> None:
+    """One call paused for 2 s at 50 members (a loaded machine): taken at its word, its slope
+    would predict the next step past the budget and leave I13 unjudged; timed again, the
+    ladder reaches Kafka's shape and I13 holds."""
+    scale_assignors.Paused.paused = False
+    out = _scale(resolve("python:scale_assignors:Paused"), 10.0, tmp_path, bound=0.05)
+    cost = out.figures["cost"]["members"]
+    assert out.verdict("I13") == "holds" and cost["kafka_measured"], out.note
+    assert [step[0] for step in cost["steps"]] == [10, 20, 50, 100, 200, 500]
+    assert cost["steps"][2][2] < 0.01 and cost["k"] == pytest.approx(1.0, abs=0.01)
+
+
 def test_an_extrapolation_of_fewer_than_three_timed_steps_judges_i13_only_within_reach(
         tmp_path: Path) -> None:
     # a budget that stops the quadratic ladder at 100 members: 500 is within 10x

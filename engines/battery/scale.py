@@ -6,8 +6,8 @@ Why: the group waits for the leader's assignor at most the rebalance timeout
 quadratic in the group still stalls a large group; only its cost shows it.
 
 What it runs, each ladder of shapes one call per step (a step under ``REPEAT_BELOW`` seconds
-is timed up to three times, the fastest kept; a tick of progress after each call), growing
-while the budget holds:
+is timed up to three times, a step over ``CONFIRM`` times its prediction twice, the fastest
+kept; a tick of progress after each call), growing while the budget holds:
 
 * ``members`` — 10, 20, 50, …, 2,000 members, then 5,000 and 10,000, ten partitions per
   member over ten topics, every member on every topic: it ends at a shape of Kafka's JMH
@@ -62,6 +62,7 @@ __all__ = ["COST_BOUND", "DEFAULT_LADDERS", "FIT_FLOOR", "MEMBERS_LADDER", "PART
 COST_BOUND = 300.0  # seconds: max.poll.interval.ms's default, the rebalance timeout
 SAFETY = 1.5  # a step runs only when its predicted time, times this, fits what is left
 REPEAT_BELOW = 0.05  # seconds: a step faster than this is timed up to three times
+CONFIRM = 4.0  # a step over this many times its prediction is timed again
 #: I13 is judged on an extrapolation only this many times past the largest size measured
 MAX_REACH = 10.0
 BUILTIN_SHARE = 1 / 3  # of the budget, for the builtin assignor beside the target
@@ -95,17 +96,20 @@ class LadderRun:
         return min(guess, limit) if limit is not None else guess
 
 
-def _timed(assign: AssignFn, request: AssignRequest, clock: Clock,
-           left: float) -> tuple[float, AssignAnswer]:
-    """The fastest of up to three calls (repeats only while a call is under
-    ``REPEAT_BELOW`` and the repeats fit in ``left``)."""
+def _timed(assign: AssignFn, request: AssignRequest, clock: Clock, left: float,
+           expected: float = math.inf) -> tuple[float, AssignAnswer]:
+    """The fastest of up to three calls: repeated while a call is under ``REPEAT_BELOW``,
+    and a first call over `CONFIRM` times ``expected`` is timed once more (a call paused by
+    a loaded machine would otherwise stop the ladder on its steep slope); repeats only
+    while they fit in ``left``."""
     best = math.inf
     response: AssignAnswer = {"assignment": {}}
-    for _ in range(3):
+    for calls in (1, 2, 3):
         began = clock()
         response = assign(request)
         best = min(best, clock() - began)
-        if best >= REPEAT_BELOW or 3 * best > left:
+        doubtful = calls == 1 and best > CONFIRM * expected
+        if not (best < REPEAT_BELOW or doubtful) or 3 * best > left:
             break
     return best, response
 
@@ -122,7 +126,8 @@ def run_ladder(assign: AssignFn, assignor: str, ladder: Ladder, deadline: float,
     largest: AssignRequest | None = None
     for shape in ladder.steps:
         left = deadline - clock()
-        if run.predict(shape, limit, seed) * SAFETY > left:
+        predicted = run.predict(shape, limit, seed)
+        if predicted * SAFETY > left:
             run.stopped = f"the budget would not hold {shape.label}"
             break
         request, run.calls = scale_request(assignor, shape), run.calls + 1
@@ -130,7 +135,8 @@ def run_ladder(assign: AssignFn, assignor: str, ladder: Ladder, deadline: float,
         try:
             if cut:  # a probe in a child: the timed calls below are known to end
                 left -= bounded_call(assign, request, left)[0]
-            seconds, response = _timed(assign, request, clock, left)
+            seconds, response = _timed(assign, request, clock, left,
+                                       predicted if run.points else math.inf)
         except TimeoutError as exc:
             used = exc.cpu if isinstance(exc, CutCall) else limit or 0.0
             run.points.append(Point(shape, ladder.size(shape), used, timeout=True, cut=cut))

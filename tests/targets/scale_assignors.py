@@ -74,3 +74,21 @@ class Quadratic(Linear):
                 same += a.topics == b.topics
         CLOCK.advance(UNIT * len(subscriptions) ** 2)
         return _dealt(cluster, subscriptions)
+
+
+class Paused(Linear):
+    """Linear, but its first call on `PAUSED_AT` members also loses `PAUSE` seconds, as a
+    call on a loaded machine does when the scheduler sets its process aside (a target makes
+    an instance per call: the class remembers; a test sets ``paused`` back)."""
+
+    name = "paused-cost"
+    PAUSED_AT = 50
+    PAUSE = 2.0
+    paused = False
+
+    def assign(self, cluster: Cluster,
+               subscriptions: dict[str, Subscription]) -> dict[str, Assignment]:
+        if len(subscriptions) == self.PAUSED_AT and not Paused.paused:
+            Paused.paused = True
+            CLOCK.advance(self.PAUSE)
+        return super().assign(cluster, subscriptions)
