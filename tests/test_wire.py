@@ -49,14 +49,13 @@ def run(target: str, events: list[dict[str, object]],
             story.append(f"{i:>3}. {event}")
             if model.last_view is not None:
                 story.append(f"     {ownership_line(model.last_view)}")
-    finally:
+    finally:  # the group's requests, read while its broker runs
+        broker = getattr(getattr(group, "backend", None), "broker", None)
+        requests = [e.line() for e in broker.exchanges() if e.api in COORDINATOR_APIS] \
+            if broker is not None and found else []
         group.close()
     if found:  # a failure's story (captured output): events, ownership, the group's requests
-        print("\n".join(story))
-        broker = getattr(getattr(group, "backend", None), "broker", None)
-        for e in broker.exchanges() if broker is not None else ():
-            if e.api in COORDINATOR_APIS:
-                print(e.line())
+        print("\n".join(story + requests + found))
     for who, text in model.reported if found else ():
         print(f"said by {who}: {text}")
     silent = [text for _, text in model.reported if "nothing since its SyncGroup" in text]
