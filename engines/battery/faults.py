@@ -11,7 +11,10 @@ the version the member speaks — is counted as not applicable, never as played.
 a point only when the slowest point so far and the point's late answers fit what is left of its
 budget (a point under way finishes), to its first finding (or, asked, to the scope's end: then
 the points with the longest late answers first, so that the last ones under way are short),
-saved as a replay file (`groupcheck replay`). ``workers`` points are under way at once, each on
+saved as a replay file (`groupcheck replay`). A violation before the point's fault is armed is
+the story's, not the fault's: once `BEFORE_FAULT` points of one step and protocol failed so and
+none of them reached its fault, the step and protocol's other points are not reached (counted
+apart: their story fails before any fault). ``workers`` points are under way at once, each on
 a group of its own of one broker, every member placed by one driver pool (`faults.concurrent`);
 the tally lists the points in the scope's order whatever order they ended in. A target whose
 backend cannot aim a fault at one member (the mock) is skipped, as is any target that is not a
@@ -20,6 +23,8 @@ wire target. """
 from __future__ import annotations
 
 import time
+from collections import defaultdict
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 from ...model.replay import Outcome, save
@@ -27,12 +32,13 @@ from ...model.stats import Stats
 from ...properties.invariants import judged_by
 from ...targets.target import Target
 from ..faults.concurrent import PointRun, SharedRun, delayed, play_points
-from ..faults.points import FULL, FaultPoint, FaultScope, fault_points
+from ..faults.points import FULL, FaultPoint, FaultScope, Protocol, Step, fault_points
+from ..faults.stories import fault_number
 from ..progress import Meter, ProgressFn, silent
 from .results import EngineResult, Finding, file_safe, invariant_id
 
-__all__ = ["FAULTS_SHARE", "SHARED_DRIVER_WORKERS", "WORKERS", "FaultTally", "coverage",
-           "play_scope", "run_faults"]
+__all__ = ["BEFORE_FAULT", "FAULTS_SHARE", "SHARED_DRIVER_WORKERS", "WORKERS", "BeforeFault",
+           "FaultTally", "coverage", "play_scope", "run_faults"]
 
 #: of a ``check`` run's budget, for the fault engine on each wire target (the state
 #: machine's minimum and slices keep the rest)
@@ -45,6 +51,10 @@ FAULTS_SHARE = 0.3
 #: drivers across points and plays one point at a time (`SHARED_DRIVER_WORKERS`)
 WORKERS = 8
 SHARED_DRIVER_WORKERS = 1
+#: points of one step and protocol whose story failed before its fault (none reaching it)
+#: that leave the others not reached: Java 3.2.0's finding 22 fails every cooperative leave
+#: and crash story at its first settle, and each such point waited out I11's bound
+BEFORE_FAULT = 3
 
 
 @dataclass
@@ -54,12 +64,61 @@ class FaultTally:
     total: int
     played: list[FaultPoint] = field(default_factory=list)
     not_applicable: dict[str, str] = field(default_factory=dict)  # point name → why
+    #: point name → why it was not reached: its step and protocol's story fails before it
+    unreached: dict[str, str] = field(default_factory=dict)
 
 
 def coverage(tally: FaultTally) -> str:
-    """``12 of 624 fault points played (40 not applicable)``."""
+    """``12 of 624 fault points played (40 not applicable)``, and how many were not
+    reached because their story fails before its fault."""
+    unreached = (f"; {len(tally.unreached)} not reached: their story fails before its fault"
+                 if tally.unreached else "")
     return (f"{len(tally.played)} of {tally.total} fault points played "
-            f"({len(tally.not_applicable)} not applicable)")
+            f"({len(tally.not_applicable)} not applicable{unreached})")
+
+
+def before_fault(run: PointRun) -> bool:
+    """Whether the played point's story showed its violation before its fault was armed."""
+    outcome = run.outcome
+    return (isinstance(outcome, Outcome) and bool(outcome.violations)
+            and outcome.events_run < fault_number(run.events))
+
+
+@dataclass
+class BeforeFault:
+    """Per step and protocol, the points whose story failed before its fault, and whether
+    one reached it."""
+
+    failed: dict[tuple[Step, Protocol], list[str]] = field(
+        default_factory=lambda: defaultdict(list))
+    reached: set[tuple[Step, Protocol]] = field(default_factory=set)
+
+    def heard(self, run: PointRun) -> None:
+        key = (run.point.step, run.point.protocol)
+        if before_fault(run):
+            assert isinstance(run.outcome, Outcome)
+            self.failed[key].append(f"{run.point.name} ({run.outcome.violations[0]})")
+        else:
+            self.reached.add(key)
+
+    def why_not(self, point: FaultPoint) -> str:
+        """Why ``point`` is not to be played ("" when it is)."""
+        key = (point.step, point.protocol)
+        failed = self.failed.get(key, [])
+        if key in self.reached or len(failed) < BEFORE_FAULT:
+            return ""
+        return (f"the {point.step} story under {point.protocol} rebalances failed before its "
+                f"fault on {len(failed)} points, none reaching it: " + "; ".join(failed))
+
+    def points(self, points: list[FaultPoint], tally: FaultTally) -> Iterator[FaultPoint]:
+        """``points`` but those `why_not` leaves out (in ``tally``), decided as each is
+        taken."""
+        for point in points:
+            why = self.why_not(point)
+            if why:
+                tally.unreached[point.name] = why
+            else:
+                yield point
 
 
 def _reason(target: Target) -> str:
@@ -80,7 +139,9 @@ def _found(target: Target, run: PointRun, failures: str) -> list[Finding]:
     path = save(failures, file_safe(target.name), events, outcome.violations, None,
                 extra={"target": target.name, "assignor": target.assignor,
                        "story": outcome.story})
-    story = "\n".join([f"fault point {point.name}", *outcome.story])
+    head = f"fault point {point.name}" + (", its story failing before its fault"
+                                          if before_fault(run) else "")
+    story = "\n".join([head, *outcome.story])
     return [Finding(invariant_id(v), v, str(path), len(events), story)
             for v in outcome.violations]
 
@@ -107,6 +168,7 @@ def play_scope(target: Target, budget: float, failures: str, *, scope: FaultScop
     result.checked = judged_by("wire", timed=False)
     meter, slowest = Meter(progress, "faults", target.name, budget), [0.0]
     runs: list[PointRun] = []
+    prefixes = BeforeFault()
 
     def fits(late: float) -> bool:  # the slowest point so far, and the late answers
         return time.perf_counter() + slowest[0] + late <= meter.started + budget
@@ -120,6 +182,7 @@ def play_scope(target: Target, budget: float, failures: str, *, scope: FaultScop
         runs.append(run)
         slowest[0] = max(slowest[0], run.closed - run.began - delayed(run.events))
         if isinstance(run.outcome, Outcome):
+            prefixes.heard(run)
             result.runs += 1
             for finding in _found(target, run, failures):
                 result.add(finding)
@@ -128,8 +191,8 @@ def play_scope(target: Target, budget: float, failures: str, *, scope: FaultScop
     shared = SharedRun(target)
     at_once = workers or (WORKERS if shared.kills else SHARED_DRIVER_WORKERS)
     try:
-        play_points(shared, sorted(points, key=shared.late, reverse=True) if every_finding
-                    else points, at_once, start, fits, done)
+        ordered = sorted(points, key=shared.late, reverse=True) if every_finding else points
+        play_points(shared, prefixes.points(ordered, tally), at_once, start, fits, done)
     finally:
         shared.close()
     _count(runs, points, tally, stats)

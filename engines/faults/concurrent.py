@@ -33,7 +33,7 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
@@ -272,11 +272,12 @@ def delayed(events: list[DomainEvent]) -> float:
     return sum(e.ms for e in events if isinstance(e, Delay)) / 1000
 
 
-def play_points(run: SharedRun, points: list[FaultPoint], workers: int,
+def play_points(run: SharedRun, points: Iterable[FaultPoint], workers: int,
                 start: Callable[[FaultPoint], bool], fits: Callable[[float], bool],
                 done: Callable[[PointRun], None]) -> None:
     """Each point that ``start`` lets begin, up to ``workers`` at once, each handed to
-    ``done`` (under a lock) as it ends; a worker's failure is raised when all have stopped."""
+    ``done`` (under a lock) as it ends; ``points`` is read under that lock, as each is taken.
+    A worker's failure is raised when all have stopped."""
     queue: Iterator[FaultPoint] = iter(points)
     lock, failed = threading.Lock(), list[BaseException]()
 

@@ -45,13 +45,15 @@ from ...targets.wire.timeouts import past_request_timeout
 from ...targets.wire.wire_group import CONFIG
 from .points import FaultPoint, Protocol
 
-__all__ = ["MEMBERS", "PARTITIONS", "STYLES", "TOPIC", "PointNames", "aimed_at", "crashed",
-           "member_styles", "protocol_assignor", "story"]
+__all__ = ["FAULT_EVENTS", "MEMBERS", "PARTITIONS", "STYLES", "TOPIC", "PointNames", "aimed_at",
+           "crashed", "fault_number", "member_styles", "protocol_assignor", "story"]
 
 MEMBERS = ("c1", "c2", "c3")
 TOPIC, PARTITIONS = "t0", 4
 #: each member's commit style, where its client offers it (issue: delivery through faults)
 STYLES = ("sync", "auto", "revoke")
+#: the events that arm a point's fault
+FAULT_EVENTS = (CoordinatorError, Delay, ConnectionClosed, CoordinatorMoved)
 #: the assignor a protocol's points run when the target's own is of the other protocol
 _DEFAULT = {"eager": "range", "cooperative": "cooperative-sticky"}
 
@@ -126,3 +128,8 @@ def story(point: FaultPoint, client: str, assignor: str, names: PointNames = Poi
     gone = Crash(members[2]) if crashed(point, names) else Leave(members[2])
     return [*opening, first, second, third, *records, Settle(), fault, gone, *records,
             Settle()]
+
+
+def fault_number(events: list[DomainEvent]) -> int:
+    """The number (from 1) of the story's event that arms its fault."""
+    return next(i for i, e in enumerate(events, 1) if isinstance(e, FAULT_EVENTS))
