@@ -143,6 +143,9 @@ def test_a_close_aimed_at_one_member_drops_its_connection_instead_of_the_answer(
      8000),
     ("java", {"request_timeout_ms": 10_000, "max_poll_interval_ms": 3000}, "JoinGroup",
      10_000),
+    ("kafkajs", {}, "SyncGroup", 30_000),
+    ("kafkajs@2.2.4", {"request_timeout_ms": 4000, "max_poll_interval_ms": 3000}, "JoinGroup",
+     8000),
 ])
 def test_a_members_request_timeout_comes_from_its_driver_config(
         client: str, config: dict[str, int], api: str, expected_ms: int) -> None:
@@ -151,9 +154,11 @@ def test_a_members_request_timeout_comes_from_its_driver_config(
 
 
 def test_an_unmodelled_clients_request_timeout_is_refused() -> None:
-    for client in ("kafkajs", "kafka-python@2.0.2"):
+    for client in ("kafka-python@2.0.2", "aiokafka@0.10.0"):
         with pytest.raises(ValueError, match=f"{client!r} are not modelled"):
             request_timeout_ms(client, {}, "Heartbeat")
+    with pytest.raises(ValueError, match="KafkaJS 1.16.0 enforces no request timeout"):
+        request_timeout_ms("kafkajs@1.16.0", {}, "Heartbeat")
 
 
 def test_a_delay_past_the_request_timeout_outlasts_the_named_member_only(

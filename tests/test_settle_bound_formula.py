@@ -72,8 +72,13 @@ def test_a_wire_group_takes_its_longest_client_request_timeouts() -> None:
 
 
 def test_a_wire_group_with_an_unmodelled_client_has_no_request_timeouts() -> None:
-    timeouts = group_timeouts({"kafka-python", "kafkajs"}, {})
-    assert timeouts.join_request_timeout_ms is None and timeouts.sync_request_timeout_ms is None
+    """A release whose timeouts are not modelled (kafka-python 2.0.2), or that enforces none
+    (KafkaJS 1.16.0), leaves the group's unmodelled: a late answer costs its whole delay."""
+    for release in ("kafka-python@2.0.2", "kafkajs@1.16.0"):
+        timeouts = group_timeouts({"kafka-python", release}, {})
+        assert timeouts.join_request_timeout_ms is None
+        assert timeouts.sync_request_timeout_ms is None
+    assert group_timeouts({"kafkajs", "kafka-python"}, {}).sync_request_timeout_ms == 30_000
 
 
 @pytest.mark.parametrize(("event", "abandoned"), [

@@ -7,16 +7,19 @@ What lives here: `request_timeout_ms` (from a driver's config, or the client's d
 
 Theory of operation: the drivers pass ``request_timeout_ms`` through when the harness sets
 it (kafka-python's and aiokafka's ``request_timeout_ms``, librdkafka's
-``socket.timeout.ms``) and leave the client's default otherwise. Group requests have
+``socket.timeout.ms``, Java's ``request.timeout.ms``, KafkaJS's ``requestTimeout``) and leave
+the client's default otherwise. Group requests have
 timeouts of their own. librdkafka gives JoinGroup ``max.poll.interval.ms`` plus a 3 s grace
 (the coordinator may park a join that long), SyncGroup ``session.timeout.ms`` plus the
 grace, Heartbeat ``session.timeout.ms`` and LeaveGroup 5 s; Kafka's Java client
 (``request.timeout.ms``, every release from 2.8.0 on) gives JoinGroup the larger of its
 request timeout and ``max.poll.interval.ms`` plus AbstractCoordinator's 5 s lapse, and
-kafka-python (3.x, the harness's own) does the same. aiokafka waits the one request timeout
-for every answer, a JoinGroup's too (its connection's ``wait_for``; 40 s by default). A
-client (or a release of one) whose timeouts are not modelled here is refused rather than
-guessed.
+kafka-python (3.x, the harness's own) does the same, and so does KafkaJS 2 (``requestTimeout``,
+30 s; JoinGroup the larger of it and ``rebalanceTimeout`` plus 5 s). KafkaJS 1.x enforces no
+request timeout unless told to (``enforceRequestTimeout`` was off by default until 2.0.0): it
+waits for every answer, so no delay outlasts it. aiokafka waits the one request timeout for
+every answer, a JoinGroup's too (its connection's ``wait_for``; 40 s by default). A client (or
+a release of one) whose timeouts are not modelled here is refused rather than guessed.
 """
 
 from __future__ import annotations
@@ -30,7 +33,10 @@ __all__ = ["DEFAULT_REQUEST_TIMEOUT_MS", "SETTLE_MARGIN_MS", "group_timeouts",
 
 #: each modelled client's own request timeout, when its driver sets none
 DEFAULT_REQUEST_TIMEOUT_MS = {"java": 30_000, "kafka-python": 30_000, "librdkafka": 60_000,
-                              "aiokafka": 40_000}
+                              "aiokafka": 40_000, "kafkajs": 30_000}
+#: the clients that give a JoinGroup the larger of their request timeout and the rebalance
+#: timeout plus `_JOIN_MARGIN_MS`
+_JOIN_AT_REBALANCE = frozenset({"java", "kafka-python", "kafkajs"})
 #: the drivers' settings when the config names none
 _DRIVER_DEFAULTS = {"session_timeout_ms": 6000, "max_poll_interval_ms": 6000,
                     "heartbeat_interval_ms": 500}
@@ -44,7 +50,11 @@ def request_timeout_ms(client: str, config: Mapping[str, object], api: str) -> i
     """How long a member of ``client`` run with driver ``config`` waits for an ``api``
     answer before it gives the request up (every release of the Java client, ``java@V``,
     runs the same timeouts)."""
-    client = "java" if client.partition("@")[0] == "java" else client
+    name, _, version = client.partition("@")
+    if name == "kafkajs" and version.startswith("1."):
+        raise ValueError(f"KafkaJS {version} enforces no request timeout (its "
+                         "enforceRequestTimeout is off by default): it waits for every answer")
+    client = name if name in ("java", "kafkajs") else client
     if client not in DEFAULT_REQUEST_TIMEOUT_MS:
         raise ValueError(f"the request timeouts of {client!r} are not modelled; one of "
                          f"{', '.join(sorted(DEFAULT_REQUEST_TIMEOUT_MS))}")
@@ -52,7 +62,7 @@ def request_timeout_ms(client: str, config: Mapping[str, object], api: str) -> i
     if client == "aiokafka":
         return request
     max_poll = _setting(config, "max_poll_interval_ms", _DRIVER_DEFAULTS["max_poll_interval_ms"])
-    if client in ("java", "kafka-python"):
+    if client in _JOIN_AT_REBALANCE:
         return max(request, max_poll + _JOIN_MARGIN_MS) if api == "JoinGroup" else request
     session = _setting(config, "session_timeout_ms", _DRIVER_DEFAULTS["session_timeout_ms"])
     return {"JoinGroup": max_poll + _RDKAFKA_GRACE_MS, "SyncGroup": session + _RDKAFKA_GRACE_MS,
@@ -66,14 +76,16 @@ def past_request_timeout(client: str, config: Mapping[str, object], api: str,
 
 
 def group_timeouts(clients: Iterable[str], config: Mapping[str, object]) -> GroupTimeouts:
-    """The timeouts of a group of ``clients`` run with driver ``config``: the longest
-    request timeout among them, None when one client's is not modelled."""
+    """The timeouts of a group of ``clients`` (names: ``java@3.2.0``, ``kafkajs@1.16.0``) run
+    with driver ``config``: the longest request timeout among them, None when one client's
+    is not modelled."""
     names = set(clients)
 
     def longest(api: str) -> int | None:
-        if not names <= set(DEFAULT_REQUEST_TIMEOUT_MS):
+        try:
+            return max((request_timeout_ms(c, config, api) for c in names), default=None)
+        except ValueError:  # a client (or release) whose timeouts are not modelled
             return None
-        return max((request_timeout_ms(c, config, api) for c in names), default=None)
 
     return GroupTimeouts(
         _setting(config, "session_timeout_ms", _DRIVER_DEFAULTS["session_timeout_ms"]),

@@ -102,7 +102,7 @@ class WireGroup(Steered):
         self.classpaths, self.generationless = dict(classpaths or {}), set(generationless)
         self.setup, self.order = setup, list(clients)
         self.infos = {c: hello(c, self.classpaths.get(c, "")) for c in clients}
-        self.timeouts = group_timeouts({i.client for i in self.infos.values()}, CONFIG)  # I11
+        self.timeouts = group_timeouts({i.name for i in self.infos.values()}, CONFIG)  # I11
         self.static_membership = all(i.static_membership for i in self.infos.values())
         self.commit_styles = offered_styles(self.infos.values())  # every client's driver offers
         self.own_backend, self.own_pool = backend is None, pool is None
@@ -144,7 +144,7 @@ class WireGroup(Steered):
             self.infos[client] = hello(client, classpath)
             self.static_membership &= self.infos[client].static_membership  # KIP-345
             self.commit_styles = offered_styles(self.infos.values())
-            self.timeouts = group_timeouts({i.client for i in self.infos.values()}, CONFIG)
+            self.timeouts = group_timeouts({i.name for i in self.infos.values()}, CONFIG)
         return self.infos[client]
 
     # --- membership events ----------------------------------------------------------------

@@ -129,6 +129,8 @@ class Member {
       brokers: String(c.bootstrap).split(','),
       logLevel: logLevel.ERROR,
       logCreator,
+      // absent: KafkaJS's own default (30 s; 1.x enforces none unless told to)
+      ...(config.request_timeout_ms ? { requestTimeout: config.request_timeout_ms } : {}),
     })
     this.consumer = this.kafka.consumer({
       groupId: String(c.group),
