@@ -10,7 +10,11 @@ settled views, when every entry has been shown. An incarnation that left or cras
 that moment (`end`): its tenures still open end there (revoked when it left, not when it
 crashed), and nothing it logs later is the application's. A coordinator's commit takes its
 style from the driver's ``commit`` event with the same member and offsets; without one (an
-auto-commit the client has no hook for) from the member's style, unless that is ``none``. High
+auto-commit the client has no hook for) from the member's style, unless that is ``none``.
+Answers and events are matched as they come (`_Matching`): each answer, in the order the
+coordinator received them, takes the first unmatched event of its member and offsets written
+at or after it, so a view costs what is new, not every commit so far (a client committing in a
+loop sends thousands). High
 watermarks are given for the partitions some member owns now: the records of one that nobody
 owns wait for its next owner, and none of them is lost yet (the next owner's start is judged
 then). The mock backend keeps no OffsetCommit log and tells no high watermarks: commits are
@@ -22,8 +26,9 @@ instead: a partition missing from it ends its tenure there.
 from __future__ import annotations
 
 import collections
-from collections.abc import Mapping
-from dataclasses import dataclass
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from typing import Any
 
 from ...properties.delivery import Commit, DeliveryLog, Handed, Tenure, TopicPartition
 from .backends.backend import Backend
@@ -53,6 +58,7 @@ class Deliveries:
             Entry]] = collections.defaultdict(collections.deque)  # drivers' commit events
         self.read = 0  # entries read
         self.unrevoked: set[str] = set()  # members whose client logs no revoke callback
+        self.matching = _Matching()  # the coordinator's commits, styled
 
     def revokes(self, member: str, logged: bool) -> None:
         """Whether ``member``'s client logs a revoke callback (else each assignment it logs
@@ -119,27 +125,97 @@ class Deliveries:
             caught_up, {tp: start for tp, (start, _) in ends.items()})
 
     def _commits(self, backend: Backend) -> list[Commit]:
-        out: list[Commit] = []
-        used: set[int] = set()  # the commit events matched (by their global seq)
-        for answer in backend.commits():
-            style = self._style(answer.client_id, frozenset(answer.offsets), answer.ts, used)
-            by_error: dict[str | None, list[tuple[str, int, int]]] = {}
-            for offset, error in zip(answer.offsets, answer.error_names(), strict=True):
-                by_error.setdefault(error, []).append(offset)
-            out += [Commit(answer.ts, answer.client_id, answer.generation, tuple(offsets),
-                           error, style) for error, offsets in by_error.items()]
-        return out
+        """The coordinator's commits so far, each with its style (`_Matching`)."""
+        answers = backend.commits()
+        if not self.matching.extends(answers):  # an answer logged late, among earlier ones
+            self.matching = _Matching()
+        return self.matching.commits(answers, self.reported, self.styles)
 
-    def _style(self, member: str, offsets: frozenset[tuple[str, int, int]], ts: int,
-               used: set[int]) -> str | None:
-        """The style of the driver's first unmatched commit event of the same member and
-        offsets written after ``ts``; else the member's style, unless it never commits."""
-        for event in self.reported.get((member, offsets), ()):
-            if event.ts >= ts and event.seq not in used:
-                used.add(event.seq)
-                return event.style
-        style = self.styles.get(member)
+
+_Key = tuple[str, frozenset[tuple[str, int, int]]]  # (member, offsets)
+
+
+@dataclass
+class _Pairs:
+    """One member's answers and commit events of the same offsets, matched in order."""
+
+    answers: list[int] = field(default_factory=list)  # indices into `_Matching.answers`
+    matched: int = 0  # answers[:matched] have their event; no later one has
+    events_read: int = 0  # the events looked at
+
+
+class _Matching:
+    """The coordinator's answers read so far, their commits and the events that styled
+    them: each answer takes the first unmatched event of its key written at or after it.
+    Answers come in the order received and events in the order written, so an answer left
+    unmatched leaves every later one of its key unmatched too, and a new event can only
+    match the first of them: each call matches what is new."""
+
+    def __init__(self) -> None:
+        self.answers: list[Any] = []
+        self.pairs: dict[_Key, _Pairs] = collections.defaultdict(_Pairs)
+        self.styles: list[str | None] = []  # each answer's matched event's style
+        self.spans: list[tuple[int, int]] = []  # each answer's (first, count) in `out`
+        self.out: list[Commit] = []
+        self.fallback: dict[str, str] = {}  # the member styles unmatched answers took
+
+    def extends(self, answers: list[Any]) -> bool:
+        """Whether ``answers`` are those read so far, then new ones."""
+        n = len(self.answers)
+        return len(answers) >= n and (n == 0 or answers[n - 1] is self.answers[n - 1])
+
+    def commits(self, answers: list[Any], reported: Mapping[_Key, Sequence[Entry]],
+                member_styles: Mapping[str, str]) -> list[Commit]:
+        touched: set[_Key] = set()
+        for answer in answers[len(self.answers):]:
+            key = (answer.client_id, frozenset(answer.offsets))
+            self.pairs[key].answers.append(len(self.answers))
+            self.answers.append(answer)
+            self.styles.append(None)
+            self._add(answer, None)
+            touched.add(key)
+        touched.update(k for k, events in reported.items()
+                       if k in self.pairs and len(events) > self.pairs[k].events_read)
+        for key in touched:
+            self._match(self.pairs[key], reported.get(key, ()))
+        if member_styles != self.fallback:
+            self.fallback = dict(member_styles)
+            for i, style in enumerate(self.styles):
+                if style is None:
+                    self._restyle(i, None)
+        return self.out
+
+    def _match(self, pairs: _Pairs, events: Sequence[Entry]) -> None:
+        while pairs.matched < len(pairs.answers) and pairs.events_read < len(events):
+            i = pairs.answers[pairs.matched]
+            event = events[pairs.events_read]
+            pairs.events_read += 1
+            if event.ts >= self.answers[i].ts:  # written after the answer: its own
+                self.styles[i] = event.style
+                self._restyle(i, event.style)
+                pairs.matched += 1
+
+    def _style(self, answer: Any, matched: str | None) -> str | None:
+        if matched is not None:
+            return matched
+        style = self.fallback.get(answer.client_id)
         return None if style in (None, "none") else style
+
+    def _add(self, answer: Any, matched: str | None) -> None:
+        style = self._style(answer, matched)
+        by_error: dict[str | None, list[tuple[str, int, int]]] = {}
+        for offset, error in zip(answer.offsets, answer.error_names(), strict=True):
+            by_error.setdefault(error, []).append(offset)
+        self.spans.append((len(self.out), len(by_error)))
+        self.out += [Commit(answer.ts, answer.client_id, answer.generation, tuple(offsets),
+                            error, style) for error, offsets in by_error.items()]
+
+    def _restyle(self, i: int, matched: str | None) -> None:
+        style = self._style(self.answers[i], matched)
+        first, count = self.spans[i]
+        for j in range(first, first + count):
+            if self.out[j].style != style:
+                self.out[j] = replace(self.out[j], style=style)
 
 
 def _closed(tenure: Tenure, ts: int, revoked: bool, generation: int | None = None) -> Tenure:
