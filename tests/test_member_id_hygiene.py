@@ -6,6 +6,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
 from groupcheck.broker.faults import ERROR_CODES
 from groupcheck.broker.protocol import API_KEYS
 from groupcheck.broker.steering import Exchange, Who
@@ -225,3 +228,34 @@ def test_the_model_judges_a_views_rejoins_by_the_members_profile() -> None:
                                "ILLEGAL_GENERATION on Heartbeat (no LeaveGroup; the coordinator "
                                "still held it): it kept the group waiting 1800 ms of its next "
                                "join")]
+
+
+_STEPS = st.tuples(st.sampled_from(("Heartbeat", "JoinGroup", "SyncGroup", "OffsetCommit",
+                                    "LeaveGroup")),
+                   st.sampled_from(("c1", "c2")), st.sampled_from(("", "m-1", "m-2")),
+                   st.sampled_from(("", "", "UNKNOWN_MEMBER_ID", "ILLEGAL_GENERATION",
+                                    "REBALANCE_IN_PROGRESS")),
+                   st.booleans())
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(_STEPS, max_size=12), st.lists(st.integers(0, 12), max_size=30))
+def test_plain_offset_commits_change_no_member_ids_story(
+        steps: list[tuple[str, str, str, str, bool]], plain_at: list[int]) -> None:
+    """Property: the error answers and next joins read from a log are the same with any
+    number of plain OffsetCommits (no error, not steered, answered) slipped in, as a client
+    committing in a loop slips in thousands."""
+    def log(with_plain: bool) -> list[Exchange]:
+        out: list[Exchange] = []
+        for i, (api, client, member, error, steered) in enumerate(steps):
+            if with_plain:
+                out += [_exchange(len(out), "OffsetCommit", member, client=client,
+                                  ms=10 * i) for _ in range(plain_at.count(i))]
+            out.append(_exchange(len(out), api, member, error, client=client, ms=10 * i + 5,
+                                 steering="held" if steered else None))
+        return out
+
+    def story(exchanges: list[Exchange]) -> list[tuple[ErrorResponse, NextJoin | None]]:
+        return [(answer, join) for _, answer, join in error_answers(exchanges)]
+
+    assert story(log(True)) == story(log(False))

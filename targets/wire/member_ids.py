@@ -89,6 +89,15 @@ def _judged(e: Exchange) -> str:
     return error if error in JUDGED_ERRORS else ""
 
 
+def _bearing(e: Exchange) -> bool:
+    """Whether ``e`` can bear on a member id's story: a JoinGroup or LeaveGroup, an error
+    answer, a steered answer, or one not answered yet. The rest (a client committing in a
+    loop sends thousands of plain OffsetCommits) are passed over as `Ledger.note` and
+    `_next_join` would pass them."""
+    return (e.api in ("JoinGroup", "LeaveGroup") or bool(e.error_code)
+            or e.steering is not None or e.answered_ms is None)
+
+
 def _held_for(e: Exchange, now_ms: int, session_ms: int | None) -> bool:
     """``e``'s answer was steered and held back a whole session timeout by ``now_ms``."""
     held_to = now_ms if e.answered_ms is None else min(e.answered_ms, now_ms)
@@ -138,6 +147,7 @@ def error_answers(exchanges: Sequence[Exchange], ledger: Ledger | None = None
     answer carries the judged errors answered to its member id before it since the member's
     last join (``also``): the next join answers them all."""
     ledger = Ledger() if ledger is None else ledger
+    exchanges = [e for e in exchanges if _bearing(e)]
     for i, e in enumerate(exchanges):
         before = [err for mid, err in ledger.since_join.get(e.who.client_id, [])
                   if mid == _carried(e)]
