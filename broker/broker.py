@@ -351,7 +351,7 @@ class Broker:
 
     def steered(self, after: int = -1) -> list[Exchange]:
         """The exchanges steering answered, delayed or held, past sequence number ``after``."""
-        return self._call(lambda core: [e for e in core.log.since(after) if e.steering])
+        return self._call(lambda core: core.log.steered_since(after))
 
     def verdicts(self) -> list[Verdict]:
         return self._call(lambda core: list(core.checks.verdicts))

@@ -248,7 +248,7 @@ class BrokerCore:
         if refused is not None:
             self.notes.refused(f"conn {conn}: {refused}; served unsteered")
             return None
-        exchange.steering = rule.describe()
+        self.log.steer(exchange, rule.describe())
         if rule.action == "move":
             self.cluster.move(group_apis.group_named(key, version, body), rule.node)
             return None
@@ -263,7 +263,7 @@ class BrokerCore:
         rule = self.rules.take(who, api_key, "response")
         if rule is None:
             return None
-        exchange.steering = rule.describe()
+        self.log.steer(exchange, rule.describe())
         if rule.action == "delay":
             await asyncio.sleep(rule.seconds)
             return None

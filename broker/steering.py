@@ -248,8 +248,19 @@ class ExchangeLog:
 
     def __init__(self, limit: int = 100_000) -> None:
         self._items: collections.deque[Exchange] = collections.deque(maxlen=limit)
+        #: the steered ones apart: a reader of those alone skips every plain exchange
+        self._steered: collections.deque[Exchange] = collections.deque(maxlen=limit)
         self._seq = itertools.count()
         self.dropped = 0
+
+    def steer(self, exchange: Exchange, description: str) -> None:
+        """Mark ``exchange`` as steered by the rule ``description`` names."""
+        exchange.steering = description
+        self._steered.append(exchange)
+
+    def steered_since(self, seq: int) -> list[Exchange]:
+        """The steered exchanges past sequence number ``seq``, in arrival order."""
+        return sorted((e for e in self._steered if e.seq > seq), key=lambda e: e.seq)
 
     def open(self, **fields: Any) -> Exchange:
         if len(self._items) == self._items.maxlen:

@@ -19,6 +19,7 @@ import pytest
 pytest.importorskip("kio")
 
 from groupcheck.broker import Broker  # noqa: E402
+from groupcheck.broker.steering import ExchangeLog, Who  # noqa: E402
 from groupcheck.impl.consumer_protocol import decode_assignment, encode_subscription  # noqa: E402
 from groupcheck.impl.types import Subscription  # noqa: E402
 
@@ -365,3 +366,17 @@ def test_rules_aimed_at_a_member_that_left_never_hit_the_next_member_of_its_name
                                                first.member_id: [(TOPIC, 2), (TOPIC, 3)]})
     assert again.pending(5) and again.receive().error_code == 0
     assert p.a.receive().error_code == 0 and broker.held() == []
+
+
+def test_the_log_lists_steered_exchanges_in_arrival_order_whenever_they_were_steered() -> None:
+    """A delay rule marks its exchange when the answer is due, after later requests arrived:
+    `ExchangeLog.steered_since` still lists them by arrival, past the given number, and
+    never a plain exchange."""
+    log = ExchangeLog(limit=10)
+    opened = [log.open(connection=1, who=Who("a", "m", None), api_key=12, api_version=4,
+                       correlation_id=i, request=None, received_ms=i) for i in range(4)]
+    log.steer(opened[2], "fail Heartbeat")
+    log.steer(opened[0], "delay Heartbeat (3s)")
+    assert [e.seq for e in log.steered_since(-1)] == [0, 2]
+    assert [e.seq for e in log.steered_since(0)] == [2]
+    assert opened[0].steering == "delay Heartbeat (3s)" and opened[1].steering is None
