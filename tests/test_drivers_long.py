@@ -136,15 +136,35 @@ def test_finding_java_3_2_0_commits_in_a_loop_instead_of_rejoining_a_cooperative
         ) -> None:
     """findings/wire-java-cooperative-sticky-commit-loop-3.2-I11.json: on 3.2.0 an
     auto-committing cooperative member that owns every partition when two members join
-    sends OffsetCommit after OffsetCommit instead of its JoinGroup, and the group never
-    settles (I11); 3.3.1 plays the same story and holds."""
+    sends OffsetCommit after OffsetCommit instead of its JoinGroup: the coordinator completes
+    the rebalance without it and its partitions go to the others while it still holds them.
+    What a view catches of that depends on timing: two owners (I1), its partitions given up
+    as lost though it was never told it was fenced (I7), or a group that never settles (I11);
+    3.3.1 plays the same story and holds."""
     repo_releases("3.2.0")
     repo_releases("3.3.1")
     name = "wire-java-cooperative-sticky-commit-loop-3.2-I11.json"
     found, story = _replayed_on(name, "wire:java@3.2.0:cooperative-sticky")
-    assert found and found[0].startswith("I11: not settled"), story
+    assert found and found[0].startswith(("I11: not settled", "I1: ", "c2: I7: lost")), story
     fixed, story = _replayed_on(name, "wire:java@3.3.1:cooperative-sticky")
     assert fixed == [], story
+
+
+def test_finding_java_3_3_1_loses_its_partitions_after_a_sync_answered_rebalance_in_progress(
+        ) -> None:
+    """findings/wire-java-cooperative-sticky-sync-rebalance-lost-3.3-I7.json: on 3.3.1 a
+    cooperative member whose SyncGroup is answered REBALANCE_IN_PROGRESS calls
+    onPartitionsLost for all it owns before it rejoins under the same id (I7); 3.2.0 and
+    3.4.0 play the same story and hold (rebalance answers race: each replayed twice)."""
+    for release in ("3.2.0", "3.3.1", "3.4.0"):
+        repo_releases(release)
+    name = "wire-java-cooperative-sticky-sync-rebalance-lost-3.3-I7.json"
+    found, story = _replayed_on(name, "wire:java@3.3.1:cooperative-sticky")
+    assert found and found[0].startswith("c1-95: I7: lost [t0-95-0"), story
+    for release in ("3.2.0", "3.4.0"):
+        for _ in range(2):
+            held, story = _replayed_on(name, f"wire:java@{release}:cooperative-sticky")
+            assert held == [], story
 
 
 def test_wire_java_revoke_callback_slower_than_the_rebalance() -> None:
