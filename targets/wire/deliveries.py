@@ -28,11 +28,14 @@ from __future__ import annotations
 import collections
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import TYPE_CHECKING
 
 from ...properties.delivery import Commit, DeliveryLog, Handed, Tenure, TopicPartition
 from .backends.backend import Backend
 from .log import Entry
+
+if TYPE_CHECKING:  # the broker's record of an answer (the broker needs kio)
+    from ...broker.commit_log import CommitAnswer
 
 __all__ = ["Deliveries"]
 
@@ -152,19 +155,19 @@ class _Matching:
     match the first of them: each call matches what is new."""
 
     def __init__(self) -> None:
-        self.answers: list[Any] = []
+        self.answers: list[CommitAnswer] = []
         self.pairs: dict[_Key, _Pairs] = collections.defaultdict(_Pairs)
         self.styles: list[str | None] = []  # each answer's matched event's style
         self.spans: list[tuple[int, int]] = []  # each answer's (first, count) in `out`
         self.out: list[Commit] = []
         self.fallback: dict[str, str] = {}  # the member styles unmatched answers took
 
-    def extends(self, answers: list[Any]) -> bool:
+    def extends(self, answers: list[CommitAnswer]) -> bool:
         """Whether ``answers`` are those read so far, then new ones."""
         n = len(self.answers)
         return len(answers) >= n and (n == 0 or answers[n - 1] is self.answers[n - 1])
 
-    def commits(self, answers: list[Any], reported: Mapping[_Key, Sequence[Entry]],
+    def commits(self, answers: list[CommitAnswer], reported: Mapping[_Key, Sequence[Entry]],
                 member_styles: Mapping[str, str]) -> list[Commit]:
         touched: set[_Key] = set()
         for answer in answers[len(self.answers):]:
@@ -195,13 +198,13 @@ class _Matching:
                 self._restyle(i, event.style)
                 pairs.matched += 1
 
-    def _style(self, answer: Any, matched: str | None) -> str | None:
+    def _style(self, answer: CommitAnswer, matched: str | None) -> str | None:
         if matched is not None:
             return matched
         style = self.fallback.get(answer.client_id)
         return None if style in (None, "none") else style
 
-    def _add(self, answer: Any, matched: str | None) -> None:
+    def _add(self, answer: CommitAnswer, matched: str | None) -> None:
         style = self._style(answer, matched)
         by_error: dict[str | None, list[tuple[str, int, int]]] = {}
         for offset, error in zip(answer.offsets, answer.error_names(), strict=True):
