@@ -259,3 +259,31 @@ def test_plain_offset_commits_change_no_member_ids_story(
         return [(answer, join) for _, answer, join in error_answers(exchanges)]
 
     assert story(log(True)) == story(log(False))
+
+
+def test_a_join_under_way_that_fails_is_what_the_next_join_answers() -> None:
+    """c1's JoinGroup read in the millisecond its REBALANCE_IN_PROGRESS went out is passed
+    over as under way; it fails (NOT_COORDINATOR: the coordinator moved), and c1's next
+    join, without its id, answers that failure, which no profile judges, not the rebalance
+    (Java 2.8.0 gives its id up there; the fault engine took it for an I16)."""
+    log = [_exchange(0, "Heartbeat", "m-1", "REBALANCE_IN_PROGRESS", ms=100, took=0),
+           _exchange(1, "JoinGroup", "m-1", "NOT_COORDINATOR", ms=100, took=0),
+           _exchange(2, "JoinGroup", "", ms=200, took=5)]
+    assert _judge(log) == ([], [])
+    closed = [log[0], replace(log[1], response=_Response(0), answered_ms=None,
+                              steering="close JoinGroup"), log[2]]
+    assert _judge(closed) == ([], [])
+    answered = [log[0], replace(log[1], received_ms=101, answered_ms=101), log[2]]
+    assert _judge(answered) == ([], [])  # the join that answered kept the id
+
+
+def test_a_join_under_way_asked_for_its_member_id_is_the_join_going_on() -> None:
+    """KIP-394's MEMBER_ID_REQUIRED round is no failure: after ILLEGAL_GENERATION, a join
+    without an id read in the answer's millisecond, then the join with the id the
+    coordinator handed out: the member gave its id up (Java 2.8.0, F-W15)."""
+    log = [_exchange(0, "Heartbeat", "m-1", "ILLEGAL_GENERATION", ms=100, took=0),
+           _exchange(1, "JoinGroup", "", "MEMBER_ID_REQUIRED", ms=100, took=0),
+           _exchange(2, "JoinGroup", "m-2", ms=103, took=5)]
+    violations, _ = _judge(log)
+    assert len(violations) == 1 and "gave its member id m-1 up after ILLEGAL_GENERATION" \
+        in violations[0], violations

@@ -112,7 +112,8 @@ def _next_join(later: Sequence[Exchange], client: str, member_id: str, answered_
     went out: one read in that same millisecond was already on its way (the broker reads a
     connection's next request as soon as it has written the answer), and says nothing of
     what the client did with the answer. A judged error answered to the client first
-    supersedes this one: the join answers that one. None once the consumer was closed
+    supersedes this one, and so does a join or sync of its that failed (`_failed_join`): the
+    next join answers that one. None once the consumer was closed
     (``closed_ns``): a join after that is another consumer's. An answer held back in
     between for the member's whole session (``session_ms``) makes the join the session's
     answer (`NextJoin.session_lapsed`)."""
@@ -129,9 +130,20 @@ def _next_join(later: Sequence[Exchange], client: str, member_id: str, answered_
             lapsed = any(_held_for(h, e.received_ms, session_ms) for h in held)
             return NextJoin(_carried(e), left, waited, lapsed)
         held += [e] if e.steering is not None else []
-        if _judged(e):
+        if _judged(e) or _failed_join(e):
             return "superseded"
     return None
+
+
+def _failed_join(e: Exchange) -> bool:
+    """``e`` is a JoinGroup or SyncGroup that failed: answered with any error, or its answer
+    withheld (a closed connection). One under way when the judged answer went out (the
+    same millisecond) is what the member's next join answers, not the judged error: Kafka's
+    Java consumer 2.8.0 rejoins without its id after NOT_COORDINATOR on its join, which no
+    profile judges."""
+    if e.api not in ("JoinGroup", "SyncGroup") or e.error_code == _MEMBER_ID_REQUIRED:
+        return False  # KIP-394's first round is the join going on, not a failure
+    return bool(e.error_code or (e.steering is not None and e.answered_ms is None))
 
 
 #: an error answer's exchange number, the answer, and the member's next JoinGroup
