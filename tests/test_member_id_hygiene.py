@@ -287,3 +287,16 @@ def test_a_join_under_way_asked_for_its_member_id_is_the_join_going_on() -> None
     violations, _ = _judge(log)
     assert len(violations) == 1 and "gave its member id m-1 up after ILLEGAL_GENERATION" \
         in violations[0], violations
+
+
+def test_a_log_read_again_from_below_an_answer_counts_each_error_once() -> None:
+    """`GroupcheckBackend.rejoins` reads the log again from below an answer whose next join
+    it still waits for: the second reading, with the same ledger, lists the error alone
+    (its ``also`` once said "and before it ILLEGAL_GENERATION", the error itself)."""
+    ledger = Ledger()
+    first = [_exchange(0, "Heartbeat", "m-1", ms=50),
+             _exchange(1, "Heartbeat", "m-1", "ILLEGAL_GENERATION", ms=100)]
+    assert [join for _, _, join in error_answers(first, ledger)] == [None]
+    again = [*first[1:], _exchange(2, "JoinGroup", "m-1", ms=150)]
+    (_, answer, join), = error_answers(again, ledger)
+    assert answer.also == () and join is not None and join.member_id == "m-1"

@@ -53,20 +53,40 @@ class Ledger:
     #: name: a join read later is another consumer's (a static member's restart), not an
     #: answer to the closed one's errors
     closed: dict[str, list[int]] = field(default_factory=dict)
+    #: a caller reads the log again from below an answer it still waits on: each exchange
+    #: counts once, when first seen (a join's start) and once answered (its outcome)
+    _seen: set[int] = field(default_factory=set)
+    _answered: set[int] = field(default_factory=set)
+    _before: dict[int, tuple[str, ...]] = field(default_factory=dict)
+
+    def before(self, e: Exchange) -> tuple[str, ...]:
+        """The judged errors answered to ``e``'s member id since its client's last join, as
+        they stood when ``e`` was first read."""
+        if e.seq not in self._before:
+            self._before[e.seq] = tuple(err for mid, err in self.since_join.get(
+                e.who.client_id, []) if mid == _carried(e))
+        return self._before[e.seq]
 
     def closed_after(self, client: str, ns: int) -> int | None:
         """When the first consumer of ``client`` closed after ``ns`` (None: none has)."""
         return min((c for c in self.closed.get(client, ()) if c > ns), default=None)
 
     def note(self, e: Exchange) -> None:
-        """Take in one exchange, in the log's order."""
-        client = e.who.client_id
+        """Take in one exchange, in the log's order (again: no effect twice)."""
+        client, first = e.who.client_id, e.seq not in self._seen
+        self._seen.add(e.seq)
+        answered = e.answered_ms is not None and e.seq not in self._answered
+        if e.answered_ms is not None:
+            self._answered.add(e.seq)
         if e.api != "JoinGroup":
-            if error := self.judged(e):
+            if answered and (error := self.judged(e)):
                 self.since_join.setdefault(client, []).append((_carried(e), error))
             return
-        self.since_join.pop(client, None)
-        self.sessions[client] = millis(e.request.session_timeout)
+        if first:
+            self.since_join.pop(client, None)
+            self.sessions[client] = millis(e.request.session_timeout)
+        if not answered:
+            return
         if e.error_code == _MEMBER_ID_REQUIRED:
             self.pending[client] = str(getattr(e.response, "member_id", ""))
         elif e.answered_ms is not None and self.pending.get(client) == _carried(e):
@@ -161,15 +181,14 @@ def error_answers(exchanges: Sequence[Exchange], ledger: Ledger | None = None
     ledger = Ledger() if ledger is None else ledger
     exchanges = [e for e in exchanges if _bearing(e)]
     for i, e in enumerate(exchanges):
-        before = [err for mid, err in ledger.since_join.get(e.who.client_id, [])
-                  if mid == _carried(e)]
+        before = ledger.before(e)
         ledger.note(e)
         if error := ledger.judged(e):
             waited = None if e.answered_ms is None else e.answered_ms - e.received_ms
             answer = ErrorResponse(e.who.client_id, _carried(e), e.api, error,
                                    steered=e.steering is not None, waited_ms=waited,
                                    session_ms=ledger.sessions.get(e.who.client_id),
-                                   also=tuple(before))
+                                   also=before)
             later = None if e.answered_ms is None else _next_join(
                 exchanges[i + 1:], e.who.client_id, answer.member_id, e.answered_ms,
                 ledger.closed_after(e.who.client_id, e.received_ns),
