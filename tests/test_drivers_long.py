@@ -167,6 +167,21 @@ def test_finding_java_3_3_1_loses_its_partitions_after_a_sync_answered_rebalance
             assert held == [], story
 
 
+def test_finding_java_up_to_3_0_0_gives_its_member_id_up_after_illegal_generation() -> None:
+    """findings/wire-java-range-illegal-generation-member-id-2.8-3.0-I16.json: told
+    ILLEGAL_GENERATION on its heartbeat, Kafka's Java consumer 2.8.0 rejoins without its
+    member id (I16 under the ``java`` profile); 3.2.0 resets only the generation and keeps
+    it."""
+    for release in ("2.8.0", "3.2.0"):
+        repo_releases(release)
+    name = "wire-java-range-illegal-generation-member-id-2.8-3.0-I16.json"
+    found, story = _replayed_on(name, "wire:java@2.8.0:range")
+    assert any(v.startswith("I16: ") and "up after ILLEGAL_GENERATION" in v
+               for v in found), story
+    kept, story = _replayed_on(name, "wire:java@3.2.0:range")
+    assert kept == [], story
+
+
 def test_wire_java_revoke_callback_slower_than_the_rebalance() -> None:
     need("java")
     violations = run("wire:java:range:adversarial", with_profiles(slow_revoke("range"), "java"))
