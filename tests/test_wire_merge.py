@@ -6,10 +6,11 @@ slow deliveries."""
 
 from __future__ import annotations
 
+import contextlib
 import sys
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Iterator
 from typing import Any
 
 from groupcheck.targets.wire.driver_process import DriverProcess
@@ -23,10 +24,11 @@ def _event(member: str, kind: str, ts: int, phase: str = "callback_end") -> dict
             "partitions": [["t0", 0]]}
 
 
-def _holding(seq: int | None = None) -> tuple[
-        threading.Event, threading.Event, Callable[[DriverProcess, DriverEvent], None]]:
-    """A sink that holds the reader thread on the line numbered ``seq`` (on any line: None)
-    until ``go`` is set; ``arrived`` says it got there."""
+@contextlib.contextmanager
+def _held(script: str, seq: int | None = None) -> Iterator[tuple[DriverProcess, threading.Event]]:
+    """A driver running ``script`` whose reader thread is held on its line numbered ``seq``
+    (on any line: None), yielded once the line got there, with the event that lets it go;
+    killed at the end (a script that reads no command would wait out a shutdown's bound)."""
     arrived, go = threading.Event(), threading.Event()
 
     def hold(_driver: DriverProcess, message: DriverEvent) -> None:
@@ -34,27 +36,28 @@ def _holding(seq: int | None = None) -> tuple[
             arrived.set()
             go.wait(10)
 
-    return arrived, go, hold
+    driver = DriverProcess([sys.executable, "-c", script], "held", hold)
+    try:
+        assert arrived.wait(10)
+        yield driver, go
+    finally:
+        go.set()
+        driver.kill()
+        driver.close()
 
 
 def test_a_line_read_but_not_handed_on_keeps_the_driver_undrained() -> None:
     """While the reader thread is still handing a line on, the driver is not drained."""
-    arrived, go, slow = _holding()
     talk = ("import json, sys\n"
             "print(json.dumps({'event': 'closed', 'member': 'c1', 'seq': 0, 'ts': 1}),"
             " flush=True)\n"
             "sys.stdout.write('{\"event\": \"closed\"')\nsys.stdout.flush()\n"
             "sys.stdin.readline()\n")
-    driver = DriverProcess([sys.executable, "-c", talk], "talk", slow)
-    try:
-        assert arrived.wait(10)
+    with _held(talk) as (driver, go):
         assert not driver.drained()  # one line on its way to the log, half a line waiting
         go.set()
         time.sleep(0.2)
         assert not driver.drained()  # the half line still has no end
-    finally:
-        go.set()
-        driver.close()
     assert driver.drained()
 
 
@@ -64,7 +67,6 @@ def test_a_driver_that_never_stops_writing_holds_back_no_line_stamped_before_the
     waiting for it to empty waited out its settle bound (Java 3.2.0's full fault scope). A
     line stamped after the horizon, handed on, shows every line stamped before it is out,
     while a line stamped before the horizon still being handed on holds it back."""
-    arrived, go, slow_first = _holding(seq=0)
     chatter = ("import json, sys, time\n"
                "seq = 0\n"
                "while True:\n"
@@ -72,9 +74,7 @@ def test_a_driver_that_never_stops_writing_holds_back_no_line_stamped_before_the
                " 'ts': time.monotonic_ns()}), flush=True)\n"
                "    seq += 1\n"
                "    time.sleep(0.001)\n")
-    driver = DriverProcess([sys.executable, "-c", chatter], "chatter", slow_first)
-    try:
-        assert arrived.wait(10)
+    with _held(chatter, seq=0) as (driver, go):
         horizon = time.monotonic_ns()
         assert not driver.drained(horizon)  # its first line is still being handed on
         go.set()
@@ -82,10 +82,6 @@ def test_a_driver_that_never_stops_writing_holds_back_no_line_stamped_before_the
         while not driver.drained(horizon) and time.monotonic() < deadline:
             time.sleep(0.01)
         assert driver.drained(horizon)
-    finally:
-        go.set()
-        driver.kill()  # it reads no command: a shutdown would wait out its bound
-        driver.close()
 
 
 def test_events_wait_for_undrained_pipes_and_go_at_once_when_they_are_drained() -> None:
