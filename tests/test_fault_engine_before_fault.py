@@ -1,7 +1,8 @@
 """A story that fails before its fault: the fault engine counts such a point's violation as
-its story's, and once `BEFORE_FAULT` points of one step and protocol failed so, none reaching
-its fault, it leaves that step and protocol's other points not reached (a client whose every
-cooperative leave story stalls at its first settle waited out I11's bound on each point)."""
+its story's, and once `BEFORE_FAULT` points of one step and protocol failed so, at least
+`BEFORE_FAULT_SHARE` of those played, it leaves that step and protocol's other points not
+reached (a client whose cooperative leave stories stall at their first settle waited out
+I11's bound on each point); the full scope takes the steps and protocols in turn."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ from groupcheck.engines.battery.faults import (
     FaultTally,
     before_fault,
     coverage,
+    in_turn,
 )
 from groupcheck.engines.faults.concurrent import PointRun, play_points
 from groupcheck.engines.faults.points import FaultPoint, FaultScope, fault_points
@@ -67,7 +69,7 @@ def test_a_step_whose_story_fails_before_its_fault_leaves_its_other_points_not_r
     assert [p for p in fake.played if p.protocol == "eager"] == eager
     assert list(tally.unreached) == [p.name for p in cooperative[BEFORE_FAULT:]]
     why = tally.unreached[cooperative[-1].name]
-    assert "failed before its fault on 3 points, none reaching it" in why
+    assert "failed before its fault on 3 of the 3 points played" in why
     assert cooperative[0].name in why and "I11: not settled" in why
     tally.played = fake.played
     assert coverage(tally).endswith(
@@ -75,14 +77,47 @@ def test_a_step_whose_story_fails_before_its_fault_leaves_its_other_points_not_r
         "reached: their story fails before its fault)")
 
 
-def test_a_step_whose_story_once_reached_its_fault_keeps_every_point() -> None:
-    """A story that fails before its fault only now and then (a loaded machine) still plays
-    every point once one of them reached its fault."""
-    points = [p for p in fault_points(SCOPE) if p.protocol == "cooperative"]
-    prefixes = BeforeFault()
-    prefixes.heard(_played(points[0], None))
-    for point in points[1:BEFORE_FAULT + 2]:
+def _heard(prefixes: BeforeFault, points: list[FaultPoint], pattern: str) -> None:
+    """``points`` heard in order, ``pattern`` saying of each: R reached its fault, F failed
+    before it."""
+    for point, mark in zip(points, pattern, strict=False):
         events = story(point, "librdkafka", "range")
         assert not isinstance(events, str)
-        prefixes.heard(_played(point, fault_number(events) - 1))
+        prefixes.heard(_played(point, None if mark == "R" else fault_number(events) - 1))
+
+
+def test_a_story_that_fails_before_its_fault_now_and_then_keeps_every_point() -> None:
+    """Half the plays reaching the fault (a loaded machine, an intermittent hang) is below
+    the share: every point stays."""
+    points = [p for p in fault_points(SCOPE) if p.protocol == "cooperative"]
+    prefixes = BeforeFault()
+    _heard(prefixes, points, "RFRFRFRF")
     assert all(prefixes.why_not(p) == "" for p in points)
+
+
+def test_a_story_that_mostly_fails_before_its_fault_is_cut_though_one_reached_it() -> None:
+    """Three of every four plays failing before the fault is the share: one play that
+    reached it does not keep the others."""
+    points = [p for p in fault_points(SCOPE) if p.protocol == "cooperative"]
+    prefixes = BeforeFault()
+    _heard(prefixes, points, "RFF")
+    assert prefixes.why_not(points[-1]) == ""
+    _heard(prefixes, points[3:], "F")
+    assert "failed before its fault on 3 of the 4 points played" in prefixes.why_not(points[-1])
+
+
+def test_the_full_scope_takes_each_step_and_protocol_in_turn_longest_late_answers_first(
+        ) -> None:
+    points = fault_points(FaultScope(steps=("first_join", "leave"), kinds=("error", "delay")))
+    late = {p: (5.0 if p.kind == "delay" else 0.0) for p in points}
+    ordered = in_turn(points, late.__getitem__)
+    assert sorted(ordered, key=points.index) == points
+    delays = [p for p in ordered if p.kind == "delay"]
+    assert ordered[:len(delays)] == delays
+    errors = ordered[len(delays):]
+    keys = sorted({(p.step, p.protocol) for p in points})
+    first = [(p.step, p.protocol) for p in errors[:len(keys)]]
+    assert sorted(first) == keys  # one of each before any second
+    for key in keys:
+        mine = [p for p in errors if (p.step, p.protocol) == key]
+        assert mine == [p for p in points if (p.step, p.protocol) == key and p.kind == "error"]
