@@ -8,7 +8,8 @@ Theory of operation: a generation's round opens with the first successful JoinGr
 of that generation (the coordinator's member list then holds every member's subscription
 for the selected protocol); the leader's SyncGroup adds the assignment and the monotonic
 time it reached the coordinator; each successful SyncGroup answer marks its member synced
-(and withheld, when steering closed the connection instead of sending it).
+(and withheld, when steering closed the connection instead of sending it; late, with how long
+its member waited for it, when steering held it back).
 A round is complete when every member of the generation got its answer. A static member
 that rejoins within its generation (KIP-345: a restart, or a second consumer with its instance
 id) takes the old member id's place in the round: its subscription, assignment and client id,
@@ -40,6 +41,8 @@ class Round:
     instances: dict[str, str] = field(default_factory=dict)  # static members' instance ids
     #: synced members whose answer steering kept from them (the connection closed instead)
     withheld: set[str] = field(default_factory=set)
+    #: synced members whose answer steering held back: how long each waited for it (ms)
+    late: dict[str, int] = field(default_factory=dict)
 
     @property
     def complete(self) -> bool:
@@ -88,6 +91,13 @@ class RoundLedger:
         if round_ is not None:
             round_.withheld.add(member_id)
 
+    def held(self, group: str, generation: int, member_id: str, waited_ms: int) -> None:
+        """The member's SyncGroup answer of ``generation`` went out ``waited_ms`` after its
+        request came in: a client whose request timed out first never read it."""
+        round_ = self._rounds.get(group, {}).get(generation)
+        if round_ is not None:
+            round_.late[member_id] = waited_ms
+
     def rounds(self, group: str) -> list[Round]:
         return [self._copy(r) for _, r in sorted(self._rounds.get(group, {}).items())]
 
@@ -95,7 +105,7 @@ class RoundLedger:
     def _copy(r: Round) -> Round:
         return Round(r.generation, r.protocol, r.leader, dict(r.subscriptions),
                      dict(r.client_ids), dict(r.assignments), r.leader_sync_ns, set(r.synced),
-                     dict(r.instances), set(r.withheld))
+                     dict(r.instances), set(r.withheld), dict(r.late))
 
 
 def _replace_static(round_: Round, coordinator: GroupCoordinator,

@@ -264,12 +264,16 @@ class BrokerCore:
         if rule is None:
             return None
         self.log.steer(exchange, rule.describe())
+        body = exchange.request
+        sync = exchange.api == "SyncGroup"
         if rule.action == "delay":
             await asyncio.sleep(rule.seconds)
+            if sync:
+                self.rounds.held(body.group_id, body.generation_id, body.member_id,
+                                 self.now_ms() - exchange.received_ms)
             return None
         if rule.action == "close":
-            if exchange.api == "SyncGroup":
-                body = exchange.request
+            if sync:
                 self.rounds.withheld(body.group_id, body.generation_id, body.member_id)
             raise Closed(f"steering: {exchange.api} answer to {rule.member!r} withheld")
         return await self.holds.keep(exchange, rule.tag)

@@ -254,6 +254,18 @@ def test_a_sync_answer_withheld_by_a_closed_connection_completes_the_round_but_i
     assert second.withheld == {p.b_id}
 
 
+def test_a_sync_answer_held_back_records_how_long_its_member_waited(broker: Broker) -> None:
+    """A delayed SyncGroup answer is got only by a client whose request outlives the wait:
+    the round says how long b waited, so the harness can tell (`round_records`)."""
+    p = form_pair(broker.bootstrap, GROUP, TOPIC)
+    broker.delay("b", "SyncGroup", 0.3)
+    sync_both(p, GROUP, TOPIC)
+    assert p.a.receive().error_code == 0 and p.b.receive().error_code == 0
+    second = broker.rounds(GROUP)[-1]
+    assert second.synced == {p.a_id, p.b_id} and set(second.late) == {p.b_id}
+    assert second.late[p.b_id] >= 300
+
+
 def test_joins_in_flight_counts_joins_the_coordinator_has_not_answered(broker: Broker) -> None:
     a, b = RawClient(broker.bootstrap, "a"), RawClient(broker.bootstrap, "b")
     joined = a.join(GROUP, [TOPIC])

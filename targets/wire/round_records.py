@@ -90,16 +90,20 @@ def _claim(protocol: str, sub: SubscriptionData) -> tuple[Claim, list[str]]:
     return Claim(tuple(sub.topics), tuple(owned), generation), problems
 
 
-def given_before(rounds: list[GroupRound], current: GroupRound
-                 ) -> dict[str, tuple[TopicPartition, ...]]:
+def given_before(rounds: list[GroupRound], current: GroupRound,
+                 sync_timeout_ms: int | None = None) -> dict[str, tuple[TopicPartition, ...]]:
     """What each member of ``current`` was assigned in the last earlier generation whose
     SyncGroup answer it got — complete or not: a member answered in a generation that others
-    never finished owns what it was given all the same. Keyed by harness name; a member id
-    new in ``current`` (a new consumer) has no previous assignment."""
+    never finished owns what it was given all the same. An answer held back for the members'
+    SyncGroup request timeout (``sync_timeout_ms``, the longest of their clients'; None: not
+    modelled) was not got: the client gave the request up first and owns what it had. Keyed
+    by harness name; a member id new in ``current`` (a new consumer) has no previous
+    assignment."""
     out: dict[str, tuple[TopicPartition, ...]] = {}
     for member_id in current.subscriptions:
         for earlier in sorted(rounds, key=lambda r: r.generation, reverse=True):
-            if earlier.generation >= current.generation or member_id not in earlier.synced:
+            if earlier.generation >= current.generation or member_id not in earlier.synced \
+                    or _timed_out(earlier.waited_ms.get(member_id), sync_timeout_ms):
                 continue
             try:
                 data = decode_assignment(earlier.assignments[member_id])
@@ -108,6 +112,10 @@ def given_before(rounds: list[GroupRound], current: GroupRound
             out[current.names.get(member_id) or member_id] = tuple(data.to_api().partitions)
             break
     return out
+
+
+def _timed_out(waited_ms: int | None, timeout_ms: int | None) -> bool:
+    return waited_ms is not None and timeout_ms is not None and waited_ms >= timeout_ms
 
 
 def record(round_: GroupRound, owned: dict[str, tuple[TopicPartition, ...]],

@@ -325,7 +325,8 @@ class WireGroup(Steered):
             self.backend, self.group, round_,
             lambda text: self.shown.errors.append(("group", text)))
         self.described += described
-        given = given_before(self.backend.rounds(), round_)
+        given = given_before(self.backend.rounds(), round_,
+                             self.timeouts.sync_request_timeout_ms)
         owned = owned_at(self.log.entries[:self.applied],
                          {n: m.source for n, m in self.members.items()}, round_.at_ns)
         rebalance: RebalanceRecord = record(round_, owned, given)

@@ -47,6 +47,8 @@ class GroupRound:
     complete: bool  # every member of the generation got its SyncGroup answer
     at_ns: int = 0  # CLOCK_MONOTONIC when the leader's assignment reached the coordinator
     synced: frozenset[str] = field(default_factory=frozenset)  # the members that got it
+    #: synced members whose answer steering held back: how long each waited for it (ms)
+    waited_ms: dict[str, int] = field(default_factory=dict)
 
 
 class BackendUnavailable(RuntimeError):

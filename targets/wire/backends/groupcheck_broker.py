@@ -222,7 +222,8 @@ class GroupcheckBackend:
             for r in self.broker.rounds(group):
                 out.append(GroupRound(r.generation, r.protocol, r.leader, dict(r.subscriptions),
                                       dict(r.assignments), dict(r.client_ids), r.complete,
-                                      r.leader_sync_ns, frozenset(r.synced - r.withheld)))
+                                      r.leader_sync_ns, frozenset(r.synced - r.withheld),
+                                      dict(r.late)))
         return out
 
     def joining(self) -> int:
