@@ -167,6 +167,27 @@ def test_finding_java_3_3_1_loses_its_partitions_after_a_sync_answered_rebalance
             assert held == [], story
 
 
+def test_finding_java_leader_that_missed_its_sync_answer_meets_its_stale_claims() -> None:
+    """findings/wire-java-cooperative-sticky-lost-sync-leader-throws-3.0-I7.json and
+    ...-lost-sync-claim-moved-3.2-3.3-I5.json: the leader c1 never gets its SyncGroup answer
+    of generation 2 and claims its four partitions with generation 1. On 3.0.0 the consumer's
+    check of the cooperative assignment throws IllegalStateException from poll and c1 ends
+    reporting its partitions lost (I7); on 3.3.1 the assignment goes out and gives c2
+    partitions c1 still owns (I5); 3.4.0 holds on both stories."""
+    for release in ("3.0.0", "3.3.1", "3.4.0"):
+        repo_releases(release)
+    thrown = "wire-java-cooperative-sticky-lost-sync-leader-throws-3.0-I7.json"
+    moved = "wire-java-cooperative-sticky-lost-sync-claim-moved-3.2-3.3-I5.json"
+    found, story = _replayed_on(thrown, "wire:java@3.0.0:cooperative-sticky")
+    assert found and found[0].startswith("c1-241: I7: lost [t0-241-0"), story
+    assert "IllegalStateException: Assignor supporting the COOPERATIVE protocol" in story
+    found, story = _replayed_on(moved, "wire:java@3.3.1:cooperative-sticky")
+    assert found and all(v.startswith("gen 3: I5: ") for v in found), story
+    for name in (thrown, moved):
+        held, story = _replayed_on(name, "wire:java@3.4.0:cooperative-sticky")
+        assert held == [], story
+
+
 def test_finding_java_up_to_3_0_0_gives_its_member_id_up_after_illegal_generation() -> None:
     """findings/wire-java-range-illegal-generation-member-id-2.8-3.0-I16.json: told
     ILLEGAL_GENERATION on its heartbeat, Kafka's Java consumer 2.8.0 rejoins without its
