@@ -1,8 +1,8 @@
 """`Broker`: groupcheck's Kafka broker on loopback, in process, steered by the harness.
 
 What lives here: the configuration (`BrokerConfig`), the thread-safe face the harness uses
-(start and close, topics, steering, the request log, the group's view, the verdicts) and
-`GroupDescription`, a group as the coordinator holds it.
+(start and close, topics, steering, the request log, the group's view, the verdicts); a group
+as the coordinator holds it is a `description.GroupDescription`.
 
 Theory of operation: `start` runs a `server.BrokerCore` on an asyncio loop in a daemon
 thread and returns once the port is bound (a port per node: one node, or
@@ -36,6 +36,7 @@ from .checks import Verdict
 from .commit_log import CommitAnswer, answered_commits
 from .connections import Limits
 from .data_apis import ClusterState
+from .description import GroupDescription, describe
 from .faults import error_code
 from .group_apis import GroupHub
 from .protocol import MAX_FRAME
@@ -44,7 +45,7 @@ from .server import FAILABLE, BrokerCore, Listener
 from .steering import Action, Exchange, Held, Rule, api_key_of
 from .store import Offsets, Topics
 
-__all__ = ["Broker", "BrokerConfig", "GroupDescription", "MemberDescription"]
+__all__ = ["Broker", "BrokerConfig"]
 
 _T = TypeVar("_T")
 _CALL_TIMEOUT = 30.0
@@ -78,26 +79,6 @@ class BrokerConfig:
                       idle_ms=self.connections_max_idle_ms,
                       partial_frame_ms=self.partial_frame_timeout_ms,
                       max_connections=self.max_connections)
-
-
-@dataclass(frozen=True)
-class MemberDescription:
-    member_id: str
-    client_id: str
-    instance_id: str | None
-    metadata: bytes | None
-    assignment: bytes | None
-
-
-@dataclass(frozen=True)
-class GroupDescription:
-    group_id: str
-    state: str
-    generation: int
-    protocol_type: str | None
-    protocol_name: str | None
-    leader: str | None
-    members: tuple[MemberDescription, ...]
 
 
 class Broker:
@@ -353,6 +334,11 @@ class Broker:
         """The exchanges steering answered, delayed or held, past sequence number ``after``."""
         return self._call(lambda core: core.log.steered_since(after))
 
+    def fenced(self, after: int = -1) -> list[tuple[int, Exchange]]:
+        """The exchanges the coordinator itself answered with a fencing error
+        (`steering.FENCING_ERRORS`), numbered in answer order, past number ``after``."""
+        return self._call(lambda core: core.log.fenced_since(after))
+
     def verdicts(self) -> list[Verdict]:
         return self._call(lambda core: list(core.checks.verdicts))
 
@@ -384,17 +370,4 @@ class Broker:
         return self._call(lambda core: core.rounds.joins_in_flight.get(group, 0))
 
     def describe_group(self, group: str) -> GroupDescription | None:
-        return self._call(lambda core: _describe(core, group))
-
-
-def _describe(core: BrokerCore, group: str) -> GroupDescription | None:
-    coordinator = core.cluster.groups.get(group)
-    if coordinator is None:
-        return None
-    clients = core.cluster.groups.client_ids
-    members = tuple(MemberDescription(m, clients.get((group, m), ""), v.instance_id,
-                                      v.metadata, v.assignment)
-                    for m, v in coordinator.members.items())
-    return GroupDescription(group, coordinator.state.value, coordinator.generation_id,
-                            coordinator.protocol_type, coordinator.protocol_name,
-                            coordinator.leader_id, members)
+        return self._call(lambda core: describe(core, group))

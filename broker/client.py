@@ -22,7 +22,7 @@ from typing import Any
 from kio.index import load_request_schema, load_response_schema
 from kio.serial import entity_reader
 
-from .broker import GroupDescription, MemberDescription
+from .description import GroupDescription, MemberDescription
 from .protocol import Fields, build, encode_request
 
 __all__ = ["KafkaConnection", "describe_group"]

@@ -181,6 +181,7 @@ class BrokerCore:
         sent = await self._steer_response(who, frame.api_key, exchange)
         try:
             exchange.answered_ms = self.now_ms()
+            self.log.answered(exchange)
             out = encode_response(response, frame.correlation_id)
             if self.keep_frames:
                 exchange.raw_request, exchange.raw_response = payload, out[4:]
@@ -264,8 +265,7 @@ class BrokerCore:
         if rule is None:
             return None
         self.log.steer(exchange, rule.describe())
-        body = exchange.request
-        sync = exchange.api == "SyncGroup"
+        body, sync = exchange.request, exchange.api == "SyncGroup"
         if rule.action == "delay":
             await asyncio.sleep(rule.seconds)
             if sync:

@@ -36,10 +36,13 @@ from typing import Any, Literal
 from .faults import error_name, refusal
 from .protocol import API_KEYS, SUPPORTED
 
-__all__ = ["Action", "Exchange", "ExchangeLog", "Held", "Rule", "Rules", "Spoken", "Who",
-           "api_key_of"]
+__all__ = ["FENCING_ERRORS", "Action", "Exchange", "ExchangeLog", "Held", "Rule", "Rules",
+           "Spoken", "Who", "api_key_of"]
 
 Action = Literal["fail", "delay", "hold", "move", "close"]
+#: the coordinator's answers that tell a member it is out of the group: ILLEGAL_GENERATION,
+#: UNKNOWN_MEMBER_ID, FENCED_INSTANCE_ID (KIP-345)
+FENCING_ERRORS = frozenset({22, 25, 82})
 #: the actions that fire as a request arrives; the others on its response
 ON_REQUEST = frozenset({"fail", "move"})
 
@@ -250,6 +253,8 @@ class ExchangeLog:
         self._items: collections.deque[Exchange] = collections.deque(maxlen=limit)
         #: the steered ones apart: a reader of those alone skips every plain exchange
         self._steered: collections.deque[Exchange] = collections.deque(maxlen=limit)
+        self._fenced: collections.deque[tuple[int, Exchange]] = collections.deque(maxlen=limit)
+        self._answers = itertools.count()
         self._seq = itertools.count()
         self.dropped = 0
 
@@ -261,6 +266,17 @@ class ExchangeLog:
     def steered_since(self, seq: int) -> list[Exchange]:
         """The steered exchanges past sequence number ``seq``, in arrival order."""
         return sorted((e for e in self._steered if e.seq > seq), key=lambda e: e.seq)
+
+    def answered(self, exchange: Exchange) -> None:
+        """``exchange`` got its answer: one the coordinator itself gave with a fencing error is
+        kept apart too, numbered in answer order (a reader of those skips every plain one)."""
+        if not exchange.steering and exchange.error_code in FENCING_ERRORS:
+            self._fenced.append((next(self._answers), exchange))
+
+    def fenced_since(self, number: int) -> list[tuple[int, Exchange]]:
+        """The unsteered fencing answers numbered past ``number``, in answer order (a join
+        the coordinator parked is answered after exchanges that came in later)."""
+        return [(n, e) for n, e in self._fenced if n > number]
 
     def open(self, **fields: Any) -> Exchange:
         if len(self._items) == self._items.maxlen:

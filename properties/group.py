@@ -159,7 +159,8 @@ class GroupView:
     pause_calls: tuple[tuple[str, str, tuple[TopicPartition, ...]], ...] = ()
     #: (member, error, generation) for targets that show when an injected error lands
     #: (``tells_errors``): the coordinator answered that member's request of that generation
-    #: (-1: a request without one) with that error
+    #: (-1: a request without one) with that error; such a target shows the coordinator's
+    #: own fencing answers too
     told: tuple[tuple[str, str, int], ...] = ()
     #: exceptions a member's poll() raised to the application, for targets that tell
     raised: tuple[RaisedError, ...] = ()

@@ -103,6 +103,27 @@ def test_the_broker_backend_tells_each_injected_error_once_with_its_generation(
     assert backend.told() == []
 
 
+def test_the_broker_backend_tells_the_coordinators_own_fencing_answers_too(
+        backend: object) -> None:
+    """A member the coordinator expired learns so from its next request's UNKNOWN_MEMBER_ID,
+    not an injected one: that is told as well, so the lost callback that follows is
+    excused even from a client (Kafka's Java consumer) whose ``groupMetadata()`` still shows
+    the generation it had. An answer without error is not told."""
+    from groupcheck.targets.wire.backends.groupcheck_broker import GroupcheckBackend
+
+    from helpers.broker_wire import form_pair, sync_both
+
+    assert isinstance(backend, GroupcheckBackend)
+    p = form_pair(backend.bootstrap, "g", "t")
+    sync_both(p, "g", "t")
+    p.a.receive(), p.b.receive()
+    assert p.a.heartbeat("g", p.a_id, 2).error_code == 0
+    backend.broker.drop_session("g", p.b_id)
+    assert p.b.heartbeat("g", p.b_id, 2).error_code == 25
+    assert backend.told() == [("b", "UNKNOWN_MEMBER_ID", 2)]
+    assert backend.told() == []
+
+
 def test_an_error_told_on_an_offset_commit_carries_the_commits_generation() -> None:
     """OffsetCommit names its generation ``generation_id_or_member_epoch``: a member told
     ILLEGAL_GENERATION on its commit in generation 6 is told in generation 6 (it was read

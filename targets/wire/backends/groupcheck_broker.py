@@ -109,7 +109,8 @@ class GroupcheckBackend:
         self.orderings: list[SyncOrder] = []
         self.failures = Failures()  # of the steering threads
         self.order_window = min(ORDER_WINDOW, session_timeout_ms / 2000)
-        self._told_seq = -1  # the last exchange `told` read
+        self._told_seq = -1  # the last steered exchange `told` read
+        self._fenced_number = -1  # and the last fencing answer
         self._joins_seq, self._joins = -1, dict[str, "Exchange"]()  # `last_joins`: read
         self._rejoin_floor, self._rejoined = -1, set[int]()  # `rejoins`: below, all judged
         self._ledger = Ledger()  # `rejoins`: what the log read so far says of each member
@@ -166,16 +167,19 @@ class GroupcheckBackend:
         ordering.start()
 
     def told(self) -> list[tuple[str, str, int]]:
-        """Injected errors the broker answered since the last call: (member, error, the
-        generation of the request answered, -1 for one without)."""
-        out = []
-        for e in self.broker.steered(self._told_seq):
-            self._told_seq = max(self._told_seq, e.seq)
-            if (e.steering or "").startswith("fail") and self._ours(e) \
-                    and e.error_code in ERROR_NAMES:
-                out.append((e.who.client_id, ERROR_NAMES[e.error_code],
-                            request_generation(e.request)))
-        return out
+        """Errors the broker answered since the last call: (member, error, the generation of
+        the request answered, -1 for one without): injected ones, and the coordinator's own
+        fencing answers (a member it expired learns so from its next request; Kafka's Java
+        consumer then still shows the generation it had, `consumer.groupMetadata()` being
+        set only when a join completes)."""
+        steered = self.broker.steered(self._told_seq)
+        fenced = self.broker.fenced(self._fenced_number)
+        self._told_seq = max([self._told_seq, *(e.seq for e in steered)])
+        self._fenced_number = max([self._fenced_number, *(n for n, _ in fenced)])
+        told = [e for e in steered if (e.steering or "").startswith("fail")]
+        return [(e.who.client_id, ERROR_NAMES[e.error_code], request_generation(e.request))
+                for e in sorted(told + [e for _, e in fenced], key=lambda e: e.seq)
+                if self._ours(e) and e.error_code in ERROR_NAMES]
 
     def commits(self) -> list[CommitAnswer]:
         """Every OffsetCommit of this backend's group answered so far (`broker.commit_log`);
