@@ -187,6 +187,22 @@ def test_finding_java_leader_that_missed_its_sync_answer_moves_what_it_still_own
     assert held == [], story
 
 
+def test_finding_java_auto_commit_does_not_commit_what_a_cooperative_rebalance_handed(
+        ) -> None:
+    """findings/wire-java-cooperative-sticky-auto-commit-revoke-I17.json: c2 auto-commits
+    before its JoinGroup, is handed a record on t0-3 while the join waits for c1 (whose
+    heartbeat answer is 1 s late), and revokes t0-3 without committing it: c3 reads the record
+    again. 3.3.1 shows it; 2.8.0 holds."""
+    for release in ("2.8.0", "3.3.1"):
+        repo_releases(release)
+    name = "wire-java-cooperative-sticky-auto-commit-revoke-I17.json"
+    found, story = _replayed_on(name, "wire:java@3.3.1:cooperative-sticky")
+    assert found == ["I17: c2 (auto-commit) gave t0-3 up having been handed up to 0 but "
+                     "committed 0 (auto-commit-revoke)"], story
+    held, story = _replayed_on(name, "wire:java@2.8.0:cooperative-sticky")
+    assert held == [], story
+
+
 def test_finding_java_up_to_3_0_0_gives_its_member_id_up_after_illegal_generation() -> None:
     """findings/wire-java-range-illegal-generation-member-id-2.8-3.0-I16.json: told
     ILLEGAL_GENERATION on its heartbeat, Kafka's Java consumer 2.8.0 rejoins without its
