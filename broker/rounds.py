@@ -8,8 +8,8 @@ Theory of operation: a generation's round opens with the first successful JoinGr
 of that generation (the coordinator's member list then holds every member's subscription
 for the selected protocol); the leader's SyncGroup adds the assignment and the monotonic
 time it reached the coordinator; each successful SyncGroup answer marks its member synced
-(and withheld, when steering closed the connection instead of sending it; late, with how long
-its member waited for it, when steering held it back).
+(and withheld, when steering closed the connection instead of sending it; with how long its
+member waited for it, when steering held it back).
 A round is complete when every member of the generation got its answer. A static member
 that rejoins within its generation (KIP-345: a restart, or a second consumer with its instance
 id) takes the old member id's place in the round: its subscription, assignment and client id,
@@ -42,7 +42,7 @@ class Round:
     #: synced members whose answer steering kept from them (the connection closed instead)
     withheld: set[str] = field(default_factory=set)
     #: synced members whose answer steering held back: how long each waited for it (ms)
-    late: dict[str, int] = field(default_factory=dict)
+    waited_ms: dict[str, int] = field(default_factory=dict)
 
     @property
     def complete(self) -> bool:
@@ -96,7 +96,7 @@ class RoundLedger:
         request came in: a client whose request timed out first never read it."""
         round_ = self._rounds.get(group, {}).get(generation)
         if round_ is not None:
-            round_.late[member_id] = waited_ms
+            round_.waited_ms[member_id] = waited_ms
 
     def rounds(self, group: str) -> list[Round]:
         return [self._copy(r) for _, r in sorted(self._rounds.get(group, {}).items())]
@@ -105,7 +105,7 @@ class RoundLedger:
     def _copy(r: Round) -> Round:
         return Round(r.generation, r.protocol, r.leader, dict(r.subscriptions),
                      dict(r.client_ids), dict(r.assignments), r.leader_sync_ns, set(r.synced),
-                     dict(r.instances), set(r.withheld), dict(r.late))
+                     dict(r.instances), set(r.withheld), dict(r.waited_ms))
 
 
 def _replace_static(round_: Round, coordinator: GroupCoordinator,

@@ -33,7 +33,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from .faults import error_name, refusal
+from .faults import ERROR_CODES, error_name, refusal
 from .protocol import API_KEYS, SUPPORTED
 
 __all__ = ["FENCING_ERRORS", "Action", "Exchange", "ExchangeLog", "Held", "Rule", "Rules",
@@ -42,7 +42,8 @@ __all__ = ["FENCING_ERRORS", "Action", "Exchange", "ExchangeLog", "Held", "Rule"
 Action = Literal["fail", "delay", "hold", "move", "close"]
 #: the coordinator's answers that tell a member it is out of the group: ILLEGAL_GENERATION,
 #: UNKNOWN_MEMBER_ID, FENCED_INSTANCE_ID (KIP-345)
-FENCING_ERRORS = frozenset({22, 25, 82})
+FENCING_ERRORS = frozenset(ERROR_CODES[name] for name in (
+    "ILLEGAL_GENERATION", "UNKNOWN_MEMBER_ID", "FENCED_INSTANCE_ID"))
 #: the actions that fire as a request arrives; the others on its response
 ON_REQUEST = frozenset({"fail", "move"})
 

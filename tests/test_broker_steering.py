@@ -262,8 +262,8 @@ def test_a_sync_answer_held_back_records_how_long_its_member_waited(broker: Brok
     sync_both(p, GROUP, TOPIC)
     assert p.a.receive().error_code == 0 and p.b.receive().error_code == 0
     second = broker.rounds(GROUP)[-1]
-    assert second.synced == {p.a_id, p.b_id} and set(second.late) == {p.b_id}
-    assert second.late[p.b_id] >= 300
+    assert second.synced == {p.a_id, p.b_id} and set(second.waited_ms) == {p.b_id}
+    assert second.waited_ms[p.b_id] >= 300
 
 
 def test_joins_in_flight_counts_joins_the_coordinator_has_not_answered(broker: Broker) -> None:

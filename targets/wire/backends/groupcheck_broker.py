@@ -227,7 +227,7 @@ class GroupcheckBackend:
                 out.append(GroupRound(r.generation, r.protocol, r.leader, dict(r.subscriptions),
                                       dict(r.assignments), dict(r.client_ids), r.complete,
                                       r.leader_sync_ns, frozenset(r.synced - r.withheld),
-                                      dict(r.late)))
+                                      dict(r.waited_ms)))
         return out
 
     def joining(self) -> int:
