@@ -100,6 +100,21 @@ def test_a_step_far_slower_than_predicted_is_timed_again_and_the_ladder_goes_on(
     assert cost["steps"][2][2] < 0.01 and cost["k"] == pytest.approx(1.0, abs=0.01)
 
 
+def test_a_slow_step_with_no_time_to_be_timed_again_does_not_extrapolate_to_a_violation(
+        tmp_path: Path) -> None:
+    """A linear assignor whose call at 100 members is paused 40 ms, the end of a 50 ms
+    budget: its steep slope would extrapolate past the bound at Kafka's shape, but one
+    unconfirmed time is as likely a loaded machine as a cost, so I13 is left unjudged."""
+    scale_assignors.PausedLate.paused = False
+    out = _scale(resolve("python:scale_assignors:PausedLate"), 0.05, tmp_path, bound=0.05)
+    cost = out.figures["cost"]["members"]
+    assert cost["steps"][-1][0] == 100 and cost["kafka_how"] == "extrapolated"
+    assert cost["kafka_seconds"] > 0.05
+    assert out.verdict("I13") == "not judged" and not out.failed
+    assert "one call at 100 members" in out.why_not("I13")
+    assert "over 4 times its prediction" in out.why_not("I13")
+
+
 def test_an_extrapolation_of_fewer_than_three_timed_steps_judges_i13_only_within_reach(
         tmp_path: Path) -> None:
     # a budget that stops the quadratic ladder at 100 members: 500 is within 10x

@@ -97,13 +97,15 @@ class LadderRun:
 
 
 def _timed(assign: AssignFn, request: AssignRequest, clock: Clock, left: float,
-           expected: float = math.inf) -> tuple[float, AssignAnswer]:
+           expected: float = math.inf) -> tuple[float, AssignAnswer, bool]:
     """The fastest of up to three calls: repeated while a call is under ``REPEAT_BELOW``,
     and a first call over `CONFIRM` times ``expected`` is timed once more (a call paused by
     a loaded machine would otherwise stop the ladder on its steep slope); repeats only
-    while they fit in ``left``."""
+    while they fit in ``left``. Also whether the time stays doubtful: over `CONFIRM` times
+    ``expected`` with no second call to confirm it."""
     best = math.inf
     response: AssignAnswer = {"assignment": {}}
+    doubtful = False
     for calls in (1, 2, 3):
         began = clock()
         response = assign(request)
@@ -111,7 +113,7 @@ def _timed(assign: AssignFn, request: AssignRequest, clock: Clock, left: float,
         doubtful = calls == 1 and best > CONFIRM * expected
         if not (best < REPEAT_BELOW or doubtful) or 3 * best > left:
             break
-    return best, response
+    return best, response, doubtful
 
 
 def run_ladder(assign: AssignFn, assignor: str, ladder: Ladder, deadline: float, *,
@@ -135,8 +137,8 @@ def run_ladder(assign: AssignFn, assignor: str, ladder: Ladder, deadline: float,
         try:
             if cut:  # a probe in a child: the timed calls below are known to end
                 left -= bounded_call(assign, request, left)[0]
-            seconds, response = _timed(assign, request, clock, left,
-                                       predicted if run.points else math.inf)
+            seconds, response, doubtful = _timed(assign, request, clock, left,
+                                                 predicted if run.points else math.inf)
         except TimeoutError as exc:
             used = exc.cpu if isinstance(exc, CutCall) else limit or 0.0
             run.points.append(Point(shape, ladder.size(shape), used, timeout=True, cut=cut))
@@ -153,7 +155,7 @@ def run_ladder(assign: AssignFn, assignor: str, ladder: Ladder, deadline: float,
         if error := dict(response).get("error"):  # a process may answer one, whatever its type
             run.error, largest = str(error), request
             break
-        run.points.append(Point(shape, ladder.size(shape), seconds))
+        run.points.append(Point(shape, ladder.size(shape), seconds, doubtful=doubtful))
         largest = request
         run.fit = fit_power([(p.size, p.seconds) for p in run.points], floor)
     return run, largest
@@ -204,6 +206,19 @@ def _out_of_reach(run: LadderRun, reach: float, floor: float = FIT_FLOOR,
             f"{reach:g}x short of Kafka's {kafka.label} (a larger --budget reaches further)")
 
 
+def _unconfirmed(run: LadderRun, bound: float) -> str:
+    """Why an extrapolation past ``bound`` does not judge ("" when it may): a step it rests
+    on took over `CONFIRM` times its prediction and left no time to be timed again (a
+    loaded machine's pause, as likely as a steeper cost)."""
+    expected = _expected(run, bound)
+    shaky = [p for p in run.points if p.doubtful]
+    if expected is None or expected[1] != "extrapolated" or expected[0] <= bound or not shaky:
+        return ""
+    return (f"{run.ladder.axis}: one call at {shaky[-1].shape.label} took "
+            f"{_seconds(shaky[-1].seconds)} s, over {CONFIRM:g} times its prediction, with no "
+            "time left to time it again (a larger --budget confirms it)")
+
+
 def ladder_figures(run: LadderRun, bound: float) -> LadderFigures:
     """One ladder's figures (``figure_lines`` prints them); the run measured a step."""
     last = run.points[-1]
@@ -237,7 +252,8 @@ def _finding(target: Target, run: LadderRun, request: AssignRequest | None, boun
     expected = _expected(run, bound)
     if expected is None or expected[0] <= bound or request is None:
         return None
-    if expected[1] == "extrapolated" and _out_of_reach(run, reach, floor, bound):
+    if expected[1] == "extrapolated" and (_out_of_reach(run, reach, floor, bound)
+                                          or _unconfirmed(run, bound)):
         return None
     kafka = run.ladder.steps[-1]
     when = expected[1]
@@ -333,7 +349,7 @@ def run_scale(target: Target, budget: float, failures: str, *,
                                len(request["members"]) if request else None))
             break
         found = _finding(target, run, request, bound, failures, reach, floor)
-        far = _out_of_reach(run, reach, floor, bound)
+        far = _out_of_reach(run, reach, floor, bound) or _unconfirmed(run, bound)
         if found is not None:
             result.add(found)
         elif far:

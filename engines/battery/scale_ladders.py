@@ -62,6 +62,7 @@ class Point:
     seconds: float
     timeout: bool = False  # no answer within the target's limit: seconds is a lower bound
     cut: bool = False  # the call was stopped at the engine's share, not the target's limit
+    doubtful: bool = False  # over CONFIRM times its prediction, with no time to confirm it
 
 
 def scale_request(assignor: str, shape: Shape) -> AssignRequest:

@@ -88,7 +88,17 @@ class Paused(Linear):
 
     def assign(self, cluster: Cluster,
                subscriptions: dict[str, Subscription]) -> dict[str, Assignment]:
-        if len(subscriptions) == self.PAUSED_AT and not Paused.paused:
-            Paused.paused = True
+        if len(subscriptions) == self.PAUSED_AT and not type(self).paused:
+            type(self).paused = True
             CLOCK.advance(self.PAUSE)
         return super().assign(cluster, subscriptions)
+
+
+class PausedLate(Paused):
+    """Linear, but its first call on 100 members loses 40 ms: the last of a 50 ms budget,
+    too late to be timed again."""
+
+    name = "paused-late-cost"
+    PAUSED_AT = 100
+    PAUSE = 0.04
+    paused = False
