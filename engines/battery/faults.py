@@ -11,22 +11,21 @@ the version the member speaks — is counted as not applicable, never as played.
 a point only when the slowest point so far and the point's late answers fit what is left of its
 budget (a point under way finishes), to its first finding (or, asked, to the scope's end: then
 the points with the longest late answers first, so that the last ones under way are short),
-saved as a replay file (`groupcheck replay`). A violation before the point's fault is armed is
-the story's, not the fault's: once `BEFORE_FAULT` points of one step and protocol failed so, and
-they are at least `BEFORE_FAULT_SHARE` of its points played, the step and protocol's other
-points are not reached (counted apart: their story fails before any fault); the full scope
-takes one point of each step and protocol in turn, so that each has its first plays ended
-before the others are taken. ``workers`` points are under way at once, each on
-a group of its own of one broker, every member placed by one driver pool (`faults.concurrent`);
-the tally lists the points in the scope's order whatever order they ended in. A target whose
-backend cannot aim a fault at one member (the mock) is skipped, as is any target that is not a
-wire target. """
+saved as a replay file (`groupcheck replay`). A violation before the point's fault is armed, or
+one its story shows with no fault too, is the story's, not the fault's: once enough points of
+one step and protocol failed so, its other points are not reached (`faults.own`; counted
+apart: their story fails on its own); the full scope takes one point of each step and protocol
+in turn, so that each has its first plays ended before the others are taken. ``workers``
+points are under way at once, each on a group of its own of one broker, every member placed
+by one driver pool (`faults.concurrent`); the tally lists the points in the scope's order
+whatever order they ended in. A target whose backend cannot aim a fault at one member (the
+mock) is skipped, as is any target that is not a wire target. """
 
 from __future__ import annotations
 
 import time
-from collections import Counter, defaultdict
-from collections.abc import Callable, Iterator
+from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from ...model.replay import Outcome, save
@@ -34,14 +33,13 @@ from ...model.stats import Stats
 from ...properties.invariants import judged_by
 from ...targets.target import Target
 from ..faults.concurrent import PointRun, SharedRun, delayed, play_points
+from ..faults.own import OwnFailures, before_fault
 from ..faults.points import FULL, FaultPoint, FaultScope, Protocol, Step, fault_points
-from ..faults.stories import fault_number
 from ..progress import Meter, ProgressFn, silent
 from .results import EngineResult, Finding, file_safe, invariant_id
 
-__all__ = ["BEFORE_FAULT", "BEFORE_FAULT_SHARE", "FAULTS_SHARE", "SHARED_DRIVER_WORKERS",
-           "WORKERS", "BeforeFault", "FaultTally", "coverage", "in_turn", "play_scope",
-           "run_faults"]
+__all__ = ["FAULTS_SHARE", "SHARED_DRIVER_WORKERS", "WORKERS", "FaultTally", "coverage",
+           "in_turn", "play_scope", "run_faults"]
 
 #: of a ``check`` run's budget, for the fault engine on each wire target (the state
 #: machine's minimum and slices keep the rest)
@@ -54,13 +52,6 @@ FAULTS_SHARE = 0.3
 #: drivers across points and plays one point at a time (`SHARED_DRIVER_WORKERS`)
 WORKERS = 8
 SHARED_DRIVER_WORKERS = 1
-#: points of one step and protocol whose story failed before its fault that leave the others
-#: not reached, when they are at least `BEFORE_FAULT_SHARE` of its points played: Java 3.2.0's
-#: finding 22 fails most cooperative leave and crash stories at their first settle, and each
-#: such point waited out I11's bound; a story that fails now and then (kafka-python's hang,
-#: finding 7) keeps its points
-BEFORE_FAULT = 3
-BEFORE_FAULT_SHARE = 0.75
 
 
 @dataclass
@@ -70,69 +61,24 @@ class FaultTally:
     total: int
     played: list[FaultPoint] = field(default_factory=list)
     not_applicable: dict[str, str] = field(default_factory=dict)  # point name → why
-    #: point name → why it was not reached: its step and protocol's story fails before it
+    #: point name → why it was not reached: its step and protocol's story fails on its own
     unreached: dict[str, str] = field(default_factory=dict)
 
 
 def coverage(tally: FaultTally) -> str:
     """``12 of 624 fault points played (40 not applicable)``, and how many were not
-    reached because their story fails before its fault."""
-    unreached = (f"; {len(tally.unreached)} not reached: their story fails before its fault"
+    reached because their story fails on its own."""
+    unreached = (f"; {len(tally.unreached)} not reached: their story fails on its own"
                  if tally.unreached else "")
     return (f"{len(tally.played)} of {tally.total} fault points played "
             f"({len(tally.not_applicable)} not applicable{unreached})")
-
-
-def before_fault(run: PointRun) -> bool:
-    """Whether the played point's story showed its violation before its fault was armed."""
-    outcome = run.outcome
-    return (isinstance(outcome, Outcome) and bool(outcome.violations)
-            and outcome.events_run < fault_number(run.events))
-
-
-@dataclass
-class BeforeFault:
-    """Per step and protocol, the points whose story failed before its fault, and how many
-    reached it."""
-
-    failed: dict[tuple[Step, Protocol], list[str]] = field(
-        default_factory=lambda: defaultdict(list))
-    reached: Counter[tuple[Step, Protocol]] = field(default_factory=Counter)
-
-    def heard(self, run: PointRun) -> None:
-        key = (run.point.step, run.point.protocol)
-        if before_fault(run):
-            assert isinstance(run.outcome, Outcome)
-            self.failed[key].append(f"{run.point.name} ({run.outcome.violations[0]})")
-        else:
-            self.reached[key] += 1
-
-    def why_not(self, point: FaultPoint) -> str:
-        """Why ``point`` is not to be played ("" when it is)."""
-        key = (point.step, point.protocol)
-        failed = self.failed.get(key, [])
-        played = len(failed) + self.reached[key]
-        if len(failed) < BEFORE_FAULT or len(failed) < BEFORE_FAULT_SHARE * played:
-            return ""
-        return (f"the {point.step} story under {point.protocol} rebalances failed before its "
-                f"fault on {len(failed)} of the {played} points played: " + "; ".join(failed))
-
-    def points(self, points: list[FaultPoint], tally: FaultTally) -> Iterator[FaultPoint]:
-        """``points`` but those `why_not` leaves out (in ``tally``), decided as each is
-        taken."""
-        for point in points:
-            why = self.why_not(point)
-            if why:
-                tally.unreached[point.name] = why
-            else:
-                yield point
 
 
 def in_turn(points: list[FaultPoint], late: Callable[[FaultPoint], float]
             ) -> list[FaultPoint]:
     """The full scope's order: the points with the longest late answers first (the last
     ones under way are then short), and among equals one point of each step and protocol in
-    turn (each has its first plays ended before `BeforeFault` decides on the others)."""
+    turn (each has its first plays ended before `OwnFailures` decides on the others)."""
     turn: dict[FaultPoint, int] = {}
     taken: Counter[tuple[Step, Protocol]] = Counter()
     for point in points:
@@ -159,8 +105,9 @@ def _found(target: Target, run: PointRun, failures: str) -> list[Finding]:
     path = save(failures, file_safe(target.name), events, outcome.violations, None,
                 extra={"target": target.name, "assignor": target.assignor,
                        "story": outcome.story})
-    head = f"fault point {point.name}" + (", its story failing before its fault"
-                                          if before_fault(run) else "")
+    head = (f"the {point.step} story under {point.protocol} rebalances with no fault"
+            if point.kind == "none" else f"fault point {point.name}"
+            + (", its story failing before its fault" if before_fault(run) else ""))
     story = "\n".join([head, *outcome.story])
     return [Finding(invariant_id(v), v, str(path), len(events), story)
             for v in outcome.violations]
@@ -188,7 +135,7 @@ def play_scope(target: Target, budget: float, failures: str, *, scope: FaultScop
     result.checked = judged_by("wire", timed=False)
     meter, slowest = Meter(progress, "faults", target.name, budget), [0.0]
     runs: list[PointRun] = []
-    prefixes = BeforeFault()
+    own = OwnFailures()
 
     def fits(late: float) -> bool:  # the slowest point so far, and the late answers
         return time.perf_counter() + slowest[0] + late <= meter.started + budget
@@ -202,7 +149,7 @@ def play_scope(target: Target, budget: float, failures: str, *, scope: FaultScop
         runs.append(run)
         slowest[0] = max(slowest[0], run.closed - run.began - delayed(run.events))
         if isinstance(run.outcome, Outcome):
-            prefixes.heard(run)
+            own.hear(run)
             result.runs += 1
             for finding in _found(target, run, failures):
                 result.add(finding)
@@ -212,7 +159,7 @@ def play_scope(target: Target, budget: float, failures: str, *, scope: FaultScop
     at_once = workers or (WORKERS if shared.kills else SHARED_DRIVER_WORKERS)
     try:
         ordered = in_turn(points, shared.late) if every_finding else points
-        play_points(shared, prefixes.points(ordered, tally), at_once, start, fits, done)
+        play_points(shared, own.points(ordered, tally.unreached), at_once, start, fits, done)
     finally:
         shared.close()
     _count(runs, points, tally, stats)
@@ -228,11 +175,13 @@ def _count(runs: list[PointRun], points: list[FaultPoint], tally: FaultTally,
            stats: Stats) -> None:
     """The tally, in the scope's order, and the judgements, of the points that ended."""
     order = {p: i for i, p in enumerate(points)}
-    for run in sorted(runs, key=lambda r: order[r.point]):
+    for run in sorted(runs, key=lambda r: order.get(r.point, len(order))):
         if isinstance(run.outcome, str):
-            tally.not_applicable[run.point.name] = run.outcome
+            if run.point.kind != "none":
+                tally.not_applicable[run.point.name] = run.outcome
         else:
-            tally.played.append(run.point)
+            if run.point.kind != "none":  # a story with no fault is no point of the scope
+                tally.played.append(run.point)
             stats.judged.update(run.stats.judged)
             stats.delivery += run.stats.delivery
             stats.commit_styles.update(run.stats.commit_styles)

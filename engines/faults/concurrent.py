@@ -51,7 +51,7 @@ from ...targets.wire.clients import ClientInfo
 from ...targets.wire.driver_pool import DriverPool, EventSink
 from ...targets.wire.driver_process import DriverProcess
 from ...targets.wire.wire_group import CONFIG, WireGroup
-from .points import FULL, FaultPoint, fault_points
+from .points import FULL, NO_FAULTS, FaultPoint, fault_points
 from .stories import PointNames, crashed, protocol_assignor, story
 
 if TYPE_CHECKING:  # the broker imports kio: loaded only when a run starts one
@@ -201,7 +201,7 @@ class SharedRun:
         if not isinstance(model, WireGroup):
             raise ValueError(f"{target.name}: not a wire group")
         self.target, self.model = target, model
-        self.numbers = {p: n for n, p in enumerate(fault_points(FULL))}
+        self.numbers = {p: n for n, p in enumerate((*fault_points(FULL), *NO_FAULTS))}
         self.broker = _start_broker()
         self.pool = DriverPool()
         #: every client crashes by kill: each point gets a pool of its own (`PointPool`)

@@ -3,7 +3,8 @@ of a group's life, under which rebalance protocol.
 
 What lives here: `FaultPoint` (one point), `STEPS`, `PROTOCOLS`, `KINDS` and `APIS` (the
 axes), `FaultScope` (a selection along them, `FULL` every point) and `fault_points` (the
-scope's points, in a fixed order).
+scope's points, in a fixed order), `no_fault` (a step and protocol's story with no fault: what
+a point's failure is told apart from).
 
 Theory of operation: an error point carries one of the errors the coordinator's fault table
 (broker/faults.py) lets the API answer at some version the broker serves; the other kinds
@@ -25,12 +26,12 @@ from ...broker.faults import FAULTS, refusal
 from ...broker.protocol import API_KEYS
 from ...broker.steering import api_key_of
 
-__all__ = ["APIS", "FULL", "KINDS", "PROTOCOLS", "STEPS", "FaultPoint", "FaultScope", "Kind",
-           "Protocol", "Step", "fault_points", "plausible"]
+__all__ = ["APIS", "FULL", "KINDS", "NO_FAULTS", "PROTOCOLS", "STEPS", "FaultPoint", "FaultScope",
+           "Kind", "Protocol", "Step", "fault_points", "no_fault", "plausible"]
 
 Step = Literal["first_join", "second_join", "leave", "crash"]
 Protocol = Literal["eager", "cooperative"]
-Kind = Literal["error", "close", "delay", "move"]
+Kind = Literal["error", "close", "delay", "move", "none"]
 
 STEPS: tuple[Step, ...] = ("first_join", "second_join", "leave", "crash")
 PROTOCOLS: tuple[Protocol, ...] = ("eager", "cooperative")
@@ -43,7 +44,8 @@ APIS: tuple[str, ...] = ("FindCoordinator", "JoinGroup", "SyncGroup", "Heartbeat
 @dataclass(frozen=True)
 class FaultPoint:
     """One fault (``kind``; ``error`` for an error point, else empty) on the target
-    member's next ``api`` request at ``step``, under ``protocol``."""
+    member's next ``api`` request at ``step``, under ``protocol`` (kind ``none``: no fault,
+    `no_fault`)."""
 
     step: Step
     protocol: Protocol
@@ -54,6 +56,8 @@ class FaultPoint:
     @property
     def name(self) -> str:
         """``first_join/eager/SyncGroup/REBALANCE_IN_PROGRESS``; ``.../JoinGroup/delay``."""
+        if self.kind == "none":
+            return f"{self.step}/{self.protocol}/no fault"
         fault = self.error if self.kind == "error" else self.kind
         return f"{self.step}/{self.protocol}/{self.api}/{fault}"
 
@@ -109,6 +113,16 @@ def _faults(step: Step, api: str, kinds: Iterable[Kind]) -> list[tuple[Kind, str
 
 #: every point
 FULL = FaultScope()
+
+
+def no_fault(step: Step, protocol: Protocol) -> FaultPoint:
+    """The story of ``step`` under ``protocol`` with no fault (not a point of any scope): a
+    point's violation that it shows too is the story's, not the fault's."""
+    return FaultPoint(step, protocol, "", "none")
+
+
+#: the story of each step and protocol with no fault
+NO_FAULTS = tuple(no_fault(step, protocol) for step in STEPS for protocol in PROTOCOLS)
 
 
 def fault_points(scope: FaultScope = FULL) -> list[FaultPoint]:

@@ -88,18 +88,22 @@ def crashed(point: FaultPoint, names: PointNames = PointNames()) -> frozenset[st
     return frozenset(names.members[2:]) if point.step == "crash" else frozenset()
 
 
-def _fault(point: FaultPoint, client: str, member: str) -> DomainEvent | str:
+def _fault(point: FaultPoint, client: str, member: str) -> list[DomainEvent] | str:
+    """The events that arm the point's fault (none for `points.no_fault`), or why a wire
+    group cannot."""
+    if point.kind == "none":
+        return []
     if point.kind == "error":
-        return CoordinatorError(member, point.api, point.error)
+        return [CoordinatorError(member, point.api, point.error)]
     if point.kind == "delay":
         try:
             seconds = past_request_timeout(client, CONFIG, point.api)
         except ValueError as exc:
             return str(exc)
-        return Delay(member, point.api, round(seconds * 1000))
+        return [Delay(member, point.api, round(seconds * 1000))]
     if point.kind == "close":
-        return ConnectionClosed(member, point.api)
-    return CoordinatorMoved(member, point.api)
+        return [ConnectionClosed(member, point.api)]
+    return [CoordinatorMoved(member, point.api)]
 
 
 def member_styles(offered: tuple[str, ...]) -> tuple[str, ...]:
@@ -122,14 +126,14 @@ def story(point: FaultPoint, client: str, assignor: str, names: PointNames = Poi
     records: list[DomainEvent] = [Produce(names.topic, p) for p in range(PARTITIONS)]
     opening: list[DomainEvent] = [Partitions(names.topic, PARTITIONS)]
     if point.step == "first_join":
-        return [*opening, first, *records, fault, second, *records, Settle()]
+        return [*opening, first, *records, *fault, second, *records, Settle()]
     if point.step == "second_join":
-        return [*opening, first, *records, Settle(), fault, second, *records, Settle()]
+        return [*opening, first, *records, Settle(), *fault, second, *records, Settle()]
     gone = Crash(members[2]) if crashed(point, names) else Leave(members[2])
-    return [*opening, first, second, third, *records, Settle(), fault, gone, *records,
+    return [*opening, first, second, third, *records, Settle(), *fault, gone, *records,
             Settle()]
 
 
-def fault_number(events: list[DomainEvent]) -> int:
-    """The number (from 1) of the story's event that arms its fault."""
-    return next(i for i, e in enumerate(events, 1) if isinstance(e, FAULT_EVENTS))
+def fault_number(events: list[DomainEvent]) -> int | None:
+    """The number (from 1) of the story's event that arms its fault (None: it has none)."""
+    return next((i for i, e in enumerate(events, 1) if isinstance(e, FAULT_EVENTS)), None)
