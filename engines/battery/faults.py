@@ -150,7 +150,7 @@ def play_scope(target: Target, budget: float, failures: str, *, scope: FaultScop
         slowest[0] = max(slowest[0], run.closed - run.began - delayed(run.events))
         if isinstance(run.outcome, Outcome):
             own.hear(run)
-            result.runs += 1
+            result.runs += run.point.kind != "none"  # a story with no fault is no point
             for finding in _found(target, run, failures):
                 result.add(finding)
             meter.tick(result.runs, len(result.findings), run.point.name)
