@@ -1,7 +1,7 @@
 """A story that fails on its own: the fault engine counts a point's violation as its story's
 when it came before the fault, or when the story with no fault breaks the same invariant
-(played once a point failed after its fault); once `BEFORE_FAULT` points of one step and
-protocol failed so, at least `BEFORE_FAULT_SHARE` of those played, it leaves that step and
+(played once a point failed after its fault); once `OWN_FAILURES` points of one step and
+protocol failed so, at least `OWN_SHARE` of those played, it leaves that step and
 protocol's other points not reached (a client whose cooperative leave stories stall waited out
 I11's bound on each point); the full scope takes the steps and protocols in turn."""
 
@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from groupcheck.engines.battery.faults import FaultTally, coverage, in_turn
 from groupcheck.engines.faults.concurrent import PointRun, play_points
-from groupcheck.engines.faults.own import BEFORE_FAULT, OwnFailures, before_fault
+from groupcheck.engines.faults.own import OWN_FAILURES, OwnFailures, before_fault
 from groupcheck.engines.faults.points import FaultPoint, FaultScope, fault_points, no_fault
 from groupcheck.engines.faults.stories import FAULT_EVENTS, fault_number, story
 from groupcheck.model.events import DomainEvent
@@ -69,15 +69,15 @@ def test_a_step_whose_story_fails_before_its_fault_leaves_its_other_points_not_r
                 lambda _p: True, lambda _s: True, own.hear)
     cooperative = [p for p in points if p.protocol == "cooperative"]
     eager = [p for p in points if p.protocol == "eager"]
-    assert [p for p in fake.played if p.protocol == "cooperative"] == cooperative[:BEFORE_FAULT]
+    assert [p for p in fake.played if p.protocol == "cooperative"] == cooperative[:OWN_FAILURES]
     assert [p for p in fake.played if p.protocol == "eager"] == eager
-    assert list(tally.unreached) == [p.name for p in cooperative[BEFORE_FAULT:]]
+    assert list(tally.unreached) == [p.name for p in cooperative[OWN_FAILURES:]]
     why = tally.unreached[cooperative[-1].name]
     assert "failed before its fault on 3 of the 3 points played" in why
     assert cooperative[0].name in why and "I11: not settled" in why
     tally.played = fake.played
     assert coverage(tally).endswith(
-        f"({len(tally.not_applicable)} not applicable; {len(cooperative) - BEFORE_FAULT} not "
+        f"({len(tally.not_applicable)} not applicable; {len(cooperative) - OWN_FAILURES} not "
         "reached: their story fails on its own)")
 
 
@@ -146,8 +146,8 @@ def test_points_failing_as_their_story_does_with_no_fault_leave_the_others_not_r
     """The story with no fault breaks I11 too: the points' I11 is the story's, and after
     three of them the step and protocol's other points are not reached."""
     points, tally, fake = _play_after_fault("I11: not settled after 31500 ms")
-    assert [p for p in fake.played if p.kind != "none"] == points[:BEFORE_FAULT]
-    assert list(tally.unreached) == [p.name for p in points[BEFORE_FAULT:]]
+    assert [p for p in fake.played if p.kind != "none"] == points[:OWN_FAILURES]
+    assert list(tally.unreached) == [p.name for p in points[OWN_FAILURES:]]
     why = tally.unreached[points[-1].name]
     assert ("failed before its fault or as it fails with no fault (I11: not settled after "
             "31500 ms) on 3 of the 3 points played") in why

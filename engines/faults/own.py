@@ -3,14 +3,14 @@ the points of a step and protocol that are then not played.
 
 What lives here: `before_fault` (a violation before the point's fault was armed),
 `OwnFailures` (per step and protocol, what its points and its story with no fault showed, and
-the rule that leaves the other points not reached), `BEFORE_FAULT` and `BEFORE_FAULT_SHARE`.
+the rule that leaves the other points not reached), `OWN_FAILURES` and `OWN_SHARE`.
 
 Theory of operation: a point's violation is its story's own when it came before the fault
 was armed, or when the same step and protocol's story played with no fault
 (`points.no_fault`) breaks the same invariant. That story is played only when it can tell:
 once a point of its step and protocol failed after its fault, it is the next one of them
-taken. Once `BEFORE_FAULT` points of a step and protocol failed as their story does, and they
-are at least `BEFORE_FAULT_SHARE` of its points played, its other points are not reached: a
+taken. Once `OWN_FAILURES` points of a step and protocol failed as their story does, and they
+are at least `OWN_SHARE` of its points played, its other points are not reached: a
 story that fails on its own cannot test its faults, and each of its points waits out the bound
 it breaks (Java 3.2.0's commit loop, finding 22, breaks I11's 31.5 s bound on most
 cooperative leave, crash and join stories). A story that fails only now and then
@@ -29,12 +29,12 @@ from .concurrent import PointRun
 from .points import FaultPoint, Protocol, Step, no_fault
 from .stories import fault_number
 
-__all__ = ["BEFORE_FAULT", "BEFORE_FAULT_SHARE", "OwnFailures", "before_fault"]
+__all__ = ["OWN_FAILURES", "OWN_SHARE", "OwnFailures", "before_fault"]
 
 #: points of one step and protocol that failed as their story does and leave its other
-#: points not reached, when they are at least `BEFORE_FAULT_SHARE` of its points played
-BEFORE_FAULT = 3
-BEFORE_FAULT_SHARE = 0.75
+#: points not reached, when they are at least `OWN_SHARE` of its points played
+OWN_FAILURES = 3
+OWN_SHARE = 0.75
 
 Key = tuple[Step, Protocol]
 
@@ -85,7 +85,7 @@ class OwnFailures:
         """Why ``point`` is not to be played ("" when it is)."""
         key = (point.step, point.protocol)
         own, played = self.own(key), len(self.heard.get(key, []))
-        if len(own) < BEFORE_FAULT or len(own) < BEFORE_FAULT_SHARE * played:
+        if len(own) < OWN_FAILURES or len(own) < OWN_SHARE * played:
             return ""
         story = f"the {point.step} story under {point.protocol} rebalances"
         how = ("before its fault" if all(h.before for h in own) else
