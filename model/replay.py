@@ -52,7 +52,7 @@ class ReplayNotes(TypedDict, total=False):
 class ReplayFile(ReplayNotes, total=False):
     """A replay file (docs/reference/file-formats.md): its events, what they broke, and the
     notes other commands add (``note``, ``shrink``, ``upgrade``, ``confirmed_on``,
-    ``reproduces``)."""
+    ``reproduces``, ``frequency``)."""
 
     format: Required[str]
     seed: int | None
@@ -64,6 +64,8 @@ class ReplayFile(ReplayNotes, total=False):
     upgrade: JSONObject
     confirmed_on: list[str]
     reproduces: list[str]
+    #: how often a replay shows it, for a finding that shows only now and then
+    frequency: str
 
 
 @dataclass

@@ -14,6 +14,8 @@ from pathlib import Path
 import pytest
 
 from groupcheck.engines.battery.runner import machine_config
+from groupcheck.engines.resolving import story_settings
+from groupcheck.model import saved_files
 from groupcheck.model.event_shrink import invariant_of
 from groupcheck.model.event_types import SlowRevoke, Stall, Wake
 from groupcheck.model.events import apply_event, read_events
@@ -69,11 +71,14 @@ def test_finding_reproduces_on_a_fresh_cluster(path: Path, broker: str,
                                                monkeypatch: pytest.MonkeyPatch) -> None:
     """Each wire finding shows its invariant (or one its ``reproduces`` field counts: the
     other face of one moment) again on each backend it names (within a few attempts: real
-    clients on real sockets do not always interleave the same way)."""
+    clients on real sockets do not always interleave the same way); a file whose
+    ``frequency`` says its race shows only now and then is an expected failure when it
+    misses, never a pass."""
     data = load(path)
     kind, _, spec = data["target"].partition(":")
     needs(*(("librdkafka",) if kind == "librdkafka" else wire_clients(spec)[0]))
     counted = {data["invariant"], *data.get("reproduces", [])}
+    settings = story_settings(on_broker(broker), [saved_files.read(path)])  # as `replay` does
 
     def shows(violations: list[str]) -> bool:
         return any(invariant_of(v) in counted for v in violations)
@@ -81,11 +86,14 @@ def test_finding_reproduces_on_a_fresh_cluster(path: Path, broker: str,
     seen = []
     for _ in range(ATTEMPTS):
         _, outcome = replay_file(  # past another invariant's violation to the saved one
-            path, lambda t: make_group_target(t, on_broker(broker)), wanted=shows)
+            path, lambda t: make_group_target(t, settings), wanted=shows)
         seen.append(outcome.violations[:1])
         if shows(outcome.violations):
             return
-    pytest.fail(f"{path.name}: {sorted(counted)} did not show in {ATTEMPTS} replays: {seen}")
+    missed = f"{path.name}: {sorted(counted)} did not show in {ATTEMPTS} replays: {seen}"
+    if data.get("frequency"):  # a race the file says shows only now and then
+        pytest.xfail(f"{missed}; it shows {data['frequency']}")
+    pytest.fail(missed)
 
 
 def test_aiokafka_sticky_consumers_of_one_process_share_their_claims() -> None:
