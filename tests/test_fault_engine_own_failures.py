@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from groupcheck.engines.battery.faults import FaultTally, coverage, in_turn
 from groupcheck.engines.faults.concurrent import PointRun, play_points
-from groupcheck.engines.faults.own import OWN_FAILURES, OwnFailures, before_fault
+from groupcheck.engines.faults.own import ALONE_PLAYS, OWN_FAILURES, OwnFailures, before_fault
 from groupcheck.engines.faults.points import FaultPoint, FaultScope, fault_points, no_fault
 from groupcheck.engines.faults.stories import FAULT_EVENTS, fault_number, story
 from groupcheck.model.events import DomainEvent
@@ -110,22 +110,26 @@ def test_a_story_that_mostly_fails_before_its_fault_is_cut_though_one_reached_it
 
 class AfterFaultRun:
     """Plays every point as failing after its fault (at its story's end, with I11); the
-    story with no fault fails with ``alone`` ("": it holds)."""
+    story with no fault fails with ``alone`` ("": it holds) from its ``failing_from``-th
+    play on."""
 
-    def __init__(self, alone: str) -> None:
-        self.alone, self.played = alone, list[FaultPoint]()
+    def __init__(self, alone: str, failing_from: int = 1) -> None:
+        self.alone, self.failing_from, self.played = alone, failing_from, list[FaultPoint]()
 
     def play(self, point: FaultPoint, _fits: object) -> PointRun:
         self.played.append(point)
         end = len(_events(point))
         if point.kind == "none":
-            return _played(point, end if self.alone else None, self.alone)
+            fails = self.alone and self.played.count(point) >= self.failing_from
+            return _played(point, end if fails else None, self.alone)
         return _played(point, end)
 
 
-def _play_after_fault(alone: str) -> tuple[list[FaultPoint], FaultTally, AfterFaultRun]:
+def _play_after_fault(alone: str, failing_from: int = 1
+                      ) -> tuple[list[FaultPoint], FaultTally, AfterFaultRun]:
     points = [p for p in fault_points(SCOPE) if p.protocol == "cooperative"]
-    tally, own, fake = FaultTally(len(points)), OwnFailures(), AfterFaultRun(alone)
+    tally, own = FaultTally(len(points)), OwnFailures()
+    fake = AfterFaultRun(alone, failing_from)
     play_points(fake, own.points(points, tally.unreached), 1,  # type: ignore[arg-type]
                 lambda _p: True, lambda _s: True, own.hear)
     return points, tally, fake
@@ -155,8 +159,26 @@ def test_points_failing_as_their_story_does_with_no_fault_leave_the_others_not_r
 
 def test_points_failing_after_their_fault_where_the_story_holds_alone_are_all_played(
         ) -> None:
+    """The story with no fault is played again after every three more failures, at most
+    `ALONE_PLAYS` times; holding each time, it leaves every point played."""
     points, tally, fake = _play_after_fault("")
     assert [p for p in fake.played if p.kind != "none"] == points and not tally.unreached
+    alone = no_fault("leave", "cooperative")
+    assert len(points) > 1 + OWN_FAILURES * ALONE_PLAYS
+    assert [i for i, p in enumerate(fake.played) if p == alone] == [
+        1 + (1 + OWN_FAILURES) * n for n in range(ALONE_PLAYS)]
+
+
+def test_a_story_that_fails_on_its_own_only_on_its_second_play_still_cuts_its_points(
+        ) -> None:
+    """Finding 22's loop shows on about two plays in three: the story with no fault held on
+    its first play, broke I11 on its second, and the points failing so are the story's."""
+    points, tally, fake = _play_after_fault("I11: not settled", failing_from=2)
+    alone = no_fault("leave", "cooperative")
+    assert fake.played.count(alone) == 2
+    played = [p for p in fake.played if p.kind != "none"]
+    assert played == points[:1 + OWN_FAILURES] and list(tally.unreached) == [
+        p.name for p in points[1 + OWN_FAILURES:]]
 
 
 def test_a_story_failing_alone_on_another_invariant_leaves_the_points_played() -> None:

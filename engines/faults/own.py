@@ -9,17 +9,18 @@ Theory of operation: a point's violation is its story's own when it came before 
 was armed, or when the same step and protocol's story played with no fault
 (`points.no_fault`) breaks the same invariant. That story is played only when it can tell:
 once a point of its step and protocol failed after its fault, it is the next one of them
-taken. Once `OWN_FAILURES` points of a step and protocol failed as their story does, and they
-are at least `OWN_SHARE` of its points played, its other points are not reached: a
-story that fails on its own cannot test its faults, and each of its points waits out the bound
-it breaks (Java 3.2.0's commit loop, finding 22, breaks I11's 31.5 s bound on most
-cooperative leave, crash and join stories). A story that fails only now and then
-(kafka-python's hang, finding 7) keeps its points.
+taken, and again (up to `ALONE_PLAYS` plays) while it holds and `OWN_FAILURES` more of its
+points fail after their fault. Once `OWN_FAILURES` points of a step and protocol failed as
+their story does, and they are at least `OWN_SHARE` of its points played, its other points
+are not reached: a story that fails on its own cannot test its faults, and each of its points
+waits out the bound it breaks (Java 3.2.0's commit loop, finding 22, breaks I11's 31.5 s
+bound on most cooperative leave, crash and join stories). A story that fails only now and
+then (kafka-python's hang, finding 7) keeps its points.
 """
 
 from __future__ import annotations
 
-from collections import defaultdict
+from collections import Counter, defaultdict
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
@@ -29,12 +30,15 @@ from .concurrent import PointRun
 from .points import FaultPoint, Protocol, Step, no_fault
 from .stories import fault_number
 
-__all__ = ["OWN_FAILURES", "OWN_SHARE", "OwnFailures", "before_fault"]
+__all__ = ["ALONE_PLAYS", "OWN_FAILURES", "OWN_SHARE", "OwnFailures", "before_fault"]
 
 #: points of one step and protocol that failed as their story does and leave its other
 #: points not reached, when they are at least `OWN_SHARE` of its points played
 OWN_FAILURES = 3
 OWN_SHARE = 0.75
+#: plays at most of a step and protocol's story with no fault: one that fails on its own
+#: only now and then (finding 22's loop, about two plays in three) may hold on its first
+ALONE_PLAYS = 3
 
 Key = tuple[Step, Protocol]
 
@@ -58,12 +62,12 @@ class Heard:
 
 @dataclass
 class OwnFailures:
-    """Per step and protocol, its points heard and what its story showed with no fault
-    (its first violation, "" when it held; absent until heard)."""
+    """Per step and protocol, its points heard, the times its story with no fault was
+    taken, and the first violation of each of those plays heard ("" when it held)."""
 
     heard: dict[Key, list[Heard]] = field(default_factory=lambda: defaultdict(list))
-    alone: dict[Key, str] = field(default_factory=dict)
-    asked: set[Key] = field(default_factory=set)
+    alone: dict[Key, list[str]] = field(default_factory=lambda: defaultdict(list))
+    asked: Counter[Key] = field(default_factory=Counter)
 
     def hear(self, run: PointRun) -> None:
         """A point (or a story with no fault) that ended with an outcome."""
@@ -71,13 +75,17 @@ class OwnFailures:
         assert isinstance(run.outcome, Outcome)
         first = run.outcome.violations[0] if run.outcome.violations else ""
         if run.point.kind == "none":
-            self.alone[key] = first
+            self.alone[key].append(first)
         else:
             self.heard[key].append(Heard(run.point.name, first, before_fault(run)))
 
+    def failed_alone(self, key: Key) -> str:
+        """The first violation the story of ``key`` showed with no fault ("" when none)."""
+        return next((v for v in self.alone.get(key, []) if v), "")
+
     def own(self, key: Key) -> list[Heard]:
         """The points of ``key`` that failed as their story does on its own."""
-        alone = invariant_of(self.alone[key]) if self.alone.get(key) else None
+        alone = invariant_of(self.failed_alone(key)) if self.failed_alone(key) else None
         return [h for h in self.heard.get(key, []) if h.before or (
             h.violation and invariant_of(h.violation) == alone)]
 
@@ -89,15 +97,19 @@ class OwnFailures:
             return ""
         story = f"the {point.step} story under {point.protocol} rebalances"
         how = ("before its fault" if all(h.before for h in own) else
-               f"before its fault or as it fails with no fault ({self.alone[key]})")
+               f"before its fault or as it fails with no fault ({self.failed_alone(key)})")
         return (f"{story} failed {how} on {len(own)} of the {played} points played: "
                 + "; ".join(f"{h.name} ({h.violation})" for h in own))
 
     def _wanted(self, key: Key) -> bool:
-        """Whether the story of ``key`` with no fault is to be played next: a point of it
-        failed after its fault, and it was not taken yet."""
-        return key not in self.asked and any(
-            h.violation and not h.before for h in self.heard.get(key, []))
+        """Whether the story of ``key`` with no fault is to be played next: it has not
+        failed yet, no play of it is under way, it was taken fewer than `ALONE_PLAYS`
+        times, and one point of ``key`` more than `OWN_FAILURES` per play so far failed
+        after its fault."""
+        taken = self.asked[key]
+        after = sum(1 for h in self.heard.get(key, []) if h.violation and not h.before)
+        return (taken < ALONE_PLAYS and taken == len(self.alone.get(key, []))
+                and not self.failed_alone(key) and after >= 1 + OWN_FAILURES * taken)
 
     def points(self, points: list[FaultPoint], unreached: dict[str, str]
                ) -> Iterator[FaultPoint]:
@@ -107,7 +119,7 @@ class OwnFailures:
         for point in points:
             key = (point.step, point.protocol)
             if self._wanted(key):
-                self.asked.add(key)
+                self.asked[key] += 1
                 yield no_fault(point.step, point.protocol)
             why = self.why_not(point)
             if why:
