@@ -15,7 +15,7 @@ pytest.importorskip("kio", reason="groupcheck's broker (the default wire backend
 from groupcheck.engines.battery.faults import play_scope  # noqa: E402
 from groupcheck.engines.battery.results import invariant_id  # noqa: E402
 from groupcheck.engines.faults.concurrent import PointRun, SharedRun, play_points  # noqa: E402
-from groupcheck.engines.faults.points import FaultScope, fault_points  # noqa: E402
+from groupcheck.engines.faults.points import FaultScope, fault_points, no_fault  # noqa: E402
 from groupcheck.engines.faults.stories import PointNames  # noqa: E402
 from groupcheck.model.replay import Outcome  # noqa: E402
 from groupcheck.targets.wire.clients import ClientInfo  # noqa: E402
@@ -141,3 +141,19 @@ def test_a_slice_played_side_by_side_on_a_java_release_gives_every_point_a_verdi
     if missing("java"):
         pytest.skip(missing("java"))
     _slice(f"wire:java@{release}:range", tmp_path)
+
+
+def test_each_play_of_a_story_with_no_fault_gets_a_group_and_names_of_its_own() -> None:
+    """A story with no fault may be played more than once in a run: each play is numbered
+    apart from every point and every other play (its group id, members and topic), while a
+    point keeps its own number."""
+    if missing("librdkafka"):
+        pytest.skip(missing("librdkafka"))
+    shared = SharedRun(resolve("wire:librdkafka:range"))
+    try:
+        point, alone = fault_points()[5], no_fault("leave", "cooperative")
+        assert shared.number(point) == shared.number(point) == 5
+        plays = [shared.number(alone) for _ in range(3)]
+        assert len(set(plays)) == 3 and min(plays) >= len(fault_points())
+    finally:
+        shared.close()

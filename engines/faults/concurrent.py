@@ -31,6 +31,7 @@ on the run's JVM closed without a wait), not closed: a client a fault left faile
 
 from __future__ import annotations
 
+import itertools
 import threading
 import time
 from collections.abc import Callable, Iterable, Iterator
@@ -51,7 +52,7 @@ from ...targets.wire.clients import ClientInfo
 from ...targets.wire.driver_pool import DriverPool, EventSink
 from ...targets.wire.driver_process import DriverProcess
 from ...targets.wire.wire_group import CONFIG, WireGroup
-from .points import FULL, NO_FAULTS, FaultPoint, fault_points
+from .points import FULL, FaultPoint, fault_points
 from .stories import PointNames, crashed, protocol_assignor, story
 
 if TYPE_CHECKING:  # the broker imports kio: loaded only when a run starts one
@@ -201,19 +202,27 @@ class SharedRun:
         if not isinstance(model, WireGroup):
             raise ValueError(f"{target.name}: not a wire group")
         self.target, self.model = target, model
-        self.numbers = {p: n for n, p in enumerate((*fault_points(FULL), *NO_FAULTS))}
+        self.numbers = {p: n for n, p in enumerate(fault_points(FULL))}
+        self.plays_alone = itertools.count(len(self.numbers))  # no fault: a number a play
         self.broker = _start_broker()
         self.pool = DriverPool()
         #: every client crashes by kill: each point gets a pool of its own (`PointPool`)
         self.kills = all(i.crash == "kill" for i in model.infos.values())
 
-    def group(self, point: FaultPoint) -> WireGroup:
-        """A fresh group for ``point`` on the shared broker and pool (`PointGroup`)."""
-        m, group_id = self.model, f"groupcheck-{self.numbers[point]}"
+    def number(self, point: FaultPoint) -> int:
+        """The number of this play of ``point``: the point's own in the full scope; a new
+        one at each play of a story with no fault (`points.no_fault`), which may be played
+        more than once."""
+        return next(self.plays_alone) if point.kind == "none" else self.numbers[point]
+
+    def group(self, point: FaultPoint, number: int) -> WireGroup:
+        """A fresh group for play ``number`` of ``point`` on the shared broker and pool
+        (`PointGroup`)."""
+        m, group_id, names = self.model, f"groupcheck-{number}", PointNames.of(number)
         clients = tuple(m.order)
-        pool = PointPool(crashed(point, self.names(point)), self.pool) if self.kills else self.pool
+        pool = PointPool(crashed(point, names), self.pool) if self.kills else self.pool
         backend = PointBackend(frozenset(i.client for i in m.infos.values()), self.broker,
-                               group_id, self.names(point).members)
+                               group_id, names.members)
         return PointGroup(m.name, clients, m.assignor, classpaths=m.classpaths,
                          generationless=frozenset(m.generationless), setup=m.setup,
                          group=group_id, backend=backend, pool=pool)
@@ -225,17 +234,13 @@ class SharedRun:
         events = story(point, client, protocol_assignor(point.protocol, self.target.assignor))
         return 0.0 if isinstance(events, str) else delayed(events)
 
-    def names(self, point: FaultPoint) -> PointNames:
-        """The point's members and topic, apart from every other point's."""
-        return PointNames.of(self.numbers[point])
-
     def play(self, point: FaultPoint, fits: Callable[[float], bool]) -> PointRun:
         """``point`` on a fresh group (`PointRun`); not reached when its late answers do not
         ``fit`` the time left."""
         run = PointRun(point, began=time.perf_counter())
-        group, target = self.group(point), self.target
+        number = self.number(point)
+        group, target, names = self.group(point, number), self.target, PointNames.of(number)
         assert target.hints is not None and target.assignor
-        names = self.names(point)
         info = group.client_of(names.members[0])
         assignor = protocol_assignor(point.protocol, target.assignor)
         if assignor not in info.assignors:

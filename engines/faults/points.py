@@ -26,8 +26,8 @@ from ...broker.faults import FAULTS, refusal
 from ...broker.protocol import API_KEYS
 from ...broker.steering import api_key_of
 
-__all__ = ["APIS", "FULL", "KINDS", "NO_FAULTS", "PROTOCOLS", "STEPS", "FaultPoint", "FaultScope",
-           "Kind", "Protocol", "Step", "fault_points", "no_fault", "plausible"]
+__all__ = ["APIS", "FULL", "KINDS", "PROTOCOLS", "STEPS", "FaultPoint", "FaultScope", "Kind",
+           "Protocol", "Step", "fault_points", "no_fault", "plausible"]
 
 Step = Literal["first_join", "second_join", "leave", "crash"]
 Protocol = Literal["eager", "cooperative"]
@@ -120,9 +120,6 @@ def no_fault(step: Step, protocol: Protocol) -> FaultPoint:
     point's violation that it shows too is the story's, not the fault's."""
     return FaultPoint(step, protocol, "", "none")
 
-
-#: the story of each step and protocol with no fault
-NO_FAULTS = tuple(no_fault(step, protocol) for step in STEPS for protocol in PROTOCOLS)
 
 
 def fault_points(scope: FaultScope = FULL) -> list[FaultPoint]:
