@@ -7,7 +7,8 @@ the rule that leaves the other points not reached), `OWN_FAILURES` and `OWN_SHAR
 
 Theory of operation: a point's violation is its story's own when it came before the fault
 was armed, or when the same step and protocol's story played with no fault
-(`points.no_fault`) breaks the same invariant. That story is played only when it can tell:
+(`points.no_fault`) fails too: a story that fails with no fault cannot tell its faults'
+failures from its own. That story is played only when it can tell:
 once a point of its step and protocol failed after its fault, it is the next one of them
 taken, and again (up to `ALONE_PLAYS` plays) while it holds and `OWN_FAILURES` more of its
 points fail after their fault. Once `OWN_FAILURES` points of a step and protocol failed as
@@ -24,7 +25,6 @@ from collections import Counter, defaultdict
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
-from ...model.event_shrink import invariant_of
 from ...model.replay import Outcome
 from .concurrent import PointRun
 from .points import FaultPoint, Protocol, Step, no_fault
@@ -84,10 +84,11 @@ class OwnFailures:
         return next((v for v in self.alone.get(key, []) if v), "")
 
     def own(self, key: Key) -> list[Heard]:
-        """The points of ``key`` that failed as their story does on its own."""
-        alone = invariant_of(self.failed_alone(key)) if self.failed_alone(key) else None
-        return [h for h in self.heard.get(key, []) if h.before or (
-            h.violation and invariant_of(h.violation) == alone)]
+        """The points of ``key`` that failed as their story does on its own: before their
+        fault, or at all once the story failed with no fault (one cause may show as either
+        of two invariants: finding 22's loop as I1 or I11)."""
+        alone = bool(self.failed_alone(key))
+        return [h for h in self.heard.get(key, []) if h.before or (alone and h.violation)]
 
     def why_not(self, point: FaultPoint) -> str:
         """Why ``point`` is not to be played ("" when it is)."""
@@ -97,8 +98,9 @@ class OwnFailures:
             return ""
         story = f"the {point.step} story under {point.protocol} rebalances"
         how = ("before its fault" if all(h.before for h in own) else
-               f"before its fault or as it fails with no fault ({self.failed_alone(key)})")
-        return (f"{story} failed {how} on {len(own)} of the {played} points played: "
+               f"before its fault or after it, as it fails with no fault "
+               f"({self.failed_alone(key)})")
+        return (f"{story} failed {how}, on {len(own)} of the {played} points played: "
                 + "; ".join(f"{h.name} ({h.violation})" for h in own))
 
     def _wanted(self, key: Key) -> bool:
