@@ -116,10 +116,10 @@ FULL = FaultScope()
 
 
 def no_fault(step: Step, protocol: Protocol) -> FaultPoint:
-    """The story of ``step`` under ``protocol`` with no fault (not a point of any scope): a
-    point's violation that it shows too is the story's, not the fault's."""
+    """The story of ``step`` under ``protocol`` with no fault (not a point of any scope):
+    once it fails, the failures of that step and protocol's points are the story's, not
+    their faults' (`faults.own`)."""
     return FaultPoint(step, protocol, "", "none")
-
 
 
 def fault_points(scope: FaultScope = FULL) -> list[FaultPoint]:
