@@ -110,9 +110,10 @@ def replay_events(target: GroupTarget, events: list[DomainEvent],
     Kafka's rules) and whether its client sends generations; stop at the first event that
     shows a violation — with ``wanted``, the first whose violations it accepts (a replay
     looking for the one a file saved plays on past others, which then stand in the
-    outcome when it never comes). ``on_event`` hears each event's number (from 1) and the
-    view it left, as soon as it has run (a caller that times them); ``stats`` counts the
-    judgements and keeps the story's delivery verdict."""
+    outcome when it never comes). A story that ends before its group settled is judged for
+    I17 on its last view (`ReferenceModel.story_ended`). ``on_event`` hears each event's
+    number (from 1) and the view it left, as soon as it has run (a caller that times them);
+    ``stats`` counts the judgements and keeps the story's delivery verdict."""
     model = ReferenceModel(promises=promises or Promises(), generations=generations,
                            stats=stats)
     story: list[str] = []
@@ -143,6 +144,11 @@ def replay_events(target: GroupTarget, events: list[DomainEvent],
                 if wanted is None or wanted(violations):
                     return Outcome(violations, story, i, views)
                 passed += [v for v in violations if v not in passed]
+        if ended := model.story_ended():
+            story += [f"     ✗ {v} (at the story's end, the group not settled)" for v in ended]
+            if wanted is None or wanted(ended):
+                return Outcome(ended, story, len(events), views)
+            passed += [v for v in ended if v not in passed]
         return Outcome(passed, story, len(events), views)
     finally:
         target.close()

@@ -214,6 +214,16 @@ class ReferenceModel:
         self.delivered.update(v.key for v in found)
         return [v.sentence for v in found]
 
+    def story_ended(self) -> list[str]:
+        """I17 on the last view when the story ended before its group settled: records
+        already handed twice, skipped or committed backwards stay so whether or not it ever
+        settles (what is lost is judged only on a caught-up log, `DeliveryLog.caught_up`).
+        A settled last view was judged when it was seen."""
+        view = self.last_view
+        if view is None or view.settled:
+            return []
+        return self._delivery(view)
+
     def _rejoins(self, view: GroupView) -> list[str]:
         """I16 for each error answer and the member's next JoinGroup; a member id left
         behind is reported as the group's (`left_behind`), not a violation."""

@@ -129,7 +129,9 @@ class DeliveryViolation:
 class DuplicateWindow:
     """Records ``first``..``last`` handed again to ``member`` after the partition changed
     owner (``previous`` owned it before); ``style`` is the previous owner's commit style;
-    ``allowed`` when every offset is at or above what the previous owner had committed."""
+    ``allowed`` when every offset is at or above what the previous owner had committed;
+    ``own_commit`` when that bound is the previous owner's own commit (else the partition's
+    committed offset then, another member's, or the log start)."""
 
     previous: str
     member: str
@@ -139,6 +141,7 @@ class DuplicateWindow:
     last: int
     style: str | None
     allowed: bool
+    own_commit: bool = True
 
     @property
     def length(self) -> int:

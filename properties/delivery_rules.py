@@ -184,24 +184,27 @@ def duplicates(log: DeliveryLog, index: LogIndex) -> list[DuplicateWindow]:
             again = sorted({o for o in offsets if o in seen})
             if again and i > 0:
                 previous = tenures[i - 1]
-                bound = _handover_commit(log, index, previous, tenure.start)
-                out += _windows(previous, tenure, again, bound, log.styles.get(previous.member))
+                bound, own = _handover_commit(log, index, previous, tenure.start)
+                out += _windows(previous, tenure, again, bound, own,
+                                log.styles.get(previous.member))
             seen.update(offsets)
     return out
 
 
-def _handover_commit(log: DeliveryLog, index: LogIndex, previous: Tenure, taken: int) -> int:
+def _handover_commit(log: DeliveryLog, index: LogIndex, previous: Tenure,
+                     taken: int) -> tuple[int, bool]:
     """What the previous owner had committed when its tenure ended (the partition's
-    committed offset then, or the log start, when it committed nothing itself)."""
+    committed offset then, or the log start, when it committed nothing itself), and whether
+    it was its own commit."""
     ended = taken if previous.end is None else previous.end
     own = _committed(index, previous.tp, ended, previous.member)
     if own is not None:
-        return own
+        return own, True
     committed = _committed(index, previous.tp, ended)
-    return log.start_of(previous.tp) if committed is None else committed
+    return (log.start_of(previous.tp) if committed is None else committed), False
 
 
-def _windows(previous: Tenure, tenure: Tenure, again: list[int], bound: int,
+def _windows(previous: Tenure, tenure: Tenure, again: list[int], bound: int, own: bool,
              style: str | None) -> list[DuplicateWindow]:
     """The runs of consecutive re-delivered offsets, cut at ``bound``."""
     runs: list[list[int]] = []
@@ -211,7 +214,7 @@ def _windows(previous: Tenure, tenure: Tenure, again: list[int], bound: int,
         else:
             runs.append([offset])
     return [DuplicateWindow(previous.member, tenure.member, tenure.topic, tenure.partition,
-                            run[0], run[-1], style, run[0] >= bound) for run in runs]
+                            run[0], run[-1], style, run[0] >= bound, own) for run in runs]
 
 
 def duplicate_violations(windows: Iterable[DuplicateWindow]) -> list[DeliveryViolation]:
@@ -219,7 +222,8 @@ def duplicate_violations(windows: Iterable[DuplicateWindow]) -> list[DeliveryVio
     return [_violation("duplicate", w.member, (w.topic, w.partition),
                        range(w.first, w.last + 1), (
         f"{w.member} was handed {w.topic}-{w.partition} {span(range(w.first, w.last + 1))} "
-        f"again after {w.previous}, which had committed past them"))
+        f"again after {w.previous}, " + ("which had committed past them" if w.own_commit else
+                                          "when the partition's committed offset was past them")))
             for w in windows if not w.allowed]
 
 

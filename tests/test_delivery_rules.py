@@ -139,6 +139,22 @@ def test_a_record_handed_again_below_the_previous_owners_commit_is_judged_duplic
     assert [(w.first, w.last, w.allowed) for w in verdict.duplicates] == [(2, 2, False)]
 
 
+def test_a_duplicate_names_whose_commit_it_fell_below() -> None:
+    """The previous owner's own commit, or (when it committed nothing) the partition's
+    committed offset, another member's."""
+    own = _handed("c1", 1, [0, 1, 2]) + _handed("c2", 11, [1])
+    log = _log(own, [_tenure("c1", 0, 10), _tenure("c2", 10, None)], (_commit(6, "c1", 3),))
+    assert [v.sentence for v in judge_delivery(log).violations if v.rule == "duplicate"] == [
+        "I17: c2 was handed t-0 1 again after c1, which had committed past them (duplicate)"]
+    other = _handed("c0", 1, [0, 1, 2]) + _handed("c1", 5, [2]) + _handed("c2", 11, [1])
+    log = _log(other, [_tenure("c0", 0, 4), _tenure("c1", 4, 10), _tenure("c2", 10, None)],
+               (_commit(3, "c0", 3),))
+    assert [v.sentence for v in judge_delivery(log).violations
+            if v.rule == "duplicate" and v.member == "c2"] == [
+        "I17: c2 was handed t-0 1 again after c1, when the partition's committed offset was "
+        "past them (duplicate)"]
+
+
 def test_a_window_across_the_previous_owners_commit_is_cut_there() -> None:
     handed = _handed("c1", 1, list(range(8))) + _handed("c2", 11, [5, 6, 7, 3, 4])
     log = _log(handed, [_tenure("c1", 0, 10), _tenure("c2", 10, None)], (_commit(9, "c1", 5),))
