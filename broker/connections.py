@@ -20,6 +20,12 @@ lives as long as its bytes keep coming). The 4-byte size is judged before a byte
 body is read: above socket.request.max.bytes, or negative, the connection is closed at once.
 The body is gathered as it arrives, never allocated from the size.
 
+A client may close its connection while requests it sent are still unread behind one in
+flight (Kafka's Java consumer closes the coordinator's connection when a request outlives
+``request.timeout.ms``). Kafka's broker still serves what it had received and drops the
+answers; so does this one, and `Doorway.hung_up` tells the broker that the client hung up
+first, so that an answer written after it is marked as never read (`Exchange.unread`).
+
 Past ``max_connections`` open connections a new one is closed at once (Kafka's
 max.connections.per.ip: every client of a loopback broker has one address; KIP-402's
 broker-wide max.connections makes the acceptor wait instead, which would leave a client's
@@ -141,6 +147,25 @@ async def _gather(reader: asyncio.StreamReader, count: int, limits: Limits, have
     return parts[0] if len(parts) == 1 else b"".join(parts)
 
 
+class _Reader(asyncio.StreamReader):
+    """A stream reader that remembers the client hung up (its end of the stream arrived),
+    while requests it sent before are still buffered."""
+
+    hung_up = False
+
+    def feed_eof(self) -> None:
+        self.hung_up = True
+        super().feed_eof()
+
+
+async def listen(serve: Callable[[asyncio.StreamReader, asyncio.StreamWriter], Awaitable[None]],
+                 host: str, port: int) -> asyncio.Server:
+    """`asyncio.start_server`, its readers `_Reader`s."""
+    loop = asyncio.get_running_loop()
+    return await loop.create_server(
+        lambda: asyncio.StreamReaderProtocol(_Reader(limit=2 ** 16), serve), host, port)
+
+
 class Doorway:
     """Serves connections: ``serve(conn, payload)`` answers one frame, ``gone(conn)`` is
     told when a connection ends."""
@@ -153,6 +178,7 @@ class Doorway:
         self._numbers = itertools.count(1)
         self.open: set[int] = set()
         self.nodes: dict[int, int] = {}  # connection -> the node it was made to
+        self._readers: dict[int, asyncio.StreamReader] = {}
 
     async def __call__(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter,
                        node: int = 0) -> None:
@@ -164,6 +190,7 @@ class Doorway:
             return
         self.open.add(conn)
         self.nodes[conn] = node
+        self._readers[conn] = reader
         try:
             await self._run(conn, reader, writer)
         except Closed as e:
@@ -176,7 +203,12 @@ class Doorway:
             self.open.discard(conn)
             self._gone(conn)
             self.nodes.pop(conn, None)
+            self._readers.pop(conn, None)
             writer.close()
+
+    def hung_up(self, conn: int) -> bool:
+        """The client of ``conn`` closed its end: an answer written now is never read."""
+        return bool(getattr(self._readers.get(conn), "hung_up", False))
 
     async def _run(self, conn: int, reader: asyncio.StreamReader,
                    writer: asyncio.StreamWriter) -> None:

@@ -52,7 +52,7 @@ from ..impl.group_messages import (
 from ..properties.harness import Failures
 from . import data_apis, group_apis
 from .checks import GroupChecks, is_leader_sync
-from .connections import Closed, Doorway, Limits, Notes
+from .connections import Closed, Doorway, Limits, Notes, listen
 from .data_apis import ClusterState
 from .faults import implausible
 from .group_apis import FAILABLE
@@ -116,9 +116,8 @@ class BrokerCore:
         """Listen as ``nodes`` nodes, node 0 on the configured port, the others on any free
         one; node 0's port."""
         for node in range(nodes):
-            server = await asyncio.start_server(functools.partial(self.doorway, node=node),
-                                                self.cluster.host,
-                                                self.cluster.port if node == 0 else 0)
+            server = await listen(functools.partial(self.doorway, node=node), self.cluster.host,
+                                  self.cluster.port if node == 0 else 0)
             port = int(server.sockets[0].getsockname()[1])
             if node == 0:
                 self.cluster.port = port
@@ -180,7 +179,7 @@ class BrokerCore:
         exchange.response = response
         sent = await self._steer_response(who, frame.api_key, exchange)
         try:
-            exchange.answered_ms = self.now_ms()
+            exchange.answered_ms, exchange.unread = self.now_ms(), self.doorway.hung_up(conn)
             self.log.answered(exchange)
             out = encode_response(response, frame.correlation_id)
             if self.keep_frames:

@@ -193,6 +193,8 @@ class Exchange:
     answered_ms: int | None = None
     steering: str | None = None
     verdicts: tuple[Any, ...] = ()  # the broker-side verdicts this request led to
+    #: the answer went out after the client had closed the connection: it never read it
+    unread: bool = False
     raw_request: bytes | None = field(default=None, repr=False)  # with keep_frames only
     raw_response: bytes | None = field(default=None, repr=False)
     received_ns: int = field(default_factory=time.monotonic_ns)  # CLOCK_MONOTONIC on arrival
@@ -223,7 +225,8 @@ class Exchange:
         code = self.error_code
         outcome = "pending" if self.answered_ms is None else (
             "ok" if code in (None, 0) else f"error {code}")
-        extra = f" [{self.steering}]" if self.steering else ""
+        extra = (f" [{self.steering}]" if self.steering else "") + (
+            " (unread: the client had closed the connection)" if self.unread else "")
         return (f"{self.received_ms:>8}ms conn {self.connection} {who} "
                 f"{self.api} v{self.api_version} -> {outcome}{took}{extra}")
 

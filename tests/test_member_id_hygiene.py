@@ -300,3 +300,13 @@ def test_a_log_read_again_from_below_an_answer_counts_each_error_once() -> None:
     again = [*first[1:], _exchange(2, "JoinGroup", "m-1", ms=150)]
     (_, answer, join), = error_answers(again, ledger)
     assert answer.also == () and join is not None and join.member_id == "m-1"
+
+
+def test_an_error_answer_its_client_never_read_is_not_judged() -> None:
+    """Kafka's Java consumer closes the coordinator's connection when a SyncGroup answer
+    outlives its request timeout; the broker still answers the heartbeat queued behind it
+    (UNKNOWN_MEMBER_ID: the session has lapsed by then), but the client never reads that
+    answer, so its next join with its id answers the closed connection, not the error."""
+    log = _story("UNKNOWN_MEMBER_ID", "m-1")
+    assert len(_judge(log)[0]) == 1
+    assert _judge([replace(log[0], unread=True), *log[1:]]) == ([], [])

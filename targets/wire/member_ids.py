@@ -104,8 +104,10 @@ class Ledger:
 
 
 def _judged(e: Exchange) -> str:
-    """The judged error ``e`` was answered with ('' for none)."""
-    error = error_name(e.error_code) if e.api in _GROUP_APIS and e.error_code else ""
+    """The judged error ``e`` was answered with ('' for none, and for an answer its client
+    never read: it had closed the connection first, `Exchange.unread`)."""
+    error = error_name(e.error_code) if e.api in _GROUP_APIS and e.error_code and \
+        not e.unread else ""
     return error if error in JUDGED_ERRORS else ""
 
 
@@ -157,13 +159,13 @@ def _next_join(later: Sequence[Exchange], client: str, member_id: str, answered_
 
 def _failed_join(e: Exchange) -> bool:
     """``e`` is a JoinGroup or SyncGroup that failed: answered with any error, or its answer
-    withheld (a closed connection). One under way when the judged answer went out (the
-    same millisecond) is what the member's next join answers, not the judged error: Kafka's
-    Java consumer 2.8.0 rejoins without its id after NOT_COORDINATOR on its join, which no
-    profile judges."""
+    withheld (a closed connection) or never read (`Exchange.unread`). One under way when
+    the judged answer went out (the same millisecond) is what the member's next join
+    answers, not the judged error: Kafka's Java consumer 2.8.0 rejoins without its id after
+    NOT_COORDINATOR on its join, which no profile judges."""
     if e.api not in ("JoinGroup", "SyncGroup") or e.error_code == _MEMBER_ID_REQUIRED:
         return False  # KIP-394's first round is the join going on, not a failure
-    return bool(e.error_code or (e.steering is not None and e.answered_ms is None))
+    return bool(e.error_code or e.unread or (e.steering is not None and e.answered_ms is None))
 
 
 #: an error answer's exchange number, the answer, and the member's next JoinGroup

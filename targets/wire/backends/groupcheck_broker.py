@@ -171,7 +171,7 @@ class GroupcheckBackend:
         the request answered, -1 for one without): injected ones, and the coordinator's own
         fencing answers (a member it expired learns so from its next request; Kafka's Java
         consumer then still shows the generation it had, `consumer.groupMetadata()` being
-        set only when a join completes)."""
+        set only when a join completes); not one its client never read (`Exchange.unread`)."""
         steered = self.broker.steered(self._told_seq)
         fenced = self.broker.fenced(self._fenced_number)
         self._told_seq = max([self._told_seq, *(e.seq for e in steered)])
@@ -179,7 +179,7 @@ class GroupcheckBackend:
         told = [e for e in steered if (e.steering or "").startswith("fail")]
         return [(e.who.client_id, ERROR_NAMES[e.error_code], request_generation(e.request))
                 for e in sorted(told + [e for _, e in fenced], key=lambda e: e.seq)
-                if self._ours(e) and e.error_code in ERROR_NAMES]
+                if self._ours(e) and e.error_code in ERROR_NAMES and not e.unread]
 
     def commits(self) -> list[CommitAnswer]:
         """Every OffsetCommit of this backend's group answered so far (`broker.commit_log`);
