@@ -38,7 +38,7 @@ from ..properties.group import (
     TopicPartition,
 )
 from ..properties.member_id_rules import left_behind, member_id_after_error
-from ..properties.raised_rules import retriable_raised
+from ..properties.raised_rules import raised_to_application
 from .promises import Promises, judge_i4a, judge_i12
 from .stats import Stats
 
@@ -175,7 +175,7 @@ class ReferenceModel:
         self.judge("I8", len(view.records))
         self._told(view)
         self.judge("I15", len(view.raised))
-        out += retriable_raised(view.raised) + self._rejoins(view)
+        out += raised_to_application(view.raised) + self._rejoins(view)
         for cb in view.callbacks:
             profile = self._profile(view, cb.member)
             out += [f"{cb.member}: {v}" for v in M.listener_call(

@@ -132,12 +132,14 @@ class MemberView:
 class RaisedError:
     """An exception a member's client raised to the application from ``poll()``: the
     Kafka error it names ('' for none), whether Kafka's client retries that error itself,
-    and the exception's text."""
+    the exception's text, and whether it is of the client's own making (a language-level
+    error that names no Kafka error, such as IllegalStateException or AssertionError)."""
 
     member: str
     error: str
     retriable: bool
     text: str
+    internal: bool = False
 
 
 @dataclass(frozen=True)

@@ -103,9 +103,10 @@ INVARIANTS: tuple[Invariant, ...] = (
     Invariant("I14", "static membership", "a static member back within its session timeout "
               "gets its partitions with no rebalance; one a duplicate instance id replaced "
               "is told it is fenced (KIP-345)", ("wire",)),
-    Invariant("I15", "retriable errors stay in the client", "a client's poll() raises no "
-              "exception for an error its client retries on its own (Kafka's "
-              "RetriableException)", ("wire",)),
+    Invariant("I15", "errors stay in the client", "a client's poll() raises no exception "
+              "for an error its client retries on its own (Kafka's RetriableException), and "
+              "none of its own making (a language-level error such as IllegalStateException)",
+              ("wire",)),
     Invariant("I16", "member-id hygiene", "after a coordinator error a member rejoins with "
               "its member id or without it as its client's profile says", ("wire",)),
     Invariant("I17", "delivery", "across rebalances no record is skipped or lost, a new "

@@ -1,6 +1,7 @@
 """I15: an exception a member's poll() raised to the application, judged from fake driver
 messages: the driver tags it, the log keeps the tag, the harness reads the Kafka error each
-client's spelling names, and the model calls a retriable one a finding."""
+client's spelling names, and the model calls a retriable one a finding, and one of the
+client's own making (a language-level error naming no Kafka error)."""
 
 from __future__ import annotations
 
@@ -24,6 +25,8 @@ from groupcheck.targets.wire.raised import kafka_error, raised_error
     # Kafka's Java client
     ("CoordinatorNotAvailableException: The coordinator is not available.",
      "COORDINATOR_NOT_AVAILABLE"),
+    ("GroupAuthorizationException: Not authorized to access group: g",
+     "GROUP_AUTHORIZATION_FAILED"),
     # kafka-python: by its code, whatever its class is called in that release
     ("NotCoordinatorForGroupError: [Error 16] NotCoordinatorForGroupError", "NOT_COORDINATOR"),
     ("RebalanceInProgressError: [Error 27] RebalanceInProgressError", "REBALANCE_IN_PROGRESS"),
@@ -76,6 +79,29 @@ def test_an_error_the_application_must_handle_is_no_finding() -> None:
     assert model.observe(_view(
         raised_error("c1", "RebalanceInProgressError: [Error 27] RebalanceInProgressError"),
         raised_error("c2", "CommitFailedError: rebalanced"))) == []
+
+
+@pytest.mark.parametrize("text", [
+    "IllegalStateException: Assignor supporting the COOPERATIVE protocol violates its "
+    "requirements",
+    "AssertionError: coordinator unknown",
+    "KeyError: 't0'",
+])
+def test_an_exception_of_the_clients_own_making_is_an_i15_finding(text: str) -> None:
+    kind = text.split(":")[0]
+    out = ReferenceModel().observe(_view(raised_error("c1", text)))
+    assert out == [f"I15: c1's poll() raised {kind} to the application, an exception of the "
+                   f"client's own making ({text})"]
+
+
+@pytest.mark.parametrize("text", [
+    "GroupAuthorizationException: Not authorized to access group: g",
+    "KafkaException: KafkaError{code=_FATAL,val=-150}",
+    "IllegalStateException: [Error 16] NotCoordinatorForGroupError",  # names a Kafka error
+])
+def test_a_kafka_error_or_a_clients_own_exception_type_is_not_of_its_own_making(
+        text: str) -> None:
+    assert not raised_error("c1", text).internal
 
 
 def test_i15_is_in_the_table_judged_on_the_wire() -> None:

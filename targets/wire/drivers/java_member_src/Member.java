@@ -153,10 +153,10 @@ final class Member extends Thread implements ConsumerRebalanceListener {
             records = consumer.poll(POLL);
         } catch (FencedInstanceIdException e) {  // fatal (KIP-345): the application stops
             polling = false;                     // consuming and is closed, it never rejoins
-            out.event("error", name, Map.of("message", Out.describe(e)));
+            out.event("error", name, Map.of("message", Out.describe(e), "raised_by", "poll"));
             return;
         } catch (RuntimeException e) {
-            out.event("error", name, Map.of("message", Out.describe(e)));
+            out.event("error", name, Map.of("message", Out.describe(e), "raised_by", "poll"));
             return;
         }
         if (records.isEmpty()) {
