@@ -23,10 +23,11 @@ WIRE_FINDINGS = sorted(p for p in FINDINGS.glob("*.json")
 
 def _shape(violation: str) -> str:
     """A violation without its names and numbers: what a finding's text and a new run's
-    text share when they are the same finding."""
+    text share when they are the same finding. The fault engine numbers its point's
+    members and topic (``c1-72``, ``t0-72``, partition ``t0-72-1``) as a story does not."""
     text = re.sub(r"\[[^\]]*\]", "[…]", violation.split(": ", 1)[-1])
-    text = re.sub(r"t\d+-\d+(, t\d+-\d+)*", "…", text)
-    return re.sub(r"\b(c\d+|t\d+-\d+|\d+)\b", "_", text)
+    text = re.sub(r"t\d+(?:-\d+)+(, t\d+(?:-\d+)+)*", "…", text)
+    return re.sub(r"\b(c\d+(?:-\d+)?|\d+)\b", "_", text)
 
 
 #: (client, the shape of a violation) of every violation a recorded wire finding lists.

@@ -1,0 +1,21 @@
+"""The long wire runs pass a violation only when a recorded finding of its client has the
+same text but for names and numbers (`helpers.wire_findings.unknown`): the fault engine's
+numbered members and topics (``c1-72``, ``t0-72-1``) read as a story's (``c1``, ``t0-1``)."""
+
+from __future__ import annotations
+
+from helpers.wire_findings import unknown
+
+
+def test_a_fault_points_numbered_names_match_a_findings_plain_ones() -> None:
+    """kafka-python's recorded cooperative claim without a generation, as a fault point of
+    the check engine saw it."""
+    seen = "gen 4: I6: c1-72 claims 2 partition(s) with no generation"
+    assert unknown(("kafka-python",), [seen]) == []
+
+
+def test_a_violation_of_another_client_or_shape_is_unknown() -> None:
+    seen = "gen 4: I6: c1-72 claims 2 partition(s) with no generation"
+    assert unknown(("java",), [seen]) == [seen]
+    other = "gen 4: I6: c1-72 claims 2 partition(s) with generation 1 after generation 3"
+    assert unknown(("kafka-python",), [other]) == [other]
