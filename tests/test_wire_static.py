@@ -149,3 +149,21 @@ def test_a_static_member_config_carries_its_instance_id_and_client_id() -> None:
     java = ClientInfo("java", "java", "4.0.0", ("range",), "java", "kill", True)
     assert member_config({"session_timeout_ms": 1}, java, "a", _spec("ia")) == {
         "session_timeout_ms": 1, "client_id": "a", "group_instance_id": "ia"}
+
+
+@pytest.mark.parametrize(("broker", "static"), [("groupcheck", True), ("mock", False)])
+def test_a_group_plays_static_membership_only_on_a_coordinator_that_fences(
+        broker: str, static: bool) -> None:
+    """librdkafka's mock cluster lets a second consumer join with a taken instance id beside
+    the first, neither told FENCED_INSTANCE_ID: a group on it draws no static member (what
+    KIP-345 promises would be judged against the mock, not the client)."""
+    reason = missing("librdkafka")
+    if reason:
+        pytest.skip(reason)
+    if broker == "mock":
+        pytest.importorskip("confluent_kafka")
+    group = WireGroup("wire:librdkafka:range", ("librdkafka",), "range", broker=broker)
+    try:
+        assert group.static_membership is static
+    finally:
+        group.close()

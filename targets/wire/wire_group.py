@@ -103,11 +103,12 @@ class WireGroup(Steered):
         self.setup, self.order = setup, list(clients)
         self.infos = {c: hello(c, self.classpaths.get(c, "")) for c in clients}
         self.timeouts = group_timeouts({i.name for i in self.infos.values()}, CONFIG)  # I11
-        self.static_membership = all(i.static_membership for i in self.infos.values())
         self.commit_styles = offered_styles(self.infos.values())  # every client's driver offers
         self.own_backend, self.own_pool = backend is None, pool is None
         self.backend = backend or make_backend(
             broker, frozenset(i.client for i in self.infos.values()), SESSION_MS, trace, nodes)
+        self.static_membership = self.backend.fences_static_members and all(
+            i.static_membership for i in self.infos.values())  # KIP-345, on both sides
         self.tells_errors = self.backend.aims_errors_at_members  # `GroupView.told`
         self.pool = pool or DriverPool()
         self.log = WireLog(lambda horizon: all(m.driver.drained(horizon)

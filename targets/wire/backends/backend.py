@@ -59,6 +59,9 @@ class Backend(Protocol):
     name: str
     bootstrap: str
     aims_errors_at_members: bool  # an injected error can hit one member only
+    #: the coordinator fences a static member whose group instance id another consumer
+    #: joined with (KIP-345): only then does a group play static membership
+    fences_static_members: bool
 
     @property
     def topics(self) -> dict[str, int]: ...  # topic → partition count; read-only here

@@ -10,7 +10,9 @@ gets it, whoever sends it — the mock cannot aim at one member (`aims_errors_at
 False: the member an event names is ignored, and the documentation says so). It cannot order
 SyncGroup answers either: its own sync-order defect is handled by holding the leader's
 SyncGroup until the followers have sent theirs. The mock cannot grow a topic; it can
-delete one.
+delete one. It does not fence a static member (KIP-345): a second consumer with its group
+instance id joins beside it, and neither is told FENCED_INSTANCE_ID, so a group on the mock
+plays no static membership (`fences_static_members`).
 
 `MOCK_DEFECTS` lists what the mock gets wrong and `DEFECTS_BY_CLIENT` which clients run into
 each; a group gets the handling for the defects its clients need and no other.
@@ -98,6 +100,7 @@ class MockBackend:
 
     name = "mock"
     aims_errors_at_members = False
+    fences_static_members = False  # the mock keeps both consumers of one instance id
 
     def __init__(self, clients: frozenset[str], session_timeout_ms: int,
                  trace: bool = False) -> None:
