@@ -21,7 +21,7 @@ from groupcheck.targets.wire.members import (
     member_config,
     offered_styles,
 )
-from groupcheck.targets.wire.settle import NOBODY, read_to, unread
+from groupcheck.targets.wire.settle import NOBODY, accepted_commits, read_to, unread
 
 from helpers.delivery_wire import librdkafka_group, settle
 
@@ -76,12 +76,19 @@ def _member(owned: set[tuple[str, int]], read: dict[tuple[str, int], int], **kw:
                            member_id=kw.get("member_id", "id-1"))
 
 
-def _backend(ends: dict[tuple[str, int], tuple[int, int]], commits: list[Any]) -> Any:
-    return SimpleNamespace(log_ends=lambda _topics=None: ends, commits=lambda: commits)
+def _backend(ends: dict[tuple[str, int], tuple[int, int]], commits: list[Any],
+             keeps_commits: bool = True) -> Any:
+    return SimpleNamespace(log_ends=lambda _topics=None: ends, commits=lambda: commits,
+                           keeps_commits=keeps_commits)
+
+
+def _read_to(backend: Any, produced: dict[tuple[str, int], int],
+             entries: tuple[Any, ...] = ()) -> Any:
+    return read_to(backend, produced, accepted_commits(backend, entries))
 
 
 def test_settled_waits_until_each_owner_was_handed_its_partition_to_the_high_watermark() -> None:
-    ends = read_to(_backend({("t0", 0): (0, 5), ("t0", 1): (0, 2)}, []), {})
+    ends = _read_to(_backend({("t0", 0): (0, 5), ("t0", 1): (0, 2)}, []), {})
     assert ends == {("t0", 0): (5, NOBODY), ("t0", 1): (2, NOBODY)}
     members = {"c1": _member({("t0", 0)}, {("t0", 0): 4}),
                "c2": _member({("t0", 1)}, {("t0", 1): 2})}
@@ -96,7 +103,7 @@ def test_a_paused_or_stalled_owner_or_a_partition_another_member_committed_is_no
                                client_id="c9", member_id="id-1")
     refused = SimpleNamespace(offsets=(("t0", 1, 2),), errors=(22,), client_id="c9",
                               member_id="id-1")
-    ends = read_to(_backend({("t0", 0): (0, 5), ("t0", 1): (0, 2)}, [accepted, refused]), {})
+    ends = _read_to(_backend({("t0", 0): (0, 5), ("t0", 1): (0, 2)}, [accepted, refused]), {})
     assert ends == {("t0", 0): (5, ("c9", "id-1")), ("t0", 1): (2, NOBODY)}
     assert unread({"c1": _member({("t0", 0)}, {})}, ends) == ""  # c9 committed it all
     assert unread({"c9": _member({("t0", 0)}, {})}, ends) == "c9 has not read t0-0 to 5"
@@ -119,19 +126,36 @@ def test_a_new_owner_that_commits_the_offset_it_started_at_is_not_waited_for() -
                           member_id="id-1")
     again = SimpleNamespace(offsets=(("t0", 0, 5),), errors=(0,), client_id="c1",
                             member_id="id-2")
-    ends = read_to(_backend({("t0", 0): (0, 5)}, [old, again]), {})
+    ends = _read_to(_backend({("t0", 0): (0, 5)}, [old, again]), {})
     assert ends == {("t0", 0): (5, ("c1", "id-1"))}
     assert unread({"c1": _member({("t0", 0)}, {}, member_id="id-2")}, ends) == ""
     back = SimpleNamespace(offsets=(("t0", 0, 2),), errors=(0,), client_id="c1",
                            member_id="id-2")
-    ends = read_to(_backend({("t0", 0): (0, 5)}, [old, back, again]), {})
+    ends = _read_to(_backend({("t0", 0): (0, 5)}, [old, back, again]), {})
     assert unread({"c1": _member({("t0", 0)}, {("t0", 0): 2}, member_id="id-2")},
                   ends) == "c1 has not read t0-0 to 5"
 
 
+def test_on_a_backend_without_a_commit_log_the_commits_members_reported_done_stand_in(
+        ) -> None:
+    """librdkafka's mock keeps no OffsetCommit log: c9's reported commit of t0-0 up to its
+    end excuses the new owner c1, handed nothing; a commit that failed excuses nobody."""
+    log = WireLog(lambda _horizon: True)
+    for seq, (offset, outcome) in enumerate([(5, "ok"), (2, "KafkaError: failed")]):
+        log.receive(1, {"event": "commit", "member": "c9", "seq": seq, "ts": 10 + seq,
+                        "style": "sync", "offsets": [["t0", seq, offset]],
+                        "outcome": outcome, "generation": 1})
+    log.release()
+    backend = _backend({("t0", 0): (0, 5), ("t0", 1): (0, 2)}, [], keeps_commits=False)
+    ends = _read_to(backend, {}, tuple(log.entries))
+    assert ends == {("t0", 0): (5, ("c9", "")), ("t0", 1): (2, NOBODY)}
+    assert unread({"c1": _member({("t0", 0)}, {})}, ends) == ""
+    assert unread({"c1": _member({("t0", 1)}, {})}, ends) == "c1 has not read t0-1 to 2"
+
+
 def test_a_backend_that_cannot_tell_its_high_watermarks_counts_what_the_group_produced(
         ) -> None:
-    assert read_to(_backend({}, []), {("t0", 0): 3}) == {("t0", 0): (3, NOBODY)}
+    assert _read_to(_backend({}, []), {("t0", 0): 3}) == {("t0", 0): (3, NOBODY)}
 
 
 @pytest.mark.wire

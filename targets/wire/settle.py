@@ -18,17 +18,18 @@ unsettled after a wait in vain. Nothing here waits or sleeps: the caller polls i
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from collections.abc import Set as AbstractSet
 from typing import Any
 
 from ...impl.consumer_protocol import decode_assignment, decode_subscription
 from ...impl.errors import CodecError
 from .backends.backend import Backend, GroupRound
+from .log import Entry
 from .refusals import cannot_join
 
-__all__ = ["NOBODY", "Committer", "TopicPartition", "read_to", "refused_for_good", "stalled",
-           "unread", "unsettled"]
+__all__ = ["NOBODY", "Accepted", "Committer", "TopicPartition", "accepted_commits", "read_to",
+           "refused_for_good", "stalled", "unread", "unsettled"]
 
 TopicPartition = tuple[str, int]
 #: who made a commit: the client id (the member's name) and the member id it was sent with
@@ -73,21 +74,39 @@ def stalled(reason: str, backend: Backend, members: Mapping[str, Any], waited_s:
     return f"nothing happened for {waited_s:.0f}s; " + "; ".join([reason, *silent])
 
 
-def read_to(backend: Backend, produced: Mapping[TopicPartition, int]
-            ) -> dict[TopicPartition, tuple[int, Committer]]:
+#: one accepted commit: who made it, and the (topic, partition, offset) it set
+Accepted = tuple[Committer, tuple[tuple[str, int, int], ...]]
+
+
+def accepted_commits(backend: Backend, entries: Iterable[Entry]) -> list[Accepted]:
+    """Each commit the coordinator accepted, in order: its own log's, on a backend that keeps
+    one (`Backend.keeps_commits`); else the commits the members' drivers reported done
+    (librdkafka's mock: its proxy logs none). A reported commit names its member id only
+    when the driver does: one without is another member's to `unread`."""
+    if backend.keeps_commits:
+        return [((a.client_id, a.member_id),
+                 tuple(o for o, code in zip(a.offsets, a.errors, strict=True) if code == 0))
+                for a in backend.commits()]
+    return [((e.member, e.member_id), e.offsets) for e in entries
+            if e.kind == "commit" and e.text == "ok"]
+
+
+def read_to(backend: Backend, produced: Mapping[TopicPartition, int],
+            commits: Iterable[Accepted]) -> dict[TopicPartition, tuple[int, Committer]]:
     """The offset up to which each partition's owner is to be handed records: its high
     watermark (the backend's; on one that cannot tell, the records ``produced``); and who
-    made the accepted commit that already reaches it (`NOBODY` for none): the one that set
-    the committed offset to its value. A commit that repeats the committed offset takes
-    nothing over: a new owner's commit of every position (Java's ``commitSync()``) names
-    the offset it fetched and started at, records it was never handed."""
+    made the accepted commit (``commits``, `accepted_commits`) that already reaches it
+    (`NOBODY` for none): the one that set the committed offset to its value. A commit that
+    repeats the committed offset takes nothing over: a new owner's commit of every position
+    (Java's ``commitSync()``) names the offset it fetched and started at, records it was
+    never handed."""
     ends = {tp: end for tp, (_, end) in backend.log_ends({t for t, _ in produced}).items()} \
         or dict(produced)
     committed: dict[TopicPartition, tuple[int, Committer]] = {}
-    for answer in backend.commits():
-        for (topic, partition, offset), code in zip(answer.offsets, answer.errors, strict=True):
-            if code == 0 and committed.get((topic, partition), (-1, NOBODY))[0] != offset:
-                committed[(topic, partition)] = (offset, (answer.client_id, answer.member_id))
+    for who, offsets in commits:
+        for topic, partition, offset in offsets:
+            if committed.get((topic, partition), (-1, NOBODY))[0] != offset:
+                committed[(topic, partition)] = (offset, who)
     return {tp: (end, who if offset >= end else NOBODY)
             for tp, end in ends.items() for offset, who in [committed.get(tp, (-1, NOBODY))]}
 

@@ -59,7 +59,7 @@ from .drivers.messages import DriverConfig, DriverEvent
 from .log import Entry, WireLog, owned_at
 from .members import WireMember, member_config, member_view, offered_styles
 from .round_records import COOPERATIVE_PROTOCOLS, given_before, record
-from .settle import read_to, refused_for_good, stalled, unread, unsettled
+from .settle import accepted_commits, read_to, refused_for_good, stalled, unread, unsettled
 from .shown import Shown, show_entry
 from .steered import Steered
 from .timeouts import group_timeouts
@@ -345,7 +345,8 @@ class WireGroup(Steered):
     def _unread(self, every: bool = False) -> str:
         """`settle.unread`: ``every`` member and partition, paused or stalled, for
         ``caught_up`` (I17 judges what is lost only once each owner could read it all)."""
-        return unread(self.members, read_to(self.backend, self.produced), every)
+        commits = accepted_commits(self.backend, self.log.entries[:self.applied])
+        return unread(self.members, read_to(self.backend, self.produced, commits), every)
 
     @checked
     def view(self) -> GroupView:

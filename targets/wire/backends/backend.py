@@ -62,6 +62,9 @@ class Backend(Protocol):
     #: the coordinator fences a static member whose group instance id another consumer
     #: joined with (KIP-345): only then does a group play static membership
     fences_static_members: bool
+    #: `commits` is the coordinator's log of OffsetCommits (else it is empty: the members'
+    #: reported commits stand in, `settle.accepted_commits`)
+    keeps_commits: bool
 
     @property
     def topics(self) -> dict[str, int]: ...  # topic → partition count; read-only here

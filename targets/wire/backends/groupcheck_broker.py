@@ -90,6 +90,7 @@ class GroupcheckBackend:
     name = "groupcheck"
     aims_errors_at_members = True
     fences_static_members = True
+    keeps_commits = True
 
     def __init__(self, clients: frozenset[str], session_timeout_ms: int,
                  broker: Broker | None = None, group: str | None = None,

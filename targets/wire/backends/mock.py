@@ -101,6 +101,7 @@ class MockBackend:
     name = "mock"
     aims_errors_at_members = False
     fences_static_members = False  # the mock keeps both consumers of one instance id
+    keeps_commits = False  # its proxy logs no OffsetCommit
 
     def __init__(self, clients: frozenset[str], session_timeout_ms: int,
                  trace: bool = False) -> None:
