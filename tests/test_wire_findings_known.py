@@ -19,3 +19,13 @@ def test_a_violation_of_another_client_or_shape_is_unknown() -> None:
     assert unknown(("java",), [seen]) == [seen]
     other = "gen 4: I6: c1-72 claims 2 partition(s) with generation 1 after generation 3"
     assert unknown(("kafka-python",), [other]) == [other]
+
+
+def test_kafka_pythons_delivery_finding_and_any_i11_of_its_hang_are_known() -> None:
+    """The stale-prefetch finding names members after their commit styles (``m-none``); the
+    hang shows as whichever I11 the settle's bound words (kafka-python's only)."""
+    rewind = "I17: c1-15 started t0-15-1 at 1, before the committed offset 2 (start-earlier)"
+    bound = ("I11: not settled after 28215 ms; the bound is 28200 ms = 4 rebalances × "
+             "(heartbeat interval 300 + rebalance timeout 3000) + margin 15000 ms")
+    assert unknown(("kafka-python",), [rewind, bound]) == []
+    assert unknown(("librdkafka",), [bound]) == [bound]
