@@ -29,3 +29,14 @@ def test_kafka_pythons_delivery_finding_and_any_i11_of_its_hang_are_known() -> N
              "(heartbeat interval 300 + rebalance timeout 3000) + margin 15000 ms")
     assert unknown(("kafka-python",), [rewind, bound]) == []
     assert unknown(("librdkafka",), [bound]) == [bound]
+
+
+def test_an_i16_finding_is_known_whatever_member_id_and_api_it_met() -> None:
+    """aiokafka's recorded I16 met ILLEGAL_GENERATION on a Heartbeat; the same drop after it
+    on a SyncGroup, under another drawn member id, is the same finding."""
+    seen = ("I16: c1-22 gave its member id c1-22-c7eff79b-e486-4587-a8b5-366657f0460a up "
+            "after ILLEGAL_GENERATION on SyncGroup; its profile (java) keeps it")
+    assert unknown(("aiokafka",), [seen]) == []
+    kept = seen.replace("gave its member id", "rejoined with its member id").replace(
+        " up after", " after").replace("keeps it", "gives it up")
+    assert unknown(("aiokafka",), [kept]) == [kept]

@@ -25,8 +25,12 @@ def _shape(violation: str) -> str:
     """A violation without its names and numbers: what a finding's text and a new run's
     text share when they are the same finding. The fault engine numbers its point's
     members and topic (``c1-72``, ``t0-72``, partition ``t0-72-1``) as a story does not; a
-    delivery story names its members after their commit styles (``m-none``)."""
+    delivery story names its members after their commit styles (``m-none``); a member id is
+    a coordinator's draw; I16 judges an error whatever API it answered."""
     text = re.sub(r"\[[^\]]*\]", "[…]", violation.split(": ", 1)[-1])
+    text = re.sub(r"\S+-[0-9a-f]{8}(?:-[0-9a-f]{4}){3}-[0-9a-f]{12}\b", "_", text)  # member ids
+    if violation.startswith("I16:"):  # a client keeps or drops its id per error, on any API
+        text = re.sub(r" on [A-Za-z]+;", " on _;", text)
     text = re.sub(r"t\d+(?:-\d+)+(, t\d+(?:-\d+)+)*", "…", text)
     text = re.sub(r"\bm-[a-z]+\b", "_", text)  # a member named for its commit style
     return re.sub(r"\b(c\d+(?:-\d+)?|\d+)\b", "_", text)
