@@ -22,7 +22,7 @@ pytest.importorskip("kio", reason="groupcheck's broker (the default wire backend
 
 from groupcheck.targets.wire.clients import hello  # noqa: E402
 
-from helpers.environment import missing
+from helpers.environment import CLASSPATH, missing  # noqa: E402
 from helpers.wire_findings import unknown  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -76,7 +76,7 @@ def test_check_runs_on_every_client_and_assignor_on_both_backends(
         client: str, assignor: str, broker: str, tmp_path: Path) -> None:
     if missing(client):
         pytest.skip(missing(client))
-    if assignor not in hello(client).assignors:
+    if assignor not in hello(client, CLASSPATH).assignors:
         pytest.skip(f"{client} does not offer {assignor}")
     code, result = check(f"wire:{client}:{assignor}", tmp_path, broker, budget=60)
     (checked,) = result["assignors"].values()
