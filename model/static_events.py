@@ -102,9 +102,9 @@ class StaticDuplicate(MemberEvent):
         model.left(self.member)
         model.joined(self.twin, spec)
         out: list[str] = []
-        for _ in range(SETTLE_BUDGET):
-            if any(who == self.member for who, _ in model.reported[heard:]) or \
-                    not target.step():
+        for _ in range(SETTLE_BUDGET):  # until it says it is fenced (another error is not)
+            if any(who == self.member and S.FENCED.search(text)
+                   for who, text in model.reported[heard:]) or not target.step():
                 break
             out += observe(model, target)[1]
         model.judge("I14")

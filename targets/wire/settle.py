@@ -24,12 +24,13 @@ from typing import Any
 
 from ...impl.consumer_protocol import decode_assignment, decode_subscription
 from ...impl.errors import CodecError
+from ...properties.static_rules import FENCED
 from .backends.backend import Backend, GroupRound
 from .log import Entry
 from .refusals import cannot_join
 
 __all__ = ["NOBODY", "Accepted", "Committer", "TopicPartition", "accepted_commits", "read_to",
-           "refused_for_good", "stalled", "unread", "unsettled"]
+           "refused_for_good", "stalled", "unfenced", "unread", "unsettled"]
 
 TopicPartition = tuple[str, int]
 #: who made a commit: the client id (the member's name) and the member id it was sent with
@@ -126,6 +127,24 @@ def unread(members: Mapping[str, Any], ends: Mapping[TopicPartition, tuple[int, 
             if m.read.get((topic, partition), 0) < end and committer in (NOBODY,
                                                                           (name, m.member_id)):
                 return f"{name} has not read {topic}-{partition} to {end}"
+    return ""
+
+
+def unfenced(members: Mapping[str, Any], entries: Iterable[Entry]) -> str:
+    """A polling static member whose group instance id a later consumer took, and whose
+    client has not reported being fenced yet ('' for none). Its next request is answered
+    FENCED_INSTANCE_ID (KIP-345): until its client says so, the group has not settled, and
+    a client that never says so is I14's to judge. ``members``: name → a member with
+    ``polling``, ``spec`` and ``source`` (its incarnation: the later one is the twin)."""
+    told = {e.member for e in entries if e.kind == "error" and FENCED.search(e.text)}
+    for name, m in sorted(members.items()):
+        taken = m.spec.group_instance_id
+        if not (m.polling and taken) or name in told:
+            continue
+        twin = next((n for n, o in sorted(members.items()) if o is not m
+                     and o.spec.group_instance_id == taken and o.source > m.source), "")
+        if twin:
+            return f"{name} has not heard it is fenced ({twin} took its instance id)"
     return ""
 
 

@@ -48,6 +48,7 @@ from ...properties.group import (
     TopicPartition,
 )
 from ...properties.harness import checked
+from . import settle
 from .backends.backend import Backend, GroupRound
 from .backends.factory import make_backend
 from .clients import ClientInfo, hello
@@ -59,7 +60,6 @@ from .drivers.messages import DriverConfig, DriverEvent
 from .log import Entry, WireLog, owned_at
 from .members import WireMember, member_config, member_view, offered_styles
 from .round_records import COOPERATIVE_PROTOCOLS, given_before, record
-from .settle import accepted_commits, read_to, refused_for_good, stalled, unread, unsettled
 from .shown import Shown, show_entry
 from .steered import Steered
 from .timeouts import group_timeouts
@@ -305,9 +305,9 @@ class WireGroup(Steered):
                 check_alive({n: m.driver for n, m in self.members.items()})  # not I11
                 if not waiting and not self._unsettled():
                     return True
-                refused = "" if waiting else refused_for_good(self.backend, self.members)
+                refused = "" if waiting else settle.refused_for_good(self.backend, self.members)
                 if refused or time.monotonic() > deadline:  # a refusal no wait can end
-                    self.shown.errors.append(("group", refused or stalled(
+                    self.shown.errors.append(("group", refused or settle.stalled(
                         self._unsettled(), self.backend, self.members, wait_s, SESSION_MS)))
                     return False
                 self.log.cond.wait(TICK)
@@ -340,13 +340,15 @@ class WireGroup(Steered):
         """Why the group is not settled ('' when it is); called with the log's lock held."""
         if len(self.log.entries) > self.applied or self.log.incoming:
             return "entries to show"
-        return unsettled(self.backend, self.members, self.shown_rounds) or self._unread()
+        return settle.unsettled(self.backend, self.members, self.shown_rounds) or \
+            self._unread() or settle.unfenced(self.members, self.log.entries[:self.applied])
 
     def _unread(self, every: bool = False) -> str:
         """`settle.unread`: ``every`` member and partition, paused or stalled, for
         ``caught_up`` (I17 judges what is lost only once each owner could read it all)."""
-        commits = accepted_commits(self.backend, self.log.entries[:self.applied])
-        return unread(self.members, read_to(self.backend, self.produced, commits), every)
+        commits = settle.accepted_commits(self.backend, self.log.entries[:self.applied])
+        ends = settle.read_to(self.backend, self.produced, commits)
+        return settle.unread(self.members, ends, every)
 
     @checked
     def view(self) -> GroupView:
