@@ -208,7 +208,8 @@ class Doorway:
 
     def hung_up(self, conn: int) -> bool:
         """The client of ``conn`` closed its end: an answer written now is never read."""
-        return bool(getattr(self._readers.get(conn), "hung_up", False))
+        reader = self._readers.get(conn)
+        return isinstance(reader, _Reader) and reader.hung_up
 
     async def _run(self, conn: int, reader: asyncio.StreamReader,
                    writer: asyncio.StreamWriter) -> None:

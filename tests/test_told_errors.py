@@ -124,6 +124,38 @@ def test_the_broker_backend_tells_the_coordinators_own_fencing_answers_too(
     assert backend.told() == []
 
 
+def test_an_injected_error_answered_after_its_client_hung_up_is_not_told(
+        backend: object) -> None:
+    """b sends an OffsetFetch (its answer delayed 0.3 s) and a heartbeat behind it, and
+    closes its end: the broker still answers the heartbeat ILLEGAL_GENERATION, which b never
+    reads, so nobody was told."""
+    import socket
+    import time
+
+    from groupcheck.targets.wire.backends.groupcheck_broker import GroupcheckBackend
+
+    from helpers.broker_wire import form_pair, sync_both
+
+    assert isinstance(backend, GroupcheckBackend)
+    p = form_pair(backend.bootstrap, "g", "t")
+    sync_both(p, "g", "t")
+    p.a.receive(), p.b.receive()
+    backend.inject_error("heartbeat", "ILLEGAL_GENERATION", "b")
+    backend.broker.delay("b", "OffsetFetch", 0.3)
+    p.b.send(9, 7, {"group_id": "g", "topics": None, "require_stable": False})
+    p.b.send(12, 4, {"group_id": "g", "generation_id": 2, "member_id": p.b_id,
+                     "group_instance_id": None})
+    p.b.sock.shutdown(socket.SHUT_WR)
+    deadline = time.monotonic() + 10
+    while not any(e.api == "Heartbeat" and e.who.client_id == "b" and e.answered_ms
+                  is not None for e in backend.broker.exchanges()):
+        assert time.monotonic() < deadline, "the heartbeat was never answered"
+        time.sleep(0.05)
+    answered = [e for e in backend.broker.exchanges() if e.api == "Heartbeat"][-1]
+    assert (answered.error_code, answered.unread) == (22, True)
+    assert backend.told() == []
+
+
 def test_an_error_told_on_an_offset_commit_carries_the_commits_generation() -> None:
     """OffsetCommit names its generation ``generation_id_or_member_epoch``: a member told
     ILLEGAL_GENERATION on its commit in generation 6 is told in generation 6 (it was read
