@@ -29,7 +29,7 @@ __all__ = ["Command", "Diff", "File", "applied", "differences", "globbed", "step
 GAP = "…"
 _BLOCK = re.compile(r"^```(\w*)\n(.*?)^```$", re.M | re.S)
 _SAVE = re.compile(r"Save this as `([^`]+)`")
-_ENGINE = re.compile(r"^  (codec|prove|vectors|scenarios|fuzz|scale) +\d")
+_ENGINE = re.compile(r"^  (codec|prove|vectors|scenarios|fuzz|scale|faults) +\d")
 _TIME = re.compile(r"\\\(\d[\d,]*(?:\\\.\d+)?s\\\)|\d[\d,]*(?:\\\.\d+)?(?:\\ )?s\b")
 _MS = re.compile(r'(?<="ms":\\ )\d+(?:\\\.\d+)?')
 _DIGEST = re.compile(r"(?<=-)[0-9a-f]{10}(?=\\\.(?:json|html|txt))")
