@@ -65,7 +65,6 @@ _ILLEGAL_GENERATION = 22
 _UNKNOWN_MEMBER_ID = 25
 _REBALANCE_IN_PROGRESS = 27
 _INVALID_REQUEST = 42
-_FENCED_INSTANCE_ID = 82
 _TRANSACTIONS_NOT_SERVED = 53  # TRANSACTIONAL_ID_AUTHORIZATION_FAILED: no transactions here
 
 
@@ -241,11 +240,9 @@ def _commit_error(cluster: ClusterState, group_id: str, generation: int, member_
     if coordinator.state is GroupState.DEAD:
         return _COORDINATOR_NOT_AVAILABLE
     if generation >= 0 or member_id or instance_id is not None:
-        member = coordinator.members.get(member_id)
-        if member is None:
-            return _UNKNOWN_MEMBER_ID
-        if instance_id is not None and member.instance_id != instance_id:
-            return _FENCED_INSTANCE_ID
+        refused = coordinator.member_error(member_id, instance_id)
+        if refused is not None:
+            return refused.value
         if generation != coordinator.generation_id:
             return _ILLEGAL_GENERATION
         if coordinator.state is GroupState.COMPLETING_REBALANCE:

@@ -157,6 +157,12 @@ class GroupCoordinator(RebalanceCore):
         """Ids handed out with MEMBER_ID_REQUIRED and not yet joined (KIP-394)."""
         return frozenset(self._group.pending_join)
 
+    def member_error(self, member_id: str, instance_id: str | None) -> Errors | None:
+        """What a request naming this member and instance id is refused with (None: it
+        names a member): FENCED_INSTANCE_ID when the instance id is another member id's
+        (KIP-345), for OffsetCommit as for the group's own requests."""
+        return self._group.validate_member(member_id, instance_id)
+
     def _new_member_id(self, client_id: str, instance_id: str | None) -> str:
         """``clientId-UUID`` (``instanceId-UUID`` for a static member), from a seeded RNG."""
         prefix = instance_id if instance_id is not None else client_id

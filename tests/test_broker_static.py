@@ -109,9 +109,14 @@ def test_a_static_restart_takes_the_old_member_ids_place_in_the_generations_roun
 
 
 def test_the_member_id_a_static_restart_replaced_is_fenced(broker: Broker) -> None:
+    """Every request of the replaced member id is answered FENCED_INSTANCE_ID, its
+    OffsetCommit too (Kafka's validateMember reads the instance id first): a client told
+    UNKNOWN_MEMBER_ID would rejoin under the instance id and take it back from the new one."""
     p = _static_pair(broker.bootstrap)
     _restart(broker.bootstrap, "ib")
     assert p.b.heartbeat(GROUP, p.b_id, 2, "ib").error_code == FENCED_INSTANCE_ID
+    committed = p.b.commit(GROUP, p.b_id, 2, "ib", TOPIC, 2, 1)  # not UNKNOWN_MEMBER_ID
+    assert committed.topics[0].partitions[0].error_code == FENCED_INSTANCE_ID
     p.b.send_join(GROUP, p.b_id, [TOPIC], instance="ib")
     assert p.b.receive().error_code == FENCED_INSTANCE_ID
     left = p.b.leave(GROUP, p.b_id, "ib")

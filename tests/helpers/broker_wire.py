@@ -3,8 +3,8 @@
 `RawClient` is the broker's own `KafkaConnection`: it sends one request and reads its answer
 (`call`), or sends now and reads later (`send`, `receive`, `pending`), so a test can see
 which of two connections is answered first. `join`, `sync`, `heartbeat` build group requests
-at the newest served versions. `form_pair` brings two clients into one generation, its
-SyncGroups not sent yet (`sync_both` sends them).
+at the newest served versions, `commit` an OffsetCommit v8. `form_pair` brings two clients
+into one generation, its SyncGroups not sent yet (`sync_both` sends them).
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from groupcheck.broker.client import KafkaConnection
 from groupcheck.impl.consumer_protocol import encode_assignment, encode_subscription
 from groupcheck.impl.types import Assignment, Subscription
 
-JOIN_V, SYNC_V, HEARTBEAT_V, LEAVE_V = 9, 5, 4, 5
+JOIN_V, SYNC_V, HEARTBEAT_V, LEAVE_V, COMMIT_V = 9, 5, 4, 5, 8
 REBALANCE_IN_PROGRESS = 27
 
 
@@ -58,6 +58,16 @@ class RawClient(KafkaConnection):
                   instance: str | None = None) -> Any:
         return self.call(12, HEARTBEAT_V, {"group_id": group, "generation_id": generation,
                                            "member_id": member_id, "group_instance_id": instance})
+
+    def commit(self, group: str, member_id: str, generation: int, instance: str | None,
+               topic: str, partition: int, offset: int) -> Any:
+        """One offset committed with OffsetCommit v8 (its group instance id from v7 on)."""
+        return self.call(8, COMMIT_V, {
+            "group_id": group, "generation_id_or_member_epoch": generation,
+            "member_id": member_id, "group_instance_id": instance, "topics": [{
+                "name": topic, "partitions": [{
+                    "partition_index": partition, "committed_offset": offset,
+                    "committed_leader_epoch": -1, "committed_metadata": None}]}]})
 
     def leave(self, group: str, member_id: str, instance: str | None = None) -> Any:
         return self.call(13, LEAVE_V, {"group_id": group, "members": [
