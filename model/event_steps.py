@@ -8,6 +8,7 @@ returns the violations the reference model saw along the way.
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 
 from ..properties import membership as M
 from ..properties.group import GroupTarget, GroupView, MemberView
@@ -15,7 +16,7 @@ from ..properties.settle_bound import Disturbances, GroupTimeouts, SettleBound, 
 from .spec import ReferenceModel
 
 __all__ = ["MAX_SETTLE_GENERATIONS", "SETTLE_BUDGET", "SETTLE_STEP_CAP", "after", "drain",
-           "observe", "rolled", "settle", "steps", "subscribed", "unsubscribed"]
+           "observe", "rolled", "settle", "steps", "subscribed", "unsubscribed", "until"]
 
 #: protocol steps a ``settle`` event may take on a target that states no timeouts (the
 #: others are bounded in time, `settle_bound`); a static twin's wait for its fencing too
@@ -72,14 +73,38 @@ def _now_ms(target: GroupTarget) -> int:
     return clock if isinstance(clock, int) else time.monotonic_ns() // 1_000_000
 
 
-def _bound(model: ReferenceModel, target: GroupTarget, allowed: int) -> SettleBound | None:
-    """This settle's time bound from the target's timeouts (None: it states none), and the
-    disturbances since the last settle forgotten."""
+def _bound_now(model: ReferenceModel, target: GroupTarget, allowed: int
+               ) -> SettleBound | None:
+    """The time bound a settle would get now, from the target's timeouts and the
+    disturbances since the last settle (None: the target states no timeouts)."""
     disturbances = Disturbances(allowed, model.abandoned, tuple(model.delayed))
-    model.injected_errors, model.abandoned, model.delayed = 0, 0, []
     timeouts = getattr(target, "timeouts", None)
     return settle_bound(timeouts, disturbances) if isinstance(timeouts, GroupTimeouts) \
         else None
+
+
+def _bound(model: ReferenceModel, target: GroupTarget, allowed: int) -> SettleBound | None:
+    """This settle's time bound (`_bound_now`), and the disturbances since the last settle
+    forgotten."""
+    bound = _bound_now(model, target, allowed)
+    model.injected_errors, model.abandoned, model.delayed = 0, 0, []
+    return bound
+
+
+def until(model: ReferenceModel, target: GroupTarget, done: Callable[[], bool]) -> list[str]:
+    """Protocol steps, each observed, until ``done()``, a violation, or an idle group, for
+    no longer than a settle would be given now (`_bound_now`; `SETTLE_BUDGET` steps on a
+    target that states no timeouts): a wait that what the target's clients do must end."""
+    bound = _bound_now(model, target, MAX_SETTLE_GENERATIONS + model.injected_errors)
+    started = _now_ms(target)
+    out: list[str] = []
+    for _ in range(SETTLE_BUDGET if bound is None else SETTLE_STEP_CAP):
+        if out or done() or (bound is not None and _past(bound, started, _now_ms(target))):
+            break
+        if not target.step(_left(bound, started, _now_ms(target))):
+            break
+        out += observe(model, target)[1]
+    return out
 
 
 def _late(bound: SettleBound, started_ms: int, now_ms: int) -> str:

@@ -16,7 +16,7 @@ from typing import ClassVar
 
 from ..properties import static_rules as S
 from ..properties.group import GroupTarget, MemberSpec
-from .event_steps import SETTLE_BUDGET, last_seen, observe, settle
+from .event_steps import last_seen, settle, until
 from .event_types import MemberEvent
 from .spec import ReferenceModel
 
@@ -101,15 +101,15 @@ class StaticDuplicate(MemberEvent):
         target.join(self.twin, spec)
         model.left(self.member)
         model.joined(self.twin, spec)
-        out: list[str] = []
-        for _ in range(SETTLE_BUDGET):  # until it says it is fenced (another error is not)
-            if any(who == self.member and S.FENCED.search(text)
-                   for who, text in model.reported[heard:]) or not target.step():
-                break
-            out += observe(model, target)[1]
+        out = until(model, target, lambda: any(  # its report of another error is not it
+            who == self.member and S.FENCED.search(text)
+            for who, text in model.reported[heard:]))
+        if out:  # the story stops at what it showed before the member heard
+            target.leave(self.member)
+            return out
         model.judge("I14")
-        out += S.fenced_duplicate(self.member, [text for who, text in model.reported[heard:]
-                                                if who == self.member])
+        out = S.fenced_duplicate(self.member, [text for who, text in model.reported[heard:]
+                                               if who == self.member])
         target.leave(self.member)
         return out + settle(model, target)
 

@@ -1,0 +1,95 @@
+"""`event_steps.until`, the wait of an event for something only the target's clients can
+end (a fenced static member saying so, KIP-345): it ends at its condition, at the first
+violation, or at the time a settle would be given, never after a step count that a busy
+group can take for hours (each wire step waits up to a minute)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from groupcheck.model.event_steps import SETTLE_BUDGET, until
+from groupcheck.model.spec import ReferenceModel
+from groupcheck.model.static_events import StaticDuplicate
+from groupcheck.properties.group import GroupView, MemberSpec
+from groupcheck.properties.settle_bound import GroupTimeouts
+
+from helpers.environment import make_group_target
+
+TIMEOUTS = GroupTimeouts(session_timeout_ms=2000, rebalance_timeout_ms=3000,
+                         heartbeat_interval_ms=300)
+
+
+@dataclass
+class Busy:
+    """A group that always has something to show and never settles what is waited for:
+    each step takes ``tick_ms`` of its clock; ``timeouts`` as a wire group states them."""
+
+    timeouts: GroupTimeouts | None
+    tick_ms: int = 100
+    clock_ms: int = 0
+    steps: int = 0
+    shown: GroupView = field(default_factory=lambda: make_group_target("builtin:range").view())
+
+    def step(self, within_ms: int | None = None) -> bool:
+        self.steps += 1
+        self.clock_ms += self.tick_ms
+        return True
+
+    def view(self) -> GroupView:
+        return self.shown
+
+
+def test_a_wait_on_a_target_with_timeouts_ends_at_the_settle_bound() -> None:
+    target, model = Busy(TIMEOUTS), ReferenceModel()
+    assert until(model, target, lambda: False) == []  # type: ignore[arg-type]
+    bound_ms = 4 * (300 + 3000)  # MAX_SETTLE_GENERATIONS rebalances of the bound
+    assert bound_ms <= target.clock_ms <= bound_ms + target.tick_ms
+
+
+def test_a_wait_on_a_target_without_timeouts_ends_after_the_settle_budget() -> None:
+    target = Busy(None)
+    assert until(ReferenceModel(), target, lambda: False) == []  # type: ignore[arg-type]
+    assert target.steps == SETTLE_BUDGET
+
+
+def test_a_wait_ends_when_its_condition_holds() -> None:
+    target = Busy(TIMEOUTS)
+    assert until(ReferenceModel(), target, lambda: target.steps == 3) == []  # type: ignore[arg-type]
+    assert target.steps == 3
+
+
+class Violating(ReferenceModel):
+    def observe(self, view: GroupView) -> list[str]:
+        return ["I1: t0-0 went to b while a still owned it"]
+
+
+def test_a_wait_ends_at_the_first_violation() -> None:
+    target = Busy(TIMEOUTS)
+    assert until(Violating(), target, lambda: False) == [  # type: ignore[arg-type]
+        "I1: t0-0 went to b while a still owned it"]
+    assert target.steps == 1
+
+
+@dataclass
+class BusyStatic(Busy):
+    """`Busy`, running static members (their joins and leaves change nothing it shows)."""
+
+    name: str = "busy"
+    static_membership: bool = True
+
+    def join(self, member: str, spec: MemberSpec) -> None:
+        pass
+
+    def leave(self, member: str) -> None:
+        pass
+
+
+def test_a_replaced_member_that_never_says_it_is_fenced_is_judged_within_the_bound() -> None:
+    """KIP-345's fenced duplicate on a group that stays busy: the twin's event judges I14
+    once a settle's time has passed, rather than stepping on for ``SETTLE_BUDGET`` steps
+    (four hundred minutes at most on the wire)."""
+    target, model = BusyStatic(TIMEOUTS), ReferenceModel()
+    model.joined("a", MemberSpec(("t0",), ("range",), group_instance_id="ia"))
+    out = StaticDuplicate("a", "c").apply(target, model)  # type: ignore[arg-type]
+    assert out and out[0].startswith("I14: a") and out[0].endswith("(it reported nothing)")
+    assert target.steps < SETTLE_BUDGET
