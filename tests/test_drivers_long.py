@@ -75,10 +75,11 @@ def test_finding_librdkafka_never_reads_a_partition_whose_offset_fetch_met_a_mov
     """findings/wire-librdkafka-range-offset-fetch-moved-I11.json, replayed as a user does
     (on two nodes: the story moves its coordinator): librdkafka reports the OffsetFetch's
     NOT_COORDINATOR with no partition and never reads t0-335-3 (I11). It shows about two
-    replays in three (a rebalance that follows resets the assignment): three tries."""
+    replays in three on a quiet machine, less on a loaded one (a rebalance that follows
+    resets the assignment): five tries, as `test_wire_long` gives every finding."""
     need("librdkafka")
     saved = read_saved(str(FINDINGS / "wire-librdkafka-range-offset-fetch-moved-I11.json"))
-    for _ in range(3):
+    for _ in range(5):
         replayed = replay_events_file(saved, target=None, assignor=None, settings=SETTINGS)
         text = "\n".join(replayed.lines)
         assert "Failed to fetch committed offsets for 0 partition(s)" in text, text
@@ -86,7 +87,7 @@ def test_finding_librdkafka_never_reads_a_partition_whose_offset_fetch_met_a_mov
             assert "has not read t0-335-3" in text, text
             return
         assert not replayed.different, text
-    pytest.fail("not reproduced in three replays")
+    pytest.fail("not reproduced in five replays")
 
 
 def _replayed_on(name: str, target: str) -> tuple[list[str], str]:
