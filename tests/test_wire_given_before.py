@@ -41,3 +41,13 @@ def test_an_answer_held_within_the_sync_request_timeout_was_got() -> None:
 
 def test_with_no_modelled_timeout_a_held_answer_counts_as_got() -> None:
     assert _given(11_000, None) == ((T, 0), (T, 1))
+
+
+def test_a_consumer_that_rejoined_under_a_new_member_id_was_given_what_its_old_id_was() -> None:
+    """Told UNKNOWN_MEMBER_ID, Kafka's Java consumer rejoins under a new member id, and its
+    sticky user data still claims what generation 1 gave it, with generation 1 (KIP-341): a
+    claim of the same consumer, not a stranger's."""
+    rounds = [_round(1, {"m1": [0, 1, 2, 3]}), _round(2, {"m1b": [0, 1], "m2": [2, 3]})]
+    rounds[1].names["m1b"] = "c1"
+    assert given_before(rounds, rounds[-1])["c1"] == tuple((T, p) for p in range(4))
+    assert "c2" not in given_before(rounds, rounds[-1])

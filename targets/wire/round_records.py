@@ -97,19 +97,24 @@ def given_before(rounds: list[GroupRound], current: GroupRound,
     never finished owns what it was given all the same. An answer held back for the members'
     SyncGroup request timeout (``sync_timeout_ms``, the longest of their clients'; None: not
     modelled) was not got: the client gave the request up first and owns what it had. Keyed
-    by harness name; a member id new in ``current`` (a new consumer) has no previous
-    assignment."""
+    by harness name, and found by it: a consumer that lost its member id (UNKNOWN_MEMBER_ID,
+    an expired session) and rejoined under a new one still claims what its old id was given,
+    with that generation (KIP-341); a consumer new to the group has no previous assignment."""
     out: dict[str, tuple[TopicPartition, ...]] = {}
     for member_id in current.subscriptions:
+        name = current.names.get(member_id) or member_id
         for earlier in sorted(rounds, key=lambda r: r.generation, reverse=True):
-            if earlier.generation >= current.generation or member_id not in earlier.synced \
-                    or _timed_out(earlier.waited_ms.get(member_id), sync_timeout_ms):
+            if earlier.generation >= current.generation:
+                continue
+            got = [m for m in earlier.synced if (earlier.names.get(m) or m) == name
+                   and not _timed_out(earlier.waited_ms.get(m), sync_timeout_ms)]
+            if not got:
                 continue
             try:
-                data = decode_assignment(earlier.assignments[member_id])
+                data = decode_assignment(earlier.assignments[got[0]])
             except (CodecError, KeyError):
                 break
-            out[current.names.get(member_id) or member_id] = tuple(data.to_api().partitions)
+            out[name] = tuple(data.to_api().partitions)
             break
     return out
 
