@@ -43,8 +43,10 @@ def _is_static(model: ReferenceModel, member: str) -> bool:
 class StaticRestart(MemberEvent):
     """The static member's consumer stops (no LeaveGroup) and a new one starts with its
     instance id within the session timeout; ``topics``: the new consumer's subscription
-    (None: unchanged). Unchanged, KIP-345 promises no rebalance and the same partitions
-    (I14); changed, the group rebalances to the new subscription."""
+    (None: unchanged, the member's subscription now, not the one it joined with).
+    Unchanged, into a settled group, KIP-345 promises no rebalance and the same partitions
+    (I14); changed, the group rebalances to the new subscription; into a rebalance, the new
+    consumer joins it."""
 
     op: ClassVar[str] = "static_restart"
     topics: tuple[str, ...] | None = None
@@ -54,18 +56,21 @@ class StaticRestart(MemberEvent):
 
     def apply(self, target: GroupTarget, model: ReferenceModel) -> list[str]:
         spec = _static_spec(target, model, self.member)
-        changed = self.topics is not None and frozenset(self.topics) != frozenset(spec.topics)
+        current = model.members[self.member].subscription  # a subscribe since its join counts
+        topics = self.topics if self.topics is not None else tuple(sorted(current)) or spec.topics
+        changed = frozenset(topics) != current
         before = last_seen(model, self.member)
         start = model.last_view.generation if model.last_view else 0
-        again = replace(spec, topics=self.topics) if self.topics is not None else spec
+        settled = model.last_view is not None and model.last_view.settled
+        again = replace(spec, topics=topics)
         target.leave(self.member)
         model.left(self.member)
         target.join(self.member, again)
         model.joined(self.member, again)
         out = settle(model, target)
         end = model.last_view
-        if out or changed or before is None or end is None:
-            return out
+        if out or changed or not settled or before is None or end is None:
+            return out  # KIP-345 promises a restart into a settled group nothing more
         model.judge("I14")
         now = end.members.get(self.member)
         return S.static_restart(self.member, before.owned, now.owned if now else frozenset(),

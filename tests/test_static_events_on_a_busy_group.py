@@ -1,7 +1,9 @@
-"""`event_steps.until`, the wait of an event for something only the target's clients can
-end (a fenced static member saying so, KIP-345): it ends at its condition, at the first
-violation, or at the time a settle would be given, never after a step count that a busy
-group can take for hours (each wire step waits up to a minute)."""
+"""Static members' events on a group that never goes quiet (a fake target), and the wait
+they rely on, `event_steps.until`: a wait for something only the target's clients can end
+(a fenced static member saying so, KIP-345) ends at its condition, at the first violation,
+or at the time a settle would be given, never after a step count that a busy group can take
+for hours (each wire step waits up to a minute); a static restart starts its new consumer
+with the subscription the member has now."""
 
 from __future__ import annotations
 
@@ -9,8 +11,8 @@ from dataclasses import dataclass, field
 
 from groupcheck.model.event_steps import SETTLE_BUDGET, until
 from groupcheck.model.spec import ReferenceModel
-from groupcheck.model.static_events import StaticDuplicate
-from groupcheck.properties.group import GroupView, MemberSpec
+from groupcheck.model.static_events import StaticDuplicate, StaticRestart
+from groupcheck.properties.group import GroupView, MemberSpec, MemberView
 from groupcheck.properties.settle_bound import GroupTimeouts
 
 from helpers.environment import make_group_target
@@ -76,9 +78,10 @@ class BusyStatic(Busy):
 
     name: str = "busy"
     static_membership: bool = True
+    joined: list[MemberSpec] = field(default_factory=list)
 
     def join(self, member: str, spec: MemberSpec) -> None:
-        pass
+        self.joined.append(spec)
 
     def leave(self, member: str) -> None:
         pass
@@ -93,3 +96,34 @@ def test_a_replaced_member_that_never_says_it_is_fenced_is_judged_within_the_bou
     out = StaticDuplicate("a", "c").apply(target, model)  # type: ignore[arg-type]
     assert out and out[0].startswith("I14: a") and out[0].endswith("(it reported nothing)")
     assert target.steps < SETTLE_BUDGET
+
+
+def test_a_static_restart_keeps_the_subscription_the_member_has_now() -> None:
+    """A member that joined with t0 and t1 and then subscribed to t1 alone restarts
+    subscribed to t1: its join's topics would be a changed subscription, which Kafka's
+    coordinator takes without a rebalance (KAFKA-12759), leaving t0 to nobody."""
+    target, model = BusyStatic(TIMEOUTS), ReferenceModel()
+    model.joined("a", MemberSpec(("t0", "t1"), ("range",), group_instance_id="ia"))
+    model.subscribed("a", ("t1",))
+    StaticRestart("a").apply(target, model)  # type: ignore[arg-type]
+    assert [spec.topics for spec in target.joined] == [("t1",)]
+
+
+def _group(generation: int, settled: bool) -> GroupView:
+    a = MemberView("a", "a-id", generation, frozenset({("t0", 0)}), frozenset(),
+                   frozenset({"t0"}), "EAGER", "java", True, True)
+    return GroupView(generation, "Stable" if settled else "PreparingRebalance", "a",
+                     {"t0": 1}, {"a": a}, settled)
+
+
+def test_a_static_restart_into_a_rebalance_under_way_is_not_held_to_kip_345() -> None:
+    """A subscribe started generation 3 and the restart comes before it completes: the
+    rebalance is the subscribe's, not the restart's (I14 promises nothing here)."""
+    target, model = BusyStatic(TIMEOUTS, shown=_group(3, True)), ReferenceModel()
+    model.metadata("t0", 1)
+    model.joined("a", MemberSpec(("t0",), ("range",), group_instance_id="ia"))
+    model.last_view = _group(2, False)
+    assert StaticRestart("a").apply(target, model) == []  # type: ignore[arg-type]
+    model.last_view = _group(2, True)
+    assert StaticRestart("a").apply(target, model)[0].startswith(  # type: ignore[arg-type]
+        "I14: a's static restart rebalanced the group (generation 2 → 3)")
