@@ -39,7 +39,8 @@ class Round:
     leader_sync_ns: int = 0
     synced: set[str] = field(default_factory=set)
     instances: dict[str, str] = field(default_factory=dict)  # static members' instance ids
-    #: synced members whose answer steering kept from them (the connection closed instead)
+    #: synced members whose answer steering kept from them (the connection closed instead,
+    #: or an answer held back: until it went out, and for good if the client had hung up)
     withheld: set[str] = field(default_factory=set)
     #: synced members whose answer steering held back: how long each waited for it (ms)
     waited_ms: dict[str, int] = field(default_factory=dict)
@@ -91,12 +92,17 @@ class RoundLedger:
         if round_ is not None:
             round_.withheld.add(member_id)
 
-    def held(self, group: str, generation: int, member_id: str, waited_ms: int) -> None:
-        """The member's SyncGroup answer of ``generation`` went out ``waited_ms`` after its
-        request came in: a client whose request timed out first never read it."""
+    def held(self, group: str, generation: int, member_id: str, waited_ms: int,
+             read: bool = True) -> None:
+        """The member's SyncGroup answer of ``generation``, withheld while steering held it
+        back, went out ``waited_ms`` after its request came in: a client whose request timed
+        out first never read it; one that had closed its connection (``read`` False) never
+        got it."""
         round_ = self._rounds.get(group, {}).get(generation)
         if round_ is not None:
             round_.waited_ms[member_id] = waited_ms
+            if read:
+                round_.withheld.discard(member_id)
 
     def rounds(self, group: str) -> list[Round]:
         return [self._copy(r) for _, r in sorted(self._rounds.get(group, {}).items())]

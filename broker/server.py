@@ -266,10 +266,13 @@ class BrokerCore:
         self.log.steer(exchange, rule.describe())
         body, sync = exchange.request, exchange.api == "SyncGroup"
         if rule.action == "delay":
+            if sync:  # not got while it is held back
+                self.rounds.withheld(body.group_id, body.generation_id, body.member_id)
             await asyncio.sleep(rule.seconds)
             if sync:
                 self.rounds.held(body.group_id, body.generation_id, body.member_id,
-                                 self.now_ms() - exchange.received_ms)
+                                 self.now_ms() - exchange.received_ms,
+                                 read=not self.doorway.hung_up(exchange.connection))
             return None
         if rule.action == "close":
             if sync:
