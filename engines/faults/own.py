@@ -10,8 +10,8 @@ was armed, or when the same step and protocol's story played with no fault
 (`points.no_fault`) fails too: a story that fails with no fault cannot tell its faults'
 failures from its own. That story is played only when it can tell:
 once a point of its step and protocol failed after its fault, it is the next one of them
-taken, and again (up to `ALONE_PLAYS` plays) while it holds and `OWN_FAILURES` more of its
-points fail after their fault. Once `OWN_FAILURES` points of a step and protocol failed as
+taken, and again (up to `ALONE_PLAYS` plays) while it holds and another of its points fails
+after its fault. Once `OWN_FAILURES` points of a step and protocol failed as
 their story does, and they are at least `OWN_SHARE` of its points played, its other points
 are not reached: a story that fails on its own cannot test its faults, and each of its points
 waits out the bound it breaks (Java 3.2.0's commit loop, finding 22, breaks I11's 31.5 s
@@ -106,12 +106,11 @@ class OwnFailures:
     def _wanted(self, key: Key) -> bool:
         """Whether the story of ``key`` with no fault is to be played next: it has not
         failed yet, no play of it is under way, it was taken fewer than `ALONE_PLAYS`
-        times, and one point of ``key`` more than `OWN_FAILURES` per play so far failed
-        after its fault."""
+        times, and more points of ``key`` failed after their fault than it was played."""
         taken = self.asked[key]
         after = sum(1 for h in self.heard.get(key, []) if h.violation and not h.before)
         return (taken < ALONE_PLAYS and taken == len(self.alone.get(key, []))
-                and not self.failed_alone(key) and after >= 1 + OWN_FAILURES * taken)
+                and not self.failed_alone(key) and after > taken)
 
     def points(self, points: list[FaultPoint], unreached: dict[str, str]
                ) -> Iterator[FaultPoint]:
