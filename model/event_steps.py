@@ -92,14 +92,15 @@ def _bound(model: ReferenceModel, target: GroupTarget, allowed: int) -> SettleBo
 
 
 def until(model: ReferenceModel, target: GroupTarget, done: Callable[[], bool]) -> list[str]:
-    """Protocol steps, each observed, until ``done()``, a violation, or an idle group, for
-    no longer than a settle would be given now (`_bound_now`; `SETTLE_BUDGET` steps on a
-    target that states no timeouts): a wait that what the target's clients do must end."""
+    """Protocol steps, each observed, until ``done()`` or an idle group, for no longer than
+    a settle would be given now (`_bound_now`; `SETTLE_BUDGET` steps on a target that states
+    no timeouts): a wait that what the target's clients do must end. The violations seen on
+    the way do not end it (a replay may look for a later one); they are returned."""
     bound = _bound_now(model, target, MAX_SETTLE_GENERATIONS + model.injected_errors)
     started = _now_ms(target)
     out: list[str] = []
     for _ in range(SETTLE_BUDGET if bound is None else SETTLE_STEP_CAP):
-        if out or done() or (bound is not None and _past(bound, started, _now_ms(target))):
+        if done() or (bound is not None and _past(bound, started, _now_ms(target))):
             break
         if not target.step(_left(bound, started, _now_ms(target))):
             break

@@ -109,12 +109,9 @@ class StaticDuplicate(MemberEvent):
         out = until(model, target, lambda: any(  # its report of another error is not it
             who == self.member and S.FENCED.search(text)
             for who, text in model.reported[heard:]))
-        if out:  # the story stops at what it showed before the member heard
-            target.leave(self.member)
-            return out
         model.judge("I14")
-        out = S.fenced_duplicate(self.member, [text for who, text in model.reported[heard:]
-                                               if who == self.member])
+        out += S.fenced_duplicate(self.member, [text for who, text in model.reported[heard:]
+                                                if who == self.member])
         target.leave(self.member)
         return out + settle(model, target)
 
