@@ -141,14 +141,20 @@ def test_finding_java_3_2_0_commits_in_a_loop_instead_of_rejoining_a_cooperative
     the rebalance without it and its partitions go to the others while it still holds them.
     What a view catches of that depends on timing: two owners (I1), its partitions given up
     as lost though it was never told it was fenced (I7), or a group that never settles (I11);
-    3.3.1 plays the same story and holds."""
+    3.3.1 plays the same story, settles and never overlaps (on some timings its own finding
+    23 shows there, a SyncGroup answered REBALANCE_IN_PROGRESS read as a loss, I7). The loop
+    shows on about two plays in three: five tries on 3.2.0, as `test_wire_long` gives every
+    finding."""
     repo_releases("3.2.0")
     repo_releases("3.3.1")
     name = "wire-java-cooperative-sticky-commit-loop-3.2-I11.json"
-    found, story = _replayed_on(name, "wire:java@3.2.0:cooperative-sticky")
+    for _ in range(5):
+        found, story = _replayed_on(name, "wire:java@3.2.0:cooperative-sticky")
+        if found:
+            break
     assert found and found[0].startswith(("I11: not settled", "I1: ", "c2: I7: lost")), story
     fixed, story = _replayed_on(name, "wire:java@3.3.1:cooperative-sticky")
-    assert fixed == [], story
+    assert not [v for v in fixed if v.startswith(("I11:", "I1:"))], story
 
 
 def test_finding_java_3_3_1_loses_its_partitions_after_a_sync_answered_rebalance_in_progress(
