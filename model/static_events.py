@@ -70,7 +70,7 @@ class StaticRestart(MemberEvent):
         out = settle(model, target)
         end = model.last_view
         if out or changed or not settled or before is None or end is None:
-            return out  # KIP-345 promises a restart into a settled group nothing more
+            return out  # KIP-345 promises only an unchanged restart into a settled group
         model.judge("I14")
         now = end.members.get(self.member)
         return S.static_restart(self.member, before.owned, now.owned if now else frozenset(),
