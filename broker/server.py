@@ -265,9 +265,9 @@ class BrokerCore:
             return None
         self.log.steer(exchange, rule.describe())
         body, sync = exchange.request, exchange.api == "SyncGroup"
+        if sync and rule.action in ("delay", "close"):  # not got while held back, or at all
+            self.rounds.withheld(body.group_id, body.generation_id, body.member_id)
         if rule.action == "delay":
-            if sync:  # not got while it is held back
-                self.rounds.withheld(body.group_id, body.generation_id, body.member_id)
             await asyncio.sleep(rule.seconds)
             if sync:
                 self.rounds.held(body.group_id, body.generation_id, body.member_id,
@@ -275,8 +275,6 @@ class BrokerCore:
                                  read=not self.doorway.hung_up(exchange.connection))
             return None
         if rule.action == "close":
-            if sync:
-                self.rounds.withheld(body.group_id, body.generation_id, body.member_id)
             raise Closed(f"steering: {exchange.api} answer to {rule.member!r} withheld")
         return await self.holds.keep(exchange, rule.tag)
 
