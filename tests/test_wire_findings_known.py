@@ -40,3 +40,13 @@ def test_an_i16_finding_is_known_whatever_member_id_and_api_it_met() -> None:
     kept = seen.replace("gave its member id", "rejoined with its member id").replace(
         " up after", " after").replace("keeps it", "gives it up")
     assert unknown(("aiokafka",), [kept]) == [kept]
+
+
+def test_a_finding_of_a_mixed_group_is_known_for_each_of_its_clients() -> None:
+    """kafka-python's leader dropping a static member shows in a group of three clients
+    (findings/wire-mixed-kafka-python-range-static-dropped-I3.json): known in any group
+    with those clients, however its members are numbered."""
+    dropped = ("I3: t0's 3 partitions are split c1 2, c2 1, c3 0 among its subscribers "
+               "(range: shares differ by at most one)")
+    assert unknown(("librdkafka", "kafka-python", "aiokafka"), [dropped]) == []
+    assert unknown(("java",), [dropped]) == [dropped]

@@ -36,16 +36,25 @@ def _shape(violation: str) -> str:
     return re.sub(r"\b(c\d+(?:-\d+)?|\d+)\b", "_", text)
 
 
+def _clients(target: str) -> tuple[str, ...]:
+    """The clients a finding's target plays: ``wire:mixed:a+b:…`` each of its clients (and
+    ``mixed``), ``wire:<client>:…`` that client, ``librdkafka:…`` librdkafka."""
+    if not target.startswith("wire:"):
+        return ("librdkafka",)
+    client = target.split(":")[1]
+    return (client, *target.split(":")[2].split("+")) if client == "mixed" else (client,)
+
+
 #: (client, the shape of a violation) of every violation a recorded wire finding lists.
 #: I11's "not settled" says little of its cause: it passes as known only for kafka-python,
 #: whose finding (a join answered without error that it never finishes) is exactly that,
 #: and shows on plain joins too, more often on a loaded machine, in whichever words the
 #: settle's bound gives
 KNOWN = {(client, _shape(v))
-         for client, violations in (
-             (str(d["target"]).split(":")[1] if str(d["target"]).startswith("wire:")
-              else "librdkafka", d["violations"])
+         for clients, violations in (
+             (_clients(str(d["target"])), d["violations"])
              for d in (json.loads(p.read_text()) for p in WIRE_FINDINGS))
+         for client in clients
          for v in violations if not v.startswith("I11:")} | {("kafka-python", "I11")}
 
 
