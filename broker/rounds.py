@@ -93,7 +93,7 @@ class RoundLedger:
             round_.withheld.add(member_id)
 
     def held(self, group: str, generation: int, member_id: str, waited_ms: int,
-             read: bool = True) -> None:
+             read: bool) -> None:
         """The member's SyncGroup answer of ``generation``, withheld while steering held it
         back, went out ``waited_ms`` after its request came in: a client whose request timed
         out first never read it; one that had closed its connection (``read`` False) never
