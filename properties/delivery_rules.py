@@ -281,19 +281,21 @@ def commit_backwards(index: LogIndex) -> list[DeliveryViolation]:
 
 
 def _next_owner_start(index: LogIndex, tenure: Tenure) -> int | None:
-    """When another member's tenure of the partition begins after ``tenure`` ends."""
+    """When the partition's next tenure begins after ``tenure`` ends: another member's, or
+    the same member's own when it is handed the partition back (an eager member gives up
+    everything at each rebalance, and its new tenure starts from the committed offset)."""
     assert tenure.end is not None
     later = [t.start for t in index.by_partition.get(tenure.tp, ())
-             if t.member != tenure.member and t.start >= tenure.end]
+             if t is not tenure and t.start >= tenure.end]
     return min(later) if later else None
 
 
 def auto_commit_revoke(log: DeliveryLog, index: LogIndex) -> list[DeliveryViolation]:
     """A member with auto-commit on has committed everything it was handed in a tenure by
-    the time the partition's next owner starts (the clients commit as they revoke: Java and
-    kafka-python before the callback, librdkafka at the unassign after it; the next owner
-    starts from it). A tenure lost or ended by a crash is not judged; one nobody took over
-    is judged at the end of the log."""
+    the time the partition's next tenure starts, its own next one included (the clients
+    commit as they revoke: Java and kafka-python before the callback, librdkafka at the
+    unassign after it; the next tenure starts from it). A tenure lost or ended by a crash
+    is not judged; one nobody took over is judged at the end of the log."""
     out = []
     for tenure, records in index.handed_in.items():
         if (tenure.end is None or not tenure.revoked or not records

@@ -237,6 +237,19 @@ def test_an_auto_commit_member_that_committed_everything_before_the_revoke_holds
     assert judge_delivery(_auto_handover(5)).violations == ()
 
 
+def test_an_auto_commit_member_handed_its_partition_back_is_judged_at_its_new_tenure() -> None:
+    """An eager member gives everything up and may be handed the same partition back: its
+    new tenure starts from the committed offset, so the commit is due by then (a commit
+    made later does not undo the record handed again)."""
+    handed = _handed("c1", 1, [0, 1, 2]) + _handed("c1", 11, [2])
+    tenures = [_tenure("c1", 0, 10), _tenure("c1", 10, None)]
+    late = _log(handed, tenures, (_commit(5, "c1", 2), _commit(12, "c1", 3)),
+                styles={"c1": "auto"})
+    assert _rules(judge_delivery(late)) == [("auto-commit-revoke", "c1", (2,))]
+    on_time = _log(handed[:3], tenures, (_commit(9, "c1", 3),), styles={"c1": "auto"})
+    assert judge_delivery(on_time).violations == ()
+
+
 def test_an_auto_commit_member_that_lost_its_partition_is_not_held_to_a_commit() -> None:
     log = _auto_handover(4)
     lost = replace(log, tenures=(replace(log.tenures[0], revoked=False), log.tenures[1]))
