@@ -57,6 +57,8 @@ class GroupMachine(GroupRules):
         except Exception as exc:
             self._met(exc)
             raise
+        if self.model.last_view is not None and self.model.last_view.settled:
+            self.resubscribed.clear()  # the coordinator has taken every new subscription
         if self.inherited is not None:
             for text in self.model.labelled:
                 self.inherited.setdefault(text.split(": ")[1].split()[0], list(self.events))

@@ -150,6 +150,7 @@ class GroupRules(MachineState):
         topics = data.draw(st.lists(st.sampled_from(sorted(self.model.partitions)),
                                     min_size=1, unique=True).map(sorted), label="topics")
         self.run(Subscribe(member, tuple(topics)))
+        self.resubscribed.add(member)
 
     @precondition(lambda self: self.config.unsubscribes and bool(self.present()))
     @rule(data=st.data())
@@ -249,14 +250,14 @@ class GroupRules(MachineState):
 
     # --- static members (KIP-345) ---------------------------------------------------------
 
-    @precondition(lambda self: bool(self.static_present()))
+    @precondition(lambda self: bool(self.restartable()))
     @rule(data=st.data())
     def static_member_restarts(self, data: st.DataObject) -> None:
         """A static member (the leader too) restarts within its session timeout with its
         subscription. A changed one is a replay file's (`StaticRestart.topics`): Kafka's
         coordinator takes it without a rebalance (KAFKA-12759), so fuzz would find that
         known gap in every run."""
-        member = data.draw(st.sampled_from(self.static_present()), label="member")
+        member = data.draw(st.sampled_from(self.restartable()), label="member")
         self.stalled.discard(member)
         self.run(StaticRestart(member))
 

@@ -69,6 +69,7 @@ class MachineState(RuleBasedStateMachine):
         self.events: list[DomainEvent] = []
         self.last: list[str] = []
         self.stalled: set[str] = set()
+        self.resubscribed: set[str] = set()  # subscribed anew since the group last settled
         self.member_names = NAMES[:max(self.config.max_members, 1)]
         self.static_joins = 0  # static consumers started (each takes an instance id of its own)
 
@@ -132,6 +133,12 @@ class MachineState(RuleBasedStateMachine):
         """The members present that joined with a group instance id."""
         return [n for n in self.present()
                 if self.model.members[n].spec.group_instance_id is not None]
+
+    def restartable(self) -> list[str]:
+        """The static members whose subscription the group has settled on: one restarted
+        before its new subscription reached the coordinator rejoins with a changed one,
+        which Kafka's coordinator takes without a rebalance (KAFKA-12759)."""
+        return [n for n in self.static_present() if n not in self.resubscribed]
 
     def draw_topics(self, data: st.DataObject) -> list[str]:
         return data.draw(st.lists(st.sampled_from(sorted(self.model.partitions)),

@@ -3,17 +3,22 @@ they rely on, `event_steps.until`: a wait for something only the target's client
 (a fenced static member saying so, KIP-345) ends at its condition or at the time a settle
 would be given (past any violation it sees), never after a step count that a busy group can take
 for hours (each wire step waits up to a minute); a static restart starts its new consumer
-with the subscription the member has now."""
+with the subscription the member has now, and the state machine restarts a static member only
+once the group has settled on that subscription."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 
 from groupcheck.model.event_steps import SETTLE_BUDGET, until
+from groupcheck.model.event_types import Join
+from groupcheck.model.group_events import Partitions, Settle
+from groupcheck.model.machine import MachineConfig, make_machine
 from groupcheck.model.spec import ReferenceModel
 from groupcheck.model.static_events import StaticDuplicate, StaticRestart
 from groupcheck.properties.group import GroupView, MemberSpec, MemberView
 from groupcheck.properties.settle_bound import GroupTimeouts
+from groupcheck.targets.registry import group_target_factory
 
 from helpers.environment import make_group_target
 
@@ -134,3 +139,32 @@ def test_a_static_restart_into_a_rebalance_under_way_is_not_held_to_kip_345() ->
     model.last_view = _group(2, True)
     assert StaticRestart("a").apply(target, model)[0].startswith(  # type: ignore[arg-type]
         "I14: a's static restart rebalanced the group (generation 2 → 3)")
+
+
+class _Drawn:
+    """A rule's draws, given in order (as Hypothesis's ``data`` would draw them)."""
+
+    def __init__(self, *values: object) -> None:
+        self.values = list(values)
+
+    def draw(self, strategy: object, label: str | None = None) -> object:
+        return self.values.pop(0)
+
+
+def test_the_machine_restarts_no_static_member_whose_new_subscription_is_not_settled() -> None:
+    """A static member restarted before the coordinator took its new subscription would
+    rejoin with a changed one, which Kafka takes without a rebalance (KAFKA-12759): the
+    machine waits until the group has settled after a ``subscribe`` to restart it."""
+    config = MachineConfig(strategies=(("range",),), statics=True)
+    machine = make_machine(group_target_factory("builtin:range"), config)()
+    try:
+        for event in (Partitions("t0", 2), Partitions("t1", 1),
+                      Join("c1", ("t0",), ("range",), group_instance_id="i-c1"), Settle()):
+            machine.run(event)
+        assert machine.restartable() == ["c1"]
+        machine.member_changes_subscription(_Drawn("c1", ["t0", "t1"]))
+        assert machine.restartable() == []
+        machine.run(Settle())
+        assert machine.restartable() == ["c1"]
+    finally:
+        machine.teardown()
