@@ -280,7 +280,7 @@ def commit_backwards(index: LogIndex) -> list[DeliveryViolation]:
     return out
 
 
-def _next_owner_start(index: LogIndex, tenure: Tenure) -> int | None:
+def _next_tenure_start(index: LogIndex, tenure: Tenure) -> int | None:
     """When the partition's next tenure begins after ``tenure`` ends: another member's, or
     the same member's own when it is handed the partition back (an eager member gives up
     everything at each rebalance, and its new tenure starts from the committed offset)."""
@@ -302,7 +302,7 @@ def auto_commit_revoke(log: DeliveryLog, index: LogIndex) -> list[DeliveryViolat
                 or log.styles.get(tenure.member) != "auto"):
             continue
         handed = max(r.offset for r in records)
-        deadline = _next_owner_start(index, tenure)
+        deadline = _next_tenure_start(index, tenure)
         committed = _committed(index, tenure.tp,
                                deadline if deadline is not None else _LATEST, tenure.member)
         if committed is None or committed <= handed:
