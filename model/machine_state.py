@@ -136,8 +136,8 @@ class MachineState(RuleBasedStateMachine):
 
     def restartable(self) -> list[str]:
         """The static members whose subscription the group has settled on: one restarted
-        before its new subscription reached the coordinator rejoins with a changed one,
-        which Kafka's coordinator takes without a rebalance (KAFKA-12759)."""
+        (or started twice) before its new subscription reached the coordinator rejoins with
+        a changed one, which Kafka's coordinator takes without a rebalance (KAFKA-12759)."""
         return [n for n in self.static_present() if n not in self.resubscribed]
 
     def draw_topics(self, data: st.DataObject) -> list[str]:

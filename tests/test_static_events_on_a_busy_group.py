@@ -14,6 +14,7 @@ from groupcheck.model.event_steps import SETTLE_BUDGET, until
 from groupcheck.model.event_types import Join
 from groupcheck.model.group_events import Partitions, Settle
 from groupcheck.model.machine import MachineConfig, make_machine
+from groupcheck.model.machine_rules import GroupRules
 from groupcheck.model.spec import ReferenceModel
 from groupcheck.model.static_events import StaticDuplicate, StaticRestart
 from groupcheck.properties.group import GroupView, MemberSpec, MemberView
@@ -151,20 +152,27 @@ class _Drawn:
         return self.values.pop(0)
 
 
+def _static_rules_may_run(machine: GroupRules) -> list[bool]:
+    """Whether the restart and the twin rules' preconditions let them run now."""
+    rules = (GroupRules.static_member_restarts, GroupRules.static_instance_started_twice)
+    return [all(p(machine) for p in r.hypothesis_stateful_rule.preconditions)  # type: ignore[attr-defined]
+            for r in rules]
+
+
 def test_the_machine_restarts_no_static_member_whose_new_subscription_is_not_settled() -> None:
-    """A static member restarted before the coordinator took its new subscription would
-    rejoin with a changed one, which Kafka takes without a rebalance (KAFKA-12759): the
-    machine waits until the group has settled after a ``subscribe`` to restart it."""
+    """A static member restarted, or started twice, before the coordinator took its new
+    subscription would rejoin with a changed one, which Kafka takes without a rebalance
+    (KAFKA-12759): the machine waits until the group has settled after a ``subscribe``."""
     config = MachineConfig(strategies=(("range",),), statics=True)
     machine = make_machine(group_target_factory("builtin:range"), config)()
     try:
         for event in (Partitions("t0", 2), Partitions("t1", 1),
                       Join("c1", ("t0",), ("range",), group_instance_id="i-c1"), Settle()):
             machine.run(event)
-        assert machine.restartable() == ["c1"]
+        assert machine.restartable() == ["c1"] and _static_rules_may_run(machine)
         machine.member_changes_subscription(_Drawn("c1", ["t0", "t1"]))
-        assert machine.restartable() == []
+        assert machine.restartable() == [] and not any(_static_rules_may_run(machine))
         machine.run(Settle())
-        assert machine.restartable() == ["c1"]
+        assert machine.restartable() == ["c1"] and all(_static_rules_may_run(machine))
     finally:
         machine.teardown()
