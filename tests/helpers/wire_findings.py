@@ -36,26 +36,24 @@ def _shape(violation: str) -> str:
     return re.sub(r"\b(c\d+(?:-\d+)?|\d+)\b", "_", text)
 
 
-def _clients(target: str) -> tuple[str, ...]:
-    """The clients a finding's target plays: ``wire:mixed:a+b:…`` each of its clients (and
-    ``mixed``), ``wire:<client>:…`` that client, ``librdkafka:…`` librdkafka."""
+def _clients(target: str) -> frozenset[str]:
+    """The clients a finding's target plays: ``wire:mixed:a+b:…`` each of its clients,
+    ``wire:<client>:…`` that client, ``librdkafka:…`` librdkafka."""
     if not target.startswith("wire:"):
-        return ("librdkafka",)
-    client = target.split(":")[1]
-    return (client, *target.split(":")[2].split("+")) if client == "mixed" else (client,)
+        return frozenset({"librdkafka"})
+    client, spec = target.split(":")[1:3]
+    return frozenset(spec.split("+") if client == "mixed" else (client,))
 
 
-#: (client, the shape of a violation) of every violation a recorded wire finding lists.
-#: I11's "not settled" says little of its cause: it passes as known only for kafka-python,
-#: whose finding (a join answered without error that it never finishes) is exactly that,
-#: and shows on plain joins too, more often on a loaded machine, in whichever words the
+#: (the clients a recorded wire finding played, the shape of a violation it lists). I11's
+#: "not settled" says little of its cause: it passes as known only for kafka-python, whose
+#: finding (a join answered without error that it never finishes) is exactly that, and
+#: shows on plain joins too, more often on a loaded machine, in whichever words the
 #: settle's bound gives
-KNOWN = {(client, _shape(v))
-         for clients, violations in (
-             (_clients(str(d["target"])), d["violations"])
-             for d in (json.loads(p.read_text()) for p in WIRE_FINDINGS))
-         for client in clients
-         for v in violations if not v.startswith("I11:")} | {("kafka-python", "I11")}
+KNOWN = {(_clients(str(d["target"])), _shape(v))
+         for d in (json.loads(p.read_text()) for p in WIRE_FINDINGS)
+         for v in d["violations"] if not v.startswith("I11:")
+         } | {(frozenset({"kafka-python"}), "I11")}
 
 
 #: kafka-python's hang after a SyncGroup answer, on a plain join too (`silence`)
@@ -113,6 +111,9 @@ def kafka_python_dropped_join(dropped: dict[str, int], clients: set[str]) -> str
 
 
 def unknown(clients: tuple[str, ...], violations: list[str]) -> list[str]:
-    """The violations no recorded finding of these clients accounts for."""
+    """The violations no recorded finding accounts for whose clients all play here (a
+    mixed group's finding needs each of its clients: which of them caused it is its file's
+    note)."""
+    here = set(clients)
     return [v for v in violations if not any(
-        (c, _shape(v)) in KNOWN or (c, v.split(":", 1)[0]) in KNOWN for c in clients)]
+        shape in (_shape(v), v.split(":", 1)[0]) and played <= here for played, shape in KNOWN)]
