@@ -2,10 +2,12 @@
 driver pool, each point on a group of its own, a point's verdict is the one it gets alone;
 a short slice of the scope, played several at once on librdkafka and on one Java release,
 gives every point a verdict and counts them in the coverage line; one JVM hosts every
-point's Java consumers for the run."""
+point's Java consumers for the run; a point still under way when its engine's time is over
+is abandoned, not waited for."""
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 
 import pytest
@@ -14,9 +16,15 @@ pytest.importorskip("kio", reason="groupcheck's broker (the default wire backend
 
 from groupcheck.engines.battery.faults import play_scope  # noqa: E402
 from groupcheck.engines.battery.results import invariant_id  # noqa: E402
-from groupcheck.engines.faults.concurrent import PointRun, SharedRun, play_points  # noqa: E402
+from groupcheck.engines.faults.concurrent import (  # noqa: E402
+    Abandoned,
+    PointRun,
+    SharedRun,
+    delayed,
+    play_points,
+)
 from groupcheck.engines.faults.points import FaultScope, fault_points, no_fault  # noqa: E402
-from groupcheck.engines.faults.stories import PointNames  # noqa: E402
+from groupcheck.engines.faults.stories import PointNames, story  # noqa: E402
 from groupcheck.model.replay import Outcome  # noqa: E402
 from groupcheck.targets.wire.clients import ClientInfo  # noqa: E402
 from groupcheck.targets.wire.driver_pool import EventSink  # noqa: E402
@@ -157,3 +165,31 @@ def test_each_play_of_a_story_with_no_fault_gets_a_group_and_names_of_its_own() 
         assert len(set(plays)) == 3 and min(plays) >= len(fault_points())
     finally:
         shared.close()
+
+
+@pytest.mark.wire
+def test_a_point_under_way_when_its_engine_is_overdue_is_abandoned_not_waited_for() -> None:
+    """A Heartbeat answer held for three seconds keeps its point under way that long; told
+    at 0.3 s that the engine's time is over, the run stops the point at its group's next
+    wait and hands it on as not reached (a settle's whole bound is not waited out)."""
+    if missing("librdkafka"):
+        pytest.skip(missing("librdkafka"))
+    (point,) = fault_points(FaultScope(steps=("first_join",), protocols=("eager",),
+                                       apis=("Heartbeat",), kinds=("delay",)))
+    events = story(point, "librdkafka", "range")
+    assert not isinstance(events, str) and delayed(events) == 3.0
+    runs: list[PointRun] = []
+    shared = SharedRun(resolve("wire:librdkafka:range"))
+    began = time.perf_counter()
+    try:
+        play_points(shared, [point], 1, lambda _p: True, lambda _s: True, runs.append,
+                    overdue=lambda: time.perf_counter() > began + 0.3)
+        took = time.perf_counter() - began
+        group = shared.group(point, shared.number(point))  # a group made after it is over
+        with pytest.raises(Abandoned):
+            group.check_harness()
+        group.close()  # closing an abandoned group raises nothing
+    finally:
+        shared.close()
+    assert [(r.point, r.outcome) for r in runs] == [(point, None)]
+    assert took < 1.5, f"the point was waited for ({took:.1f} s)"

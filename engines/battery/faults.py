@@ -9,10 +9,11 @@ Theory of operation: the points come from `faults.points.fault_points`, each sto
 the client's, the client's request timeouts are not modelled, or the broker refuses its error at
 the version the member speaks — is counted as not applicable, never as played. The engine plays
 a point only when the slowest point so far and the point's late answers fit what is left of its
-budget (a point under way finishes), to its first finding (or, asked, to the scope's end: then
-the points with the longest late answers first, so that the last ones under way are short),
-saved as a replay file (`groupcheck replay`). A violation before the point's fault is armed, or
-one its story shows with no fault too, is the story's, not the fault's: once enough points of
+budget (a point under way finishes, unless it outlasts the budget by more than the slowest
+point so far took: then it is abandoned, not played), to its first finding (or, asked, to
+the scope's end: then the points with the longest late answers first, so that the last ones
+under way are short), saved as a replay file (`groupcheck replay`). A violation before the
+point's fault is armed, or one its story shows with no fault too, is the story's, not the fault's: once enough points of
 one step and protocol failed so, its other points are not reached (`faults.own`; counted
 apart: their story fails on its own); the full scope takes one point of each step and protocol
 in turn, so that each has its first plays ended before the others are taken. ``workers``
@@ -38,7 +39,7 @@ from ..faults.points import FULL, FaultPoint, FaultScope, Protocol, Step, fault_
 from ..progress import Meter, ProgressFn, silent
 from .results import EngineResult, Finding, file_safe, invariant_id
 
-__all__ = ["FAULTS_SHARE", "SHARED_DRIVER_WORKERS", "WORKERS", "FaultTally", "coverage",
+__all__ = ["FAULTS_SHARE", "GRACE", "SHARED_DRIVER_WORKERS", "WORKERS", "FaultTally", "coverage",
            "in_turn", "play_scope", "run_faults"]
 
 #: of a ``check`` run's budget, for the fault engine on each wire target (the state
@@ -52,6 +53,8 @@ FAULTS_SHARE = 0.3
 #: drivers across points and plays one point at a time (`SHARED_DRIVER_WORKERS`)
 WORKERS = 8
 SHARED_DRIVER_WORKERS = 1
+#: seconds a point under way may outlast the budget, at least (`play_scope`)
+GRACE = 1.0
 
 
 @dataclass
@@ -125,7 +128,8 @@ def play_scope(target: Target, budget: float, failures: str, *, scope: FaultScop
                every_finding: bool = False) -> tuple[EngineResult, FaultTally]:
     """The scope's points on ``target``, up to ``workers`` at once (None: `WORKERS`, or
     `SHARED_DRIVER_WORKERS` when the target's members share a driver pool), within
-    ``budget`` seconds (a point under way finishes), to the first finding
+    ``budget`` seconds (a point under way finishes, unless it outlasts the budget by more
+    than the slowest point so far, `GRACE` at least: it is abandoned), to the first finding
     (``every_finding``: to the scope's end); the result's note is the coverage line."""
     result, stats = EngineResult("faults", skipped=_reason(target)), Stats()
     points = fault_points(scope)
@@ -143,6 +147,9 @@ def play_scope(target: Target, budget: float, failures: str, *, scope: FaultScop
     def start(_point: FaultPoint) -> bool:
         return fits(0.0) and (every_finding or not result.failed)
 
+    def overdue() -> bool:  # past the budget by more than the slowest point took
+        return time.perf_counter() > meter.started + budget + max(slowest[0], GRACE)
+
     def done(run: PointRun) -> None:
         if run.outcome is None:
             return
@@ -159,7 +166,8 @@ def play_scope(target: Target, budget: float, failures: str, *, scope: FaultScop
     at_once = workers or (WORKERS if shared.kills else SHARED_DRIVER_WORKERS)
     try:
         ordered = in_turn(points, shared.late) if every_finding else points
-        play_points(shared, own.points(ordered, tally.unreached), at_once, start, fits, done)
+        play_points(shared, own.points(ordered, tally.unreached), at_once, start, fits, done,
+                    overdue)
     finally:
         shared.close()
     _count(runs, points, tally, stats)

@@ -23,7 +23,10 @@ the next point, asks ``start`` whether it may (the budget, a finding so far), pl
 hands its `PointRun` to ``done``; what a worker raises (a `HarnessError`: the broker or a
 driver failed) stops every worker from starting another point and is raised once all have
 stopped. The group is judged as every wire story is (`model.replay.replay_events`), so a
-point's verdict does not depend on the points beside it.
+point's verdict does not depend on the points beside it. A point still under way when the
+caller says it is ``overdue`` (its engine's time is over) is abandoned: the run's
+``abandon`` event makes its group raise `Abandoned` at its next wait, and it counts as not
+reached (a story waiting out a settle's bound would otherwise hold the engines after it).
 Once its story is over and judged, a point's members are crashed (their drivers killed, or
 on the run's JVM closed without a wait), not closed: a client a fault left failed
 (librdkafka after FENCED_INSTANCE_ID) can take the driver's whole command timeout to close.
@@ -36,7 +39,7 @@ import threading
 import time
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from ...model.events import DomainEvent
 from ...model.group_events import Delay
@@ -58,8 +61,9 @@ from .stories import PointNames, crashed, protocol_assignor, story
 if TYPE_CHECKING:  # the broker imports kio: loaded only when a run starts one
     from ...broker import Broker
 
-__all__ = ["LOG_LIMIT", "NODES", "REFUSALS", "RUN_DRIVER", "SHARE_A_DRIVER", "PointBackend",
-           "PointGroup", "PointPool", "PointRun", "SharedRun", "delayed", "play_points"]
+__all__ = ["LOG_LIMIT", "NODES", "REFUSALS", "RUN_DRIVER", "SHARE_A_DRIVER", "Abandoned",
+           "PointBackend", "PointGroup", "PointPool", "PointRun", "SharedRun", "delayed",
+           "play_points"]
 
 #: exchanges the shared broker keeps: far more than the points under way at once exchange
 #: (a wire group reads the log on every tick of a wait, so a longer one costs CPU)
@@ -80,6 +84,12 @@ RUN_DRIVER = frozenset({"java"})
 NODES = MOVE_NODES
 #: where the broker records a steering rule it refused (`broker.connections.Notes.refused`)
 REFUSALS = "groupcheck-broker (steering)"
+#: seconds between two looks at whether the points under way are overdue
+OVERDUE_TICK = 0.1
+
+
+class Abandoned(Exception):
+    """A point's group was told to stop: its engine's time is over; the point is not played."""
 
 
 @dataclass
@@ -175,9 +185,20 @@ class PointBackend(GroupcheckBackend):
 class PointGroup(WireGroup):
     """A point's wire group, ended as a crash ends its members: the story is over and judged,
     so no member's client is asked to leave (a client a fault left failed can take its whole
-    command timeout to close)."""
+    command timeout to close). Once ``abandon`` is set, its next call or wait raises
+    `Abandoned`."""
+
+    def __init__(self, *args: Any, abandon: threading.Event, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.abandon, self.closing = abandon, False
+
+    def check_harness(self) -> None:
+        if self.abandon.is_set() and not self.closing:
+            raise Abandoned(f"{self.group}: abandoned, its engine's time is over")
+        super().check_harness()
 
     def close(self) -> None:
+        self.closing = True
         try:
             if isinstance(self.pool, PointPool):
                 self.pool.end({n: m.driver for n, m in self.members.items()})
@@ -206,6 +227,7 @@ class SharedRun:
         self.plays_alone = itertools.count(len(self.numbers))  # no fault: a number a play
         self.broker = _start_broker()
         self.pool = DriverPool()
+        self.abandon = threading.Event()  # set: every point under way stops (`Abandoned`)
         #: every client crashes by kill: each point gets a pool of its own (`PointPool`)
         self.kills = all(i.crash == "kill" for i in model.infos.values())
 
@@ -225,7 +247,7 @@ class SharedRun:
                                group_id, names.members)
         return PointGroup(m.name, clients, m.assignor, classpaths=m.classpaths,
                          generationless=frozenset(m.generationless), setup=m.setup,
-                         group=group_id, backend=backend, pool=pool)
+                         group=group_id, backend=backend, pool=pool, abandon=self.abandon)
 
     def late(self, point: FaultPoint) -> float:
         """Seconds the point's late answers add (0 for a point no story plays)."""
@@ -260,6 +282,9 @@ class SharedRun:
                                         target.hints.generations, stats=run.stats,
                                         on_event=lambda _i, _v: run.ends.append(
                                             time.perf_counter()))
+        except Abandoned:
+            run.outcome = None  # not reached: its group closed as the replay ended
+            return run
         except (ValueError, HarnessError) as exc:  # the broker refused the fault at the
             if "refused" not in str(exc):          # version the member speaks
                 raise
@@ -279,10 +304,12 @@ def delayed(events: list[DomainEvent]) -> float:
 
 def play_points(run: SharedRun, points: Iterable[FaultPoint], workers: int,
                 start: Callable[[FaultPoint], bool], fits: Callable[[float], bool],
-                done: Callable[[PointRun], None]) -> None:
+                done: Callable[[PointRun], None],
+                overdue: Callable[[], bool] = lambda: False) -> None:
     """Each point that ``start`` lets begin, up to ``workers`` at once, each handed to
     ``done`` (under a lock) as it ends; ``points`` is read under that lock, as each is taken.
-    A worker's failure is raised when all have stopped."""
+    Once ``overdue`` says so, the points under way are abandoned (``run.abandon``). A
+    worker's failure is raised when all have stopped."""
     queue: Iterator[FaultPoint] = iter(points)
     lock, failed = threading.Lock(), list[BaseException]()
 
@@ -306,6 +333,9 @@ def play_points(run: SharedRun, points: Iterable[FaultPoint], workers: int,
     for thread in threads:
         thread.start()
     for thread in threads:
-        thread.join()
+        while thread.is_alive():
+            thread.join(OVERDUE_TICK)
+            if overdue():
+                run.abandon.set()
     if failed:
         raise failed[0]
