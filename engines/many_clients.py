@@ -43,8 +43,7 @@ from ..model.replay import replay_events, save
 from ..properties.harness import Failures
 from ..targets.registry import client_setup
 from ..targets.settings import Settings
-from ..targets.wire.backends.backend import BackendUnavailable
-from ..targets.wire.backends.groupcheck_broker import GroupcheckBackend
+from ..targets.wire.backends.groupcheck_broker import GroupcheckBackend, start_broker
 from ..targets.wire.clients import ClientInfo, hello
 from ..targets.wire.driver_pool import DriverPool
 from ..targets.wire.wire_group import CONFIG, WireGroup
@@ -291,7 +290,7 @@ def run(scenario: LoadScenario, settings: Settings, failures: Path | None = None
     rng = random.Random(scenario.seed)
     stories = [(g, plan(g, rng, infos)) for g in scenario.groups]
     counter = RequestCounter()
-    broker = _broker(counter)
+    broker = start_broker(log_limit=LOG_LIMIT, listener=counter)
     pool = DriverPool(shared=scenario.shared_drivers)
     results: dict[str, GroupResult] = {}
     threads_failed = Failures()
@@ -332,18 +331,6 @@ def _rss_mb(pid: int) -> float:
         return 0.0
     found = [line.split()[1] for line in status.splitlines() if line.startswith("VmRSS:")]
     return int(found[0]) / 1024 if found else 0.0
-
-
-def _broker(listener: RequestCounter) -> Broker:
-    """groupcheck's broker for the whole run, as the wire backend starts its own (the short
-    session timeouts of the wire config allowed), its requests heard by ``listener``."""
-    try:
-        from ..broker import Broker, BrokerConfig  # needs kio, an optional dependency
-    except ImportError as exc:
-        raise BackendUnavailable(f"groupcheck broker: {exc} (pip install "
-                                 "'groupcheck[broker]')") from None
-    return Broker(BrokerConfig(min_session_timeout_ms=1, log_limit=LOG_LIMIT),
-                  listener=listener).start()
 
 
 #: the clients that share an assignor (range) in one group; KafkaJS joins with the protocol

@@ -9,18 +9,18 @@ Theory of operation: the points come from `faults.points.fault_points`, each sto
 the client's, the client's request timeouts are not modelled, or the broker refuses its error at
 the version the member speaks — is counted as not applicable, never as played. The engine plays
 a point only when the slowest point so far and the point's late answers fit what is left of its
-budget (a point under way finishes, unless it outlasts the budget by more than the slowest
-point so far took: then it is abandoned, not played), to its first finding (or, asked, to
-the scope's end: then the points with the longest late answers first, so that the last ones
-under way are short), saved as a replay file (`groupcheck replay`). A violation before the
-point's fault is armed, or one its story shows with no fault too, is the story's, not the fault's: once enough points of
-one step and protocol failed so, its other points are not reached (`faults.own`; counted
-apart: their story fails on its own); the full scope takes one point of each step and protocol
-in turn, so that each has its first plays ended before the others are taken. ``workers``
-points are under way at once, each on a group of its own of one broker, every member placed
-by one driver pool (`faults.concurrent`); the tally lists the points in the scope's order
-whatever order they ended in. A target whose backend cannot aim a fault at one member (the
-mock) is skipped, as is any target that is not a wire target. """
+budget (a point under way finishes, unless it outlasts the budget by more than the slowest point
+so far took: then it is abandoned, not played), to its first finding (or, asked, to the scope's
+end: then the points with the longest late answers first, so that the last ones under way are
+short), saved as a replay file (`groupcheck replay`). A violation before the point's fault is
+armed, or one its story shows with no fault too, is the story's, not the fault's: once enough
+points of one step and protocol failed so, its other points are not reached (`faults.own`;
+counted apart: their story fails on its own); the full scope takes one point of each step and
+protocol in turn, so that each has its first plays ended before the others are taken.
+``workers`` points are under way at once, each on a group of its own of one broker, every member
+placed by one driver pool (`faults.concurrent`); the tally lists the points in the scope's order
+whatever order they ended in. A target whose backend cannot aim a fault at one member (the mock)
+is skipped, as is any target that is not a wire target. """
 
 from __future__ import annotations
 

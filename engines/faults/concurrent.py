@@ -48,9 +48,8 @@ from ...model.replay import Outcome, replay_events
 from ...model.stats import Stats
 from ...properties.harness import HarnessError, ThreadFailure
 from ...targets.target import Target
-from ...targets.wire.backends.backend import BackendUnavailable
 from ...targets.wire.backends.factory import MOVE_NODES
-from ...targets.wire.backends.groupcheck_broker import GroupcheckBackend
+from ...targets.wire.backends.groupcheck_broker import GroupcheckBackend, start_broker
 from ...targets.wire.clients import ClientInfo
 from ...targets.wire.driver_pool import DriverPool, EventSink
 from ...targets.wire.driver_process import DriverProcess
@@ -103,16 +102,6 @@ class PointRun:
     ends: list[float] = field(default_factory=list)  # when each event ended
     closed: float = 0.0  # when its group was closed
     stats: Stats = field(default_factory=Stats)
-
-
-def _start_broker() -> Broker:
-    try:
-        from ...broker import Broker, BrokerConfig  # needs kio, an optional dependency
-    except ImportError as exc:
-        raise BackendUnavailable(f"groupcheck broker: {exc} (pip install "
-                                 "'groupcheck[broker]')") from None
-    return Broker(BrokerConfig(min_session_timeout_ms=1, log_limit=LOG_LIMIT,
-                               nodes=NODES)).start()
 
 
 class PointPool(DriverPool):
@@ -225,7 +214,7 @@ class SharedRun:
         self.target, self.model = target, model
         self.numbers = {p: n for n, p in enumerate(fault_points(FULL))}
         self.plays_alone = itertools.count(len(self.numbers))  # no fault: a number a play
-        self.broker = _start_broker()
+        self.broker = start_broker(nodes=NODES, log_limit=LOG_LIMIT)
         self.pool = DriverPool()
         self.abandon = threading.Event()  # set: every point under way stops (`Abandoned`)
         #: every client crashes by kill: each point gets a pool of its own (`PointPool`)

@@ -9,7 +9,8 @@ move needs a broker of two nodes or more, ``nodes``); the rounds are the coordin
 (`Broker.rounds`), with the time the leader's assignment reached it; `describe` asks the broker
 for the group with a real DescribeGroups over the wire (`broker.client`), as an admin client
 does. A topic a client's Metadata request names is created with one partition, as Kafka's
-``auto.create.topics.enable`` and ``num.partitions`` defaults do. The broker accepts the
+``auto.create.topics.enable`` and ``num.partitions`` defaults do (the wire group tells the
+model of it). `start_broker` starts a broker as the wire layer runs it. The broker accepts the
 harness's short session timeouts (its minimum is lowered to 1 ms), and its joins complete as
 soon as every known member has rejoined, so no round waits out a session timeout. It has no
 defects to work around: nothing of `mock` is used here. Several wire groups can share one broker
@@ -39,6 +40,7 @@ import itertools
 import threading
 import time
 from collections.abc import Collection
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from ....properties.harness import Failures, ThreadFailure
@@ -51,10 +53,11 @@ from .backend import BackendUnavailable, GroupRound
 if TYPE_CHECKING:  # the broker imports kio: loaded only when a backend is made
     from ....broker import Broker
     from ....broker.commit_log import CommitAnswer
+    from ....broker.server import Listener
     from ....broker.steering import Exchange
 
 __all__ = ["API_NAMES", "ERROR_CODES", "ERROR_NAMES", "ORDER_LIMIT", "ORDER_WINDOW",
-           "GroupcheckBackend", "SyncOrder", "request_generation"]
+           "GroupcheckBackend", "SyncOrder", "request_generation", "start_broker"]
 
 #: the wire layer's API names and error names, as Kafka's API keys and error codes
 API_NAMES = {"join": "JoinGroup", "heartbeat": "Heartbeat", "sync": "SyncGroup",
@@ -71,6 +74,22 @@ ERROR_NAMES = {code: name for name, code in ERROR_CODES.items()}
 ORDER_WINDOW = 3.0
 #: seconds an ordering waits for its rebalance to come at all before it disarms
 ORDER_LIMIT = 120.0
+
+
+def start_broker(*, nodes: int = 1, log_limit: int | None = None,
+                 listener: Listener | None = None) -> Broker:
+    """groupcheck's broker as the wire layer runs it, started: the harness's short session
+    timeouts allowed (a minimum of 1 ms), of ``nodes`` nodes, ``log_limit`` exchanges kept
+    (None: the broker's default), its requests heard by ``listener``."""
+    try:
+        from ....broker import Broker, BrokerConfig  # needs kio, an optional dependency
+    except ImportError as exc:
+        raise BackendUnavailable(f"groupcheck broker: {exc} (pip install "
+                                 "'groupcheck[broker]')") from None
+    config = BrokerConfig(min_session_timeout_ms=1, nodes=nodes)
+    if log_limit is not None:
+        config = replace(config, log_limit=log_limit)
+    return Broker(config, listener=listener).start()
 
 
 def request_generation(request: Any) -> int:
@@ -99,12 +118,7 @@ class GroupcheckBackend:
         or, given ``broker`` (a running `broker.Broker` the caller owns and closes) and
         ``group``, that group's part of it, for several wire groups at once on one broker."""
         if broker is None:
-            try:
-                from ....broker import Broker, BrokerConfig
-            except ImportError as exc:
-                raise BackendUnavailable(f"groupcheck broker: {exc} (pip install "
-                                         "'groupcheck[broker]')") from None
-            broker = Broker(BrokerConfig(min_session_timeout_ms=1, nodes=nodes)).start()
+            broker = start_broker(nodes=nodes)
         self.broker, self.group, self.own_broker = broker, group, group is None
         self.bootstrap = self.broker.bootstrap
         self.stopping = threading.Event()
