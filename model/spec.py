@@ -153,6 +153,16 @@ class ReferenceModel:
         else:
             self.partitions[topic] = count
 
+    def _cluster_topics(self, view: GroupView) -> None:
+        """A topic the cluster has beyond what the story made is metadata from then on: one
+        a client's Metadata request created (Kafka's ``auto.create.topics.enable``, on by
+        default, for a client that allows it, KIP-361), or grew past what the story said."""
+        for topic, count in view.partitions.items():
+            if count > self.partitions.get(topic, 0):
+                self.partitions[topic] = count
+                self.reported.append(("cluster", f"{topic} has {count} partition(s), made at "
+                                                 "a client's Metadata request"))
+
     # --- judging --------------------------------------------------------------------------
 
     def judge(self, invariant: str, times: int = 1) -> None:
@@ -164,6 +174,7 @@ class ReferenceModel:
         to ``labelled`` instead)."""
         self.last_view = view
         self.reported += view.errors
+        self._cluster_topics(view)
         for name, verb, partitions in view.pause_calls:
             if name in self.members:
                 (self.paused if verb == "pause" else self.resumed)(name, partitions)

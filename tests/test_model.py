@@ -25,7 +25,7 @@ from groupcheck.model.group_events import (
 from groupcheck.model.machine import MachineConfig, config_for
 from groupcheck.model.replay import replay_events
 from groupcheck.model.spec import ReferenceModel
-from groupcheck.properties.group import GroupTarget
+from groupcheck.properties.group import Claim, GroupTarget, GroupView, RebalanceRecord
 from groupcheck.targets.registry import group_target_factory, make_group_target
 
 STORY: list[DomainEvent] = [
@@ -177,3 +177,28 @@ def test_the_state_machine_plays_no_event_after_its_deadline() -> None:
     assert late.stopped and late.examples == 0 and late.steps == 0 and not late.failed
     whole = fuzz(factory, config, max_examples=3, shrink_seconds=1.0)
     assert not whole.stopped and whole.examples >= 3
+
+
+def _leader_gave_t1_0(cluster: dict[str, int]) -> list[str]:
+    """The violations a model that made only t0 sees when the leader gives c1 ``t1-0`` on a
+    cluster whose metadata is ``cluster``."""
+    model = ReferenceModel()
+    model.metadata("t0", 1)
+    record = RebalanceRecord(1, "EAGER", "range", {"c1": Claim(("t0", "t1"), (), -1)}, {},
+                             {"c1": (("t0", 0), ("t1", 0))})
+    return model.observe(GroupView(1, "CompletingRebalance", "c1", cluster, {}, False,
+                                   rebalances=(record,)))
+
+
+def test_a_topic_a_clients_metadata_request_made_is_metadata_from_then_on() -> None:
+    """Kafka creates a topic a consumer's Metadata request names when the consumer allows it
+    (auto.create.topics.enable, on by default): the cluster's topic is not the story's, but
+    a partition of it may be assigned, and the story says where it came from."""
+    assert _leader_gave_t1_0({"t0": 1, "t1": 1}) == []
+    assert _leader_gave_t1_0({"t0": 1}) == [
+        "gen 1: I2: t1-0 is not in the metadata but was assigned to c1"]
+    model = ReferenceModel()
+    model.observe(GroupView(0, "Empty", None, {"t1": 2}, {}, True))
+    assert model.partitions == {"t1": 2}
+    assert model.reported == [("cluster", "t1 has 2 partition(s), made at a client's "
+                                          "Metadata request")]

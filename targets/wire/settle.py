@@ -155,6 +155,11 @@ def unsettled(backend: Backend, members: Mapping[str, Any], shown: set[int]) -> 
     if backend.joining():
         return "a JoinGroup is in flight"
     complete = [r for r in backend.rounds() if r.complete]
+    listed = set(complete[-1].names.values()) if complete else set()
+    # librdkafka sends no JoinGroup while none of its subscribed topics exists (by design:
+    # it waits for one); a member outside the group with nothing to own is settled
+    live = {n: m for n, m in live.items()
+            if n in listed or any(backend.topics.get(t, 0) > 0 for t in m.subscription)}
     if not live:
         return ""
     if not complete:

@@ -253,8 +253,13 @@ class WireGroup(Steered):
 
     @checked
     def set_partitions(self, topic: str, count: int) -> None:
-        grow = topic in self.backend.topics
-        (self.backend.grow_topic if grow else self.backend.create_topic)(topic, count)
+        """Create or grow the topic; one a client's Metadata request already made with as
+        many partitions or more (auto-creation) stays as it is: a topic never shrinks."""
+        has = self.backend.topics.get(topic)
+        if has is None:
+            self.backend.create_topic(topic, count)
+        elif count > has:
+            self.backend.grow_topic(topic, count)
 
     @checked
     def delete_topic(self, topic: str) -> None:
