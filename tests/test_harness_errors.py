@@ -145,7 +145,7 @@ def test_many_clients_end_the_run_on_a_group_threads_exception(
 
     info = many_clients.ClientInfo("quiet", "quiet", "0", ("range",), "kip", "command")
     monkeypatch.setattr(many_clients, "_infos", lambda *_: ({"quiet": info}, {"quiet": ""}))
-    monkeypatch.setattr(many_clients, "_broker", lambda *_: Quiet())
+    monkeypatch.setattr(many_clients, "start_broker", lambda **_: Quiet())
     monkeypatch.setattr(many_clients, "_play", broken)
     plans = (many_clients.GroupPlan("g00", ("quiet",), "range"),
              many_clients.GroupPlan("g01", ("quiet",), "range"))
