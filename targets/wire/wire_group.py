@@ -253,9 +253,11 @@ class WireGroup(Steered):
 
     @checked
     def set_partitions(self, topic: str, count: int) -> None:
-        """Create or grow the topic; one a client's Metadata request already made with as
-        many partitions or more (auto-creation) stays as it is: a topic never shrinks."""
+        """Create or grow the topic; one that already has ``count`` partitions (a client's
+        Metadata request made it) stays as it is. A topic never shrinks (Kafka's rule)."""
         has = self.backend.topics.get(topic)
+        if has is not None and count < has:
+            raise ValueError(f"topic {topic} has {has} partitions; it cannot shrink to {count}")
         if has is None:
             self.backend.create_topic(topic, count)
         elif count > has:
