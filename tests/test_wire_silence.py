@@ -1,12 +1,14 @@
 """What the wire layer reads from a broker's exchange log: the members that fell silent after
 their SyncGroup answer (kafka-python's recorded hang), and those that rejoined unprompted
-after it (kafka-python's dropped joins)."""
+after it (kafka-python's dropped joins); the mock's proxy names the silent ones too."""
 
 from __future__ import annotations
 
+import time
 from types import SimpleNamespace
 from typing import Any
 
+from groupcheck.targets.wire.backends.mock_proxy import GroupLedger
 from groupcheck.targets.wire.silence import rejoined_after_sync, silent_after_sync
 
 
@@ -55,3 +57,15 @@ def test_a_join_group_right_after_a_successful_syncgroup_is_counted_per_member()
            _exchange("a", "SyncGroup", 620, 3), _exchange("b", "SyncGroup", 620, 3),
            _exchange("a", "JoinGroup", 660), _exchange("b", "Heartbeat", 1100)]
     assert rejoined_after_sync(log) == {"a": 2}
+
+
+def test_the_mocks_proxy_names_a_member_silent_since_its_syncgroup_answer() -> None:
+    """The same hang behind librdkafka's mock (no exchange log; the proxy sees each request):
+    b's SyncGroup of generation 3 was answered 3 s ago and b has sent no group request since;
+    a heartbeated after its answer; c's answer is too recent to tell."""
+    ledger, now = GroupLedger(), time.monotonic_ns()
+    ledger.synced_at = {"a": (3, now - 3_000_000_000), "b": (3, now - 3_000_000_000),
+                        "c": (3, now - 500_000_000)}
+    ledger.asked_at = {"a": now - 2_500_000_000, "b": now - 3_100_000_000,
+                       "c": now - 600_000_000}
+    assert ledger.silent(2000) == {"b": 3}

@@ -178,8 +178,8 @@ class MockBackend:
             return list(self.proxy.ledger.errors)
 
     def silent(self, quiet_ms: int) -> dict[str, int]:
-        """The mock keeps no log of requests to read silence from."""
-        return {}
+        """Members silent since their SyncGroup answer, as the proxy saw them."""
+        return self.proxy.ledger.silent(quiet_ms)
 
     def last_joins(self) -> dict[str, LastJoin]:
         """The mock keeps no log of answers: a refused member is waited for."""

@@ -8,8 +8,10 @@ in full with kafka-python's message classes (Kafka's own JSON schemas, every ver
 ones included — no byte layout is written here). From them `GroupLedger` keeps, per
 generation, what the coordinator handed out: the leader, the protocol, every member's
 subscription bytes (the leader's JoinGroup response lists them all), the assignment bytes the
-leader sent, and which members got their SyncGroup answer. The client id names the member
-(each consumer's ``client.id`` is its harness name), so member ids map to harness names.
+leader sent, and which members got their SyncGroup answer; per member, when its last
+SyncGroup was answered without error and when it last sent its coordinator a group request
+(`GroupLedger.silent`). The client id names the member (each consumer's ``client.id`` is its
+harness name), so member ids map to harness names.
 
 The proxy changes no byte of what it forwards. Two hooks exist for a backend's workarounds
 (the mock's defects, see `mock`): ``hold`` may delay forwarding a request, ``answer`` may
@@ -36,6 +38,9 @@ from ....properties.harness import Failures
 __all__ = ["MAX_FRAME", "GroupLedger", "Proxy", "ProxyRound", "Request"]
 
 JOIN_GROUP, SYNC_GROUP = 11, 14
+#: what a joined member sends its coordinator to stay in its group (`silence.COORDINATOR_APIS`:
+#: JoinGroup, Heartbeat, LeaveGroup, SyncGroup)
+STAY_APIS = frozenset({JOIN_GROUP, 12, 13, SYNC_GROUP})
 MAX_FRAME = 64 * 1024 * 1024  # larger frames are a broken stream, never allocated
 
 
@@ -74,6 +79,10 @@ class GroupLedger:
         self.names: dict[str, str] = {}  # member id → client id (harness name)
         self.joining: dict[str, int] = {}  # client id → JoinGroup requests in flight
         self.errors: list[str] = []
+        #: client id → (generation, when) of its last SyncGroup answered without error, and
+        #: when it last sent a request of `STAY_APIS` (``time.monotonic_ns``)
+        self.synced_at: dict[str, tuple[int, int]] = {}
+        self.asked_at: dict[str, int] = {}
 
     def latest(self) -> ProxyRound | None:
         with self.cond:
@@ -82,6 +91,15 @@ class GroupLedger:
     def joins_in_flight(self) -> int:
         with self.cond:
             return sum(self.joining.values())
+
+    def silent(self, quiet_ms: int) -> dict[str, int]:
+        """Client id → generation, for each member that has sent its coordinator nothing for
+        ``quiet_ms`` or more since its SyncGroup was answered without error (the broker's
+        `silence.silent_after_sync`, from what the proxy saw)."""
+        now = time.monotonic_ns()
+        with self.cond:
+            return {who: generation for who, (generation, at) in sorted(self.synced_at.items())
+                    if self.asked_at.get(who, 0) <= at and now - at >= quiet_ms * 1_000_000}
 
 
 def _decode(kind: Any, frame: bytes, version: int) -> Any:
@@ -206,8 +224,10 @@ class Proxy:
     def _note_request(self, frame: bytes, api_key: int, version: int,
                       client_id: str) -> Request:
         ledger = self.ledger
-        if api_key in (JOIN_GROUP, SYNC_GROUP, 12, 13):
+        if api_key in STAY_APIS:
             self._trace(f"{client_id} → api {api_key} v{version}")
+            with ledger.cond:
+                ledger.asked_at[client_id] = time.monotonic_ns()
         if api_key == JOIN_GROUP:
             from kafka.protocol.consumer.group import JoinGroupRequest
 
@@ -265,6 +285,9 @@ class Proxy:
                         f"{request.body.generation_id}")
             with ledger.cond:
                 round_ = ledger.rounds.get(int(request.body.generation_id))
+                if int(body.error_code) == 0:
+                    ledger.synced_at[request.client_id] = (int(request.body.generation_id),
+                                                           time.monotonic_ns())
                 if round_ is not None and int(body.error_code) == 0:
                     round_.synced.add(str(request.body.member_id))
                 ledger.cond.notify_all()
