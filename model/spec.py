@@ -154,11 +154,13 @@ class ReferenceModel:
             self.partitions[topic] = count
 
     def _cluster_topics(self, view: GroupView) -> None:
-        """A topic the cluster has beyond what the story made is metadata from then on: one
-        a client's Metadata request created (Kafka's ``auto.create.topics.enable``, on by
-        default, for a client that allows it, KIP-361), or grew past what the story said."""
+        """A topic a member subscribes to that the cluster has beyond what the story made is
+        metadata from then on: a member's Metadata request created it (Kafka's
+        ``auto.create.topics.enable``, on by default, for a client that allows it, KIP-361).
+        Other topics of the cluster (other groups' on a shared broker) are not the group's."""
+        wanted = {t for m in self.members.values() for t in m.subscription}
         for topic, count in view.partitions.items():
-            if count > self.partitions.get(topic, 0):
+            if topic in wanted and count > self.partitions.get(topic, 0):
                 self.partitions[topic] = count
                 self.reported.append(("cluster", f"{topic} has {count} partition(s), made at "
                                                  "a client's Metadata request"))

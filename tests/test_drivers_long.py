@@ -199,15 +199,25 @@ def test_finding_java_auto_commit_does_not_commit_what_a_cooperative_rebalance_h
     """findings/wire-java-cooperative-sticky-auto-commit-revoke-I17.json: c2 auto-commits
     before its JoinGroup, is handed a record on t0-3 while the join waits for c1 (whose
     heartbeat answer is 1 s late), and revokes t0-3 without committing it: c3 reads the record
-    again. 3.3.1 shows it; 2.8.0 holds."""
+    again. 3.3.1 shows it; 2.8.0 holds this story, whose assignor gives t0-2 and t0-3 to c1,
+    which commits after every poll, and shows it with c1 and c2's commit styles swapped
+    (…-2.8-I17.json), which 3.3.1 holds. Which of the auto-committing member's two
+    partitions moves is the assignor's choice on 2.8.0 (about one play in seven gives up the
+    one whose record had not come yet): five tries, as `test_wire_long` gives every finding."""
     for release in ("2.8.0", "3.3.1"):
         repo_releases(release)
     name = "wire-java-cooperative-sticky-auto-commit-revoke-I17.json"
-    found, story = _replayed_on(name, "wire:java@3.3.1:cooperative-sticky")
-    assert found == ["I17: c2 (auto-commit) gave t0-3 up having been handed up to 0 but "
-                     "committed 0 (auto-commit-revoke)"], story
-    held, story = _replayed_on(name, "wire:java@2.8.0:cooperative-sticky")
-    assert held == [], story
+    swapped = "wire-java-cooperative-sticky-auto-commit-revoke-2.8-I17.json"
+    for file, shows, holds, member in ((name, "3.3.1", "2.8.0", "c2"),
+                                       (swapped, "2.8.0", "3.3.1", "c1")):
+        for _ in range(5):
+            found, story = _replayed_on(file, f"wire:java@{shows}:cooperative-sticky")
+            if found:
+                break
+        assert found == [f"I17: {member} (auto-commit) gave t0-3 up having been handed up to "
+                         "0 but committed 0 (auto-commit-revoke)"], story
+        held, story = _replayed_on(file, f"wire:java@{holds}:cooperative-sticky")
+        assert held == [], story
 
 
 def test_finding_java_up_to_3_0_0_gives_its_member_id_up_after_illegal_generation() -> None:

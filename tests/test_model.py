@@ -25,7 +25,13 @@ from groupcheck.model.group_events import (
 from groupcheck.model.machine import MachineConfig, config_for
 from groupcheck.model.replay import replay_events
 from groupcheck.model.spec import ReferenceModel
-from groupcheck.properties.group import Claim, GroupTarget, GroupView, RebalanceRecord
+from groupcheck.properties.group import (
+    Claim,
+    GroupTarget,
+    GroupView,
+    MemberSpec,
+    RebalanceRecord,
+)
 from groupcheck.targets.registry import group_target_factory, make_group_target
 
 STORY: list[DomainEvent] = [
@@ -184,6 +190,7 @@ def _leader_gave_t1_0(cluster: dict[str, int]) -> list[str]:
     cluster whose metadata is ``cluster``."""
     model = ReferenceModel()
     model.metadata("t0", 1)
+    model.joined("c1", MemberSpec(("t0", "t1"), ("range",)))
     record = RebalanceRecord(1, "EAGER", "range", {"c1": Claim(("t0", "t1"), (), -1)}, {},
                              {"c1": (("t0", 0), ("t1", 0))})
     return model.observe(GroupView(1, "CompletingRebalance", "c1", cluster, {}, False,
@@ -198,7 +205,8 @@ def test_a_topic_a_clients_metadata_request_made_is_metadata_from_then_on() -> N
     assert _leader_gave_t1_0({"t0": 1}) == [
         "gen 1: I2: t1-0 is not in the metadata but was assigned to c1"]
     model = ReferenceModel()
-    model.observe(GroupView(0, "Empty", None, {"t1": 2}, {}, True))
+    model.joined("c1", MemberSpec(("t1",), ("range",)))
+    model.observe(GroupView(0, "Empty", None, {"t1": 2, "other-groups-topic": 3}, {}, True))
     assert model.partitions == {"t1": 2}
     assert model.reported == [("cluster", "t1 has 2 partition(s), made at a client's "
                                           "Metadata request")]
