@@ -49,7 +49,7 @@ from ...properties.group import (
 )
 from ...properties.harness import checked
 from . import settle
-from .backends.backend import Backend, GroupRound
+from .backends.backend import Backend, GroupRound, ensure_partitions
 from .backends.factory import make_backend
 from .clients import ClientInfo, hello
 from .deliveries import Deliveries
@@ -253,15 +253,7 @@ class WireGroup(Steered):
 
     @checked
     def set_partitions(self, topic: str, count: int) -> None:
-        """Create or grow the topic; one that already has ``count`` partitions (a client's
-        Metadata request made it) stays as it is. A topic never shrinks (Kafka's rule)."""
-        has = self.backend.topics.get(topic)
-        if has is not None and count < has:
-            raise ValueError(f"topic {topic} has {has} partitions; it cannot shrink to {count}")
-        if has is None:
-            self.backend.create_topic(topic, count)
-        elif count > has:
-            self.backend.grow_topic(topic, count)
+        ensure_partitions(self.backend, topic, count)  # never shrinks a topic
 
     @checked
     def delete_topic(self, topic: str) -> None:

@@ -30,7 +30,7 @@ from ..refusals import LastJoin
 if TYPE_CHECKING:  # the broker imports kio: loaded only when a backend is made
     from ....broker.commit_log import CommitAnswer
 
-__all__ = ["Backend", "BackendUnavailable", "GroupRound"]
+__all__ = ["Backend", "BackendUnavailable", "GroupRound", "ensure_partitions"]
 
 
 @dataclass(frozen=True)
@@ -118,3 +118,15 @@ class Backend(Protocol):
     def failure(self) -> ThreadFailure | None: ...  # the first of its own threads' failures
 
     def close(self) -> None: ...
+
+
+def ensure_partitions(backend: Backend, topic: str, count: int) -> None:
+    """Create or grow the topic; one that already has ``count`` partitions (a client's
+    Metadata request made it) stays as it is. A topic never shrinks (Kafka's rule)."""
+    has = backend.topics.get(topic)
+    if has is not None and count < has:
+        raise ValueError(f"topic {topic} has {has} partitions; it cannot shrink to {count}")
+    if has is None:
+        backend.create_topic(topic, count)
+    elif count > has:
+        backend.grow_topic(topic, count)
