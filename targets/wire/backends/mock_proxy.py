@@ -288,8 +288,8 @@ class Proxy:
                 if int(body.error_code) == 0:
                     ledger.synced_at[request.client_id] = (int(request.body.generation_id),
                                                            time.monotonic_ns())
-                if round_ is not None and int(body.error_code) == 0:
-                    round_.synced.add(str(request.body.member_id))
+                    if round_ is not None:
+                        round_.synced.add(str(request.body.member_id))
                 ledger.cond.notify_all()
 
     def _trace(self, text: str) -> None:
