@@ -16,7 +16,7 @@ from groupcheck.model.group_events import Settle  # noqa: E402
 from groupcheck.model.replay import load, replay_events, replay_file  # noqa: E402
 
 from helpers.environment import SETTINGS, group_target_factory  # noqa: E402
-from helpers.kafka_releases import repo_releases  # noqa: E402
+from helpers.kafka_releases import producer_needs_native_zstd, repo_releases  # noqa: E402
 from helpers.wire_cases import slow_revoke, smoke, with_profiles  # noqa: E402
 from test_drivers import FINDINGS, need, replay, run  # noqa: E402
 
@@ -64,6 +64,7 @@ def test_finding_java_member_whose_commit_answer_is_held_past_its_session_overla
     an OffsetCommit answer held 11 s; its heartbeat thread's requests wait behind it, the
     coordinator expires c1 and gives its partitions to c2 while c1 still owns them (I1)."""
     repo_releases("3.8.0")
+    producer_needs_native_zstd("3.8.0")
     data, violations, story = replay("wire-java-range-held-answer-I1.json")
     assert data["target"] == "wire:java@3.8.0:range"
     assert violations and all(v.startswith("I1:") and "while c1-61 still owned" in v

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -26,8 +27,9 @@ from groupcheck.properties.group import GroupTarget
 from groupcheck.targets.registry import wire_clients
 
 from helpers.environment import make_group_target, missing, on_broker, resolve
+from helpers.kafka_releases import producer_needs_native_zstd
 from helpers.wire_cases import five_members, slow_revoke, stall_past_max_poll, subscription_switch
-from helpers.wire_findings import WIRE_FINDINGS, unknown
+from helpers.wire_findings import WIRE_FINDINGS, expect_kafka_python_hang, unknown
 
 #: minutes of real clients: run by ``tox -e wire`` (``pytest -m wire``), not by default
 pytestmark = [pytest.mark.wire, pytest.mark.slow]
@@ -73,10 +75,15 @@ def test_finding_reproduces_on_a_fresh_cluster(path: Path, broker: str,
     other face of one moment) again on each backend it names (within a few attempts: real
     clients on real sockets do not always interleave the same way); a file whose
     ``frequency`` says its race shows only now and then is an expected failure when it
-    misses, never a pass."""
+    misses, never a pass; so is a replay cut short by kafka-python's recorded hang after a
+    join (findings/wire-kafka-python-range-subscription-change-I11.json), named."""
     data = load(path)
     kind, _, spec = data["target"].partition(":")
-    needs(*(("librdkafka",) if kind == "librdkafka" else wire_clients(spec)[0]))
+    clients = ("librdkafka",) if kind == "librdkafka" else wire_clients(spec)[0]
+    needs(*clients)
+    for client in clients:
+        if client.startswith("java@"):
+            producer_needs_native_zstd(client.removeprefix("java@"))
     counted = {data["invariant"], *data.get("reproduces", [])}
     settings = story_settings(on_broker(broker), [saved_files.read(path)])  # as `replay` does
 
@@ -90,6 +97,13 @@ def test_finding_reproduces_on_a_fresh_cluster(path: Path, broker: str,
         seen.append(outcome.violations[:1])
         if shows(outcome.violations):
             return
+        if outcome.violations and all(v.startswith("I11:") for v in outcome.violations):
+            # the story never got to its moment: kafka-python hung after a join (its own
+            # recorded finding, which the mock shows on every join), named as such
+            silent = dict.fromkeys(re.findall(
+                r"\S+ sent its coordinator nothing since its SyncGroup answer of generation \d+",
+                "\n".join(outcome.story)))
+            expect_kafka_python_hang(list(silent), set(clients))
     missed = f"{path.name}: {sorted(counted)} did not show in {ATTEMPTS} replays: {seen}"
     if data.get("frequency"):  # a race the file says shows only now and then
         pytest.xfail(f"{missed}; it shows {data['frequency']}")
@@ -134,7 +148,8 @@ def test_normal_operation_holds_each_clients_profile(client: str, assignor: str)
     pauses, aiokafka's subscribe, kafka-python's stuck rejoin) so that anything else shows. A
     violation passes only when it is a recorded finding of this client (same text but for
     names and numbers); the machine stops at its first violation, so a run that meets a known
-    finding checks less than one that does not."""
+    finding checks less than one that does not (an expected failure naming that finding when
+    it stops the machine before twelve steps)."""
     needs(client)
     target = resolve(f"wire:{client}:{assignor}")
     assert target.group is not None
@@ -143,6 +158,9 @@ def test_normal_operation_holds_each_clients_profile(client: str, assignor: str)
     result = fuzz(target.group, config, profile="wire", max_examples=4, seed_value=1,
                   shrink_seconds=120)
     assert not unknown((client,), result.violations), (result.violations, result.events)
+    if result.violations and result.steps < 12:  # stopped early at a recorded finding
+        pytest.xfail(f"stopped after {result.steps} steps at a recorded finding of {client}: "
+                     f"{result.violations[0]}")
     assert result.steps >= 12
 
 

@@ -7,6 +7,7 @@ unless ``GROUPCHECK_REQUIRE_KAFKA`` is set (CI sets it): then their absence is a
 
 from __future__ import annotations
 
+import ctypes.util
 import os
 import zipfile
 from pathlib import Path
@@ -44,6 +45,16 @@ def repo_releases(*wanted: str) -> list[str]:
         _unavailable(f"{SETTINGS.maven_repo} holds {', '.join(held) or 'no release'}, "
                      f"not all of {', '.join(wanted)}")
     return found
+
+
+def producer_needs_native_zstd(release: str) -> None:
+    """Skip (fail when required) a story that produces with ``release`` when its producer
+    cannot start here: 3.8's producer loads zstd-jni's native library as its config class
+    starts (4.0.0-SNAPSHOT's does not), and the repository's zstd-jni jar takes it from the
+    system."""
+    if release.startswith("3.8.") and ctypes.util.find_library("zstd-jni") is None:
+        _unavailable(f"java@{release}'s producer needs zstd-jni's native library, which "
+                     "this machine lacks (Debian: apt-get install libzstd-jni1)")
 
 
 def stand_in_jar(path: Path, *members: str) -> Path:
