@@ -99,7 +99,7 @@ def test_finding_reproduces_on_a_fresh_cluster(path: Path, broker: str,
             return
         if outcome.violations and all(v.startswith("I11:") for v in outcome.violations):
             # the story never got to its moment: kafka-python hung after a join (its own
-            # recorded finding, which the mock shows on every join), named as such
+            # recorded finding, frequent on the mock), named as such
             silent = dict.fromkeys(re.findall(
                 r"\S+ sent its coordinator nothing since its SyncGroup answer of generation \d+",
                 "\n".join(outcome.story)))
