@@ -31,14 +31,11 @@ from groupcheck.properties.delivery import judge_delivery  # noqa: E402
 from groupcheck.targets.wire.clients import SHIPPED, ClientInfo, hello  # noqa: E402
 
 from helpers.environment import CLASSPATH, make_group_target, missing  # noqa: E402
-from helpers.wire_findings import expect_kafka_python_hang  # noqa: E402
+from helpers.wire_findings import expect_kafka_python_hang_in  # noqa: E402
 
 pytestmark = pytest.mark.wire
 
 TOPIC, PARTITIONS = "t0", 6
-#: what a wire group says of a member that never finished a join it was answered
-#: (`settle.stalled`): kafka-python's recorded hang
-HANG = "sent its coordinator nothing since its SyncGroup answer"
 #: the rules of what the application is handed; the others judge when commits land
 HANDED_RULES = ("lost", "skipped", "start-later", "start-earlier", "duplicate",
                 "commit-backwards")
@@ -79,9 +76,7 @@ def _judged(client: str) -> tuple[list[tuple[str, str]], str]:
     outcome, seconds = _play(client)
     story = "\n".join(outcome.story)
     others = [v for v in outcome.violations if not v.startswith("I17")]
-    hung = [line.strip() for line in outcome.story if HANG in line]
-    if others and all(v.startswith("I11:") for v in others):
-        expect_kafka_python_hang(hung, {client})  # its recorded finding, named
+    expect_kafka_python_hang_in(outcome.story, others, {client})  # its finding, named
     assert others == [], story
     delivery = outcome.delivery
     assert delivery is not None and delivery.caught_up, "I17 left unjudged"

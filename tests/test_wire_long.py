@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import re
 from pathlib import Path
 
 import pytest
@@ -29,7 +28,7 @@ from groupcheck.targets.registry import wire_clients
 from helpers.environment import make_group_target, missing, on_broker, resolve
 from helpers.kafka_releases import producer_needs_native_zstd
 from helpers.wire_cases import five_members, slow_revoke, stall_past_max_poll, subscription_switch
-from helpers.wire_findings import WIRE_FINDINGS, expect_kafka_python_hang, unknown
+from helpers.wire_findings import WIRE_FINDINGS, expect_kafka_python_hang_in, unknown
 
 #: minutes of real clients: run by ``tox -e wire`` (``pytest -m wire``), not by default
 pytestmark = [pytest.mark.wire, pytest.mark.slow]
@@ -97,13 +96,9 @@ def test_finding_reproduces_on_a_fresh_cluster(path: Path, broker: str,
         seen.append(outcome.violations[:1])
         if shows(outcome.violations):
             return
-        if outcome.violations and all(v.startswith("I11:") for v in outcome.violations):
-            # the story never got to its moment: kafka-python hung after a join (its own
-            # recorded finding, frequent on the mock), named as such
-            silent = dict.fromkeys(re.findall(
-                r"\S+ sent its coordinator nothing since its SyncGroup answer of generation \d+",
-                "\n".join(outcome.story)))
-            expect_kafka_python_hang(list(silent), set(clients))
+        # the story never got to its moment: kafka-python hung after a join (its own
+        # recorded finding, frequent on the mock), named as such
+        expect_kafka_python_hang_in(outcome.story, outcome.violations, set(clients))
     missed = f"{path.name}: {sorted(counted)} did not show in {ATTEMPTS} replays: {seen}"
     if data.get("frequency"):  # a race the file says shows only now and then
         pytest.xfail(f"{missed}; it shows {data['frequency']}")

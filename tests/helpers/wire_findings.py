@@ -90,6 +90,20 @@ def expect_kafka_python_hang(silent: list[str], clients: set[str]) -> None:
         pytest.xfail(reason)
 
 
+#: what a wire group's story says of a member that never finished a join it was answered
+#: (`settle.stalled`): kafka-python's recorded hang
+HANG = "sent its coordinator nothing since its SyncGroup answer"
+
+
+def expect_kafka_python_hang_in(story: list[str], violations: list[str],
+                                clients: set[str]) -> None:
+    """Expect (xfail, naming the finding) kafka-python's hang when a played story's only
+    violations are I11 and its lines show members silent since their SyncGroup answer."""
+    if violations and all(v.startswith("I11:") for v in violations):
+        expect_kafka_python_hang(list(dict.fromkeys(
+            line.strip() for line in story if HANG in line)), clients)
+
+
 #: kafka-python's dropped joins: a join that finished outside ``poll`` is thrown away
 KAFKA_PYTHON_DROPPED_JOIN = ("tests/test_wire_kafka_python_rejoin.py (kafka-python drops a "
                              "join that finished between polls)")
